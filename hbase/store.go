@@ -1,0 +1,315 @@
+// Package hbase is the gateway's one table API: the operations HBase itself
+// offers (Get, batched Get, Put, Delete, Scan, CheckAndPut/CheckAndDelete,
+// Increment), expressed once, with two backends behind it:
+//
+//   - the "hbase" backend (NewHBase) talks to a real HBase 2.x cluster through
+//     github.com/tsuna/gohbase;
+//   - the "embedded" backend (NewEmbedded) keeps the same data model
+//     (sorted rowkeys, column families, qualifiers, timestamped cell versions,
+//     row-level atomicity, TTLs) in an in-process cockroachdb/pebble store.
+//
+// One conformance suite (conformance_test.go) runs against both backends and is
+// what keeps them equal. The domain package (weibo) sees only the Store
+// interface and never imports gohbase or pebble.
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sort"
+	"time"
+)
+
+// Backend names, used as the "backend" label of gateway_store_calls_total.
+const (
+	BackendHBase    = "hbase"
+	BackendEmbedded = "embedded"
+)
+
+// Errors returned by every backend.
+var (
+	// ErrTableNotFound is returned when a request names a table that was never
+	// created with EnsureTables.
+	ErrTableNotFound = errors.New("hbase: table not found")
+	// ErrFamilyNotFound is returned when a mutation names a column family the
+	// table does not have.
+	ErrFamilyNotFound = errors.New("hbase: column family not found")
+	// ErrStopScan may be returned by a Scan callback to end the scan early;
+	// Scan then returns nil.
+	ErrStopScan = errors.New("hbase: stop scan")
+)
+
+// Cell is one HBase cell: the value of one column (family:qualifier) of one
+// row at one timestamp (milliseconds since the Unix epoch, as HBase keeps it).
+type Cell struct {
+	// Family is the column family name.
+	Family string
+	// Qualifier is the column qualifier; any bytes.
+	Qualifier string
+	// Value is the cell's value; any bytes, possibly empty.
+	Value []byte
+	// Timestamp is the cell's version, in milliseconds since the Unix epoch.
+	Timestamp int64
+}
+
+// Result is one row as read: its rowkey and its cells, ordered by family,
+// then qualifier, then timestamp newest first (HBase's order). A Result with
+// no cells means the row does not exist (or holds nothing the request asked for).
+type Result struct {
+	// Row is the rowkey.
+	Row []byte
+	// Cells are the row's cells in HBase order.
+	Cells []*Cell
+}
+
+// Exists reports whether the row holds at least one cell.
+func (r *Result) Exists() bool { return r != nil && len(r.Cells) > 0 }
+
+// Value returns the newest value of family:qualifier, or nil when the cell is absent.
+func (r *Result) Value(family, qualifier string) []byte {
+	if c := r.Cell(family, qualifier); c != nil {
+		return c.Value
+	}
+	return nil
+}
+
+// Cell returns the newest cell of family:qualifier, or nil when absent.
+func (r *Result) Cell(family, qualifier string) *Cell {
+	if r == nil {
+		return nil
+	}
+	for _, c := range r.Cells {
+		if c.Family == family && c.Qualifier == qualifier {
+			return c
+		}
+	}
+	return nil
+}
+
+// Family returns the newest cell of every qualifier of family, in qualifier order.
+func (r *Result) Family(family string) []*Cell {
+	if r == nil {
+		return nil
+	}
+	var out []*Cell
+	var last *Cell
+	for _, c := range r.Cells {
+		if c.Family != family {
+			continue
+		}
+		if last != nil && last.Qualifier == c.Qualifier {
+			continue // an older version of the same column
+		}
+		out = append(out, c)
+		last = c
+	}
+	return out
+}
+
+// Values is the shape gohbase uses for mutations: family -> qualifier -> value.
+type Values map[string]map[string][]byte
+
+// Get reads one row. Table is the full table name ("weibo:users").
+type Get struct {
+	// Table is the namespaced table name, e.g. "weibo:users".
+	Table string
+	// Row is the rowkey.
+	Row []byte
+	// Families restricts the read to these column families; empty reads all.
+	Families []string
+	// MaxVersions is how many versions of each column to return; 0 or 1
+	// returns only the newest.
+	MaxVersions int
+}
+
+// Put writes cells into one row, atomically (HBase's row-level atomicity).
+type Put struct {
+	// Table is the namespaced table name.
+	Table string
+	// Row is the rowkey.
+	Row []byte
+	// Values are the cells to write: family -> qualifier -> value.
+	Values Values
+	// Timestamp is the version to write, in ms since the epoch; 0 means "now"
+	// (the server's clock for HBase, the process clock for embedded).
+	Timestamp int64
+}
+
+// Delete removes cells from one row, atomically.
+//
+// With Values nil the whole row is deleted. A family mapped to a nil or empty
+// map deletes the whole family; otherwise every version of each named
+// qualifier is deleted (the values in the map are ignored).
+type Delete struct {
+	// Table is the namespaced table name.
+	Table string
+	// Row is the rowkey.
+	Row []byte
+	// Values selects what to delete; see the type's comment.
+	Values Values
+}
+
+// Scan reads a range of rows in rowkey order: [Start, Stop), or every row
+// starting with Prefix when Prefix is set (Start may then narrow the range
+// further, e.g. to resume after a cursor).
+type Scan struct {
+	// Table is the namespaced table name.
+	Table string
+	// Start is the first rowkey (inclusive); nil means the table's start.
+	Start []byte
+	// Stop is the rowkey at which the scan ends (exclusive); nil means the table's end.
+	Stop []byte
+	// Prefix, when set, limits the scan to rows starting with it. It is
+	// combined with Start/Stop: the effective range is their intersection.
+	Prefix []byte
+	// Families restricts the read to these column families; empty reads all.
+	Families []string
+	// Limit is the maximum number of rows to return; 0 means no limit.
+	Limit int
+}
+
+// Increment atomically adds Amount to the 8-byte big-endian counter at
+// family:qualifier of Row (HBase's Increment; an absent cell counts as 0).
+type Increment struct {
+	// Table is the namespaced table name.
+	Table string
+	// Row is the rowkey.
+	Row []byte
+	// Family is the column family of the counter.
+	Family string
+	// Qualifier is the counter's qualifier.
+	Qualifier string
+	// Amount is added to the counter; may be negative.
+	Amount int64
+}
+
+// Bloom filter types of a column family, as HBase names them.
+const (
+	BloomNone   = "NONE"
+	BloomRow    = "ROW"
+	BloomRowCol = "ROWCOL"
+)
+
+// FamilySpec describes one column family of a table.
+type FamilySpec struct {
+	// Name is the family name; keep it short (it is stored with every cell).
+	Name string
+	// MaxVersions is how many versions of a cell HBase keeps (HBase's VERSIONS); 0 means 1.
+	MaxVersions int
+	// TTL is how long a cell lives after its timestamp; 0 means forever.
+	TTL time.Duration
+	// Bloom is the family's bloom filter type (BloomNone, BloomRow, BloomRowCol); "" means BloomRow.
+	Bloom string
+	// InMemory asks HBase to favour this family in the block cache.
+	InMemory bool
+}
+
+// TableSpec describes one table for EnsureTables.
+type TableSpec struct {
+	// Name is the table's qualifier, without the namespace ("users").
+	Name string
+	// Families are the table's column families.
+	Families []FamilySpec
+	// SplitKeys pre-split the table into len(SplitKeys)+1 regions (HBase only;
+	// the embedded backend has no regions and ignores them).
+	SplitKeys [][]byte
+}
+
+// Store is the table API. Every method takes the request's context; a
+// context that ends aborts the call with the context's error. Errors other
+// than those documented are transport or server errors of the backend.
+type Store interface {
+	// Backend returns BackendHBase or BackendEmbedded.
+	Backend() string
+	// EnsureTables creates namespace and the tables in it when they do not
+	// exist yet. It is idempotent: existing tables are left as they are.
+	EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error
+	// Get reads one row; a missing row gives a Result with no cells, not an error.
+	Get(ctx context.Context, g *Get) (*Result, error)
+	// GetMany reads many rows (possibly of several tables) in one batched
+	// round trip; results are in the order of gets.
+	GetMany(ctx context.Context, gets []*Get) ([]*Result, error)
+	// Put writes one row atomically.
+	Put(ctx context.Context, p *Put) error
+	// PutMany writes many rows in one batched round trip. Each row is atomic;
+	// the batch is not: on error some rows may have been written.
+	PutMany(ctx context.Context, puts []*Put) error
+	// Delete deletes from one row atomically.
+	Delete(ctx context.Context, d *Delete) error
+	// DeleteMany deletes from many rows in one batched round trip; each row is
+	// atomic, the batch is not.
+	DeleteMany(ctx context.Context, dels []*Delete) error
+	// Scan calls fn for each row of the range in rowkey order, until the range
+	// or Limit is exhausted, fn returns an error (returned by Scan unless it
+	// is ErrStopScan) or ctx ends.
+	Scan(ctx context.Context, s *Scan, fn func(*Result) error) error
+	// CheckAndPut applies p only if the newest value of family:qualifier in
+	// p's row equals expected; expected nil means "the cell is absent". It
+	// reports whether p was applied. Check and put are one atomic step.
+	CheckAndPut(ctx context.Context, p *Put, family, qualifier string, expected []byte) (bool, error)
+	// CheckAndDelete applies d only if the newest value of family:qualifier in
+	// d's row equals expected (nil: absent), atomically, and reports whether
+	// it was applied.
+	CheckAndDelete(ctx context.Context, d *Delete, family, qualifier string, expected []byte) (bool, error)
+	// Increment adds to a counter atomically and returns its new value.
+	Increment(ctx context.Context, inc *Increment) (int64, error)
+	// Ping checks that the store answers (used by /readyz).
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
+
+// ScanAll runs s and collects the rows it returns.
+func ScanAll(ctx context.Context, st Store, s *Scan) ([]*Result, error) {
+	var out []*Result
+	err := st.Scan(ctx, s, func(r *Result) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// PrefixEnd returns the smallest rowkey greater than every key starting with
+// prefix (the exclusive stop row of a prefix scan), or nil when there is none
+// (prefix is empty or all 0xff).
+func PrefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// ScanRange returns the effective [start, stop) of s, combining Start, Stop
+// and Prefix; a nil stop means "to the end of the table".
+func ScanRange(s *Scan) (start, stop []byte) {
+	start, stop = s.Start, s.Stop
+	if len(s.Prefix) > 0 {
+		if bytes.Compare(s.Prefix, start) > 0 {
+			start = s.Prefix
+		}
+		if pe := PrefixEnd(s.Prefix); pe != nil && (stop == nil || bytes.Compare(pe, stop) < 0) {
+			stop = pe
+		}
+	}
+	return start, stop
+}
+
+// SortCells orders cells as HBase returns them: family, qualifier, then
+// newest timestamp first.
+func SortCells(cells []*Cell) {
+	sort.SliceStable(cells, func(i, j int) bool {
+		a, b := cells[i], cells[j]
+		if a.Family != b.Family {
+			return a.Family < b.Family
+		}
+		if a.Qualifier != b.Qualifier {
+			return a.Qualifier < b.Qualifier
+		}
+		return a.Timestamp > b.Timestamp
+	})
+}

@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the code generators this module runs (gqlgen), so that
+// `go run github.com/99designs/gqlgen` uses the version in go.mod.
+package tools
+
+import (
+	_ "github.com/99designs/gqlgen"
+)
