@@ -1,0 +1,167 @@
+package weibo
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// MaxPostLength is the longest post content, in characters (Unicode code points).
+const MaxPostLength = 10000
+
+// Post is one row of weibo:content.
+type Post struct {
+	// ID is the post's id (author and creation time).
+	ID PostID
+	// Content is the text as written.
+	Content string
+	// AuthorName is the author's username, stored with the post.
+	AuthorName string
+}
+
+// CreatedAt is the post's creation time (ms precision).
+func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
+
+// Publish stores a post by author and returns it once it is stored; the
+// fan-out into the fans' inboxes runs on the worker pool. Content must be 1
+// to 10,000 characters of valid UTF-8 and not only white space
+// (BAD_USER_INPUT otherwise); an author without a users row gives
+// UNAUTHENTICATED (a token for a user that is gone).
+//
+// Writes, in order: the outbox row (the durable fan-out request), the
+// content row with CheckAndPut(absent) — a post of the same author in the
+// same millisecond moves to the next millisecond —, the author's own inbox
+// row, the post counter. Fan-out workers then write one inbox row per fan
+// and delete the outbox row; a gateway that dies first leaves the outbox row,
+// which any gateway's sweep picks up. Inbox writes are idempotent puts, so a
+// repeated fan-out adds no duplicate.
+func (s *Service) Publish(ctx context.Context, author UserID, content string) (*Post, error) {
+	if !utf8.ValidString(content) {
+		return nil, badInput("content", "content is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(content); n < 1 || n > MaxPostLength {
+		return nil, badInput("content", "content must be 1 to %d characters, got %d", MaxPostLength, n)
+	}
+	if strings.TrimSpace(content) == "" {
+		return nil, badInput("content", "content must not be blank")
+	}
+	us, err := s.GetUsers(ctx, []UserID{author})
+	if err != nil {
+		return nil, err
+	}
+	if us[0] == nil {
+		return nil, ErrUnauthenticated
+	}
+	p := &Post{ID: PostID{Author: author, Millis: s.nowMillis()}, Content: content, AuthorName: us[0].Username}
+	for attempt := 0; ; attempt++ {
+		if err := s.st.Put(ctx, &hbase.Put{Table: TableOutbox, Row: OutboxKey(p.ID),
+			Values: hbase.Values{FamOutbox: {ColOutboxAt: U64(uint64(s.nowMillis()))}}}); err != nil {
+			return nil, err
+		}
+		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableContent, Row: ContentKey(p.ID), Values: hbase.Values{
+			FamPost: {ColText: []byte(content), ColAuthorName: []byte(p.AuthorName)},
+		}}, FamPost, ColText, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+		// Another post holds this millisecond: its outbox row (the one just
+		// re-written) only repeats its idempotent fan-out. Take the next one.
+		p.ID.Millis++
+	}
+	if err := s.st.Put(ctx, inboxPut(author, p.ID)); err != nil {
+		return nil, err
+	}
+	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(author), Family: FamCount, Qualifier: ColPosts, Amount: 1}); err != nil {
+		return nil, err
+	}
+	s.fanout.enqueue(p.ID)
+	return p, nil
+}
+
+// GetPosts reads posts by id with one batched GetMany; one entry per id, nil
+// where the post does not exist.
+func (s *Service) GetPosts(ctx context.Context, ids []PostID) ([]*Post, error) {
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: TableContent, Row: ContentKey(id)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Post, len(ids))
+	for i, r := range rs {
+		out[i] = postFromRow(ids[i], r)
+	}
+	return out, nil
+}
+
+func postFromRow(id PostID, r *hbase.Result) *Post {
+	text := r.Cell(FamPost, ColText)
+	if text == nil {
+		return nil
+	}
+	return &Post{ID: id, Content: string(text.Value), AuthorName: string(r.Value(FamPost, ColAuthorName))}
+}
+
+// PostEdge is one edge of a post connection.
+type PostEdge struct {
+	// Post is the edge's node.
+	Post *Post
+	// Cursor is the edge's opaque cursor.
+	Cursor string
+}
+
+// PostPage is one page of a post connection, newest first.
+type PostPage struct {
+	// Edges are the page's edges, newest first.
+	Edges []PostEdge
+	// PageInfo is the Relay page info.
+	PageInfo PageInfo
+}
+
+func (p *PostPage) finish() *PostPage {
+	if k := len(p.Edges); k > 0 {
+		p.PageInfo.StartCursor = &p.Edges[0].Cursor
+		p.PageInfo.EndCursor = &p.Edges[k-1].Cursor
+	}
+	return p
+}
+
+// UserPosts pages through uid's posts newest first: one prefix scan of
+// weibo:content on salt(uid)|uid (seed 000/004's "查看自己发布的微博").
+// Errors: BAD_USER_INPUT for a bad first or after.
+func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, afterCur *string) (*PostPage, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return nil, err
+	}
+	suffix, err := decodeCursor(afterCur, cursorPosts, 8)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ContentPrefix(uid)
+	page := &PostPage{}
+	err = s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: prefix, Start: after(prefix, suffix), Limit: n + 1},
+		func(r *hbase.Result) error {
+			if len(page.Edges) == n {
+				page.PageInfo.HasNextPage = true
+				return hbase.ErrStopScan
+			}
+			id, ok := PostIDFromContentKey(r.Row)
+			if p := postFromRow(id, r); ok && p != nil {
+				page.Edges = append(page.Edges, PostEdge{Post: p, Cursor: encodeCursor(cursorPosts, r.Row[9:17])})
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return page.finish(), nil
+}

@@ -1,0 +1,252 @@
+package weibo
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// Follow makes viewer follow target and returns target. It is idempotent:
+// following someone already followed changes nothing and is not an error.
+// Errors: BAD_USER_INPUT when viewer == target, NOT_FOUND when target does
+// not exist.
+//
+// Writes, in order (HBase has no cross-row transactions): the viewer's
+// attends row with CheckAndPut(absent) — the single point that decides
+// whether this call is the one that follows, so concurrent or repeated calls
+// count once —, the target's fans row, the two counters, and finally the
+// backfill of the target's newest posts (up to the backfill limit) into the
+// viewer's inbox. A repeat call re-writes the fans row and the backfill,
+// which repairs a call that died half-way.
+func (s *Service) Follow(ctx context.Context, viewer, target UserID) (*User, error) {
+	if err := s.checkRelationArgs(ctx, viewer, target); err != nil {
+		return nil, err
+	}
+	now := U64(uint64(s.nowMillis()))
+	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableRelations, Row: RelationKey(viewer, dirAttends, target),
+		Values: hbase.Values{FamRel: {ColRelSet: now}}}, FamRel, ColRelSet, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.st.Put(ctx, &hbase.Put{Table: TableRelations, Row: RelationKey(target, dirFans, viewer),
+		Values: hbase.Values{FamRel: {ColRelSet: now}}}); err != nil {
+		return nil, err
+	}
+	if applied {
+		if err := s.addCounts(ctx, viewer, target, +1); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.backfill(ctx, viewer, target); err != nil {
+		return nil, err
+	}
+	return s.mustUser(ctx, target)
+}
+
+// Unfollow makes viewer stop following target and returns target. It is
+// idempotent. Errors as for Follow.
+//
+// Writes, in order: CheckAndDelete of the viewer's attends row (decides
+// whether this call counts), the target's fans row, the counters, then the
+// removal of the target's posts from the viewer's inbox (computed from the
+// target's content rowkeys, no inbox scan). Home-timeline reads skip inbox
+// rows of authors the viewer no longer follows, so a half-done unfollow is
+// never visible, and a repeat call finishes it.
+func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, error) {
+	if err := s.checkRelationArgs(ctx, viewer, target); err != nil {
+		return nil, err
+	}
+	key := RelationKey(viewer, dirAttends, target)
+	cur, err := s.st.Get(ctx, &hbase.Get{Table: TableRelations, Row: key})
+	if err != nil {
+		return nil, err
+	}
+	applied := false
+	if v := cur.Value(FamRel, ColRelSet); v != nil {
+		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableRelations, Row: key}, FamRel, ColRelSet, v)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableRelations, Row: RelationKey(target, dirFans, viewer)}); err != nil {
+		return nil, err
+	}
+	if applied {
+		if err := s.addCounts(ctx, viewer, target, -1); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.unbackfill(ctx, viewer, target); err != nil {
+		return nil, err
+	}
+	return s.mustUser(ctx, target)
+}
+
+func (s *Service) checkRelationArgs(ctx context.Context, viewer, target UserID) error {
+	if viewer == target {
+		return badInput("userId", "you cannot follow or unfollow yourself")
+	}
+	ok, err := s.userExists(ctx, target)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound("user %s not found", target)
+	}
+	return nil
+}
+
+func (s *Service) mustUser(ctx context.Context, uid UserID) (*User, error) {
+	us, err := s.GetUsers(ctx, []UserID{uid})
+	if err != nil {
+		return nil, err
+	}
+	if us[0] == nil {
+		return nil, notFound("user %s not found", uid)
+	}
+	return us[0], nil
+}
+
+func (s *Service) addCounts(ctx context.Context, follower, followee UserID, d int64) error {
+	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(follower), Family: FamCount, Qualifier: ColFollows, Amount: d}); err != nil {
+		return err
+	}
+	_, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(followee), Family: FamCount, Qualifier: ColFans, Amount: d})
+	return err
+}
+
+// backfill copies target's newest posts (up to the backfill limit) into
+// viewer's inbox, in PutMany batches.
+func (s *Service) backfill(ctx context.Context, viewer, target UserID) error {
+	var puts []*hbase.Put
+	err := s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}, Limit: s.opts.backfill},
+		func(r *hbase.Result) error {
+			p, ok := PostIDFromContentKey(r.Row)
+			if !ok {
+				return nil
+			}
+			puts = append(puts, inboxPut(viewer, p))
+			if len(puts) >= s.opts.batch {
+				err := s.st.PutMany(ctx, puts)
+				puts = puts[:0]
+				return err
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	if len(puts) > 0 {
+		return s.st.PutMany(ctx, puts)
+	}
+	return nil
+}
+
+// unbackfill deletes every post of target from viewer's inbox.
+func (s *Service) unbackfill(ctx context.Context, viewer, target UserID) error {
+	var dels []*hbase.Delete
+	err := s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}},
+		func(r *hbase.Result) error {
+			p, ok := PostIDFromContentKey(r.Row)
+			if !ok {
+				return nil
+			}
+			dels = append(dels, &hbase.Delete{Table: TableInbox, Row: InboxKey(viewer, p)})
+			if len(dels) >= s.opts.batch {
+				err := s.st.DeleteMany(ctx, dels)
+				dels = dels[:0]
+				return err
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	if len(dels) > 0 {
+		return s.st.DeleteMany(ctx, dels)
+	}
+	return nil
+}
+
+func inboxPut(owner UserID, p PostID) *hbase.Put {
+	return &hbase.Put{Table: TableInbox, Row: InboxKey(owner, p), Values: hbase.Values{FamInbox: {ColInboxAt: {}}}}
+}
+
+// Follows reports, with one batched GetMany, whether viewer follows each of
+// targets ("does A follow B" is a single Get of the attends row, seed 001/004).
+func (s *Service) Follows(ctx context.Context, viewer UserID, targets []UserID) ([]bool, error) {
+	gets := make([]*hbase.Get, len(targets))
+	for i, t := range targets {
+		gets[i] = &hbase.Get{Table: TableRelations, Row: RelationKey(viewer, dirAttends, t)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(targets))
+	for i, r := range rs {
+		out[i] = r.Exists()
+	}
+	return out, nil
+}
+
+// UserEdge is one edge of a follows or fans connection.
+type UserEdge struct {
+	// User is the other user (only ID set; load the rest in a batch).
+	User UserID
+	// Cursor is the edge's opaque cursor.
+	Cursor string
+}
+
+// UserPage is one page of a follows or fans connection.
+type UserPage struct {
+	// Edges are the page's edges in user-id order.
+	Edges []UserEdge
+	// PageInfo is the Relay page info.
+	PageInfo PageInfo
+}
+
+// FollowList pages through whom uid follows (seed 004's "attends"), by user id.
+// Errors: BAD_USER_INPUT for a bad first or after.
+func (s *Service) FollowList(ctx context.Context, uid UserID, first *int, after *string) (*UserPage, error) {
+	return s.relationPage(ctx, RelationPrefix(uid, dirAttends), first, after)
+}
+
+// FanList pages through uid's fans, by user id.
+// Errors: BAD_USER_INPUT for a bad first or after.
+func (s *Service) FanList(ctx context.Context, uid UserID, first *int, after *string) (*UserPage, error) {
+	return s.relationPage(ctx, RelationPrefix(uid, dirFans), first, after)
+}
+
+func (s *Service) relationPage(ctx context.Context, prefix []byte, first *int, afterCur *string) (*UserPage, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return nil, err
+	}
+	suffix, err := decodeCursor(afterCur, cursorUsers, 8)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: prefix, Start: after(prefix, suffix), Limit: n + 1})
+	if err != nil {
+		return nil, err
+	}
+	page := &UserPage{}
+	for i, r := range rows {
+		if i == n {
+			page.PageInfo.HasNextPage = true
+			break
+		}
+		if len(r.Row) != len(prefix)+8 {
+			continue
+		}
+		sfx := r.Row[len(prefix):]
+		page.Edges = append(page.Edges, UserEdge{User: UserID(binary.BigEndian.Uint64(sfx)), Cursor: encodeCursor(cursorUsers, sfx)})
+	}
+	if k := len(page.Edges); k > 0 {
+		page.PageInfo.StartCursor = &page.Edges[0].Cursor
+		page.PageInfo.EndCursor = &page.Edges[k-1].Cursor
+	}
+	return page, nil
+}

@@ -1,0 +1,97 @@
+// Package weibo is the domain of the gateway: accounts, follow relations,
+// posts with inbox fan-out, home timelines (and, later, roles and
+// departments), built on the table API of package hbase. It follows the
+// Weibo table design of the seeds (weibo:content, weibo:relations and the
+// "receive-content-email" inbox of seed 004), with the changes documented in
+// docs/schema.md (tall relations and inbox, salted rowkeys, an outbox for
+// durable fan-out).
+//
+// Errors meant for API callers are *Error values with a Code; every other
+// error is an internal store failure.
+package weibo
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// Service is the domain API. It is safe for concurrent use. Create it with
+// New, call Start to run the fan-out workers, and Close to drain them.
+type Service struct {
+	st      hbase.Store
+	log     *slog.Logger
+	now     func() time.Time
+	fanout  *fanout
+	opts    options
+	bcryptC int
+}
+
+type options struct {
+	logger        *slog.Logger
+	now           func() time.Time
+	workers       int
+	batch         int
+	backfill      int
+	sweepInterval time.Duration
+	bcryptCost    int
+}
+
+// Option configures a Service.
+type Option func(*options)
+
+// WithLogger sets the structured logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithFanoutWorkers sets the number of fan-out workers (default 4).
+func WithFanoutWorkers(n int) Option { return func(o *options) { o.workers = n } }
+
+// WithFanoutBatch sets how many inbox rows one fan-out PutMany writes (default 500).
+func WithFanoutBatch(n int) Option { return func(o *options) { o.batch = n } }
+
+// WithBackfillLimit sets how many of a followee's newest posts a follow
+// copies into the follower's inbox (default 1000, like seed 004's 1000 versions).
+func WithBackfillLimit(n int) Option { return func(o *options) { o.backfill = n } }
+
+// WithOutboxSweep sets how often the outbox is swept for fan-outs that no
+// worker finished (a crashed gateway's), default 30 s; 0 disables the sweep.
+func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweepInterval = d } }
+
+// WithBcryptCost sets the bcrypt cost of new password hashes (default
+// bcrypt.DefaultCost; tests lower it).
+func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
+
+// New returns a Service over st. The weibo tables must exist (Migrate).
+func New(st hbase.Store, opts ...Option) *Service {
+	o := options{
+		logger: slog.Default(), now: time.Now, workers: 4, batch: 500,
+		backfill: 1000, sweepInterval: 30 * time.Second, bcryptCost: 10,
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	s := &Service{st: st, log: o.logger, now: o.now, opts: o, bcryptC: o.bcryptCost}
+	s.fanout = newFanout(s)
+	return s
+}
+
+// Store returns the table API the service runs on.
+func (s *Service) Store() hbase.Store { return s.st }
+
+// Start launches the fan-out workers and re-queues the fan-outs left in the
+// outbox by an earlier process. The workers run until Close.
+func (s *Service) Start(ctx context.Context) error { return s.fanout.start(ctx) }
+
+// Close stops accepting fan-outs and waits until the queued ones are written
+// or ctx ends; what is left unwritten stays in the outbox for the next start.
+func (s *Service) Close(ctx context.Context) error { return s.fanout.close(ctx) }
+
+// FlushFanout waits until every fan-out queued so far has been written.
+func (s *Service) FlushFanout(ctx context.Context) error { return s.fanout.flush(ctx) }
+
+func (s *Service) nowMillis() int64 { return s.now().UnixMilli() }
