@@ -1,0 +1,114 @@
+package hbase
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// StoreCalls is the Prometheus counter gateway_store_calls_total{backend, op}:
+// one increment per store round trip (a GetMany, PutMany or DeleteMany is
+// one batched round trip; a Scan counts once however many rows it streams).
+// It is registered on the default registry by Instrument.
+var StoreCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "gateway_store_calls_total",
+	Help: "Store round trips, by backend (hbase, embedded) and operation.",
+}, []string{"backend", "op"})
+
+func init() { prometheus.MustRegister(StoreCalls) }
+
+// CallCounter receives one call per store operation; Instrument feeds
+// StoreCalls and any extra counters (tests count per request with one).
+type CallCounter func(ctx context.Context, backend, op string)
+
+type callCounterKey struct{}
+
+// WithCallCounter returns ctx whose store calls are also reported to c.
+func WithCallCounter(ctx context.Context, c CallCounter) context.Context {
+	return context.WithValue(ctx, callCounterKey{}, c)
+}
+
+// Instrument wraps st so that every call increments gateway_store_calls_total
+// and the CallCounter of the call's context, if any.
+func Instrument(st Store) Store { return &instrumented{Store: st, backend: st.Backend()} }
+
+type instrumented struct {
+	Store
+	backend string
+}
+
+func (s *instrumented) count(ctx context.Context, op string) {
+	StoreCalls.WithLabelValues(s.backend, op).Inc()
+	if c, ok := ctx.Value(callCounterKey{}).(CallCounter); ok {
+		c(ctx, s.backend, op)
+	}
+}
+
+func (s *instrumented) EnsureTables(ctx context.Context, ns string, t []TableSpec) error {
+	s.count(ctx, "ensure_tables")
+	return s.Store.EnsureTables(ctx, ns, t)
+}
+
+func (s *instrumented) Get(ctx context.Context, g *Get) (*Result, error) {
+	s.count(ctx, "get")
+	return s.Store.Get(ctx, g)
+}
+
+func (s *instrumented) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
+	if len(gets) == 0 {
+		return nil, nil
+	}
+	s.count(ctx, "get_many")
+	return s.Store.GetMany(ctx, gets)
+}
+
+func (s *instrumented) Put(ctx context.Context, p *Put) error {
+	s.count(ctx, "put")
+	return s.Store.Put(ctx, p)
+}
+
+func (s *instrumented) PutMany(ctx context.Context, puts []*Put) error {
+	if len(puts) == 0 {
+		return nil
+	}
+	s.count(ctx, "put_many")
+	return s.Store.PutMany(ctx, puts)
+}
+
+func (s *instrumented) Delete(ctx context.Context, d *Delete) error {
+	s.count(ctx, "delete")
+	return s.Store.Delete(ctx, d)
+}
+
+func (s *instrumented) DeleteMany(ctx context.Context, dels []*Delete) error {
+	if len(dels) == 0 {
+		return nil
+	}
+	s.count(ctx, "delete_many")
+	return s.Store.DeleteMany(ctx, dels)
+}
+
+func (s *instrumented) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
+	s.count(ctx, "scan")
+	return s.Store.Scan(ctx, sc, fn)
+}
+
+func (s *instrumented) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []byte) (bool, error) {
+	s.count(ctx, "check_and_put")
+	return s.Store.CheckAndPut(ctx, p, f, q, exp)
+}
+
+func (s *instrumented) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
+	s.count(ctx, "check_and_delete")
+	return s.Store.CheckAndDelete(ctx, d, f, q, exp)
+}
+
+func (s *instrumented) Increment(ctx context.Context, inc *Increment) (int64, error) {
+	s.count(ctx, "increment")
+	return s.Store.Increment(ctx, inc)
+}
+
+func (s *instrumented) Ping(ctx context.Context) error {
+	s.count(ctx, "ping")
+	return s.Store.Ping(ctx)
+}

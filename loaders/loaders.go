@@ -1,0 +1,90 @@
+// Package loaders holds the per-request dataloaders
+// (github.com/graph-gophers/dataloader/v7): each turns the N keys that the
+// GraphQL layer asks for while resolving one level of a query into one
+// batched store call (a GetMany, which gohbase sends as multi requests
+// grouped by region server).
+package loaders
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// Wait is how long a loader collects keys before it sends its batch.
+const Wait = 5 * time.Millisecond
+
+// Loaders are the dataloaders of one request. Their caches live as long as
+// the request.
+type Loaders struct {
+	// Users loads users rows by id (nil for a missing user).
+	Users *dataloader.Loader[weibo.UserID, *weibo.User]
+	// Posts loads content rows by post id (nil for a missing post).
+	Posts *dataloader.Loader[weibo.PostID, *weibo.Post]
+	// FollowedByViewer loads whether the request's viewer follows a user.
+	FollowedByViewer *dataloader.Loader[weibo.UserID, bool]
+}
+
+// New returns fresh loaders over svc for one request.
+func New(svc *weibo.Service) *Loaders {
+	return &Loaders{
+		Users: dataloader.NewBatchedLoader(batch(svc.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
+		Posts: dataloader.NewBatchedLoader(batch(svc.GetPosts), dataloader.WithWait[weibo.PostID, *weibo.Post](Wait)),
+		FollowedByViewer: dataloader.NewBatchedLoader(func(ctx context.Context, ids []weibo.UserID) []*dataloader.Result[bool] {
+			viewer, ok := auth.OptionalViewer(ctx)
+			if !ok {
+				out := make([]*dataloader.Result[bool], len(ids))
+				for i := range out {
+					out[i] = &dataloader.Result[bool]{}
+				}
+				return out
+			}
+			return batch(func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
+				return svc.Follows(ctx, viewer, ids)
+			})(ctx, ids)
+		}, dataloader.WithWait[weibo.UserID, bool](Wait)),
+	}
+}
+
+// batch adapts a domain batch read (one result per key, in order) to a
+// dataloader batch function.
+func batch[K comparable, V any](fn func(context.Context, []K) ([]V, error)) dataloader.BatchFunc[K, V] {
+	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		vals, err := fn(ctx, keys)
+		out := make([]*dataloader.Result[V], len(keys))
+		for i := range keys {
+			if err != nil {
+				out[i] = &dataloader.Result[V]{Error: err}
+			} else {
+				out[i] = &dataloader.Result[V]{Data: vals[i]}
+			}
+		}
+		return out
+	}
+}
+
+type ctxKey struct{}
+
+// Middleware puts fresh Loaders into every request's context.
+func Middleware(svc *weibo.Service) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(With(r.Context(), New(svc))))
+		})
+	}
+}
+
+// With returns ctx carrying l.
+func With(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// For returns the request's loaders; it panics when the middleware did not run.
+func For(ctx context.Context) *Loaders {
+	return ctx.Value(ctxKey{}).(*Loaders)
+}

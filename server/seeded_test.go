@@ -1,0 +1,149 @@
+package server_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/weibohbase/gateway/dataset"
+	"github.com/weibohbase/gateway/demo"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// seededGateway imports the demo subset of the real data set into st and
+// serves it.
+func seededGateway(t *testing.T, st hbase.Store) (*gw, *dataset.Dataset) {
+	t.Helper()
+	ds, err := demo.Load()
+	if err != nil {
+		t.Fatalf("demo data: %v", err)
+	}
+	if _, err := weibo.Seed(t.Context(), st, ds, weibo.SeedOptions{BcryptCost: 4}); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	return startGateway(t, st), ds
+}
+
+// busiest returns the n users with the longest home timelines.
+func busiest(ds *dataset.Dataset, n int) []uint64 {
+	ids := make([]uint64, 0, len(ds.Users))
+	for _, u := range ds.Users {
+		ids = append(ids, u.ID)
+	}
+	slices.SortFunc(ids, func(a, b uint64) int {
+		return len(ds.TimelineIndexes(b)) - len(ds.TimelineIndexes(a))
+	})
+	return ids[:n]
+}
+
+func postID(p dataset.Post) string { return fmt.Sprintf("%d_%d", p.Author, p.Millis) }
+
+func (g *gw) login(username, password string) string {
+	g.t.Helper()
+	var d struct{ Login struct{ Token string } }
+	g.ok("", `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`, map[string]any{"u": username, "p": password}, &d)
+	return d.Login.Token
+}
+
+// TestSeededData checks, on both backends, that the imported real data
+// answers as the import mapping says: home timelines (one page of 50 and
+// three pages of 20), user posts and the three counters.
+func TestSeededData(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g, ds := seededGateway(t, b.Open(t))
+			users := append(busiest(ds, 3), ds.Users[len(ds.Users)-1].ID, ds.Posts[0].Author)
+			for _, uid := range users {
+				u, _ := ds.User(uid)
+				token := g.login(u.Username, weibo.DefaultSeedPassword)
+				want := ds.HomeTimeline(uid, 60)
+				var wantIDs []string
+				for _, p := range want {
+					wantIDs = append(wantIDs, postID(p))
+				}
+				ids := func(c postConn) []string {
+					var out []string
+					for _, e := range c.Edges {
+						out = append(out, e.Node.ID)
+					}
+					return out
+				}
+				if got := ids(g.timeline(token, 50, nil)); !equalStrings(got, wantIDs[:min(50, len(wantIDs))]) {
+					t.Fatalf("%s homeTimeline(first: 50) =\n%v\nwant\n%v", u.Username, got, wantIDs[:min(50, len(wantIDs))])
+				}
+				var paged []string
+				var after *string
+				for range 3 {
+					page := g.timeline(token, 20, after)
+					paged = append(paged, ids(page)...)
+					after = page.PageInfo.EndCursor
+					if !page.PageInfo.HasNextPage {
+						break
+					}
+				}
+				if !equalStrings(paged, wantIDs) {
+					t.Fatalf("%s: three pages of 20 =\n%v\nwant\n%v", u.Username, paged, wantIDs)
+				}
+				if len(want) > 0 && (g.timeline(token, 1, nil).Edges[0].Node.Content != want[0].Text) {
+					t.Fatalf("%s: newest post's content differs from the data set", u.Username)
+				}
+
+				got := g.user(token, fmt.Sprint(uid))
+				if got.Username != u.Username || got.FollowCount != ds.FollowCount(uid) || got.FanCount != ds.FanCount(uid) || got.PostCount != ds.PostCount(uid) {
+					t.Fatalf("user %d = %+v, want follows %d fans %d posts %d", uid, got, ds.FollowCount(uid), ds.FanCount(uid), ds.PostCount(uid))
+				}
+				var d struct{ User struct{ Posts postConn } }
+				g.ok(token, `query($id: ID!) { user(id: $id) { posts(first: 100) { edges { node { id content } } pageInfo { hasNextPage } } } }`, map[string]any{"id": fmt.Sprint(uid)}, &d)
+				idx := ds.PostsOf(uid)
+				var wantPosts []string
+				for i := len(idx) - 1; i >= 0 && len(wantPosts) < 100; i-- { // PostsOf is oldest first
+					wantPosts = append(wantPosts, postID(ds.Posts[idx[i]]))
+				}
+				if got := ids(d.User.Posts); !equalStrings(got, wantPosts) {
+					t.Fatalf("user %d posts =\n%v\nwant\n%v", uid, got, wantPosts)
+				}
+			}
+		})
+	}
+}
+
+// TestTimelineStoreCallsConstant proves with gateway_store_calls_total (read
+// from /metrics) that a home-timeline page costs the same number of store
+// round trips whatever `first` is: the inbox scan plus one batched get.
+func TestTimelineStoreCallsConstant(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g, ds := seededGateway(t, b.Open(t))
+			uid := busiest(ds, 1)[0]
+			u, _ := ds.User(uid)
+			token := g.login(u.Username, weibo.DefaultSeedPassword)
+			cost := func(query string, first int) float64 {
+				before := g.storeCalls()
+				var d struct{ HomeTimeline postConn }
+				g.ok(token, query, map[string]any{"first": first}, &d)
+				if len(d.HomeTimeline.Edges) != first {
+					t.Fatalf("got %d edges, want %d", len(d.HomeTimeline.Edges), first)
+				}
+				return g.storeCalls() - before
+			}
+			const byName = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content createdAt author { username } } } } }`
+			const byCounts = `query($first: Int) { homeTimeline(first: $first) { edges { node { id author { username postCount fanCount followedByViewer } } } } }`
+			for _, c := range []struct {
+				query string
+				want  float64
+			}{{byName, 2}, {byCounts, 4}} {
+				var costs []float64
+				for _, first := range []int{1, 5, 20, 50, 100} {
+					costs = append(costs, cost(c.query, first))
+				}
+				for _, got := range costs {
+					if got != c.want {
+						t.Fatalf("store calls per page for first = 1, 5, 20, 50, 100: %v; want %v each\nquery: %s", costs, c.want, c.query)
+					}
+				}
+			}
+		})
+	}
+}
