@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/gateway
 
-.PHONY: run build generate test test-unit hbase-up hbase-down hbase-jars bench lint clean
+.PHONY: run build generate test test-short hbase-up hbase-down hbase-jars bench lint clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
@@ -12,11 +12,41 @@ build:
 generate:
 	$(GO) run github.com/99designs/gqlgen generate
 
+# Everything, with a real standalone HBase (started and stopped here).
+test:
+	bash scripts/test.sh
+
+# Unit tests and the embedded backend only (HBase tests skip).
+test-short:
+	$(GO) test ./...
+
+lint:
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
 run: build
 	./$(BIN) serve --store embedded --data .data/embedded --demo
 
 # --- real HBase (standalone, from Maven Central jars) ---------------------
-# (targets hbase-jars, hbase-up, hbase-down: see scripts/)
+# hbase-jars: HBase's runtime classpath (hbase-local/pom.xml) from Maven Central
+# into .hbase/lib; redone only when the pom changes. hbase-up: start it and print
+# its ZooKeeper address 127.0.0.1:PORT as the last stdout line. hbase-down: stop it.
+HBASE_LIB := .hbase/lib
+
+hbase-jars: $(HBASE_LIB)/.complete
+	@:
+
+$(HBASE_LIB)/.complete: hbase-local/pom.xml
+	@rm -rf $(HBASE_LIB).tmp && mkdir -p $(HBASE_LIB).tmp
+	@cd hbase-local && mvn -q -B dependency:copy-dependencies -DincludeScope=runtime \
+		-DoutputDirectory=$(CURDIR)/$(HBASE_LIB).tmp >&2
+	@rm -rf $(HBASE_LIB) && mv $(HBASE_LIB).tmp $(HBASE_LIB) && touch $@
+
+hbase-up: hbase-jars
+	@bash scripts/hbase-up.sh
+
+hbase-down:
+	@bash scripts/hbase-down.sh
 
 clean:
 	rm -rf bin .data

@@ -1,0 +1,76 @@
+// Command gateway is the Weibo GraphQL gateway over HBase: one binary with
+// the subcommands serve, migrate and seed. Every flag has an environment
+// variable; a flag given on the command line wins.
+//
+//	gateway serve   [--addr ADDR] [store flags] [--demo]
+//	gateway migrate [store flags]
+//	gateway seed    --edges FILE --posts FILE --password PW [store flags]
+//
+// Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
+// (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(log)
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "serve":
+		err = serve(ctx, log, args)
+	case "migrate":
+		err = migrate(ctx, log, args)
+	case "seed":
+		err = seed(ctx, log, args)
+	case "-h", "--help", "help":
+		usage()
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "gateway: unknown command %q\n", cmd)
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		log.Error("gateway "+os.Args[1]+" failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage: gateway <command> [flags]
+
+commands:
+  serve     serve GraphQL at /graphql and GraphiQL at /
+  migrate   create the weibo namespace and tables (idempotent)
+  seed      import the real data set (edge list + posts CSV)
+
+Run "gateway <command> -h" for the flags of a command.
+`)
+}
+
+// env returns the environment variable key, or def when it is unset.
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}

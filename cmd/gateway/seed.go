@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"os"
+
+	"github.com/weibohbase/gateway/dataset"
+	"github.com/weibohbase/gateway/demo"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+func seed(ctx context.Context, log *slog.Logger, args []string) error {
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	edges := fs.String("edges", "", "follow graph: the gzipped edge list (\"A B\" = A follows B)")
+	posts := fs.String("posts", "", "posts: the gzipped CSV date,userid,text")
+	password := fs.String("password", env("GATEWAY_SEED_PASSWORD", weibo.DefaultSeedPassword), "password of every seeded user, 8-72 bytes (env GATEWAY_SEED_PASSWORD)")
+	batch := fs.Int("batch", 0, "rows per batched put (0: default)")
+	par := fs.Int("parallel", 0, "batched puts in flight (0: 1 for embedded, 4 for hbase)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var (
+		ds  *dataset.Dataset
+		err error
+	)
+	switch {
+	case *edges == "" && *posts == "":
+		log.Info("no --edges/--posts: importing the demo subset shipped in the binary")
+		ds, err = demo.Load()
+	case *edges == "" || *posts == "":
+		return errors.New("--edges and --posts go together")
+	default:
+		ds, err = dataset.Load(*edges, *posts)
+	}
+	if err != nil {
+		return err
+	}
+	log.Info("data set loaded", "users", len(ds.Users), "follows", len(ds.Follows), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
+	st, err := sf.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := weibo.SeedOptions{Password: *password, BatchSize: *batch, Parallelism: *par}
+	if !*quiet {
+		opts.Progress = os.Stderr
+	}
+	stats, err := weibo.Seed(ctx, st, ds, opts)
+	if err != nil {
+		return err
+	}
+	log.Info("seeded", "store", st.Backend(), "users", stats.Users, "relations", stats.Relations, "posts", stats.Posts,
+		"inbox", stats.Inbox, "elapsed", stats.Elapsed.Round(1e6), "rows_per_s", int(stats.RowsPerSecond()))
+	return nil
+}
+
+// demoMarker is the weibo:users row written once the demo import finished
+// (0xff sorts after every salted user rowkey).
+var demoMarker = []byte("\xffdemo")
+
+// seedDemo imports the embedded demo subset when the store holds no seeded
+// user yet (the first start of `make run`).
+func seedDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
+	ds, err := demo.Load()
+	if err != nil {
+		return err
+	}
+	r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableUsers, Row: demoMarker})
+	if err != nil || r.Exists() {
+		return err // imported by an earlier start
+	}
+	log.Info("first start: importing the demo data set", "users", len(ds.Users), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
+	stats, err := weibo.Seed(ctx, st, ds, weibo.SeedOptions{Password: weibo.DefaultSeedPassword, Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	if err := st.Put(ctx, &hbase.Put{Table: weibo.TableUsers, Row: demoMarker, Values: hbase.Values{
+		weibo.FamInfo: {weibo.ColCreated: weibo.U64(uint64(stats.Elapsed.Milliseconds()))}}}); err != nil {
+		return err
+	}
+	log.Info("demo data imported", "elapsed", stats.Elapsed.Round(1e6), "login_as", ds.Users[0].Username+" .. "+ds.Users[len(ds.Users)-1].Username, "password", weibo.DefaultSeedPassword)
+	return nil
+}

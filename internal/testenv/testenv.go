@@ -1,0 +1,70 @@
+// Package testenv gives tests the two store backends: an in-memory embedded
+// store, and the real standalone HBase that `make hbase-up` starts, whose
+// ZooKeeper address arrives in GATEWAY_TEST_HBASE_ZK. Without it HBase tests
+// skip — except in CI (CI=true), where they fail: there they must run.
+package testenv
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// EnvHBaseZK names the variable holding the test HBase's ZooKeeper address.
+const EnvHBaseZK = "GATEWAY_TEST_HBASE_ZK"
+
+// Backend is one store backend for table-driven tests.
+type Backend struct {
+	// Name is hbase.BackendEmbedded or hbase.BackendHBase.
+	Name string
+	// Open returns a store closed at the end of the test.
+	Open func(t testing.TB) hbase.Store
+}
+
+// Backends returns both backends: embedded first, then the real HBase.
+func Backends() []Backend {
+	return []Backend{{hbase.BackendEmbedded, Embedded}, {hbase.BackendHBase, HBase}}
+}
+
+// Embedded returns a fresh in-memory embedded store.
+func Embedded(t testing.TB) hbase.Store {
+	t.Helper()
+	st, err := hbase.NewEmbedded("")
+	if err != nil {
+		t.Fatalf("embedded store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// HBaseZK returns the test HBase's ZooKeeper address, skipping the test when
+// there is none outside CI and failing it in CI.
+func HBaseZK(t testing.TB) string {
+	t.Helper()
+	zk := os.Getenv(EnvHBaseZK)
+	if zk == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is unset: in CI the real-HBase tests must run (make test starts HBase)", EnvHBaseZK)
+		}
+		t.Skipf("%s is unset: run `make test` (or `make hbase-up`) for the real-HBase tests", EnvHBaseZK)
+	}
+	return zk
+}
+
+// HBase returns a store on the real test HBase. The store is shared with
+// other tests and runs: tests must create their own unique rows or tables.
+func HBase(t testing.TB) hbase.Store {
+	t.Helper()
+	zk := HBaseZK(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, err := hbase.NewHBase(ctx, zk)
+	if err != nil {
+		t.Fatalf("hbase store at %s: %v", zk, err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}

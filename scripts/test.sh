@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make test: vet, then every Go test with a real standalone HBase started for
+# the run (its ZooKeeper address goes to the tests in GATEWAY_TEST_HBASE_ZK)
+# and stopped afterwards, whatever happens.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/deps.sh
+go build ./...
+go vet ./...
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+
+trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
+zk=$(make -s hbase-up | tail -n 1)
+echo "test HBase at $zk" >&2
+GATEWAY_TEST_HBASE_ZK="$zk" go test -count=1 -timeout 40m "$@" ./...
