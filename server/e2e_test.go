@@ -92,6 +92,9 @@ func (g *gw) publish(token, content string) postNode {
 	g.t.Helper()
 	var d struct{ PublishPost postNode }
 	g.ok(token, `mutation($c: String!) { publishPost(content: $c) { id content createdAt author { id username } } }`, map[string]any{"c": content}, &d)
+	// Posts of one millisecond are ordered by author id, not by publish
+	// order; keep the test's posts in distinct milliseconds.
+	time.Sleep(2 * time.Millisecond)
 	return d.PublishPost
 }
 

@@ -34,7 +34,13 @@ type User struct {
 // (1..76851) so a later seed never collides with them.
 const RegisteredIDBase = 100_000_000
 
-var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
+var (
+	// usernameRE is what registration accepts.
+	usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
+	// lookupRE is what a lookup may ask for: seeded users are "u<id>", as
+	// short as "u1".
+	lookupRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
+)
 
 // Password length bounds, in bytes (bcrypt reads at most 72).
 const (
@@ -103,7 +109,7 @@ var errBadLogin = &Error{Code: CodeUnauthenticated, Message: "wrong username or 
 // UNAUTHENTICATED for an unknown user or a wrong password (the same message
 // for both).
 func (s *Service) Login(ctx context.Context, username, password string) (*User, error) {
-	if !usernameRE.MatchString(username) {
+	if !lookupRE.MatchString(username) {
 		return nil, errBadLogin
 	}
 	uid, err := s.lookupUsername(ctx, strings.ToLower(username))
@@ -140,7 +146,7 @@ func (s *Service) lookupUsername(ctx context.Context, lower string) (UserID, err
 // UserByUsername returns the user with that username (case-insensitive), or
 // nil when there is none.
 func (s *Service) UserByUsername(ctx context.Context, username string) (*User, error) {
-	if !usernameRE.MatchString(username) {
+	if !lookupRE.MatchString(username) {
 		return nil, nil
 	}
 	uid, err := s.lookupUsername(ctx, strings.ToLower(username))
