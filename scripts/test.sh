@@ -15,6 +15,6 @@ if [ -n "$unformatted" ]; then
 fi
 
 trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
-zk=$(make -s hbase-up | tail -n 1)
+zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
 echo "test HBase at $zk" >&2
 GATEWAY_TEST_HBASE_ZK="$zk" go test -count=1 -timeout 40m "$@" ./...
