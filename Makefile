@@ -20,6 +20,10 @@ test:
 test-short:
 	$(GO) test ./...
 
+# Benchmarks on both backends (real HBase included); see docs/benchmarks.md.
+bench:
+	bash scripts/bench.sh
+
 lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...

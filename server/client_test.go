@@ -20,13 +20,13 @@ import (
 
 // gw is a gateway under test: a real HTTP server on 127.0.0.1 over a store.
 type gw struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	svc *weibo.Service
 }
 
 // startGateway serves the gateway over st (migrated) until the test ends.
-func startGateway(t *testing.T, st hbase.Store) *gw {
+func startGateway(t testing.TB, st hbase.Store) *gw {
 	t.Helper()
 	st = hbase.Instrument(st)
 	ctx := t.Context()

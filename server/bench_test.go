@@ -1,0 +1,45 @@
+package server_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// BenchmarkGraphQL measures whole GraphQL requests over HTTP (loopback) on
+// the demo subset of the real data, on both backends: a home-timeline page
+// of 20 and of 100 with author names, a user with counters, and a post
+// published by a user with fans (the fan-out runs off the request path).
+//
+//	make bench   (or: go test ./server/ -run '^$' -bench GraphQL -benchtime 3s)
+func BenchmarkGraphQL(b *testing.B) {
+	for _, be := range testenv.Backends() {
+		b.Run(be.Name, func(b *testing.B) {
+			g, ds := seededGateway(b, be.Open(b))
+			uid := busiest(ds, 1)[0]
+			u, _ := ds.User(uid)
+			token := g.login(u.Username, weibo.DefaultSeedPassword)
+			for _, first := range []int{20, 100} {
+				b.Run(fmt.Sprintf("homeTimeline_first_%d", first), func(b *testing.B) {
+					for b.Loop() {
+						g.ok(token, `query($first: Int) { homeTimeline(first: $first) { edges { node { id content createdAt author { username } } } pageInfo { hasNextPage endCursor } } }`, map[string]any{"first": first}, nil)
+					}
+				})
+			}
+			b.Run("user_with_counters", func(b *testing.B) {
+				for b.Loop() {
+					g.ok(token, userQuery, map[string]any{"id": fmt.Sprint(uid)}, nil)
+				}
+			})
+			b.Run("publishPost", func(b *testing.B) {
+				for b.Loop() {
+					g.ok(token, `mutation { publishPost(content: "benchmark post") { id } }`, nil, nil)
+				}
+				b.StopTimer()
+				g.flush()
+			})
+		})
+	}
+}
