@@ -7,14 +7,39 @@ package resolvers
 
 import (
 	"context"
-	"github.com/weibohbase/gateway/auth"
-	"github.com/weibohbase/gateway/loaders"
 	"time"
 
+	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/graph"
 	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 )
+
+// ID is the resolver for the id field.
+func (r *departmentResolver) ID(ctx context.Context, obj *weibo.Department) (string, error) {
+	return obj.ID.String(), nil
+}
+
+// Parent is the resolver for the parent field.
+func (r *departmentResolver) Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error) {
+	return loadDepartment(ctx, obj.Parent)
+}
+
+// Ancestors is the resolver for the ancestors field.
+func (r *departmentResolver) Ancestors(ctx context.Context, obj *weibo.Department) ([]*weibo.Department, error) {
+	return r.Svc.Ancestors(ctx, obj)
+}
+
+// Children is the resolver for the children field.
+func (r *departmentResolver) Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentPage, error) {
+	return r.Svc.DepartmentChildren(ctx, obj.ID, first, after)
+}
+
+// Members is the resolver for the members field.
+func (r *departmentResolver) Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserPage, error) {
+	return r.Svc.DepartmentMembers(ctx, obj.ID, first, after)
+}
 
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
@@ -47,6 +72,62 @@ func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*weibo.
 // PublishPost is the resolver for the publishPost field.
 func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*weibo.Post, error) {
 	return viewerDo(ctx, func(v weibo.UserID) (*weibo.Post, error) { return r.Svc.Publish(ctx, v, content) })
+}
+
+// CreateRole is the resolver for the createRole field.
+func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*weibo.Role, error) {
+	return r.Svc.CreateRole(ctx, name)
+}
+
+// RenameRole is the resolver for the renameRole field.
+func (r *mutationResolver) RenameRole(ctx context.Context, id string, name string) (*weibo.Role, error) {
+	return withID(parseRoleID, "id", id, func(rid weibo.RoleID) (*weibo.Role, error) { return r.Svc.RenameRole(ctx, rid, name) })
+}
+
+// DeleteRole is the resolver for the deleteRole field.
+func (r *mutationResolver) DeleteRole(ctx context.Context, id string) (bool, error) {
+	return withID(parseRoleID, "id", id, func(rid weibo.RoleID) (bool, error) { return r.Svc.DeleteRole(ctx, rid) })
+}
+
+// AssignRole is the resolver for the assignRole field.
+func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID string, priority int) (*weibo.User, error) {
+	return withUserRole(userID, roleID, func(u weibo.UserID, rid weibo.RoleID) (*weibo.User, error) {
+		return r.Svc.AssignRole(ctx, u, rid, priority)
+	})
+}
+
+// RevokeRole is the resolver for the revokeRole field.
+func (r *mutationResolver) RevokeRole(ctx context.Context, userID string, roleID string) (*weibo.User, error) {
+	return withUserRole(userID, roleID, func(u weibo.UserID, rid weibo.RoleID) (*weibo.User, error) { return r.Svc.RevokeRole(ctx, u, rid) })
+}
+
+// CreateDepartment is the resolver for the createDepartment field.
+func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, parentID *string) (*weibo.Department, error) {
+	return withOptID(parseDeptID, "parentId", parentID, func(p weibo.DeptID) (*weibo.Department, error) { return r.Svc.CreateDepartment(ctx, name, p) })
+}
+
+// RenameDepartment is the resolver for the renameDepartment field.
+func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name string) (*weibo.Department, error) {
+	return withID(parseDeptID, "id", id, func(d weibo.DeptID) (*weibo.Department, error) { return r.Svc.RenameDepartment(ctx, d, name) })
+}
+
+// MoveDepartment is the resolver for the moveDepartment field.
+func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parentID *string) (*weibo.Department, error) {
+	return withID(parseDeptID, "id", id, func(d weibo.DeptID) (*weibo.Department, error) {
+		return withOptID(parseDeptID, "parentId", parentID, func(p weibo.DeptID) (*weibo.Department, error) { return r.Svc.MoveDepartment(ctx, d, p) })
+	})
+}
+
+// DeleteDepartment is the resolver for the deleteDepartment field.
+func (r *mutationResolver) DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error) {
+	return withID(parseDeptID, "id", id, func(d weibo.DeptID) (bool, error) { return r.Svc.DeleteDepartment(ctx, d, cascade != nil && *cascade) })
+}
+
+// SetUserDepartment is the resolver for the setUserDepartment field.
+func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error) {
+	return withID(parseUserID, "userId", userID, func(u weibo.UserID) (*weibo.User, error) {
+		return withOptID(parseDeptID, "departmentId", departmentID, func(d weibo.DeptID) (*weibo.User, error) { return r.Svc.SetUserDepartment(ctx, u, d) })
+	})
 }
 
 // ID is the resolver for the id field.
@@ -90,6 +171,50 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error
 // HomeTimeline is the resolver for the homeTimeline field.
 func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostPage, error) {
 	return viewerDo(ctx, func(v weibo.UserID) (*weibo.PostPage, error) { return r.Svc.HomeTimeline(ctx, v, first, after) })
+}
+
+// Roles is the resolver for the roles field.
+func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*weibo.RolePage, error) {
+	return loggedIn(ctx, func() (*weibo.RolePage, error) { return r.Svc.Roles(ctx, first, after) })
+}
+
+// Role is the resolver for the role field.
+func (r *queryResolver) Role(ctx context.Context, id string) (*weibo.Role, error) {
+	return loggedIn(ctx, func() (*weibo.Role, error) {
+		return withID(parseRoleID, "id", id, func(rid weibo.RoleID) (*weibo.Role, error) { return loaders.For(ctx).Roles.Load(ctx, rid)() })
+	})
+}
+
+// RoleByName is the resolver for the roleByName field.
+func (r *queryResolver) RoleByName(ctx context.Context, name string) (*weibo.Role, error) {
+	return loggedIn(ctx, func() (*weibo.Role, error) { return r.Svc.RoleByName(ctx, name) })
+}
+
+// TopDepartments is the resolver for the topDepartments field.
+func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentPage, error) {
+	return loggedIn(ctx, func() (*weibo.DepartmentPage, error) { return r.Svc.TopDepartments(ctx, first, after) })
+}
+
+// Department is the resolver for the department field.
+func (r *queryResolver) Department(ctx context.Context, id string) (*weibo.Department, error) {
+	return loggedIn(ctx, func() (*weibo.Department, error) {
+		return withID(parseDeptID, "id", id, func(d weibo.DeptID) (*weibo.Department, error) { return loadDepartment(ctx, d) })
+	})
+}
+
+// ID is the resolver for the id field.
+func (r *roleResolver) ID(ctx context.Context, obj *weibo.Role) (string, error) {
+	return obj.ID.String(), nil
+}
+
+// Members is the resolver for the members field.
+func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberPage, error) {
+	return r.Svc.RoleMembers(ctx, obj.ID, first, after)
+}
+
+// Node is the resolver for the node field.
+func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *weibo.RoleMemberEdge) (*weibo.User, error) {
+	return loadUser(ctx, obj.User)
 }
 
 // ID is the resolver for the id field.
@@ -153,10 +278,23 @@ func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, a
 	return r.Svc.UserPosts(ctx, obj.ID, first, after)
 }
 
+// Roles is the resolver for the roles field.
+func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*weibo.RoleAssignment, error) {
+	return loggedIn(ctx, func() ([]*weibo.RoleAssignment, error) { return loaders.For(ctx).UserRoles.Load(ctx, obj.ID)() })
+}
+
+// Department is the resolver for the department field.
+func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*weibo.Department, error) {
+	return loggedIn(ctx, func() (*weibo.Department, error) { return loaders.For(ctx).UserDepartments.Load(ctx, obj.ID)() })
+}
+
 // Node is the resolver for the node field.
 func (r *userEdgeResolver) Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error) {
 	return loadUser(ctx, obj.User)
 }
+
+// Department returns graph.DepartmentResolver implementation.
+func (r *Resolver) Department() graph.DepartmentResolver { return &departmentResolver{r} }
 
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
@@ -167,14 +305,23 @@ func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
+// Role returns graph.RoleResolver implementation.
+func (r *Resolver) Role() graph.RoleResolver { return &roleResolver{r} }
+
+// RoleMemberEdge returns graph.RoleMemberEdgeResolver implementation.
+func (r *Resolver) RoleMemberEdge() graph.RoleMemberEdgeResolver { return &roleMemberEdgeResolver{r} }
+
 // User returns graph.UserResolver implementation.
 func (r *Resolver) User() graph.UserResolver { return &userResolver{r} }
 
 // UserEdge returns graph.UserEdgeResolver implementation.
 func (r *Resolver) UserEdge() graph.UserEdgeResolver { return &userEdgeResolver{r} }
 
+type departmentResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
 type postResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }
+type roleResolver struct{ *Resolver }
+type roleMemberEdgeResolver struct{ *Resolver }
 type userResolver struct{ *Resolver }
 type userEdgeResolver struct{ *Resolver }

@@ -92,7 +92,10 @@ func New(cfg Config) http.Handler {
 // persisted queries, a complexity limit, introspection, and an error
 // presenter that gives every error an extensions.code.
 func GraphQL(cfg Config) http.Handler {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{
+		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
+		Directives: graph.DirectiveRoot{HasRole: resolvers.HasRole(cfg.Svc)},
+	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

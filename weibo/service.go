@@ -37,6 +37,10 @@ type options struct {
 	backfill      int
 	sweepInterval time.Duration
 	bcryptCost    int
+	// pairHook, when set, is called between the two writes of every
+	// two-sided change (roles.go, departments.go); an error it returns
+	// aborts the change there, leaving a half-written pair (tests).
+	pairHook func(ctx context.Context, step string) error
 }
 
 // Option configures a Service.
@@ -65,6 +69,16 @@ func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweep
 // WithBcryptCost sets the bcrypt cost of new password hashes (default
 // bcrypt.DefaultCost; tests lower it).
 func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
+
+// WithPairWriteHook installs a fault-injection hook for tests: fn is called
+// between the first and the second write of every two-sided change of roles
+// and departments, with the name of the step (the PairStep* constants), and
+// an error it returns aborts the change at that point, as a crash would. It
+// exists to test that reads tolerate half-written pairs and that Fsck
+// repairs them; production code never sets it.
+func WithPairWriteHook(fn func(ctx context.Context, step string) error) Option {
+	return func(o *options) { o.pairHook = fn }
+}
 
 // New returns a Service over st. The weibo tables must exist (Migrate).
 func New(st hbase.Store, opts ...Option) *Service {

@@ -1,10 +1,12 @@
 // Command gateway is the Weibo GraphQL gateway over HBase: one binary with
-// the subcommands serve, migrate and seed. Every flag has an environment
+// the subcommands serve, migrate, seed, admin and fsck. Every flag has an environment
 // variable; a flag given on the command line wins.
 //
 //	gateway serve   [--addr ADDR] [store flags] [--demo]
 //	gateway migrate [store flags]
 //	gateway seed    --edges FILE --posts FILE --password PW [store flags]
+//	gateway admin   grant|revoke <username> [--role admin] [store flags]
+//	gateway fsck    [--repair] [--grace 30s] [store flags]
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
 // (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase).
@@ -38,6 +40,10 @@ func main() {
 		err = migrate(ctx, log, args)
 	case "seed":
 		err = seed(ctx, log, args)
+	case "admin":
+		err = admin(ctx, log, args)
+	case "fsck":
+		err = fsck(ctx, log, args)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -62,6 +68,8 @@ commands:
   serve     serve GraphQL at /graphql and GraphiQL at /
   migrate   create the weibo namespace and tables (idempotent)
   seed      import the real data set (edge list + posts CSV)
+  admin     grant|revoke <username>: give or take the admin role (makes the first admin)
+  fsck      check (and with --repair fix) the two-sided role and department rows
 
 Run "gateway <command> -h" for the flags of a command.
 `)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/demo"
@@ -73,8 +74,11 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
 		return err
 	}
 	r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableUsers, Row: demoMarker})
-	if err != nil || r.Exists() {
-		return err // imported by an earlier start
+	if err != nil {
+		return err
+	}
+	if r.Exists() { // imported by an earlier start
+		return seedOrgDemo(ctx, log, st)
 	}
 	log.Info("first start: importing the demo data set", "users", len(ds.Users), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
 	stats, err := weibo.Seed(ctx, st, ds, weibo.SeedOptions{Password: weibo.DefaultSeedPassword, Progress: os.Stderr})
@@ -86,5 +90,29 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
 		return err
 	}
 	log.Info("demo data imported", "elapsed", stats.Elapsed.Round(1e6), "login_as", ds.Users[0].Username+" .. "+ds.Users[len(ds.Users)-1].Username, "password", weibo.DefaultSeedPassword)
+	return seedOrgDemo(ctx, log, st)
+}
+
+// orgDemoMarker is the weibo:users row written once the seed's role and
+// department examples are loaded.
+var orgDemoMarker = []byte("\xfforgdemo")
+
+// seedOrgDemo loads the seed's roles and department tree (weibo.SeedOrgDemo)
+// once per store, so that what an admin changes later is not undone by the
+// next start.
+func seedOrgDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableUsers, Row: orgDemoMarker})
+	if err != nil || r.Exists() {
+		return err
+	}
+	if err := weibo.New(st, weibo.WithLogger(log)).SeedOrgDemo(ctx); err != nil {
+		return err
+	}
+	if err := st.Put(ctx, &hbase.Put{Table: weibo.TableUsers, Row: orgDemoMarker, Values: hbase.Values{
+		weibo.FamInfo: {weibo.ColCreated: weibo.U64(uint64(time.Now().UnixMilli()))}}}); err != nil {
+		return err
+	}
+	log.Info("demo roles and departments loaded (seed 001)", "admin", weibo.DemoAdminUsername, "password", weibo.DefaultSeedPassword,
+		"users", weibo.DemoXiaoming+", "+weibo.DemoXiaohong)
 	return nil
 }

@@ -1,0 +1,300 @@
+package weibo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// faults is a WithPairWriteHook hook that fails the steps armed in it.
+type faults struct {
+	mu    sync.Mutex
+	armed map[string]bool
+}
+
+var errInjected = errors.New("injected failure between the two writes")
+
+func (f *faults) hook(_ context.Context, step string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.armed[step] {
+		delete(f.armed, step)
+		return errInjected
+	}
+	return nil
+}
+
+// arm makes the next call of step fail.
+func (f *faults) arm(step string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed[step] = true
+}
+
+// orgService returns a migrated service over st with a fault hook.
+func orgService(t *testing.T, st hbase.Store) (*weibo.Service, *faults) {
+	t.Helper()
+	if err := weibo.Migrate(t.Context(), st); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	f := &faults{armed: map[string]bool{}}
+	svc := weibo.New(st, weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
+		weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), weibo.WithPairWriteHook(f.hook))
+	return svc, f
+}
+
+func uniq(prefix string) string {
+	return fmt.Sprintf("%s_%d_%04d", prefix, time.Now().UnixNano()%1e9, rand.IntN(10000))
+}
+
+func mustUser(t *testing.T, svc *weibo.Service, name string) *weibo.User {
+	t.Helper()
+	u, err := svc.Register(t.Context(), name, "correct horse")
+	if err != nil {
+		t.Fatalf("register %s: %v", name, err)
+	}
+	return u
+}
+
+func wantCode(t *testing.T, err error, code, what string) {
+	t.Helper()
+	if got := weibo.CodeOf(err); got != code {
+		t.Fatalf("%s: want code %s, got %v", what, code, err)
+	}
+}
+
+func roleNames(as []*weibo.RoleAssignment) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, fmt.Sprintf("%s:%d", a.Role.Name, a.Priority))
+	}
+	return out
+}
+
+func userRoles(t *testing.T, svc *weibo.Service, uid weibo.UserID) []string {
+	t.Helper()
+	rs, err := svc.UserRoles(t.Context(), []weibo.UserID{uid})
+	if err != nil {
+		t.Fatalf("user roles: %v", err)
+	}
+	return roleNames(rs[0])
+}
+
+func members(t *testing.T, svc *weibo.Service, rid weibo.RoleID, first int) []string {
+	t.Helper()
+	var out []string
+	var after *string
+	for {
+		p, err := svc.RoleMembers(t.Context(), rid, &first, after)
+		if err != nil {
+			t.Fatalf("role members: %v", err)
+		}
+		for _, e := range p.Edges {
+			out = append(out, fmt.Sprintf("%d:%d", e.User, e.Priority))
+		}
+		if !p.PageInfo.HasNextPage {
+			return out
+		}
+		after = p.PageInfo.EndCursor
+	}
+}
+
+func role(t *testing.T, svc *weibo.Service, rid weibo.RoleID) *weibo.Role {
+	t.Helper()
+	rs, err := svc.GetRoles(t.Context(), []weibo.RoleID{rid})
+	if err != nil {
+		t.Fatalf("get role: %v", err)
+	}
+	return rs[0]
+}
+
+// TestRoles covers create, rename, assign (with re-assign), revoke and
+// delete, the priority order and bad input, on both backends.
+func TestRoles(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			svc, _ := orgService(t, b.Open(t))
+			tag := uniq("r")
+			ming, hong := mustUser(t, svc, uniq("ming")), mustUser(t, svc, uniq("hong"))
+			sport, err := svc.CreateRole(ctx, "  体育委员"+tag+" ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sport.Name != "体育委员"+tag {
+				t.Fatalf("name not trimmed: %q", sport.Name)
+			}
+			labor, _ := svc.CreateRole(ctx, "劳动委员"+tag)
+			study, _ := svc.CreateRole(ctx, "学习委员"+tag)
+			tieA, _ := svc.CreateRole(ctx, "a-tie"+tag)
+
+			// Bad input writes nothing.
+			_, err = svc.CreateRole(ctx, "   ")
+			wantCode(t, err, weibo.CodeBadUserInput, "empty role name")
+			_, err = svc.CreateRole(ctx, "体育委员"+tag)
+			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name")
+			var e *weibo.Error
+			if !errors.As(err, &e) || e.Reason != weibo.ReasonRoleNameTaken {
+				t.Fatalf("duplicate name reason: %v", err)
+			}
+			_, err = svc.CreateRole(ctx, "A-TIE"+tag)
+			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name ignoring case")
+			for _, p := range []int{weibo.MinPriority - 1, weibo.MaxPriority + 1, -5} {
+				_, err = svc.AssignRole(ctx, ming.ID, sport.ID, p)
+				wantCode(t, err, weibo.CodeBadUserInput, fmt.Sprintf("priority %d", p))
+			}
+			_, err = svc.AssignRole(ctx, ming.ID, 999_999_999, 5)
+			wantCode(t, err, weibo.CodeNotFound, "unknown role")
+			_, err = svc.AssignRole(ctx, 999_999_999_999, sport.ID, 5)
+			wantCode(t, err, weibo.CodeNotFound, "unknown user")
+			_, err = svc.RevokeRole(ctx, ming.ID, 999_999_999)
+			wantCode(t, err, weibo.CodeNotFound, "revoke unknown role")
+			_, err = svc.RenameRole(ctx, 999_999_999, "x")
+			wantCode(t, err, weibo.CodeNotFound, "rename unknown role")
+			_, err = svc.DeleteRole(ctx, 999_999_999)
+			wantCode(t, err, weibo.CodeNotFound, "delete unknown role")
+			if got := userRoles(t, svc, ming.ID); len(got) != 0 {
+				t.Fatalf("failed assigns wrote roles: %v", got)
+			}
+			if r := role(t, svc, sport.ID); r.MemberCount != 0 {
+				t.Fatalf("member count after failed assigns = %d", r.MemberCount)
+			}
+
+			// The seed's examples: 小明 劳动委员 > 体育委员; 小红 学习委员 > 劳动委员 > 体育委员.
+			assign := func(u *weibo.User, r *weibo.Role, p int) {
+				t.Helper()
+				if _, err := svc.AssignRole(ctx, u.ID, r.ID, p); err != nil {
+					t.Fatalf("assign: %v", err)
+				}
+			}
+			assign(ming, sport, 9)
+			assign(ming, labor, 10)
+			assign(hong, sport, 8)
+			assign(hong, labor, 9)
+			assign(hong, study, 10)
+			assign(hong, study, 10) // repeat: idempotent
+			if got, want := userRoles(t, svc, hong.ID), []string{study.Name + ":10", labor.Name + ":9", sport.Name + ":8"}; !slices.Equal(got, want) {
+				t.Fatalf("小红's roles = %v, want %v", got, want)
+			}
+			if got, want := userRoles(t, svc, ming.ID), []string{labor.Name + ":10", sport.Name + ":9"}; !slices.Equal(got, want) {
+				t.Fatalf("小明's roles = %v, want %v", got, want)
+			}
+			// Ties by role name.
+			assign(ming, tieA, 9)
+			if got, want := userRoles(t, svc, ming.ID), []string{labor.Name + ":10", tieA.Name + ":9", sport.Name + ":9"}; !slices.Equal(got, want) {
+				t.Fatalf("tie order = %v, want %v", got, want)
+			}
+			// Re-assigning updates the priority, not the count.
+			assign(ming, sport, 100)
+			if got := userRoles(t, svc, ming.ID); got[0] != sport.Name+":100" {
+				t.Fatalf("after re-assign: %v", got)
+			}
+			if r := role(t, svc, sport.ID); r.MemberCount != 2 {
+				t.Fatalf("体育委员 members = %d, want 2", r.MemberCount)
+			}
+			lo, hi := ming.ID, hong.ID
+			plo, phi := 100, 8
+			if hi < lo {
+				lo, hi, plo, phi = hi, lo, phi, plo
+			}
+			if got, want := members(t, svc, sport.ID, 1), []string{fmt.Sprintf("%d:%d", lo, plo), fmt.Sprintf("%d:%d", hi, phi)}; !slices.Equal(got, want) {
+				t.Fatalf("members paged by 1 = %v, want %v", got, want)
+			}
+
+			// Rename: to a taken name fails, case-only works, then a fresh name.
+			_, err = svc.RenameRole(ctx, sport.ID, labor.Name)
+			wantCode(t, err, weibo.CodeBadUserInput, "rename to a taken name")
+			_, err = svc.RenameRole(ctx, sport.ID, "")
+			wantCode(t, err, weibo.CodeBadUserInput, "rename to empty")
+			if r, err := svc.RenameRole(ctx, tieA.ID, "A-TIE"+tag); err != nil || r.Name != "A-TIE"+tag {
+				t.Fatalf("case-only rename: %v %v", r, err)
+			}
+			renamed := "体育委员-renamed" + tag
+			if _, err := svc.RenameRole(ctx, sport.ID, renamed); err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := svc.RoleByName(ctx, sport.Name); r != nil {
+				t.Fatalf("old name still resolves to %+v", r)
+			}
+			if r, _ := svc.RoleByName(ctx, renamed); r == nil || r.ID != sport.ID {
+				t.Fatalf("new name resolves to %+v", r)
+			}
+			if _, err := svc.CreateRole(ctx, sport.Name); err != nil {
+				t.Fatalf("old name not free after rename: %v", err)
+			}
+
+			// Roles list, by name, paged; contains ours in order.
+			var listed []string
+			var after *string
+			two := 2
+			for {
+				p, err := svc.Roles(ctx, &two, after)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range p.Edges {
+					listed = append(listed, e.Role.Name)
+				}
+				if !p.PageInfo.HasNextPage {
+					break
+				}
+				after = p.PageInfo.EndCursor
+			}
+			for _, n := range []string{tieA.Name, labor.Name, study.Name, renamed} {
+				if !slices.Contains(listed, n) && !slices.Contains(listed, "A-TIE"+tag) {
+					t.Fatalf("roles list misses %q: %v", n, listed)
+				}
+			}
+
+			// Revoke, idempotent.
+			for range 2 {
+				if _, err := svc.RevokeRole(ctx, hong.ID, labor.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := userRoles(t, svc, hong.ID), []string{study.Name + ":10", renamed + ":8"}; !slices.Equal(got, want) {
+				t.Fatalf("after revoke: %v, want %v", got, want)
+			}
+			if r := role(t, svc, labor.ID); r.MemberCount != 1 {
+				t.Fatalf("劳动委员 members after revoke = %d", r.MemberCount)
+			}
+
+			// HasRole / RequireRole.
+			if ok, _ := svc.HasRole(ctx, hong.ID, study.Name); !ok {
+				t.Fatal("HasRole false for a held role")
+			}
+			if ok, _ := svc.HasRole(ctx, ming.ID, study.Name); ok {
+				t.Fatal("HasRole true for a role not held")
+			}
+			wantCode(t, svc.RequireRole(ctx, ming.ID, study.Name), weibo.CodeForbidden, "RequireRole")
+
+			// Delete removes the role from every user.
+			if ok, err := svc.DeleteRole(ctx, sport.ID); err != nil || !ok {
+				t.Fatalf("delete: %v", err)
+			}
+			if role(t, svc, sport.ID) != nil {
+				t.Fatal("deleted role still readable")
+			}
+			if got := userRoles(t, svc, ming.ID); slices.Contains(got, renamed+":100") || len(got) != 2 {
+				t.Fatalf("小明's roles after delete = %v", got)
+			}
+			if got := members(t, svc, sport.ID, 10); len(got) != 0 {
+				t.Fatalf("deleted role has members %v", got)
+			}
+			if _, err := svc.CreateRole(ctx, renamed); err != nil {
+				t.Fatalf("name of a deleted role not free: %v", err)
+			}
+		})
+	}
+}
