@@ -1,0 +1,497 @@
+package weibo
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/weibohbase/gateway/dataset"
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// DefaultSeedPassword is the password of every seeded user when
+// SeedOptions.Password is empty (it satisfies Register's 8-72 byte rule).
+const DefaultSeedPassword = "weibo-demo"
+
+// SeedEpoch is the import's constant time, 2020-03-01T00:00:00+08:00 (the
+// first day of the posts): every seeded user's creation time (ColCreated) and
+// every seeded follow's time (ColRelSet), so that a re-run writes the same
+// values.
+var SeedEpoch = time.Date(2020, 3, 1, 0, 0, 0, 0, dataset.Beijing)
+
+// Defaults of SeedOptions.
+const (
+	DefaultSeedBatch = 4000 // rows per PutMany
+)
+
+// SeedOptions tunes Seed. The zero value is usable.
+type SeedOptions struct {
+	// Password is every seeded user's password; "" means DefaultSeedPassword.
+	// It must be 8 to 72 bytes of UTF-8, as Register requires.
+	Password string
+	// BcryptCost is the cost of the password's hash; 0 means
+	// bcrypt.DefaultCost. Login reads the cost from the hash.
+	BcryptCost int
+	// BatchSize is the number of rows per PutMany; 0 means DefaultSeedBatch.
+	BatchSize int
+	// Parallelism is the number of shards of a table written concurrently,
+	// each a contiguous rowkey range with one PutMany in flight while its
+	// next batch is built; 0 means 1 for the embedded backend and 4 for
+	// HBase. The embedded store (pebble) does best with one sorted write
+	// stream: interleaved streams make its flushed files overlap, and the
+	// full import on 2 cores took ~17 s with 1, ~21 s with 2 and ~25 s with
+	// 4. HBase's weibo tables are pre-split into four regions by salt
+	// (SaltSplitKeys), and four shards of about equal row counts roughly
+	// follow them.
+	Parallelism int
+	// Progress, when non-nil, receives a progress bar (rows written of the
+	// total, rate, ETA), e.g. os.Stderr.
+	Progress io.Writer
+}
+
+// SeedStats counts the rows Seed wrote, per table.
+type SeedStats struct {
+	// Users is the number of weibo:users rows (one per user).
+	Users int64
+	// Usernames is the number of weibo:usernames rows (one per user).
+	Usernames int64
+	// Relations is the number of weibo:relations rows (two per follow).
+	Relations int64
+	// Posts is the number of weibo:content rows (one per post).
+	Posts int64
+	// Inbox is the number of weibo:inbox rows (home-timeline entries).
+	Inbox int64
+	// Elapsed is the wall time of the whole Seed call, hash and Migrate included.
+	Elapsed time.Duration
+	// TableElapsed is the wall time spent writing each table (full table name).
+	TableElapsed map[string]time.Duration
+}
+
+// Rows returns the total number of rows written.
+func (s SeedStats) Rows() int64 { return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox }
+
+// RowsPerSecond returns Rows divided by Elapsed (0 when Elapsed is 0).
+func (s SeedStats) RowsPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Rows()) / s.Elapsed.Seconds()
+}
+
+// Seed imports ds into st following the tables' layout (keys.go, tables.go)
+// and the project's import mapping (package dataset). It calls Migrate, then
+// writes with PutMany, table after table, each in rowkey order:
+//
+//   - weibo:users, one row per user (salted, seed 004's user table): family
+//     i = username "u<n>", password hash, creation time SeedEpoch (ms, 8 bytes
+//     BE); family c = follows, fans and posts as absolute 8-byte BE counters;
+//   - weibo:usernames, the username index: "u<n>" -> i:id = id (8 bytes BE);
+//   - weibo:relations, seed 004's attends and fans families made tall: for
+//     every follow a->b the rows RelationKey(a,'a',b) and RelationKey(b,'f',a),
+//     r:t = SeedEpoch in ms;
+//   - weibo:content, one row per post (seeds 000/001/004 "uid_(MAX-ts)",
+//     salted): c:t = text, c:u = author's username;
+//   - weibo:inbox, the tall "receive-content-email" table of the push model
+//     (fan-out on write): for every post, InboxKey(author, post) and
+//     InboxKey(fan, post) for each fan of the author, c:p = empty.
+//
+// Every Put has Timestamp 0 (the store's clock). Seed is idempotent: a
+// re-run writes the same values into the same cells, and never touches the
+// id sequence (registered users get ids from RegisteredIDBase on). It does
+// not merge with activity through the API, though: a re-run sets the
+// seeded users' counters back to the data set's values and leaves rows the
+// API added (follows, posts, inbox entries) in place. It returns
+// an error for a user id of 0 or at/above RegisteredIDBase, an invalid
+// password, ctx's error when ctx ends, or the first store error (some rows
+// may then have been written; re-run to finish).
+func Seed(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOptions) (SeedStats, error) {
+	start := time.Now()
+	stats := SeedStats{TableElapsed: map[string]time.Duration{}}
+	if ds == nil {
+		return stats, errors.New("seed: nil dataset")
+	}
+	if opts.Password == "" {
+		opts.Password = DefaultSeedPassword
+	}
+	if len(opts.Password) < MinPasswordLen || len(opts.Password) > MaxPasswordLen || !utf8.ValidString(opts.Password) {
+		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", MinPasswordLen, MaxPasswordLen)
+	}
+	if opts.BcryptCost == 0 {
+		opts.BcryptCost = bcrypt.DefaultCost
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultSeedBatch
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 4
+		if st.Backend() == hbase.BackendEmbedded {
+			opts.Parallelism = 1
+		}
+	}
+	for _, u := range ds.Users {
+		if u.ID == 0 || u.ID >= RegisteredIDBase {
+			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, RegisteredIDBase)
+		}
+	}
+	if err := Migrate(ctx, st); err != nil {
+		return stats, fmt.Errorf("seed: migrate: %w", err)
+	}
+	// ONE hash for every user: they share the demo password, and bcrypt
+	// costs ~50-100 ms per hash at the default cost, so hashing 76,851 times
+	// would take hours on a small machine. (Equal hashes reveal only that
+	// the passwords are equal, which is public here anyway.)
+	hash, err := bcrypt.GenerateFromPassword([]byte(opts.Password), opts.BcryptCost)
+	if err != nil {
+		return stats, fmt.Errorf("seed: bcrypt: %w", err)
+	}
+
+	s := newSeeder(ctx, st, ds, opts)
+	total := int64(len(ds.Users))*2 + int64(len(ds.Follows))*2 + int64(len(ds.Posts)) + s.inboxTotal
+	if opts.Progress != nil {
+		s.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(opts.Progress),
+			progressbar.OptionSetDescription("seed"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("rows"),
+			progressbar.OptionThrottle(250*time.Millisecond),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(opts.Progress) }),
+		)
+	}
+
+	phases := []struct {
+		table string
+		count *int64
+		run   func() error
+	}{
+		{TableUsers, &stats.Users, func() error { return s.users(hash) }},
+		{TableUsernames, &stats.Usernames, s.usernames},
+		{TableRelations, &stats.Relations, s.relations},
+		{TableContent, &stats.Posts, s.content},
+		{TableInbox, &stats.Inbox, s.inbox},
+	}
+	for _, ph := range phases {
+		t0 := time.Now()
+		if s.bar != nil {
+			s.bar.Describe("seed " + ph.table)
+		}
+		s.written.Store(0)
+		err := ph.run()
+		*ph.count = s.written.Load()
+		stats.TableElapsed[ph.table] = time.Since(t0)
+		if err != nil {
+			stats.Elapsed = time.Since(start)
+			return stats, fmt.Errorf("seed %s: %w", ph.table, err)
+		}
+	}
+	if s.bar != nil {
+		_ = s.bar.Finish()
+	}
+	stats.Elapsed = time.Since(start)
+	return stats, nil
+}
+
+// seeder holds what the phases share: the data set, users in rowkey order
+// and the posts in timeline order.
+type seeder struct {
+	ctx  context.Context
+	st   hbase.Store
+	ds   *dataset.Dataset
+	opts SeedOptions
+	bar  *progressbar.ProgressBar
+
+	// owners are the indexes into ds.Users in weibo:users rowkey order
+	// (salt, then id); salt[i] is Salt(ds.Users[i].ID).
+	owners []int32
+	salt   []byte
+	// order lists the indexes into ds.Posts newest first (inbox order);
+	// rank is its inverse. Sorting a timeline's ranks sorts it.
+	order, rank []int32
+	// timeline[i] is the number of inbox rows of ds.Users[i].
+	timeline   []int64
+	inboxTotal int64
+
+	written atomic.Int64 // rows written by the current phase
+}
+
+func newSeeder(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOptions) *seeder {
+	s := &seeder{ctx: ctx, st: st, ds: ds, opts: opts}
+	n := len(ds.Users)
+	s.salt = make([]byte, n)
+	s.owners = make([]int32, n)
+	for i, u := range ds.Users {
+		s.salt[i] = Salt(UserID(u.ID))
+		s.owners[i] = int32(i)
+	}
+	slices.SortFunc(s.owners, func(a, b int32) int {
+		if c := cmp.Compare(s.salt[a], s.salt[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(ds.Users[a].ID, ds.Users[b].ID)
+	})
+
+	s.order = make([]int32, len(ds.Posts))
+	for i := range s.order {
+		s.order[i] = int32(i)
+	}
+	slices.SortFunc(s.order, func(a, b int32) int { return dataset.NewerFirst(ds.Posts[a], ds.Posts[b]) })
+	s.rank = make([]int32, len(ds.Posts))
+	for r, i := range s.order {
+		s.rank[i] = int32(r)
+	}
+
+	s.timeline = make([]int64, n)
+	for i, u := range ds.Users {
+		t := int64(ds.PostCount(u.ID))
+		for _, f := range ds.Following(u.ID) {
+			t += int64(ds.PostCount(f))
+		}
+		s.timeline[i] = t
+		s.inboxTotal += t
+	}
+	return s
+}
+
+// forEachOwner runs fn for every user index of items, split into
+// opts.Parallelism contiguous shards of about equal weight, and waits for
+// all. Each shard has a goroutine that builds its rows in order (fn adds them
+// to the shard's writer) and one that writes the full batches with PutMany,
+// so building the next batch overlaps writing the last one.
+func (s *seeder) forEachOwner(items []int32, weight func(i int32) int64, fn func(w *writer, i int32) error) error {
+	p := s.opts.Parallelism
+	var sum int64
+	for _, i := range items {
+		sum += weight(i)
+	}
+	g, ctx := errgroup.WithContext(s.ctx)
+	lo := 0
+	var acc int64
+	for shard := 0; shard < p && lo < len(items); shard++ {
+		hi := len(items)
+		if shard < p-1 {
+			// Extend the shard until it holds its share of the weight.
+			target := sum * int64(shard+1) / int64(p)
+			hi = lo
+			for hi < len(items) && acc < target {
+				acc += weight(items[hi])
+				hi++
+			}
+		}
+		part := items[lo:hi]
+		lo = hi
+		batches := make(chan []*hbase.Put, 1)
+		g.Go(func() error {
+			for puts := range batches {
+				if err := s.st.PutMany(ctx, puts); err != nil {
+					return err // cancels ctx, which stops the builder
+				}
+				s.written.Add(int64(len(puts)))
+				if s.bar != nil {
+					_ = s.bar.Add(len(puts))
+				}
+			}
+			return nil
+		})
+		g.Go(func() error {
+			defer close(batches)
+			w := &writer{ctx: ctx, size: s.opts.BatchSize, out: batches}
+			for _, i := range part {
+				if err := fn(w, i); err != nil {
+					return err
+				}
+			}
+			return w.flush()
+		})
+	}
+	return g.Wait()
+}
+
+func (s *seeder) users(hash []byte) error {
+	created := U64(uint64(SeedEpoch.UnixMilli()))
+	return s.forEachOwner(s.owners, one, func(w *writer, i int32) error {
+		u := s.ds.Users[i]
+		k := w.key(9)
+		s.userPrefix(k, i)
+		return w.put(TableUsers, k, hbase.Values{
+			FamInfo: {ColUsername: []byte(u.Username), ColPassword: hash, ColCreated: created},
+			FamCount: {
+				ColFollows: U64(uint64(s.ds.FollowCount(u.ID))),
+				ColFans:    U64(uint64(s.ds.FanCount(u.ID))),
+				ColPosts:   U64(uint64(s.ds.PostCount(u.ID))),
+			},
+		})
+	})
+}
+
+func (s *seeder) usernames() error {
+	byName := slices.Clone(s.owners)
+	slices.SortFunc(byName, func(a, b int32) int {
+		return cmp.Compare(s.ds.Users[a].Username, s.ds.Users[b].Username)
+	})
+	return s.forEachOwner(byName, one, func(w *writer, i int32) error {
+		u := s.ds.Users[i]
+		// Seeded usernames "u<n>" are already lower case.
+		return w.put(TableUsernames, UsernameKey(u.Username), hbase.Values{FamName: {ColUID: U64(u.ID)}})
+	})
+}
+
+func (s *seeder) relations() error {
+	// One shared, read-only Values for every relation row.
+	vals := hbase.Values{FamRel: {ColRelSet: U64(uint64(SeedEpoch.UnixMilli()))}}
+	weight := func(i int32) int64 {
+		id := s.ds.Users[i].ID
+		return int64(s.ds.FollowCount(id) + s.ds.FanCount(id))
+	}
+	return s.forEachOwner(s.owners, weight, func(w *writer, i int32) error {
+		id := s.ds.Users[i].ID
+		// Rowkey order: salt|owner|'a'|other... before salt|owner|'f'|other...
+		for _, dir := range [2]byte{dirAttends, dirFans} {
+			others := s.ds.Following(id)
+			if dir == dirFans {
+				others = s.ds.Fans(id)
+			}
+			for _, o := range others {
+				k := w.key(18)
+				s.userPrefix(k, i)
+				k[9] = dir
+				binary.BigEndian.PutUint64(k[10:], o)
+				if err := w.put(TableRelations, k, vals); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (s *seeder) content() error {
+	weight := func(i int32) int64 { return int64(s.ds.PostCount(s.ds.Users[i].ID)) }
+	return s.forEachOwner(s.owners, weight, func(w *writer, i int32) error {
+		u := s.ds.Users[i]
+		name := []byte(u.Username)
+		posts := s.ds.PostsOf(u.ID) // oldest first; rowkeys run newest first
+		for j := len(posts) - 1; j >= 0; j-- {
+			p := &s.ds.Posts[posts[j]]
+			k := w.key(17)
+			s.userPrefix(k, i)
+			binary.BigEndian.PutUint64(k[9:], reverseMillis(p.Millis))
+			if err := w.put(TableContent, k, hbase.Values{FamPost: {ColText: []byte(p.Text), ColAuthorName: name}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *seeder) inbox() error {
+	// One shared, read-only Values for every inbox row: the rowkey says all.
+	vals := hbase.Values{FamInbox: {ColInboxAt: []byte{}}}
+	weight := func(i int32) int64 { return s.timeline[i] }
+	return s.forEachOwner(s.owners, weight, func(w *writer, i int32) error {
+		if s.timeline[i] == 0 {
+			return nil
+		}
+		// The owner's home timeline (own posts and those of everyone the
+		// owner follows) in inbox rowkey order: newest first, then author.
+		// This is the same set of rows as fanning every post out to the
+		// author and each fan, written owner by owner in rowkey order.
+		ranks := w.scratch[:0]
+		id := s.ds.Users[i].ID
+		for _, j := range s.ds.PostsOf(id) {
+			ranks = append(ranks, s.rank[j])
+		}
+		for _, f := range s.ds.Following(id) {
+			for _, j := range s.ds.PostsOf(f) {
+				ranks = append(ranks, s.rank[j])
+			}
+		}
+		slices.Sort(ranks)
+		for _, r := range ranks {
+			p := &s.ds.Posts[s.order[r]]
+			k := w.key(25)
+			s.userPrefix(k, i)
+			binary.BigEndian.PutUint64(k[9:], reverseMillis(p.Millis))
+			binary.BigEndian.PutUint64(k[17:], p.Author)
+			if err := w.put(TableInbox, k, vals); err != nil {
+				return err
+			}
+		}
+		w.scratch = ranks
+		return nil
+	})
+}
+
+// userPrefix writes salt(1) | uid(8) of ds.Users[i] into k[:9], as
+// userPrefix in keys.go does (seed_test checks the two agree).
+func (s *seeder) userPrefix(k []byte, i int32) {
+	k[0] = s.salt[i]
+	binary.BigEndian.PutUint64(k[1:9], s.ds.Users[i].ID)
+}
+
+func one(int32) int64 { return 1 }
+
+// writer collects the rows one shard builds into batches of opts.BatchSize
+// puts and hands each full batch to the shard's PutMany goroutine. The
+// rowkeys of a batch are cut from one buffer and its Put structs come from
+// one array, so a row costs no allocation of its own; the buffers are fresh
+// for each batch, since the batch is written while the next is built.
+type writer struct {
+	ctx  context.Context
+	size int
+	out  chan<- []*hbase.Put
+	buf  []hbase.Put
+	puts []*hbase.Put
+	keys []byte
+	// scratch is reused by inbox for one owner's timeline ranks.
+	scratch []int32
+}
+
+// key returns a zeroed n-byte rowkey buffer from the batch's key buffer.
+func (w *writer) key(n int) []byte {
+	if cap(w.keys)-len(w.keys) < n {
+		w.keys = make([]byte, 0, max(n, w.size*25))
+	}
+	l := len(w.keys)
+	w.keys = w.keys[:l+n]
+	return w.keys[l : l+n : l+n]
+}
+
+func (w *writer) put(table string, row []byte, vals hbase.Values) error {
+	if w.buf == nil {
+		w.buf = make([]hbase.Put, 0, w.size)
+		w.puts = make([]*hbase.Put, 0, w.size)
+	}
+	w.buf = append(w.buf, hbase.Put{Table: table, Row: row, Values: vals})
+	w.puts = append(w.puts, &w.buf[len(w.buf)-1])
+	if len(w.puts) >= w.size {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush hands the batch built so far (if any) to the PutMany goroutine.
+func (w *writer) flush() error {
+	if len(w.puts) == 0 {
+		return nil
+	}
+	select {
+	case w.out <- w.puts:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	w.buf, w.puts, w.keys = nil, nil, nil
+	return nil
+}
