@@ -302,7 +302,12 @@ func (ds *Dataset) readPosts(r io.Reader) error {
 		ds.Posts = append(ds.Posts, Post{Author: uid, Millis: PostMillis(day.start, k, day.n), Text: row.Text})
 	}
 
-	// Per-author post lists, oldest first.
+	ds.indexPosts()
+	return nil
+}
+
+// indexPosts builds the per-author post lists, oldest first.
+func (ds *Dataset) indexPosts() {
 	n := len(ds.Users)
 	ds.postOff = make([]int32, n+1)
 	for _, p := range ds.Posts {
@@ -322,7 +327,22 @@ func (ds *Dataset) readPosts(r io.Reader) error {
 		s := ds.postIdx[ds.postOff[i]:ds.postOff[i+1]]
 		slices.SortStableFunc(s, func(a, b int32) int { return cmp.Compare(ds.Posts[a].Millis, ds.Posts[b].Millis) })
 	}
-	return nil
+}
+
+// KeepPosts returns a copy of ds whose Posts are those for which keep
+// returns true (users and follows unchanged), e.g. one day of the data set
+// for a quick import. The authors stay as the mapping over the whole file
+// assigned them. The copy shares ds's users and follows.
+func (ds *Dataset) KeepPosts(keep func(Post) bool) *Dataset {
+	out := *ds
+	out.Posts = nil
+	for _, p := range ds.Posts {
+		if keep(p) {
+			out.Posts = append(out.Posts, p)
+		}
+	}
+	out.indexPosts()
+	return &out
 }
 
 // User returns the user with id, or false when there is none.
