@@ -26,16 +26,27 @@ func seededGateway(t testing.TB, st hbase.Store) (*gw, *dataset.Dataset) {
 	return startGateway(t, st), ds
 }
 
-// busiest returns the n users with the longest home timelines.
+// busiest returns the n users with the longest home timelines (own posts
+// plus their followees' posts).
 func busiest(ds *dataset.Dataset, n int) []uint64 {
-	ids := make([]uint64, 0, len(ds.Users))
-	for _, u := range ds.Users {
-		ids = append(ids, u.ID)
+	type entry struct {
+		id   uint64
+		size int
 	}
-	slices.SortFunc(ids, func(a, b uint64) int {
-		return len(ds.TimelineIndexes(b)) - len(ds.TimelineIndexes(a))
-	})
-	return ids[:n]
+	all := make([]entry, 0, len(ds.Users))
+	for _, u := range ds.Users {
+		size := ds.PostCount(u.ID)
+		for _, f := range ds.Following(u.ID) {
+			size += ds.PostCount(f)
+		}
+		all = append(all, entry{u.ID, size})
+	}
+	slices.SortStableFunc(all, func(a, b entry) int { return b.size - a.size })
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = all[i].id
+	}
+	return ids
 }
 
 func postID(p dataset.Post) string { return fmt.Sprintf("%d_%d", p.Author, p.Millis) }
@@ -54,58 +65,65 @@ func TestSeededData(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g, ds := seededGateway(t, b.Open(t))
-			users := append(busiest(ds, 3), ds.Users[len(ds.Users)-1].ID, ds.Posts[0].Author)
-			for _, uid := range users {
-				u, _ := ds.User(uid)
-				token := g.login(u.Username, weibo.DefaultSeedPassword)
-				want := ds.HomeTimeline(uid, 60)
-				var wantIDs []string
-				for _, p := range want {
-					wantIDs = append(wantIDs, postID(p))
-				}
-				ids := func(c postConn) []string {
-					var out []string
-					for _, e := range c.Edges {
-						out = append(out, e.Node.ID)
-					}
-					return out
-				}
-				if got := ids(g.timeline(token, 50, nil)); !equalStrings(got, wantIDs[:min(50, len(wantIDs))]) {
-					t.Fatalf("%s homeTimeline(first: 50) =\n%v\nwant\n%v", u.Username, got, wantIDs[:min(50, len(wantIDs))])
-				}
-				var paged []string
-				var after *string
-				for range 3 {
-					page := g.timeline(token, 20, after)
-					paged = append(paged, ids(page)...)
-					after = page.PageInfo.EndCursor
-					if !page.PageInfo.HasNextPage {
-						break
-					}
-				}
-				if !equalStrings(paged, wantIDs) {
-					t.Fatalf("%s: three pages of 20 =\n%v\nwant\n%v", u.Username, paged, wantIDs)
-				}
-				if len(want) > 0 && (g.timeline(token, 1, nil).Edges[0].Node.Content != want[0].Text) {
-					t.Fatalf("%s: newest post's content differs from the data set", u.Username)
-				}
-
-				got := g.user(token, fmt.Sprint(uid))
-				if got.Username != u.Username || got.FollowCount != ds.FollowCount(uid) || got.FanCount != ds.FanCount(uid) || got.PostCount != ds.PostCount(uid) {
-					t.Fatalf("user %d = %+v, want follows %d fans %d posts %d", uid, got, ds.FollowCount(uid), ds.FanCount(uid), ds.PostCount(uid))
-				}
-				var d struct{ User struct{ Posts postConn } }
-				g.ok(token, `query($id: ID!) { user(id: $id) { posts(first: 100) { edges { node { id content } } pageInfo { hasNextPage } } } }`, map[string]any{"id": fmt.Sprint(uid)}, &d)
-				idx := ds.PostsOf(uid)
-				var wantPosts []string
-				for i := len(idx) - 1; i >= 0 && len(wantPosts) < 100; i-- { // PostsOf is oldest first
-					wantPosts = append(wantPosts, postID(ds.Posts[idx[i]]))
-				}
-				if got := ids(d.User.Posts); !equalStrings(got, wantPosts) {
-					t.Fatalf("user %d posts =\n%v\nwant\n%v", uid, got, wantPosts)
-				}
-			}
+			checkSeeded(t, g, ds, append(busiest(ds, 3), ds.Users[len(ds.Users)-1].ID, ds.Posts[0].Author))
 		})
+	}
+}
+
+// checkSeeded compares, for each user of users, what GraphQL answers with
+// what the import mapping says: homeTimeline(first: 50), three pages of 20,
+// the newest post's content, the three counters and posts(first: 100).
+func checkSeeded(t *testing.T, g *gw, ds *dataset.Dataset, users []uint64) {
+	t.Helper()
+	for _, uid := range users {
+		u, _ := ds.User(uid)
+		token := g.login(u.Username, weibo.DefaultSeedPassword)
+		want := ds.HomeTimeline(uid, 60)
+		var wantIDs []string
+		for _, p := range want {
+			wantIDs = append(wantIDs, postID(p))
+		}
+		ids := func(c postConn) []string {
+			var out []string
+			for _, e := range c.Edges {
+				out = append(out, e.Node.ID)
+			}
+			return out
+		}
+		if got := ids(g.timeline(token, 50, nil)); !equalStrings(got, wantIDs[:min(50, len(wantIDs))]) {
+			t.Fatalf("%s homeTimeline(first: 50) =\n%v\nwant\n%v", u.Username, got, wantIDs[:min(50, len(wantIDs))])
+		}
+		var paged []string
+		var after *string
+		for range 3 {
+			page := g.timeline(token, 20, after)
+			paged = append(paged, ids(page)...)
+			after = page.PageInfo.EndCursor
+			if !page.PageInfo.HasNextPage {
+				break
+			}
+		}
+		if !equalStrings(paged, wantIDs) {
+			t.Fatalf("%s: three pages of 20 =\n%v\nwant\n%v", u.Username, paged, wantIDs)
+		}
+		if len(want) > 0 && (g.timeline(token, 1, nil).Edges[0].Node.Content != want[0].Text) {
+			t.Fatalf("%s: newest post's content differs from the data set", u.Username)
+		}
+
+		got := g.user(token, fmt.Sprint(uid))
+		if got.Username != u.Username || got.FollowCount != ds.FollowCount(uid) || got.FanCount != ds.FanCount(uid) || got.PostCount != ds.PostCount(uid) {
+			t.Fatalf("user %d = %+v, want follows %d fans %d posts %d", uid, got, ds.FollowCount(uid), ds.FanCount(uid), ds.PostCount(uid))
+		}
+		var d struct{ User struct{ Posts postConn } }
+		g.ok(token, `query($id: ID!) { user(id: $id) { posts(first: 100) { edges { node { id content } } pageInfo { hasNextPage } } } }`, map[string]any{"id": fmt.Sprint(uid)}, &d)
+		idx := ds.PostsOf(uid)
+		var wantPosts []string
+		for i := len(idx) - 1; i >= 0 && len(wantPosts) < 100; i-- { // PostsOf is oldest first
+			wantPosts = append(wantPosts, postID(ds.Posts[idx[i]]))
+		}
+		if got := ids(d.User.Posts); !equalStrings(got, wantPosts) {
+			t.Fatalf("user %d posts =\n%v\nwant\n%v", uid, got, wantPosts)
+		}
 	}
 }
 

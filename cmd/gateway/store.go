@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
 )
 
 // storeFlags are the flags every subcommand shares to open the store.
@@ -14,11 +15,13 @@ type storeFlags struct {
 	kind string
 	data string
 	zk   string
+	ns   string
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kind, "store", env("GATEWAY_STORE", hbase.BackendEmbedded), "store backend: embedded or hbase (env GATEWAY_STORE)")
 	fs.StringVar(&f.data, "data", env("GATEWAY_DATA", ".data/embedded"), "data directory of the embedded store (env GATEWAY_DATA)")
+	fs.StringVar(&f.ns, "namespace", env("GATEWAY_NAMESPACE", weibo.Namespace), "HBase namespace of the tables, for several independent copies on one cluster (env GATEWAY_NAMESPACE)")
 	fs.StringVar(&f.zk, "hbase-zk", env("GATEWAY_HBASE_ZK", "127.0.0.1:2181"), "ZooKeeper quorum of the HBase cluster, HOST:PORT[,HOST:PORT...] (env GATEWAY_HBASE_ZK)")
 }
 
@@ -46,5 +49,5 @@ func (f *storeFlags) open(ctx context.Context, bulk bool) (hbase.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s store: %w", f.kind, err)
 	}
-	return hbase.Instrument(st), nil
+	return hbase.Instrument(hbase.WithNamespace(st, weibo.Namespace, f.ns)), nil
 }
