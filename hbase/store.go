@@ -138,7 +138,7 @@ type Put struct {
 
 // Delete removes cells from one row, atomically.
 //
-// With Values nil the whole row is deleted. A family mapped to a nil or empty
+// With Values nil or empty the whole row is deleted. A family mapped to a nil or empty
 // map deletes the whole family; otherwise every version of each named
 // qualifier is deleted (the values in the map are ignored).
 type Delete struct {
@@ -245,12 +245,13 @@ type Store interface {
 	// is ErrStopScan) or ctx ends.
 	Scan(ctx context.Context, s *Scan, fn func(*Result) error) error
 	// CheckAndPut applies p only if the newest value of family:qualifier in
-	// p's row equals expected; expected nil means "the cell is absent". It
-	// reports whether p was applied. Check and put are one atomic step.
+	// p's row equals expected; expected nil (or empty) means "the cell is
+	// absent or holds an empty value" (HBase's rule). It reports whether p
+	// was applied. Check and put are one atomic step.
 	CheckAndPut(ctx context.Context, p *Put, family, qualifier string, expected []byte) (bool, error)
 	// CheckAndDelete applies d only if the newest value of family:qualifier in
-	// d's row equals expected (nil: absent), atomically, and reports whether
-	// it was applied.
+	// d's row equals expected (nil: absent or empty), atomically, and reports
+	// whether it was applied.
 	CheckAndDelete(ctx context.Context, d *Delete, family, qualifier string, expected []byte) (bool, error)
 	// Increment adds to a counter atomically and returns its new value.
 	Increment(ctx context.Context, inc *Increment) (int64, error)

@@ -1,0 +1,389 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Reads of the embedded backend: Get, GetMany, Scan.
+
+// cellRec is one cell collected by a rowBuilder; its qualifier and value
+// live in the builder's arenas.
+type cellRec struct {
+	fam          *embFamily
+	qStart, qEnd int
+	vStart, vEnd int
+	ts           int64
+}
+
+// rowBuilder collects the cells of one row with few allocations.
+type rowBuilder struct {
+	recs  []cellRec
+	quals []byte
+	vals  []byte
+}
+
+func (b *rowBuilder) reset() {
+	b.recs = b.recs[:0]
+	b.quals = b.quals[:0]
+	b.vals = b.vals[:0]
+}
+
+func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) {
+	r := cellRec{fam: fam, ts: ts, qStart: len(b.quals), vStart: len(b.vals)}
+	b.quals = append(b.quals, qual...)
+	b.vals = append(b.vals, val...)
+	r.qEnd, r.vEnd = len(b.quals), len(b.vals)
+	b.recs = append(b.recs, r)
+}
+
+// result builds the Result of row (which it keeps) from the collected cells,
+// copying everything out of the builder.
+func (b *rowBuilder) result(row []byte) *Result {
+	res := &Result{Row: row}
+	if len(b.recs) == 0 {
+		return res
+	}
+	quals := string(b.quals)
+	vals := bytes.Clone(b.vals)
+	cells := make([]Cell, len(b.recs))
+	res.Cells = make([]*Cell, len(b.recs))
+	for i, r := range b.recs {
+		c := &cells[i]
+		c.Family = r.fam.name
+		c.Qualifier = quals[r.qStart:r.qEnd]
+		if r.vEnd > r.vStart {
+			c.Value = vals[r.vStart:r.vEnd:r.vEnd]
+		} else {
+			c.Value = []byte{}
+		}
+		c.Timestamp = r.ts
+		res.Cells[i] = c
+	}
+	return res
+}
+
+// cellWalker reads the visible cells of one row from an iterator.
+type cellWalker struct {
+	t           *embTable
+	want        []*embFamily // nil: every family
+	maxVersions int          // versions per column asked for (>= 1)
+	now         int64        // ms, for TTLs
+	lastQual    []byte       // escaped qualifier of the column being read
+	lastFam     *embFamily
+	versions    int // versions of that column seen so far
+	skip        []byte
+}
+
+func (w *cellWalker) wants(f *embFamily) bool {
+	return w.want == nil || slices.Contains(w.want, f)
+}
+
+// walk adds to b the visible cells of the keys from the iterator's current
+// position (valid says whether it is positioned) while they start with
+// bound, which is a row prefix (rowLen bytes) or a longer prefix of that row.
+// It returns the iterator's validity when the walk ends.
+func (w *cellWalker) walk(it *pebble.Iterator, valid bool, rowLen int, bound []byte, b *rowBuilder) (bool, error) {
+	w.lastFam, w.versions = nil, 0
+	for valid {
+		key := it.Key()
+		if !bytes.HasPrefix(key, bound) {
+			break
+		}
+		famSeg, rest, ok := nextSeg(key[rowLen:])
+		if !ok {
+			return false, fmt.Errorf("hbase: embedded store: corrupt cell key %q", key)
+		}
+		fam := w.t.families[string(famSeg)]
+		if fam == nil || !w.wants(fam) {
+			// Skip the family: seek past its last key.
+			w.skip = segEnd(w.skip[:0], key[:rowLen+len(famSeg)+2])
+			valid = it.SeekGE(w.skip)
+			continue
+		}
+		qualSeg, tsb, ok := nextSeg(rest)
+		if !ok || len(tsb) != tsLen {
+			return false, fmt.Errorf("hbase: embedded store: corrupt cell key %q", key)
+		}
+		if fam == w.lastFam && bytes.Equal(qualSeg, w.lastQual) {
+			w.versions++
+		} else {
+			w.lastFam, w.versions = fam, 1
+			w.lastQual = append(w.lastQual[:0], qualSeg...)
+		}
+		ts := keyTS(key)
+		if w.versions <= min(w.maxVersions, fam.maxVersions) && !fam.expired(ts, w.now) {
+			val, err := it.ValueAndErr()
+			if err != nil {
+				return false, err
+			}
+			b.add(fam, unescape(qualSeg), val, ts)
+		}
+		valid = it.Next()
+	}
+	return valid, it.Error()
+}
+
+// resolveFamilies maps family names to the table's families, sorted and
+// without duplicates; nil for an empty list. An unknown name is
+// ErrFamilyNotFound (HBase fails such reads too).
+func resolveFamilies(t *embTable, names []string) ([]*embFamily, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := make([]*embFamily, 0, len(names))
+	for _, n := range names {
+		f, err := t.family(n)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b *embFamily) int { return cmpString(a.name, b.name) })
+	return out, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// preparedGet is a validated Get.
+type preparedGet struct {
+	t    *embTable
+	fams []*embFamily
+	g    *Get
+}
+
+func validRow(row []byte) error {
+	if len(row) == 0 {
+		return fmt.Errorf("hbase: empty rowkey")
+	}
+	if len(row) > maxRowLen {
+		return fmt.Errorf("hbase: rowkey of %d bytes is longer than %d", len(row), maxRowLen)
+	}
+	return nil
+}
+
+// maxRowLen is HBase's limit on rowkey length (Short.MAX_VALUE).
+const maxRowLen = 32767
+
+func (s *embeddedStore) prepareGet(g *Get) (preparedGet, error) {
+	if g == nil {
+		return preparedGet{}, errors.New("hbase: nil Get")
+	}
+	t, err := s.table(g.Table)
+	if err != nil {
+		return preparedGet{}, err
+	}
+	if err := validRow(g.Row); err != nil {
+		return preparedGet{}, err
+	}
+	fams, err := resolveFamilies(t, g.Families)
+	if err != nil {
+		return preparedGet{}, err
+	}
+	return preparedGet{t: t, fams: fams, g: g}, nil
+}
+
+// getRow reads one row through it (an unbounded iterator), using prefix seeks.
+func getRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key []byte) (*Result, []byte, error) {
+	b.reset()
+	w := cellWalker{t: pg.t, want: pg.fams, maxVersions: max(1, pg.g.MaxVersions), now: now}
+	key = appendRowPrefix(key[:0], pg.t, pg.g.Row)
+	rowLen := len(key)
+	if pg.fams == nil {
+		if _, err := w.walk(it, it.SeekPrefixGE(key), rowLen, key, b); err != nil {
+			return nil, key, err
+		}
+	} else {
+		for _, f := range pg.fams {
+			key = appendSegString(key[:rowLen], f.name)
+			if _, err := w.walk(it, it.SeekPrefixGE(key), rowLen, key, b); err != nil {
+				return nil, key, err
+			}
+		}
+	}
+	return b.result(bytes.Clone(pg.g.Row)), key, nil
+}
+
+// Get reads one row: the newest version of each column (up to
+// min(MaxVersions, the family's MaxVersions) versions, newest first, when
+// MaxVersions > 1), skipping cells past their family's TTL. A missing row is
+// a Result with Row set and no cells. Unknown table: ErrTableNotFound;
+// unknown family in Families: ErrFamilyNotFound.
+func (s *embeddedStore) Get(ctx context.Context, g *Get) (*Result, error) {
+	rs, err := s.GetMany(ctx, []*Get{g})
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// GetMany reads rows of any tables from one consistent snapshot; results
+// are in the order of gets (one per get, never nil).
+func (s *embeddedStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	pgs := make([]preparedGet, len(gets))
+	for i, g := range gets {
+		var err error
+		if pgs[i], err = s.prepareGet(g); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*Result, len(gets))
+	if len(gets) == 0 {
+		return out, nil
+	}
+	it, err := s.db.NewIterWithContext(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = it.Close() }()
+	now := s.nowMillis()
+	var b rowBuilder
+	var key []byte
+	for i, pg := range pgs {
+		if i%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if out[i], key, err = getRow(it, pg, now, &b, key); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// scanRefreshRows and scanRefreshAge bound how long a Scan keeps one pebble
+// iterator (which pins memtables and files) while its callback runs.
+const (
+	scanRefreshRows = 1024
+	scanRefreshAge  = time.Second
+)
+
+// Scan calls fn for each row of the range with at least one visible cell
+// of the wanted families, newest version of each column only, in rowkey
+// order. It streams: rows are read as fn consumes them (fn may write to the
+// store). Rows written during the scan may or may not be seen. An error of fn
+// ends the scan and is returned, except ErrStopScan which ends it with nil.
+func (s *embeddedStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	if sc == nil {
+		return errors.New("hbase: nil Scan")
+	}
+	t, err := s.table(sc.Table)
+	if err != nil {
+		return err
+	}
+	fams, err := resolveFamilies(t, sc.Families)
+	if err != nil {
+		return err
+	}
+	start, stop := ScanRange(sc)
+	lower := appendEscaped(bytes.Clone(t.prefix), start)
+	var upper []byte
+	if stop == nil {
+		upper = PrefixEnd(t.prefix)
+	} else {
+		upper = appendEscaped(bytes.Clone(t.prefix), stop)
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return nil
+	}
+
+	done := ctx.Done()
+	w := cellWalker{t: t, want: fams, maxVersions: 1}
+	var (
+		b      rowBuilder
+		rp     []byte
+		rows   int
+		opened time.Time
+		fresh  int
+		it     *pebble.Iterator
+		valid  bool
+	)
+	open := func() error {
+		var err error
+		it, err = s.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return err
+		}
+		opened, fresh = time.Now(), 0
+		valid = it.First()
+		return nil
+	}
+	if err := open(); err != nil {
+		return err
+	}
+	defer func() {
+		if it != nil {
+			_ = it.Close()
+		}
+	}()
+	for valid {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+		key := it.Key()
+		n := embeddedSplit(key)
+		if n == len(key) {
+			return fmt.Errorf("hbase: embedded store: corrupt cell key %q", key)
+		}
+		rp = append(rp[:0], key[:n]...)
+		b.reset()
+		w.now = s.nowMillis()
+		if valid, err = w.walk(it, valid, n, rp, &b); err != nil {
+			return err
+		}
+		fresh++
+		if len(b.recs) > 0 {
+			row := bytes.Clone(unescape(rp[tableHeaderLen : n-2]))
+			if err := fn(b.result(row)); err != nil {
+				if errors.Is(err, ErrStopScan) {
+					return nil
+				}
+				return err
+			}
+			rows++
+			if sc.Limit > 0 && rows >= sc.Limit {
+				return nil
+			}
+		}
+		if valid && (fresh >= scanRefreshRows || time.Since(opened) > scanRefreshAge) {
+			// Reopen past the current row so that the old iterator's view
+			// of the store is released.
+			if err := it.Close(); err != nil {
+				return err
+			}
+			it = nil
+			lower = segEnd(lower[:0], rp)
+			if err := open(); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Error()
+}

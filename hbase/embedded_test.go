@@ -1,0 +1,642 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// newTestEmbedded returns an in-memory embedded store closed at the end of t.
+func newTestEmbedded(t *testing.T) Store {
+	t.Helper()
+	st, err := NewEmbedded("")
+	if err != nil {
+		t.Fatalf("NewEmbedded: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return st
+}
+
+func TestConformanceEmbedded(t *testing.T) { runConformance(t, newTestEmbedded) }
+
+// --- embedded-only tests -----------------------------------------------------
+
+// etSpecs are the tables of the embedded-only tests, in namespace "t".
+var etSpecs = []TableSpec{
+	{Name: "a", Families: []FamilySpec{
+		{Name: "f"},
+		{Name: "v", MaxVersions: 3},
+		{Name: "x", TTL: 10 * time.Second},
+	}},
+	{Name: "b", Families: []FamilySpec{{Name: "f"}}},
+}
+
+// fakeClock is a settable clock for withClock.
+type fakeClock struct{ ms atomic.Int64 }
+
+func (c *fakeClock) now() time.Time   { return time.UnixMilli(c.ms.Load()) }
+func (c *fakeClock) set(ms int64)     { c.ms.Store(ms) }
+func (c *fakeClock) advance(ms int64) { c.ms.Add(ms) }
+
+// etOpen opens an embedded store in dir ("" = memory) with etSpecs ensured.
+func etOpen(t testing.TB, dir string, opts ...EmbeddedOption) *embeddedStore {
+	t.Helper()
+	st, err := NewEmbedded(dir, opts...)
+	if err != nil {
+		t.Fatalf("NewEmbedded(%q): %v", dir, err)
+	}
+	if err := st.EnsureTables(context.Background(), "t", etSpecs); err != nil {
+		t.Fatalf("EnsureTables: %v", err)
+	}
+	return st.(*embeddedStore)
+}
+
+// rawKeys returns the store's cell keys of row in table (every version,
+// including hidden or expired ones).
+func rawKeys(t *testing.T, s *embeddedStore, table string, row []byte) [][]byte {
+	t.Helper()
+	tb, err := s.table(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := appendRowPrefix(nil, tb, row)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: rp, UpperBound: segEnd(nil, rp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = it.Close() }()
+	var out [][]byte
+	for valid := it.First(); valid; valid = it.Next() {
+		out = append(out, bytes.Clone(it.Key()))
+	}
+	return out
+}
+
+func TestEmbeddedKeyOrder(t *testing.T) {
+	// Rowkeys from a small alphabet rich in the bytes the escaping treats
+	// specially: encoded row prefixes must sort as the rowkeys do, and the
+	// scan bound encoding must select exactly the rows >= / < a key.
+	alphabet := []byte{0x00, 0x01, 0x02, 0xfe, 0xff, 'a'}
+	tb := &embTable{prefix: []byte{keyspaceData, 0, 0, 1, 0}}
+	r := rand.New(rand.NewPCG(1, 2))
+	key := func() []byte {
+		k := make([]byte, r.IntN(5))
+		for i := range k {
+			k[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return k
+	}
+	for range 20000 {
+		a, b := key(), key()
+		ea, eb := appendRowPrefix(nil, tb, a), appendRowPrefix(nil, tb, b)
+		if got, want := bytes.Compare(ea, eb), bytes.Compare(a, b); got != want {
+			t.Fatalf("rows %x, %x: encoded order %d, want %d", a, b, got, want)
+		}
+		// A cell key of a against the bound encoding of b.
+		cell := appendTS(appendSegString(appendSegString(ea, "f"), "q\x00"), 42)
+		bound := appendEscaped(bytes.Clone(tb.prefix), b)
+		if got, want := bytes.Compare(cell, bound) >= 0, bytes.Compare(a, b) >= 0; got != want {
+			t.Fatalf("row %x vs bound %x: cell >= bound is %v, want %v", a, b, got, want)
+		}
+		// Decoding.
+		n := embeddedSplit(cell)
+		if n != len(ea) {
+			t.Fatalf("split of a cell of row %x = %d, want %d", a, n, len(ea))
+		}
+		if got := unescape(cell[tableHeaderLen : n-2]); !bytes.Equal(got, a) {
+			t.Fatalf("decoded row %x, want %x", got, a)
+		}
+		famSeg, rest, _ := nextSeg(cell[n:])
+		qualSeg, tsb, _ := nextSeg(rest)
+		if string(famSeg) != "f" || string(unescape(qualSeg)) != "q\x00" || len(tsb) != tsLen || keyTS(cell) != 42 {
+			t.Fatalf("decoded cell %q %q %d", famSeg, unescape(qualSeg), keyTS(cell))
+		}
+	}
+}
+
+func TestEmbeddedComparerSplit(t *testing.T) {
+	// Compare (bytewise) must agree with "prefixes bytewise, then suffixes
+	// bytewise" for the Split (pebble's requirement), on cell keys, scan
+	// bounds and metadata keys alike.
+	r := rand.New(rand.NewPCG(3, 4))
+	tb := &embTable{prefix: []byte{keyspaceData, 0, 0, 0, 1}}
+	alphabet := []byte{0x00, 0x01, 0x02, 0xff, 'a'}
+	randBytes := func(n int) []byte {
+		k := make([]byte, r.IntN(n))
+		for i := range k {
+			k[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return k
+	}
+	mk := func() []byte {
+		switch r.IntN(5) {
+		case 0:
+			return appendEscaped(bytes.Clone(tb.prefix), randBytes(4)) // scan bound
+		case 1:
+			return segEnd(nil, appendRowPrefix(nil, tb, randBytes(4))) // row end
+		case 2:
+			return append([]byte{keyspaceMeta}, randBytes(6)...)
+		default:
+			rp := appendRowPrefix(nil, tb, randBytes(4))
+			return appendTS(appendSeg(appendSegString(rp, "f"), randBytes(3)), r.Int64N(1<<50))
+		}
+	}
+	split := embeddedComparer.Split
+	for range 50000 {
+		a, b := mk(), mk()
+		an, bn := split(a), split(b)
+		want := bytes.Compare(a[:an], b[:bn])
+		if want == 0 {
+			want = bytes.Compare(a[an:], b[bn:])
+		}
+		if got := bytes.Compare(a, b); got != want {
+			t.Fatalf("keys %x / %x: Compare %d, prefix-then-suffix %d", a, b, got, want)
+		}
+		if an < len(a) && bytes.Compare(a[:an], a) >= 0 {
+			t.Fatalf("prefix of %x does not sort before the key", a)
+		}
+	}
+}
+
+func TestEmbeddedPersistence(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := etOpen(t, dir)
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r1"), Values: Values{"f": {"q": []byte("1")}, "v": {"q": []byte("v")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Errorf("Ping after Close: no error")
+	}
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r1"), Values: Values{"f": {"q": []byte("1")}}}); err == nil {
+		t.Errorf("Put after Close: no error")
+	}
+
+	// Reopen: the tables and the data are there; a new table gets a new id.
+	st, err := NewEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = st.(*embeddedStore)
+	r, err := s.Get(ctx, &Get{Table: "t:a", Row: []byte("r1")})
+	if err != nil || string(r.Value("f", "q")) != "1" || string(r.Value("v", "q")) != "v" {
+		t.Fatalf("after reopen: %v, %v", cCellStrings(r, false), err)
+	}
+	ta, _ := s.table("t:a")
+	if ta.families["v"].maxVersions != 3 || ta.families["x"].ttlMillis != 10000 {
+		t.Errorf("family specs after reopen: v %+v, x %+v", *ta.families["v"], *ta.families["x"])
+	}
+	if err := s.EnsureTables(ctx, "t", append(slices.Clone(etSpecs), TableSpec{Name: "c", Families: []FamilySpec{{Name: "f"}}})); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[uint32]string{}
+	for name, tb := range *s.tables.Load() {
+		if other, dup := ids[tb.id]; dup {
+			t.Errorf("tables %s and %s share id %d", name, other, tb.id)
+		}
+		ids[tb.id] = name
+	}
+	if err := s.Put(ctx, &Put{Table: "t:c", Row: []byte("r1"), Values: Values{"f": {"q": []byte("c")}}}); err != nil {
+		t.Fatal(err)
+	}
+	for table, want := range map[string]string{"t:a": "1", "t:b": "", "t:c": "c"} {
+		r, err := s.Get(ctx, &Get{Table: table, Row: []byte("r1")})
+		if err != nil || string(r.Value("f", "q")) != want {
+			t.Errorf("%s r1: %q, %v; want %q", table, r.Value("f", "q"), err, want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A directory holding another pebble store is refused.
+	other := t.TempDir()
+	db, err := pebble.Open(other, &pebble.Options{Comparer: embeddedComparer, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Set([]byte("\x01foreign"), []byte("x"), pebble.Sync)
+	_ = db.Close()
+	if st, err := NewEmbedded(other); err == nil {
+		_ = st.Close()
+		t.Errorf("NewEmbedded on a foreign store: no error")
+	}
+}
+
+func TestEmbeddedNoSyncDurableAfterSyncAndClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := etOpen(t, dir, WithNoSync(), WithCacheSize(8<<20))
+	var puts []*Put
+	for i := range 1000 {
+		puts = append(puts, &Put{Table: "t:b", Row: fmt.Appendf(nil, "r%04d", i), Values: Values{"f": {"q": []byte("v")}}})
+	}
+	if err := s.PutMany(ctx, puts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = etOpen(t, dir)
+	defer func() { _ = s.Close() }()
+	rs, err := ScanAll(ctx, s, &Scan{Table: "t:b"})
+	if err != nil || len(rs) != 1000 {
+		t.Fatalf("after reopen: %d rows, %v", len(rs), err)
+	}
+}
+
+func TestEmbeddedVersionTrimming(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	row := []byte("r")
+	for ts := int64(1); ts <= 6; ts++ {
+		if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Timestamp: ts * 1000, Values: Values{"v": {"q": fmt.Appendf(nil, "%d", ts)}, "f": {"q": fmt.Appendf(nil, "%d", ts)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An old version below the kept ones is not even written.
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Timestamp: 10, Values: Values{"v": {"q": []byte("old")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if keys := rawKeys(t, s, "t:a", row); len(keys) != 1+3 {
+		t.Errorf("stored %d cells, want 4 (1 of f:q, 3 of v:q)", len(keys))
+	}
+	r, err := s.Get(ctx, &Get{Table: "t:a", Row: row, MaxVersions: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cWantCells(t, "trimmed", r, true, `f:"q"="6"@6000`, `v:"q"="6"@6000`, `v:"q"="5"@5000`, `v:"q"="4"@4000`)
+
+	// Two puts of the same column in one batch: the batch sees its own writes.
+	if err := s.PutMany(ctx, []*Put{
+		{Table: "t:a", Row: row, Timestamp: 7000, Values: Values{"v": {"q": []byte("7")}}},
+		{Table: "t:a", Row: row, Timestamp: 8000, Values: Values{"v": {"q": []byte("8")}}},
+		{Table: "t:a", Row: row, Timestamp: 8000, Values: Values{"v": {"q": []byte("8b")}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if keys := rawKeys(t, s, "t:a", row); len(keys) != 1+3 {
+		t.Errorf("after batch: stored %d cells, want 4", len(keys))
+	}
+	r, _ = s.Get(ctx, &Get{Table: "t:a", Row: row, Families: []string{"v"}, MaxVersions: 3})
+	cWantCells(t, "batch", r, true, `v:"q"="8b"@8000`, `v:"q"="7"@7000`, `v:"q"="6"@6000`)
+}
+
+func TestEmbeddedTTLAndClock(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{}
+	clock.set(1_700_000_000_000)
+	s := etOpen(t, "", withClock(clock.now))
+	defer func() { _ = s.Close() }()
+	row := []byte("r")
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Values: Values{"x": {"q": []byte("1")}, "f": {"q": []byte("f")}}}); err != nil {
+		t.Fatal(err)
+	}
+	get := func() *Result {
+		r, err := s.Get(ctx, &Get{Table: "t:a", Row: row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if c := get().Cell("x", "q"); c == nil || c.Timestamp != 1_700_000_000_000 {
+		t.Fatalf("default timestamp: %+v", c)
+	}
+	clock.advance(10_000) // exactly the TTL: still visible (expired when ts < now - ttl)
+	if get().Cell("x", "q") == nil {
+		t.Errorf("cell expired at exactly its TTL")
+	}
+	clock.advance(1)
+	cWantCells(t, "after TTL", get(), false, `f:"q"="f"`)
+	if rs, _ := ScanAll(ctx, s, &Scan{Table: "t:a", Families: []string{"x"}}); len(rs) != 0 {
+		t.Errorf("scan of expired family: %d rows", len(rs))
+	}
+	// Expired counters restart from 0; the write drops the expired version.
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Values: Values{"x": {"n": cBE64(41)}}}); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(20_000)
+	if v, err := s.Increment(ctx, &Increment{Table: "t:a", Row: row, Family: "x", Qualifier: "n", Amount: 1}); err != nil || v != 1 {
+		t.Errorf("Increment of an expired counter = %d, %v; want 1", v, err)
+	}
+	// x:q is still stored (nothing rewrote it), x:n only once.
+	if keys := rawKeys(t, s, "t:a", row); len(keys) != 3 {
+		t.Errorf("stored %d cells, want 3 (f:q, x:n, expired x:q)", len(keys))
+	}
+	// A write to the expired column drops its expired version.
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Values: Values{"x": {"q": []byte("2")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if keys := rawKeys(t, s, "t:a", row); len(keys) != 3 {
+		t.Errorf("stored %d cells, want 3", len(keys))
+	}
+
+	// Increment timestamps move past the previous version even when the
+	// clock stands still (HBase: max(now, previous+1)).
+	now := clock.now().UnixMilli()
+	for i := range 3 {
+		if _, err := s.Increment(ctx, &Increment{Table: "t:a", Row: row, Family: "f", Qualifier: "n", Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if c := get().Cell("f", "n"); c.Timestamp != now+int64(i) {
+			t.Errorf("increment %d: timestamp %d, want %d", i, c.Timestamp, now+int64(i))
+		}
+	}
+
+	// CheckAndPut writes at max(now, checked cell's timestamp).
+	future := now + 60_000
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Timestamp: future, Values: Values{"f": {"lock": []byte("a")}}}); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := s.CheckAndPut(ctx, &Put{Table: "t:a", Row: row, Values: Values{"f": {"lock": []byte("b")}}}, "f", "lock", []byte("a"))
+	if err != nil || !ok {
+		t.Fatalf("CheckAndPut = %v, %v", ok, err)
+	}
+	if c := get().Cell("f", "lock"); string(c.Value) != "b" || c.Timestamp != future {
+		t.Errorf("CheckAndPut over a future cell: %+v", c)
+	}
+	// A Delete (at now) leaves versions newer than now, as HBase's does:
+	// here the future f:lock and the counter whose versions crept to now+2.
+	if err := s.Delete(ctx, &Delete{Table: "t:a", Row: row}); err != nil {
+		t.Fatal(err)
+	}
+	cWantCells(t, "after delete", get(), false, `f:"lock"="b"`, fmt.Sprintf(`f:"n"=%q`, cBE64(3)))
+}
+
+func TestEmbeddedValidation(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	bad := []struct {
+		name string
+		err  error
+	}{
+		{"empty row Put", s.Put(ctx, &Put{Table: "t:a", Values: Values{"f": {"q": nil}}})},
+		{"empty row Get", func() error { _, err := s.Get(ctx, &Get{Table: "t:a"}); return err }()},
+		{"huge row", s.Put(ctx, &Put{Table: "t:a", Row: make([]byte, 40000), Values: Values{"f": {"q": nil}}})},
+		{"negative timestamp", s.Put(ctx, &Put{Table: "t:a", Row: []byte("r"), Timestamp: -1, Values: Values{"f": {"q": nil}}})},
+		{"bad namespace", s.EnsureTables(ctx, "a:b", etSpecs)},
+		{"bad table", s.EnsureTables(ctx, "t", []TableSpec{{Name: "a/b", Families: []FamilySpec{{Name: "f"}}}})},
+		{"no family", s.EnsureTables(ctx, "t", []TableSpec{{Name: "nofam"}})},
+		{"bad family", s.EnsureTables(ctx, "t", []TableSpec{{Name: "badfam", Families: []FamilySpec{{Name: "a:b"}}}})},
+		{"dup family", s.EnsureTables(ctx, "t", []TableSpec{{Name: "dupfam", Families: []FamilySpec{{Name: "f"}, {Name: "f"}}}})},
+		{"unknown check family", func() error {
+			_, err := s.CheckAndPut(ctx, &Put{Table: "t:a", Row: []byte("r"), Values: Values{"f": {"q": nil}}}, "nope", "q", nil)
+			return err
+		}()},
+	}
+	for _, b := range bad {
+		if b.err == nil {
+			t.Errorf("%s: no error", b.name)
+		}
+	}
+	if _, err := s.CheckAndDelete(ctx, &Delete{Table: "t:a", Row: []byte("r")}, "nope", "q", nil); !errors.Is(err, ErrFamilyNotFound) {
+		t.Errorf("CheckAndDelete with an unknown family: %v", err)
+	}
+	if err := s.Scan(ctx, &Scan{Table: "t:a", Families: []string{"nope"}}, func(*Result) error { return nil }); !errors.Is(err, ErrFamilyNotFound) {
+		t.Errorf("Scan of an unknown family: %v", err)
+	}
+	// Empty ranges.
+	for _, sc := range []*Scan{
+		{Table: "t:a", Start: []byte("b"), Stop: []byte("a")},
+		{Table: "t:a", Start: []byte("a"), Stop: []byte("a")},
+		{Table: "t:a", Prefix: []byte("b"), Stop: []byte("a")},
+	} {
+		if rs, err := ScanAll(ctx, s, sc); err != nil || len(rs) != 0 {
+			t.Errorf("empty range %+v: %d rows, %v", *sc, len(rs), err)
+		}
+	}
+	// A Put without cells is a no-op.
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r"), Values: Values{"f": {}}}); err != nil {
+		t.Errorf("Put without cells: %v", err)
+	}
+}
+
+func TestEmbeddedScanLongWithWrites(t *testing.T) {
+	// A scan longer than one iterator's lifetime (scanRefreshRows) whose
+	// callback writes to the store sees every row exactly once, in order.
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	const n = 3*scanRefreshRows + 17
+	var puts []*Put
+	for i := range n {
+		puts = append(puts, &Put{Table: "t:a", Row: fmt.Appendf(nil, "s/%05d", i), Values: Values{"f": {"q": []byte("v")}}})
+	}
+	if err := s.PutMany(ctx, puts); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	err := s.Scan(ctx, &Scan{Table: "t:a", Prefix: []byte("s/")}, func(r *Result) error {
+		if want := fmt.Sprintf("s/%05d", i); string(r.Row) != want {
+			return fmt.Errorf("row %d is %q, want %q", i, r.Row, want)
+		}
+		i++
+		// Write behind and ahead of the cursor, and into another prefix.
+		return s.PutMany(ctx, []*Put{
+			{Table: "t:a", Row: fmt.Appendf(nil, "t/%05d", i), Values: Values{"f": {"q": []byte("w")}}},
+			{Table: "t:a", Row: r.Row, Values: Values{"v": {"q": []byte("w")}}},
+		})
+	})
+	if err != nil || i != n {
+		t.Fatalf("scan: %v after %d rows, want %d", err, i, n)
+	}
+}
+
+func TestEmbeddedConcurrentMixed(t *testing.T) {
+	// Increments, Puts of other columns of the same rows, CheckAndPuts and
+	// overlapping PutMany batches at once: no deadlock, exact counters.
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	const workers, rounds, rows = 6, 200, 5
+	rowKey := func(i int) []byte { return fmt.Appendf(nil, "c/%d", i%rows) }
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for i := range rounds {
+				row := rowKey(r.IntN(rows))
+				var err error
+				switch i % 4 {
+				case 0, 1:
+					_, err = s.Increment(ctx, &Increment{Table: "t:a", Row: row, Family: "f", Qualifier: "n", Amount: 1})
+				case 2:
+					err = s.PutMany(ctx, []*Put{
+						{Table: "t:a", Row: rowKey(r.IntN(rows)), Values: Values{"v": {"p": []byte("x")}}},
+						{Table: "t:a", Row: rowKey(r.IntN(rows)), Values: Values{"f": {"p": []byte("y")}}},
+						{Table: "t:b", Row: row, Values: Values{"f": {"p": []byte("z")}}},
+					})
+				case 3:
+					_, err = s.CheckAndPut(ctx, &Put{Table: "t:a", Row: row, Values: Values{"v": {"c": []byte("1")}}}, "f", "p", []byte("y"))
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var total int64
+	for i := range rows {
+		r, err := s.Get(ctx, &Get{Table: "t:a", Row: rowKey(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := r.Value("f", "n"); v != nil {
+			total += int64(binary.BigEndian.Uint64(v))
+		}
+	}
+	if want := int64(workers * rounds / 2); total != want {
+		t.Errorf("counters sum to %d, want %d", total, want)
+	}
+}
+
+func TestEmbeddedCloseWaitsForCalls(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r"), Values: Values{"f": {"q": nil}}}); err != nil {
+		t.Fatal(err)
+	}
+	inScan := make(chan struct{})
+	release := make(chan struct{})
+	scanDone := make(chan error, 1)
+	go func() {
+		scanDone <- s.Scan(ctx, &Scan{Table: "t:a"}, func(*Result) error {
+			close(inScan)
+			<-release
+			return nil
+		})
+	}()
+	<-inScan
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a Scan was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-scanDone; err != nil {
+		t.Errorf("Scan: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// --- benchmarks ----------------------------------------------------------------
+
+// BenchmarkEmbeddedPutMany measures bulk loading as the data import
+// (weibo.Seed) does it: PutMany batches of 4,000 small rows shaped like
+// weibo:relations rows (an 18-byte binary rowkey, one family, one qualifier,
+// an 8-byte value), into a store on disk. One iteration is one batch; the
+// rows/s metric is the figure to read. "ordered" writes rowkeys in
+// ascending order, as Seed does (table by table, in rowkey order); "random"
+// writes them in random order (the worst case: every batch touches the
+// whole key space, and compactions rewrite it). "sync" syncs every batch,
+// the others use WithNoSync.
+//
+//	go test ./hbase/ -run '^$' -bench EmbeddedPutMany -benchtime 250x             # 1M rows each
+//	go test ./hbase/ -run '^$' -bench EmbeddedPutMany/ordered -benchtime 2750x    # 11M rows
+func BenchmarkEmbeddedPutMany(b *testing.B) {
+	for _, mode := range []struct {
+		name    string
+		ordered bool
+		opts    []EmbeddedOption
+	}{
+		{"ordered", true, []EmbeddedOption{WithNoSync()}},
+		{"random", false, []EmbeddedOption{WithNoSync()}},
+		{"ordered-sync", true, nil},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			const batch = 4000
+			ctx := context.Background()
+			s := etOpen(b, b.TempDir(), mode.opts...)
+			r := rand.New(rand.NewPCG(1, 1))
+			puts := make([]*Put, batch)
+			val := cBE64(1_700_000_000_000)
+			var seq uint64
+			rows := 0
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				for i := range puts {
+					row := make([]byte, 18)
+					if mode.ordered {
+						binary.BigEndian.PutUint64(row[1:], seq/64)
+						binary.BigEndian.PutUint64(row[10:], seq%64)
+						seq++
+					} else {
+						row[0] = byte(r.IntN(16))
+						binary.BigEndian.PutUint64(row[1:], r.Uint64N(2_000_000))
+						binary.BigEndian.PutUint64(row[10:], r.Uint64N(2_000_000))
+					}
+					row[9] = 'f'
+					puts[i] = &Put{Table: "t:b", Row: row, Values: Values{"f": {"t": val}}}
+				}
+				b.StartTimer()
+				if err := s.PutMany(ctx, puts); err != nil {
+					b.Fatal(err)
+				}
+				rows += batch
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkEmbeddedGet measures point reads of existing and missing rows.
+func BenchmarkEmbeddedGet(b *testing.B) {
+	ctx := context.Background()
+	s := etOpen(b, b.TempDir(), WithNoSync())
+	defer func() { _ = s.Close() }()
+	const n = 100_000
+	var puts []*Put
+	for i := range n {
+		puts = append(puts, &Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)*2), Values: Values{"f": {"q": []byte("value")}}})
+		if len(puts) == 5000 {
+			if err := s.PutMany(ctx, puts); err != nil {
+				b.Fatal(err)
+			}
+			puts = puts[:0]
+		}
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	b.ResetTimer()
+	for b.Loop() {
+		k := uint64(r.IntN(2 * n))
+		res, err := s.Get(ctx, &Get{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, k)})
+		if err != nil || res.Exists() != (k%2 == 0) {
+			b.Fatalf("Get %d: %v, %v", k, res.Exists(), err)
+		}
+	}
+}

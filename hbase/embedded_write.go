@@ -1,0 +1,579 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Writes of the embedded backend. Every mutation of a row holds the row's
+// lock stripe from before it reads the row's current state until its batch
+// is committed, so that read-modify-writes (version trimming, CheckAndPut,
+// CheckAndDelete, Increment) are atomic with respect to every other
+// mutation of the row. Reads take no locks: a pebble iterator sees each
+// committed batch entirely or not at all.
+
+// preparedPut is a validated Put.
+type preparedPut struct {
+	t    *embTable
+	p    *Put
+	rp   []byte // encoded row prefix
+	cols []preparedCol
+}
+
+// preparedCol is one cell of a Put.
+type preparedCol struct {
+	fam  *embFamily
+	qual string
+	val  []byte
+}
+
+// prepareArena holds the encoded row prefixes and the cells of a batch of
+// puts in two allocations.
+type prepareArena struct {
+	keys []byte
+	cols []preparedCol
+}
+
+func newPrepareArena(puts []*Put) *prepareArena {
+	nk, nc := 0, 0
+	for _, p := range puts {
+		if p == nil {
+			continue
+		}
+		nk += tableHeaderLen + 2*len(p.Row) + 2
+		for _, qs := range p.Values {
+			nc += len(qs)
+		}
+	}
+	return &prepareArena{keys: make([]byte, 0, nk), cols: make([]preparedCol, 0, nc)}
+}
+
+// preparePut validates p and encodes it into a.
+func (s *embeddedStore) preparePut(p *Put, a *prepareArena) (preparedPut, error) {
+	if p == nil {
+		return preparedPut{}, errors.New("hbase: nil Put")
+	}
+	t, err := s.table(p.Table)
+	if err != nil {
+		return preparedPut{}, err
+	}
+	if err := validRow(p.Row); err != nil {
+		return preparedPut{}, err
+	}
+	if p.Timestamp < 0 {
+		return preparedPut{}, fmt.Errorf("hbase: negative timestamp %d", p.Timestamp)
+	}
+	pp := preparedPut{t: t, p: p}
+	start := len(a.keys)
+	a.keys = appendRowPrefix(a.keys, t, p.Row)
+	pp.rp = a.keys[start:len(a.keys):len(a.keys)]
+	start = len(a.cols)
+	for fname, qs := range p.Values {
+		f, err := t.family(fname)
+		if err != nil {
+			return preparedPut{}, err
+		}
+		for q, v := range qs {
+			a.cols = append(a.cols, preparedCol{fam: f, qual: q, val: v})
+		}
+	}
+	pp.cols = a.cols[start:len(a.cols):len(a.cols)]
+	// Cell key order: family, then qualifier (bytewise).
+	if len(pp.cols) > 1 {
+		slices.SortFunc(pp.cols, func(a, b preparedCol) int {
+			if c := cmpString(a.fam.name, b.fam.name); c != 0 {
+				return c
+			}
+			return cmpString(a.qual, b.qual)
+		})
+	}
+	return pp, nil
+}
+
+// preparedDelete is a validated Delete.
+type preparedDelete struct {
+	t  *embTable
+	d  *Delete
+	rp []byte
+}
+
+func (s *embeddedStore) prepareDelete(d *Delete) (preparedDelete, error) {
+	if d == nil {
+		return preparedDelete{}, errors.New("hbase: nil Delete")
+	}
+	t, err := s.table(d.Table)
+	if err != nil {
+		return preparedDelete{}, err
+	}
+	if err := validRow(d.Row); err != nil {
+		return preparedDelete{}, err
+	}
+	for fname := range d.Values {
+		if _, err := t.family(fname); err != nil {
+			return preparedDelete{}, err
+		}
+	}
+	return preparedDelete{t: t, d: d, rp: appendRowPrefix(nil, t, d.Row)}, nil
+}
+
+// writer applies mutations of locked rows to one batch, reading the rows'
+// current state through an iterator opened after the locks were taken.
+type writer struct {
+	s   *embeddedStore
+	it  *pebble.Iterator
+	b   *pebble.Batch
+	now int64 // ms: the default timestamp and the TTL clock
+
+	// overlay holds the versions (newest first) of the columns written so far
+	// in this batch, for rows that the batch writes more than once; nil
+	// otherwise.
+	overlay map[string][]int64
+
+	col  []byte
+	key  []byte
+	vers []int64
+	kept []int64
+}
+
+func (s *embeddedStore) newWriter(ctx context.Context) (*writer, error) {
+	// Writes often target rows that do not exist yet (imports, new posts):
+	// consult the bloom filters of the last level too, so that a miss reads
+	// no data block.
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		return nil, err
+	}
+	return &writer{s: s, it: it, b: s.db.NewBatch(), now: s.nowMillis()}, nil
+}
+
+func (w *writer) close() {
+	_ = w.it.Close()
+	_ = w.b.Close()
+}
+
+// commit commits the batch, synced unless the store is WithNoSync.
+func (w *writer) commit() error {
+	if err := w.it.Error(); err != nil {
+		return err
+	}
+	if w.b.Empty() {
+		return nil
+	}
+	return w.b.Commit(w.s.writeOpts)
+}
+
+// appendCol appends the encoded prefix of column fam:qual of the row rp.
+func appendCol(dst, rp []byte, fam, qual string) []byte {
+	return appendSegString(appendSegString(append(dst, rp...), fam), qual)
+}
+
+// rowEmpty reports whether the row rp holds no cell in the store.
+func (w *writer) rowEmpty(rp []byte) bool {
+	return !w.it.SeekPrefixGE(rp)
+}
+
+// readColumn reads column col of family fam: every stored version's
+// timestamp (newest first, into w.vers) and, when the newest is not past its
+// TTL, a copy of its value and its timestamp.
+func (w *writer) readColumn(fam *embFamily, col []byte) (val []byte, ts int64, present bool, err error) {
+	w.vers = w.vers[:0]
+	for valid := w.it.SeekPrefixGE(col); valid && bytes.HasPrefix(w.it.Key(), col); valid = w.it.Next() {
+		vts := keyTS(w.it.Key())
+		if len(w.vers) == 0 && !fam.expired(vts, w.now) {
+			v, err := w.it.ValueAndErr()
+			if err != nil {
+				return nil, 0, false, err
+			}
+			val, ts, present = bytes.Clone(v), vts, true
+		}
+		w.vers = append(w.vers, vts)
+	}
+	return val, ts, present, w.it.Error()
+}
+
+// putCell writes val at ts into column col (whose stored versions, newest
+// first, are vers), then keeps the family's MaxVersions newest unexpired
+// versions and deletes the others; a new cell that would not be kept is not
+// written. It returns the kept versions (in w.kept).
+func (w *writer) putCell(fam *embFamily, col, val []byte, ts int64, vers []int64) []int64 {
+	w.kept = w.kept[:0]
+	keep := func(v int64) bool {
+		if len(w.kept) < fam.maxVersions && !fam.expired(v, w.now) {
+			w.kept = append(w.kept, v)
+			return true
+		}
+		return false
+	}
+	del := func(v int64) {
+		w.key = appendTS(append(w.key[:0], col...), v)
+		_ = w.b.Delete(w.key, nil)
+	}
+	written := false
+	placed := false
+	for _, v := range vers {
+		if !placed && ts >= v {
+			placed = true
+			written = keep(ts)
+			if written {
+				w.key = appendTS(append(w.key[:0], col...), ts)
+				_ = w.b.Set(w.key, val, nil)
+			}
+			if ts == v { // same version: overwritten (or dropped with it)
+				if !written {
+					del(v)
+				}
+				continue
+			}
+		}
+		if !keep(v) {
+			del(v)
+		}
+	}
+	if !placed && keep(ts) {
+		w.key = appendTS(append(w.key[:0], col...), ts)
+		_ = w.b.Set(w.key, val, nil)
+	}
+	return w.kept
+}
+
+// put applies pp at timestamp ts; rowEmpty says the row holds nothing in the
+// store (its columns need not be read).
+func (w *writer) put(pp *preparedPut, ts int64, rowEmpty bool) error {
+	for _, c := range pp.cols {
+		w.col = appendCol(w.col[:0], pp.rp, c.fam.name, c.qual)
+		var vers []int64
+		known := false
+		if w.overlay != nil {
+			vers, known = w.overlay[string(w.col)]
+		}
+		if !known && !rowEmpty {
+			if _, _, _, err := w.readColumn(c.fam, w.col); err != nil {
+				return err
+			}
+			vers = w.vers
+		}
+		kept := w.putCell(c.fam, w.col, c.val, ts, vers)
+		if w.overlay != nil {
+			w.overlay[string(w.col)] = slices.Clone(kept)
+		}
+	}
+	return nil
+}
+
+// deletePrefix deletes the cells whose keys start with p (a row, family or
+// column prefix) and whose timestamp is not after now: HBase's Delete without
+// a timestamp masks the versions up to the time of the delete.
+func (w *writer) deletePrefix(p []byte) error {
+	for valid := w.it.SeekPrefixGE(p); valid && bytes.HasPrefix(w.it.Key(), p); valid = w.it.Next() {
+		if keyTS(w.it.Key()) <= w.now {
+			_ = w.b.Delete(w.it.Key(), nil)
+		}
+	}
+	return w.it.Error()
+}
+
+// del applies pd.
+func (w *writer) del(pd *preparedDelete) error {
+	if len(pd.d.Values) == 0 {
+		return w.deletePrefix(pd.rp)
+	}
+	for fname, qs := range pd.d.Values {
+		if len(qs) == 0 {
+			w.col = appendSegString(append(w.col[:0], pd.rp...), fname)
+			if err := w.deletePrefix(w.col); err != nil {
+				return err
+			}
+			continue
+		}
+		for q := range qs {
+			w.col = appendCol(w.col[:0], pd.rp, fname, q)
+			if err := w.deletePrefix(w.col); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Put writes p's cells at p.Timestamp (0: now) into one row atomically,
+// keeping at most each family's MaxVersions versions per column (a cell at
+// an existing timestamp replaces it). Unknown table: ErrTableNotFound;
+// unknown family: ErrFamilyNotFound.
+func (s *embeddedStore) Put(ctx context.Context, p *Put) error {
+	return s.PutMany(ctx, []*Put{p})
+}
+
+// PutMany writes many rows (of any tables) in one batch: each row is atomic,
+// and so, in this backend, is the whole batch. Every put is validated before
+// anything is written.
+func (s *embeddedStore) PutMany(ctx context.Context, puts []*Put) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	if len(puts) == 0 {
+		return nil
+	}
+	pps := make([]preparedPut, len(puts))
+	arena := newPrepareArena(puts)
+	var locks lockSet
+	for i, p := range puts {
+		var err error
+		if pps[i], err = s.preparePut(p, arena); err != nil {
+			return err
+		}
+		locks.add(s.stripe(pps[i].rp))
+	}
+	// Row order: monotonic seeks, and the puts of one row side by side (in
+	// their given order, which decides between equal timestamps).
+	order := make([]int32, len(pps))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := bytes.Compare(pps[a].rp, pps[b].rp); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+
+	s.lockAll(&locks)
+	defer s.unlockAll(&locks)
+	w, err := s.newWriter(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	for i := 0; i < len(order); {
+		first := &pps[order[i]]
+		j := i + 1
+		for j < len(order) && bytes.Equal(pps[order[j]].rp, first.rp) {
+			j++
+		}
+		w.overlay = nil
+		if j-i > 1 {
+			w.overlay = map[string][]int64{}
+		}
+		empty := (j-i > 1 || len(first.cols) > 1) && w.rowEmpty(first.rp)
+		for _, k := range order[i:j] {
+			ts := pps[k].p.Timestamp
+			if ts == 0 {
+				ts = w.now
+			}
+			if err := w.put(&pps[k], ts, empty); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.commit()
+}
+
+// Delete deletes from one row atomically: the whole row when d.Values is
+// nil or empty, a whole family when it maps to a nil or empty map, else
+// every version of the named qualifiers. Like HBase's Delete without a
+// timestamp it removes the versions whose timestamp is not after now.
+func (s *embeddedStore) Delete(ctx context.Context, d *Delete) error {
+	return s.DeleteMany(ctx, []*Delete{d})
+}
+
+// DeleteMany applies many deletes (of any tables) in one batch; each row is
+// atomic, and so, in this backend, is the whole batch.
+func (s *embeddedStore) DeleteMany(ctx context.Context, dels []*Delete) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	if len(dels) == 0 {
+		return nil
+	}
+	pds := make([]preparedDelete, len(dels))
+	var locks lockSet
+	for i, d := range dels {
+		var err error
+		if pds[i], err = s.prepareDelete(d); err != nil {
+			return err
+		}
+		locks.add(s.stripe(pds[i].rp))
+	}
+	slices.SortStableFunc(pds, func(a, b preparedDelete) int { return bytes.Compare(a.rp, b.rp) })
+
+	s.lockAll(&locks)
+	defer s.unlockAll(&locks)
+	w, err := s.newWriter(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	for i := range pds {
+		if err := w.del(&pds[i]); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.commit()
+}
+
+// checkMatches is HBase's CheckAndMutate equality test: an empty or nil
+// expected value matches an absent cell and a cell holding an empty value.
+func checkMatches(expected, val []byte, present bool) bool {
+	if len(expected) == 0 {
+		return !present || len(val) == 0
+	}
+	return present && bytes.Equal(val, expected)
+}
+
+// CheckAndPut applies p when the newest (unexpired) value of
+// family:qualifier in p's row equals expected; as in HBase, a nil or empty
+// expected value matches an absent cell and an empty value. Check and put are
+// atomic. With p.Timestamp 0 the cells are written at max(now, the checked
+// cell's timestamp), as HBase does.
+func (s *embeddedStore) CheckAndPut(ctx context.Context, p *Put, family, qualifier string, expected []byte) (bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return false, err
+	}
+	defer s.leave()
+	pp, err := s.preparePut(p, newPrepareArena([]*Put{p}))
+	if err != nil {
+		return false, err
+	}
+	fam, err := pp.t.family(family)
+	if err != nil {
+		return false, err
+	}
+	mu := &s.locks[s.stripe(pp.rp)]
+	mu.Lock()
+	defer mu.Unlock()
+	w, err := s.newWriter(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer w.close()
+	val, cellTS, present, err := w.readColumn(fam, appendCol(nil, pp.rp, family, qualifier))
+	if err != nil {
+		return false, err
+	}
+	if !checkMatches(expected, val, present) {
+		return false, nil
+	}
+	ts := p.Timestamp
+	if ts == 0 {
+		ts = w.now
+		if present && cellTS > ts {
+			ts = cellTS
+		}
+	}
+	if err := w.put(&pp, ts, false); err != nil {
+		return false, err
+	}
+	if err := w.commit(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// CheckAndDelete applies d when the newest (unexpired) value of
+// family:qualifier in d's row equals expected (nil or empty: absent or
+// empty), atomically, and reports whether it did.
+func (s *embeddedStore) CheckAndDelete(ctx context.Context, d *Delete, family, qualifier string, expected []byte) (bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return false, err
+	}
+	defer s.leave()
+	pd, err := s.prepareDelete(d)
+	if err != nil {
+		return false, err
+	}
+	fam, err := pd.t.family(family)
+	if err != nil {
+		return false, err
+	}
+	mu := &s.locks[s.stripe(pd.rp)]
+	mu.Lock()
+	defer mu.Unlock()
+	w, err := s.newWriter(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer w.close()
+	val, _, present, err := w.readColumn(fam, appendCol(nil, pd.rp, family, qualifier))
+	if err != nil {
+		return false, err
+	}
+	if !checkMatches(expected, val, present) {
+		return false, nil
+	}
+	if err := w.del(&pd); err != nil {
+		return false, err
+	}
+	if err := w.commit(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Increment adds inc.Amount to the 8-byte big-endian int64 counter at
+// family:qualifier (absent or expired: 0) atomically and returns the new
+// value. The new version's timestamp is max(now, previous timestamp + 1), as
+// in HBase. A cell that is not 8 bytes long is an error.
+func (s *embeddedStore) Increment(ctx context.Context, inc *Increment) (int64, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	if inc == nil {
+		return 0, errors.New("hbase: nil Increment")
+	}
+	t, err := s.table(inc.Table)
+	if err != nil {
+		return 0, err
+	}
+	if err := validRow(inc.Row); err != nil {
+		return 0, err
+	}
+	fam, err := t.family(inc.Family)
+	if err != nil {
+		return 0, err
+	}
+	rp := appendRowPrefix(nil, t, inc.Row)
+	mu := &s.locks[s.stripe(rp)]
+	mu.Lock()
+	defer mu.Unlock()
+	w, err := s.newWriter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer w.close()
+	col := appendCol(nil, rp, inc.Family, inc.Qualifier)
+	val, cellTS, present, err := w.readColumn(fam, col)
+	if err != nil {
+		return 0, err
+	}
+	var cur int64
+	ts := w.now
+	if present {
+		if len(val) != 8 {
+			return 0, fmt.Errorf("hbase: increment %s %q %s:%s: the cell is not a 64-bit counter (%d bytes)",
+				inc.Table, inc.Row, inc.Family, inc.Qualifier, len(val))
+		}
+		cur = int64(binary.BigEndian.Uint64(val))
+		ts = max(ts, cellTS+1)
+	}
+	next := cur + inc.Amount
+	w.putCell(fam, col, binary.BigEndian.AppendUint64(nil, uint64(next)), ts, w.vers)
+	if err := w.commit(); err != nil {
+		return 0, err
+	}
+	return next, nil
+}

@@ -1,0 +1,712 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/filter"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Defaults of the hbase backend; see the HBaseOption constructors.
+const (
+	// DefaultHBaseCallTimeout bounds a data call (Get, Put, Scan, a batch…)
+	// whose context has no deadline: gohbase retries until the context ends.
+	DefaultHBaseCallTimeout = 30 * time.Second
+	// DefaultHBaseAdminTimeout bounds EnsureTables, DisableTable and
+	// DeleteTable when their context has no deadline.
+	DefaultHBaseAdminTimeout = 2 * time.Minute
+)
+
+// HBaseOption configures NewHBase.
+type HBaseOption func(*hbaseConfig)
+
+type hbaseConfig struct {
+	callTimeout   time.Duration
+	adminTimeout  time.Duration
+	flushInterval time.Duration
+	zkTimeout     time.Duration
+	lookupTimeout time.Duration
+	readTimeout   time.Duration
+	effectiveUser string
+	logger        *slog.Logger
+	skipPing      bool
+}
+
+// WithHBaseCallTimeout sets the timeout applied to data calls whose context
+// has no deadline (default DefaultHBaseCallTimeout); for a Scan it bounds the
+// whole scan. d <= 0 applies none: such calls then wait as long as HBase is
+// unreachable.
+func WithHBaseCallTimeout(d time.Duration) HBaseOption {
+	return func(c *hbaseConfig) { c.callTimeout = d }
+}
+
+// WithHBaseAdminTimeout sets the timeout applied to EnsureTables and the table
+// admin helpers when their context has no deadline (default
+// DefaultHBaseAdminTimeout); d <= 0 applies none.
+func WithHBaseAdminTimeout(d time.Duration) HBaseOption {
+	return func(c *hbaseConfig) { c.adminTimeout = d }
+}
+
+// WithHBaseFlushInterval sets how long gohbase waits to gather concurrent
+// calls to one region server into a multi request before sending it. The
+// default, 0, sends at once (a GetMany/PutMany/DeleteMany is batched anyway);
+// gohbase's own default is 20 ms, which trades latency for fewer round trips.
+func WithHBaseFlushInterval(d time.Duration) HBaseOption {
+	return func(c *hbaseConfig) { c.flushInterval = d }
+}
+
+// WithHBaseZooKeeperTimeout sets the ZooKeeper session timeout gohbase uses to
+// locate hbase:meta and the master (gohbase's default: 30 s).
+func WithHBaseZooKeeperTimeout(d time.Duration) HBaseOption {
+	return func(c *hbaseConfig) { c.zkTimeout = d }
+}
+
+// WithHBaseRegionLookupTimeout bounds one region lookup in hbase:meta or
+// ZooKeeper before gohbase backs off and retries (gohbase's default: 30 s).
+func WithHBaseRegionLookupTimeout(d time.Duration) HBaseOption {
+	return func(c *hbaseConfig) { c.lookupTimeout = d }
+}
+
+// WithHBaseRegionReadTimeout sets how long gohbase waits for a region server's
+// reply before it drops the connection and retries (gohbase's default: 30 s).
+func WithHBaseRegionReadTimeout(d time.Duration) HBaseOption {
+	return func(c *hbaseConfig) { c.readTimeout = d }
+}
+
+// WithHBaseEffectiveUser sets the user name sent to HBase (gohbase's default:
+// "root"); HBase uses it only when authorization is enabled.
+func WithHBaseEffectiveUser(user string) HBaseOption {
+	return func(c *hbaseConfig) { c.effectiveUser = user }
+}
+
+// WithHBaseLogger sets the logger gohbase writes to. The default is
+// slog.Default() limited to warnings and errors: gohbase logs every region it
+// locates at level INFO.
+func WithHBaseLogger(l *slog.Logger) HBaseOption {
+	return func(c *hbaseConfig) { c.logger = l }
+}
+
+// minLevelHandler drops records below min.
+type minLevelHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+// Enabled reports whether l is at least min and the wrapped handler takes it.
+func (h minLevelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// WithAttrs keeps the level limit on the derived handler.
+func (h minLevelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevelHandler{h.Handler.WithAttrs(attrs), h.min}
+}
+
+// WithGroup keeps the level limit on the derived handler.
+func (h minLevelHandler) WithGroup(name string) slog.Handler {
+	return minLevelHandler{h.Handler.WithGroup(name), h.min}
+}
+
+// WithHBaseNoPing makes NewHBase return without checking that HBase answers;
+// the first call then finds out.
+func WithHBaseNoPing() HBaseOption {
+	return func(c *hbaseConfig) { c.skipPing = true }
+}
+
+// hbaseStore is the "hbase" backend: Store on gohbase.
+type hbaseStore struct {
+	cfg      hbaseConfig
+	zk       string
+	client   gohbase.Client
+	rpc      gohbase.RPCClient // client, for calls gohbase has no method for
+	adminRPC gohbase.RPCClient // the shared master client of zk (see sharedAdmin)
+	closed   sync.Once
+}
+
+// NewHBase returns the Store of the HBase cluster whose ZooKeeper quorum is
+// zkQuorum ("host:port[,host:port…]", e.g. "127.0.0.1:2181"). Unless
+// WithHBaseNoPing is given it checks, within ctx, that HBase answers (see
+// Ping) and returns that error if not. ctx is used only for that check: the
+// store lives until Close. Close it to release its connections.
+func NewHBase(ctx context.Context, zkQuorum string, opts ...HBaseOption) (Store, error) {
+	if strings.TrimSpace(zkQuorum) == "" {
+		return nil, errors.New("hbase: empty ZooKeeper quorum")
+	}
+	cfg := hbaseConfig{
+		callTimeout:  DefaultHBaseCallTimeout,
+		adminTimeout: DefaultHBaseAdminTimeout,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	gopts := cfg.gohbaseOptions()
+	client := gohbase.NewClient(zkQuorum, gopts...)
+	rpc, ok := client.(gohbase.RPCClient)
+	if !ok {
+		client.Close()
+		return nil, fmt.Errorf("hbase: gohbase client %T has no SendRPC", client)
+	}
+	admin, err := sharedAdmin(zkQuorum, cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	s := &hbaseStore{cfg: cfg, zk: zkQuorum, client: client, rpc: rpc, adminRPC: admin}
+	if !cfg.skipPing {
+		if err := s.Ping(ctx); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("hbase: no answer from the HBase of ZooKeeper %s: %w", zkQuorum, err)
+		}
+	}
+	return s, nil
+}
+
+func (c hbaseConfig) gohbaseOptions() []gohbase.Option {
+	opts := []gohbase.Option{gohbase.FlushInterval(c.flushInterval)}
+	if c.zkTimeout > 0 {
+		opts = append(opts, gohbase.ZookeeperTimeout(c.zkTimeout))
+	}
+	if c.lookupTimeout > 0 {
+		opts = append(opts, gohbase.RegionLookupTimeout(c.lookupTimeout))
+	}
+	if c.readTimeout > 0 {
+		opts = append(opts, gohbase.RegionReadTimeout(c.readTimeout))
+	}
+	if c.effectiveUser != "" {
+		opts = append(opts, gohbase.EffectiveUser(c.effectiveUser))
+	}
+	logger := c.logger
+	if logger == nil {
+		logger = slog.New(minLevelHandler{slog.Default().Handler(), slog.LevelWarn})
+	}
+	return append(opts, gohbase.Logger(logger))
+}
+
+// Backend returns BackendHBase.
+func (s *hbaseStore) Backend() string { return BackendHBase }
+
+// Close closes the connections to the region servers. The master connection
+// is shared by every store of the same quorum and stays open (gohbase's admin
+// client cannot be closed). Close is idempotent; calls after it fail.
+func (s *hbaseStore) Close() error {
+	s.closed.Do(s.client.Close)
+	return nil
+}
+
+// callCtx applies the call timeout to contexts without a deadline.
+func (s *hbaseStore) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return withDefaultTimeout(ctx, s.cfg.callTimeout)
+}
+
+func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// Ping reads a (missing) row of hbase:meta: it succeeds when ZooKeeper, and
+// the region server holding hbase:meta, answer.
+func (s *hbaseStore) Ping(ctx context.Context) error {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	get, err := hrpc.NewGet(ctx, []byte("hbase:meta"), []byte("gateway,ping,"), hrpc.SkipBatch())
+	if err != nil {
+		return err
+	}
+	get.ExistsOnly()
+	_, err = s.client.Get(get)
+	return mapError("ping", "hbase:meta", err)
+}
+
+// --- reads ---------------------------------------------------------------------
+
+func (s *hbaseStore) newGet(ctx context.Context, g *Get, single bool) (*hrpc.Get, error) {
+	if g == nil {
+		return nil, errors.New("hbase: nil Get")
+	}
+	var opts []func(hrpc.Call) error
+	if single {
+		opts = append(opts, hrpc.SkipBatch())
+	}
+	if len(g.Families) > 0 {
+		fams := make(map[string][]string, len(g.Families))
+		for _, f := range g.Families {
+			fams[f] = nil
+		}
+		opts = append(opts, hrpc.Families(fams))
+	}
+	if g.MaxVersions > 1 {
+		opts = append(opts, hrpc.MaxVersions(uint32(g.MaxVersions)))
+	}
+	return hrpc.NewGet(ctx, []byte(g.Table), g.Row, opts...)
+}
+
+// Get reads one row; see Store.
+func (s *hbaseStore) Get(ctx context.Context, g *Get) (*Result, error) {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	get, err := s.newGet(ctx, g, true)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.client.Get(get)
+	if err != nil {
+		return nil, mapError("get", g.Table, err)
+	}
+	return toResult(g.Row, res.Cells), nil
+}
+
+// GetMany reads rows with one gohbase SendBatch per table (gohbase batches
+// only calls of one table); the batches of different tables run
+// concurrently, so the call costs one round trip per region server. Results
+// are in the order of gets; missing rows give Results without cells.
+func (s *hbaseStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
+	if len(gets) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	calls := make([]hrpc.Call, len(gets))
+	for i, g := range gets {
+		get, err := s.newGet(ctx, g, false)
+		if err != nil {
+			return nil, fmt.Errorf("get %d of %d: %w", i+1, len(gets), err)
+		}
+		calls[i] = get
+	}
+	res := s.sendBatch(ctx, calls)
+	out := make([]*Result, len(gets))
+	for i, r := range res {
+		if r.Error != nil {
+			return nil, batchError("get", i, len(gets), gets[i].Table, r.Error)
+		}
+		gr, ok := r.Msg.(*pb.GetResponse)
+		if !ok {
+			return nil, fmt.Errorf("hbase: get %d of %d: unexpected response %T", i+1, len(gets), r.Msg)
+		}
+		out[i] = toResult(gets[i].Row, hrpc.ToLocalResult(gr.GetResult()).Cells)
+	}
+	return out, nil
+}
+
+// Scan streams the rows of s's range to fn; see Store. The scanner is closed
+// (on the server too) when the scan stops early.
+func (s *hbaseStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
+	if sc == nil {
+		return errors.New("hbase: nil Scan")
+	}
+	start, stop := ScanRange(sc)
+	if len(start) > 0 && len(stop) > 0 && bytes.Compare(start, stop) >= 0 {
+		return nil // empty range
+	}
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	var opts []func(hrpc.Call) error
+	if len(sc.Families) > 0 {
+		fams := make(map[string][]string, len(sc.Families))
+		for _, f := range sc.Families {
+			fams[f] = nil
+		}
+		opts = append(opts, hrpc.Families(fams))
+	}
+	if sc.Limit > 0 && sc.Limit < 10000 {
+		// Rows fetched per round trip: no more than the caller wants.
+		opts = append(opts, hrpc.NumberOfRows(uint32(sc.Limit)))
+	}
+	scan, err := hrpc.NewScanRange(ctx, []byte(sc.Table), start, stop, opts...)
+	if err != nil {
+		return err
+	}
+	scanner := s.client.Scan(scan)
+	defer func() { _ = scanner.Close() }()
+	n := 0
+	for {
+		r, err := scanner.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return mapError("scan", sc.Table, err)
+		}
+		if r == nil || len(r.Cells) == 0 {
+			continue
+		}
+		if err := fn(toResult(r.Cells[0].Row, r.Cells)); err != nil {
+			if errors.Is(err, ErrStopScan) {
+				return nil
+			}
+			return err
+		}
+		n++
+		if sc.Limit > 0 && n >= sc.Limit {
+			return nil
+		}
+	}
+}
+
+// toResult converts gohbase cells to a Result in HBase order.
+func toResult(row []byte, cells []*hrpc.Cell) *Result {
+	r := &Result{Row: row, Cells: make([]*Cell, 0, len(cells))}
+	for _, c := range cells {
+		r.Cells = append(r.Cells, &Cell{
+			Family:    string(c.Family),
+			Qualifier: string(c.Qualifier),
+			Value:     c.Value,
+			Timestamp: int64((*pb.Cell)(c).GetTimestamp()),
+		})
+	}
+	SortCells(r.Cells)
+	return r
+}
+
+// --- writes --------------------------------------------------------------------
+
+func (s *hbaseStore) newPut(ctx context.Context, p *Put, single bool) (*hrpc.Mutate, error) {
+	if p == nil {
+		return nil, errors.New("hbase: nil Put")
+	}
+	var opts []func(hrpc.Call) error
+	if single {
+		opts = append(opts, hrpc.SkipBatch())
+	}
+	if p.Timestamp != 0 {
+		opts = append(opts, hrpc.TimestampUint64(uint64(p.Timestamp)))
+	}
+	return hrpc.NewPut(ctx, []byte(p.Table), p.Row, p.Values, opts...)
+}
+
+// deleteValues converts Delete.Values to gohbase's shape. gohbase deletes a
+// whole family only for a nil qualifier map (an empty non-nil one would
+// delete nothing), so empty maps become nil.
+func deleteValues(v Values) map[string]map[string][]byte {
+	if v == nil {
+		return nil
+	}
+	out := make(map[string]map[string][]byte, len(v))
+	for fam, quals := range v {
+		if len(quals) == 0 {
+			out[fam] = nil
+			continue
+		}
+		qs := make(map[string][]byte, len(quals))
+		for q := range quals {
+			qs[q] = nil
+		}
+		out[fam] = qs
+	}
+	return out
+}
+
+func (s *hbaseStore) newDelete(ctx context.Context, d *Delete, single bool) (*hrpc.Mutate, error) {
+	if d == nil {
+		return nil, errors.New("hbase: nil Delete")
+	}
+	var opts []func(hrpc.Call) error
+	if single {
+		opts = append(opts, hrpc.SkipBatch())
+	}
+	return hrpc.NewDel(ctx, []byte(d.Table), d.Row, deleteValues(d.Values), opts...)
+}
+
+// Put writes one row atomically; see Store.
+func (s *hbaseStore) Put(ctx context.Context, p *Put) error {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	m, err := s.newPut(ctx, p, true)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.Put(m)
+	return mapError("put", p.Table, err)
+}
+
+// PutMany writes rows with one SendBatch per table, run concurrently; on
+// error it returns the first failed put's error (others may have been written).
+func (s *hbaseStore) PutMany(ctx context.Context, puts []*Put) error {
+	if len(puts) == 0 {
+		return nil
+	}
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	calls := make([]hrpc.Call, len(puts))
+	for i, p := range puts {
+		m, err := s.newPut(ctx, p, false)
+		if err != nil {
+			return fmt.Errorf("put %d of %d: %w", i+1, len(puts), err)
+		}
+		calls[i] = m
+	}
+	for i, r := range s.sendBatch(ctx, calls) {
+		if r.Error != nil {
+			return batchError("put", i, len(puts), puts[i].Table, r.Error)
+		}
+	}
+	return nil
+}
+
+// Delete deletes from one row atomically; see Store and Delete.
+func (s *hbaseStore) Delete(ctx context.Context, d *Delete) error {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	m, err := s.newDelete(ctx, d, true)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.Delete(m)
+	return mapError("delete", d.Table, err)
+}
+
+// DeleteMany deletes with one SendBatch per table, run concurrently; on error
+// it returns the first failed delete's error.
+func (s *hbaseStore) DeleteMany(ctx context.Context, dels []*Delete) error {
+	if len(dels) == 0 {
+		return nil
+	}
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	calls := make([]hrpc.Call, len(dels))
+	for i, d := range dels {
+		m, err := s.newDelete(ctx, d, false)
+		if err != nil {
+			return fmt.Errorf("delete %d of %d: %w", i+1, len(dels), err)
+		}
+		calls[i] = m
+	}
+	for i, r := range s.sendBatch(ctx, calls) {
+		if r.Error != nil {
+			return batchError("delete", i, len(dels), dels[i].Table, r.Error)
+		}
+	}
+	return nil
+}
+
+// sendBatch sends calls with one gohbase SendBatch per table (gohbase rejects
+// mixed tables), concurrently, and returns the results in the order of calls.
+func (s *hbaseStore) sendBatch(ctx context.Context, calls []hrpc.Call) []hrpc.RPCResult {
+	type group struct {
+		idx   []int
+		calls []hrpc.Call
+	}
+	var order []string
+	groups := map[string]*group{}
+	for i, c := range calls {
+		t := string(c.Table())
+		g := groups[t]
+		if g == nil {
+			g = &group{}
+			groups[t] = g
+			order = append(order, t)
+		}
+		g.idx = append(g.idx, i)
+		g.calls = append(g.calls, c)
+	}
+	if len(order) == 1 {
+		res, _ := s.client.SendBatch(ctx, calls)
+		return res
+	}
+	out := make([]hrpc.RPCResult, len(calls))
+	var wg sync.WaitGroup
+	for _, t := range order {
+		g := groups[t]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _ := s.client.SendBatch(ctx, g.calls)
+			for j, r := range res {
+				out[g.idx[j]] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// --- conditional writes and counters -------------------------------------------
+
+// valueComparator is HBase's BinaryComparator on expected; for a nil (or
+// empty) expected value HBase checks that the cell is absent (or empty).
+func valueComparator(expected []byte) (*pb.Comparator, error) {
+	return filter.NewBinaryComparator(filter.NewByteArrayComparable(expected)).ConstructPBComparator()
+}
+
+// CheckAndPut applies p if the newest family:qualifier of p's row equals
+// expected; see Store. HBase treats expected nil as "absent or empty value".
+func (s *hbaseStore) CheckAndPut(ctx context.Context, p *Put, family, qualifier string, expected []byte) (bool, error) {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	m, err := s.newPut(ctx, p, true)
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.client.CheckAndPut(m, family, qualifier, expected)
+	if err != nil {
+		return false, mapError("check-and-put", p.Table, err)
+	}
+	return ok, nil
+}
+
+// checkAndDelete is the CheckAndDelete RPC gohbase lacks: a Delete mutation
+// sent with a pb.Condition, as hrpc.CheckAndPut does for puts. It is not
+// batchable (a MultiResponse has no "processed" flag) and sends no cellblocks.
+type checkAndDelete struct {
+	*hrpc.Mutate
+	family, qualifier []byte
+	comparator        *pb.Comparator
+}
+
+// ToProto returns the Delete's MutateRequest with the condition set.
+func (c *checkAndDelete) ToProto() proto.Message {
+	req := c.Mutate.ToProto().(*pb.MutateRequest)
+	req.Condition = &pb.Condition{
+		Row:         c.Key(),
+		Family:      c.family,
+		Qualifier:   c.qualifier,
+		CompareType: pb.CompareType_EQUAL.Enum(),
+		Comparator:  c.comparator,
+	}
+	return req
+}
+
+// CellBlocksEnabled is false: a conditional mutation travels as protobuf.
+func (c *checkAndDelete) CellBlocksEnabled() bool { return false }
+
+// CheckAndDelete applies d if the newest family:qualifier of d's row equals
+// expected; see Store. HBase treats expected nil as "absent or empty value".
+func (s *hbaseStore) CheckAndDelete(ctx context.Context, d *Delete, family, qualifier string, expected []byte) (bool, error) {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	m, err := s.newDelete(ctx, d, true) // SkipBatch: sent alone, never in a multi
+	if err != nil {
+		return false, err
+	}
+	cmp, err := valueComparator(expected)
+	if err != nil {
+		return false, err
+	}
+	call := &checkAndDelete{Mutate: m, family: []byte(family), qualifier: []byte(qualifier), comparator: cmp}
+	msg, err := s.rpc.SendRPC(call)
+	if err != nil {
+		return false, mapError("check-and-delete", d.Table, err)
+	}
+	r, ok := msg.(*pb.MutateResponse)
+	if !ok {
+		return false, fmt.Errorf("hbase: check-and-delete %q: unexpected response %T", d.Table, msg)
+	}
+	if r.Processed == nil {
+		return false, fmt.Errorf("hbase: check-and-delete %q: response without the processed flag", d.Table)
+	}
+	return r.GetProcessed(), nil
+}
+
+// Increment adds inc.Amount to an 8-byte big-endian counter and returns the
+// new value; see Store. A cell that is not 8 bytes wide makes HBase fail the call.
+func (s *hbaseStore) Increment(ctx context.Context, inc *Increment) (int64, error) {
+	if inc == nil {
+		return 0, errors.New("hbase: nil Increment")
+	}
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	m, err := hrpc.NewIncSingle(ctx, []byte(inc.Table), inc.Row, inc.Family, inc.Qualifier, inc.Amount, hrpc.SkipBatch())
+	if err != nil {
+		return 0, err
+	}
+	v, err := s.client.Increment(m)
+	if err != nil {
+		return 0, mapError("increment", inc.Table, err)
+	}
+	return v, nil
+}
+
+// --- errors ----------------------------------------------------------------------
+
+// storeError is a backend error: a short message (a Java exception's first
+// line, not its stack trace), the Store sentinel it stands for (if any) and
+// gohbase's error, both reachable with errors.Is / errors.As.
+type storeError struct {
+	msg   string
+	kind  error
+	cause error
+}
+
+func (e *storeError) Error() string { return e.msg }
+
+func (e *storeError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.cause}
+	}
+	return []error{e.kind, e.cause}
+}
+
+// javaException splits a gohbase error carrying a Java exception ("HBase Java
+// exception CLASS:\nSTACK") into the class and the stack's first line.
+func javaException(err error) (class, first string, ok bool) {
+	const prefix = "HBase Java exception "
+	msg := err.Error()
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return "", "", false
+	}
+	class, stack, _ := strings.Cut(msg[i+len(prefix):], ":\n")
+	first, _, _ = strings.Cut(stack, "\n")
+	if first == "" {
+		first = class
+	}
+	return class, strings.TrimSpace(first), true
+}
+
+// isJava reports whether err carries the Java exception named simpleName
+// (the class name without package).
+func isJava(err error, simpleName string) bool {
+	class, _, ok := javaException(err)
+	return ok && (class == simpleName || strings.HasSuffix(class, "."+simpleName))
+}
+
+// maxDetail bounds, in runes, the Java exception message kept in an error.
+const maxDetail = 240
+
+// mapError turns a gohbase error of operation op on table into a storeError:
+// ErrTableNotFound for TableNotFoundException (or gohbase's TableNotFound),
+// ErrFamilyNotFound for NoSuchColumnFamilyException. Context errors keep
+// their identity (errors.Is(err, context.DeadlineExceeded) holds).
+func mapError(op, table string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var kind error
+	switch {
+	case errors.Is(err, gohbase.TableNotFound), isJava(err, "TableNotFoundException"):
+		kind = ErrTableNotFound
+	case isJava(err, "NoSuchColumnFamilyException"):
+		kind = ErrFamilyNotFound
+	}
+	detail := err.Error()
+	if _, first, ok := javaException(err); ok {
+		detail = first
+		// Some messages append the whole table descriptor; keep the gist.
+		if r := []rune(detail); len(r) > maxDetail {
+			detail = string(r[:maxDetail]) + "…"
+		}
+	}
+	msg := fmt.Sprintf("hbase: %s %q: %s", op, table, detail)
+	if kind != nil {
+		msg = fmt.Sprintf("%v: %s %q: %s", kind, op, table, detail)
+	}
+	return &storeError{msg: msg, kind: kind, cause: err}
+}
+
+// batchError maps the error of call i (0-based) of a batch of n.
+func batchError(op string, i, n int, table string, err error) error {
+	return mapError(fmt.Sprintf("%s %d of %d in", op, i+1, n), table, err)
+}

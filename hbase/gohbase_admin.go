@@ -1,0 +1,487 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsuna/gohbase"
+	"github.com/tsuna/gohbase/hrpc"
+	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// This file holds the hbase backend's admin side: EnsureTables and the
+// table/namespace helpers for tests. gohbase's admin calls (hrpc.NewCreateTable,
+// NewDisableTable, NewDeleteTable) hard-code the "default" namespace, so the
+// master RPCs are built here as masterCall values and sent through the admin
+// client's SendRPC, which routes every call of a gohbase admin client to the
+// active master (found in ZooKeeper) and retries PleaseHoldException and
+// ServerNotRunningYetException until the call's context ends.
+
+// defaultNamespace is HBase's namespace of unqualified table names.
+const defaultNamespace = "default"
+
+var (
+	adminMu      sync.Mutex
+	adminClients = map[string]gohbase.RPCClient{}
+)
+
+// sharedAdmin returns the master client of zk, made once per quorum and
+// effective user: gohbase's admin client cannot be closed (its Close panics),
+// so stores share one instead of leaking one each.
+func sharedAdmin(zk string, cfg hbaseConfig) (gohbase.RPCClient, error) {
+	key := zk + "\x00" + cfg.effectiveUser
+	adminMu.Lock()
+	defer adminMu.Unlock()
+	if c, ok := adminClients[key]; ok {
+		return c, nil
+	}
+	ac := gohbase.NewAdminClient(zk, cfg.gohbaseOptions()...)
+	c, ok := ac.(gohbase.RPCClient)
+	if !ok {
+		return nil, fmt.Errorf("hbase: gohbase admin client %T has no SendRPC", ac)
+	}
+	adminClients[key] = c
+	return c, nil
+}
+
+// masterCall is one MasterService RPC: an hrpc.Call whose protobuf request
+// and response are given, sent with the admin client's SendRPC.
+type masterCall struct {
+	ctx      context.Context
+	method   string // MasterService method name, e.g. "CreateTable"
+	table    []byte // for gohbase's tracing only: master calls are not routed by table
+	req      proto.Message
+	resp     func() proto.Message
+	region   hrpc.RegionInfo
+	resultch chan hrpc.RPCResult
+}
+
+func newMasterCall(ctx context.Context, method, table string, req proto.Message, resp func() proto.Message) *masterCall {
+	return &masterCall{
+		ctx:      ctx,
+		method:   method,
+		table:    []byte(table),
+		req:      req,
+		resp:     resp,
+		resultch: make(chan hrpc.RPCResult, 1),
+	}
+}
+
+// Table returns the table the call is about (used by gohbase for tracing).
+func (c *masterCall) Table() []byte { return c.table }
+
+// Name returns the MasterService method name.
+func (c *masterCall) Name() string { return c.method }
+
+// Description returns the method name (gohbase's metrics and tracing label).
+func (c *masterCall) Description() string { return c.method }
+
+// Key returns nil: master calls have no row.
+func (c *masterCall) Key() []byte { return nil }
+
+// Region returns the region gohbase assigned (the master's pseudo-region).
+func (c *masterCall) Region() hrpc.RegionInfo { return c.region }
+
+// SetRegion is called by gohbase when it routes the call.
+func (c *masterCall) SetRegion(r hrpc.RegionInfo) { c.region = r }
+
+// ToProto returns the request message.
+func (c *masterCall) ToProto() proto.Message { return c.req }
+
+// NewResponse returns an empty response message to decode the reply into.
+func (c *masterCall) NewResponse() proto.Message { return c.resp() }
+
+// ResultChan is where gohbase delivers the reply.
+func (c *masterCall) ResultChan() chan hrpc.RPCResult { return c.resultch }
+
+// Context returns the call's context.
+func (c *masterCall) Context() context.Context { return c.ctx }
+
+// master sends one master RPC and returns its response.
+func (s *hbaseStore) master(ctx context.Context, method, table string, req proto.Message, resp func() proto.Message) (proto.Message, error) {
+	return s.adminRPC.SendRPC(newMasterCall(ctx, method, table, req, resp))
+}
+
+// splitTableName splits "ns:name" (or "name", in the default namespace).
+func splitTableName(table string) (ns, name string) {
+	if i := strings.IndexByte(table, ':'); i >= 0 {
+		return table[:i], table[i+1:]
+	}
+	return defaultNamespace, table
+}
+
+// fullTableName is the name data calls use: "ns:name", or "name" in the
+// default namespace (hbase:meta keys default-namespace tables without prefix).
+func fullTableName(ns, name string) string {
+	if ns == "" || ns == defaultNamespace {
+		return name
+	}
+	return ns + ":" + name
+}
+
+func pbTableName(table string) *pb.TableName {
+	ns, name := splitTableName(table)
+	return &pb.TableName{Namespace: []byte(ns), Qualifier: []byte(name)}
+}
+
+// javaError builds an error in the shape gohbase gives server exceptions, so
+// that mapError and isJava treat procedure failures like RPC failures.
+func javaError(class, msg string) error {
+	return fmt.Errorf("HBase Java exception %s:\n%s: %s", class, class, msg)
+}
+
+// backoff sleeps d (or until ctx ends) and returns the next delay (×2, ≤ 1 s).
+func backoff(ctx context.Context, d time.Duration) (time.Duration, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return d, ctx.Err()
+	case <-t.C:
+	}
+	return min(2*d, time.Second), nil
+}
+
+// waitProcedure polls the master until procedure id has finished and returns
+// its failure, if any. A procedure the master no longer knows counts as done.
+func (s *hbaseStore) waitProcedure(ctx context.Context, table string, id uint64) error {
+	d := 20 * time.Millisecond
+	for {
+		msg, err := s.adminRPC.SendRPC(hrpc.NewGetProcedureState(ctx, id))
+		if err != nil {
+			return err
+		}
+		r, ok := msg.(*pb.GetProcedureResultResponse)
+		if !ok {
+			return fmt.Errorf("hbase: procedure %d of %q: unexpected response %T", id, table, msg)
+		}
+		switch r.GetState() {
+		case pb.GetProcedureResultResponse_NOT_FOUND:
+			return nil
+		case pb.GetProcedureResultResponse_FINISHED:
+			if e := r.GetException(); e != nil {
+				ge := e.GetGenericException()
+				return javaError(ge.GetClassName(), ge.GetMessage())
+			}
+			return nil
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// EnsureTables creates namespace (unless it is "" or "default") and every
+// table of tables that does not exist yet, then waits until each table's
+// regions serve reads. Existing tables are left as they are, whatever their
+// families; concurrent EnsureTables of the same tables are safe
+// (NamespaceExistException and TableExistsException count as success).
+// Column families get VERSIONS = MaxVersions (min 1), TTL in whole seconds
+// (rounded up; 0 = forever), BLOOMFILTER = Bloom (default ROW) and IN_MEMORY.
+// Without a deadline in ctx, DefaultHBaseAdminTimeout (or
+// WithHBaseAdminTimeout) bounds the call.
+func (s *hbaseStore) EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error {
+	if namespace == "" {
+		namespace = defaultNamespace
+	}
+	for _, t := range tables {
+		if err := validateTableSpec(t); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
+	defer cancel()
+	if namespace != defaultNamespace {
+		if err := s.ensureNamespace(ctx, namespace); err != nil {
+			return err
+		}
+	}
+	existing, err := s.listTables(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if existing[t.Name] {
+			continue
+		}
+		if err := s.createTable(ctx, namespace, t); err != nil {
+			return err
+		}
+	}
+	for _, t := range tables {
+		if err := s.waitTableServing(ctx, fullTableName(namespace, t.Name), t.SplitKeys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateTableSpec(t TableSpec) error {
+	if t.Name == "" || strings.ContainsRune(t.Name, ':') {
+		return fmt.Errorf("hbase: invalid table name %q (no namespace, no ':')", t.Name)
+	}
+	if len(t.Families) == 0 {
+		return fmt.Errorf("hbase: table %q has no column family", t.Name)
+	}
+	for _, f := range t.Families {
+		if f.Name == "" {
+			return fmt.Errorf("hbase: table %q: empty column family name", t.Name)
+		}
+		switch f.Bloom {
+		case "", BloomNone, BloomRow, BloomRowCol:
+		default:
+			return fmt.Errorf("hbase: table %q family %q: unknown bloom filter %q", t.Name, f.Name, f.Bloom)
+		}
+		if f.MaxVersions < 0 || f.TTL < 0 {
+			return fmt.Errorf("hbase: table %q family %q: negative MaxVersions or TTL", t.Name, f.Name)
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates ns if needed and waits until the master knows it.
+func (s *hbaseStore) ensureNamespace(ctx context.Context, ns string) error {
+	exists, err := s.namespaceExists(ctx, ns)
+	if err != nil || exists {
+		return err
+	}
+	_, err = s.master(ctx, "CreateNamespace", ns,
+		&pb.CreateNamespaceRequest{NamespaceDescriptor: &pb.NamespaceDescriptor{Name: []byte(ns)}},
+		func() proto.Message { return &pb.CreateNamespaceResponse{} })
+	if err != nil && !isJava(err, "NamespaceExistException") {
+		return mapError("create namespace", ns, err)
+	}
+	// HBase answers before the namespace procedure is done.
+	d := 20 * time.Millisecond
+	for {
+		exists, err := s.namespaceExists(ctx, ns)
+		if err != nil || exists {
+			return err
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return fmt.Errorf("hbase: waiting for namespace %q: %w", ns, err)
+		}
+	}
+}
+
+func (s *hbaseStore) namespaceExists(ctx context.Context, ns string) (bool, error) {
+	_, err := s.master(ctx, "GetNamespaceDescriptor", ns,
+		&pb.GetNamespaceDescriptorRequest{NamespaceName: proto.String(ns)},
+		func() proto.Message { return &pb.GetNamespaceDescriptorResponse{} })
+	switch {
+	case err == nil:
+		return true, nil
+	case isJava(err, "NamespaceNotFoundException"):
+		return false, nil
+	default:
+		return false, mapError("get namespace", ns, err)
+	}
+}
+
+// listTables returns the qualifiers of ns's tables.
+func (s *hbaseStore) listTables(ctx context.Context, ns string) (map[string]bool, error) {
+	msg, err := s.master(ctx, "ListTableNamesByNamespace", ns,
+		&pb.ListTableNamesByNamespaceRequest{NamespaceName: proto.String(ns)},
+		func() proto.Message { return &pb.ListTableNamesByNamespaceResponse{} })
+	if err != nil {
+		return nil, mapError("list tables of namespace", ns, err)
+	}
+	r, ok := msg.(*pb.ListTableNamesByNamespaceResponse)
+	if !ok {
+		return nil, fmt.Errorf("hbase: list tables of %q: unexpected response %T", ns, msg)
+	}
+	out := make(map[string]bool, len(r.GetTableName()))
+	for _, tn := range r.GetTableName() {
+		out[string(tn.GetQualifier())] = true
+	}
+	return out, nil
+}
+
+// familySchema is the column family descriptor of f, as HBase's attributes.
+func familySchema(f FamilySpec) *pb.ColumnFamilySchema {
+	versions := max(f.MaxVersions, 1)
+	ttl := "2147483647" // HConstants.FOREVER
+	if f.TTL > 0 {
+		ttl = strconv.FormatInt(int64((f.TTL+time.Second-1)/time.Second), 10)
+	}
+	bloom := f.Bloom
+	if bloom == "" {
+		bloom = BloomRow
+	}
+	attrs := [][2]string{
+		{"VERSIONS", strconv.Itoa(versions)},
+		{"TTL", ttl},
+		{"BLOOMFILTER", bloom},
+		{"IN_MEMORY", strconv.FormatBool(f.InMemory)},
+	}
+	cf := &pb.ColumnFamilySchema{Name: []byte(f.Name)}
+	for _, a := range attrs {
+		cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(a[0]), Second: []byte(a[1])})
+	}
+	return cf
+}
+
+// splitKeys returns keys sorted, without empty keys and duplicates.
+func splitKeys(keys [][]byte) [][]byte {
+	var out [][]byte
+	for _, k := range keys {
+		if len(k) > 0 {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i], out[j]) < 0 })
+	uniq := out[:0]
+	for i, k := range out {
+		if i == 0 || !bytes.Equal(k, out[i-1]) {
+			uniq = append(uniq, k)
+		}
+	}
+	return uniq
+}
+
+// createTable creates ns:t.Name and waits for the create procedure.
+func (s *hbaseStore) createTable(ctx context.Context, ns string, t TableSpec) error {
+	full := fullTableName(ns, t.Name)
+	schema := &pb.TableSchema{TableName: &pb.TableName{Namespace: []byte(ns), Qualifier: []byte(t.Name)}}
+	for _, f := range t.Families {
+		schema.ColumnFamilies = append(schema.ColumnFamilies, familySchema(f))
+	}
+	msg, err := s.master(ctx, "CreateTable", full,
+		&pb.CreateTableRequest{TableSchema: schema, SplitKeys: splitKeys(t.SplitKeys)},
+		func() proto.Message { return &pb.CreateTableResponse{} })
+	if err == nil {
+		r, ok := msg.(*pb.CreateTableResponse)
+		if !ok {
+			return fmt.Errorf("hbase: create table %q: unexpected response %T", full, msg)
+		}
+		err = s.waitProcedure(ctx, full, r.GetProcId())
+	}
+	if err != nil && !isJava(err, "TableExistsException") {
+		return mapError("create table", full, err)
+	}
+	return nil
+}
+
+// waitTableServing reads a row in every region of table (one region per
+// split key, plus the first) until all of them answer.
+func (s *hbaseStore) waitTableServing(ctx context.Context, table string, splits [][]byte) error {
+	starts := append([][]byte{nil}, splitKeys(splits)...)
+	for _, start := range starts {
+		probe := append(bytes.Clone(start), 0) // a row of that region, unlikely to exist
+		d := 20 * time.Millisecond
+		for {
+			get, err := hrpc.NewGet(ctx, []byte(table), probe, hrpc.SkipBatch())
+			if err != nil {
+				return err
+			}
+			get.ExistsOnly()
+			_, err = s.client.Get(get)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return mapError("wait for table", table, err)
+			}
+			if d, err = backoff(ctx, d); err != nil {
+				return mapError("wait for table", table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// DisableTable disables table ("ns:name"; "name" means the default
+// namespace) and waits until it is disabled; an already disabled table is
+// fine. A missing table gives ErrTableNotFound. For tests and tools: the
+// Store interface has no admin calls besides EnsureTables; reach it with a
+// type assertion to interface{ DisableTable(context.Context, string) error }.
+func (s *hbaseStore) DisableTable(ctx context.Context, table string) error {
+	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
+	defer cancel()
+	msg, err := s.master(ctx, "DisableTable", table,
+		&pb.DisableTableRequest{TableName: pbTableName(table)},
+		func() proto.Message { return &pb.DisableTableResponse{} })
+	if err == nil {
+		r, ok := msg.(*pb.DisableTableResponse)
+		if !ok {
+			return fmt.Errorf("hbase: disable table %q: unexpected response %T", table, msg)
+		}
+		err = s.waitProcedure(ctx, table, r.GetProcId())
+	}
+	if err != nil && !isJava(err, "TableNotEnabledException") {
+		return mapError("disable table", table, err)
+	}
+	return nil
+}
+
+// DeleteTable disables (if needed) and deletes table ("ns:name"; "name" means
+// the default namespace) with all its data, and waits until it is gone. A
+// missing table gives ErrTableNotFound. For tests and tools; reach it with a
+// type assertion to interface{ DeleteTable(context.Context, string) error }.
+func (s *hbaseStore) DeleteTable(ctx context.Context, table string) error {
+	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
+	defer cancel()
+	if err := s.DisableTable(ctx, table); err != nil {
+		return err
+	}
+	msg, err := s.master(ctx, "DeleteTable", table,
+		&pb.DeleteTableRequest{TableName: pbTableName(table)},
+		func() proto.Message { return &pb.DeleteTableResponse{} })
+	if err == nil {
+		r, ok := msg.(*pb.DeleteTableResponse)
+		if !ok {
+			return fmt.Errorf("hbase: delete table %q: unexpected response %T", table, msg)
+		}
+		err = s.waitProcedure(ctx, table, r.GetProcId())
+	}
+	return mapError("delete table", table, err)
+}
+
+// DropNamespace deletes every table of namespace and then the namespace
+// itself, and waits until it is gone; a missing namespace is fine. It is
+// destructive and meant for tests that create a namespace of their own; reach
+// it with a type assertion to interface{ DropNamespace(context.Context, string) error }.
+func (s *hbaseStore) DropNamespace(ctx context.Context, namespace string) error {
+	if namespace == "" || namespace == defaultNamespace || namespace == "hbase" {
+		return fmt.Errorf("hbase: refusing to drop namespace %q", namespace)
+	}
+	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
+	defer cancel()
+	exists, err := s.namespaceExists(ctx, namespace)
+	if err != nil || !exists {
+		return err
+	}
+	tables, err := s.listTables(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	for name := range tables {
+		if err := s.DeleteTable(ctx, fullTableName(namespace, name)); err != nil && !errors.Is(err, ErrTableNotFound) {
+			return err
+		}
+	}
+	_, err = s.master(ctx, "DeleteNamespace", namespace,
+		&pb.DeleteNamespaceRequest{NamespaceName: proto.String(namespace)},
+		func() proto.Message { return &pb.DeleteNamespaceResponse{} })
+	if err != nil && !isJava(err, "NamespaceNotFoundException") {
+		return mapError("delete namespace", namespace, err)
+	}
+	d := 20 * time.Millisecond
+	for {
+		exists, err := s.namespaceExists(ctx, namespace)
+		if err != nil || !exists {
+			return err
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return fmt.Errorf("hbase: waiting for namespace %q to go: %w", namespace, err)
+		}
+	}
+}
