@@ -178,26 +178,15 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 		return err
 	}
 	if exists.Exists() {
-		puts := []*hbase.Put{inboxPut(id.Author, id)}
-		err = s.st.Scan(ctx, &hbase.Scan{Table: TableRelations, Prefix: RelationPrefix(id.Author, dirFans)}, func(r *hbase.Result) error {
-			if len(r.Row) != 18 {
-				return nil
-			}
-			puts = append(puts, inboxPut(UserID(DecodeU64(r.Row[10:18])), id))
-			if len(puts) >= s.opts.batch {
-				err := s.st.PutMany(ctx, puts)
-				puts = puts[:0]
-				return err
-			}
-			return nil
-		})
+		err = scanWrite(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: RelationPrefix(id.Author, dirFans)}, s.opts.batch,
+			[]*hbase.Put{inboxPut(id.Author, id)}, func(r *hbase.Result) (*hbase.Put, bool) {
+				if len(r.Row) != 18 {
+					return nil, false
+				}
+				return inboxPut(UserID(DecodeU64(r.Row[10:18])), id), true
+			}, s.st.PutMany)
 		if err != nil {
 			return err
-		}
-		if len(puts) > 0 {
-			if err := s.st.PutMany(ctx, puts); err != nil {
-				return err
-			}
 		}
 	}
 	// The post does not exist when publishing failed before storing it.

@@ -119,54 +119,44 @@ func (s *Service) addCounts(ctx context.Context, follower, followee UserID, d in
 // backfill copies target's newest posts (up to the backfill limit) into
 // viewer's inbox, in PutMany batches.
 func (s *Service) backfill(ctx context.Context, viewer, target UserID) error {
-	var puts []*hbase.Put
-	err := s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}, Limit: s.opts.backfill},
-		func(r *hbase.Result) error {
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}, Limit: s.opts.backfill},
+		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
 			p, ok := PostIDFromContentKey(r.Row)
-			if !ok {
-				return nil
-			}
-			puts = append(puts, inboxPut(viewer, p))
-			if len(puts) >= s.opts.batch {
-				err := s.st.PutMany(ctx, puts)
-				puts = puts[:0]
-				return err
-			}
-			return nil
-		})
-	if err != nil {
-		return err
-	}
-	if len(puts) > 0 {
-		return s.st.PutMany(ctx, puts)
-	}
-	return nil
+			return inboxPut(viewer, p), ok
+		}, s.st.PutMany)
 }
 
-// unbackfill deletes every post of target from viewer's inbox.
+// unbackfill deletes every post of target from viewer's inbox, in
+// DeleteMany batches; the inbox rowkeys come from target's content rowkeys.
 func (s *Service) unbackfill(ctx context.Context, viewer, target UserID) error {
-	var dels []*hbase.Delete
-	err := s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}},
-		func(r *hbase.Result) error {
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}},
+		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Delete, bool) {
 			p, ok := PostIDFromContentKey(r.Row)
-			if !ok {
-				return nil
-			}
-			dels = append(dels, &hbase.Delete{Table: TableInbox, Row: InboxKey(viewer, p)})
-			if len(dels) >= s.opts.batch {
-				err := s.st.DeleteMany(ctx, dels)
-				dels = dels[:0]
-				return err
-			}
+			return &hbase.Delete{Table: TableInbox, Row: InboxKey(viewer, p)}, ok
+		}, s.st.DeleteMany)
+}
+
+// scanWrite runs scan and writes, for every row that each maps to a
+// mutation, the mutations with write in batches of size (after initial).
+func scanWrite[M any](ctx context.Context, st hbase.Store, scan *hbase.Scan, size int, initial []M,
+	each func(*hbase.Result) (M, bool), write func(context.Context, []M) error) error {
+	batch := initial
+	err := st.Scan(ctx, scan, func(r *hbase.Result) error {
+		m, ok := each(r)
+		if !ok {
 			return nil
-		})
-	if err != nil {
+		}
+		if batch = append(batch, m); len(batch) < size {
+			return nil
+		}
+		err := write(ctx, batch)
+		batch = nil
 		return err
+	})
+	if err == nil && len(batch) > 0 {
+		err = write(ctx, batch)
 	}
-	if len(dels) > 0 {
-		return s.st.DeleteMany(ctx, dels)
-	}
-	return nil
+	return err
 }
 
 func inboxPut(owner UserID, p PostID) *hbase.Put {
