@@ -40,13 +40,26 @@ func loadUser(ctx context.Context, id weibo.UserID) (*weibo.User, error) {
 	return u, err
 }
 
-// optionalUser loads a user by GraphQL ID, nil when absent; a malformed id is BAD_USER_INPUT.
-func optionalUser(ctx context.Context, id string) (*weibo.User, error) {
+// optionalUser reads a user by GraphQL ID, nil when absent; a malformed id
+// is BAD_USER_INPUT. A root field reads at once instead of waiting for a
+// dataloader batch, and primes the request's loader with the result.
+func (r *Resolver) optionalUser(ctx context.Context, id string) (*weibo.User, error) {
 	uid, err := parseUserID("id", id)
 	if err != nil {
 		return nil, err
 	}
-	return loaders.For(ctx).Users.Load(ctx, uid)()
+	return r.userNow(ctx, uid)
+}
+
+// userNow reads one user without waiting for a loader batch (nil when
+// absent) and primes the request's user loader with it.
+func (r *Resolver) userNow(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
+	us, err := r.Svc.GetUsers(ctx, []weibo.UserID{uid})
+	if err != nil {
+		return nil, err
+	}
+	loaders.For(ctx).Users.Prime(ctx, uid, us[0])
+	return us[0], nil
 }
 
 func parseUserID(field, s string) (weibo.UserID, error) {

@@ -146,12 +146,12 @@ func (r *queryResolver) Me(ctx context.Context) (*weibo.User, error) {
 	if !ok {
 		return nil, err // nil, nil when anonymous
 	}
-	return loaders.For(ctx).Users.Load(ctx, v)()
+	return r.userNow(ctx, v)
 }
 
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id string) (*weibo.User, error) {
-	return optionalUser(ctx, id)
+	return r.optionalUser(ctx, id)
 }
 
 // UserByUsername is the resolver for the userByUsername field.
