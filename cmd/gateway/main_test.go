@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildGateway builds this command into a temporary directory.
+func buildGateway(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gateway")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func run(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gateway %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestBinary drives the real binary on the embedded store: migrate (twice:
+// idempotent), seed of the demo subset, admin grant, serve with the demo,
+// the probes and a GraphQL login, then SIGTERM, after which serve must exit
+// cleanly and the data must be there for the next start.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin := buildGateway(t)
+	data := filepath.Join(t.TempDir(), "store")
+	run(t, bin, "migrate", "--data", data)
+	run(t, bin, "migrate", "--data", data)
+	run(t, bin, "seed", "--data", data, "--quiet")
+	if out, err := exec.Command(bin, "admin", "grant", "nobody_at_all", "--data", data).CombinedOutput(); err == nil {
+		t.Fatalf("admin grant of an unknown user succeeded:\n%s", out)
+	}
+	run(t, bin, "admin", "grant", "u1", "--data", data)
+	if out, err := exec.Command(bin, "serve", "--store", "nosuch").CombinedOutput(); err == nil {
+		t.Fatalf("serve --store nosuch succeeded:\n%s", out)
+	}
+
+	for start := range 2 {
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--demo")
+		cmd.Env = append(os.Environ(), "GATEWAY_JWT_SECRET=binary-test-secret-binary-test-secret")
+		var logs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		stopped := make(chan struct{})
+		go func() { exited <- cmd.Wait(); close(stopped) }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-stopped
+		})
+		base := "http://" + addr
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			resp, err := http.Get(base + "/readyz")
+			if err == nil && resp.StatusCode == http.StatusOK {
+				resp.Body.Close()
+				break
+			}
+			if err == nil {
+				resp.Body.Close()
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("start %d: not ready after 60 s:\n%s", start, logs.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		body := `{"query":"mutation { login(username: \"u1\", password: \"weibo-demo\") { token user { username } } }"}`
+		resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Data struct {
+				Login struct {
+					Token string
+				}
+			}
+			Errors []any
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if got.Data.Login.Token == "" || len(got.Errors) > 0 {
+			t.Fatalf("start %d: login as a seeded user: %+v\n%s", start, got, logs.String())
+		}
+		if resp, err := http.Get(base + "/metrics"); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("/metrics: %v", err)
+		} else {
+			resp.Body.Close()
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("start %d: serve exited with %v after SIGTERM:\n%s", start, err, logs.String())
+			}
+		case <-time.After(40 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("start %d: serve did not exit within 40 s of SIGTERM:\n%s", start, logs.String())
+		}
+		if start == 1 && strings.Contains(logs.String(), "importing the demo data set") {
+			t.Fatalf("the second start imported the demo again:\n%s", logs.String())
+		}
+	}
+}
