@@ -170,7 +170,9 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error
 
 // HomeTimeline is the resolver for the homeTimeline field.
 func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostPage, error) {
-	return viewerDo(ctx, func(v weibo.UserID) (*weibo.PostPage, error) { return r.Svc.HomeTimeline(ctx, v, first, after) })
+	return viewerDo(ctx, func(v weibo.UserID) (*weibo.PostPage, error) {
+		return r.withPostAuthors(ctx)(r.Svc.HomeTimeline(ctx, v, first, after))
+	})
 }
 
 // Roles is the resolver for the roles field.
@@ -265,17 +267,17 @@ func (r *userResolver) FollowedByViewer(ctx context.Context, obj *weibo.User) (b
 
 // Follows is the resolver for the follows field.
 func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserPage, error) {
-	return r.Svc.FollowList(ctx, obj.ID, first, after)
+	return r.withUserNodes(ctx)(r.Svc.FollowList(ctx, obj.ID, first, after))
 }
 
 // Fans is the resolver for the fans field.
 func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserPage, error) {
-	return r.Svc.FanList(ctx, obj.ID, first, after)
+	return r.withUserNodes(ctx)(r.Svc.FanList(ctx, obj.ID, first, after))
 }
 
 // Posts is the resolver for the posts field.
 func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostPage, error) {
-	return r.Svc.UserPosts(ctx, obj.ID, first, after)
+	return r.withPostAuthors(ctx)(r.Svc.UserPosts(ctx, obj.ID, first, after))
 }
 
 // Roles is the resolver for the roles field.
