@@ -78,20 +78,25 @@ type viewer struct {
 // invalid one is remembered so that operations needing a viewer say why.
 func (i *Issuer) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get("Authorization")
-		if h == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		var v viewer
-		scheme, tok, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-			v.err = errors.New("the Authorization header must be \"Bearer <token>\"")
-		} else if v.id, v.err = i.Verify(strings.TrimSpace(tok)); v.err != nil {
-			v.err = fmt.Errorf("invalid token: %w", v.err)
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, v)))
+		next.ServeHTTP(w, r.WithContext(i.WithAuthorization(r.Context(), r.Header.Get("Authorization"))))
 	})
+}
+
+// WithAuthorization returns ctx carrying the viewer of an Authorization
+// value "Bearer <token>" (from an HTTP header, or a WebSocket
+// connection_init payload); "" leaves ctx as it is (anonymous).
+func (i *Issuer) WithAuthorization(ctx context.Context, h string) context.Context {
+	if h == "" {
+		return ctx
+	}
+	var v viewer
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		v.err = errors.New("the Authorization header must be \"Bearer <token>\"")
+	} else if v.id, v.err = i.Verify(strings.TrimSpace(tok)); v.err != nil {
+		v.err = fmt.Errorf("invalid token: %w", v.err)
+	}
+	return context.WithValue(ctx, ctxKey{}, v)
 }
 
 // WithViewer returns ctx carrying uid as the authenticated viewer (tests, CLI).

@@ -35,6 +35,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
+	Subscription() SubscriptionResolver
 	User() UserResolver
 	UserEdge() UserEdgeResolver
 }
@@ -156,6 +157,10 @@ type ComplexityRoot struct {
 		Priority func(childComplexity int) int
 	}
 
+	Subscription struct {
+		HomeTimelineUpdates func(childComplexity int) int
+	}
+
 	User struct {
 		CreatedAt        func(childComplexity int) int
 		Department       func(childComplexity int) int
@@ -231,6 +236,9 @@ type RoleResolver interface {
 }
 type RoleMemberEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.RoleMemberEdge) (*weibo.User, error)
+}
+type SubscriptionResolver interface {
+	HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error)
 }
 type UserResolver interface {
 	ID(ctx context.Context, obj *weibo.User) (string, error)
@@ -800,6 +808,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RoleMemberEdge.Priority(childComplexity), true
 
+	case "Subscription.homeTimelineUpdates":
+		if e.ComplexityRoot.Subscription.HomeTimelineUpdates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.HomeTimelineUpdates(childComplexity), true
+
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
 			break
@@ -970,6 +985,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1072,6 +1104,16 @@ type Query {
   post(id: ID!): Post
   "The viewer's own posts and their followees' posts, newest first. Requires a token."
   homeTimeline(first: Int, after: String): PostConnection!
+}
+
+type Subscription {
+  """
+  New posts of the viewer's home timeline as they arrive (own posts at once, followees' posts
+  after fan-out), oldest first. Over WebSocket (graphql-transport-ws or graphql-ws) at /graphql;
+  send the token as ` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + ` in the connection_init payload (or as
+  the upgrade request's header). Requires a token.
+  """
+  homeTimelineUpdates: Post!
 }
 
 type AuthPayload {
@@ -4774,6 +4816,45 @@ func (ec *executionContext) fieldContext_RoleMemberEdge_priority(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_homeTimelineUpdates(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Subscription_homeTimelineUpdates,
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().HomeTimelineUpdates(ctx)
+		},
+		nil,
+		ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Subscription_homeTimelineUpdates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Post_id(ctx, field)
+			case "content":
+				return ec.fieldContext_Post_content(ctx, field)
+			case "createdAt":
+				return ec.fieldContext_Post_createdAt(ctx, field)
+			case "author":
+				return ec.fieldContext_Post_author(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8174,6 +8255,26 @@ func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.Selecti
 	}
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "homeTimelineUpdates":
+		return ec._Subscription_homeTimelineUpdates(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var userImplementors = []string{"User"}

@@ -219,6 +219,11 @@ func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *weibo.RoleMember
 	return loadUser(ctx, obj.User)
 }
 
+// HomeTimelineUpdates is the resolver for the homeTimelineUpdates field.
+func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error) {
+	return viewerDo(ctx, func(v weibo.UserID) (<-chan *weibo.Post, error) { return r.Svc.WatchTimeline(ctx, v, 0) })
+}
+
 // ID is the resolver for the id field.
 func (r *userResolver) ID(ctx context.Context, obj *weibo.User) (string, error) {
 	return obj.ID.String(), nil
@@ -313,6 +318,9 @@ func (r *Resolver) Role() graph.RoleResolver { return &roleResolver{r} }
 // RoleMemberEdge returns graph.RoleMemberEdgeResolver implementation.
 func (r *Resolver) RoleMemberEdge() graph.RoleMemberEdgeResolver { return &roleMemberEdgeResolver{r} }
 
+// Subscription returns graph.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 // User returns graph.UserResolver implementation.
 func (r *Resolver) User() graph.UserResolver { return &userResolver{r} }
 
@@ -325,5 +333,6 @@ type postResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }
 type roleResolver struct{ *Resolver }
 type roleMemberEdgeResolver struct{ *Resolver }
+type subscriptionResolver struct{ *Resolver }
 type userResolver struct{ *Resolver }
 type userEdgeResolver struct{ *Resolver }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -65,7 +66,7 @@ func New(cfg Config) http.Handler {
 	r.Use(middleware.RequestID)
 	r.Use(accessLog(cfg.Logger))
 	r.Use(middleware.Recoverer)
-	r.Use(middleware.Timeout(cfg.RequestTimeout))
+	r.Use(timeout(cfg.RequestTimeout))
 	r.Use(middleware.RequestSize(cfg.MaxBodyBytes))
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -88,7 +89,8 @@ func New(cfg Config) http.Handler {
 	return r
 }
 
-// GraphQL returns the gqlgen handler: POST and GET transports, automatic
+// GraphQL returns the gqlgen handler: POST, GET and WebSocket (subscriptions;
+// the token may come in the connection_init payload) transports, automatic
 // persisted queries, a complexity limit, introspection, and an error
 // presenter that gives every error an extensions.code.
 func GraphQL(cfg Config) http.Handler {
@@ -96,6 +98,12 @@ func GraphQL(cfg Config) http.Handler {
 		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
 		Directives: graph.DirectiveRoot{HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
+	srv.AddTransport(transport.Websocket{
+		KeepAlivePingInterval: 10 * time.Second,
+		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			return cfg.Tokens.WithAuthorization(ctx, p.Authorization()), nil, nil
+		},
+	})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -147,6 +155,22 @@ func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gerr.Extensions["requestId"] = id
 		}
 		return gerr
+	}
+}
+
+// timeout bounds every request by d (chi's Timeout), except WebSocket
+// upgrades: a subscription lives as long as its client keeps it.
+func timeout(d time.Duration) func(http.Handler) http.Handler {
+	bounded := middleware.Timeout(d)
+	return func(next http.Handler) http.Handler {
+		b := bounded(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			b.ServeHTTP(w, r)
+		})
 	}
 }
 

@@ -178,16 +178,20 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 		return err
 	}
 	if exists.Exists() {
+		var fans []UserID
 		err = scanWrite(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: RelationPrefix(id.Author, dirFans)}, s.opts.batch,
 			[]*hbase.Put{inboxPut(id.Author, id)}, func(r *hbase.Result) (*hbase.Put, bool) {
 				if len(r.Row) != 18 {
 					return nil, false
 				}
-				return inboxPut(UserID(DecodeU64(r.Row[10:18])), id), true
+				fan := UserID(DecodeU64(r.Row[10:18]))
+				fans = append(fans, fan)
+				return inboxPut(fan, id), true
 			}, s.st.PutMany)
 		if err != nil {
 			return err
 		}
+		s.live.notify(fans...)
 	}
 	// The post does not exist when publishing failed before storing it.
 	return s.st.Delete(ctx, &hbase.Delete{Table: TableOutbox, Row: OutboxKey(id)})

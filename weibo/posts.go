@@ -80,6 +80,7 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(author), Family: FamCount, Qualifier: ColPosts, Amount: 1}); err != nil {
 		return nil, err
 	}
+	s.live.notify(author)
 	s.fanout.enqueue(p.ID)
 	return p, nil
 }

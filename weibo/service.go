@@ -25,6 +25,7 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 	fanout  *fanout
+	live    liveHub
 	opts    options
 	bcryptC int
 }

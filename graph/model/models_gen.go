@@ -17,3 +17,6 @@ type Mutation struct {
 
 type Query struct {
 }
+
+type Subscription struct {
+}
