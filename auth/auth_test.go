@@ -1,0 +1,86 @@
+package auth
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/weibohbase/gateway/weibo"
+)
+
+func TestVerify(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	iss := NewIssuer(secret, time.Hour)
+	good, err := iss.Issue(42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(method jwt.SigningMethod, key any, claims jwt.RegisteredClaims) string {
+		s, err := jwt.NewWithClaims(method, claims).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	now := time.Now()
+	valid := jwt.RegisteredClaims{Subject: "42", Issuer: issuerName, ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+	expired, otherIssuer, noExpiry, badSubject := valid, valid, valid, valid
+	expired.ExpiresAt = jwt.NewNumericDate(now.Add(-time.Minute))
+	otherIssuer.Issuer = "someone-else"
+	noExpiry.ExpiresAt = nil
+	badSubject.Subject = "042"
+	for _, c := range []struct {
+		name, token string
+		ok          bool
+	}{
+		{"issued", good, true},
+		{"hand-made valid", sign(jwt.SigningMethodHS256, secret, valid), true},
+		{"expired", sign(jwt.SigningMethodHS256, secret, expired), false},
+		{"other issuer", sign(jwt.SigningMethodHS256, secret, otherIssuer), false},
+		{"no expiry", sign(jwt.SigningMethodHS256, secret, noExpiry), false},
+		{"malformed subject", sign(jwt.SigningMethodHS256, secret, badSubject), false},
+		{"wrong secret", sign(jwt.SigningMethodHS256, []byte("another secret another secret !!"), valid), false},
+		{"other algorithm", sign(jwt.SigningMethodHS512, secret, valid), false},
+		{"alg none", sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, valid), false},
+		{"garbage", "not.a.token", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			uid, err := iss.Verify(c.token)
+			if c.ok && (err != nil || uid != 42) {
+				t.Fatalf("Verify = %v, %v; want 42", uid, err)
+			}
+			if !c.ok && err == nil {
+				t.Fatalf("Verify accepted it as user %v", uid)
+			}
+		})
+	}
+}
+
+func TestWithAuthorization(t *testing.T) {
+	iss := NewIssuer([]byte("0123456789abcdef0123456789abcdef"), time.Hour)
+	tok, _ := iss.Issue(7)
+	for _, c := range []struct {
+		name, header string
+		id           weibo.UserID
+		sent, ok     bool
+	}{
+		{"anonymous", "", 0, false, false},
+		{"bearer", "Bearer " + tok, 7, true, true},
+		{"lower-case scheme", "bearer " + tok, 7, true, true},
+		{"basic", "Basic dXNlcjpwdw==", 0, true, false},
+		{"no token", "Bearer ", 0, true, false},
+		{"bad token", "Bearer x.y.z", 0, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id, ok, err := ViewerIfAny(iss.WithAuthorization(context.Background(), c.header))
+			if id != c.id || ok != c.ok || (err != nil) != (c.sent && !c.ok) {
+				t.Fatalf("ViewerIfAny = %v, %v, %v", id, ok, err)
+			}
+			if err != nil && weibo.CodeOf(err) != weibo.CodeUnauthenticated {
+				t.Fatalf("code %q, want UNAUTHENTICATED", weibo.CodeOf(err))
+			}
+		})
+	}
+}
