@@ -72,3 +72,42 @@ func after(prefix, suffix []byte) []byte {
 	k := append(append([]byte{}, prefix...), suffix...)
 	return append(k, 0)
 }
+
+// pageStart validates a connection's first and after (a cursor of kind
+// whose payload is the n-byte rowkey suffix after prefix) and returns the
+// page size and the start row of the scan (nil: from prefix itself).
+// Errors: BAD_USER_INPUT on "first" or "after".
+func pageStart(first *int, afterCur *string, kind byte, n int, prefix []byte) (int, []byte, error) {
+	size, err := pageSize(first)
+	if err != nil {
+		return 0, nil, err
+	}
+	suffix, err := decodeCursor(afterCur, kind, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	return size, after(prefix, suffix), nil
+}
+
+// buildPage turns up to n+1 items (one more than the page, to learn
+// HasNextPage) into at most n edges and their page info; cursor points at
+// an edge's cursor.
+func buildPage[T, E any](items []T, n int, edge func(i int, item T) E, cursor func(*E) *string) ([]E, PageInfo) {
+	var info PageInfo
+	if len(items) > n {
+		items, info.HasNextPage = items[:n], true
+	}
+	edges := make([]E, len(items))
+	for i, it := range items {
+		edges[i] = edge(i, it)
+	}
+	setBounds(&info, edges, cursor)
+	return edges, info
+}
+
+// setBounds sets the start and end cursors of info from edges.
+func setBounds[E any](info *PageInfo, edges []E, cursor func(*E) *string) {
+	if k := len(edges); k > 0 {
+		info.StartCursor, info.EndCursor = cursor(&edges[0]), cursor(&edges[k-1])
+	}
+}

@@ -591,16 +591,12 @@ func (s *Service) UserDepartments(ctx context.Context, uids []UserID) ([]*Depart
 // department is gone or names another parent is skipped. Errors:
 // BAD_USER_INPUT for a bad first or after.
 func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int, afterCur *string) (*DepartmentPage, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	suffix, err := decodeCursor(afterCur, cursorDepartments, 8)
-	if err != nil {
-		return nil, err
-	}
 	prefix := DeptChildPrefix(did)
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: prefix, Start: after(prefix, suffix)}, n,
+	n, start, err := pageStart(first, afterCur, cursorDepartments, 8, prefix)
+	if err != nil {
+		return nil, err
+	}
+	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: prefix, Start: start}, n,
 		func(ctx context.Context, rows []*hbase.Result) ([]*Department, error) {
 			ids := make([]DeptID, len(rows))
 			for i, r := range rows {
@@ -621,16 +617,9 @@ func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int
 		return nil, err
 	}
 	page := &DepartmentPage{}
-	for i, d := range items {
-		if i == n {
-			page.PageInfo.HasNextPage = true
-			break
-		}
-		page.Edges = append(page.Edges, DepartmentEdge{Department: d, Cursor: encodeCursor(cursorDepartments, keys[i][len(prefix):])})
-	}
-	if k := len(page.Edges); k > 0 {
-		page.PageInfo.StartCursor, page.PageInfo.EndCursor = &page.Edges[0].Cursor, &page.Edges[k-1].Cursor
-	}
+	page.Edges, page.PageInfo = buildPage(items, n, func(i int, d *Department) DepartmentEdge {
+		return DepartmentEdge{Department: d, Cursor: encodeCursor(cursorDepartments, keys[i][len(prefix):])}
+	}, func(e *DepartmentEdge) *string { return &e.Cursor })
 	return page, nil
 }
 
@@ -645,17 +634,13 @@ func (s *Service) TopDepartments(ctx context.Context, first *int, afterCur *stri
 // (member rows the user's cell disagrees with are skipped). Errors:
 // BAD_USER_INPUT for a bad first or after.
 func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int, afterCur *string) (*UserPage, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	suffix, err := decodeCursor(afterCur, cursorUsers, 8)
-	if err != nil {
-		return nil, err
-	}
 	prefix := DeptMemberPrefix(did)
+	n, start, err := pageStart(first, afterCur, cursorUsers, 8, prefix)
+	if err != nil {
+		return nil, err
+	}
 	want := U64(uint64(did))
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: prefix, Start: after(prefix, suffix)}, n,
+	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: prefix, Start: start}, n,
 		func(ctx context.Context, rows []*hbase.Result) ([]*UserID, error) {
 			gets := make([]*hbase.Get, len(rows))
 			for i, r := range rows {
@@ -677,16 +662,9 @@ func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int,
 		return nil, err
 	}
 	page := &UserPage{}
-	for i, uid := range items {
-		if i == n {
-			page.PageInfo.HasNextPage = true
-			break
-		}
-		page.Edges = append(page.Edges, UserEdge{User: *uid, Cursor: encodeCursor(cursorUsers, keys[i][len(prefix):])})
-	}
-	if k := len(page.Edges); k > 0 {
-		page.PageInfo.StartCursor, page.PageInfo.EndCursor = &page.Edges[0].Cursor, &page.Edges[k-1].Cursor
-	}
+	page.Edges, page.PageInfo = buildPage(items, n, func(i int, uid *UserID) UserEdge {
+		return UserEdge{User: *uid, Cursor: encodeCursor(cursorUsers, keys[i][len(prefix):])}
+	}, userCursor)
 	return page, nil
 }
 

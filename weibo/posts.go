@@ -128,10 +128,7 @@ type PostPage struct {
 }
 
 func (p *PostPage) finish() *PostPage {
-	if k := len(p.Edges); k > 0 {
-		p.PageInfo.StartCursor = &p.Edges[0].Cursor
-		p.PageInfo.EndCursor = &p.Edges[k-1].Cursor
-	}
+	setBounds(&p.PageInfo, p.Edges, func(e *PostEdge) *string { return &e.Cursor })
 	return p
 }
 
@@ -139,17 +136,13 @@ func (p *PostPage) finish() *PostPage {
 // weibo:content on salt(uid)|uid (seed 000/004's "查看自己发布的微博").
 // Errors: BAD_USER_INPUT for a bad first or after.
 func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, afterCur *string) (*PostPage, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	suffix, err := decodeCursor(afterCur, cursorPosts, 8)
-	if err != nil {
-		return nil, err
-	}
 	prefix := ContentPrefix(uid)
+	n, start, err := pageStart(first, afterCur, cursorPosts, 8, prefix)
+	if err != nil {
+		return nil, err
+	}
 	page := &PostPage{}
-	err = s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: prefix, Start: after(prefix, suffix), Limit: n + 1},
+	err = s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: prefix, Start: start, Limit: n + 1},
 		func(r *hbase.Result) error {
 			if len(page.Edges) == n {
 				page.PageInfo.HasNextPage = true

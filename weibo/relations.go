@@ -3,6 +3,7 @@ package weibo
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
 )
@@ -210,33 +211,22 @@ func (s *Service) FanList(ctx context.Context, uid UserID, first *int, after *st
 }
 
 func (s *Service) relationPage(ctx context.Context, prefix []byte, first *int, afterCur *string) (*UserPage, error) {
-	n, err := pageSize(first)
+	n, start, err := pageStart(first, afterCur, cursorUsers, 8, prefix)
 	if err != nil {
 		return nil, err
 	}
-	suffix, err := decodeCursor(afterCur, cursorUsers, 8)
+	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: prefix, Start: start, Limit: n + 1})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: prefix, Start: after(prefix, suffix), Limit: n + 1})
-	if err != nil {
-		return nil, err
-	}
+	rows = slices.DeleteFunc(rows, func(r *hbase.Result) bool { return len(r.Row) != len(prefix)+8 })
 	page := &UserPage{}
-	for i, r := range rows {
-		if i == n {
-			page.PageInfo.HasNextPage = true
-			break
-		}
-		if len(r.Row) != len(prefix)+8 {
-			continue
-		}
+	page.Edges, page.PageInfo = buildPage(rows, n, func(_ int, r *hbase.Result) UserEdge {
 		sfx := r.Row[len(prefix):]
-		page.Edges = append(page.Edges, UserEdge{User: UserID(binary.BigEndian.Uint64(sfx)), Cursor: encodeCursor(cursorUsers, sfx)})
-	}
-	if k := len(page.Edges); k > 0 {
-		page.PageInfo.StartCursor = &page.Edges[0].Cursor
-		page.PageInfo.EndCursor = &page.Edges[k-1].Cursor
-	}
+		return UserEdge{User: UserID(binary.BigEndian.Uint64(sfx)), Cursor: encodeCursor(cursorUsers, sfx)}
+	}, userCursor)
 	return page, nil
 }
+
+// userCursor points at a UserEdge's cursor (for buildPage).
+func userCursor(e *UserEdge) *string { return &e.Cursor }

@@ -770,16 +770,9 @@ func (s *Service) Roles(ctx context.Context, first *int, afterCur *string) (*Rol
 		return nil, err
 	}
 	page := &RolePage{}
-	for i, role := range items {
-		if i == n {
-			page.PageInfo.HasNextPage = true
-			break
-		}
-		page.Edges = append(page.Edges, RoleEdge{Role: role, Cursor: encodeCursor(cursorRoleNames, keys[i])})
-	}
-	if k := len(page.Edges); k > 0 {
-		page.PageInfo.StartCursor, page.PageInfo.EndCursor = &page.Edges[0].Cursor, &page.Edges[k-1].Cursor
-	}
+	page.Edges, page.PageInfo = buildPage(items, n, func(i int, role *Role) RoleEdge {
+		return RoleEdge{Role: role, Cursor: encodeCursor(cursorRoleNames, keys[i])}
+	}, func(e *RoleEdge) *string { return &e.Cursor })
 	return page, nil
 }
 
@@ -789,17 +782,13 @@ func (s *Service) Roles(ctx context.Context, first *int, afterCur *string) (*Rol
 // the user's cell are skipped; the priority is the user's). Errors:
 // BAD_USER_INPUT for a bad first or after.
 func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, afterCur *string) (*RoleMemberPage, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	suffix, err := decodeCursor(afterCur, cursorRoleMembers, 8)
-	if err != nil {
-		return nil, err
-	}
 	prefix := RoleMemberPrefix(rid)
+	n, start, err := pageStart(first, afterCur, cursorRoleMembers, 8, prefix)
+	if err != nil {
+		return nil, err
+	}
 	qual := RoleQualifier(rid)
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableRoles, Prefix: prefix, Start: after(prefix, suffix)}, n,
+	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableRoles, Prefix: prefix, Start: start}, n,
 		func(ctx context.Context, rows []*hbase.Result) ([]*RoleMemberEdge, error) {
 			gets := make([]*hbase.Get, len(rows))
 			for i, r := range rows {
@@ -821,17 +810,10 @@ func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, after
 		return nil, err
 	}
 	page := &RoleMemberPage{}
-	for i, e := range items {
-		if i == n {
-			page.PageInfo.HasNextPage = true
-			break
-		}
+	page.Edges, page.PageInfo = buildPage(items, n, func(i int, e *RoleMemberEdge) RoleMemberEdge {
 		e.Cursor = encodeCursor(cursorRoleMembers, keys[i][len(prefix):])
-		page.Edges = append(page.Edges, *e)
-	}
-	if k := len(page.Edges); k > 0 {
-		page.PageInfo.StartCursor, page.PageInfo.EndCursor = &page.Edges[0].Cursor, &page.Edges[k-1].Cursor
-	}
+		return *e
+	}, func(e *RoleMemberEdge) *string { return &e.Cursor })
 	return page, nil
 }
 

@@ -20,16 +20,11 @@ import (
 //
 // Errors: BAD_USER_INPUT for a bad first or after.
 func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, afterCur *string) (*PostPage, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	suffix, err := decodeCursor(afterCur, cursorTimeline, 16)
-	if err != nil {
-		return nil, err
-	}
 	prefix := InboxPrefix(uid)
-	start := after(prefix, suffix)
+	n, start, err := pageStart(first, afterCur, cursorTimeline, 16, prefix)
+	if err != nil {
+		return nil, err
+	}
 	page := &PostPage{}
 	for round := 0; ; round++ {
 		want := n + 1 - len(page.Edges)
