@@ -42,14 +42,11 @@ func admin(ctx context.Context, log *slog.Logger, args []string) error {
 		fs.Usage()
 		return flag.ErrHelp
 	}
-	st, err := sf.open(ctx, false)
+	st, err := sf.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := weibo.Migrate(ctx, st); err != nil {
-		return err
-	}
 	svc := weibo.New(st, weibo.WithLogger(log))
 	if verb == "revoke" {
 		if err := svc.RevokeRoleByName(ctx, username, *role); err != nil {

@@ -93,14 +93,11 @@ func migrate(ctx context.Context, log *slog.Logger, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := sf.open(ctx, false)
+	st, err := sf.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := weibo.Migrate(ctx, st); err != nil {
-		return err
-	}
 	log.Info("migrated", "store", st.Backend(), "namespace", weibo.Namespace, "tables", len(weibo.Tables()))
 	return nil
 }

@@ -25,6 +25,20 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.zk, "hbase-zk", env("GATEWAY_HBASE_ZK", "127.0.0.1:2181"), "ZooKeeper quorum of the HBase cluster, HOST:PORT[,HOST:PORT...] (env GATEWAY_HBASE_ZK)")
 }
 
+// openMigrated opens the store and creates the weibo tables that are
+// missing; the caller closes the store.
+func (f *storeFlags) openMigrated(ctx context.Context) (hbase.Store, error) {
+	st, err := f.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := weibo.Migrate(ctx, st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
 // open opens the store, instrumented with gateway_store_calls_total. bulk
 // asks the embedded store to skip per-write fsync (imports; it syncs on Close).
 func (f *storeFlags) open(ctx context.Context, bulk bool) (hbase.Store, error) {
