@@ -448,39 +448,16 @@ func (s *embeddedStore) CheckAndPut(ctx context.Context, p *Put, family, qualifi
 	if err != nil {
 		return false, err
 	}
-	fam, err := pp.t.family(family)
-	if err != nil {
-		return false, err
-	}
-	mu := &s.locks[s.stripe(pp.rp)]
-	mu.Lock()
-	defer mu.Unlock()
-	w, err := s.newWriter(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer w.close()
-	val, cellTS, present, err := w.readColumn(fam, appendCol(nil, pp.rp, family, qualifier))
-	if err != nil {
-		return false, err
-	}
-	if !checkMatches(expected, val, present) {
-		return false, nil
-	}
-	ts := p.Timestamp
-	if ts == 0 {
-		ts = w.now
-		if present && cellTS > ts {
-			ts = cellTS
+	return s.checkAndMutate(ctx, pp.t, pp.rp, family, qualifier, expected, func(w *writer, cellTS int64, present bool) error {
+		ts := p.Timestamp
+		if ts == 0 {
+			ts = w.now
+			if present && cellTS > ts {
+				ts = cellTS
+			}
 		}
-	}
-	if err := w.put(&pp, ts, false); err != nil {
-		return false, err
-	}
-	if err := w.commit(); err != nil {
-		return false, err
-	}
-	return true, nil
+		return w.put(&pp, ts, false)
+	})
 }
 
 // CheckAndDelete applies d when the newest (unexpired) value of
@@ -495,11 +472,21 @@ func (s *embeddedStore) CheckAndDelete(ctx context.Context, d *Delete, family, q
 	if err != nil {
 		return false, err
 	}
-	fam, err := pd.t.family(family)
+	return s.checkAndMutate(ctx, pd.t, pd.rp, family, qualifier, expected, func(w *writer, _ int64, _ bool) error {
+		return w.del(&pd)
+	})
+}
+
+// checkAndMutate holds the lock of row rp of t, reads family:qualifier and,
+// when it matches expected, runs apply (given the checked cell's timestamp
+// and whether it is present) and commits; it reports whether it applied.
+func (s *embeddedStore) checkAndMutate(ctx context.Context, t *embTable, rp []byte, family, qualifier string, expected []byte,
+	apply func(w *writer, cellTS int64, present bool) error) (bool, error) {
+	fam, err := t.family(family)
 	if err != nil {
 		return false, err
 	}
-	mu := &s.locks[s.stripe(pd.rp)]
+	mu := &s.locks[s.stripe(rp)]
 	mu.Lock()
 	defer mu.Unlock()
 	w, err := s.newWriter(ctx)
@@ -507,14 +494,14 @@ func (s *embeddedStore) CheckAndDelete(ctx context.Context, d *Delete, family, q
 		return false, err
 	}
 	defer w.close()
-	val, _, present, err := w.readColumn(fam, appendCol(nil, pd.rp, family, qualifier))
+	val, cellTS, present, err := w.readColumn(fam, appendCol(nil, rp, family, qualifier))
 	if err != nil {
 		return false, err
 	}
 	if !checkMatches(expected, val, present) {
 		return false, nil
 	}
-	if err := w.del(&pd); err != nil {
+	if err := apply(w, cellTS, present); err != nil {
 		return false, err
 	}
 	if err := w.commit(); err != nil {
