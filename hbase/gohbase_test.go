@@ -9,19 +9,17 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weibohbase/gateway/internal/hbasezk"
 )
 
 // These tests run against the real HBase started by `make hbase-up`, whose
 // ZooKeeper address arrives in GATEWAY_TEST_HBASE_ZK (make test sets it).
-
-// envTestHBaseZK names the variable holding the test HBase's ZooKeeper address.
-const envTestHBaseZK = "GATEWAY_TEST_HBASE_ZK"
 
 // newTestHBase returns a Store on the test HBase, closed when t ends. Without
 // GATEWAY_TEST_HBASE_ZK it skips t, except in CI (CI=true) where it fails t:
@@ -29,13 +27,7 @@ const envTestHBaseZK = "GATEWAY_TEST_HBASE_ZK"
 // binary of the run: tests use tables or row prefixes of their own.
 func newTestHBase(t *testing.T) Store {
 	t.Helper()
-	zk := os.Getenv(envTestHBaseZK)
-	if zk == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is unset: in CI the real-HBase tests must run (make test starts HBase)", envTestHBaseZK)
-		}
-		t.Skipf("%s is unset: run `make test`, or `make hbase-up` and set it, for the real-HBase tests", envTestHBaseZK)
-	}
+	zk := hbasezk.Addr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	st, err := NewHBase(ctx, zk)
@@ -903,7 +895,7 @@ func TestHBaseIncrement(t *testing.T) {
 
 func TestHBaseCallTimeoutOption(t *testing.T) {
 	newTestHBase(t)
-	st, err := NewHBase(tctx(t), os.Getenv(envTestHBaseZK), WithHBaseCallTimeout(time.Nanosecond), WithHBaseNoPing())
+	st, err := NewHBase(tctx(t), hbasezk.Addr(t), WithHBaseCallTimeout(time.Nanosecond), WithHBaseNoPing())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,12 @@ package testenv
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/hbasezk"
 )
-
-// EnvHBaseZK names the variable holding the test HBase's ZooKeeper address.
-const EnvHBaseZK = "GATEWAY_TEST_HBASE_ZK"
 
 // Backend is one store backend for table-driven tests.
 type Backend struct {
@@ -40,19 +37,9 @@ func Embedded(t testing.TB) hbase.Store {
 	return st
 }
 
-// HBaseZK returns the test HBase's ZooKeeper address, skipping the test when
-// there is none outside CI and failing it in CI.
-func HBaseZK(t testing.TB) string {
-	t.Helper()
-	zk := os.Getenv(EnvHBaseZK)
-	if zk == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is unset: in CI the real-HBase tests must run (make test starts HBase)", EnvHBaseZK)
-		}
-		t.Skipf("%s is unset: run `make test` (or `make hbase-up`) for the real-HBase tests", EnvHBaseZK)
-	}
-	return zk
-}
+// HBaseZK returns the test HBase's ZooKeeper address (hbasezk.Addr: skip
+// outside CI without one, fail in CI).
+func HBaseZK(t testing.TB) string { return hbasezk.Addr(t) }
 
 // HBase returns a store on the real test HBase. The store is shared with
 // other tests and runs: tests must create their own unique rows or tables.

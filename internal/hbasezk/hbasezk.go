@@ -1,0 +1,28 @@
+// Package hbasezk tells tests where the real test HBase is: its ZooKeeper
+// address arrives in GATEWAY_TEST_HBASE_ZK (`make test` starts HBase and
+// sets it). Without it HBase tests skip, except in CI (CI=true), where they
+// fail: there they must run. It imports nothing of the project, so package
+// hbase's own tests can use it too.
+package hbasezk
+
+import (
+	"os"
+	"testing"
+)
+
+// Env names the variable holding the test HBase's ZooKeeper address.
+const Env = "GATEWAY_TEST_HBASE_ZK"
+
+// Addr returns the test HBase's ZooKeeper address, skipping t when there is
+// none outside CI and failing it in CI.
+func Addr(t testing.TB) string {
+	t.Helper()
+	zk := os.Getenv(Env)
+	if zk == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is unset: in CI the real-HBase tests must run (make test starts HBase)", Env)
+		}
+		t.Skipf("%s is unset: run `make test` (or `make hbase-up` and set it) for the real-HBase tests", Env)
+	}
+	return zk
+}
