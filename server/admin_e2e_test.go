@@ -4,19 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -47,23 +41,8 @@ func (f *pairFaults) arm(step string) {
 // startAdminGateway is startGateway with a fault hook in the service.
 func startAdminGateway(t *testing.T, st hbase.Store) (*gw, *pairFaults) {
 	t.Helper()
-	st = hbase.Instrument(st)
-	ctx := t.Context()
-	if err := weibo.Migrate(ctx, st); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	f := &pairFaults{armed: map[string]bool{}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0), weibo.WithPairWriteHook(f.hook))
-	if err := svc.Start(ctx); err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: auth.NewIssuer([]byte("test-secret-test-secret-test-secret"), time.Hour), Logger: log}))
-	t.Cleanup(func() {
-		ts.Close()
-		_ = svc.Close(t.Context())
-	})
-	return &gw{t: t, url: ts.URL, svc: svc}, f
+	return startGateway(t, st, weibo.WithPairWriteHook(f.hook)), f
 }
 
 // makeAdmin grants the admin role the way `gateway admin grant` does.

@@ -25,8 +25,9 @@ type gw struct {
 	svc *weibo.Service
 }
 
-// startGateway serves the gateway over st (migrated) until the test ends.
-func startGateway(t testing.TB, st hbase.Store) *gw {
+// startGateway serves the gateway over st (migrated) until the test ends;
+// opts are added to the service's test options.
+func startGateway(t testing.TB, st hbase.Store, opts ...weibo.Option) *gw {
 	t.Helper()
 	st = hbase.Instrument(st)
 	ctx := t.Context()
@@ -34,7 +35,7 @@ func startGateway(t testing.TB, st hbase.Store) *gw {
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0))
+	svc := weibo.New(st, append([]weibo.Option{weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0)}, opts...)...)
 	if err := svc.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}
