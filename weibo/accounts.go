@@ -180,15 +180,6 @@ func (s *Service) GetUsers(ctx context.Context, ids []UserID) ([]*User, error) {
 	return out, nil
 }
 
-// userExists reports whether uid has a users row.
-func (s *Service) userExists(ctx context.Context, uid UserID) (bool, error) {
-	r, err := s.st.Get(ctx, &hbase.Get{Table: TableUsers, Row: UserKey(uid), Families: []string{FamInfo}})
-	if err != nil {
-		return false, err
-	}
-	return r.Value(FamInfo, ColUsername) != nil, nil
-}
-
 func userFromRow(uid UserID, r *hbase.Result) *User {
 	return &User{
 		ID:          uid,

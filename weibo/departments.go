@@ -496,7 +496,8 @@ func (s *Service) deleteOne(ctx context.Context, d *Department) error {
 // member row. A failure leaves a member row the user's cell disagrees with:
 // readers skip it and Fsck removes it.
 func (s *Service) SetUserDepartment(ctx context.Context, uid UserID, did DeptID) (*User, error) {
-	if _, err := s.mustUser(ctx, uid); err != nil {
+	u, err := s.mustUser(ctx, uid)
+	if err != nil {
 		return nil, err
 	}
 	if did != RootDept {
@@ -512,7 +513,7 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid UserID, did DeptID)
 		oldRaw := cur.Value(FamOrg, ColUserDept)
 		old := DeptID(DecodeU64(oldRaw))
 		if old == did {
-			return s.mustUser(ctx, uid)
+			return u, nil
 		}
 		var applied bool
 		if did != RootDept {
@@ -542,7 +543,7 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid UserID, did DeptID)
 				return nil, err
 			}
 		}
-		return s.mustUser(ctx, uid)
+		return u, nil
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 // viewer's inbox. A repeat call re-writes the fans row and the backfill,
 // which repairs a call that died half-way.
 func (s *Service) Follow(ctx context.Context, viewer, target UserID) (*User, error) {
-	if err := s.checkRelationArgs(ctx, viewer, target); err != nil {
+	u, err := s.relationTarget(ctx, viewer, target)
+	if err != nil {
 		return nil, err
 	}
 	now := U64(uint64(s.nowMillis()))
@@ -35,14 +36,14 @@ func (s *Service) Follow(ctx context.Context, viewer, target UserID) (*User, err
 		return nil, err
 	}
 	if applied {
-		if err := s.addCounts(ctx, viewer, target, +1); err != nil {
+		if u.FanCount, err = s.addCounts(ctx, viewer, target, +1); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.backfill(ctx, viewer, target); err != nil {
 		return nil, err
 	}
-	return s.mustUser(ctx, target)
+	return u, nil
 }
 
 // Unfollow makes viewer stop following target and returns target. It is
@@ -55,7 +56,8 @@ func (s *Service) Follow(ctx context.Context, viewer, target UserID) (*User, err
 // rows of authors the viewer no longer follows, so a half-done unfollow is
 // never visible, and a repeat call finishes it.
 func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, error) {
-	if err := s.checkRelationArgs(ctx, viewer, target); err != nil {
+	u, err := s.relationTarget(ctx, viewer, target)
+	if err != nil {
 		return nil, err
 	}
 	key := RelationKey(viewer, dirAttends, target)
@@ -74,28 +76,23 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, e
 		return nil, err
 	}
 	if applied {
-		if err := s.addCounts(ctx, viewer, target, -1); err != nil {
+		if u.FanCount, err = s.addCounts(ctx, viewer, target, -1); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.unbackfill(ctx, viewer, target); err != nil {
 		return nil, err
 	}
-	return s.mustUser(ctx, target)
+	return u, nil
 }
 
-func (s *Service) checkRelationArgs(ctx context.Context, viewer, target UserID) error {
+// relationTarget checks a follow or unfollow's arguments and reads the
+// target (returned to the caller, with its fan count updated by the call).
+func (s *Service) relationTarget(ctx context.Context, viewer, target UserID) (*User, error) {
 	if viewer == target {
-		return badInput("userId", "you cannot follow or unfollow yourself")
+		return nil, badInput("userId", "you cannot follow or unfollow yourself")
 	}
-	ok, err := s.userExists(ctx, target)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return notFound("user %s not found", target)
-	}
-	return nil
+	return s.mustUser(ctx, target)
 }
 
 func (s *Service) mustUser(ctx context.Context, uid UserID) (*User, error) {
@@ -109,12 +106,13 @@ func (s *Service) mustUser(ctx context.Context, uid UserID) (*User, error) {
 	return us[0], nil
 }
 
-func (s *Service) addCounts(ctx context.Context, follower, followee UserID, d int64) error {
+// addCounts adds d to the follower's follow count and the followee's fan
+// count, and returns the followee's new fan count.
+func (s *Service) addCounts(ctx context.Context, follower, followee UserID, d int64) (int64, error) {
 	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(follower), Family: FamCount, Qualifier: ColFollows, Amount: d}); err != nil {
-		return err
+		return 0, err
 	}
-	_, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(followee), Family: FamCount, Qualifier: ColFans, Amount: d})
-	return err
+	return s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(followee), Family: FamCount, Qualifier: ColFans, Amount: d})
 }
 
 // backfill copies target's newest posts (up to the backfill limit) into

@@ -437,7 +437,8 @@ func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priori
 	if err := checkPriority(priority); err != nil {
 		return nil, err
 	}
-	if _, err := s.mustUser(ctx, uid); err != nil {
+	u, err := s.mustUser(ctx, uid)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := s.mustRole(ctx, rid); err != nil {
@@ -463,7 +464,7 @@ func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priori
 	} else if err := s.st.Put(ctx, cell); err != nil {
 		return nil, err
 	}
-	return s.mustUser(ctx, uid)
+	return u, nil
 }
 
 // RevokeRole takes role rid from user uid and returns the user; revoking a
@@ -475,7 +476,8 @@ func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priori
 // A failure between the two leaves a member row without the user's cell,
 // which readers skip and Fsck removes.
 func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User, error) {
-	if _, err := s.mustUser(ctx, uid); err != nil {
+	u, err := s.mustUser(ctx, uid)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := s.mustRole(ctx, rid); err != nil {
@@ -503,7 +505,7 @@ func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableRoles, Row: RoleMemberKey(rid, uid)}); err != nil {
 		return nil, err
 	}
-	return s.mustUser(ctx, uid)
+	return u, nil
 }
 
 // GetRoles reads roles by id with one batched GetMany; the result has one
