@@ -16,7 +16,7 @@
 //  5. a post's content is its text exactly as the CSV parser returns it.
 //
 // The readers stream (ReadEdges, ReadPosts); Load and Read build the joined,
-// in-memory Dataset an importer (weibo.Seed) and tests use. The package does
+// in-memory Dataset an importer (seed.Import) and tests use. The package does
 // not depend on the storage layer.
 package dataset
 

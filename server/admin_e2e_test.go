@@ -9,8 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -449,11 +451,11 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 				}
 			}
 			check("half-written")
-			rep, err := g.svc.Fsck(t.Context(), weibo.FsckOptions{Repair: true})
+			rep, err := fsck.Run(t.Context(), g.svc, fsck.Options{Repair: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			mine := func(is weibo.FsckIssue) bool {
+			mine := func(is fsck.Issue) bool {
 				return strings.Contains(is.Detail, fmt.Sprintf("user %s in role %s", ming.ID, r.ID)) ||
 					strings.Contains(is.Detail, fmt.Sprintf("user %s in department %s", ming.ID, d.ID))
 			}
@@ -469,10 +471,10 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 			// On the shared real HBase another test process's fsck may have
 			// repaired the pairs first; the check-only run below still
 			// proves they are whole.
-			if b.Name == hbase.BackendEmbedded && (!repaired[weibo.FsckRoleMemberStale] || !repaired[weibo.FsckDeptMemberStale]) {
+			if b.Name == hbase.BackendEmbedded && (!repaired[fsck.RoleMemberStale] || !repaired[fsck.DeptMemberStale]) {
 				t.Fatalf("fsck repaired %v of %+v", repaired, rep.Issues)
 			}
-			if rep, err = g.svc.Fsck(t.Context(), weibo.FsckOptions{}); err != nil {
+			if rep, err = fsck.Run(t.Context(), g.svc, fsck.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			for _, is := range rep.Issues {
@@ -494,15 +496,15 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 // as the demo admin: topDepartments is [CEO], the children of 开发部 are
 // 开发1, 开发2, 大数据部, and 小红's roles come back 学习委员, 劳动委员,
 // 体育委员. Embedded only: the shared real HBase holds other tests'
-// departments (weibo's TestSeedOrgDemo checks the demo there).
+// departments (package seed's TestSeedOrgDemo checks the demo there).
 func TestAdminSeedDemo(t *testing.T) {
 	g, _ := startAdminGateway(t, testenv.Embedded(t))
-	if err := g.svc.SeedOrgDemo(t.Context()); err != nil {
+	if err := seed.OrgDemo(t.Context(), g.svc); err != nil {
 		t.Fatal(err)
 	}
 	var lg struct{ Login struct{ Token string } }
 	g.ok("", `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`,
-		map[string]any{"u": weibo.DemoAdminUsername, "p": weibo.DefaultSeedPassword}, &lg)
+		map[string]any{"u": seed.DemoAdminUsername, "p": seed.DefaultPassword}, &lg)
 	tk := lg.Login.Token
 	if top := g.topDepartments(tk); !slices.Equal(top, []string{"CEO"}) {
 		t.Fatalf("topDepartments = %v", top)
@@ -523,7 +525,7 @@ func TestAdminSeedDemo(t *testing.T) {
 		}
 	}
 	g.ok(tk, `query($h: String!) { topDepartments { edges { node { children { edges { node { `+deptFields+` } } } } } }
-		hong: userByUsername(username: $h) { id department { name } } }`, map[string]any{"h": weibo.DemoXiaohong}, &d)
+		hong: userByUsername(username: $h) { id department { name } } }`, map[string]any{"h": seed.DemoXiaohong}, &d)
 	var kids []string
 	for _, e := range d.TopDepartments.Edges[0].Node.Children.Edges {
 		kids = append(kids, e.Node.Name)

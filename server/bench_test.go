@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/seed"
 )
 
 // BenchmarkGraphQL measures whole GraphQL requests over HTTP (loopback) on
@@ -20,7 +20,7 @@ func BenchmarkGraphQL(b *testing.B) {
 			g, ds := seededGateway(b, be.Open(b))
 			uid := busiest(ds, 1)[0]
 			u, _ := ds.User(uid)
-			token := g.login(u.Username, weibo.DefaultSeedPassword)
+			token := g.login(u.Username, seed.DefaultPassword)
 			for _, first := range []int{20, 100} {
 				b.Run(fmt.Sprintf("homeTimeline_first_%d", first), func(b *testing.B) {
 					for b.Loop() {

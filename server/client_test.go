@@ -16,6 +16,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // gw is a gateway under test: a real HTTP server on 127.0.0.1 over a store.
@@ -31,7 +32,7 @@ func startGateway(t testing.TB, st hbase.Store, opts ...weibo.Option) *gw {
 	t.Helper()
 	st = hbase.Instrument(st)
 	ctx := t.Context()
-	if err := weibo.Migrate(ctx, st); err != nil {
+	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -7,7 +7,8 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/seed"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // loadFull loads the full data set from ../shared/datasets (or
@@ -50,7 +51,7 @@ func TestFullDataSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	stats, err := weibo.Seed(t.Context(), st, ds, weibo.SeedOptions{BcryptCost: 4})
+	stats, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +73,8 @@ func TestFullDataSetOneDayHBase(t *testing.T) {
 	day, _ := dataset.DayStart("2020-03-01")
 	end := day.AddDate(0, 0, 1)
 	ds = ds.KeepPosts(func(p dataset.Post) bool { return p.Millis >= day.UnixMilli() && p.Millis < end.UnixMilli() })
-	st := hbase.WithNamespace(raw, weibo.Namespace, "weibo_oneday")
-	stats, err := weibo.Seed(t.Context(), st, ds, weibo.SeedOptions{BcryptCost: 4})
+	st := hbase.WithNamespace(raw, tables.Namespace, "weibo_oneday")
+	stats, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

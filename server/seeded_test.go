@@ -9,7 +9,7 @@ import (
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/seed"
 )
 
 // seededGateway imports the demo subset of the real data set into st and
@@ -20,7 +20,7 @@ func seededGateway(t testing.TB, st hbase.Store) (*gw, *dataset.Dataset) {
 	if err != nil {
 		t.Fatalf("demo data: %v", err)
 	}
-	if _, err := weibo.Seed(t.Context(), st, ds, weibo.SeedOptions{BcryptCost: 4}); err != nil {
+	if _, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	return startGateway(t, st), ds
@@ -77,7 +77,7 @@ func checkSeeded(t *testing.T, g *gw, ds *dataset.Dataset, users []uint64) {
 	t.Helper()
 	for _, uid := range users {
 		u, _ := ds.User(uid)
-		token := g.login(u.Username, weibo.DefaultSeedPassword)
+		token := g.login(u.Username, seed.DefaultPassword)
 		want := ds.HomeTimeline(uid, 60)
 		var wantIDs []string
 		for _, p := range want {
@@ -136,7 +136,7 @@ func TestTimelineStoreCallsConstant(t *testing.T) {
 			g, ds := seededGateway(t, b.Open(t))
 			uid := busiest(ds, 1)[0]
 			u, _ := ds.User(uid)
-			token := g.login(u.Username, weibo.DefaultSeedPassword)
+			token := g.login(u.Username, seed.DefaultPassword)
 			cost := func(query string, first int) float64 {
 				before := g.storeCalls()
 				var d struct{ HomeTimeline postConn }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // User is a user as stored in weibo:users. A User built from a post's
@@ -64,7 +65,7 @@ func (s *Service) Register(ctx context.Context, username, password string) (*Use
 		return nil, badInput("password", "password must be %d to %d bytes", MinPasswordLen, MaxPasswordLen)
 	}
 	lower := strings.ToLower(username)
-	if r, err := s.st.Get(ctx, &hbase.Get{Table: TableUsernames, Row: UsernameKey(lower)}); err != nil {
+	if r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Usernames, Row: tables.UsernameKey(lower)}); err != nil {
 		return nil, err
 	} else if r.Exists() {
 		return nil, errTaken(username)
@@ -73,24 +74,24 @@ func (s *Service) Register(ctx context.Context, username, password string) (*Use
 	if err != nil {
 		return nil, err
 	}
-	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: SeqKey, Family: FamCount, Qualifier: ColSeq, Amount: 1})
+	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.SeqKey, Family: tables.FamCount, Qualifier: tables.ColSeq, Amount: 1})
 	if err != nil {
 		return nil, err
 	}
 	uid := UserID(RegisteredIDBase + seq)
 	created := s.nowMillis()
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{
-		FamInfo:  {ColUsername: []byte(username), ColPassword: hash, ColCreated: U64(uint64(created))},
-		FamCount: {ColFollows: U64(0), ColFans: U64(0), ColPosts: U64(0)},
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{
+		tables.FamInfo:  {tables.ColUsername: []byte(username), tables.ColPassword: hash, tables.ColCreated: tables.U64(uint64(created))},
+		tables.FamCount: {tables.ColFollows: tables.U64(0), tables.ColFans: tables.U64(0), tables.ColPosts: tables.U64(0)},
 	}}); err != nil {
 		return nil, err
 	}
-	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableUsernames, Row: UsernameKey(lower), Values: hbase.Values{
-		FamName: {ColUID: U64(uint64(uid))},
-	}}, FamName, ColUID, nil)
+	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Usernames, Row: tables.UsernameKey(lower), Values: hbase.Values{
+		tables.FamName: {tables.ColUID: tables.U64(uint64(uid))},
+	}}, tables.FamName, tables.ColUID, nil)
 	if err != nil || !ok {
 		// Undo the users row; it is unreachable without the index row anyway.
-		_ = s.st.Delete(context.WithoutCancel(ctx), &hbase.Delete{Table: TableUsers, Row: UserKey(uid)})
+		_ = s.st.Delete(context.WithoutCancel(ctx), &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid)})
 		if err != nil {
 			return nil, err
 		}
@@ -98,12 +99,6 @@ func (s *Service) Register(ctx context.Context, username, password string) (*Use
 	}
 	return &User{ID: uid, Username: username, CreatedAt: time.UnixMilli(created), Complete: true}, nil
 }
-
-func errTaken(username string) error {
-	return &Error{Code: CodeBadUserInput, Reason: ReasonUsernameTaken, Field: "username", Message: "username " + username + " is taken"}
-}
-
-var errBadLogin = &Error{Code: CodeUnauthenticated, Message: "wrong username or password"}
 
 // Login checks a username (case-insensitive) and password. Errors:
 // UNAUTHENTICATED for an unknown user or a wrong password (the same message
@@ -119,14 +114,14 @@ func (s *Service) Login(ctx context.Context, username, password string) (*User, 
 	if uid == 0 {
 		return nil, errBadLogin
 	}
-	r, err := s.st.Get(ctx, &hbase.Get{Table: TableUsers, Row: UserKey(uid)})
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid)})
 	if err != nil {
 		return nil, err
 	}
 	if !r.Exists() {
 		return nil, errBadLogin
 	}
-	if err := bcrypt.CompareHashAndPassword(r.Value(FamInfo, ColPassword), []byte(password)); err != nil {
+	if err := bcrypt.CompareHashAndPassword(r.Value(tables.FamInfo, tables.ColPassword), []byte(password)); err != nil {
 		if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
 			return nil, errBadLogin
 		}
@@ -136,11 +131,11 @@ func (s *Service) Login(ctx context.Context, username, password string) (*User, 
 }
 
 func (s *Service) lookupUsername(ctx context.Context, lower string) (UserID, error) {
-	r, err := s.st.Get(ctx, &hbase.Get{Table: TableUsernames, Row: UsernameKey(lower)})
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Usernames, Row: tables.UsernameKey(lower)})
 	if err != nil {
 		return 0, err
 	}
-	return UserID(DecodeU64(r.Value(FamName, ColUID))), nil
+	return UserID(tables.DecodeU64(r.Value(tables.FamName, tables.ColUID))), nil
 }
 
 // UserByUsername returns the user with that username (case-insensitive), or
@@ -165,7 +160,7 @@ func (s *Service) UserByUsername(ctx context.Context, username string) (*User, e
 func (s *Service) GetUsers(ctx context.Context, ids []UserID) ([]*User, error) {
 	gets := make([]*hbase.Get, len(ids))
 	for i, id := range ids {
-		gets[i] = &hbase.Get{Table: TableUsers, Row: UserKey(id), Families: []string{FamInfo, FamCount}}
+		gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(id), Families: []string{tables.FamInfo, tables.FamCount}}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -173,7 +168,7 @@ func (s *Service) GetUsers(ctx context.Context, ids []UserID) ([]*User, error) {
 	}
 	out := make([]*User, len(ids))
 	for i, r := range rs {
-		if r.Value(FamInfo, ColUsername) != nil {
+		if r.Value(tables.FamInfo, tables.ColUsername) != nil {
 			out[i] = userFromRow(ids[i], r)
 		}
 	}
@@ -183,11 +178,11 @@ func (s *Service) GetUsers(ctx context.Context, ids []UserID) ([]*User, error) {
 func userFromRow(uid UserID, r *hbase.Result) *User {
 	return &User{
 		ID:          uid,
-		Username:    string(r.Value(FamInfo, ColUsername)),
-		CreatedAt:   time.UnixMilli(int64(DecodeU64(r.Value(FamInfo, ColCreated)))),
-		FollowCount: int64(DecodeU64(r.Value(FamCount, ColFollows))),
-		FanCount:    int64(DecodeU64(r.Value(FamCount, ColFans))),
-		PostCount:   int64(DecodeU64(r.Value(FamCount, ColPosts))),
+		Username:    string(r.Value(tables.FamInfo, tables.ColUsername)),
+		CreatedAt:   time.UnixMilli(int64(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColCreated)))),
+		FollowCount: int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColFollows))),
+		FanCount:    int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColFans))),
+		PostCount:   int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColPosts))),
 		Complete:    true,
 	}
 }

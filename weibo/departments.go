@@ -3,11 +3,11 @@ package weibo
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Departments (seed 001, case 2: "组织架构设计"): a company's department tree
@@ -29,25 +29,6 @@ import (
 // member row against the user's cell (one batched GetMany per page) and
 // skip those that disagree, so a half-written pair is never visible.
 
-// DeptID is a department's id, allocated from a sequence. In GraphQL it is
-// the decimal string; in rowkeys 8 bytes big-endian. 0 is the virtual root
-// whose children are the top-level departments.
-type DeptID uint64
-
-// String returns the decimal form used as the GraphQL ID.
-func (id DeptID) String() string { return strconv.FormatUint(uint64(id), 10) }
-
-// ParseDeptID parses a GraphQL department ID (decimal, 1 to 20 digits, no
-// sign or leading zeros, not 0); it returns ErrInvalidID for anything else.
-func ParseDeptID(s string) (DeptID, error) {
-	n, err := ParseUserID(s)
-	return DeptID(n), err
-}
-
-// RootDept is the virtual root: the parent of top-level departments. It has
-// no department row, only child rows.
-const RootDept DeptID = 0
-
 // MaxDepartmentNameLength is the longest department name, in characters.
 const MaxDepartmentNameLength = 64
 
@@ -55,43 +36,6 @@ const MaxDepartmentNameLength = 64
 // department has depth 1). Creates and moves beyond it are refused; reads
 // that walk up the tree stop after it.
 const MaxDepartmentDepth = 32
-
-// Reasons of department errors (extensions.reason, code BAD_USER_INPUT).
-const (
-	// ReasonDepartmentCycle: moveDepartment under itself or a descendant.
-	ReasonDepartmentCycle = "DEPARTMENT_CYCLE"
-	// ReasonDepartmentNotEmpty: deleteDepartment without cascade of a
-	// department that has sub-departments or members.
-	ReasonDepartmentNotEmpty = "DEPARTMENT_NOT_EMPTY"
-	// ReasonDepartmentTooDeep: a create or move beyond MaxDepartmentDepth.
-	ReasonDepartmentTooDeep = "DEPARTMENT_TOO_DEEP"
-)
-
-// DeptKey is the rowkey of a department row of weibo:departments:
-// salt(did)(1) | did(8).
-func DeptKey(did DeptID) []byte { return idKey(uint64(did)) }
-
-// DeptChildPrefix is the 10-byte prefix of a department's child rows.
-func DeptChildPrefix(parent DeptID) []byte { return append(DeptKey(parent), linkChild) }
-
-// DeptChildKey is the rowkey of a child row: salt(parent)(1) | parent(8) |
-// 'c' | child(8), 18 bytes.
-func DeptChildKey(parent, child DeptID) []byte {
-	return appendU64(DeptChildPrefix(parent), uint64(child))
-}
-
-// DeptMemberPrefix is the 10-byte prefix of a department's member rows.
-func DeptMemberPrefix(did DeptID) []byte { return append(DeptKey(did), linkMember) }
-
-// DeptMemberKey is the rowkey of a member row: salt(did)(1) | did(8) | 'm' |
-// uid(8), 18 bytes.
-func DeptMemberKey(did DeptID, uid UserID) []byte {
-	return appendU64(DeptMemberPrefix(did), uint64(uid))
-}
-
-// DeptSeqKey is the weibo:departments row holding the department id
-// sequence (family i, qualifier n, an Increment counter).
-var DeptSeqKey = []byte("\xffseq")
 
 // Department is one department row.
 type Department struct {
@@ -105,7 +49,7 @@ type Department struct {
 	CreatedAt time.Time
 }
 
-// DepartmentEdge is one edge of a departments connection.
+// DepartmentEdge is one edge of a DepartmentPage.
 type DepartmentEdge struct {
 	// Department is the edge's department.
 	Department *Department
@@ -113,7 +57,8 @@ type DepartmentEdge struct {
 	Cursor string
 }
 
-// DepartmentPage is one page of a departments connection, by id (creation order).
+// DepartmentPage is one page of departments (a department's children
+// or the top level), by id (creation order).
 type DepartmentPage struct {
 	// Edges are the page's departments.
 	Edges []DepartmentEdge
@@ -121,18 +66,12 @@ type DepartmentPage struct {
 	PageInfo PageInfo
 }
 
-func errDeptNotFound(field string, did DeptID) error {
-	return &Error{Code: CodeNotFound, Field: field, Message: "department " + did.String() + " not found"}
-}
-
-func linkValue(ms int64) hbase.Values { return hbase.Values{FamInfo: {ColLinkAt: U64(uint64(ms))}} }
-
 // GetDepartments reads departments by id with one batched GetMany; the
 // result has one entry per id, nil where the department does not exist.
 func (s *Service) GetDepartments(ctx context.Context, ids []DeptID) ([]*Department, error) {
 	gets := make([]*hbase.Get, len(ids))
 	for i, id := range ids {
-		gets[i] = &hbase.Get{Table: TableDepartments, Row: DeptKey(id), Families: []string{FamInfo}}
+		gets[i] = &hbase.Get{Table: tables.Departments, Row: tables.DeptKey(id), Families: []string{tables.FamInfo}}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -148,15 +87,15 @@ func (s *Service) GetDepartments(ctx context.Context, ids []DeptID) ([]*Departme
 }
 
 func deptFromRow(did DeptID, r *hbase.Result) *Department {
-	name := r.Value(FamInfo, ColDeptName)
+	name := r.Value(tables.FamInfo, tables.ColDeptName)
 	if name == nil {
 		return nil
 	}
 	return &Department{
 		ID:        did,
 		Name:      string(name),
-		Parent:    DeptID(DecodeU64(r.Value(FamInfo, ColParent))),
-		CreatedAt: time.UnixMilli(int64(DecodeU64(r.Value(FamInfo, ColCreated)))),
+		Parent:    DeptID(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColParent))),
+		CreatedAt: time.UnixMilli(int64(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColCreated)))),
 	}
 }
 
@@ -211,7 +150,7 @@ func (s *Service) depth(ctx context.Context, d *Department) (int, error) {
 // DEPARTMENT_TOO_DEEP) a parent at MaxDepartmentDepth, NOT_FOUND for an
 // unknown parent.
 //
-// Writes, in order: a fresh id (Increment of DeptSeqKey), the parent's
+// Writes, in order: a fresh id (Increment of tables.SeqKey), the parent's
 // child row (the index), then the department row (the commit point). A
 // failure between the two leaves a child row without a department: readers
 // skip it and Fsck removes it.
@@ -228,24 +167,23 @@ func (s *Service) CreateDepartment(ctx context.Context, name string, parent Dept
 		if d, err := s.depth(ctx, p); err != nil {
 			return nil, err
 		} else if d >= MaxDepartmentDepth {
-			return nil, &Error{Code: CodeBadUserInput, Field: "parentId", Reason: ReasonDepartmentTooDeep,
-				Message: "departments may be at most " + strconv.Itoa(MaxDepartmentDepth) + " levels deep"}
+			return nil, errTooDeep("departments may be at most " + strconv.Itoa(MaxDepartmentDepth) + " levels deep")
 		}
 	}
-	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: TableDepartments, Row: DeptSeqKey, Family: FamInfo, Qualifier: ColSeq, Amount: 1})
+	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Departments, Row: tables.SeqKey, Family: tables.FamInfo, Qualifier: tables.ColSeq, Amount: 1})
 	if err != nil {
 		return nil, err
 	}
 	did := DeptID(seq)
 	now := s.nowMillis()
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableDepartments, Row: DeptChildKey(parent, did), Values: linkValue(now)}); err != nil {
+	if err := s.putLink(ctx, tables.DeptChildKey(parent, did), now); err != nil {
 		return nil, err
 	}
 	if err := s.pairStep(ctx, PairStepCreateDepartment); err != nil {
 		return nil, err
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableDepartments, Row: DeptKey(did), Values: hbase.Values{FamInfo: {
-		ColDeptName: []byte(name), ColParent: U64(uint64(parent)), ColCreated: U64(uint64(now)),
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {
+		tables.ColDeptName: []byte(name), tables.ColParent: tables.U64(uint64(parent)), tables.ColCreated: tables.U64(uint64(now)),
 	}}}); err != nil {
 		return nil, err
 	}
@@ -264,7 +202,7 @@ func (s *Service) RenameDepartment(ctx context.Context, did DeptID, name string)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableDepartments, Row: DeptKey(did), Values: hbase.Values{FamInfo: {ColDeptName: []byte(name)}}}); err != nil {
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {tables.ColDeptName: []byte(name)}}}); err != nil {
 		return nil, err
 	}
 	d.Name = name
@@ -316,33 +254,27 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent DeptID) (*Depa
 		return nil, err
 	}
 	if pdepth+height > MaxDepartmentDepth {
-		return nil, &Error{Code: CodeBadUserInput, Field: "parentId", Reason: ReasonDepartmentTooDeep,
-			Message: "the move would make the tree deeper than " + strconv.Itoa(MaxDepartmentDepth) + " levels"}
+		return nil, errTooDeep("the move would make the tree deeper than " + strconv.Itoa(MaxDepartmentDepth) + " levels")
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableDepartments, Row: DeptChildKey(parent, did), Values: linkValue(s.nowMillis())}); err != nil {
+	if err := s.putLink(ctx, tables.DeptChildKey(parent, did), s.nowMillis()); err != nil {
 		return nil, err
 	}
 	if err := s.pairStep(ctx, PairStepMoveDepartment); err != nil {
 		return nil, err
 	}
-	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableDepartments, Row: DeptKey(did), Values: hbase.Values{FamInfo: {ColParent: U64(uint64(parent))}}},
-		FamInfo, ColParent, U64(uint64(d.Parent)))
+	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.U64(uint64(parent))}}},
+		tables.FamInfo, tables.ColParent, tables.U64(uint64(d.Parent)))
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, &Error{Code: CodeBadUserInput, Field: "id", Reason: ReasonConcurrentUpdate, Message: "department " + did.String() + " was changed meanwhile; retry"}
+		return nil, errConcurrent("id", "department "+did.String()+" was changed meanwhile; retry")
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableDepartments, Row: DeptChildKey(d.Parent, did)}); err != nil {
+	if err := s.deleteLink(ctx, tables.DeptChildKey(d.Parent, did)); err != nil {
 		return nil, err
 	}
 	d.Parent = parent
 	return d, nil
-}
-
-func errCycle() error {
-	return &Error{Code: CodeBadUserInput, Field: "parentId", Reason: ReasonDepartmentCycle,
-		Message: "a department cannot be moved under itself or one of its sub-departments"}
 }
 
 // subtree returns d and its descendants in breadth-first order (d first)
@@ -380,7 +312,7 @@ func (s *Service) allChildren(ctx context.Context, did DeptID) ([]*Department, e
 	var out []*Department
 	var cur *string
 	for {
-		page, err := s.DepartmentChildren(ctx, did, ptr(MaxPageSize), cur)
+		page, err := s.DepartmentChildren(ctx, did, new(MaxPageSize), cur)
 		if err != nil {
 			return nil, err
 		}
@@ -393,8 +325,6 @@ func (s *Service) allChildren(ctx context.Context, did DeptID) ([]*Department, e
 		cur = page.PageInfo.EndCursor
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // DeleteDepartment deletes a department. Without cascade it refuses one
 // that has sub-departments or members (BAD_USER_INPUT, reason
@@ -425,8 +355,7 @@ func (s *Service) DeleteDepartment(ctx context.Context, did DeptID, cascade bool
 			return false, err
 		}
 		if len(kids.Edges) > 0 || len(members.Edges) > 0 {
-			return false, &Error{Code: CodeBadUserInput, Field: "id", Reason: ReasonDepartmentNotEmpty,
-				Message: "department " + did.String() + " has sub-departments or members; pass cascade: true to delete them too"}
+			return false, errNotEmpty(did)
 		}
 		return true, s.deleteOne(ctx, d)
 	}
@@ -444,16 +373,16 @@ func (s *Service) DeleteDepartment(ctx context.Context, did DeptID, cascade bool
 
 // deleteOne deletes one department whose sub-departments are gone.
 func (s *Service) deleteOne(ctx context.Context, d *Department) error {
-	prefix := DeptMemberPrefix(d.ID)
+	prefix := tables.DeptMemberPrefix(d.ID)
 	var dels []*hbase.Delete
-	err := s.st.Scan(ctx, &hbase.Scan{Table: TableDepartments, Prefix: prefix}, func(r *hbase.Result) error {
-		if uid := linkTarget(r.Row, prefix); uid != 0 {
-			if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{FamOrg: {ColUserDept: nil}}},
-				FamOrg, ColUserDept, U64(uint64(d.ID))); err != nil {
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Departments, Prefix: prefix}, func(r *hbase.Result) error {
+		if _, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
+			if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
+				tables.FamOrg, tables.ColUserDept, tables.U64(uint64(d.ID))); err != nil {
 				return err
 			}
 		}
-		dels = append(dels, &hbase.Delete{Table: TableDepartments, Row: bytes.Clone(r.Row)})
+		dels = append(dels, &hbase.Delete{Table: tables.Departments, Row: bytes.Clone(r.Row)})
 		return nil
 	})
 	if err != nil {
@@ -464,23 +393,23 @@ func (s *Service) deleteOne(ctx context.Context, d *Department) error {
 			return err
 		}
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableDepartments, Row: DeptKey(d.ID)}); err != nil {
+	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: tables.DeptKey(d.ID)}); err != nil {
 		return err
 	}
 	if err := s.pairStep(ctx, PairStepDeleteDepartment); err != nil {
 		return err
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableDepartments, Row: DeptChildKey(d.Parent, d.ID)}); err != nil {
+	if err := s.deleteLink(ctx, tables.DeptChildKey(d.Parent, d.ID)); err != nil {
 		return err
 	}
 	// Debris under the department's own prefix (stale child or member rows).
-	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: DeptKey(d.ID)})
+	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Departments, Prefix: tables.DeptPrefix(d.ID)})
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	dels = dels[:0]
 	for _, r := range rows {
-		dels = append(dels, &hbase.Delete{Table: TableDepartments, Row: r.Row})
+		dels = append(dels, &hbase.Delete{Table: tables.Departments, Row: r.Row})
 	}
 	return s.st.DeleteMany(ctx, dels)
 }
@@ -506,40 +435,40 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid UserID, did DeptID)
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		cur, err := s.st.Get(ctx, &hbase.Get{Table: TableUsers, Row: UserKey(uid), Families: []string{FamOrg}})
+		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
 			return nil, err
 		}
-		oldRaw := cur.Value(FamOrg, ColUserDept)
-		old := DeptID(DecodeU64(oldRaw))
+		oldRaw := cur.Value(tables.FamOrg, tables.ColUserDept)
+		old := DeptID(tables.DecodeU64(oldRaw))
 		if old == did {
 			return u, nil
 		}
 		var applied bool
 		if did != RootDept {
-			if err := s.st.Put(ctx, &hbase.Put{Table: TableDepartments, Row: DeptMemberKey(did, uid), Values: linkValue(s.nowMillis())}); err != nil {
+			if err := s.putLink(ctx, tables.DeptMemberKey(did, uid), s.nowMillis()); err != nil {
 				return nil, err
 			}
 			if err := s.pairStep(ctx, PairStepSetUserDepartment); err != nil {
 				return nil, err
 			}
-			applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{FamOrg: {ColUserDept: U64(uint64(did))}}},
-				FamOrg, ColUserDept, oldRaw)
+			applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.U64(uint64(did))}}},
+				tables.FamOrg, tables.ColUserDept, oldRaw)
 		} else {
-			applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{FamOrg: {ColUserDept: nil}}},
-				FamOrg, ColUserDept, oldRaw)
+			applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
+				tables.FamOrg, tables.ColUserDept, oldRaw)
 		}
 		if err != nil {
 			return nil, err
 		}
 		if !applied {
 			if attempt >= 3 {
-				return nil, &Error{Code: CodeBadUserInput, Field: "userId", Reason: ReasonConcurrentUpdate, Message: "the user's department keeps changing; retry"}
+				return nil, errConcurrent("userId", "the user's department keeps changing; retry")
 			}
 			continue
 		}
 		if old != RootDept {
-			if err := s.st.Delete(ctx, &hbase.Delete{Table: TableDepartments, Row: DeptMemberKey(old, uid)}); err != nil {
+			if err := s.deleteLink(ctx, tables.DeptMemberKey(old, uid)); err != nil {
 				return nil, err
 			}
 		}
@@ -553,7 +482,7 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid UserID, did DeptID)
 func (s *Service) UserDepartments(ctx context.Context, uids []UserID) ([]*Department, error) {
 	gets := make([]*hbase.Get, len(uids))
 	for i, uid := range uids {
-		gets[i] = &hbase.Get{Table: TableUsers, Row: UserKey(uid), Families: []string{FamOrg}}
+		gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -562,7 +491,7 @@ func (s *Service) UserDepartments(ctx context.Context, uids []UserID) ([]*Depart
 	ids := make([]DeptID, len(uids))
 	var want []DeptID
 	for i, r := range rs {
-		if ids[i] = DeptID(DecodeU64(r.Value(FamOrg, ColUserDept))); ids[i] != RootDept {
+		if ids[i] = DeptID(tables.DecodeU64(r.Value(tables.FamOrg, tables.ColUserDept))); ids[i] != RootDept {
 			want = append(want, ids[i])
 		}
 	}
@@ -591,17 +520,14 @@ func (s *Service) UserDepartments(ctx context.Context, uids []UserID) ([]*Depart
 // and one GetMany of the children's rows per page; a child row whose
 // department is gone or names another parent is skipped. Errors:
 // BAD_USER_INPUT for a bad first or after.
-func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int, afterCur *string) (*DepartmentPage, error) {
-	prefix := DeptChildPrefix(did)
-	n, start, err := pageStart(first, afterCur, cursorDepartments, 8, prefix)
-	if err != nil {
-		return nil, err
-	}
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: prefix, Start: start}, n,
+func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int, after *string) (*DepartmentPage, error) {
+	q := pageQuery{kind: cursorDepartments, rowLen: tables.LinkKeyLen,
+		scan: hbase.Scan{Table: tables.Departments, Prefix: tables.DeptChildPrefix(did)}}
+	edges, info, err := readPage(ctx, s.st, q, first, after,
 		func(ctx context.Context, rows []*hbase.Result) ([]*Department, error) {
 			ids := make([]DeptID, len(rows))
 			for i, r := range rows {
-				ids[i] = DeptID(linkTarget(r.Row, prefix))
+				_, ids[i], _ = tables.DecodeDeptChildKey(r.Row) // RootDept when malformed: never a department
 			}
 			ds, err := s.GetDepartments(ctx, ids)
 			if err != nil {
@@ -613,15 +539,13 @@ func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int
 				}
 			}
 			return ds, nil
+		}, func(d *Department, cursor string) DepartmentEdge {
+			return DepartmentEdge{Department: d, Cursor: cursor}
 		})
 	if err != nil {
 		return nil, err
 	}
-	page := &DepartmentPage{}
-	page.Edges, page.PageInfo = buildPage(items, n, func(i int, d *Department) DepartmentEdge {
-		return DepartmentEdge{Department: d, Cursor: encodeCursor(cursorDepartments, keys[i][len(prefix):])}
-	}, func(e *DepartmentEdge) *string { return &e.Cursor })
-	return page, nil
+	return &DepartmentPage{Edges: edges, PageInfo: info}, nil
 }
 
 // TopDepartments pages through the top-level departments (the children of
@@ -634,18 +558,17 @@ func (s *Service) TopDepartments(ctx context.Context, first *int, afterCur *stri
 // scan of its member rows and one GetMany of the users' cells per page
 // (member rows the user's cell disagrees with are skipped). Errors:
 // BAD_USER_INPUT for a bad first or after.
-func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int, afterCur *string) (*UserPage, error) {
-	prefix := DeptMemberPrefix(did)
-	n, start, err := pageStart(first, afterCur, cursorUsers, 8, prefix)
-	if err != nil {
-		return nil, err
-	}
-	want := U64(uint64(did))
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableDepartments, Prefix: prefix, Start: start}, n,
+func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int, after *string) (*UserPage, error) {
+	q := pageQuery{kind: cursorUsers, rowLen: tables.LinkKeyLen,
+		scan: hbase.Scan{Table: tables.Departments, Prefix: tables.DeptMemberPrefix(did)}}
+	want := tables.U64(uint64(did))
+	edges, info, err := readPage(ctx, s.st, q, first, after,
 		func(ctx context.Context, rows []*hbase.Result) ([]*UserID, error) {
+			uids := make([]UserID, len(rows))
 			gets := make([]*hbase.Get, len(rows))
 			for i, r := range rows {
-				gets[i] = &hbase.Get{Table: TableUsers, Row: UserKey(linkTarget(r.Row, prefix)), Families: []string{FamOrg}}
+				_, uids[i], _ = tables.DecodeDeptMemberKey(r.Row) // 0 when malformed: no such user
+				gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(uids[i]), Families: []string{tables.FamOrg}}
 			}
 			us, err := s.st.GetMany(ctx, gets)
 			if err != nil {
@@ -653,21 +576,14 @@ func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int,
 			}
 			out := make([]*UserID, len(rows))
 			for i, u := range us {
-				if uid := linkTarget(rows[i].Row, prefix); uid != 0 && bytes.Equal(u.Value(FamOrg, ColUserDept), want) {
-					out[i] = &uid
+				if uids[i] != 0 && bytes.Equal(u.Value(tables.FamOrg, tables.ColUserDept), want) {
+					out[i] = &uids[i]
 				}
 			}
 			return out, nil
-		})
+		}, userEdge)
 	if err != nil {
 		return nil, err
 	}
-	page := &UserPage{}
-	page.Edges, page.PageInfo = buildPage(items, n, func(i int, uid *UserID) UserEdge {
-		return UserEdge{User: *uid, Cursor: encodeCursor(cursorUsers, keys[i][len(prefix):])}
-	}, userCursor)
-	return page, nil
+	return &UserPage{Edges: edges, PageInfo: info}, nil
 }
-
-// asError is errors.As for *Error.
-func asError(err error, e **Error) bool { return errors.As(err, e) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // fanout is the worker pool that writes a post's rowkey into every fan's
@@ -72,9 +73,9 @@ func (f *fanout) start(ctx context.Context) error {
 func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
 	cutoff := f.s.nowMillis() - minAge.Milliseconds()
 	var found []PostID
-	err := f.s.st.Scan(ctx, &hbase.Scan{Table: TableOutbox}, func(r *hbase.Result) error {
-		id, ok := PostIDFromContentKey(r.Row)
-		if ok && int64(DecodeU64(r.Value(FamOutbox, ColOutboxAt))) <= cutoff {
+	err := f.s.st.Scan(ctx, &hbase.Scan{Table: tables.Outbox}, func(r *hbase.Result) error {
+		id, ok := tables.DecodeOutboxKey(r.Row)
+		if ok && int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt))) <= cutoff {
 			found = append(found, id)
 		}
 		return nil
@@ -173,18 +174,18 @@ func (f *fanout) close(ctx context.Context) error {
 // the author, in PutMany batches, then deletes the outbox row. Every write is
 // an idempotent put, so running it twice adds nothing.
 func (s *Service) fanOut(ctx context.Context, id PostID) error {
-	exists, err := s.st.Get(ctx, &hbase.Get{Table: TableContent, Row: ContentKey(id), Families: []string{FamPost}})
+	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
 	if err != nil {
 		return err
 	}
 	if exists.Exists() {
 		var fans []UserID
-		err = scanWrite(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: RelationPrefix(id.Author, dirFans)}, s.opts.batch,
+		err = scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, s.opts.batch,
 			[]*hbase.Put{inboxPut(id.Author, id)}, func(r *hbase.Result) (*hbase.Put, bool) {
-				if len(r.Row) != 18 {
+				_, _, fan, ok := tables.DecodeRelationKey(r.Row)
+				if !ok {
 					return nil, false
 				}
-				fan := UserID(DecodeU64(r.Row[10:18]))
 				fans = append(fans, fan)
 				return inboxPut(fan, id), true
 			}, s.st.PutMany)
@@ -194,5 +195,5 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 		s.live.notify(fans...)
 	}
 	// The post does not exist when publishing failed before storing it.
-	return s.st.Delete(ctx, &hbase.Delete{Table: TableOutbox, Row: OutboxKey(id)})
+	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id)})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 func quietService(st hbase.Store, opts ...weibo.Option) *weibo.Service {
@@ -21,8 +22,8 @@ func quietService(st hbase.Store, opts ...weibo.Option) *weibo.Service {
 func inboxHas(t *testing.T, svc *weibo.Service, owner weibo.UserID, post weibo.PostID) int {
 	t.Helper()
 	n := 0
-	err := svc.Store().Scan(t.Context(), &hbase.Scan{Table: weibo.TableInbox, Prefix: weibo.InboxPrefix(owner)}, func(r *hbase.Result) error {
-		if id, ok := weibo.PostIDFromInboxKey(r.Row); ok && id == post {
+	err := svc.Store().Scan(t.Context(), &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(owner)}, func(r *hbase.Result) error {
+		if _, id, ok := tables.DecodeInboxKey(r.Row); ok && id == post {
 			n++
 		}
 		return nil
@@ -43,7 +44,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			st := b.Open(t)
-			if err := weibo.Migrate(ctx, st); err != nil {
+			if err := tables.Migrate(ctx, st); err != nil {
 				t.Fatal(err)
 			}
 			crashed := quietService(st) // never started: no worker drains its queue
@@ -73,15 +74,15 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			if n := inboxHas(t, crashed, author.ID, post.ID); n != 1 {
 				t.Fatalf("the author's own inbox has the post %d times, want 1 at once", n)
 			}
-			if r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableOutbox, Row: weibo.OutboxKey(post.ID)}); err != nil || !r.Exists() {
+			if r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(post.ID)}); err != nil || !r.Exists() {
 				t.Fatalf("no outbox row for an acknowledged post: %v", err)
 			}
 
 			for round := range 2 { // the second restart re-runs nothing, and would add nothing
 				next := quietService(st)
 				if round == 1 {
-					if err := st.Put(ctx, &hbase.Put{Table: weibo.TableOutbox, Row: weibo.OutboxKey(post.ID),
-						Values: hbase.Values{weibo.FamOutbox: {weibo.ColOutboxAt: weibo.U64(1)}}}); err != nil {
+					if err := st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(post.ID),
+						Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(1)}}}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -99,7 +100,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 						t.Fatalf("round %d: fan %s has the post %d times, want 1", round, f.Username, n)
 					}
 				}
-				if r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableOutbox, Row: weibo.OutboxKey(post.ID)}); err != nil || r.Exists() {
+				if r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(post.ID)}); err != nil || r.Exists() {
 					t.Fatalf("round %d: outbox row left after the fan-out (%v)", round, err)
 				}
 			}

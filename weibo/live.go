@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Live updates of home timelines. A watcher polls the top of its viewer's
@@ -131,8 +132,8 @@ func (s *Service) WatchTimeline(ctx context.Context, uid UserID, interval time.D
 func (s *Service) inboxTop(ctx context.Context, uid UserID) (map[PostID]bool, []PostID, error) {
 	set := map[PostID]bool{}
 	var ids []PostID
-	err := s.st.Scan(ctx, &hbase.Scan{Table: TableInbox, Prefix: InboxPrefix(uid), Limit: watchWindow}, func(r *hbase.Result) error {
-		if id, ok := PostIDFromInboxKey(r.Row); ok {
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid), Limit: watchWindow}, func(r *hbase.Result) error {
+		if _, id, ok := tables.DecodeInboxKey(r.Row); ok {
 			set[id] = true
 			ids = append(ids, id)
 		}

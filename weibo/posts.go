@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // MaxPostLength is the longest post content, in characters (Unicode code points).
@@ -57,13 +58,13 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 	}
 	p := &Post{ID: PostID{Author: author, Millis: s.nowMillis()}, Content: content, AuthorName: us[0].Username}
 	for attempt := 0; ; attempt++ {
-		if err := s.st.Put(ctx, &hbase.Put{Table: TableOutbox, Row: OutboxKey(p.ID),
-			Values: hbase.Values{FamOutbox: {ColOutboxAt: U64(uint64(s.nowMillis()))}}}); err != nil {
+		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
+			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(uint64(s.nowMillis()))}}}); err != nil {
 			return nil, err
 		}
-		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableContent, Row: ContentKey(p.ID), Values: hbase.Values{
-			FamPost: {ColText: []byte(content), ColAuthorName: []byte(p.AuthorName)},
-		}}, FamPost, ColText, nil)
+		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
+			tables.FamPost: {tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)},
+		}}, tables.FamPost, tables.ColText, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +78,7 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 	if err := s.st.Put(ctx, inboxPut(author, p.ID)); err != nil {
 		return nil, err
 	}
-	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(author), Family: FamCount, Qualifier: ColPosts, Amount: 1}); err != nil {
+	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(author), Family: tables.FamCount, Qualifier: tables.ColPosts, Amount: 1}); err != nil {
 		return nil, err
 	}
 	s.live.notify(author)
@@ -90,7 +91,7 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 func (s *Service) GetPosts(ctx context.Context, ids []PostID) ([]*Post, error) {
 	gets := make([]*hbase.Get, len(ids))
 	for i, id := range ids {
-		gets[i] = &hbase.Get{Table: TableContent, Row: ContentKey(id)}
+		gets[i] = &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -104,14 +105,14 @@ func (s *Service) GetPosts(ctx context.Context, ids []PostID) ([]*Post, error) {
 }
 
 func postFromRow(id PostID, r *hbase.Result) *Post {
-	text := r.Cell(FamPost, ColText)
+	text := r.Cell(tables.FamPost, tables.ColText)
 	if text == nil {
 		return nil
 	}
-	return &Post{ID: id, Content: string(text.Value), AuthorName: string(r.Value(FamPost, ColAuthorName))}
+	return &Post{ID: id, Content: string(text.Value), AuthorName: string(r.Value(tables.FamPost, tables.ColAuthorName))}
 }
 
-// PostEdge is one edge of a post connection.
+// PostEdge is one edge of a PostPage.
 type PostEdge struct {
 	// Post is the edge's node.
 	Post *Post
@@ -119,7 +120,8 @@ type PostEdge struct {
 	Cursor string
 }
 
-// PostPage is one page of a post connection, newest first.
+// PostPage is one page of a list of posts (a user's posts or a home
+// timeline), newest first.
 type PostPage struct {
 	// Edges are the page's edges, newest first.
 	Edges []PostEdge
@@ -127,35 +129,27 @@ type PostPage struct {
 	PageInfo PageInfo
 }
 
-func (p *PostPage) finish() *PostPage {
-	setBounds(&p.PageInfo, p.Edges, func(e *PostEdge) *string { return &e.Cursor })
-	return p
-}
+// postEdge makes the PostEdge of a post (for readPage).
+func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
 
 // UserPosts pages through uid's posts newest first: one prefix scan of
 // weibo:content on salt(uid)|uid (seed 000/004's "查看自己发布的微博").
 // Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, afterCur *string) (*PostPage, error) {
-	prefix := ContentPrefix(uid)
-	n, start, err := pageStart(first, afterCur, cursorPosts, 8, prefix)
+func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, after *string) (*PostPage, error) {
+	q := pageQuery{kind: cursorPosts, rowLen: tables.ContentKeyLen,
+		scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
+	edges, info, err := readPage(ctx, s.st, q, first, after,
+		func(_ context.Context, rows []*hbase.Result) ([]*Post, error) {
+			out := make([]*Post, len(rows))
+			for i, r := range rows {
+				if id, ok := tables.DecodeContentKey(r.Row); ok {
+					out[i] = postFromRow(id, r)
+				}
+			}
+			return out, nil
+		}, postEdge)
 	if err != nil {
 		return nil, err
 	}
-	page := &PostPage{}
-	err = s.st.Scan(ctx, &hbase.Scan{Table: TableContent, Prefix: prefix, Start: start, Limit: n + 1},
-		func(r *hbase.Result) error {
-			if len(page.Edges) == n {
-				page.PageInfo.HasNextPage = true
-				return hbase.ErrStopScan
-			}
-			id, ok := PostIDFromContentKey(r.Row)
-			if p := postFromRow(id, r); ok && p != nil {
-				page.Edges = append(page.Edges, PostEdge{Post: p, Cursor: encodeCursor(cursorPosts, r.Row[9:17])})
-			}
-			return nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	return page.finish(), nil
+	return &PostPage{Edges: edges, PageInfo: info}, nil
 }

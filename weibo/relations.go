@@ -2,10 +2,9 @@ package weibo
 
 import (
 	"context"
-	"encoding/binary"
-	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Follow makes viewer follow target and returns target. It is idempotent:
@@ -25,14 +24,14 @@ func (s *Service) Follow(ctx context.Context, viewer, target UserID) (*User, err
 	if err != nil {
 		return nil, err
 	}
-	now := U64(uint64(s.nowMillis()))
-	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableRelations, Row: RelationKey(viewer, dirAttends, target),
-		Values: hbase.Values{FamRel: {ColRelSet: now}}}, FamRel, ColRelSet, nil)
+	now := tables.U64(uint64(s.nowMillis()))
+	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
+		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: now}}}, tables.FamRel, tables.ColRelSet, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableRelations, Row: RelationKey(target, dirFans, viewer),
-		Values: hbase.Values{FamRel: {ColRelSet: now}}}); err != nil {
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(target, tables.Fans, viewer),
+		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: now}}}); err != nil {
 		return nil, err
 	}
 	if applied {
@@ -60,19 +59,19 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, e
 	if err != nil {
 		return nil, err
 	}
-	key := RelationKey(viewer, dirAttends, target)
-	cur, err := s.st.Get(ctx, &hbase.Get{Table: TableRelations, Row: key})
+	key := tables.RelationKey(viewer, tables.Attends, target)
+	cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: key})
 	if err != nil {
 		return nil, err
 	}
 	applied := false
-	if v := cur.Value(FamRel, ColRelSet); v != nil {
-		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableRelations, Row: key}, FamRel, ColRelSet, v)
+	if v := cur.Value(tables.FamRel, tables.ColRelSet); v != nil {
+		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Relations, Row: key}, tables.FamRel, tables.ColRelSet, v)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableRelations, Row: RelationKey(target, dirFans, viewer)}); err != nil {
+	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: tables.RelationKey(target, tables.Fans, viewer)}); err != nil {
 		return nil, err
 	}
 	if applied {
@@ -109,18 +108,18 @@ func (s *Service) mustUser(ctx context.Context, uid UserID) (*User, error) {
 // addCounts adds d to the follower's follow count and the followee's fan
 // count, and returns the followee's new fan count.
 func (s *Service) addCounts(ctx context.Context, follower, followee UserID, d int64) (int64, error) {
-	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(follower), Family: FamCount, Qualifier: ColFollows, Amount: d}); err != nil {
+	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(follower), Family: tables.FamCount, Qualifier: tables.ColFollows, Amount: d}); err != nil {
 		return 0, err
 	}
-	return s.st.Increment(ctx, &hbase.Increment{Table: TableUsers, Row: UserKey(followee), Family: FamCount, Qualifier: ColFans, Amount: d})
+	return s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(followee), Family: tables.FamCount, Qualifier: tables.ColFans, Amount: d})
 }
 
 // backfill copies target's newest posts (up to the backfill limit) into
 // viewer's inbox, in PutMany batches.
 func (s *Service) backfill(ctx context.Context, viewer, target UserID) error {
-	return scanWrite(ctx, s.st, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}, Limit: s.opts.backfill},
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.opts.backfill},
 		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
-			p, ok := PostIDFromContentKey(r.Row)
+			p, ok := tables.DecodeContentKey(r.Row)
 			return inboxPut(viewer, p), ok
 		}, s.st.PutMany)
 }
@@ -128,10 +127,10 @@ func (s *Service) backfill(ctx context.Context, viewer, target UserID) error {
 // unbackfill deletes every post of target from viewer's inbox, in
 // DeleteMany batches; the inbox rowkeys come from target's content rowkeys.
 func (s *Service) unbackfill(ctx context.Context, viewer, target UserID) error {
-	return scanWrite(ctx, s.st, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(target), Families: []string{FamPost}},
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}},
 		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Delete, bool) {
-			p, ok := PostIDFromContentKey(r.Row)
-			return &hbase.Delete{Table: TableInbox, Row: InboxKey(viewer, p)}, ok
+			p, ok := tables.DecodeContentKey(r.Row)
+			return &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}, ok
 		}, s.st.DeleteMany)
 }
 
@@ -159,7 +158,7 @@ func scanWrite[M any](ctx context.Context, st hbase.Store, scan *hbase.Scan, siz
 }
 
 func inboxPut(owner UserID, p PostID) *hbase.Put {
-	return &hbase.Put{Table: TableInbox, Row: InboxKey(owner, p), Values: hbase.Values{FamInbox: {ColInboxAt: {}}}}
+	return &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(owner, p), Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}}
 }
 
 // Follows reports, with one batched GetMany, whether viewer follows each of
@@ -167,7 +166,7 @@ func inboxPut(owner UserID, p PostID) *hbase.Put {
 func (s *Service) Follows(ctx context.Context, viewer UserID, targets []UserID) ([]bool, error) {
 	gets := make([]*hbase.Get, len(targets))
 	for i, t := range targets {
-		gets[i] = &hbase.Get{Table: TableRelations, Row: RelationKey(viewer, dirAttends, t)}
+		gets[i] = &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, t)}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -180,15 +179,16 @@ func (s *Service) Follows(ctx context.Context, viewer UserID, targets []UserID) 
 	return out, nil
 }
 
-// UserEdge is one edge of a follows or fans connection.
+// UserEdge is one edge of a UserPage.
 type UserEdge struct {
-	// User is the other user (only ID set; load the rest in a batch).
+	// User is the other user (only the id; load the rest in a batch).
 	User UserID
 	// Cursor is the edge's opaque cursor.
 	Cursor string
 }
 
-// UserPage is one page of a follows or fans connection.
+// UserPage is one page of a list of users: follows, fans or a
+// department's members, in user-id order.
 type UserPage struct {
 	// Edges are the page's edges in user-id order.
 	Edges []UserEdge
@@ -196,35 +196,37 @@ type UserPage struct {
 	PageInfo PageInfo
 }
 
-// FollowList pages through whom uid follows (seed 004's "attends"), by user id.
-// Errors: BAD_USER_INPUT for a bad first or after.
+// FollowList pages through whom uid follows (seed 004's "attends"), by user
+// id: a prefix scan of uid's attends rows. Errors: BAD_USER_INPUT for a bad
+// first or after.
 func (s *Service) FollowList(ctx context.Context, uid UserID, first *int, after *string) (*UserPage, error) {
-	return s.relationPage(ctx, RelationPrefix(uid, dirAttends), first, after)
+	return s.relationPage(ctx, uid, tables.Attends, first, after)
 }
 
-// FanList pages through uid's fans, by user id.
-// Errors: BAD_USER_INPUT for a bad first or after.
+// FanList pages through uid's fans, by user id: a prefix scan of uid's fans
+// rows. Errors: BAD_USER_INPUT for a bad first or after.
 func (s *Service) FanList(ctx context.Context, uid UserID, first *int, after *string) (*UserPage, error) {
-	return s.relationPage(ctx, RelationPrefix(uid, dirFans), first, after)
+	return s.relationPage(ctx, uid, tables.Fans, first, after)
 }
 
-func (s *Service) relationPage(ctx context.Context, prefix []byte, first *int, afterCur *string) (*UserPage, error) {
-	n, start, err := pageStart(first, afterCur, cursorUsers, 8, prefix)
+func (s *Service) relationPage(ctx context.Context, uid UserID, dir tables.Dir, first *int, after *string) (*UserPage, error) {
+	q := pageQuery{kind: cursorUsers, rowLen: tables.RelationKeyLen,
+		scan: hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(uid, dir)}}
+	edges, info, err := readPage(ctx, s.st, q, first, after,
+		func(_ context.Context, rows []*hbase.Result) ([]*UserID, error) {
+			out := make([]*UserID, len(rows))
+			for i, r := range rows {
+				if _, _, other, ok := tables.DecodeRelationKey(r.Row); ok {
+					out[i] = &other
+				}
+			}
+			return out, nil
+		}, userEdge)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: TableRelations, Prefix: prefix, Start: start, Limit: n + 1})
-	if err != nil {
-		return nil, err
-	}
-	rows = slices.DeleteFunc(rows, func(r *hbase.Result) bool { return len(r.Row) != len(prefix)+8 })
-	page := &UserPage{}
-	page.Edges, page.PageInfo = buildPage(rows, n, func(_ int, r *hbase.Result) UserEdge {
-		sfx := r.Row[len(prefix):]
-		return UserEdge{User: UserID(binary.BigEndian.Uint64(sfx)), Cursor: encodeCursor(cursorUsers, sfx)}
-	}, userCursor)
-	return page, nil
+	return &UserPage{Edges: edges, PageInfo: info}, nil
 }
 
-// userCursor points at a UserEdge's cursor (for buildPage).
-func userCursor(e *UserEdge) *string { return &e.Cursor }
+// userEdge makes the UserEdge of a user id (for readPage).
+func userEdge(uid *UserID, cursor string) UserEdge { return UserEdge{User: *uid, Cursor: cursor} }

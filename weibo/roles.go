@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
+	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Roles (seed 001, case 1: "权限控制人员角色表"). Users have many roles, roles
@@ -37,20 +34,6 @@ import (
 //
 // docs/schema.md documents every byte.
 
-// RoleID is a role's id, allocated from a sequence. In GraphQL it is the
-// decimal string; in rowkeys and qualifiers 8 bytes big-endian.
-type RoleID uint64
-
-// String returns the decimal form used as the GraphQL ID.
-func (id RoleID) String() string { return strconv.FormatUint(uint64(id), 10) }
-
-// ParseRoleID parses a GraphQL role ID (decimal, 1 to 20 digits, no sign or
-// leading zeros, not 0); it returns ErrInvalidID for anything else.
-func ParseRoleID(s string) (RoleID, error) {
-	n, err := ParseUserID(s)
-	return RoleID(n), err
-}
-
 // Priority bounds of a role assignment (inclusive). Larger means higher:
 // a user's roles are listed from MaxPriority down.
 const (
@@ -64,93 +47,6 @@ const MaxRoleNameLength = 64
 // AdminRole is the name of the role the admin mutations require (the
 // @hasRole(role: "admin") directive of the schema).
 const AdminRole = "admin"
-
-// Reasons of role and department errors (extensions.reason).
-const (
-	// ReasonRoleNameTaken: createRole or renameRole with a name another role
-	// has, ignoring case (code BAD_USER_INPUT).
-	ReasonRoleNameTaken = "ROLE_NAME_TAKEN"
-	// ReasonConcurrentUpdate: the row changed between the read and the
-	// conditional write of a mutation; retrying it is safe (code BAD_USER_INPUT).
-	ReasonConcurrentUpdate = "CONCURRENT_UPDATE"
-)
-
-// Steps of two-sided changes, passed to the hook of WithPairWriteHook. Each
-// names the point after the change's first write and before its second.
-const (
-	PairStepCreateRole        = "createRole"        // after the name index row, before the role row
-	PairStepRenameRole        = "renameRole"        // after the new name's index row, before the role row
-	PairStepDeleteRole        = "deleteRole"        // after the role row is deleted, before its members and name
-	PairStepAssignRole        = "assignRole"        // after the role's member row, before the user's cell
-	PairStepRevokeRole        = "revokeRole"        // after the user's cell is deleted, before the member row
-	PairStepCreateDepartment  = "createDepartment"  // after the parent's child row, before the department row
-	PairStepMoveDepartment    = "moveDepartment"    // after the new parent's child row, before the department's parent
-	PairStepDeleteDepartment  = "deleteDepartment"  // after the department row is deleted, before the parent's child row
-	PairStepSetUserDepartment = "setUserDepartment" // after the department's member row, before the user's cell
-)
-
-func (s *Service) pairStep(ctx context.Context, step string) error {
-	if s.opts.pairHook != nil {
-		return s.opts.pairHook(ctx, step)
-	}
-	return nil
-}
-
-// staleGrace is how old an index row without its main row must be before
-// a write treats it as debris of a failed change rather than a change in
-// progress (Fsck takes its own grace).
-const staleGrace = 10 * time.Second
-
-// Row kinds after the 9-byte salt|id prefix of weibo:roles and weibo:departments.
-const (
-	linkMember byte = 'm' // a member row: prefix | 'm' | uid(8)
-	linkChild  byte = 'c' // a child row (departments): prefix | 'c' | child(8)
-)
-
-// Cursor kinds of the role and department connections.
-const (
-	cursorRoleMembers byte = 'M' // + uid(8): a role member rowkey suffix
-	cursorRoleNames   byte = 'N' // + lower-cased name: a weibo:rolenames rowkey
-	cursorDepartments byte = 'D' // + department id(8): a child rowkey suffix
-)
-
-// idKey is salt(id) | id(8): the rowkey of a role or department row, salted
-// like user rows (the same FNV-1a of the 8-byte id) so that consecutive ids
-// land in different regions.
-func idKey(id uint64) []byte { return userPrefix(UserID(id)) }
-
-// RoleKey is the rowkey of a role row of weibo:roles: salt(rid)(1) | rid(8).
-func RoleKey(rid RoleID) []byte { return idKey(uint64(rid)) }
-
-// RoleMemberPrefix is the 10-byte prefix of a role's member rows.
-func RoleMemberPrefix(rid RoleID) []byte { return append(RoleKey(rid), linkMember) }
-
-// RoleMemberKey is the rowkey of a member row of weibo:roles:
-// salt(rid)(1) | rid(8) | 'm' | uid(8), 18 bytes.
-func RoleMemberKey(rid RoleID, uid UserID) []byte {
-	return appendU64(RoleMemberPrefix(rid), uint64(uid))
-}
-
-// RoleQualifier is the qualifier of a role assignment in family o of
-// weibo:users: the role id, 8 bytes BE.
-func RoleQualifier(rid RoleID) string { return string(U64(uint64(rid))) }
-
-// RoleNameKey is the rowkey of weibo:rolenames: the role name, trimmed and
-// lower-cased, UTF-8.
-func RoleNameKey(name string) []byte { return []byte(strings.ToLower(strings.TrimSpace(name))) }
-
-// RoleSeqKey is the weibo:roles row holding the role id sequence (c:n);
-// 0xff sorts after every salted rowkey.
-var RoleSeqKey = []byte("\xffseq")
-
-func encodePriority(p int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(p)) }
-
-func decodePriority(b []byte) (int, bool) {
-	if len(b) != 4 {
-		return 0, false
-	}
-	return int(binary.BigEndian.Uint32(b)), true
-}
 
 // Role is one role row of weibo:roles.
 type Role struct {
@@ -172,7 +68,7 @@ type RoleAssignment struct {
 	Priority int
 }
 
-// RoleEdge is one edge of the roles connection.
+// RoleEdge is one edge of a RolePage.
 type RoleEdge struct {
 	// Role is the edge's role.
 	Role *Role
@@ -180,7 +76,7 @@ type RoleEdge struct {
 	Cursor string
 }
 
-// RolePage is one page of the roles connection, ordered by name (ignoring case).
+// RolePage is one page of the roles, ordered by name (ignoring case).
 type RolePage struct {
 	// Edges are the page's roles.
 	Edges []RoleEdge
@@ -206,30 +102,6 @@ type RoleMemberPage struct {
 	PageInfo PageInfo
 }
 
-// cleanName trims name and checks it is 1 to max characters of valid UTF-8
-// without control characters; the error is BAD_USER_INPUT on field.
-func cleanName(field, name string, max int) (string, error) {
-	if !utf8.ValidString(name) {
-		return "", badInput(field, "%s is not valid UTF-8", field)
-	}
-	name = strings.TrimSpace(name)
-	n := utf8.RuneCountInString(name)
-	if n == 0 {
-		return "", badInput(field, "%s must not be empty", field)
-	}
-	if n > max {
-		return "", badInput(field, "%s must be at most %d characters, got %d", field, max, n)
-	}
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return "", badInput(field, "%s must not contain control characters", field)
-	}
-	return name, nil
-}
-
-func errRoleNameTaken(name string) error {
-	return &Error{Code: CodeBadUserInput, Reason: ReasonRoleNameTaken, Field: "name", Message: "a role named " + strconv.Quote(name) + " exists"}
-}
-
 func checkPriority(p int) error {
 	if p < MinPriority || p > MaxPriority {
 		return badInput("priority", "priority must be between %d and %d, got %d", MinPriority, MaxPriority, p)
@@ -241,7 +113,7 @@ func checkPriority(p int) error {
 // characters and unique ignoring case. Errors: BAD_USER_INPUT for an empty
 // or too long name, and (reason ROLE_NAME_TAKEN) for a taken one.
 //
-// Writes, in order: a fresh id from the sequence (Increment of RoleSeqKey),
+// Writes, in order: a fresh id from the sequence (Increment of tables.SeqKey),
 // the weibo:rolenames row with CheckAndPut(absent) — the one atomic step
 // that makes the name unique —, then the role row (the commit point). A
 // failure between the two leaves an index row whose role row is missing:
@@ -257,7 +129,7 @@ func (s *Service) CreateRole(ctx context.Context, name string) (*Role, error) {
 	} else if r != nil {
 		return nil, errRoleNameTaken(name)
 	}
-	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: TableRoles, Row: RoleSeqKey, Family: FamCount, Qualifier: ColSeq, Amount: 1})
+	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.SeqKey, Family: tables.FamCount, Qualifier: tables.ColSeq, Amount: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -269,9 +141,9 @@ func (s *Service) CreateRole(ctx context.Context, name string) (*Role, error) {
 		return nil, err
 	}
 	now := s.nowMillis()
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableRoles, Row: RoleKey(rid), Values: hbase.Values{
-		FamInfo:  {ColRoleName: []byte(name), ColCreated: U64(uint64(now))},
-		FamCount: {ColMemberCount: U64(0)},
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: hbase.Values{
+		tables.FamInfo:  {tables.ColRoleName: []byte(name), tables.ColCreated: tables.U64(uint64(now))},
+		tables.FamCount: {tables.ColMemberCount: tables.U64(0)},
 	}}); err != nil {
 		return nil, err
 	}
@@ -283,22 +155,22 @@ func (s *Service) CreateRole(ctx context.Context, name string) (*Role, error) {
 // (a repeated rename); a row whose role row is missing and that is older
 // than staleGrace is removed (CheckAndDelete) and the claim retried.
 func (s *Service) claimRoleName(ctx context.Context, name string, rid RoleID) error {
-	key := RoleNameKey(name)
+	key := tables.RoleNameKey(name)
 	for attempt := 0; attempt < 3; attempt++ {
-		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: TableRoleNames, Row: key, Values: hbase.Values{
-			FamName: {ColRoleID: U64(uint64(rid))}}}, FamName, ColRoleID, nil)
+		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.RoleNames, Row: key, Values: hbase.Values{
+			tables.FamName: {tables.ColRoleID: tables.U64(uint64(rid))}}}, tables.FamName, tables.ColRoleID, nil)
 		if err != nil || ok {
 			return err
 		}
-		cur, err := s.st.Get(ctx, &hbase.Get{Table: TableRoleNames, Row: key})
+		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.RoleNames, Row: key})
 		if err != nil {
 			return err
 		}
-		c := cur.Cell(FamName, ColRoleID)
+		c := cur.Cell(tables.FamName, tables.ColRoleID)
 		if c == nil {
 			continue // deleted meanwhile: try again
 		}
-		owner := RoleID(DecodeU64(c.Value))
+		owner := RoleID(tables.DecodeU64(c.Value))
 		if owner == rid {
 			return nil
 		}
@@ -309,7 +181,7 @@ func (s *Service) claimRoleName(ctx context.Context, name string, rid RoleID) er
 		if roles[0] != nil || s.nowMillis()-c.Timestamp < staleGrace.Milliseconds() {
 			return errRoleNameTaken(name)
 		}
-		if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableRoleNames, Row: key}, FamName, ColRoleID, c.Value); err != nil {
+		if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.RoleNames, Row: key}, tables.FamName, tables.ColRoleID, c.Value); err != nil {
 			return err
 		}
 	}
@@ -335,7 +207,7 @@ func (s *Service) RenameRole(ctx context.Context, rid RoleID, name string) (*Rol
 	if err != nil {
 		return nil, err
 	}
-	oldKey, newKey := RoleNameKey(role.Name), RoleNameKey(name)
+	oldKey, newKey := tables.RoleNameKey(role.Name), tables.RoleNameKey(name)
 	sameKey := bytes.Equal(oldKey, newKey)
 	if !sameKey {
 		if err := s.claimRoleName(ctx, name, rid); err != nil {
@@ -345,12 +217,12 @@ func (s *Service) RenameRole(ctx context.Context, rid RoleID, name string) (*Rol
 			return nil, err
 		}
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableRoles, Row: RoleKey(rid), Values: hbase.Values{
-		FamInfo: {ColRoleName: []byte(name)}}}); err != nil {
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: hbase.Values{
+		tables.FamInfo: {tables.ColRoleName: []byte(name)}}}); err != nil {
 		return nil, err
 	}
 	if !sameKey {
-		if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableRoleNames, Row: oldKey}, FamName, ColRoleID, U64(uint64(rid))); err != nil {
+		if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.RoleNames, Row: oldKey}, tables.FamName, tables.ColRoleID, tables.U64(uint64(rid))); err != nil {
 			return nil, err
 		}
 	}
@@ -372,7 +244,7 @@ func (s *Service) DeleteRole(ctx context.Context, rid RoleID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableRoles, Row: RoleKey(rid)}); err != nil {
+	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleKey(rid)}); err != nil {
 		return false, err
 	}
 	if err := s.pairStep(ctx, PairStepDeleteRole); err != nil {
@@ -381,7 +253,7 @@ func (s *Service) DeleteRole(ctx context.Context, rid RoleID) (bool, error) {
 	if err := s.purgeRoleMembers(ctx, rid); err != nil {
 		return false, err
 	}
-	if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableRoleNames, Row: RoleNameKey(role.Name)}, FamName, ColRoleID, U64(uint64(rid))); err != nil {
+	if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.RoleNames, Row: tables.RoleNameKey(role.Name)}, tables.FamName, tables.ColRoleID, tables.U64(uint64(rid))); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -402,14 +274,14 @@ func (s *Service) purgeRoleMembers(ctx context.Context, rid RoleID) error {
 		users, members = users[:0], members[:0]
 		return err
 	}
-	prefix := RoleMemberPrefix(rid)
-	err := s.st.Scan(ctx, &hbase.Scan{Table: TableRoles, Prefix: prefix}, func(r *hbase.Result) error {
-		if len(r.Row) != len(prefix)+8 {
+	prefix := tables.RoleMemberPrefix(rid)
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Roles, Prefix: prefix}, func(r *hbase.Result) error {
+		_, uid, ok := tables.DecodeRoleMemberKey(r.Row)
+		if !ok {
 			return nil
 		}
-		uid := UserID(binary.BigEndian.Uint64(r.Row[len(prefix):]))
-		users = append(users, &hbase.Delete{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{FamOrg: {RoleQualifier(rid): nil}}})
-		members = append(members, &hbase.Delete{Table: TableRoles, Row: bytes.Clone(r.Row)})
+		users = append(users, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.RoleQualifier(rid): nil}}})
+		members = append(members, &hbase.Delete{Table: tables.Roles, Row: bytes.Clone(r.Row)})
 		if len(users) >= s.opts.batch {
 			return flush()
 		}
@@ -444,21 +316,21 @@ func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priori
 	if _, err := s.mustRole(ctx, rid); err != nil {
 		return nil, err
 	}
-	prio := encodePriority(priority)
-	if err := s.st.Put(ctx, &hbase.Put{Table: TableRoles, Row: RoleMemberKey(rid, uid), Values: hbase.Values{
-		FamInfo: {ColPriority: prio}}}); err != nil {
+	prio := tables.EncodePriority(priority)
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid), Values: hbase.Values{
+		tables.FamInfo: {tables.ColPriority: prio}}}); err != nil {
 		return nil, err
 	}
 	if err := s.pairStep(ctx, PairStepAssignRole); err != nil {
 		return nil, err
 	}
-	cell := &hbase.Put{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{FamOrg: {RoleQualifier(rid): prio}}}
-	applied, err := s.st.CheckAndPut(ctx, cell, FamOrg, RoleQualifier(rid), nil)
+	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.RoleQualifier(rid): prio}}}
+	applied, err := s.st.CheckAndPut(ctx, cell, tables.FamOrg, tables.RoleQualifier(rid), nil)
 	if err != nil {
 		return nil, err
 	}
 	if applied {
-		if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableRoles, Row: RoleKey(rid), Family: FamCount, Qualifier: ColMemberCount, Amount: 1}); err != nil {
+		if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.RoleKey(rid), Family: tables.FamCount, Qualifier: tables.ColMemberCount, Amount: 1}); err != nil {
 			return nil, err
 		}
 	} else if err := s.st.Put(ctx, cell); err != nil {
@@ -483,18 +355,18 @@ func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User
 	if _, err := s.mustRole(ctx, rid); err != nil {
 		return nil, err
 	}
-	cur, err := s.st.Get(ctx, &hbase.Get{Table: TableUsers, Row: UserKey(uid), Families: []string{FamOrg}})
+	cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 	if err != nil {
 		return nil, err
 	}
-	if v := cur.Value(FamOrg, RoleQualifier(rid)); v != nil {
-		applied, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: TableUsers, Row: UserKey(uid), Values: hbase.Values{FamOrg: {RoleQualifier(rid): nil}}},
-			FamOrg, RoleQualifier(rid), v)
+	if v := cur.Value(tables.FamOrg, tables.RoleQualifier(rid)); v != nil {
+		applied, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.RoleQualifier(rid): nil}}},
+			tables.FamOrg, tables.RoleQualifier(rid), v)
 		if err != nil {
 			return nil, err
 		}
 		if applied {
-			if _, err := s.st.Increment(ctx, &hbase.Increment{Table: TableRoles, Row: RoleKey(rid), Family: FamCount, Qualifier: ColMemberCount, Amount: -1}); err != nil {
+			if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.RoleKey(rid), Family: tables.FamCount, Qualifier: tables.ColMemberCount, Amount: -1}); err != nil {
 				return nil, err
 			}
 		}
@@ -502,7 +374,7 @@ func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User
 	if err := s.pairStep(ctx, PairStepRevokeRole); err != nil {
 		return nil, err
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: TableRoles, Row: RoleMemberKey(rid, uid)}); err != nil {
+	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid)}); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -513,7 +385,7 @@ func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User
 func (s *Service) GetRoles(ctx context.Context, ids []RoleID) ([]*Role, error) {
 	gets := make([]*hbase.Get, len(ids))
 	for i, id := range ids {
-		gets[i] = &hbase.Get{Table: TableRoles, Row: RoleKey(id), Families: []string{FamInfo, FamCount}}
+		gets[i] = &hbase.Get{Table: tables.Roles, Row: tables.RoleKey(id), Families: []string{tables.FamInfo, tables.FamCount}}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -527,15 +399,15 @@ func (s *Service) GetRoles(ctx context.Context, ids []RoleID) ([]*Role, error) {
 }
 
 func roleFromRow(rid RoleID, r *hbase.Result) *Role {
-	name := r.Value(FamInfo, ColRoleName)
+	name := r.Value(tables.FamInfo, tables.ColRoleName)
 	if name == nil {
 		return nil
 	}
 	return &Role{
 		ID:          rid,
 		Name:        string(name),
-		MemberCount: int64(DecodeU64(r.Value(FamCount, ColMemberCount))),
-		CreatedAt:   time.UnixMilli(int64(DecodeU64(r.Value(FamInfo, ColCreated)))),
+		MemberCount: int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColMemberCount))),
+		CreatedAt:   time.UnixMilli(int64(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColCreated)))),
 	}
 }
 
@@ -554,23 +426,23 @@ func (s *Service) mustRole(ctx context.Context, rid RoleID) (*Role, error) {
 // space), or nil when there is none: one Get of the name index and one of
 // the role row, which must still carry the name.
 func (s *Service) RoleByName(ctx context.Context, name string) (*Role, error) {
-	key := RoleNameKey(name)
+	key := tables.RoleNameKey(name)
 	if len(key) == 0 {
 		return nil, nil
 	}
-	r, err := s.st.Get(ctx, &hbase.Get{Table: TableRoleNames, Row: key})
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.RoleNames, Row: key})
 	if err != nil {
 		return nil, err
 	}
-	v := r.Value(FamName, ColRoleID)
+	v := r.Value(tables.FamName, tables.ColRoleID)
 	if v == nil {
 		return nil, nil
 	}
-	roles, err := s.GetRoles(ctx, []RoleID{RoleID(DecodeU64(v))})
+	roles, err := s.GetRoles(ctx, []RoleID{RoleID(tables.DecodeU64(v))})
 	if err != nil {
 		return nil, err
 	}
-	if roles[0] == nil || !bytes.Equal(RoleNameKey(roles[0].Name), key) {
+	if roles[0] == nil || !bytes.Equal(tables.RoleNameKey(roles[0].Name), key) {
 		return nil, nil // stale index row
 	}
 	return roles[0], nil
@@ -588,8 +460,7 @@ func (s *Service) EnsureRole(ctx context.Context, name string) (*Role, error) {
 		if err == nil || attempt > 0 {
 			return r, err
 		}
-		var e *Error
-		if !asError(err, &e) || e.Reason != ReasonRoleNameTaken {
+		if e, ok := errors.AsType[*Error](err); !ok || e.Reason != ReasonRoleNameTaken {
 			return nil, err
 		}
 	}
@@ -598,25 +469,25 @@ func (s *Service) EnsureRole(ctx context.Context, name string) (*Role, error) {
 // HasRole reports whether user uid holds the role named roleName: one Get
 // of the name index, then one GetMany of the role row and the user's cell.
 func (s *Service) HasRole(ctx context.Context, uid UserID, roleName string) (bool, error) {
-	key := RoleNameKey(roleName)
-	r, err := s.st.Get(ctx, &hbase.Get{Table: TableRoleNames, Row: key})
+	key := tables.RoleNameKey(roleName)
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.RoleNames, Row: key})
 	if err != nil {
 		return false, err
 	}
-	v := r.Value(FamName, ColRoleID)
+	v := r.Value(tables.FamName, tables.ColRoleID)
 	if v == nil {
 		return false, nil
 	}
-	rid := RoleID(DecodeU64(v))
+	rid := RoleID(tables.DecodeU64(v))
 	rs, err := s.st.GetMany(ctx, []*hbase.Get{
-		{Table: TableRoles, Row: RoleKey(rid), Families: []string{FamInfo}},
-		{Table: TableUsers, Row: UserKey(uid), Families: []string{FamOrg}},
+		{Table: tables.Roles, Row: tables.RoleKey(rid), Families: []string{tables.FamInfo}},
+		{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}},
 	})
 	if err != nil {
 		return false, err
 	}
 	role := roleFromRow(rid, rs[0])
-	return role != nil && bytes.Equal(RoleNameKey(role.Name), key) && rs[1].Value(FamOrg, RoleQualifier(rid)) != nil, nil
+	return role != nil && bytes.Equal(tables.RoleNameKey(role.Name), key) && rs[1].Value(tables.FamOrg, tables.RoleQualifier(rid)) != nil, nil
 }
 
 // RequireRole returns nil when uid holds the role named roleName and a
@@ -627,7 +498,7 @@ func (s *Service) RequireRole(ctx context.Context, uid UserID, roleName string) 
 		return err
 	}
 	if !ok {
-		return &Error{Code: CodeForbidden, Message: "this operation requires the role " + strconv.Quote(roleName)}
+		return errForbidden(roleName)
 	}
 	return nil
 }
@@ -682,7 +553,7 @@ func (s *Service) RevokeRoleByName(ctx context.Context, username, roleName strin
 func (s *Service) UserRoles(ctx context.Context, uids []UserID) ([][]*RoleAssignment, error) {
 	gets := make([]*hbase.Get, len(uids))
 	for i, uid := range uids {
-		gets[i] = &hbase.Get{Table: TableUsers, Row: UserKey(uid), Families: []string{FamOrg}}
+		gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
@@ -696,12 +567,12 @@ func (s *Service) UserRoles(ctx context.Context, uids []UserID) ([][]*RoleAssign
 	seen := map[RoleID]int{}
 	var ids []RoleID
 	for i, r := range rs {
-		for _, c := range r.Family(FamOrg) {
-			p, ok := decodePriority(c.Value)
-			if len(c.Qualifier) != 8 || !ok {
+		for _, c := range r.Family(tables.FamOrg) {
+			rid, isRole := tables.DecodeRoleQualifier(c.Qualifier)
+			p, ok := tables.DecodePriority(c.Value)
+			if !isRole || !ok {
 				continue
 			}
-			rid := RoleID(binary.BigEndian.Uint64([]byte(c.Qualifier)))
 			cells[i] = append(cells[i], cell{rid, p})
 			if _, ok := seen[rid]; !ok {
 				seen[rid] = len(ids)
@@ -738,44 +609,29 @@ func (s *Service) UserRoles(ctx context.Context, uids []UserID) ([][]*RoleAssign
 // weibo:rolenames, whose rowkeys are the lower-cased names, and one GetMany
 // of the page's role rows; index rows whose role is gone or renamed are
 // skipped. Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) Roles(ctx context.Context, first *int, afterCur *string) (*RolePage, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	last, err := decodeVarCursor(afterCur, cursorRoleNames, 4*MaxRoleNameLength)
-	if err != nil {
-		return nil, err
-	}
-	var start []byte
-	if last != nil {
-		start = append(last, 0)
-	}
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableRoleNames, Start: start}, n,
+func (s *Service) Roles(ctx context.Context, first *int, after *string) (*RolePage, error) {
+	q := pageQuery{kind: cursorRoleNames, maxRowLen: 4 * MaxRoleNameLength, scan: hbase.Scan{Table: tables.RoleNames}}
+	edges, info, err := readPage(ctx, s.st, q, first, after,
 		func(ctx context.Context, rows []*hbase.Result) ([]*Role, error) {
 			ids := make([]RoleID, len(rows))
 			for i, r := range rows {
-				ids[i] = RoleID(DecodeU64(r.Value(FamName, ColRoleID)))
+				ids[i] = RoleID(tables.DecodeU64(r.Value(tables.FamName, tables.ColRoleID)))
 			}
 			roles, err := s.GetRoles(ctx, ids)
 			if err != nil {
 				return nil, err
 			}
 			for i, role := range roles {
-				if role != nil && !bytes.Equal(RoleNameKey(role.Name), rows[i].Row) {
+				if role != nil && !bytes.Equal(tables.RoleNameKey(role.Name), rows[i].Row) {
 					roles[i] = nil
 				}
 			}
 			return roles, nil
-		})
+		}, func(role *Role, cursor string) RoleEdge { return RoleEdge{Role: role, Cursor: cursor} })
 	if err != nil {
 		return nil, err
 	}
-	page := &RolePage{}
-	page.Edges, page.PageInfo = buildPage(items, n, func(i int, role *Role) RoleEdge {
-		return RoleEdge{Role: role, Cursor: encodeCursor(cursorRoleNames, keys[i])}
-	}, func(e *RoleEdge) *string { return &e.Cursor })
-	return page, nil
+	return &RolePage{Edges: edges, PageInfo: info}, nil
 }
 
 // RoleMembers pages through the members of role rid by user id, with their
@@ -783,18 +639,17 @@ func (s *Service) Roles(ctx context.Context, first *int, afterCur *string) (*Rol
 // the users' family o per page, which is authoritative (member rows without
 // the user's cell are skipped; the priority is the user's). Errors:
 // BAD_USER_INPUT for a bad first or after.
-func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, afterCur *string) (*RoleMemberPage, error) {
-	prefix := RoleMemberPrefix(rid)
-	n, start, err := pageStart(first, afterCur, cursorRoleMembers, 8, prefix)
-	if err != nil {
-		return nil, err
-	}
-	qual := RoleQualifier(rid)
-	items, keys, err := scanVerified(ctx, s.st, &hbase.Scan{Table: TableRoles, Prefix: prefix, Start: start}, n,
+func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, after *string) (*RoleMemberPage, error) {
+	q := pageQuery{kind: cursorRoleMembers, rowLen: tables.LinkKeyLen,
+		scan: hbase.Scan{Table: tables.Roles, Prefix: tables.RoleMemberPrefix(rid)}}
+	qual := tables.RoleQualifier(rid)
+	edges, info, err := readPage(ctx, s.st, q, first, after,
 		func(ctx context.Context, rows []*hbase.Result) ([]*RoleMemberEdge, error) {
+			uids := make([]UserID, len(rows))
 			gets := make([]*hbase.Get, len(rows))
 			for i, r := range rows {
-				gets[i] = &hbase.Get{Table: TableUsers, Row: UserKey(linkTarget(r.Row, prefix)), Families: []string{FamOrg}}
+				_, uids[i], _ = tables.DecodeRoleMemberKey(r.Row) // 0 when malformed: no such user
+				gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(uids[i]), Families: []string{tables.FamOrg}}
 			}
 			us, err := s.st.GetMany(ctx, gets)
 			if err != nil {
@@ -802,81 +657,17 @@ func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, after
 			}
 			out := make([]*RoleMemberEdge, len(rows))
 			for i, u := range us {
-				if p, ok := decodePriority(u.Value(FamOrg, qual)); ok && len(rows[i].Row) == len(prefix)+8 {
-					out[i] = &RoleMemberEdge{User: linkTarget(rows[i].Row, prefix), Priority: p}
+				if p, ok := tables.DecodePriority(u.Value(tables.FamOrg, qual)); ok && uids[i] != 0 {
+					out[i] = &RoleMemberEdge{User: uids[i], Priority: p}
 				}
 			}
 			return out, nil
+		}, func(e *RoleMemberEdge, cursor string) RoleMemberEdge {
+			e.Cursor = cursor
+			return *e
 		})
 	if err != nil {
 		return nil, err
 	}
-	page := &RoleMemberPage{}
-	page.Edges, page.PageInfo = buildPage(items, n, func(i int, e *RoleMemberEdge) RoleMemberEdge {
-		e.Cursor = encodeCursor(cursorRoleMembers, keys[i][len(prefix):])
-		return *e
-	}, func(e *RoleMemberEdge) *string { return &e.Cursor })
-	return page, nil
-}
-
-// linkTarget decodes the 8-byte id after prefix in a member or child
-// rowkey (0 when the rowkey is malformed).
-func linkTarget(row, prefix []byte) UserID {
-	if len(row) != len(prefix)+8 {
-		return 0
-	}
-	return UserID(binary.BigEndian.Uint64(row[len(prefix):]))
-}
-
-// scanVerified reads the rows of sc (whose Start is where the page begins)
-// chunk by chunk and asks verify, with one batched read per chunk, which of
-// them are valid (nil: skip, e.g. the index half of a half-written pair).
-// It stops once n+1 valid rows are found or the range ends, and returns the
-// valid items with their rowkeys.
-func scanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n int,
-	verify func(context.Context, []*hbase.Result) ([]*T, error)) ([]*T, [][]byte, error) {
-	var (
-		items []*T
-		keys  [][]byte
-	)
-	scan := *sc
-	for {
-		want := n + 1 - len(items)
-		scan.Limit = want
-		rows, err := hbase.ScanAll(ctx, st, &scan)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(rows) == 0 {
-			break
-		}
-		scan.Start = append(bytes.Clone(rows[len(rows)-1].Row), 0)
-		vs, err := verify(ctx, rows)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i, v := range vs {
-			if v != nil {
-				items = append(items, v)
-				keys = append(keys, rows[i].Row)
-			}
-		}
-		if len(items) > n || len(rows) < want {
-			break
-		}
-	}
-	return items, keys, nil
-}
-
-// decodeVarCursor decodes a cursor of kind whose payload has 1 to max
-// bytes; nil or "" gives nil. Malformed: BAD_USER_INPUT on "after".
-func decodeVarCursor(after *string, kind byte, max int) ([]byte, error) {
-	if after == nil || *after == "" {
-		return nil, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(*after)
-	if err != nil || len(b) < 2 || len(b) > max+1 || b[0] != kind {
-		return nil, badInput("after", "malformed cursor %q", *after)
-	}
-	return b[1:], nil
+	return &RoleMemberPage{Edges: edges, PageInfo: info}, nil
 }

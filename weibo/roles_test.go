@@ -1,57 +1,29 @@
 package weibo_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// faults is a WithPairWriteHook hook that fails the steps armed in it.
-type faults struct {
-	mu    sync.Mutex
-	armed map[string]bool
-}
-
-var errInjected = errors.New("injected failure between the two writes")
-
-func (f *faults) hook(_ context.Context, step string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.armed[step] {
-		delete(f.armed, step)
-		return errInjected
-	}
-	return nil
-}
-
-// arm makes the next call of step fail.
-func (f *faults) arm(step string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.armed[step] = true
-}
-
-// orgService returns a migrated service over st with a fault hook.
-func orgService(t *testing.T, st hbase.Store) (*weibo.Service, *faults) {
+// orgService returns a migrated service over st.
+func orgService(t *testing.T, st hbase.Store) *weibo.Service {
 	t.Helper()
-	if err := weibo.Migrate(t.Context(), st); err != nil {
+	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	f := &faults{armed: map[string]bool{}}
-	svc := weibo.New(st, weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
-		weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), weibo.WithPairWriteHook(f.hook))
-	return svc, f
+	return weibo.New(st, weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
+		weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 }
 
 func uniq(prefix string) string {
@@ -125,7 +97,7 @@ func TestRoles(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc, _ := orgService(t, b.Open(t))
+			svc := orgService(t, b.Open(t))
 			tag := uniq("r")
 			ming, hong := mustUser(t, svc, uniq("ming")), mustUser(t, svc, uniq("hong"))
 			sport, err := svc.CreateRole(ctx, "  体育委员"+tag+" ")

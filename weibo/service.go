@@ -1,13 +1,36 @@
 // Package weibo is the domain of the gateway: accounts, follow relations,
-// posts with inbox fan-out, home timelines (and, later, roles and
-// departments), built on the table API of package hbase. It follows the
-// Weibo table design of the seeds (weibo:content, weibo:relations and the
-// "receive-content-email" inbox of seed 004), with the changes documented in
-// docs/schema.md (tall relations and inbox, salted rowkeys, an outbox for
-// durable fan-out).
+// posts with inbox fan-out, home timelines, live timeline updates, roles and
+// departments, built on the table API of package hbase and the byte layout
+// of package weibo/tables. It follows the Weibo table design of the seeds
+// (weibo:content, weibo:relations and the "receive-content-email" inbox of
+// seed 004, the psn/role and Dep tables of seed 001), with the changes
+// documented in docs/schema.md (tall relations and inbox, salted rowkeys, an
+// outbox for durable fan-out, both sides of every role and department pair).
 //
-// Errors meant for API callers are *Error values with a Code; every other
-// error is an internal store failure.
+// One file per concern: accounts.go, relations.go, posts.go and fanout.go,
+// timeline.go, live.go, roles.go, departments.go; paging.go (cursors, page
+// start, the verified scan every connection uses), pairs.go (the two-row
+// change machinery of roles and departments) and errors.go (every error
+// code and reason).
+//
+// Errors meant for API callers are *Error values with a Code (errors.go);
+// every other error is an internal store failure.
+//
+// Choices made here:
+//   - The domain takes a connection's `first` and `after` as the GraphQL
+//     arguments arrive and returns the connection types the schema names
+//     (UserPage, PostPage, ...), which gqlgen binds directly. A
+//     cursor is a rowkey suffix that only the domain can interpret, and
+//     validating both arguments in one place (paging.go) gives every
+//     connection the same BAD_USER_INPUT errors; the resolvers pass them
+//     through untouched.
+//   - The id types are defined with the byte layout in weibo/tables and
+//     aliased here (UserID = tables.UserID), so callers keep weibo.UserID;
+//     table creation (tables.Migrate) lives there too, being a property of
+//     the layout rather than of the Service.
+//   - The offline tools (package fsck, package seed) use the Service's
+//     exported reads and the store directly; nothing here exists only for
+//     them, and this package does not import the data-set reader.
 package weibo
 
 import (
@@ -39,8 +62,8 @@ type options struct {
 	sweepInterval time.Duration
 	bcryptCost    int
 	// pairHook, when set, is called between the two writes of every
-	// two-sided change (roles.go, departments.go); an error it returns
-	// aborts the change there, leaving a half-written pair (tests).
+	// two-row change (pairs.go); an error it returns aborts the change
+	// there, leaving a half-written pair (tests).
 	pairHook func(ctx context.Context, step string) error
 }
 
@@ -71,17 +94,7 @@ func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweep
 // bcrypt.DefaultCost; tests lower it).
 func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
 
-// WithPairWriteHook installs a fault-injection hook for tests: fn is called
-// between the first and the second write of every two-sided change of roles
-// and departments, with the name of the step (the PairStep* constants), and
-// an error it returns aborts the change at that point, as a crash would. It
-// exists to test that reads tolerate half-written pairs and that Fsck
-// repairs them; production code never sets it.
-func WithPairWriteHook(fn func(ctx context.Context, step string) error) Option {
-	return func(o *options) { o.pairHook = fn }
-}
-
-// New returns a Service over st. The weibo tables must exist (Migrate).
+// New returns a Service over st. The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, opts ...Option) *Service {
 	o := options{
 		logger: slog.Default(), now: time.Now, workers: 4, batch: 500,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // HomeTimeline pages through uid's home timeline: uid's own posts and the
@@ -16,58 +17,48 @@ import (
 // content rows together with the viewer's attends rows of their authors. An
 // entry whose post is gone or whose author the viewer no longer follows (a
 // fan-out racing an unfollow, or a half-done unfollow) is skipped and
-// deleted; only then does a page need another scan.
+// deleted; only then does a page need another scan (at most
+// timelineRounds scans per page).
 //
 // Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, afterCur *string) (*PostPage, error) {
-	prefix := InboxPrefix(uid)
-	n, start, err := pageStart(first, afterCur, cursorTimeline, 16, prefix)
+func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, after *string) (*PostPage, error) {
+	q := pageQuery{kind: cursorTimeline, rowLen: tables.InboxKeyLen, rounds: timelineRounds,
+		scan: hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid)}}
+	edges, info, err := readPage(ctx, s.st, q, first, after,
+		func(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
+			ids := make([]PostID, 0, len(rows))
+			at := make([]int, 0, len(rows)) // ids[j] is the entry of rows[at[j]]
+			for i, r := range rows {
+				if owner, id, ok := tables.DecodeInboxKey(r.Row); ok && owner == uid {
+					ids = append(ids, id)
+					at = append(at, i)
+				}
+			}
+			posts, stale, err := s.resolveEntries(ctx, uid, ids)
+			if err != nil {
+				return nil, err
+			}
+			if len(stale) > 0 {
+				if err := s.st.DeleteMany(ctx, stale); err != nil {
+					s.log.Warn("could not delete stale inbox rows", "user", uid.String(), "err", err)
+				}
+			}
+			out := make([]*Post, len(rows))
+			for j, p := range posts {
+				out[at[j]] = p
+			}
+			return out, nil
+		}, postEdge)
 	if err != nil {
 		return nil, err
 	}
-	page := &PostPage{}
-	for round := 0; ; round++ {
-		want := n + 1 - len(page.Edges)
-		rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: TableInbox, Prefix: prefix, Start: start, Limit: want})
-		if err != nil {
-			return nil, err
-		}
-		if len(rows) == 0 {
-			break
-		}
-		start = append(append([]byte{}, rows[len(rows)-1].Row...), 0)
-		ids := make([]PostID, 0, len(rows))
-		for _, r := range rows {
-			if id, ok := PostIDFromInboxKey(r.Row); ok {
-				ids = append(ids, id)
-			}
-		}
-		posts, stale, err := s.resolveEntries(ctx, uid, ids)
-		if err != nil {
-			return nil, err
-		}
-		for i, p := range posts {
-			if p == nil {
-				continue
-			}
-			if len(page.Edges) == n {
-				page.PageInfo.HasNextPage = true
-				break
-			}
-			key := InboxKey(uid, ids[i])
-			page.Edges = append(page.Edges, PostEdge{Post: p, Cursor: encodeCursor(cursorTimeline, key[9:])})
-		}
-		if len(stale) > 0 {
-			if err := s.st.DeleteMany(ctx, stale); err != nil {
-				s.log.Warn("could not delete stale inbox rows", "user", uid.String(), "err", err)
-			}
-		}
-		if page.PageInfo.HasNextPage || len(rows) < want || round >= 8 {
-			break
-		}
-	}
-	return page.finish(), nil
+	return &PostPage{Edges: edges, PageInfo: info}, nil
 }
+
+// timelineRounds bounds the inbox scans of one home-timeline page: a page
+// whose entries keep turning out stale stops after this many (each deletes
+// the stale entries it found, so the next read of the page makes progress).
+const timelineRounds = 9
 
 // resolveEntries reads, in one GetMany, the content rows of ids and the
 // owner's attends rows of their authors; it returns the posts (nil for
@@ -75,13 +66,13 @@ func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, afte
 func (s *Service) resolveEntries(ctx context.Context, owner UserID, ids []PostID) ([]*Post, []*hbase.Delete, error) {
 	gets := make([]*hbase.Get, 0, 2*len(ids))
 	for _, id := range ids {
-		gets = append(gets, &hbase.Get{Table: TableContent, Row: ContentKey(id)})
+		gets = append(gets, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)})
 	}
 	relIdx := map[UserID]int{}
 	for _, id := range ids {
 		if _, seen := relIdx[id.Author]; !seen && id.Author != owner {
 			relIdx[id.Author] = len(gets)
-			gets = append(gets, &hbase.Get{Table: TableRelations, Row: RelationKey(owner, dirAttends, id.Author)})
+			gets = append(gets, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(owner, tables.Attends, id.Author)})
 		}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
@@ -96,7 +87,7 @@ func (s *Service) resolveEntries(ctx context.Context, owner UserID, ids []PostID
 			p = nil
 		}
 		if p == nil {
-			stale = append(stale, &hbase.Delete{Table: TableInbox, Row: InboxKey(owner, id)})
+			stale = append(stale, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(owner, id)})
 		}
 		posts[i] = p
 	}

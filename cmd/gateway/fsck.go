@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -16,7 +17,7 @@ import (
 // role ↔ name, parent ↔ child, department ↔ member) and, with --repair,
 // makes each index side agree with its authoritative side. It exits 1 when
 // issues remain unrepaired.
-func fsck(ctx context.Context, log *slog.Logger, args []string) error {
+func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("fsck", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
@@ -31,7 +32,7 @@ func fsck(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	defer st.Close()
 	svc := weibo.New(st, weibo.WithLogger(log))
-	rep, err := svc.Fsck(ctx, weibo.FsckOptions{Repair: *repair, Grace: *grace})
+	rep, err := fsck.Run(ctx, svc, fsck.Options{Repair: *repair, Grace: *grace})
 	if err != nil {
 		return err
 	}

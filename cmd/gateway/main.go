@@ -39,11 +39,11 @@ func main() {
 	case "migrate":
 		err = migrate(ctx, log, args)
 	case "seed":
-		err = seed(ctx, log, args)
+		err = runSeed(ctx, log, args)
 	case "admin":
 		err = admin(ctx, log, args)
 	case "fsck":
-		err = fsck(ctx, log, args)
+		err = runFsck(ctx, log, args)
 	case "-h", "--help", "help":
 		usage()
 		return

@@ -13,16 +13,18 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-func seed(ctx context.Context, log *slog.Logger, args []string) error {
+func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
 	edges := fs.String("edges", "", "follow graph: the gzipped edge list (\"A B\" = A follows B)")
 	posts := fs.String("posts", "", "posts: the gzipped CSV date,userid,text")
-	password := fs.String("password", env("GATEWAY_SEED_PASSWORD", weibo.DefaultSeedPassword), "password of every seeded user, 8-72 bytes (env GATEWAY_SEED_PASSWORD)")
+	password := fs.String("password", env("GATEWAY_SEED_PASSWORD", seed.DefaultPassword), "password of every seeded user, 8-72 bytes (env GATEWAY_SEED_PASSWORD)")
 	batch := fs.Int("batch", 0, "rows per batched put (0: default)")
 	par := fs.Int("parallel", 0, "batched puts in flight (0: 1 for embedded, 4 for hbase)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -58,11 +60,11 @@ func seed(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	defer st.Close()
-	opts := weibo.SeedOptions{Password: *password, BatchSize: *batch, Parallelism: *par}
+	opts := seed.Options{Password: *password, BatchSize: *batch, Parallelism: *par}
 	if !*quiet {
 		opts.Progress = os.Stderr
 	}
-	stats, err := weibo.Seed(ctx, st, ds, opts)
+	stats, err := seed.Import(ctx, st, ds, opts)
 	if err != nil {
 		return err
 	}
@@ -91,9 +93,8 @@ func keepDays(ds *dataset.Dataset, from, to string) (*dataset.Dataset, error) {
 	return ds.KeepPosts(func(p dataset.Post) bool { return p.Millis >= lo && p.Millis < hi }), nil
 }
 
-// demoMarker is the weibo:users row written once the demo import finished
-// (0xff sorts after every salted user rowkey).
-var demoMarker = []byte("\xffdemo")
+// demoMarker is the weibo:users row written once the demo import finished.
+var demoMarker = tables.DemoMarkerKey
 
 // seedDemo imports the embedded demo subset when the store holds no seeded
 // user yet (the first start of `make run`).
@@ -102,7 +103,7 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
 	if err != nil {
 		return err
 	}
-	r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableUsers, Row: demoMarker})
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: demoMarker})
 	if err != nil {
 		return err
 	}
@@ -110,38 +111,38 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
 		return seedOrgDemo(ctx, log, st)
 	}
 	log.Info("first start: importing the demo data set", "users", len(ds.Users), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
-	stats, err := weibo.Seed(ctx, st, ds, weibo.SeedOptions{Password: weibo.DefaultSeedPassword, Progress: os.Stderr})
+	stats, err := seed.Import(ctx, st, ds, seed.Options{Password: seed.DefaultPassword, Progress: os.Stderr})
 	if err != nil {
 		return err
 	}
-	if err := st.Put(ctx, &hbase.Put{Table: weibo.TableUsers, Row: demoMarker, Values: hbase.Values{
-		weibo.FamInfo: {weibo.ColCreated: weibo.U64(uint64(stats.Elapsed.Milliseconds()))}}}); err != nil {
+	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: demoMarker, Values: hbase.Values{
+		tables.FamInfo: {tables.ColCreated: tables.U64(uint64(stats.Elapsed.Milliseconds()))}}}); err != nil {
 		return err
 	}
-	log.Info("demo data imported", "elapsed", stats.Elapsed.Round(1e6), "login_as", ds.Users[0].Username+" .. "+ds.Users[len(ds.Users)-1].Username, "password", weibo.DefaultSeedPassword)
+	log.Info("demo data imported", "elapsed", stats.Elapsed.Round(1e6), "login_as", ds.Users[0].Username+" .. "+ds.Users[len(ds.Users)-1].Username, "password", seed.DefaultPassword)
 	return seedOrgDemo(ctx, log, st)
 }
 
 // orgDemoMarker is the weibo:users row written once the seed's role and
 // department examples are loaded.
-var orgDemoMarker = []byte("\xfforgdemo")
+var orgDemoMarker = tables.OrgDemoMarkerKey
 
-// seedOrgDemo loads the seed's roles and department tree (weibo.SeedOrgDemo)
+// seedOrgDemo loads the seed's roles and department tree (seed.OrgDemo)
 // once per store, so that what an admin changes later is not undone by the
 // next start.
 func seedOrgDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
-	r, err := st.Get(ctx, &hbase.Get{Table: weibo.TableUsers, Row: orgDemoMarker})
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: orgDemoMarker})
 	if err != nil || r.Exists() {
 		return err
 	}
-	if err := weibo.New(st, weibo.WithLogger(log)).SeedOrgDemo(ctx); err != nil {
+	if err := seed.OrgDemo(ctx, weibo.New(st, weibo.WithLogger(log))); err != nil {
 		return err
 	}
-	if err := st.Put(ctx, &hbase.Put{Table: weibo.TableUsers, Row: orgDemoMarker, Values: hbase.Values{
-		weibo.FamInfo: {weibo.ColCreated: weibo.U64(uint64(time.Now().UnixMilli()))}}}); err != nil {
+	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: orgDemoMarker, Values: hbase.Values{
+		tables.FamInfo: {tables.ColCreated: tables.U64(uint64(time.Now().UnixMilli()))}}}); err != nil {
 		return err
 	}
-	log.Info("demo roles and departments loaded (seed 001)", "admin", weibo.DemoAdminUsername, "password", weibo.DefaultSeedPassword,
-		"users", weibo.DemoXiaoming+", "+weibo.DemoXiaohong)
+	log.Info("demo roles and departments loaded (seed 001)", "admin", seed.DemoAdminUsername, "password", seed.DefaultPassword,
+		"users", seed.DemoXiaoming+", "+seed.DemoXiaohong)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 func serve(ctx context.Context, log *slog.Logger, args []string) error {
@@ -34,7 +35,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	defer st.Close()
 	if *migrateFirst || st.Backend() == hbase.BackendEmbedded {
-		if err := weibo.Migrate(ctx, st); err != nil {
+		if err := tables.Migrate(ctx, st); err != nil {
 			return err
 		}
 	}
@@ -98,6 +99,6 @@ func migrate(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	defer st.Close()
-	log.Info("migrated", "store", st.Backend(), "namespace", weibo.Namespace, "tables", len(weibo.Tables()))
+	log.Info("migrated", "store", st.Backend(), "namespace", tables.Namespace, "tables", len(tables.Specs()))
 	return nil
 }

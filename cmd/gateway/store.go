@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // storeFlags are the flags every subcommand shares to open the store.
@@ -21,7 +21,7 @@ type storeFlags struct {
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kind, "store", env("GATEWAY_STORE", hbase.BackendEmbedded), "store backend: embedded or hbase (env GATEWAY_STORE)")
 	fs.StringVar(&f.data, "data", env("GATEWAY_DATA", ".data/embedded"), "data directory of the embedded store (env GATEWAY_DATA)")
-	fs.StringVar(&f.ns, "namespace", env("GATEWAY_NAMESPACE", weibo.Namespace), "HBase namespace of the tables, for several independent copies on one cluster (env GATEWAY_NAMESPACE)")
+	fs.StringVar(&f.ns, "namespace", env("GATEWAY_NAMESPACE", tables.Namespace), "HBase namespace of the tables, for several independent copies on one cluster (env GATEWAY_NAMESPACE)")
 	fs.StringVar(&f.zk, "hbase-zk", env("GATEWAY_HBASE_ZK", "127.0.0.1:2181"), "ZooKeeper quorum of the HBase cluster, HOST:PORT[,HOST:PORT...] (env GATEWAY_HBASE_ZK)")
 }
 
@@ -32,7 +32,7 @@ func (f *storeFlags) openMigrated(ctx context.Context) (hbase.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := weibo.Migrate(ctx, st); err != nil {
+	if err := tables.Migrate(ctx, st); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -63,5 +63,5 @@ func (f *storeFlags) open(ctx context.Context, bulk bool) (hbase.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s store: %w", f.kind, err)
 	}
-	return hbase.Instrument(hbase.WithNamespace(st, weibo.Namespace, f.ns)), nil
+	return hbase.Instrument(hbase.WithNamespace(st, tables.Namespace, f.ns)), nil
 }

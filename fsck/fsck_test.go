@@ -1,4 +1,4 @@
-package weibo_test
+package fsck_test
 
 import (
 	"errors"
@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // issuesAbout returns the issues of kind whose detail contains about.
-func issuesAbout(rep *weibo.FsckReport, kind, about string) []weibo.FsckIssue {
-	var out []weibo.FsckIssue
+func issuesAbout(rep *fsck.Report, kind, about string) []fsck.Issue {
+	var out []fsck.Issue
 	for _, is := range rep.Issues {
 		if is.Kind == kind && strings.Contains(is.Detail, about) {
 			out = append(out, is)
@@ -63,7 +65,7 @@ func TestPairFailures(t *testing.T) {
 			if role(t, svc, rAssign.ID).MemberCount != 0 {
 				t.Fatal("half-assigned role counted")
 			}
-			wants = append(wants, want{weibo.FsckRoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rAssign.ID)})
+			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rAssign.ID)})
 
 			// user ↔ role: revoke fails after the user's cell.
 			rRevoke, _ := svc.CreateRole(ctx, "revoke"+tag)
@@ -85,7 +87,7 @@ func TestPairFailures(t *testing.T) {
 			if role(t, svc, rRevoke.ID).MemberCount != 1 {
 				t.Fatal("half-revoked role still counted")
 			}
-			wants = append(wants, want{weibo.FsckRoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rRevoke.ID)})
+			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rRevoke.ID)})
 
 			// role ↔ name: create fails after the name row.
 			f.arm(weibo.PairStepCreateRole)
@@ -94,7 +96,7 @@ func TestPairFailures(t *testing.T) {
 			if r, _ := svc.RoleByName(ctx, "create"+tag); r != nil {
 				t.Fatalf("half-created role visible: %+v", r)
 			}
-			wants = append(wants, want{weibo.FsckRoleNameStale, fmt.Sprintf("%q", strings.ToLower("create"+tag))})
+			wants = append(wants, want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower("create"+tag))})
 
 			// role ↔ name: rename fails after the new name's row.
 			rRename, _ := svc.CreateRole(ctx, "rename"+tag)
@@ -107,7 +109,7 @@ func TestPairFailures(t *testing.T) {
 			if r, _ := svc.RoleByName(ctx, "rename"+tag); r == nil || r.ID != rRename.ID {
 				t.Fatalf("half-renamed role lost its old name")
 			}
-			wants = append(wants, want{weibo.FsckRoleNameStale, fmt.Sprintf("%q", strings.ToLower("renamed"+tag))})
+			wants = append(wants, want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower("renamed"+tag))})
 
 			// deleteRole fails after the role row.
 			rDel, _ := svc.CreateRole(ctx, "delete"+tag)
@@ -124,9 +126,9 @@ func TestPairFailures(t *testing.T) {
 				t.Fatal("half-deleted role found by name")
 			}
 			wants = append(wants,
-				want{weibo.FsckRoleNameStale, fmt.Sprintf("%q", strings.ToLower(rDel.Name))},
-				want{weibo.FsckRoleMemberStale, fmt.Sprintf("user %d in role %d", other.ID, rDel.ID)},
-				want{weibo.FsckUserRoleDangling, fmt.Sprintf("user %d holds role %d", other.ID, rDel.ID)})
+				want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower(rDel.Name))},
+				want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", other.ID, rDel.ID)},
+				want{fsck.UserRoleDangling, fmt.Sprintf("user %d holds role %d", other.ID, rDel.ID)})
 
 			// parent ↔ child: create, move and delete fail half-way.
 			root, _ := svc.CreateDepartment(ctx, "root"+tag, weibo.RootDept)
@@ -138,7 +140,7 @@ func TestPairFailures(t *testing.T) {
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
 				t.Fatalf("half-created department listed: %v", got)
 			}
-			wants = append(wants, want{weibo.FsckDeptChildStale, fmt.Sprintf("under %d", a.ID)})
+			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("under %d", a.ID)})
 
 			f.arm(weibo.PairStepMoveDepartment)
 			_, err = svc.MoveDepartment(ctx, bDept.ID, a.ID)
@@ -149,7 +151,7 @@ func TestPairFailures(t *testing.T) {
 			if got := childNames(t, svc, root.ID, 10); !slices.Equal(got, []string{"a" + tag, "b" + tag}) {
 				t.Fatalf("half-moved department left its old parent: %v", got)
 			}
-			wants = append(wants, want{weibo.FsckDeptChildStale, fmt.Sprintf("child row %d under %d", bDept.ID, a.ID)})
+			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", bDept.ID, a.ID)})
 
 			leaf, _ := svc.CreateDepartment(ctx, "leaf"+tag, root.ID)
 			f.arm(weibo.PairStepDeleteDepartment)
@@ -158,7 +160,7 @@ func TestPairFailures(t *testing.T) {
 			if got := childNames(t, svc, root.ID, 10); !slices.Equal(got, []string{"a" + tag, "b" + tag}) {
 				t.Fatalf("half-deleted department listed: %v", got)
 			}
-			wants = append(wants, want{weibo.FsckDeptChildStale, fmt.Sprintf("child row %d under %d", leaf.ID, root.ID)})
+			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", leaf.ID, root.ID)})
 
 			// department ↔ member: the move of a user fails half-way.
 			if _, err := svc.SetUserDepartment(ctx, u.ID, a.ID); err != nil {
@@ -176,7 +178,7 @@ func TestPairFailures(t *testing.T) {
 			if d := userDept(t, svc, u.ID); d == nil || d.ID != a.ID {
 				t.Fatalf("user's department = %v", d)
 			}
-			wants = append(wants, want{weibo.FsckDeptMemberStale, fmt.Sprintf("user %d in department %d", u.ID, bDept.ID)})
+			wants = append(wants, want{fsck.DeptMemberStale, fmt.Sprintf("user %d in department %d", u.ID, bDept.ID)})
 
 			// Damage no API call makes: an orphan and a parent cycle.
 			orphan, _ := svc.CreateDepartment(ctx, "orphan"+tag, root.ID)
@@ -184,8 +186,8 @@ func TestPairFailures(t *testing.T) {
 			c2, _ := svc.CreateDepartment(ctx, "c2"+tag, c1.ID)
 			put := func(did weibo.DeptID, parent uint64) {
 				t.Helper()
-				if err := st.Put(ctx, &hbase.Put{Table: weibo.TableDepartments, Row: weibo.DeptKey(did),
-					Values: hbase.Values{weibo.FamInfo: {weibo.ColParent: weibo.U64(parent)}}}); err != nil {
+				if err := st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did),
+					Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.U64(parent)}}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -194,10 +196,10 @@ func TestPairFailures(t *testing.T) {
 			if anc, err := svc.Ancestors(ctx, c2); err != nil || len(anc) > 1 {
 				t.Fatalf("ancestors on a cycle = %v, %v", anc, err)
 			}
-			wants = append(wants, want{weibo.FsckDeptOrphan, fmt.Sprintf("department %d ", orphan.ID)})
+			wants = append(wants, want{fsck.DeptOrphan, fmt.Sprintf("department %d ", orphan.ID)})
 
 			// Check only, then repair, then check again.
-			rep, err := svc.Fsck(ctx, weibo.FsckOptions{})
+			rep, err := fsck.Run(ctx, svc, fsck.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +212,7 @@ func TestPairFailures(t *testing.T) {
 					t.Errorf("check: no unrepaired %s about %q in %+v", w.kind, w.about, rep.Issues)
 				}
 			}
-			if n := len(issuesAbout(rep, weibo.FsckDeptCycle, "c1"+tag)) + len(issuesAbout(rep, weibo.FsckDeptCycle, "c2"+tag)); n > 1 || (n == 0 && !shared) {
+			if n := len(issuesAbout(rep, fsck.DeptCycle, "c1"+tag)) + len(issuesAbout(rep, fsck.DeptCycle, "c2"+tag)); n > 1 || (n == 0 && !shared) {
 				t.Errorf("cycle not reported once: %+v", rep.Issues)
 			}
 			if b.Name == hbase.BackendEmbedded {
@@ -220,7 +222,7 @@ func TestPairFailures(t *testing.T) {
 					t.Errorf("check found %d issues, want %d: %+v", n, w, rep.Issues)
 				}
 			}
-			rep, err = svc.Fsck(ctx, weibo.FsckOptions{Repair: true})
+			rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +231,7 @@ func TestPairFailures(t *testing.T) {
 					t.Errorf("repair: %s about %q not repaired: %+v", w.kind, w.about, got)
 				}
 			}
-			rep, err = svc.Fsck(ctx, weibo.FsckOptions{})
+			rep, err = fsck.Run(ctx, svc, fsck.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,8 +247,8 @@ func TestPairFailures(t *testing.T) {
 			}
 
 			// After repair: the rows agree and the calls work again.
-			for _, k := range [][]byte{weibo.RoleMemberKey(rAssign.ID, u.ID), weibo.RoleMemberKey(rRevoke.ID, u.ID)} {
-				if r, _ := st.Get(ctx, &hbase.Get{Table: weibo.TableRoles, Row: k}); r.Exists() {
+			for _, k := range [][]byte{tables.RoleMemberKey(rAssign.ID, u.ID), tables.RoleMemberKey(rRevoke.ID, u.ID)} {
+				if r, _ := st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: k}); r.Exists() {
 					t.Errorf("stale member row %x survived", k)
 				}
 			}

@@ -1,9 +1,22 @@
-package weibo
+// Package seed holds the importers: Import writes the real data set (package
+// dataset: a Twitter follow graph and Weibo posts, mapped onto one set of
+// users) into the weibo tables in bulk, and OrgDemo loads seed 001's own
+// examples of roles and departments through the domain (package weibo).
+// They are offline tools beside the domain, which does not import the
+// data-set reader; `gateway seed` and `gateway serve --demo` run them.
+//
+// Choices made here: Import writes rows directly with PutMany, bypassing
+// the Service (whose writes go one user at a time and would take hours for
+// 10.9 million inbox rows), so it computes every rowkey with the codecs of
+// package weibo/tables and nothing else — TestSeedSmallExact checks every
+// cell it writes against them. OrgDemo, by contrast, goes through the
+// Service, since its handful of writes are two-row changes whose write order
+// only the domain knows.
+package seed
 
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,32 +31,34 @@ import (
 
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// DefaultSeedPassword is the password of every seeded user when
-// SeedOptions.Password is empty (it satisfies Register's 8-72 byte rule).
-const DefaultSeedPassword = "weibo-demo"
+// DefaultPassword is the password of every seeded user when
+// Options.Password is empty (it satisfies Register's 8-72 byte rule).
+const DefaultPassword = "weibo-demo"
 
-// SeedEpoch is the import's constant time, 2020-03-01T00:00:00+08:00 (the
-// first day of the posts): every seeded user's creation time (ColCreated) and
-// every seeded follow's time (ColRelSet), so that a re-run writes the same
+// Epoch is the import's constant time, 2020-03-01T00:00:00+08:00 (the
+// first day of the posts): every seeded user's creation time (tables.ColCreated) and
+// every seeded follow's time (tables.ColRelSet), so that a re-run writes the same
 // values.
-var SeedEpoch = time.Date(2020, 3, 1, 0, 0, 0, 0, dataset.Beijing)
+var Epoch = time.Date(2020, 3, 1, 0, 0, 0, 0, dataset.Beijing)
 
-// Defaults of SeedOptions.
+// Defaults of Options.
 const (
-	DefaultSeedBatch = 4000 // rows per PutMany
+	DefaultBatch = 4000 // rows per PutMany
 )
 
-// SeedOptions tunes Seed. The zero value is usable.
-type SeedOptions struct {
-	// Password is every seeded user's password; "" means DefaultSeedPassword.
-	// It must be 8 to 72 bytes of UTF-8, as Register requires.
+// Options tunes Import. The zero value is usable.
+type Options struct {
+	// Password is every seeded user's password; "" means DefaultPassword.
+	// It must be 8 to 72 bytes of UTF-8, as weibo's Register requires.
 	Password string
 	// BcryptCost is the cost of the password's hash; 0 means
 	// bcrypt.DefaultCost. Login reads the cost from the hash.
 	BcryptCost int
-	// BatchSize is the number of rows per PutMany; 0 means DefaultSeedBatch.
+	// BatchSize is the number of rows per PutMany; 0 means DefaultBatch.
 	BatchSize int
 	// Parallelism is the number of shards of a table written concurrently,
 	// each a contiguous rowkey range with one PutMany in flight while its
@@ -52,7 +67,7 @@ type SeedOptions struct {
 	// stream: interleaved streams make its flushed files overlap, and the
 	// full import on 2 cores took ~17 s with 1, ~21 s with 2 and ~25 s with
 	// 4. HBase's weibo tables are pre-split into four regions by salt
-	// (SaltSplitKeys), and four shards of about equal row counts roughly
+	// (tables.SaltSplitKeys), and four shards of about equal row counts roughly
 	// follow them.
 	Parallelism int
 	// Progress, when non-nil, receives a progress bar (rows written of the
@@ -60,8 +75,8 @@ type SeedOptions struct {
 	Progress io.Writer
 }
 
-// SeedStats counts the rows Seed wrote, per table.
-type SeedStats struct {
+// Stats counts the rows Import wrote, per table.
+type Stats struct {
 	// Users is the number of weibo:users rows (one per user).
 	Users int64
 	// Usernames is the number of weibo:usernames rows (one per user).
@@ -72,66 +87,67 @@ type SeedStats struct {
 	Posts int64
 	// Inbox is the number of weibo:inbox rows (home-timeline entries).
 	Inbox int64
-	// Elapsed is the wall time of the whole Seed call, hash and Migrate included.
+	// Elapsed is the wall time of the whole Import call, hash and Migrate included.
 	Elapsed time.Duration
 	// TableElapsed is the wall time spent writing each table (full table name).
 	TableElapsed map[string]time.Duration
 }
 
 // Rows returns the total number of rows written.
-func (s SeedStats) Rows() int64 { return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox }
+func (s Stats) Rows() int64 { return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox }
 
 // RowsPerSecond returns Rows divided by Elapsed (0 when Elapsed is 0).
-func (s SeedStats) RowsPerSecond() float64 {
+func (s Stats) RowsPerSecond() float64 {
 	if s.Elapsed <= 0 {
 		return 0
 	}
 	return float64(s.Rows()) / s.Elapsed.Seconds()
 }
 
-// Seed imports ds into st following the tables' layout (keys.go, tables.go)
-// and the project's import mapping (package dataset). It calls Migrate, then
+// Import imports ds into st following the tables' layout (package
+// weibo/tables) and the project's import mapping (package dataset). It
+// calls tables.Migrate, then
 // writes with PutMany, table after table, each in rowkey order:
 //
 //   - weibo:users, one row per user (salted, seed 004's user table): family
-//     i = username "u<n>", password hash, creation time SeedEpoch (ms, 8 bytes
+//     i = username "u<n>", password hash, creation time Epoch (ms, 8 bytes
 //     BE); family c = follows, fans and posts as absolute 8-byte BE counters;
 //   - weibo:usernames, the username index: "u<n>" -> i:id = id (8 bytes BE);
 //   - weibo:relations, seed 004's attends and fans families made tall: for
-//     every follow a->b the rows RelationKey(a,'a',b) and RelationKey(b,'f',a),
-//     r:t = SeedEpoch in ms;
+//     every follow a->b the rows tables.RelationKey(a,'a',b) and tables.RelationKey(b,'f',a),
+//     r:t = Epoch in ms;
 //   - weibo:content, one row per post (seeds 000/001/004 "uid_(MAX-ts)",
 //     salted): c:t = text, c:u = author's username;
 //   - weibo:inbox, the tall "receive-content-email" table of the push model
-//     (fan-out on write): for every post, InboxKey(author, post) and
-//     InboxKey(fan, post) for each fan of the author, c:p = empty.
+//     (fan-out on write): for every post, tables.InboxKey(author, post) and
+//     tables.InboxKey(fan, post) for each fan of the author, c:p = empty.
 //
-// Every Put has Timestamp 0 (the store's clock). Seed is idempotent: a
+// Every Put has Timestamp 0 (the store's clock). Import is idempotent: a
 // re-run writes the same values into the same cells, and never touches the
-// id sequence (registered users get ids from RegisteredIDBase on). It does
+// id sequence (registered users get ids from weibo.RegisteredIDBase on). It does
 // not merge with activity through the API, though: a re-run sets the
 // seeded users' counters back to the data set's values and leaves rows the
 // API added (follows, posts, inbox entries) in place. It returns
-// an error for a user id of 0 or at/above RegisteredIDBase, an invalid
+// an error for a user id of 0 or at/above weibo.RegisteredIDBase, an invalid
 // password, ctx's error when ctx ends, or the first store error (some rows
 // may then have been written; re-run to finish).
-func Seed(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOptions) (SeedStats, error) {
+func Import(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts Options) (Stats, error) {
 	start := time.Now()
-	stats := SeedStats{TableElapsed: map[string]time.Duration{}}
+	stats := Stats{TableElapsed: map[string]time.Duration{}}
 	if ds == nil {
 		return stats, errors.New("seed: nil dataset")
 	}
 	if opts.Password == "" {
-		opts.Password = DefaultSeedPassword
+		opts.Password = DefaultPassword
 	}
-	if len(opts.Password) < MinPasswordLen || len(opts.Password) > MaxPasswordLen || !utf8.ValidString(opts.Password) {
-		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", MinPasswordLen, MaxPasswordLen)
+	if len(opts.Password) < weibo.MinPasswordLen || len(opts.Password) > weibo.MaxPasswordLen || !utf8.ValidString(opts.Password) {
+		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", weibo.MinPasswordLen, weibo.MaxPasswordLen)
 	}
 	if opts.BcryptCost == 0 {
 		opts.BcryptCost = bcrypt.DefaultCost
 	}
 	if opts.BatchSize <= 0 {
-		opts.BatchSize = DefaultSeedBatch
+		opts.BatchSize = DefaultBatch
 	}
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
@@ -140,11 +156,11 @@ func Seed(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOpt
 		}
 	}
 	for _, u := range ds.Users {
-		if u.ID == 0 || u.ID >= RegisteredIDBase {
-			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, RegisteredIDBase)
+		if u.ID == 0 || u.ID >= weibo.RegisteredIDBase {
+			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, weibo.RegisteredIDBase)
 		}
 	}
-	if err := Migrate(ctx, st); err != nil {
+	if err := tables.Migrate(ctx, st); err != nil {
 		return stats, fmt.Errorf("seed: migrate: %w", err)
 	}
 	// ONE hash for every user: they share the demo password, and bcrypt
@@ -177,11 +193,11 @@ func Seed(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOpt
 		count *int64
 		run   func() error
 	}{
-		{TableUsers, &stats.Users, func() error { return s.users(hash) }},
-		{TableUsernames, &stats.Usernames, s.usernames},
-		{TableRelations, &stats.Relations, s.relations},
-		{TableContent, &stats.Posts, s.content},
-		{TableInbox, &stats.Inbox, s.inbox},
+		{tables.Users, &stats.Users, func() error { return s.users(hash) }},
+		{tables.Usernames, &stats.Usernames, s.usernames},
+		{tables.Relations, &stats.Relations, s.relations},
+		{tables.Content, &stats.Posts, s.content},
+		{tables.Inbox, &stats.Inbox, s.inbox},
 	}
 	for _, ph := range phases {
 		t0 := time.Now()
@@ -210,11 +226,11 @@ type seeder struct {
 	ctx  context.Context
 	st   hbase.Store
 	ds   *dataset.Dataset
-	opts SeedOptions
+	opts Options
 	bar  *progressbar.ProgressBar
 
 	// owners are the indexes into ds.Users in weibo:users rowkey order
-	// (salt, then id); salt[i] is Salt(ds.Users[i].ID).
+	// (salt, then id); salt[i] is tables.Salt(ds.Users[i].ID).
 	owners []int32
 	salt   []byte
 	// order lists the indexes into ds.Posts newest first (inbox order);
@@ -227,13 +243,13 @@ type seeder struct {
 	written atomic.Int64 // rows written by the current phase
 }
 
-func newSeeder(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOptions) *seeder {
+func newSeeder(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts Options) *seeder {
 	s := &seeder{ctx: ctx, st: st, ds: ds, opts: opts}
 	n := len(ds.Users)
 	s.salt = make([]byte, n)
 	s.owners = make([]int32, n)
 	for i, u := range ds.Users {
-		s.salt[i] = Salt(UserID(u.ID))
+		s.salt[i] = tables.Salt(u.ID)
 		s.owners[i] = int32(i)
 	}
 	slices.SortFunc(s.owners, func(a, b int32) int {
@@ -320,17 +336,16 @@ func (s *seeder) forEachOwner(items []int32, weight func(i int32) int64, fn func
 }
 
 func (s *seeder) users(hash []byte) error {
-	created := U64(uint64(SeedEpoch.UnixMilli()))
+	created := tables.U64(uint64(Epoch.UnixMilli()))
 	return s.forEachOwner(s.owners, one, func(w *writer, i int32) error {
 		u := s.ds.Users[i]
-		k := w.key(9)
-		s.userPrefix(k, i)
-		return w.put(TableUsers, k, hbase.Values{
-			FamInfo: {ColUsername: []byte(u.Username), ColPassword: hash, ColCreated: created},
-			FamCount: {
-				ColFollows: U64(uint64(s.ds.FollowCount(u.ID))),
-				ColFans:    U64(uint64(s.ds.FanCount(u.ID))),
-				ColPosts:   U64(uint64(s.ds.PostCount(u.ID))),
+		k := tables.AppendUserKey(w.key(tables.IDKeyLen), weibo.UserID(u.ID))
+		return w.put(tables.Users, k, hbase.Values{
+			tables.FamInfo: {tables.ColUsername: []byte(u.Username), tables.ColPassword: hash, tables.ColCreated: created},
+			tables.FamCount: {
+				tables.ColFollows: tables.U64(uint64(s.ds.FollowCount(u.ID))),
+				tables.ColFans:    tables.U64(uint64(s.ds.FanCount(u.ID))),
+				tables.ColPosts:   tables.U64(uint64(s.ds.PostCount(u.ID))),
 			},
 		})
 	})
@@ -343,14 +358,13 @@ func (s *seeder) usernames() error {
 	})
 	return s.forEachOwner(byName, one, func(w *writer, i int32) error {
 		u := s.ds.Users[i]
-		// Seeded usernames "u<n>" are already lower case.
-		return w.put(TableUsernames, UsernameKey(u.Username), hbase.Values{FamName: {ColUID: U64(u.ID)}})
+		return w.put(tables.Usernames, tables.UsernameKey(u.Username), hbase.Values{tables.FamName: {tables.ColUID: tables.U64(u.ID)}})
 	})
 }
 
 func (s *seeder) relations() error {
 	// One shared, read-only Values for every relation row.
-	vals := hbase.Values{FamRel: {ColRelSet: U64(uint64(SeedEpoch.UnixMilli()))}}
+	vals := hbase.Values{tables.FamRel: {tables.ColRelSet: tables.U64(uint64(Epoch.UnixMilli()))}}
 	weight := func(i int32) int64 {
 		id := s.ds.Users[i].ID
 		return int64(s.ds.FollowCount(id) + s.ds.FanCount(id))
@@ -358,17 +372,14 @@ func (s *seeder) relations() error {
 	return s.forEachOwner(s.owners, weight, func(w *writer, i int32) error {
 		id := s.ds.Users[i].ID
 		// Rowkey order: salt|owner|'a'|other... before salt|owner|'f'|other...
-		for _, dir := range [2]byte{dirAttends, dirFans} {
+		for _, dir := range [2]tables.Dir{tables.Attends, tables.Fans} {
 			others := s.ds.Following(id)
-			if dir == dirFans {
+			if dir == tables.Fans {
 				others = s.ds.Fans(id)
 			}
 			for _, o := range others {
-				k := w.key(18)
-				s.userPrefix(k, i)
-				k[9] = dir
-				binary.BigEndian.PutUint64(k[10:], o)
-				if err := w.put(TableRelations, k, vals); err != nil {
+				k := tables.AppendRelationKey(w.key(tables.RelationKeyLen), weibo.UserID(id), dir, weibo.UserID(o))
+				if err := w.put(tables.Relations, k, vals); err != nil {
 					return err
 				}
 			}
@@ -385,10 +396,8 @@ func (s *seeder) content() error {
 		posts := s.ds.PostsOf(u.ID) // oldest first; rowkeys run newest first
 		for j := len(posts) - 1; j >= 0; j-- {
 			p := &s.ds.Posts[posts[j]]
-			k := w.key(17)
-			s.userPrefix(k, i)
-			binary.BigEndian.PutUint64(k[9:], reverseMillis(p.Millis))
-			if err := w.put(TableContent, k, hbase.Values{FamPost: {ColText: []byte(p.Text), ColAuthorName: name}}); err != nil {
+			k := tables.AppendContentKey(w.key(tables.ContentKeyLen), weibo.PostID{Author: weibo.UserID(u.ID), Millis: p.Millis})
+			if err := w.put(tables.Content, k, hbase.Values{tables.FamPost: {tables.ColText: []byte(p.Text), tables.ColAuthorName: name}}); err != nil {
 				return err
 			}
 		}
@@ -398,7 +407,7 @@ func (s *seeder) content() error {
 
 func (s *seeder) inbox() error {
 	// One shared, read-only Values for every inbox row: the rowkey says all.
-	vals := hbase.Values{FamInbox: {ColInboxAt: []byte{}}}
+	vals := hbase.Values{tables.FamInbox: {tables.ColInboxAt: []byte{}}}
 	weight := func(i int32) int64 { return s.timeline[i] }
 	return s.forEachOwner(s.owners, weight, func(w *writer, i int32) error {
 		if s.timeline[i] == 0 {
@@ -421,24 +430,14 @@ func (s *seeder) inbox() error {
 		slices.Sort(ranks)
 		for _, r := range ranks {
 			p := &s.ds.Posts[s.order[r]]
-			k := w.key(25)
-			s.userPrefix(k, i)
-			binary.BigEndian.PutUint64(k[9:], reverseMillis(p.Millis))
-			binary.BigEndian.PutUint64(k[17:], p.Author)
-			if err := w.put(TableInbox, k, vals); err != nil {
+			k := tables.AppendInboxKey(w.key(tables.InboxKeyLen), weibo.UserID(id), weibo.PostID{Author: weibo.UserID(p.Author), Millis: p.Millis})
+			if err := w.put(tables.Inbox, k, vals); err != nil {
 				return err
 			}
 		}
 		w.scratch = ranks
 		return nil
 	})
-}
-
-// userPrefix writes salt(1) | uid(8) of ds.Users[i] into k[:9], as
-// userPrefix in keys.go does (seed_test checks the two agree).
-func (s *seeder) userPrefix(k []byte, i int32) {
-	k[0] = s.salt[i]
-	binary.BigEndian.PutUint64(k[1:9], s.ds.Users[i].ID)
 }
 
 func one(int32) int64 { return 1 }
@@ -459,14 +458,15 @@ type writer struct {
 	scratch []int32
 }
 
-// key returns a zeroed n-byte rowkey buffer from the batch's key buffer.
+// key returns an empty buffer for an n-byte rowkey (capacity n), cut from
+// the batch's key buffer, for a tables.Append*Key codec to fill.
 func (w *writer) key(n int) []byte {
 	if cap(w.keys)-len(w.keys) < n {
-		w.keys = make([]byte, 0, max(n, w.size*25))
+		w.keys = make([]byte, 0, max(n, w.size*tables.InboxKeyLen))
 	}
 	l := len(w.keys)
 	w.keys = w.keys[:l+n]
-	return w.keys[l : l+n : l+n]
+	return w.keys[l : l : l+n]
 }
 
 func (w *writer) put(table string, row []byte, vals hbase.Values) error {

@@ -1,4 +1,4 @@
-package weibo
+package seed
 
 import (
 	"bytes"
@@ -18,18 +18,21 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // seedTestOptions keeps the one bcrypt hash cheap.
-var seedTestOptions = SeedOptions{Password: "demo-pass-1", BcryptCost: bcrypt.MinCost, BatchSize: 1000}
+var seedTestOptions = Options{Password: "demo-pass-1", BcryptCost: bcrypt.MinCost, BatchSize: 1000}
 
 // countRows counts the rows of table (weibo:users without the id sequence row).
 func countRows(t *testing.T, st hbase.Store, table string) int64 {
 	t.Helper()
 	var n int64
 	s := &hbase.Scan{Table: table}
-	if table == TableUsers {
-		s.Stop = SeqKey
+	if table == tables.Users {
+		s.Stop = tables.SeqKey
 	}
 	if err := st.Scan(context.Background(), s, func(*hbase.Result) error { n++; return nil }); err != nil {
 		t.Fatal(err)
@@ -42,7 +45,7 @@ func dumpTable(t *testing.T, st hbase.Store, table string) []string {
 	t.Helper()
 	var out []string
 	err := st.Scan(context.Background(), &hbase.Scan{Table: table}, func(r *hbase.Result) error {
-		for _, fam := range []string{FamInfo, FamCount, FamRel, FamPost, FamInbox, FamName} {
+		for _, fam := range []string{tables.FamInfo, tables.FamCount, tables.FamRel, tables.FamPost, tables.FamInbox, tables.FamName} {
 			for _, c := range r.Family(fam) {
 				out = append(out, fmt.Sprintf("%x %s:%s=%x", r.Row, c.Family, c.Qualifier, c.Value))
 			}
@@ -56,40 +59,40 @@ func dumpTable(t *testing.T, st hbase.Store, table string) []string {
 	return slices.Compact(out)
 }
 
-// expectedCells renders what Seed must write for ds, computed with the
-// documented rowkey codecs (keys.go) only, in dumpTable's format. The
+// expectedCells renders what Import must write for ds, computed with the
+// documented rowkey codecs (package weibo/tables) only, in dumpTable's format. The
 // password hash is taken from the store (bcrypt salts it).
 func expectedCells(ds *dataset.Dataset, hash []byte) map[string][]string {
 	cell := func(row []byte, fam, qual string, v []byte) string {
 		return fmt.Sprintf("%x %s:%s=%x", row, fam, qual, v)
 	}
-	epoch := U64(uint64(SeedEpoch.UnixMilli()))
+	epoch := tables.U64(uint64(Epoch.UnixMilli()))
 	out := map[string][]string{}
 	add := func(table string, s string) { out[table] = append(out[table], s) }
 	for _, u := range ds.Users {
-		id := UserID(u.ID)
-		k := UserKey(id)
-		add(TableUsers, cell(k, FamInfo, ColUsername, []byte(u.Username)))
-		add(TableUsers, cell(k, FamInfo, ColPassword, hash))
-		add(TableUsers, cell(k, FamInfo, ColCreated, epoch))
-		add(TableUsers, cell(k, FamCount, ColFollows, U64(uint64(ds.FollowCount(u.ID)))))
-		add(TableUsers, cell(k, FamCount, ColFans, U64(uint64(ds.FanCount(u.ID)))))
-		add(TableUsers, cell(k, FamCount, ColPosts, U64(uint64(ds.PostCount(u.ID)))))
-		add(TableUsernames, cell(UsernameKey(strings.ToLower(u.Username)), FamName, ColUID, U64(u.ID)))
+		id := weibo.UserID(u.ID)
+		k := tables.UserKey(id)
+		add(tables.Users, cell(k, tables.FamInfo, tables.ColUsername, []byte(u.Username)))
+		add(tables.Users, cell(k, tables.FamInfo, tables.ColPassword, hash))
+		add(tables.Users, cell(k, tables.FamInfo, tables.ColCreated, epoch))
+		add(tables.Users, cell(k, tables.FamCount, tables.ColFollows, tables.U64(uint64(ds.FollowCount(u.ID)))))
+		add(tables.Users, cell(k, tables.FamCount, tables.ColFans, tables.U64(uint64(ds.FanCount(u.ID)))))
+		add(tables.Users, cell(k, tables.FamCount, tables.ColPosts, tables.U64(uint64(ds.PostCount(u.ID)))))
+		add(tables.Usernames, cell(tables.UsernameKey(u.Username), tables.FamName, tables.ColUID, tables.U64(u.ID)))
 	}
 	for _, e := range ds.Follows {
-		a, b := UserID(e.Follower), UserID(e.Followee)
-		add(TableRelations, cell(RelationKey(a, dirAttends, b), FamRel, ColRelSet, epoch))
-		add(TableRelations, cell(RelationKey(b, dirFans, a), FamRel, ColRelSet, epoch))
+		a, b := weibo.UserID(e.Follower), weibo.UserID(e.Followee)
+		add(tables.Relations, cell(tables.RelationKey(a, tables.Attends, b), tables.FamRel, tables.ColRelSet, epoch))
+		add(tables.Relations, cell(tables.RelationKey(b, tables.Fans, a), tables.FamRel, tables.ColRelSet, epoch))
 	}
 	for _, p := range ds.Posts {
-		id := PostID{Author: UserID(p.Author), Millis: p.Millis}
+		id := weibo.PostID{Author: weibo.UserID(p.Author), Millis: p.Millis}
 		u, _ := ds.User(p.Author)
-		add(TableContent, cell(ContentKey(id), FamPost, ColText, []byte(p.Text)))
-		add(TableContent, cell(ContentKey(id), FamPost, ColAuthorName, []byte(u.Username)))
-		add(TableInbox, cell(InboxKey(id.Author, id), FamInbox, ColInboxAt, nil))
+		add(tables.Content, cell(tables.ContentKey(id), tables.FamPost, tables.ColText, []byte(p.Text)))
+		add(tables.Content, cell(tables.ContentKey(id), tables.FamPost, tables.ColAuthorName, []byte(u.Username)))
+		add(tables.Inbox, cell(tables.InboxKey(id.Author, id), tables.FamInbox, tables.ColInboxAt, nil))
 		for _, f := range ds.Fans(p.Author) {
-			add(TableInbox, cell(InboxKey(UserID(f), id), FamInbox, ColInboxAt, nil))
+			add(tables.Inbox, cell(tables.InboxKey(weibo.UserID(f), id), tables.FamInbox, tables.ColInboxAt, nil))
 		}
 	}
 	for _, v := range out {
@@ -135,25 +138,25 @@ func TestSeedSmallExact(t *testing.T) {
 			opts := seedTestOptions
 			opts.BatchSize, opts.Parallelism = opt.batch, opt.par
 			for run := 0; run < 2; run++ {
-				stats, err := Seed(ctx, st, ds, opts)
+				stats, err := Import(ctx, st, ds, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := SeedStats{Users: 7, Usernames: 7, Relations: 18, Posts: int64(len(ds.Posts)), Inbox: ds.InboxEntries()}
+				want := Stats{Users: 7, Usernames: 7, Relations: 18, Posts: int64(len(ds.Posts)), Inbox: ds.InboxEntries()}
 				if stats.Users != want.Users || stats.Usernames != want.Usernames || stats.Relations != want.Relations ||
 					stats.Posts != want.Posts || stats.Inbox != want.Inbox {
 					t.Fatalf("run %d: stats %+v, want %+v", run, stats, want)
 				}
-				r, err := st.Get(ctx, &hbase.Get{Table: TableUsers, Row: UserKey(1)})
+				r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(1)})
 				if err != nil {
 					t.Fatal(err)
 				}
-				hash := r.Value(FamInfo, ColPassword)
+				hash := r.Value(tables.FamInfo, tables.ColPassword)
 				if err := bcrypt.CompareHashAndPassword(hash, []byte(opts.Password)); err != nil {
 					t.Fatalf("password hash: %v", err)
 				}
 				exp := expectedCells(ds, hash)
-				for _, table := range []string{TableUsers, TableUsernames, TableRelations, TableContent, TableInbox} {
+				for _, table := range []string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox} {
 					got := dumpTable(t, st, table)
 					if !slices.Equal(got, exp[table]) {
 						t.Errorf("run %d: %s:\n got %q\nwant %q", run, table, got, exp[table])
@@ -176,20 +179,20 @@ func TestSeedDemo(t *testing.T) {
 	}
 	ctx := context.Background()
 	st := newSeedStore(t)
-	stats, err := Seed(ctx, st, ds, seedTestOptions)
+	stats, err := Import(ctx, st, ds, seedTestOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("demo seed: %d rows in %v (%.0f rows/s); per table %v", stats.Rows(), stats.Elapsed, stats.RowsPerSecond(), stats.TableElapsed)
 	want := map[string]int64{
-		TableUsers:     20088,
-		TableUsernames: 20088,
-		TableRelations: 2 * 50122,
-		TableContent:   21673,
-		TableInbox:     271307,
+		tables.Users:     20088,
+		tables.Usernames: 20088,
+		tables.Relations: 2 * 50122,
+		tables.Content:   21673,
+		tables.Inbox:     271307,
 	}
-	gotStats := map[string]int64{TableUsers: stats.Users, TableUsernames: stats.Usernames,
-		TableRelations: stats.Relations, TableContent: stats.Posts, TableInbox: stats.Inbox}
+	gotStats := map[string]int64{tables.Users: stats.Users, tables.Usernames: stats.Usernames,
+		tables.Relations: stats.Relations, tables.Content: stats.Posts, tables.Inbox: stats.Inbox}
 	for table, n := range want {
 		if gotStats[table] != n {
 			t.Errorf("stats %s = %d, want %d", table, gotStats[table], n)
@@ -219,7 +222,7 @@ func TestSeedDemo(t *testing.T) {
 	}
 
 	// A re-run writes the same cells: same counts, same timeline.
-	stats2, err := Seed(ctx, st, ds, seedTestOptions)
+	stats2, err := Import(ctx, st, ds, seedTestOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,46 +246,50 @@ func checkUser(t *testing.T, st hbase.Store, ds *dataset.Dataset, uid uint64) {
 	if !ok {
 		t.Fatalf("no user %d in the data set", uid)
 	}
-	id := UserID(uid)
-	r, err := st.Get(ctx, &hbase.Get{Table: TableUsers, Row: UserKey(id)})
+	id := weibo.UserID(uid)
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(r.Value(FamInfo, ColUsername)); got != u.Username {
+	if got := string(r.Value(tables.FamInfo, tables.ColUsername)); got != u.Username {
 		t.Errorf("user %d: username %q", uid, got)
 	}
-	if got := int64(DecodeU64(r.Value(FamInfo, ColCreated))); got != SeedEpoch.UnixMilli() {
+	if got := int64(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColCreated))); got != Epoch.UnixMilli() {
 		t.Errorf("user %d: created %d", uid, got)
 	}
-	for col, want := range map[string]int{ColFollows: ds.FollowCount(uid), ColFans: ds.FanCount(uid), ColPosts: ds.PostCount(uid)} {
-		if got := DecodeU64(r.Value(FamCount, col)); got != uint64(want) {
+	for col, want := range map[string]int{tables.ColFollows: ds.FollowCount(uid), tables.ColFans: ds.FanCount(uid), tables.ColPosts: ds.PostCount(uid)} {
+		if got := tables.DecodeU64(r.Value(tables.FamCount, col)); got != uint64(want) {
 			t.Errorf("user %d: counter %s = %d, want %d", uid, col, got, want)
 		}
 	}
-	if err := bcrypt.CompareHashAndPassword(r.Value(FamInfo, ColPassword), []byte(seedTestOptions.Password)); err != nil {
+	if err := bcrypt.CompareHashAndPassword(r.Value(tables.FamInfo, tables.ColPassword), []byte(seedTestOptions.Password)); err != nil {
 		t.Errorf("user %d: password: %v", uid, err)
 	}
-	r, err = st.Get(ctx, &hbase.Get{Table: TableUsernames, Row: UsernameKey(u.Username)})
+	r, err = st.Get(ctx, &hbase.Get{Table: tables.Usernames, Row: tables.UsernameKey(u.Username)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := DecodeU64(r.Value(FamName, ColUID)); got != uid {
+	if got := tables.DecodeU64(r.Value(tables.FamName, tables.ColUID)); got != uid {
 		t.Errorf("usernames %s -> %d", u.Username, got)
 	}
 
 	// Relations: follows and fans lists, in rowkey (= id) order.
-	for _, dir := range []byte{dirAttends, dirFans} {
+	for _, dir := range []tables.Dir{tables.Attends, tables.Fans} {
 		want := ds.Following(uid)
-		if dir == dirFans {
+		if dir == tables.Fans {
 			want = ds.Fans(uid)
 		}
-		rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: TableRelations, Prefix: RelationPrefix(id, dir)})
+		rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id, dir)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := make([]uint64, 0, len(rows))
 		for _, row := range rows {
-			got = append(got, DecodeU64(row.Row[10:]))
+			owner, d, other, ok := tables.DecodeRelationKey(row.Row)
+			if !ok || owner != id || d != dir {
+				t.Fatalf("user %d: relation row %x does not decode as %c", uid, row.Row, dir)
+			}
+			got = append(got, uint64(other))
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("user %d relations %c: %d rows, want %d", uid, dir, len(got), len(want))
@@ -290,7 +297,7 @@ func checkUser(t *testing.T, st hbase.Store, ds *dataset.Dataset, uid uint64) {
 	}
 
 	// Content: the user's posts newest first.
-	rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: TableContent, Prefix: ContentPrefix(id)})
+	rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,17 +310,17 @@ func checkUser(t *testing.T, st hbase.Store, ds *dataset.Dataset, uid uint64) {
 			break
 		}
 		want := ds.Posts[posts[len(posts)-1-i]]
-		pid, ok := PostIDFromContentKey(row.Row)
-		if !ok || pid != (PostID{Author: id, Millis: want.Millis}) ||
-			string(row.Value(FamPost, ColText)) != want.Text || string(row.Value(FamPost, ColAuthorName)) != u.Username {
-			t.Errorf("user %d content row %d: %v %q, want %+v", uid, i, pid, row.Value(FamPost, ColText), want)
+		pid, ok := tables.DecodeContentKey(row.Row)
+		if !ok || pid != (weibo.PostID{Author: id, Millis: want.Millis}) ||
+			string(row.Value(tables.FamPost, tables.ColText)) != want.Text || string(row.Value(tables.FamPost, tables.ColAuthorName)) != u.Username {
+			t.Errorf("user %d content row %d: %v %q, want %+v", uid, i, pid, row.Value(tables.FamPost, tables.ColText), want)
 			break
 		}
 	}
 
 	// Inbox: the whole home timeline, and a first page of 20.
 	for _, limit := range []int{0, 20} {
-		rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: TableInbox, Prefix: InboxPrefix(id), Limit: limit})
+		rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(id), Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,8 +330,8 @@ func checkUser(t *testing.T, st hbase.Store, ds *dataset.Dataset, uid uint64) {
 			continue
 		}
 		for i, row := range rows {
-			pid, ok := PostIDFromInboxKey(row.Row)
-			if !ok || pid != (PostID{Author: UserID(want[i].Author), Millis: want[i].Millis}) {
+			owner, pid, ok := tables.DecodeInboxKey(row.Row)
+			if !ok || owner != id || pid != (weibo.PostID{Author: weibo.UserID(want[i].Author), Millis: want[i].Millis}) {
 				t.Errorf("user %d inbox row %d: %v, want %d_%d", uid, i, pid, want[i].Author, want[i].Millis)
 				break
 			}
@@ -336,19 +343,19 @@ func TestSeedRejects(t *testing.T) {
 	ctx := context.Background()
 	st := newSeedStore(t)
 	ds := smallDataset(t)
-	if _, err := Seed(ctx, st, ds, SeedOptions{Password: "short"}); err == nil {
+	if _, err := Import(ctx, st, ds, Options{Password: "short"}); err == nil {
 		t.Error("Seed with a 5-byte password: no error")
 	}
-	big, err := dataset.Read(strings.NewReader(fmt.Sprintf("1 %d\n", RegisteredIDBase)), strings.NewReader("date,userid,text\n"))
+	big, err := dataset.Read(strings.NewReader(fmt.Sprintf("1 %d\n", weibo.RegisteredIDBase)), strings.NewReader("date,userid,text\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Seed(ctx, st, big, seedTestOptions); err == nil {
-		t.Error("Seed with a user id at RegisteredIDBase: no error")
+	if _, err := Import(ctx, st, big, seedTestOptions); err == nil {
+		t.Error("Seed with a user id at weibo.RegisteredIDBase: no error")
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := Seed(cctx, st, ds, seedTestOptions); err == nil {
+	if _, err := Import(cctx, st, ds, seedTestOptions); err == nil {
 		t.Error("Seed with a cancelled context: no error")
 	}
 }
@@ -358,7 +365,7 @@ func TestSeedProgress(t *testing.T) {
 	var buf bytes.Buffer
 	opts := seedTestOptions
 	opts.Progress = &buf
-	if _, err := Seed(context.Background(), newSeedStore(t), smallDataset(t), opts); err != nil {
+	if _, err := Import(context.Background(), newSeedStore(t), smallDataset(t), opts); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "seed") {
@@ -367,22 +374,14 @@ func TestSeedProgress(t *testing.T) {
 }
 
 // newSeedStore opens an empty in-memory embedded store, closed at the end of the test.
-func newSeedStore(t testing.TB) hbase.Store {
-	t.Helper()
-	st, err := hbase.NewEmbedded("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
+func newSeedStore(t testing.TB) hbase.Store { return testenv.Embedded(t) }
 
 // BenchmarkSeedFull imports the FULL data set (76,851 users, 10.9M inbox
 // rows) into a fresh persistent embedded store on disk (opened WithNoSync,
 // under $TMPDIR, default /tmp) once per iteration, Close (the final sync)
 // included; run it once with
 //
-//	go test ./weibo -run XXX -bench SeedFull -benchtime 1x
+//	go test ./seed -run XXX -bench SeedFull -benchtime 1x
 //
 // GATEWAY_SEED_PARALLELISM and GATEWAY_SEED_BATCH override the options'
 // defaults. It reports rows/s, and skips when the full files are absent.
@@ -408,7 +407,7 @@ func BenchmarkSeedDemo(b *testing.B) {
 }
 
 func benchSeed(b *testing.B, ds *dataset.Dataset) {
-	opts := SeedOptions{}
+	opts := Options{}
 	if v, err := strconv.Atoi(os.Getenv("GATEWAY_SEED_PARALLELISM")); err == nil {
 		opts.Parallelism = v
 	}
@@ -425,7 +424,7 @@ func benchSeed(b *testing.B, ds *dataset.Dataset) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		stats, err := Seed(context.Background(), st, ds, opts)
+		stats, err := Import(context.Background(), st, ds, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,509 @@
+// Package fsck is `gateway fsck [--repair]`: it checks the two-row pairs
+// of roles and departments, which HBase cannot write atomically, and
+// repairs the asymmetric ones. Each pair has an authoritative side — the
+// one every read trusts — and an index side (package weibo, pairs.go); a
+// repair always makes the index agree with the authority, never the
+// reverse:
+//
+//	pair                      authoritative                   index
+//	user ↔ role               users o:<rid> (and the role row) roles member row
+//	role ↔ name               roles i:n                       rolenames row
+//	parent ↔ child            departments i:up of the child   departments child row
+//	department ↔ member       users o:dp                      departments member row
+//
+// Run reads the four tables with full scans (family o only for
+// weibo:users), decoding rowkeys with package weibo/tables, and keeps the
+// role and department rows in memory; it is an operator's tool, not a
+// request path. Its repairs re-read through the domain (weibo.Service's
+// GetRoles and GetDepartments) and write through the store.
+//
+// Choices made here: Run takes the *weibo.Service rather than a bare store
+// so that "does this role exist" means exactly what it means to the API;
+// the in-memory load decodes role and department rows itself (name,
+// counter, parent), since a full scan already holds them. Times are the
+// process clock (time.Now), compared with the store's cell timestamps for
+// Options.Grace.
+package fsck
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Kinds of Issue.
+const (
+	RoleNameStale      = "role-name-stale"           // a rolenames row whose role is gone or renamed: deleted
+	RoleNameMissing    = "role-name-missing"         // a role without its rolenames row: written
+	RoleNameConflict   = "role-name-conflict"        // two roles with one name: reported only (rename one)
+	RoleMemberStale    = "role-member-stale"         // a member row without the user's cell or role: deleted
+	RoleMemberPriority = "role-member-priority"      // a member row whose priority differs from the user's: rewritten
+	RoleMemberMissing  = "role-member-missing"       // a user's role cell without its member row: written
+	UserRoleDangling   = "user-role-dangling"        // a user's cell of a role that does not exist: deleted
+	RoleCount          = "role-member-count"         // a member counter that differs from the members: corrected
+	DeptChildStale     = "department-child-stale"    // a child row the child's parent disagrees with: deleted
+	DeptChildMissing   = "department-child-missing"  // a department missing from its parent's child rows: written
+	DeptOrphan         = "department-orphan"         // a department whose parent is gone: moved to the top level
+	DeptCycle          = "department-cycle"          // a department on a parent cycle: moved to the top level
+	DeptMemberStale    = "department-member-stale"   // a member row the user's cell disagrees with: deleted
+	DeptMemberMissing  = "department-member-missing" // a user's department cell without its member row: written
+	UserDeptDangling   = "user-department-dangling"  // a user's cell naming a missing department: deleted
+)
+
+// Options tunes Run.
+type Options struct {
+	// Repair makes Run fix what it finds; otherwise it only reports.
+	Repair bool
+	// Grace spares index rows younger than this (by cell timestamp): they
+	// may be the first half of a change still in flight. They are reported
+	// with Pending set and left alone. 0 checks everything.
+	Grace time.Duration
+}
+
+// Issue is one asymmetry found.
+type Issue struct {
+	// Kind is one of the kind constants (RoleNameStale, ...).
+	Kind string
+	// Detail says which rows, in words.
+	Detail string
+	// Repaired tells whether Run fixed it.
+	Repaired bool
+	// Pending tells that the issue is younger than the grace period and was left alone.
+	Pending bool
+}
+
+// Report is Run's result.
+type Report struct {
+	// Rows counts the rows read per table (full names).
+	Rows map[string]int
+	// Issues are the asymmetries found, in the order checked.
+	Issues []Issue
+}
+
+// Unrepaired returns the number of issues left as they were.
+func (r *Report) Unrepaired() int {
+	n := 0
+	for _, i := range r.Issues {
+		if !i.Repaired {
+			n++
+		}
+	}
+	return n
+}
+
+type fsckLink struct {
+	a, b uint64 // owner id, target id
+	ts   int64
+	prio []byte // role member rows
+}
+
+type fsck struct {
+	s      *weibo.Service
+	st     hbase.Store
+	opt    Options
+	rep    *Report
+	now    int64
+	roles  map[weibo.RoleID]*weibo.Role
+	names  map[string]fsckLink    // rolenames key -> rid
+	rmem   map[[2]uint64]fsckLink // (rid, uid)
+	uroles map[[2]uint64][]byte   // (rid, uid) -> priority
+	udept  map[weibo.UserID]weibo.DeptID
+	depts  map[weibo.DeptID]*weibo.Department
+	kids   map[[2]uint64]fsckLink // (parent, child)
+	dmem   map[[2]uint64]fsckLink // (did, uid)
+}
+
+// Run checks every role and department pair of svc's store and, with
+// opt.Repair, repairs the asymmetric ones (see the package doc). Each
+// repair re-reads the rows it touches first and uses conditional writes
+// where a concurrent change could race it, so running it on a live system
+// is safe; a change in flight is at worst reported (use Grace to spare it).
+// Errors are the store's; a failed repair's error names the issue.
+func Run(ctx context.Context, svc *weibo.Service, opt Options) (*Report, error) {
+	f := &fsck{s: svc, st: svc.Store(), opt: opt, rep: &Report{Rows: map[string]int{}}, now: time.Now().UnixMilli(),
+		roles: map[weibo.RoleID]*weibo.Role{}, names: map[string]fsckLink{}, rmem: map[[2]uint64]fsckLink{},
+		uroles: map[[2]uint64][]byte{}, udept: map[weibo.UserID]weibo.DeptID{}, depts: map[weibo.DeptID]*weibo.Department{},
+		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}}
+	if err := f.load(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.checkRoles(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.checkDepartments(ctx); err != nil {
+		return nil, err
+	}
+	return f.rep, nil
+}
+
+func newestTS(r *hbase.Result) int64 {
+	var ts int64
+	for _, c := range r.Cells {
+		ts = max(ts, c.Timestamp)
+	}
+	return ts
+}
+
+func (f *fsck) scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)) error {
+	return f.st.Scan(ctx, sc, func(r *hbase.Result) error {
+		f.rep.Rows[sc.Table]++
+		fn(r)
+		return nil
+	})
+}
+
+func (f *fsck) load(ctx context.Context) error {
+	err := f.scan(ctx, &hbase.Scan{Table: tables.Roles}, func(r *hbase.Result) {
+		if rid, ok := tables.DecodeRoleKey(r.Row); ok {
+			if name := r.Value(tables.FamInfo, tables.ColRoleName); name != nil {
+				f.roles[rid] = &weibo.Role{ID: rid, Name: string(name),
+					MemberCount: int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColMemberCount)))}
+			}
+		} else if rid, uid, ok := tables.DecodeRoleMemberKey(r.Row); ok {
+			l := fsckLink{a: uint64(rid), b: uint64(uid), ts: newestTS(r), prio: r.Value(tables.FamInfo, tables.ColPriority)}
+			f.rmem[[2]uint64{l.a, l.b}] = l
+		}
+	})
+	if err != nil {
+		return err
+	}
+	err = f.scan(ctx, &hbase.Scan{Table: tables.RoleNames}, func(r *hbase.Result) {
+		f.names[string(r.Row)] = fsckLink{a: tables.DecodeU64(r.Value(tables.FamName, tables.ColRoleID)), ts: newestTS(r)}
+	})
+	if err != nil {
+		return err
+	}
+	err = f.scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamOrg}}, func(r *hbase.Result) {
+		uid, ok := tables.DecodeUserKey(r.Row)
+		if !ok {
+			return
+		}
+		for _, c := range r.Family(tables.FamOrg) {
+			if rid, ok := tables.DecodeRoleQualifier(c.Qualifier); ok {
+				f.uroles[[2]uint64{uint64(rid), uint64(uid)}] = c.Value
+			} else if c.Qualifier == tables.ColUserDept {
+				f.udept[uid] = weibo.DeptID(tables.DecodeU64(c.Value))
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return f.scan(ctx, &hbase.Scan{Table: tables.Departments}, func(r *hbase.Result) {
+		if did, ok := tables.DecodeDeptKey(r.Row); ok {
+			if name := r.Value(tables.FamInfo, tables.ColDeptName); name != nil {
+				f.depts[did] = &weibo.Department{ID: did, Name: string(name),
+					Parent: weibo.DeptID(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColParent)))}
+			}
+		} else if parent, child, ok := tables.DecodeDeptChildKey(r.Row); ok {
+			f.kids[[2]uint64{uint64(parent), uint64(child)}] = fsckLink{a: uint64(parent), b: uint64(child), ts: newestTS(r)}
+		} else if did, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
+			f.dmem[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: newestTS(r)}
+		}
+	})
+}
+
+// issue records an issue; when repairing (and it is not pending) it runs
+// fix, which reports whether it changed anything.
+func (f *fsck) issue(ctx context.Context, kind string, ts int64, fix func() (bool, error), format string, args ...any) error {
+	is := Issue{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	if ts != 0 && f.opt.Grace > 0 && f.now-ts < f.opt.Grace.Milliseconds() {
+		is.Pending = true
+	} else if f.opt.Repair && fix != nil {
+		ok, err := fix()
+		if err != nil {
+			return fmt.Errorf("fsck: repair %s (%s): %w", kind, is.Detail, err)
+		}
+		is.Repaired = ok
+	}
+	f.rep.Issues = append(f.rep.Issues, is)
+	return nil
+}
+
+// sortedPairs returns the keys of m in order.
+func sortedPairs[V any](m map[[2]uint64]V) [][2]uint64 {
+	return slices.SortedFunc(maps.Keys(m), func(a, b [2]uint64) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+}
+
+func (f *fsck) userRoleCell(ctx context.Context, rid weibo.RoleID, uid weibo.UserID) ([]byte, error) {
+	r, err := f.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+	if err != nil {
+		return nil, err
+	}
+	return r.Value(tables.FamOrg, tables.RoleQualifier(rid)), nil
+}
+
+func (f *fsck) checkRoles(ctx context.Context) error {
+	st := f.st
+	// Name index rows.
+	for _, k := range slices.Sorted(maps.Keys(f.names)) {
+		l := f.names[k]
+		role := f.roles[weibo.RoleID(l.a)]
+		if role != nil && string(tables.RoleNameKey(role.Name)) == k {
+			continue
+		}
+		key, rid := []byte(k), tables.U64(l.a)
+		err := f.issue(ctx, RoleNameStale, l.ts, func() (bool, error) {
+			rs, err := f.s.GetRoles(ctx, []weibo.RoleID{weibo.RoleID(l.a)})
+			if err != nil || (rs[0] != nil && bytes.Equal(tables.RoleNameKey(rs[0].Name), key)) {
+				return false, err
+			}
+			return st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.RoleNames, Row: key}, tables.FamName, tables.ColRoleID, rid)
+		}, "name %q points at role %d, which is gone or named otherwise", k, l.a)
+		if err != nil {
+			return err
+		}
+	}
+	// Roles without their name row.
+	rids := slices.Sorted(maps.Keys(f.roles))
+	for _, rid := range rids {
+		role := f.roles[rid]
+		key := string(tables.RoleNameKey(role.Name))
+		if l, ok := f.names[key]; ok && weibo.RoleID(l.a) == rid {
+			continue
+		}
+		if l, ok := f.names[key]; ok && f.roles[weibo.RoleID(l.a)] != nil && string(tables.RoleNameKey(f.roles[weibo.RoleID(l.a)].Name)) == key {
+			if err := f.issue(ctx, RoleNameConflict, 0, nil, "roles %d and %d are both named %q: rename one", rid, l.a, role.Name); err != nil {
+				return err
+			}
+			continue
+		}
+		err := f.issue(ctx, RoleNameMissing, 0, func() (bool, error) {
+			return st.CheckAndPut(ctx, &hbase.Put{Table: tables.RoleNames, Row: []byte(key), Values: hbase.Values{tables.FamName: {tables.ColRoleID: tables.U64(uint64(rid))}}},
+				tables.FamName, tables.ColRoleID, nil)
+		}, "role %d (%q) has no name index row", rid, role.Name)
+		if err != nil {
+			return err
+		}
+	}
+	// Member rows against the users' cells (authoritative) and the roles.
+	count := map[weibo.RoleID]int64{}
+	for _, k := range sortedPairs(f.rmem) {
+		l := f.rmem[k]
+		rid, uid := weibo.RoleID(k[0]), weibo.UserID(k[1])
+		cell, held := f.uroles[k]
+		switch {
+		case held && f.roles[rid] != nil && bytes.Equal(cell, l.prio):
+			count[rid]++
+		case held && f.roles[rid] != nil:
+			count[rid]++
+			err := f.issue(ctx, RoleMemberPriority, 0, func() (bool, error) {
+				cur, err := f.userRoleCell(ctx, rid, uid)
+				if err != nil || cur == nil {
+					return false, err
+				}
+				return true, st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid), Values: hbase.Values{tables.FamInfo: {tables.ColPriority: cur}}})
+			}, "member row of user %d in role %d has priority %v, the user's cell %v", uid, rid, l.prio, cell)
+			if err != nil {
+				return err
+			}
+		default:
+			err := f.issue(ctx, RoleMemberStale, l.ts, func() (bool, error) {
+				if f.roles[rid] != nil {
+					cur, err := f.userRoleCell(ctx, rid, uid)
+					if err != nil || cur != nil {
+						return false, err // assigned meanwhile
+					}
+				}
+				return true, st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid)})
+			}, "member row of user %d in role %d without the user's cell or the role", uid, rid)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	// Users' cells against the roles and the member rows.
+	for _, k := range sortedPairs(f.uroles) {
+		rid, uid := weibo.RoleID(k[0]), weibo.UserID(k[1])
+		cell := f.uroles[k]
+		if f.roles[rid] == nil {
+			err := f.issue(ctx, UserRoleDangling, 0, func() (bool, error) {
+				rs, err := f.s.GetRoles(ctx, []weibo.RoleID{rid})
+				if err != nil || rs[0] != nil {
+					return false, err
+				}
+				if err := st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.RoleQualifier(rid): nil}}}); err != nil {
+					return false, err
+				}
+				return true, st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid)})
+			}, "user %d holds role %d, which does not exist", uid, rid)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, ok := f.rmem[k]; ok {
+			continue
+		}
+		count[rid]++
+		err := f.issue(ctx, RoleMemberMissing, 0, func() (bool, error) {
+			cur, err := f.userRoleCell(ctx, rid, uid)
+			if err != nil || cur == nil {
+				return false, err
+			}
+			return true, st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid), Values: hbase.Values{tables.FamInfo: {tables.ColPriority: cur}}})
+		}, "user %d holds role %d (priority %v) but the role has no member row for it", uid, rid, cell)
+		if err != nil {
+			return err
+		}
+	}
+	// Member counters.
+	for _, rid := range rids {
+		role := f.roles[rid]
+		if role.MemberCount == count[rid] {
+			continue
+		}
+		delta := count[rid] - role.MemberCount
+		err := f.issue(ctx, RoleCount, 0, func() (bool, error) {
+			_, err := st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.RoleKey(rid), Family: tables.FamCount, Qualifier: tables.ColMemberCount, Amount: delta})
+			return err == nil, err
+		}, "role %d (%q) counts %d members, has %d", rid, role.Name, role.MemberCount, count[rid])
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fsck) checkDepartments(ctx context.Context) error {
+	st := f.st
+	ids := slices.Sorted(maps.Keys(f.depts))
+	// The parent each department will have: its own, or the top level for
+	// orphans and for one department of every parent cycle.
+	eff := map[weibo.DeptID]weibo.DeptID{}
+	for _, id := range ids {
+		eff[id] = f.depts[id].Parent
+	}
+	state := map[weibo.DeptID]int{} // 0 unseen, 1 on the current path, 2 done
+	for _, start := range ids {
+		var path []weibo.DeptID
+		id := start
+		for id != weibo.RootDept && state[id] == 0 {
+			state[id] = 1
+			path = append(path, id)
+			p := eff[id]
+			if p != weibo.RootDept && f.depts[p] == nil {
+				d := f.depts[id]
+				if err := f.issue(ctx, DeptOrphan, 0, f.moveTop(ctx, d), "department %d (%q) names parent %d, which does not exist", id, d.Name, p); err != nil {
+					return err
+				}
+				eff[id] = weibo.RootDept
+				break
+			}
+			if p != weibo.RootDept && state[p] == 1 {
+				d := f.depts[id]
+				if err := f.issue(ctx, DeptCycle, 0, f.moveTop(ctx, d), "department %d (%q) is on a parent cycle through %d", id, d.Name, p); err != nil {
+					return err
+				}
+				eff[id] = weibo.RootDept
+				break
+			}
+			id = p
+		}
+		for _, p := range path {
+			state[p] = 2
+		}
+	}
+	// Child rows against the children's parents.
+	for _, k := range sortedPairs(f.kids) {
+		l := f.kids[k]
+		parent, child := weibo.DeptID(k[0]), weibo.DeptID(k[1])
+		if d := f.depts[child]; d != nil && eff[child] == parent {
+			continue
+		}
+		err := f.issue(ctx, DeptChildStale, l.ts, func() (bool, error) {
+			ds, err := f.s.GetDepartments(ctx, []weibo.DeptID{child})
+			if err != nil || (ds[0] != nil && ds[0].Parent == parent) {
+				return false, err
+			}
+			return true, st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: tables.DeptChildKey(parent, child)})
+		}, "child row %d under %d disagrees with department %d's parent", child, parent, child)
+		if err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		p := eff[id]
+		if _, ok := f.kids[[2]uint64{uint64(p), uint64(id)}]; ok {
+			continue
+		}
+		if p != f.depts[id].Parent {
+			continue // moveTop wrote it
+		}
+		err := f.issue(ctx, DeptChildMissing, 0, func() (bool, error) {
+			return true, st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptChildKey(p, id), Values: tables.LinkValues(f.now)})
+		}, "department %d (%q) is missing from its parent %d's child rows", id, f.depts[id].Name, p)
+		if err != nil {
+			return err
+		}
+	}
+	// Member rows against the users' cells.
+	for _, k := range sortedPairs(f.dmem) {
+		l := f.dmem[k]
+		did, uid := weibo.DeptID(k[0]), weibo.UserID(k[1])
+		if f.udept[uid] == did && f.depts[did] != nil {
+			continue
+		}
+		err := f.issue(ctx, DeptMemberStale, l.ts, func() (bool, error) {
+			r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+			if err != nil || (weibo.DeptID(tables.DecodeU64(r.Value(tables.FamOrg, tables.ColUserDept))) == did && f.depts[did] != nil) {
+				return false, err
+			}
+			return true, st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: tables.DeptMemberKey(did, uid)})
+		}, "member row of user %d in department %d disagrees with the user's department", uid, did)
+		if err != nil {
+			return err
+		}
+	}
+	for _, uid := range slices.Sorted(maps.Keys(f.udept)) {
+		did := f.udept[uid]
+		if f.depts[did] == nil {
+			err := f.issue(ctx, UserDeptDangling, 0, func() (bool, error) {
+				return st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
+					tables.FamOrg, tables.ColUserDept, tables.U64(uint64(did)))
+			}, "user %d is in department %d, which does not exist", uid, did)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, ok := f.dmem[[2]uint64{uint64(did), uint64(uid)}]; ok {
+			continue
+		}
+		err := f.issue(ctx, DeptMemberMissing, 0, func() (bool, error) {
+			return true, st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptMemberKey(did, uid), Values: tables.LinkValues(f.now)})
+		}, "user %d is in department %d, which has no member row for it", uid, did)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveTop returns the repair that makes d a top-level department: the
+// root's child row, the parent (CheckAndPut expecting the old one), and the
+// delete of the old parent's child row.
+func (f *fsck) moveTop(ctx context.Context, d *weibo.Department) func() (bool, error) {
+	return func() (bool, error) {
+		st := f.st
+		if err := st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptChildKey(weibo.RootDept, d.ID), Values: tables.LinkValues(f.now)}); err != nil {
+			return false, err
+		}
+		ok, err := st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(d.ID), Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.U64(0)}}},
+			tables.FamInfo, tables.ColParent, tables.U64(uint64(d.Parent)))
+		if err != nil || !ok {
+			return false, err
+		}
+		return true, st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: tables.DeptChildKey(d.Parent, d.ID)})
+	}
+}

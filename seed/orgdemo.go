@@ -1,0 +1,129 @@
+package seed
+
+import (
+	"cmp"
+	"context"
+	"errors"
+
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// The seed's own examples of roles and departments (seed 001, cases 1 and 2),
+// loaded by `make run` (gateway serve --demo) through OrgDemo.
+const (
+	// DemoAdminUsername is the demo user who holds the admin role; its
+	// password is DefaultPassword.
+	DemoAdminUsername = "admin"
+	// DemoXiaoming is 小明's username: 劳动委员 > 体育委员.
+	DemoXiaoming = "xiaoming"
+	// DemoXiaohong is 小红's username: 学习委员 > 劳动委员 > 体育委员.
+	DemoXiaohong = "xiaohong"
+)
+
+// demoTree is the seed's organization chart, parent before children, in
+// the order the seed lists them.
+var demoTree = []struct{ name, parent string }{
+	{"CEO", ""},
+	{"开发部", "CEO"}, {"测试部", "CEO"}, {"财务部", "CEO"},
+	{"开发1", "开发部"}, {"开发2", "开发部"}, {"大数据部", "开发部"},
+	{"测试1", "测试部"},
+}
+
+// demoRoles are the seed's role assignments with the seed's priorities
+// (psn cf2: 200=10, 100=9 for 小明; 300=10, 200=9, 100=8 for 小红).
+var demoRoles = []struct {
+	user, role string
+	priority   int
+}{
+	{DemoXiaoming, "劳动委员", 10}, {DemoXiaoming, "体育委员", 9},
+	{DemoXiaohong, "学习委员", 10}, {DemoXiaohong, "劳动委员", 9}, {DemoXiaohong, "体育委员", 8},
+	{DemoAdminUsername, weibo.AdminRole, weibo.MaxPriority},
+}
+
+// demoMembers put the demo users into departments (the seed has no members).
+var demoMembers = []struct{ user, dept string }{
+	{DemoAdminUsername, "CEO"}, {DemoXiaoming, "开发1"}, {DemoXiaohong, "测试1"},
+}
+
+// OrgDemo loads the seed's examples through svc: the users xiaoming (小明),
+// xiaohong (小红) and admin (password DefaultPassword, registered when
+// missing); the roles 体育委员, 劳动委员, 学习委员 and admin with the seed's
+// assignments; admin holding the admin role; the department tree CEO →
+// 开发部 (开发1, 开发2, 大数据部), 测试部 (测试1), 财务部; and the demo users in
+// CEO, 开发1 and 测试1. It is idempotent: what exists (users and roles by
+// name, departments by name under their parent) is reused, so a second run
+// changes nothing. Errors are the domain's.
+func OrgDemo(ctx context.Context, svc *weibo.Service) error {
+	users := map[string]weibo.UserID{}
+	for _, name := range []string{DemoAdminUsername, DemoXiaoming, DemoXiaohong} {
+		u, err := svc.UserByUsername(ctx, name)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			if u, err = svc.Register(ctx, name, DefaultPassword); err != nil {
+				e, ok := errors.AsType[*weibo.Error](err)
+				if !ok || e.Reason != weibo.ReasonUsernameTaken {
+					return err
+				}
+				// Registered concurrently (another seeding process).
+				if u, err = svc.UserByUsername(ctx, name); err != nil || u == nil {
+					return cmp.Or(err, error(e))
+				}
+			}
+		}
+		users[name] = u.ID
+	}
+	for _, a := range demoRoles {
+		role, err := svc.EnsureRole(ctx, a.role)
+		if err != nil {
+			return err
+		}
+		if _, err := svc.AssignRole(ctx, users[a.user], role.ID, a.priority); err != nil {
+			return err
+		}
+	}
+	depts := map[string]weibo.DeptID{}
+	for _, d := range demoTree {
+		parent := depts[d.parent] // weibo.RootDept for ""
+		id, err := childNamed(ctx, svc, parent, d.name)
+		if err != nil {
+			return err
+		}
+		if id == weibo.RootDept {
+			created, err := svc.CreateDepartment(ctx, d.name, parent)
+			if err != nil {
+				return err
+			}
+			id = created.ID
+		}
+		depts[d.name] = id
+	}
+	for _, m := range demoMembers {
+		if _, err := svc.SetUserDepartment(ctx, users[m.user], depts[m.dept]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childNamed returns the id of the first child of parent named name, or
+// weibo.RootDept when it has none.
+func childNamed(ctx context.Context, svc *weibo.Service, parent weibo.DeptID, name string) (weibo.DeptID, error) {
+	var after *string
+	for {
+		page, err := svc.DepartmentChildren(ctx, parent, new(weibo.MaxPageSize), after)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range page.Edges {
+			if e.Department.Name == name {
+				return e.Department.ID, nil
+			}
+		}
+		if !page.PageInfo.HasNextPage {
+			return weibo.RootDept, nil
+		}
+		after = page.PageInfo.EndCursor
+	}
+}

@@ -1,0 +1,35 @@
+package weibo
+
+import "github.com/weibohbase/gateway/weibo/tables"
+
+// The id types live with the byte layout in package tables (their bytes are
+// the rowkeys); these aliases keep them part of the domain's API, so callers
+// write weibo.UserID and never need to import tables.
+type (
+	// UserID is a user's numeric id (tables.UserID).
+	UserID = tables.UserID
+	// PostID is a post's id: author and creation time (tables.PostID).
+	PostID = tables.PostID
+	// RoleID is a role's id (tables.RoleID).
+	RoleID = tables.RoleID
+	// DeptID is a department's id (tables.DeptID).
+	DeptID = tables.DeptID
+)
+
+// RootDept is the virtual root whose children are the top-level departments.
+const RootDept = tables.RootDept
+
+// ErrInvalidID is returned by the id parsers for a malformed id.
+var ErrInvalidID = tables.ErrInvalidID
+
+// ParseUserID parses a GraphQL user ID (tables.ParseUserID).
+func ParseUserID(s string) (UserID, error) { return tables.ParseUserID(s) }
+
+// ParsePostID parses a GraphQL post ID "<author>_<ms>" (tables.ParsePostID).
+func ParsePostID(s string) (PostID, error) { return tables.ParsePostID(s) }
+
+// ParseRoleID parses a GraphQL role ID (tables.ParseRoleID).
+func ParseRoleID(s string) (RoleID, error) { return tables.ParseRoleID(s) }
+
+// ParseDeptID parses a GraphQL department ID (tables.ParseDeptID).
+func ParseDeptID(s string) (DeptID, error) { return tables.ParseDeptID(s) }

@@ -1,0 +1,213 @@
+// Package tables is the byte layout of the weibo tables, in one place:
+// table names, column families and qualifiers, the table specs that
+// `gateway migrate` creates (Specs, Migrate), every rowkey codec with its
+// named decoder, the one id-sequence rowkey, the value codecs, and the id
+// types (UserID, PostID, RoleID, DeptID) whose bytes the rowkeys hold.
+// docs/schema.md is the reference for every byte; this package is its
+// implementation, and nothing outside it computes a rowkey or reads one at
+// an offset.
+//
+// It imports only package hbase (for TableSpec and the store Migrate runs
+// on) and the standard library, so the domain (weibo), the offline tools
+// (fsck, seed) and the tests share it without importing each other.
+//
+// Choices made here:
+//   - Names do not repeat the package: the users table is tables.Users,
+//     its rowkey tables.UserKey, its decoder tables.DecodeUserKey.
+//   - Every decoder checks the whole key: its length, the marker byte of
+//     tall rows ('a', 'f', 'm', 'c') and that the salt byte is the salt of
+//     the owner's id. A key that fails is reported with ok == false rather
+//     than decoded into a wrong id (the sequence row "\xffseq", for example,
+//     is never a user, role or department).
+//   - Rowkeys that a bulk importer writes by the million also have Append*
+//     forms that write into a caller's buffer, so the importer allocates
+//     nothing per row and still computes no offset itself.
+//   - Only byte layout lives here. What a row means (which side of a pair
+//     is authoritative, when a row is stale) is the domain's, in package weibo.
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// Namespace is the HBase namespace of every table (seed 004: "namespace name:weibo").
+const Namespace = "weibo"
+
+// Full table names (namespace:table), as every request names them.
+const (
+	// Users holds one row per user: profile (family i), counters (c), and
+	// roles and department (o). Rowkey UserKey; plus the row SeqKey.
+	Users = Namespace + ":users"
+	// Usernames is the unique-username index. Rowkey UsernameKey.
+	Usernames = Namespace + ":usernames"
+	// Relations holds one row per direction of a follow. Rowkey RelationKey.
+	Relations = Namespace + ":relations"
+	// Content holds one row per post. Rowkey ContentKey.
+	Content = Namespace + ":content"
+	// Inbox holds one row per home-timeline entry. Rowkey InboxKey.
+	Inbox = Namespace + ":inbox"
+	// Outbox holds one row per fan-out not known to be done. Rowkey OutboxKey.
+	Outbox = Namespace + ":outbox"
+	// Roles holds role rows (RoleKey), member rows (RoleMemberKey) and the
+	// role id sequence (SeqKey).
+	Roles = Namespace + ":roles"
+	// RoleNames is the unique-role-name index. Rowkey RoleNameKey.
+	RoleNames = Namespace + ":rolenames"
+	// Departments holds department rows (DeptKey), child rows
+	// (DeptChildKey), member rows (DeptMemberKey) and the department id
+	// sequence (SeqKey).
+	Departments = Namespace + ":departments"
+)
+
+// Column families and qualifiers. Names are one or two bytes: HBase stores
+// the family and qualifier with every cell (seed 003, points 9 and 10).
+const (
+	// FamInfo is family i of weibo:users (profile), weibo:roles (role and
+	// member rows) and weibo:departments (every row).
+	FamInfo = "i"
+	// ColUsername (users, i) is the username as registered, UTF-8.
+	ColUsername = "un"
+	// ColPassword (users, i) is the bcrypt hash of the password.
+	ColPassword = "pw"
+	// ColCreated (users, roles and departments, i) is the creation time,
+	// ms since the epoch, 8 bytes BE.
+	ColCreated = "ct"
+	// FamCount is family c of weibo:users and weibo:roles: counters
+	// written by HBase Increment (8 bytes BE).
+	FamCount = "c"
+	// ColFollows (users, c) is the number of users the user follows.
+	ColFollows = "fo"
+	// ColFans (users, c) is the user's number of fans.
+	ColFans = "fa"
+	// ColPosts (users, c) is the user's number of posts.
+	ColPosts = "po"
+	// ColSeq is the id sequence in row SeqKey: family c of weibo:users and
+	// weibo:roles, family i of weibo:departments.
+	ColSeq = "n"
+
+	// FamName is family i of the unique-name indexes weibo:usernames and
+	// weibo:rolenames.
+	FamName = "i"
+	// ColUID (usernames, i) is the user's id, 8 bytes BE.
+	ColUID = "id"
+
+	// FamRel is family r of weibo:relations.
+	FamRel = "r"
+	// ColRelSet (relations, r) is the time the follow was made, ms, 8 bytes BE.
+	ColRelSet = "t"
+
+	// FamPost is family c of weibo:content.
+	FamPost = "c"
+	// ColText (content, c) is the post's text, UTF-8.
+	ColText = "t"
+	// ColAuthorName (content, c) is the author's username (denormalized;
+	// usernames never change).
+	ColAuthorName = "u"
+
+	// FamInbox is family c of weibo:inbox.
+	FamInbox = "c"
+	// ColInboxAt (inbox, c) is an empty marker: the rowkey says everything.
+	ColInboxAt = "p"
+
+	// FamOutbox is family o of weibo:outbox.
+	FamOutbox = "o"
+	// ColOutboxAt (outbox, o) is the time the fan-out was requested, ms, 8 bytes BE.
+	ColOutboxAt = "t"
+
+	// FamOrg is family o of weibo:users: the user's place in the
+	// organization (the seed's psn cf2). Qualifier RoleQualifier(rid) holds
+	// the priority of the user's role rid (EncodePriority); qualifier
+	// ColUserDept the user's department.
+	FamOrg = "o"
+	// ColUserDept (users, o) is the user's department id, 8 bytes BE.
+	ColUserDept = "dp"
+
+	// ColRoleName (roles, i, role rows) is the role's name as given, UTF-8.
+	ColRoleName = "n"
+	// ColMemberCount (roles, c, role rows) is the number of members (Increment).
+	ColMemberCount = "m"
+	// ColPriority (roles, i, member rows) is the assignment's priority, a
+	// copy of the user's RoleQualifier cell (EncodePriority).
+	ColPriority = "p"
+
+	// ColRoleID (rolenames, i) is the role's id, 8 bytes BE.
+	ColRoleID = "id"
+
+	// ColDeptName (departments, i, department rows) is the name, UTF-8.
+	ColDeptName = "n"
+	// ColParent (departments, i, department rows) is the parent's id,
+	// 8 bytes BE; RootDept (0) for a top-level department (the seed's up).
+	ColParent = "up"
+	// ColLinkAt (departments, i, child and member rows) is the time the
+	// link was made, ms, 8 bytes BE.
+	ColLinkAt = "t"
+)
+
+// OutboxTTL is how long an outbox row lives at most (the table's TTL): a
+// safety net, since a fan-out normally deletes its row within seconds.
+const OutboxTTL = 7 * 24 * time.Hour
+
+// Specs returns the specs of every weibo table (names without the
+// namespace), as `gateway migrate` creates them. docs/schema.md explains
+// each choice.
+func Specs() []hbase.TableSpec {
+	split := SaltSplitKeys()
+	return []hbase.TableSpec{
+		{Name: "users", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamCount, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamOrg, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
+		{Name: "usernames", Families: []hbase.FamilySpec{
+			{Name: FamName, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+		}},
+		{Name: "relations", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamRel, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
+		{Name: "content", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamPost, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
+		{Name: "inbox", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamInbox, MaxVersions: 1, Bloom: hbase.BloomNone},
+		}},
+		{Name: "outbox", Families: []hbase.FamilySpec{
+			{Name: FamOutbox, MaxVersions: 1, Bloom: hbase.BloomNone, TTL: OutboxTTL},
+		}},
+		{Name: "roles", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamCount, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
+		{Name: "rolenames", Families: []hbase.FamilySpec{
+			{Name: FamName, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+		}},
+		{Name: "departments", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+		}},
+	}
+}
+
+// Migrate creates the weibo namespace and the tables of Specs when
+// missing; it is idempotent.
+//
+// EnsureTables leaves existing tables as they are, so a weibo:users table
+// created before family o existed does not gain it; Migrate detects that
+// with a one-row read and returns an error (wrapping
+// hbase.ErrFamilyNotFound) that says how to add the family. Other errors
+// are the store's.
+func Migrate(ctx context.Context, st hbase.Store) error {
+	if err := st.EnsureTables(ctx, Namespace, Specs()); err != nil {
+		return err
+	}
+	_, err := st.Get(ctx, &hbase.Get{Table: Users, Row: SeqKey, Families: []string{FamOrg}})
+	if errors.Is(err, hbase.ErrFamilyNotFound) {
+		return fmt.Errorf("table %s was created without column family %q (roles and departments): "+
+			"add it, e.g. in the HBase shell: alter '%s', {NAME => '%s', VERSIONS => 1, BLOOMFILTER => 'ROW'}: %w",
+			Users, FamOrg, Users, FamOrg, err)
+	}
+	return err
+}
