@@ -192,8 +192,8 @@ type DepartmentResolver interface {
 
 	Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error)
 	Ancestors(ctx context.Context, obj *weibo.Department) ([]*weibo.Department, error)
-	Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentPage, error)
-	Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserPage, error)
+	Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentConnection, error)
+	Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserConnection, error)
 }
 type MutationResolver interface {
 	Register(ctx context.Context, username string, password string) (*model.AuthPayload, error)
@@ -222,17 +222,17 @@ type QueryResolver interface {
 	User(ctx context.Context, id string) (*weibo.User, error)
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
 	Post(ctx context.Context, id string) (*weibo.Post, error)
-	HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostPage, error)
-	Roles(ctx context.Context, first *int, after *string) (*weibo.RolePage, error)
+	HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostConnection, error)
+	Roles(ctx context.Context, first *int, after *string) (*weibo.RoleConnection, error)
 	Role(ctx context.Context, id string) (*weibo.Role, error)
 	RoleByName(ctx context.Context, name string) (*weibo.Role, error)
-	TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentPage, error)
+	TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*weibo.Department, error)
 }
 type RoleResolver interface {
 	ID(ctx context.Context, obj *weibo.Role) (string, error)
 
-	Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberPage, error)
+	Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberConnection, error)
 }
 type RoleMemberEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.RoleMemberEdge) (*weibo.User, error)
@@ -248,9 +248,9 @@ type UserResolver interface {
 	FanCount(ctx context.Context, obj *weibo.User) (int, error)
 	PostCount(ctx context.Context, obj *weibo.User) (int, error)
 	FollowedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
-	Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserPage, error)
-	Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserPage, error)
-	Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostPage, error)
+	Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
+	Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
+	Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostConnection, error)
 	Roles(ctx context.Context, obj *weibo.User) ([]*weibo.RoleAssignment, error)
 	Department(ctx context.Context, obj *weibo.User) (*weibo.Department, error)
 }
@@ -1999,7 +1999,7 @@ func (ec *executionContext) _Department_children(ctx context.Context, field grap
 			return ec.Resolvers.Department().Children(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentPage,
+		ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection,
 		true,
 		true,
 	)
@@ -2046,7 +2046,7 @@ func (ec *executionContext) _Department_members(ctx context.Context, field graph
 			return ec.Resolvers.Department().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserPage,
+		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection,
 		true,
 		true,
 	)
@@ -2082,7 +2082,7 @@ func (ec *executionContext) fieldContext_Department_members(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _DepartmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _DepartmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2117,7 +2117,7 @@ func (ec *executionContext) fieldContext_DepartmentConnection_edges(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _DepartmentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _DepartmentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3495,7 +3495,7 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3530,7 +3530,7 @@ func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3888,7 +3888,7 @@ func (ec *executionContext) _Query_homeTimeline(ctx context.Context, field graph
 			return ec.Resolvers.Query().HomeTimeline(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostPage,
+		ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection,
 		true,
 		true,
 	)
@@ -3935,7 +3935,7 @@ func (ec *executionContext) _Query_roles(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Roles(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRolePage,
+		ec.marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleConnection,
 		true,
 		true,
 	)
@@ -4084,7 +4084,7 @@ func (ec *executionContext) _Query_topDepartments(ctx context.Context, field gra
 			return ec.Resolvers.Query().TopDepartments(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentPage,
+		ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection,
 		true,
 		true,
 	)
@@ -4381,7 +4381,7 @@ func (ec *executionContext) _Role_members(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Role().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberPage,
+		ec.marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberConnection,
 		true,
 		true,
 	)
@@ -4485,7 +4485,7 @@ func (ec *executionContext) fieldContext_RoleAssignment_priority(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RolePage) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4520,7 +4520,7 @@ func (ec *executionContext) fieldContext_RoleConnection_edges(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RolePage) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4627,7 +4627,7 @@ func (ec *executionContext) fieldContext_RoleEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4664,7 +4664,7 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_edges(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5069,7 +5069,7 @@ func (ec *executionContext) _User_follows(ctx context.Context, field graphql.Col
 			return ec.Resolvers.User().Follows(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserPage,
+		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection,
 		true,
 		true,
 	)
@@ -5116,7 +5116,7 @@ func (ec *executionContext) _User_fans(ctx context.Context, field graphql.Collec
 			return ec.Resolvers.User().Fans(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserPage,
+		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection,
 		true,
 		true,
 	)
@@ -5163,7 +5163,7 @@ func (ec *executionContext) _User_posts(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostPage,
+		ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection,
 		true,
 		true,
 	)
@@ -5277,7 +5277,7 @@ func (ec *executionContext) fieldContext_User_department(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5312,7 +5312,7 @@ func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.UserPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7151,7 +7151,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 
 var departmentConnectionImplementors = []string{"DepartmentConnection"}
 
-func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentPage) graphql.Marshaler {
+func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7550,7 +7550,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 
 var postConnectionImplementors = []string{"PostConnection"}
 
-func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostPage) graphql.Marshaler {
+func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8047,7 +8047,7 @@ func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.Selecti
 
 var roleConnectionImplementors = []string{"RoleConnection"}
 
-func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RolePage) graphql.Marshaler {
+func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8135,7 +8135,7 @@ func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet,
 
 var roleMemberConnectionImplementors = []string{"RoleMemberConnection"}
 
-func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberPage) graphql.Marshaler {
+func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleMemberConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8711,7 +8711,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 
 var userConnectionImplementors = []string{"UserConnection"}
 
-func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserPage) graphql.Marshaler {
+func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9223,11 +9223,11 @@ func (ec *executionContext) marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._Department(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDepartmentConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentPage(ctx context.Context, sel ast.SelectionSet, v weibo.DepartmentPage) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartmentConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection(ctx context.Context, sel ast.SelectionSet, v weibo.DepartmentConnection) graphql.Marshaler {
 	return ec._DepartmentConnection(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentPage(ctx context.Context, sel ast.SelectionSet, v *weibo.DepartmentPage) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.DepartmentConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9323,11 +9323,11 @@ func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 	return ec._Post(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPostConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostPage(ctx context.Context, sel ast.SelectionSet, v weibo.PostPage) graphql.Marshaler {
+func (ec *executionContext) marshalNPostConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v weibo.PostConnection) graphql.Marshaler {
 	return ec._PostConnection(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostPage(ctx context.Context, sel ast.SelectionSet, v *weibo.PostPage) graphql.Marshaler {
+func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.PostConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9397,11 +9397,11 @@ func (ec *executionContext) marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbase�
 	return ec._RoleAssignment(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRoleConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRolePage(ctx context.Context, sel ast.SelectionSet, v weibo.RolePage) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleConnection(ctx context.Context, sel ast.SelectionSet, v weibo.RoleConnection) graphql.Marshaler {
 	return ec._RoleConnection(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRolePage(ctx context.Context, sel ast.SelectionSet, v *weibo.RolePage) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.RoleConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9431,11 +9431,11 @@ func (ec *executionContext) marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgate
 	return ret
 }
 
-func (ec *executionContext) marshalNRoleMemberConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberPage(ctx context.Context, sel ast.SelectionSet, v weibo.RoleMemberPage) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleMemberConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberConnection(ctx context.Context, sel ast.SelectionSet, v weibo.RoleMemberConnection) graphql.Marshaler {
 	return ec._RoleMemberConnection(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberPage(ctx context.Context, sel ast.SelectionSet, v *weibo.RoleMemberPage) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.RoleMemberConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9533,11 +9533,11 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 	return ec._User(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNUserConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserPage(ctx context.Context, sel ast.SelectionSet, v weibo.UserPage) graphql.Marshaler {
+func (ec *executionContext) marshalNUserConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v weibo.UserConnection) graphql.Marshaler {
 	return ec._UserConnection(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserPage(ctx context.Context, sel ast.SelectionSet, v *weibo.UserPage) graphql.Marshaler {
+func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.UserConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

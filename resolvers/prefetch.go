@@ -91,8 +91,8 @@ func prefetchUsers(ctx context.Context, svc *weibo.Service, ids []weibo.UserID, 
 
 // withPostAuthors returns a pass-through for a post page's (page, error)
 // that prefetches the page's authors (see prefetchUsers).
-func (r *Resolver) withPostAuthors(ctx context.Context) func(*weibo.PostPage, error) (*weibo.PostPage, error) {
-	return func(page *weibo.PostPage, err error) (*weibo.PostPage, error) {
+func (r *Resolver) withPostAuthors(ctx context.Context) func(*weibo.PostConnection, error) (*weibo.PostConnection, error) {
+	return func(page *weibo.PostConnection, err error) (*weibo.PostConnection, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -106,8 +106,8 @@ func (r *Resolver) withPostAuthors(ctx context.Context) func(*weibo.PostPage, er
 
 // withUserNodes returns a pass-through for a user page's (page, error) that
 // prefetches the page's nodes (see prefetchUsers).
-func (r *Resolver) withUserNodes(ctx context.Context) func(*weibo.UserPage, error) (*weibo.UserPage, error) {
-	return func(page *weibo.UserPage, err error) (*weibo.UserPage, error) {
+func (r *Resolver) withUserNodes(ctx context.Context) func(*weibo.UserConnection, error) (*weibo.UserConnection, error) {
+	return func(page *weibo.UserConnection, err error) (*weibo.UserConnection, error) {
 		if err != nil {
 			return nil, err
 		}

@@ -32,12 +32,12 @@ func (r *departmentResolver) Ancestors(ctx context.Context, obj *weibo.Departmen
 }
 
 // Children is the resolver for the children field.
-func (r *departmentResolver) Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentPage, error) {
+func (r *departmentResolver) Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentConnection, error) {
 	return r.Svc.DepartmentChildren(ctx, obj.ID, first, after)
 }
 
 // Members is the resolver for the members field.
-func (r *departmentResolver) Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserPage, error) {
+func (r *departmentResolver) Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserConnection, error) {
 	return r.Svc.DepartmentMembers(ctx, obj.ID, first, after)
 }
 
@@ -169,15 +169,15 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error
 }
 
 // HomeTimeline is the resolver for the homeTimeline field.
-func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostPage, error) {
-	return viewerDo(ctx, func(v weibo.UserID) (*weibo.PostPage, error) {
+func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostConnection, error) {
+	return viewerDo(ctx, func(v weibo.UserID) (*weibo.PostConnection, error) {
 		return r.withPostAuthors(ctx)(r.Svc.HomeTimeline(ctx, v, first, after))
 	})
 }
 
 // Roles is the resolver for the roles field.
-func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*weibo.RolePage, error) {
-	return loggedIn(ctx, func() (*weibo.RolePage, error) { return r.Svc.Roles(ctx, first, after) })
+func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*weibo.RoleConnection, error) {
+	return loggedIn(ctx, func() (*weibo.RoleConnection, error) { return r.Svc.Roles(ctx, first, after) })
 }
 
 // Role is the resolver for the role field.
@@ -193,8 +193,8 @@ func (r *queryResolver) RoleByName(ctx context.Context, name string) (*weibo.Rol
 }
 
 // TopDepartments is the resolver for the topDepartments field.
-func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentPage, error) {
-	return loggedIn(ctx, func() (*weibo.DepartmentPage, error) { return r.Svc.TopDepartments(ctx, first, after) })
+func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentConnection, error) {
+	return loggedIn(ctx, func() (*weibo.DepartmentConnection, error) { return r.Svc.TopDepartments(ctx, first, after) })
 }
 
 // Department is the resolver for the department field.
@@ -210,7 +210,7 @@ func (r *roleResolver) ID(ctx context.Context, obj *weibo.Role) (string, error) 
 }
 
 // Members is the resolver for the members field.
-func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberPage, error) {
+func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberConnection, error) {
 	return r.Svc.RoleMembers(ctx, obj.ID, first, after)
 }
 
@@ -271,17 +271,17 @@ func (r *userResolver) FollowedByViewer(ctx context.Context, obj *weibo.User) (b
 }
 
 // Follows is the resolver for the follows field.
-func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserPage, error) {
+func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
 	return r.withUserNodes(ctx)(r.Svc.FollowList(ctx, obj.ID, first, after))
 }
 
 // Fans is the resolver for the fans field.
-func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserPage, error) {
+func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
 	return r.withUserNodes(ctx)(r.Svc.FanList(ctx, obj.ID, first, after))
 }
 
 // Posts is the resolver for the posts field.
-func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostPage, error) {
+func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostConnection, error) {
 	return r.withPostAuthors(ctx)(r.Svc.UserPosts(ctx, obj.ID, first, after))
 }
 

@@ -49,7 +49,7 @@ type Department struct {
 	CreatedAt time.Time
 }
 
-// DepartmentEdge is one edge of a DepartmentPage.
+// DepartmentEdge is one edge of a DepartmentConnection.
 type DepartmentEdge struct {
 	// Department is the edge's department.
 	Department *Department
@@ -57,9 +57,9 @@ type DepartmentEdge struct {
 	Cursor string
 }
 
-// DepartmentPage is one page of departments (a department's children
+// DepartmentConnection is one page of departments (a department's children
 // or the top level), by id (creation order).
-type DepartmentPage struct {
+type DepartmentConnection struct {
 	// Edges are the page's departments.
 	Edges []DepartmentEdge
 	// PageInfo is the Relay page info.
@@ -520,7 +520,7 @@ func (s *Service) UserDepartments(ctx context.Context, uids []UserID) ([]*Depart
 // and one GetMany of the children's rows per page; a child row whose
 // department is gone or names another parent is skipped. Errors:
 // BAD_USER_INPUT for a bad first or after.
-func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int, after *string) (*DepartmentPage, error) {
+func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int, after *string) (*DepartmentConnection, error) {
 	q := pageQuery{kind: cursorDepartments, rowLen: tables.LinkKeyLen,
 		scan: hbase.Scan{Table: tables.Departments, Prefix: tables.DeptChildPrefix(did)}}
 	edges, info, err := readPage(ctx, s.st, q, first, after,
@@ -545,12 +545,12 @@ func (s *Service) DepartmentChildren(ctx context.Context, did DeptID, first *int
 	if err != nil {
 		return nil, err
 	}
-	return &DepartmentPage{Edges: edges, PageInfo: info}, nil
+	return &DepartmentConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // TopDepartments pages through the top-level departments (the children of
 // RootDept) in id order. Errors as for DepartmentChildren.
-func (s *Service) TopDepartments(ctx context.Context, first *int, afterCur *string) (*DepartmentPage, error) {
+func (s *Service) TopDepartments(ctx context.Context, first *int, afterCur *string) (*DepartmentConnection, error) {
 	return s.DepartmentChildren(ctx, RootDept, first, afterCur)
 }
 
@@ -558,7 +558,7 @@ func (s *Service) TopDepartments(ctx context.Context, first *int, afterCur *stri
 // scan of its member rows and one GetMany of the users' cells per page
 // (member rows the user's cell disagrees with are skipped). Errors:
 // BAD_USER_INPUT for a bad first or after.
-func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int, after *string) (*UserPage, error) {
+func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int, after *string) (*UserConnection, error) {
 	q := pageQuery{kind: cursorUsers, rowLen: tables.LinkKeyLen,
 		scan: hbase.Scan{Table: tables.Departments, Prefix: tables.DeptMemberPrefix(did)}}
 	want := tables.U64(uint64(did))
@@ -585,5 +585,5 @@ func (s *Service) DepartmentMembers(ctx context.Context, did DeptID, first *int,
 	if err != nil {
 		return nil, err
 	}
-	return &UserPage{Edges: edges, PageInfo: info}, nil
+	return &UserConnection{Edges: edges, PageInfo: info}, nil
 }

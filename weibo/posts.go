@@ -112,7 +112,7 @@ func postFromRow(id PostID, r *hbase.Result) *Post {
 	return &Post{ID: id, Content: string(text.Value), AuthorName: string(r.Value(tables.FamPost, tables.ColAuthorName))}
 }
 
-// PostEdge is one edge of a PostPage.
+// PostEdge is one edge of a PostConnection.
 type PostEdge struct {
 	// Post is the edge's node.
 	Post *Post
@@ -120,9 +120,9 @@ type PostEdge struct {
 	Cursor string
 }
 
-// PostPage is one page of a list of posts (a user's posts or a home
+// PostConnection is one page of a list of posts (a user's posts or a home
 // timeline), newest first.
-type PostPage struct {
+type PostConnection struct {
 	// Edges are the page's edges, newest first.
 	Edges []PostEdge
 	// PageInfo is the Relay page info.
@@ -135,7 +135,7 @@ func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor
 // UserPosts pages through uid's posts newest first: one prefix scan of
 // weibo:content on salt(uid)|uid (seed 000/004's "查看自己发布的微博").
 // Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, after *string) (*PostPage, error) {
+func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, after *string) (*PostConnection, error) {
 	q := pageQuery{kind: cursorPosts, rowLen: tables.ContentKeyLen,
 		scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
 	edges, info, err := readPage(ctx, s.st, q, first, after,
@@ -151,5 +151,5 @@ func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, after *
 	if err != nil {
 		return nil, err
 	}
-	return &PostPage{Edges: edges, PageInfo: info}, nil
+	return &PostConnection{Edges: edges, PageInfo: info}, nil
 }

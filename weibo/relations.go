@@ -179,7 +179,7 @@ func (s *Service) Follows(ctx context.Context, viewer UserID, targets []UserID) 
 	return out, nil
 }
 
-// UserEdge is one edge of a UserPage.
+// UserEdge is one edge of a UserConnection.
 type UserEdge struct {
 	// User is the other user (only the id; load the rest in a batch).
 	User UserID
@@ -187,9 +187,9 @@ type UserEdge struct {
 	Cursor string
 }
 
-// UserPage is one page of a list of users: follows, fans or a
+// UserConnection is one page of a list of users: follows, fans or a
 // department's members, in user-id order.
-type UserPage struct {
+type UserConnection struct {
 	// Edges are the page's edges in user-id order.
 	Edges []UserEdge
 	// PageInfo is the Relay page info.
@@ -199,17 +199,17 @@ type UserPage struct {
 // FollowList pages through whom uid follows (seed 004's "attends"), by user
 // id: a prefix scan of uid's attends rows. Errors: BAD_USER_INPUT for a bad
 // first or after.
-func (s *Service) FollowList(ctx context.Context, uid UserID, first *int, after *string) (*UserPage, error) {
+func (s *Service) FollowList(ctx context.Context, uid UserID, first *int, after *string) (*UserConnection, error) {
 	return s.relationPage(ctx, uid, tables.Attends, first, after)
 }
 
 // FanList pages through uid's fans, by user id: a prefix scan of uid's fans
 // rows. Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) FanList(ctx context.Context, uid UserID, first *int, after *string) (*UserPage, error) {
+func (s *Service) FanList(ctx context.Context, uid UserID, first *int, after *string) (*UserConnection, error) {
 	return s.relationPage(ctx, uid, tables.Fans, first, after)
 }
 
-func (s *Service) relationPage(ctx context.Context, uid UserID, dir tables.Dir, first *int, after *string) (*UserPage, error) {
+func (s *Service) relationPage(ctx context.Context, uid UserID, dir tables.Dir, first *int, after *string) (*UserConnection, error) {
 	q := pageQuery{kind: cursorUsers, rowLen: tables.RelationKeyLen,
 		scan: hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(uid, dir)}}
 	edges, info, err := readPage(ctx, s.st, q, first, after,
@@ -225,7 +225,7 @@ func (s *Service) relationPage(ctx context.Context, uid UserID, dir tables.Dir, 
 	if err != nil {
 		return nil, err
 	}
-	return &UserPage{Edges: edges, PageInfo: info}, nil
+	return &UserConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // userEdge makes the UserEdge of a user id (for readPage).

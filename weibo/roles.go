@@ -68,7 +68,7 @@ type RoleAssignment struct {
 	Priority int
 }
 
-// RoleEdge is one edge of a RolePage.
+// RoleEdge is one edge of a RoleConnection.
 type RoleEdge struct {
 	// Role is the edge's role.
 	Role *Role
@@ -76,8 +76,8 @@ type RoleEdge struct {
 	Cursor string
 }
 
-// RolePage is one page of the roles, ordered by name (ignoring case).
-type RolePage struct {
+// RoleConnection is one page of the roles, ordered by name (ignoring case).
+type RoleConnection struct {
 	// Edges are the page's roles.
 	Edges []RoleEdge
 	// PageInfo is the Relay page info.
@@ -94,8 +94,8 @@ type RoleMemberEdge struct {
 	Cursor string
 }
 
-// RoleMemberPage is one page of a role's members, ordered by user id.
-type RoleMemberPage struct {
+// RoleMemberConnection is one page of a role's members, ordered by user id.
+type RoleMemberConnection struct {
 	// Edges are the page's members.
 	Edges []RoleMemberEdge
 	// PageInfo is the Relay page info.
@@ -609,7 +609,7 @@ func (s *Service) UserRoles(ctx context.Context, uids []UserID) ([][]*RoleAssign
 // weibo:rolenames, whose rowkeys are the lower-cased names, and one GetMany
 // of the page's role rows; index rows whose role is gone or renamed are
 // skipped. Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) Roles(ctx context.Context, first *int, after *string) (*RolePage, error) {
+func (s *Service) Roles(ctx context.Context, first *int, after *string) (*RoleConnection, error) {
 	q := pageQuery{kind: cursorRoleNames, maxRowLen: 4 * MaxRoleNameLength, scan: hbase.Scan{Table: tables.RoleNames}}
 	edges, info, err := readPage(ctx, s.st, q, first, after,
 		func(ctx context.Context, rows []*hbase.Result) ([]*Role, error) {
@@ -631,7 +631,7 @@ func (s *Service) Roles(ctx context.Context, first *int, after *string) (*RolePa
 	if err != nil {
 		return nil, err
 	}
-	return &RolePage{Edges: edges, PageInfo: info}, nil
+	return &RoleConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // RoleMembers pages through the members of role rid by user id, with their
@@ -639,7 +639,7 @@ func (s *Service) Roles(ctx context.Context, first *int, after *string) (*RolePa
 // the users' family o per page, which is authoritative (member rows without
 // the user's cell are skipped; the priority is the user's). Errors:
 // BAD_USER_INPUT for a bad first or after.
-func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, after *string) (*RoleMemberPage, error) {
+func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, after *string) (*RoleMemberConnection, error) {
 	q := pageQuery{kind: cursorRoleMembers, rowLen: tables.LinkKeyLen,
 		scan: hbase.Scan{Table: tables.Roles, Prefix: tables.RoleMemberPrefix(rid)}}
 	qual := tables.RoleQualifier(rid)
@@ -669,5 +669,5 @@ func (s *Service) RoleMembers(ctx context.Context, rid RoleID, first *int, after
 	if err != nil {
 		return nil, err
 	}
-	return &RoleMemberPage{Edges: edges, PageInfo: info}, nil
+	return &RoleMemberConnection{Edges: edges, PageInfo: info}, nil
 }

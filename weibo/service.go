@@ -19,7 +19,7 @@
 // Choices made here:
 //   - The domain takes a connection's `first` and `after` as the GraphQL
 //     arguments arrive and returns the connection types the schema names
-//     (UserPage, PostPage, ...), which gqlgen binds directly. A
+//     (UserConnection, PostConnection, ...), which gqlgen binds directly. A
 //     cursor is a rowkey suffix that only the domain can interpret, and
 //     validating both arguments in one place (paging.go) gives every
 //     connection the same BAD_USER_INPUT errors; the resolvers pass them

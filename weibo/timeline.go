@@ -21,7 +21,7 @@ import (
 // timelineRounds scans per page).
 //
 // Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, after *string) (*PostPage, error) {
+func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, after *string) (*PostConnection, error) {
 	q := pageQuery{kind: cursorTimeline, rowLen: tables.InboxKeyLen, rounds: timelineRounds,
 		scan: hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid)}}
 	edges, info, err := readPage(ctx, s.st, q, first, after,
@@ -52,7 +52,7 @@ func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, afte
 	if err != nil {
 		return nil, err
 	}
-	return &PostPage{Edges: edges, PageInfo: info}, nil
+	return &PostConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // timelineRounds bounds the inbox scans of one home-timeline page: a page
