@@ -52,8 +52,7 @@ func userDept(t *testing.T, svc *weibo.Service, uid weibo.UserID) *weibo.Departm
 
 func wantReason(t *testing.T, err error, reason, what string) {
 	t.Helper()
-	var e *weibo.Error
-	if !errors.As(err, &e) || e.Reason != reason {
+	if e, ok := errors.AsType[*weibo.Error](err); !ok || e.Reason != reason {
 		t.Fatalf("%s: want reason %s, got %v", what, reason, err)
 	}
 }

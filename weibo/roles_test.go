@@ -116,8 +116,7 @@ func TestRoles(t *testing.T) {
 			wantCode(t, err, weibo.CodeBadUserInput, "empty role name")
 			_, err = svc.CreateRole(ctx, "体育委员"+tag)
 			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name")
-			var e *weibo.Error
-			if !errors.As(err, &e) || e.Reason != weibo.ReasonRoleNameTaken {
+			if e, ok := errors.AsType[*weibo.Error](err); !ok || e.Reason != weibo.ReasonRoleNameTaken {
 				t.Fatalf("duplicate name reason: %v", err)
 			}
 			_, err = svc.CreateRole(ctx, "A-TIE"+tag)
