@@ -115,7 +115,7 @@ func (s SeedStats) RowsPerSecond() float64 {
 // an error for a user id of 0 or at/above RegisteredIDBase, an invalid
 // password, ctx's error when ctx ends, or the first store error (some rows
 // may then have been written; re-run to finish).
-func Seed(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts SeedOptions) (SeedStats, error) {
+func Seed(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts SeedOptions) (SeedStats, error) {
 	start := time.Now()
 	stats := SeedStats{TableElapsed: map[string]time.Duration{}}
 	if ds == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/embedded"
 )
 
 // seedTestOptions keeps the one bcrypt hash cheap.
@@ -367,9 +368,9 @@ func TestSeedProgress(t *testing.T) {
 }
 
 // newSeedStore opens an empty in-memory embedded store, closed at the end of the test.
-func newSeedStore(t testing.TB) hbase.Store {
+func newSeedStore(t testing.TB) hbase.StoreAdmin {
 	t.Helper()
-	st, err := hbase.NewEmbedded("")
+	st, err := embedded.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func benchSeed(b *testing.B, ds *dataset.Dataset) {
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		t0 := time.Now()
-		st, err := hbase.NewEmbedded(dir, hbase.WithNoSync())
+		st, err := embedded.Open(dir, embedded.WithNoSync())
 		if err != nil {
 			b.Fatal(err)
 		}

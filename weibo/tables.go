@@ -123,11 +123,12 @@ func Tables() []hbase.TableSpec {
 }
 
 // Migrate creates the weibo namespace and tables when missing; idempotent.
+// It needs the table administration (Admin.EnsureTables) and one read.
 //
 // EnsureTables leaves existing tables as they are, so a weibo:users table
 // created before family o existed does not gain it; Migrate detects that
 // with a one-row read and returns an error saying how to add the family.
-func Migrate(ctx context.Context, st hbase.Store) error {
+func Migrate(ctx context.Context, st hbase.StoreAdmin) error {
 	if err := st.EnsureTables(ctx, Namespace, Tables()); err != nil {
 		return err
 	}
