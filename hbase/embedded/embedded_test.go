@@ -271,6 +271,87 @@ func TestPersistence(t *testing.T) {
 	}
 }
 
+func TestAdminPersistence(t *testing.T) {
+	// DisableTable, DeleteTable and DropNamespace are recorded in the store:
+	// a reopened store sees them, and the deleted tables' cells are gone.
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := etOpen(t, dir)
+	if err := s.EnsureTables(ctx, "u", etSpecs); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"t:a", "t:b", "u:a", "u:b"} {
+		if err := s.Put(ctx, &hbase.Put{Table: table, Row: []byte("r"), Values: hbase.Values{"f": {"q": []byte(table)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ta, _ := s.table("t:a")
+	ua, _ := s.table("u:a")
+	if err := s.DisableTable(ctx, "t:b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTable(ctx, "t:a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropNamespace(ctx, "u"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if _, err := s.Get(ctx, &hbase.Get{Table: "t:b", Row: []byte("r")}); !errors.Is(err, errTableDisabled) {
+		t.Errorf("Get on a disabled table after reopen = %v, want errTableDisabled", err)
+	}
+	if err := s.Put(ctx, &hbase.Put{Table: "t:b", Row: []byte("r"), Values: hbase.Values{"f": {"q": nil}}}); !errors.Is(err, errTableDisabled) {
+		t.Errorf("Put on a disabled table = %v, want errTableDisabled", err)
+	}
+	if err := s.EnsureTables(ctx, "t", etSpecs[1:]); !errors.Is(err, errTableDisabled) {
+		t.Errorf("EnsureTables of a disabled table = %v, want errTableDisabled", err)
+	}
+	for _, table := range []string{"t:a", "u:a", "u:b"} {
+		if _, err := s.Get(ctx, &hbase.Get{Table: table, Row: []byte("r")}); !errors.Is(err, hbase.ErrTableNotFound) {
+			t.Errorf("Get on deleted %s after reopen = %v, want ErrTableNotFound", table, err)
+		}
+	}
+	// The deleted tables' cells are gone from the store, not just hidden.
+	for _, tb := range []*embTable{ta, ua} {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: tb.prefix, UpperBound: hbase.PrefixEnd(tb.prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.First() {
+			t.Errorf("table %s: cell %q survived DeleteTable", tb.name, it.Key())
+		}
+		_ = it.Close()
+	}
+	// Created again, a table gets a new id and starts empty.
+	if err := s.EnsureTables(ctx, "t", etSpecs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if tb, _ := s.table("t:a"); tb.id == ta.id {
+		t.Errorf("re-created table reuses id %d", ta.id)
+	}
+	if r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: []byte("r")}); err != nil || r.Exists() {
+		t.Errorf("re-created table: %q, %v", cellStrings(r, false), err)
+	}
+	// Deleting the disabled table works and takes its data.
+	if err := s.DeleteTable(ctx, "t:b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureTables(ctx, "t", etSpecs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Get(ctx, &hbase.Get{Table: "t:b", Row: []byte("r")}); err != nil || r.Exists() {
+		t.Errorf("re-created t:b: %q, %v", cellStrings(r, false), err)
+	}
+}
+
 func TestNoSyncDurableAfterSyncAndClose(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -432,6 +513,7 @@ func TestValidation(t *testing.T) {
 		{"no family", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "nofam"}})},
 		{"bad family", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "badfam", Families: []hbase.FamilySpec{{Name: "a:b"}}}})},
 		{"dup family", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "dupfam", Families: []hbase.FamilySpec{{Name: "f"}, {Name: "f"}}}})},
+		{"bad bloom", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "badbloom", Families: []hbase.FamilySpec{{Name: "f", Bloom: "SOMETIMES"}}}})},
 		{"unknown check family", func() error {
 			_, err := s.CheckAndPut(ctx, &hbase.Put{Table: "t:a", Row: []byte("r"), Values: hbase.Values{"f": {"q": nil}}}, "nope", "q", nil)
 			return err

@@ -5,12 +5,15 @@
 //		hbasetest.TestStore(t, func(t testing.TB) hbase.StoreAdmin { ... })
 //	}
 //
-// and every check of the hbase.Store contract, and of hbase.WithNamespace
-// over the backend, becomes a subtest. It is what keeps the embedded backend equal to the real
+// and every check of the hbase.Store and hbase.Admin contract, and of the
+// decorators (hbase.Instrument, hbase.WithNamespace) over the backend,
+// becomes a subtest. It is what keeps the embedded backend equal to the real
 // HBase. The suite stays backend-neutral:
 //
 //   - it creates its own uniquely named tables (namespace "conformance", a
-//     per-run suffix) once per run, and never assumes an empty store;
+//     per-run suffix) once per run, and never assumes an empty store; the
+//     admin checks work in namespaces of their own ("gwtest_..."), dropped
+//     at the end;
 //   - every subtest uses its own rowkey prefix;
 //   - it relies only on behaviour HBase itself has (for example, it never
 //     re-puts a cell right after deleting it: HBase's delete markers would
@@ -61,8 +64,8 @@ type cEnv struct {
 
 // TestStore runs the conformance suite against the backend open returns:
 // one backend for the whole run, which open registers to close with
-// t.Cleanup (and may share with other tests: the suite uses tables of its
-// own). Each check is a subtest of t; a backend passes
+// t.Cleanup (and may share with other tests: the suite uses tables and
+// namespaces of its own). Each check is a subtest of t; a backend passes
 // when all of them pass. The tables the suite creates are deleted at the end.
 func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 	st := open(t)
@@ -123,7 +126,10 @@ func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 		{"Context_canceled", cContextCanceled},
 		{"Unknown_table", cUnknownTable},
 		{"Unknown_family", cUnknownFamily},
+		{"Admin_DeleteTable", cAdminDeleteTable},
+		{"Admin_DropNamespace", cAdminDropNamespace},
 		{"WithNamespace", cWithNamespace},
+		{"Instrument", cInstrument},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, e) })

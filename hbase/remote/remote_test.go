@@ -259,40 +259,6 @@ func TestEnsureTables(t *testing.T) {
 	}
 }
 
-func TestDeleteTable(t *testing.T) {
-	st := newTestHBase(t)
-	ns := uniqueNamespace(t, st)
-	if err := st.EnsureTables(tctx(t), ns, []hbase.TableSpec{{Name: "gone", Families: []hbase.FamilySpec{{Name: "f"}}}}); err != nil {
-		t.Fatal(err)
-	}
-	table := ns + ":gone"
-	mustPut(t, st, &hbase.Put{Table: table, Row: []byte("r"), Values: hbase.Values{"f": {"q": []byte("v")}}})
-	if err := st.DisableTable(tctx(t), table); err != nil {
-		t.Fatalf("DisableTable: %v", err)
-	}
-	if err := st.DisableTable(tctx(t), table); err != nil {
-		t.Fatalf("DisableTable of a disabled table: %v", err)
-	}
-	if err := st.DeleteTable(tctx(t), table); err != nil {
-		t.Fatalf("DeleteTable: %v", err)
-	}
-	if err := st.DeleteTable(tctx(t), table); !errors.Is(err, hbase.ErrTableNotFound) {
-		t.Errorf("DeleteTable of a deleted table = %v, want ErrTableNotFound", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := st.Get(ctx, &hbase.Get{Table: table, Row: []byte("r")}); !errors.Is(err, hbase.ErrTableNotFound) {
-		t.Errorf("Get on the deleted table = %v, want ErrTableNotFound", err)
-	}
-	// Re-created, it is empty and usable.
-	if err := st.EnsureTables(tctx(t), ns, []hbase.TableSpec{{Name: "gone", Families: []hbase.FamilySpec{{Name: "f"}}}}); err != nil {
-		t.Fatalf("EnsureTables after DeleteTable: %v", err)
-	}
-	if r := mustGet(t, st, &hbase.Get{Table: table, Row: []byte("r")}); r.Exists() {
-		t.Errorf("re-created table holds %s", cellsString(r.Cells, false))
-	}
-}
-
 func TestNotFoundErrors(t *testing.T) {
 	st := gtStore(t)
 	missing := gtNamespace + ":no_such_table"
