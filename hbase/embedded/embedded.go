@@ -266,11 +266,11 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // quietLogger drops pebble's informational messages and keeps its errors.
 type quietLogger struct{}
 
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
 	pebble.DefaultLogger.Errorf(format, args...)
 }
-func (quietLogger) Fatalf(format string, args ...interface{}) {
+func (quietLogger) Fatalf(format string, args ...any) {
 	pebble.DefaultLogger.Fatalf(format, args...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -149,18 +150,8 @@ func resolveFamilies(t *embTable, names []string) ([]*embFamily, error) {
 			out = append(out, f)
 		}
 	}
-	slices.SortFunc(out, func(a, b *embFamily) int { return cmpString(a.name, b.name) })
+	slices.SortFunc(out, func(a, b *embFamily) int { return strings.Compare(a.name, b.name) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // preparedGet is a validated Get.

@@ -2,11 +2,13 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -89,10 +91,7 @@ func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 	// Cell key order: family, then qualifier (bytewise).
 	if len(pp.cols) > 1 {
 		slices.SortFunc(pp.cols, func(a, b preparedCol) int {
-			if c := cmpString(a.fam.name, b.fam.name); c != 0 {
-				return c
-			}
-			return cmpString(a.qual, b.qual)
+			return cmp.Or(strings.Compare(a.fam.name, b.fam.name), strings.Compare(a.qual, b.qual))
 		})
 	}
 	return pp, nil

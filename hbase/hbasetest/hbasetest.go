@@ -29,7 +29,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -378,7 +377,7 @@ func cCellOrder(t *testing.T, e *cEnv) {
 	}})
 	r := cGet(t, e, &hbase.Get{Table: e.a, Row: row})
 	sorted := slices.Clone(quals)
-	sort.Strings(sorted) // bytewise
+	slices.Sort(sorted) // bytewise
 	var want []string
 	for _, q := range sorted {
 		want = append(want, fmt.Sprintf("f:%q=%q", q, "f"+q))
@@ -740,7 +739,7 @@ func cScanBinaryRowkeys(t *testing.T, e *cEnv) {
 		t.Fatalf("PutMany: %v", err)
 	}
 	sorted := slices.Clone(suffixes)
-	sort.Strings(sorted)
+	slices.Sort(sorted)
 
 	cases := []struct {
 		name string

@@ -2,10 +2,11 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,9 +192,7 @@ func (s *Store) waitProcedure(ctx context.Context, table string, id uint64) erro
 // Without a deadline in ctx, DefaultAdminTimeout (or WithAdminTimeout) bounds
 // the call.
 func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hbase.TableSpec) error {
-	if namespace == "" {
-		namespace = defaultNamespace
-	}
+	namespace = cmp.Or(namespace, defaultNamespace)
 	for _, t := range tables {
 		if err := validateTableSpec(t); err != nil {
 			return err
@@ -276,7 +275,7 @@ func (s *Store) ensureNamespace(ctx context.Context, ns string) error {
 
 func (s *Store) namespaceExists(ctx context.Context, ns string) (bool, error) {
 	_, err := s.master(ctx, "GetNamespaceDescriptor", ns,
-		&pb.GetNamespaceDescriptorRequest{NamespaceName: proto.String(ns)},
+		&pb.GetNamespaceDescriptorRequest{NamespaceName: new(ns)},
 		func() proto.Message { return &pb.GetNamespaceDescriptorResponse{} })
 	switch {
 	case err == nil:
@@ -291,7 +290,7 @@ func (s *Store) namespaceExists(ctx context.Context, ns string) (bool, error) {
 // listTables returns the qualifiers of ns's tables.
 func (s *Store) listTables(ctx context.Context, ns string) (map[string]bool, error) {
 	msg, err := s.master(ctx, "ListTableNamesByNamespace", ns,
-		&pb.ListTableNamesByNamespaceRequest{NamespaceName: proto.String(ns)},
+		&pb.ListTableNamesByNamespaceRequest{NamespaceName: new(ns)},
 		func() proto.Message { return &pb.ListTableNamesByNamespaceResponse{} })
 	if err != nil {
 		return nil, mapError("list tables of namespace", ns, err)
@@ -314,10 +313,7 @@ func familySchema(f hbase.FamilySpec) *pb.ColumnFamilySchema {
 	if f.TTL > 0 {
 		ttl = strconv.FormatInt(int64((f.TTL+time.Second-1)/time.Second), 10)
 	}
-	bloom := f.Bloom
-	if bloom == "" {
-		bloom = hbase.BloomRow
-	}
+	bloom := cmp.Or(f.Bloom, hbase.BloomRow)
 	attrs := [][2]string{
 		{"VERSIONS", strconv.Itoa(versions)},
 		{"TTL", ttl},
@@ -339,14 +335,8 @@ func splitKeys(keys [][]byte) [][]byte {
 			out = append(out, k)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i], out[j]) < 0 })
-	uniq := out[:0]
-	for i, k := range out {
-		if i == 0 || !bytes.Equal(k, out[i-1]) {
-			uniq = append(uniq, k)
-		}
-	}
-	return uniq
+	slices.SortFunc(out, bytes.Compare)
+	return slices.CompactFunc(out, bytes.Equal)
 }
 
 // createTable creates ns:t.Name and waits for the create procedure.
@@ -470,7 +460,7 @@ func (s *Store) DropNamespace(ctx context.Context, namespace string) error {
 		}
 	}
 	_, err = s.master(ctx, "DeleteNamespace", namespace,
-		&pb.DeleteNamespaceRequest{NamespaceName: proto.String(namespace)},
+		&pb.DeleteNamespaceRequest{NamespaceName: new(namespace)},
 		func() proto.Message { return &pb.DeleteNamespaceResponse{} })
 	if err != nil && !isJava(err, "NamespaceNotFoundException") {
 		return mapError("delete namespace", namespace, err)

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,10 +40,7 @@ func javaException(err error) (class, first string, ok bool) {
 	}
 	class, stack, _ := strings.Cut(msg[i+len(prefix):], ":\n")
 	first, _, _ = strings.Cut(stack, "\n")
-	if first == "" {
-		first = class
-	}
-	return class, strings.TrimSpace(first), true
+	return class, strings.TrimSpace(cmp.Or(first, class)), true
 }
 
 // isJava reports whether err carries the Java exception named simpleName
