@@ -9,7 +9,9 @@ import (
 // StoreCalls is the Prometheus counter gateway_store_calls_total{backend, op}:
 // one increment per store round trip (a GetMany, PutMany or DeleteMany is
 // one batched round trip; a Scan counts once however many rows it streams).
-// It is registered on the default registry by Instrument.
+// Admin calls count too, under their own ops (ensure_tables, ...). It is
+// registered on the default registry when the package loads; Instrument
+// feeds it.
 var StoreCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "gateway_store_calls_total",
 	Help: "Store round trips, by backend (hbase, embedded) and operation.",
