@@ -16,11 +16,6 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// ID is the resolver for the id field.
-func (r *departmentResolver) ID(ctx context.Context, obj *weibo.Department) (string, error) {
-	return obj.ID.String(), nil
-}
-
 // Parent is the resolver for the parent field.
 func (r *departmentResolver) Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error) {
 	return loadDepartment(ctx, obj.Parent)
@@ -130,11 +125,6 @@ func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string,
 	})
 }
 
-// ID is the resolver for the id field.
-func (r *postResolver) ID(ctx context.Context, obj *weibo.Post) (string, error) {
-	return obj.ID.String(), nil
-}
-
 // Author is the resolver for the author field.
 func (r *postResolver) Author(ctx context.Context, obj *weibo.Post) (*weibo.User, error) {
 	return &weibo.User{ID: obj.ID.Author, Username: obj.AuthorName, Complete: false}, nil
@@ -204,11 +194,6 @@ func (r *queryResolver) Department(ctx context.Context, id string) (*weibo.Depar
 	})
 }
 
-// ID is the resolver for the id field.
-func (r *roleResolver) ID(ctx context.Context, obj *weibo.Role) (string, error) {
-	return obj.ID.String(), nil
-}
-
 // Members is the resolver for the members field.
 func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberPage, error) {
 	return r.Svc.RoleMembers(ctx, obj.ID, first, after)
@@ -222,11 +207,6 @@ func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *weibo.RoleMember
 // HomeTimelineUpdates is the resolver for the homeTimelineUpdates field.
 func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error) {
 	return viewerDo(ctx, func(v weibo.UserID) (<-chan *weibo.Post, error) { return r.Svc.WatchTimeline(ctx, v, 0) })
-}
-
-// ID is the resolver for the id field.
-func (r *userResolver) ID(ctx context.Context, obj *weibo.User) (string, error) {
-	return obj.ID.String(), nil
 }
 
 // CreatedAt is the resolver for the createdAt field.
