@@ -314,7 +314,7 @@ func (r *userResolver) CreatedAt(ctx context.Context, obj *weibo.User) (*time.Ti
 	if err != nil {
 		return nil, err
 	}
-	return &u.CreatedAt, nil
+	return new(u.CreatedAt), nil
 }
 
 // FollowCount is the resolver for the followCount field.
