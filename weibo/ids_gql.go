@@ -51,7 +51,8 @@ func (id DeptID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
 // for anything else.
 func (id *DeptID) UnmarshalGQL(v any) error { return unmarshalID(v, "department", ParseDeptID, id) }
 
-// writeID writes s as a JSON string, as gqlgen's graphql.MarshalID does.
+// writeID writes s as a JSON string: for an id's digits and '_' the same
+// bytes as gqlgen's graphql.MarshalID.
 func writeID(w io.Writer, s string) { _, _ = io.WriteString(w, strconv.Quote(s)) }
 
 // unmarshalID parses the GraphQL ID input v with parse into *dst. An ID
