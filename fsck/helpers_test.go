@@ -42,7 +42,7 @@ func (f *faults) arm(step string) {
 }
 
 // orgService returns a migrated service over st with a fault hook.
-func orgService(t *testing.T, st hbase.Store) (*weibo.Service, *faults) {
+func orgService(t *testing.T, st hbase.StoreAdmin) (*weibo.Service, *faults) {
 	t.Helper()
 	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatalf("migrate: %v", err)

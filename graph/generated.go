@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // region    ************************** generated!.gotpl **************************
@@ -188,8 +189,6 @@ type ComplexityRoot struct {
 }
 
 type DepartmentResolver interface {
-	ID(ctx context.Context, obj *weibo.Department) (string, error)
-
 	Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error)
 	Ancestors(ctx context.Context, obj *weibo.Department) ([]*weibo.Department, error)
 	Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentConnection, error)
@@ -213,8 +212,6 @@ type MutationResolver interface {
 	SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error)
 }
 type PostResolver interface {
-	ID(ctx context.Context, obj *weibo.Post) (string, error)
-
 	Author(ctx context.Context, obj *weibo.Post) (*weibo.User, error)
 }
 type QueryResolver interface {
@@ -230,8 +227,6 @@ type QueryResolver interface {
 	Department(ctx context.Context, id string) (*weibo.Department, error)
 }
 type RoleResolver interface {
-	ID(ctx context.Context, obj *weibo.Role) (string, error)
-
 	Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberConnection, error)
 }
 type RoleMemberEdgeResolver interface {
@@ -241,8 +236,6 @@ type SubscriptionResolver interface {
 	HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error)
 }
 type UserResolver interface {
-	ID(ctx context.Context, obj *weibo.User) (string, error)
-
 	CreatedAt(ctx context.Context, obj *weibo.User) (*time.Time, error)
 	FollowCount(ctx context.Context, obj *weibo.User) (int, error)
 	FanCount(ctx context.Context, obj *weibo.User) (int, error)
@@ -1851,10 +1844,10 @@ func (ec *executionContext) _Department_id(ctx context.Context, field graphql.Co
 		field,
 		ec.fieldContext_Department_id,
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Department().ID(ctx, obj)
+			return obj.ID, nil
 		},
 		nil,
-		ec.marshalNID2string,
+		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID,
 		true,
 		true,
 	)
@@ -1864,8 +1857,8 @@ func (ec *executionContext) fieldContext_Department_id(_ context.Context, field 
 	fc = &graphql.FieldContext{
 		Object:     "Department",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type ID does not have child fields")
 		},
@@ -3360,10 +3353,10 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 		field,
 		ec.fieldContext_Post_id,
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ID(ctx, obj)
+			return obj.ID, nil
 		},
 		nil,
-		ec.marshalNID2string,
+		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID,
 		true,
 		true,
 	)
@@ -3373,8 +3366,8 @@ func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphq
 	fc = &graphql.FieldContext{
 		Object:     "Post",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type ID does not have child fields")
 		},
@@ -4290,10 +4283,10 @@ func (ec *executionContext) _Role_id(ctx context.Context, field graphql.Collecte
 		field,
 		ec.fieldContext_Role_id,
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Role().ID(ctx, obj)
+			return obj.ID, nil
 		},
 		nil,
-		ec.marshalNID2string,
+		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID,
 		true,
 		true,
 	)
@@ -4303,8 +4296,8 @@ func (ec *executionContext) fieldContext_Role_id(_ context.Context, field graphq
 	fc = &graphql.FieldContext{
 		Object:     "Role",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type ID does not have child fields")
 		},
@@ -4862,10 +4855,10 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 		field,
 		ec.fieldContext_User_id,
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().ID(ctx, obj)
+			return obj.ID, nil
 		},
 		nil,
-		ec.marshalNID2string,
+		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID,
 		true,
 		true,
 	)
@@ -4875,8 +4868,8 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 	fc = &graphql.FieldContext{
 		Object:     "User",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type ID does not have child fields")
 		},
@@ -6945,41 +6938,10 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Department")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Department_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Department_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.Deferrable != nil {
-				dfs, ok := deferred[field.Deferrable.Label]
-				di := 0
-				if ok {
-					dfs.AddField(field)
-					di = len(dfs.Values) - 1
-				} else {
-					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
-					deferred[field.Deferrable.Label] = dfs
-				}
-				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, dfs)
-				})
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "name":
 			out.Values[i] = ec._Department_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7444,41 +7406,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Post")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.Deferrable != nil {
-				dfs, ok := deferred[field.Deferrable.Label]
-				di := 0
-				if ok {
-					dfs.AddField(field)
-					di = len(dfs.Values) - 1
-				} else {
-					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
-					deferred[field.Deferrable.Label] = dfs
-				}
-				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, dfs)
-				})
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "content":
 			out.Values[i] = ec._Post_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7897,41 +7828,10 @@ func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Role")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Role_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Role_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.Deferrable != nil {
-				dfs, ok := deferred[field.Deferrable.Label]
-				di := 0
-				if ok {
-					dfs.AddField(field)
-					di = len(dfs.Values) - 1
-				} else {
-					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
-					deferred[field.Deferrable.Label] = dfs
-				}
-				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, dfs)
-				})
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "name":
 			out.Values[i] = ec._Role_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8289,41 +8189,10 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
 		case "id":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._User_id(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._User_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.Deferrable != nil {
-				dfs, ok := deferred[field.Deferrable.Label]
-				di := 0
-				if ok {
-					dfs.AddField(field)
-					di = len(dfs.Values) - 1
-				} else {
-					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
-					deferred[field.Deferrable.Label] = dfs
-				}
-				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, dfs)
-				})
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "username":
 			out.Values[i] = ec._User_username(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -9255,6 +9124,46 @@ func (ec *executionContext) marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbase�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID(ctx context.Context, v any) (tables.DeptID, error) {
+	var res tables.DeptID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID(ctx context.Context, sel ast.SelectionSet, v tables.DeptID) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, v any) (tables.PostID, error) {
+	var res tables.PostID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, sel ast.SelectionSet, v tables.PostID) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID(ctx context.Context, v any) (tables.RoleID, error) {
+	var res tables.RoleID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID(ctx context.Context, sel ast.SelectionSet, v tables.RoleID) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID(ctx context.Context, v any) (tables.UserID, error) {
+	var res tables.UserID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID(ctx context.Context, sel ast.SelectionSet, v tables.UserID) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

@@ -9,7 +9,9 @@ import (
 // StoreCalls is the Prometheus counter gateway_store_calls_total{backend, op}:
 // one increment per store round trip (a GetMany, PutMany or DeleteMany is
 // one batched round trip; a Scan counts once however many rows it streams).
-// It is registered on the default registry by Instrument.
+// Admin calls count too, under their own ops (ensure_tables, ...). It is
+// registered on the default registry when the package loads; Instrument
+// feeds it.
 var StoreCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "gateway_store_calls_total",
 	Help: "Store round trips, by backend (hbase, embedded) and operation.",
@@ -28,12 +30,15 @@ func WithCallCounter(ctx context.Context, c CallCounter) context.Context {
 	return context.WithValue(ctx, callCounterKey{}, c)
 }
 
-// Instrument wraps st so that every call increments gateway_store_calls_total
-// and the CallCounter of the call's context, if any.
-func Instrument(st Store) Store { return &instrumented{Store: st, backend: st.Backend()} }
+// Instrument wraps b so that every call, data operation or administration,
+// increments gateway_store_calls_total{backend=b.Backend(), op} and the
+// CallCounter of the call's context, if any. Backend and Close are not
+// counted; empty GetMany, PutMany and DeleteMany calls (no round trip) are not
+// either.
+func Instrument(b StoreAdmin) StoreAdmin { return &instrumented{StoreAdmin: b, backend: b.Backend()} }
 
 type instrumented struct {
-	Store
+	StoreAdmin
 	backend string
 }
 
@@ -46,12 +51,27 @@ func (s *instrumented) count(ctx context.Context, op string) {
 
 func (s *instrumented) EnsureTables(ctx context.Context, ns string, t []TableSpec) error {
 	s.count(ctx, "ensure_tables")
-	return s.Store.EnsureTables(ctx, ns, t)
+	return s.StoreAdmin.EnsureTables(ctx, ns, t)
+}
+
+func (s *instrumented) DisableTable(ctx context.Context, table string) error {
+	s.count(ctx, "disable_table")
+	return s.StoreAdmin.DisableTable(ctx, table)
+}
+
+func (s *instrumented) DeleteTable(ctx context.Context, table string) error {
+	s.count(ctx, "delete_table")
+	return s.StoreAdmin.DeleteTable(ctx, table)
+}
+
+func (s *instrumented) DropNamespace(ctx context.Context, ns string) error {
+	s.count(ctx, "drop_namespace")
+	return s.StoreAdmin.DropNamespace(ctx, ns)
 }
 
 func (s *instrumented) Get(ctx context.Context, g *Get) (*Result, error) {
 	s.count(ctx, "get")
-	return s.Store.Get(ctx, g)
+	return s.StoreAdmin.Get(ctx, g)
 }
 
 func (s *instrumented) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
@@ -59,12 +79,12 @@ func (s *instrumented) GetMany(ctx context.Context, gets []*Get) ([]*Result, err
 		return nil, nil
 	}
 	s.count(ctx, "get_many")
-	return s.Store.GetMany(ctx, gets)
+	return s.StoreAdmin.GetMany(ctx, gets)
 }
 
 func (s *instrumented) Put(ctx context.Context, p *Put) error {
 	s.count(ctx, "put")
-	return s.Store.Put(ctx, p)
+	return s.StoreAdmin.Put(ctx, p)
 }
 
 func (s *instrumented) PutMany(ctx context.Context, puts []*Put) error {
@@ -72,12 +92,12 @@ func (s *instrumented) PutMany(ctx context.Context, puts []*Put) error {
 		return nil
 	}
 	s.count(ctx, "put_many")
-	return s.Store.PutMany(ctx, puts)
+	return s.StoreAdmin.PutMany(ctx, puts)
 }
 
 func (s *instrumented) Delete(ctx context.Context, d *Delete) error {
 	s.count(ctx, "delete")
-	return s.Store.Delete(ctx, d)
+	return s.StoreAdmin.Delete(ctx, d)
 }
 
 func (s *instrumented) DeleteMany(ctx context.Context, dels []*Delete) error {
@@ -85,30 +105,30 @@ func (s *instrumented) DeleteMany(ctx context.Context, dels []*Delete) error {
 		return nil
 	}
 	s.count(ctx, "delete_many")
-	return s.Store.DeleteMany(ctx, dels)
+	return s.StoreAdmin.DeleteMany(ctx, dels)
 }
 
 func (s *instrumented) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
 	s.count(ctx, "scan")
-	return s.Store.Scan(ctx, sc, fn)
+	return s.StoreAdmin.Scan(ctx, sc, fn)
 }
 
 func (s *instrumented) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []byte) (bool, error) {
 	s.count(ctx, "check_and_put")
-	return s.Store.CheckAndPut(ctx, p, f, q, exp)
+	return s.StoreAdmin.CheckAndPut(ctx, p, f, q, exp)
 }
 
 func (s *instrumented) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
 	s.count(ctx, "check_and_delete")
-	return s.Store.CheckAndDelete(ctx, d, f, q, exp)
+	return s.StoreAdmin.CheckAndDelete(ctx, d, f, q, exp)
 }
 
 func (s *instrumented) Increment(ctx context.Context, inc *Increment) (int64, error) {
 	s.count(ctx, "increment")
-	return s.Store.Increment(ctx, inc)
+	return s.StoreAdmin.Increment(ctx, inc)
 }
 
 func (s *instrumented) Ping(ctx context.Context) error {
 	s.count(ctx, "ping")
-	return s.Store.Ping(ctx)
+	return s.StoreAdmin.Ping(ctx)
 }

@@ -5,22 +5,32 @@ import (
 	"strings"
 )
 
-// WithNamespace returns a Store that keeps the tables of namespace from in
-// namespace to instead: every request naming "from:t" goes to "to:t", and
-// EnsureTables(from, ...) creates them in to. It lets one HBase cluster hold
-// several independent copies of the weibo tables (a staging copy, or tests
-// that must not see each other's data) without the domain knowing.
-func WithNamespace(st Store, from, to string) Store {
+// WithNamespace returns a StoreAdmin that keeps the tables of namespace from in
+// namespace to instead: every data operation or admin call naming table
+// "from:t" goes to "to:t", and EnsureTables(from, ...) and
+// DropNamespace(from) act on to. Other tables and namespaces pass through
+// unchanged. It lets one HBase cluster hold several independent copies of
+// the weibo tables (a staging copy, or tests that must not see each other's
+// data) without the domain knowing. With from == to it returns b itself.
+func WithNamespace(b StoreAdmin, from, to string) StoreAdmin {
 	if from == to {
-		return st
+		return b
 	}
-	return &renamed{Store: st, from: from + ":", to: to + ":", fromNS: from, toNS: to}
+	return &renamed{StoreAdmin: b, from: from + ":", to: to + ":", fromNS: from, toNS: to}
 }
 
 type renamed struct {
-	Store
+	StoreAdmin
 	from, to     string // with the ':' separator
 	fromNS, toNS string
+}
+
+// namespace maps a namespace name.
+func (r *renamed) namespace(ns string) string {
+	if ns == r.fromNS {
+		return r.toNS
+	}
+	return ns
 }
 
 func (r *renamed) table(t string) string {
@@ -49,14 +59,23 @@ func (r *renamed) del(d *Delete) *Delete {
 }
 
 func (r *renamed) EnsureTables(ctx context.Context, ns string, t []TableSpec) error {
-	if ns == r.fromNS {
-		ns = r.toNS
-	}
-	return r.Store.EnsureTables(ctx, ns, t)
+	return r.StoreAdmin.EnsureTables(ctx, r.namespace(ns), t)
+}
+
+func (r *renamed) DisableTable(ctx context.Context, table string) error {
+	return r.StoreAdmin.DisableTable(ctx, r.table(table))
+}
+
+func (r *renamed) DeleteTable(ctx context.Context, table string) error {
+	return r.StoreAdmin.DeleteTable(ctx, r.table(table))
+}
+
+func (r *renamed) DropNamespace(ctx context.Context, ns string) error {
+	return r.StoreAdmin.DropNamespace(ctx, r.namespace(ns))
 }
 
 func (r *renamed) Get(ctx context.Context, g *Get) (*Result, error) {
-	return r.Store.Get(ctx, r.get(g))
+	return r.StoreAdmin.Get(ctx, r.get(g))
 }
 
 func (r *renamed) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
@@ -64,45 +83,47 @@ func (r *renamed) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
 	for i, g := range gets {
 		out[i] = r.get(g)
 	}
-	return r.Store.GetMany(ctx, out)
+	return r.StoreAdmin.GetMany(ctx, out)
 }
 
-func (r *renamed) Put(ctx context.Context, p *Put) error { return r.Store.Put(ctx, r.put(p)) }
+func (r *renamed) Put(ctx context.Context, p *Put) error { return r.StoreAdmin.Put(ctx, r.put(p)) }
 
 func (r *renamed) PutMany(ctx context.Context, puts []*Put) error {
 	out := make([]*Put, len(puts))
 	for i, p := range puts {
 		out[i] = r.put(p)
 	}
-	return r.Store.PutMany(ctx, out)
+	return r.StoreAdmin.PutMany(ctx, out)
 }
 
-func (r *renamed) Delete(ctx context.Context, d *Delete) error { return r.Store.Delete(ctx, r.del(d)) }
+func (r *renamed) Delete(ctx context.Context, d *Delete) error {
+	return r.StoreAdmin.Delete(ctx, r.del(d))
+}
 
 func (r *renamed) DeleteMany(ctx context.Context, dels []*Delete) error {
 	out := make([]*Delete, len(dels))
 	for i, d := range dels {
 		out[i] = r.del(d)
 	}
-	return r.Store.DeleteMany(ctx, out)
+	return r.StoreAdmin.DeleteMany(ctx, out)
 }
 
 func (r *renamed) Scan(ctx context.Context, s *Scan, fn func(*Result) error) error {
 	c := *s
 	c.Table = r.table(s.Table)
-	return r.Store.Scan(ctx, &c, fn)
+	return r.StoreAdmin.Scan(ctx, &c, fn)
 }
 
 func (r *renamed) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []byte) (bool, error) {
-	return r.Store.CheckAndPut(ctx, r.put(p), f, q, exp)
+	return r.StoreAdmin.CheckAndPut(ctx, r.put(p), f, q, exp)
 }
 
 func (r *renamed) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
-	return r.Store.CheckAndDelete(ctx, r.del(d), f, q, exp)
+	return r.StoreAdmin.CheckAndDelete(ctx, r.del(d), f, q, exp)
 }
 
 func (r *renamed) Increment(ctx context.Context, inc *Increment) (int64, error) {
 	c := *inc
 	c.Table = r.table(inc.Table)
-	return r.Store.Increment(ctx, &c)
+	return r.StoreAdmin.Increment(ctx, &c)
 }

@@ -1,43 +1,38 @@
 // Package hbase is the gateway's one table API: the operations HBase itself
 // offers (Get, batched Get, Put, Delete, Scan, CheckAndPut/CheckAndDelete,
-// Increment), expressed once, with two backends behind it:
+// Increment), expressed once as the Store interface, and table
+// administration (create, disable, delete, namespaces) as the Admin
+// interface apart from it. Two backends implement both, each in a package of
+// its own, so that the packages which only use the API (the weibo domain and
+// everything above it) compile neither:
 //
-//   - the "hbase" backend (NewHBase) talks to a real HBase 2.x cluster through
+//   - hbase/remote (remote.Open) talks to a real HBase 2.x cluster through
 //     github.com/tsuna/gohbase;
-//   - the "embedded" backend (NewEmbedded) keeps the same data model
-//     (sorted rowkeys, column families, qualifiers, timestamped cell versions,
+//   - hbase/embedded (embedded.Open) keeps the same data model (sorted
+//     rowkeys, column families, qualifiers, timestamped cell versions,
 //     row-level atomicity, TTLs) in an in-process cockroachdb/pebble store.
 //
-// One conformance suite (conformance_test.go) runs against both backends and is
-// what keeps them equal. The domain package (weibo) sees only the Store
-// interface and never imports gohbase or pebble.
+// This package also holds what every backend shares: the request and Result
+// types, the errors, TableSpec, and the decorators that wrap any StoreAdmin
+// (Instrument counts calls in gateway_store_calls_total, WithNamespace maps
+// one namespace onto another). One conformance suite, hbase/hbasetest, runs
+// against both backends and is what keeps them equal.
 package hbase
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"errors"
-	"sort"
-	"time"
+	"slices"
 )
 
-// Backend names, used as the "backend" label of gateway_store_calls_total.
+// Backend names, returned by Store.Backend and used as the "backend" label
+// of gateway_store_calls_total.
 const (
-	BackendHBase    = "hbase"
+	// BackendHBase names the real HBase backend (hbase/remote).
+	BackendHBase = "hbase"
+	// BackendEmbedded names the embedded pebble backend (hbase/embedded).
 	BackendEmbedded = "embedded"
-)
-
-// Errors returned by every backend.
-var (
-	// ErrTableNotFound is returned when a request names a table that was never
-	// created with EnsureTables.
-	ErrTableNotFound = errors.New("hbase: table not found")
-	// ErrFamilyNotFound is returned when a mutation names a column family the
-	// table does not have.
-	ErrFamilyNotFound = errors.New("hbase: column family not found")
-	// ErrStopScan may be returned by a Scan callback to end the scan early;
-	// Scan then returns nil.
-	ErrStopScan = errors.New("hbase: stop scan")
 )
 
 // Cell is one HBase cell: the value of one column (family:qualifier) of one
@@ -184,47 +179,14 @@ type Increment struct {
 	Amount int64
 }
 
-// Bloom filter types of a column family, as HBase names them.
-const (
-	BloomNone   = "NONE"
-	BloomRow    = "ROW"
-	BloomRowCol = "ROWCOL"
-)
-
-// FamilySpec describes one column family of a table.
-type FamilySpec struct {
-	// Name is the family name; keep it short (it is stored with every cell).
-	Name string
-	// MaxVersions is how many versions of a cell HBase keeps (HBase's VERSIONS); 0 means 1.
-	MaxVersions int
-	// TTL is how long a cell lives after its timestamp; 0 means forever.
-	TTL time.Duration
-	// Bloom is the family's bloom filter type (BloomNone, BloomRow, BloomRowCol); "" means BloomRow.
-	Bloom string
-	// InMemory asks HBase to favour this family in the block cache.
-	InMemory bool
-}
-
-// TableSpec describes one table for EnsureTables.
-type TableSpec struct {
-	// Name is the table's qualifier, without the namespace ("users").
-	Name string
-	// Families are the table's column families.
-	Families []FamilySpec
-	// SplitKeys pre-split the table into len(SplitKeys)+1 regions (HBase only;
-	// the embedded backend has no regions and ignores them).
-	SplitKeys [][]byte
-}
-
-// Store is the table API. Every method takes the request's context; a
-// context that ends aborts the call with the context's error. Errors other
-// than those documented are transport or server errors of the backend.
+// Store is the table API: the data operations. Every method takes the
+// request's context; a context that ends aborts the call with the context's
+// error. A table that does not exist gives ErrTableNotFound, a column family
+// the table lacks ErrFamilyNotFound; other errors are transport or server
+// errors of the backend. Tables are created through Admin.
 type Store interface {
-	// Backend returns BackendHBase or BackendEmbedded.
+	// Backend returns the backend's name: BackendHBase or BackendEmbedded.
 	Backend() string
-	// EnsureTables creates namespace and the tables in it when they do not
-	// exist yet. It is idempotent: existing tables are left as they are.
-	EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error
 	// Get reads one row; a missing row gives a Result with no cells, not an error.
 	Get(ctx context.Context, g *Get) (*Result, error)
 	// GetMany reads many rows (possibly of several tables) in one batched
@@ -259,6 +221,14 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// StoreAdmin is what a backend opens: the data operations and the table
+// administration of one store (named as io.ReadWriter is). embedded.Open and
+// remote.Open return one; the decorators (Instrument, WithNamespace) wrap one.
+type StoreAdmin interface {
+	Store
+	Admin
 }
 
 // ScanAll runs s and collects the rows it returns.
@@ -303,14 +273,11 @@ func ScanRange(s *Scan) (start, stop []byte) {
 // SortCells orders cells as HBase returns them: family, qualifier, then
 // newest timestamp first.
 func SortCells(cells []*Cell) {
-	sort.SliceStable(cells, func(i, j int) bool {
-		a, b := cells[i], cells[j]
-		if a.Family != b.Family {
-			return a.Family < b.Family
-		}
-		if a.Qualifier != b.Qualifier {
-			return a.Qualifier < b.Qualifier
-		}
-		return a.Timestamp > b.Timestamp
+	slices.SortStableFunc(cells, func(a, b *Cell) int {
+		return cmp.Or(
+			cmp.Compare(a.Family, b.Family),
+			cmp.Compare(a.Qualifier, b.Qualifier),
+			cmp.Compare(b.Timestamp, a.Timestamp), // newest first
+		)
 	})
 }

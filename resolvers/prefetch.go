@@ -89,32 +89,23 @@ func prefetchUsers(ctx context.Context, svc *weibo.Service, ids []weibo.UserID, 
 	return g.Wait()
 }
 
-// withPostAuthors returns a pass-through for a post page's (page, error)
-// that prefetches the page's authors (see prefetchUsers).
-func (r *Resolver) withPostAuthors(ctx context.Context) func(*weibo.PostConnection, error) (*weibo.PostConnection, error) {
-	return func(page *weibo.PostConnection, err error) (*weibo.PostConnection, error) {
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]weibo.UserID, len(page.Edges))
-		for i, e := range page.Edges {
-			ids[i] = e.Post.ID.Author
-		}
-		return page, prefetchUsers(ctx, r.Svc, ids, true, "edges", "node", "author")
+// prefetchAuthors prefetches the authors of a post page's edges (see
+// prefetchUsers): the rows of the authors when the query selects more of
+// them than id and username.
+func (r *Resolver) prefetchAuthors(ctx context.Context, page *weibo.PostConnection) error {
+	ids := make([]weibo.UserID, len(page.Edges))
+	for i, e := range page.Edges {
+		ids[i] = e.Post.ID.Author
 	}
+	return prefetchUsers(ctx, r.Svc, ids, true, "edges", "node", "author")
 }
 
-// withUserNodes returns a pass-through for a user page's (page, error) that
-// prefetches the page's nodes (see prefetchUsers).
-func (r *Resolver) withUserNodes(ctx context.Context) func(*weibo.UserConnection, error) (*weibo.UserConnection, error) {
-	return func(page *weibo.UserConnection, err error) (*weibo.UserConnection, error) {
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]weibo.UserID, len(page.Edges))
-		for i, e := range page.Edges {
-			ids[i] = e.User
-		}
-		return page, prefetchUsers(ctx, r.Svc, ids, false, "edges", "node")
+// prefetchNodes prefetches the nodes of a user page's edges (see
+// prefetchUsers): the edges carry user ids only.
+func (r *Resolver) prefetchNodes(ctx context.Context, page *weibo.UserConnection) error {
+	ids := make([]weibo.UserID, len(page.Edges))
+	for i, e := range page.Edges {
+		ids[i] = e.User
 	}
+	return prefetchUsers(ctx, r.Svc, ids, false, "edges", "node")
 }

@@ -16,11 +16,6 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// ID is the resolver for the id field.
-func (r *departmentResolver) ID(ctx context.Context, obj *weibo.Department) (string, error) {
-	return obj.ID.String(), nil
-}
-
 // Parent is the resolver for the parent field.
 func (r *departmentResolver) Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error) {
 	return loadDepartment(ctx, obj.Parent)
@@ -43,35 +38,55 @@ func (r *departmentResolver) Members(ctx context.Context, obj *weibo.Department,
 
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
-	return r.authPayload(r.Svc.Register(ctx, username, password))
+	u, err := r.Svc.Register(ctx, username, password)
+	if err != nil {
+		return nil, err
+	}
+	return r.authPayload(u)
 }
 
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
-	return r.authPayload(r.Svc.Login(ctx, username, password))
+	u, err := r.Svc.Login(ctx, username, password)
+	if err != nil {
+		return nil, err
+	}
+	return r.authPayload(u)
 }
 
 // Follow is the resolver for the follow field.
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*weibo.User, error) {
-	target, err := parseUserID("userId", userID)
+	target, err := parseID[weibo.UserID]("userId", userID)
 	if err != nil {
 		return nil, err
 	}
-	return viewerDo(ctx, func(v weibo.UserID) (*weibo.User, error) { return r.Svc.Follow(ctx, v, target) })
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Follow(ctx, viewer, target)
 }
 
 // Unfollow is the resolver for the unfollow field.
 func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*weibo.User, error) {
-	target, err := parseUserID("userId", userID)
+	target, err := parseID[weibo.UserID]("userId", userID)
 	if err != nil {
 		return nil, err
 	}
-	return viewerDo(ctx, func(v weibo.UserID) (*weibo.User, error) { return r.Svc.Unfollow(ctx, v, target) })
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Unfollow(ctx, viewer, target)
 }
 
 // PublishPost is the resolver for the publishPost field.
 func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*weibo.Post, error) {
-	return viewerDo(ctx, func(v weibo.UserID) (*weibo.Post, error) { return r.Svc.Publish(ctx, v, content) })
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Publish(ctx, viewer, content)
 }
 
 // CreateRole is the resolver for the createRole field.
@@ -81,58 +96,99 @@ func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*weibo.
 
 // RenameRole is the resolver for the renameRole field.
 func (r *mutationResolver) RenameRole(ctx context.Context, id string, name string) (*weibo.Role, error) {
-	return withID(parseRoleID, "id", id, func(rid weibo.RoleID) (*weibo.Role, error) { return r.Svc.RenameRole(ctx, rid, name) })
+	role, err := parseID[weibo.RoleID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.RenameRole(ctx, role, name)
 }
 
 // DeleteRole is the resolver for the deleteRole field.
 func (r *mutationResolver) DeleteRole(ctx context.Context, id string) (bool, error) {
-	return withID(parseRoleID, "id", id, func(rid weibo.RoleID) (bool, error) { return r.Svc.DeleteRole(ctx, rid) })
+	role, err := parseID[weibo.RoleID]("id", id)
+	if err != nil {
+		return false, err
+	}
+	return r.Svc.DeleteRole(ctx, role)
 }
 
 // AssignRole is the resolver for the assignRole field.
 func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID string, priority int) (*weibo.User, error) {
-	return withUserRole(userID, roleID, func(u weibo.UserID, rid weibo.RoleID) (*weibo.User, error) {
-		return r.Svc.AssignRole(ctx, u, rid, priority)
-	})
+	user, err := parseID[weibo.UserID]("userId", userID)
+	if err != nil {
+		return nil, err
+	}
+	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.AssignRole(ctx, user, role, priority)
 }
 
 // RevokeRole is the resolver for the revokeRole field.
 func (r *mutationResolver) RevokeRole(ctx context.Context, userID string, roleID string) (*weibo.User, error) {
-	return withUserRole(userID, roleID, func(u weibo.UserID, rid weibo.RoleID) (*weibo.User, error) { return r.Svc.RevokeRole(ctx, u, rid) })
+	user, err := parseID[weibo.UserID]("userId", userID)
+	if err != nil {
+		return nil, err
+	}
+	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.RevokeRole(ctx, user, role)
 }
 
 // CreateDepartment is the resolver for the createDepartment field.
 func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, parentID *string) (*weibo.Department, error) {
-	return withOptID(parseDeptID, "parentId", parentID, func(p weibo.DeptID) (*weibo.Department, error) { return r.Svc.CreateDepartment(ctx, name, p) })
+	parent, err := parseParentID("parentId", parentID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.CreateDepartment(ctx, name, parent)
 }
 
 // RenameDepartment is the resolver for the renameDepartment field.
 func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name string) (*weibo.Department, error) {
-	return withID(parseDeptID, "id", id, func(d weibo.DeptID) (*weibo.Department, error) { return r.Svc.RenameDepartment(ctx, d, name) })
+	dept, err := parseID[weibo.DeptID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.RenameDepartment(ctx, dept, name)
 }
 
 // MoveDepartment is the resolver for the moveDepartment field.
 func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parentID *string) (*weibo.Department, error) {
-	return withID(parseDeptID, "id", id, func(d weibo.DeptID) (*weibo.Department, error) {
-		return withOptID(parseDeptID, "parentId", parentID, func(p weibo.DeptID) (*weibo.Department, error) { return r.Svc.MoveDepartment(ctx, d, p) })
-	})
+	dept, err := parseID[weibo.DeptID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := parseParentID("parentId", parentID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.MoveDepartment(ctx, dept, parent)
 }
 
 // DeleteDepartment is the resolver for the deleteDepartment field.
 func (r *mutationResolver) DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error) {
-	return withID(parseDeptID, "id", id, func(d weibo.DeptID) (bool, error) { return r.Svc.DeleteDepartment(ctx, d, cascade != nil && *cascade) })
+	dept, err := parseID[weibo.DeptID]("id", id)
+	if err != nil {
+		return false, err
+	}
+	return r.Svc.DeleteDepartment(ctx, dept, cascade != nil && *cascade)
 }
 
 // SetUserDepartment is the resolver for the setUserDepartment field.
 func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error) {
-	return withID(parseUserID, "userId", userID, func(u weibo.UserID) (*weibo.User, error) {
-		return withOptID(parseDeptID, "departmentId", departmentID, func(d weibo.DeptID) (*weibo.User, error) { return r.Svc.SetUserDepartment(ctx, u, d) })
-	})
-}
-
-// ID is the resolver for the id field.
-func (r *postResolver) ID(ctx context.Context, obj *weibo.Post) (string, error) {
-	return obj.ID.String(), nil
+	user, err := parseID[weibo.UserID]("userId", userID)
+	if err != nil {
+		return nil, err
+	}
+	dept, err := parseParentID("departmentId", departmentID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.SetUserDepartment(ctx, user, dept)
 }
 
 // Author is the resolver for the author field.
@@ -142,16 +198,20 @@ func (r *postResolver) Author(ctx context.Context, obj *weibo.Post) (*weibo.User
 
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*weibo.User, error) {
-	v, ok, err := auth.ViewerIfAny(ctx)
+	viewer, ok, err := auth.ViewerIfAny(ctx)
 	if !ok {
 		return nil, err // nil, nil when anonymous
 	}
-	return r.userNow(ctx, v)
+	return r.userNow(ctx, viewer)
 }
 
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id string) (*weibo.User, error) {
-	return r.optionalUser(ctx, id)
+	user, err := parseID[weibo.UserID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	return r.userNow(ctx, user)
 }
 
 // UserByUsername is the resolver for the userByUsername field.
@@ -161,52 +221,72 @@ func (r *queryResolver) UserByUsername(ctx context.Context, username string) (*w
 
 // Post is the resolver for the post field.
 func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error) {
-	pid, err := parsePostID("id", id)
+	post, err := parseID[weibo.PostID]("id", id)
 	if err != nil {
 		return nil, err
 	}
-	return loaders.For(ctx).Posts.Load(ctx, pid)()
+	return loaders.For(ctx).Posts.Load(ctx, post)()
 }
 
 // HomeTimeline is the resolver for the homeTimeline field.
 func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostConnection, error) {
-	return viewerDo(ctx, func(v weibo.UserID) (*weibo.PostConnection, error) {
-		return r.withPostAuthors(ctx)(r.Svc.HomeTimeline(ctx, v, first, after))
-	})
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.Svc.HomeTimeline(ctx, viewer, first, after)
+	if err != nil {
+		return nil, err
+	}
+	return page, r.prefetchAuthors(ctx, page)
 }
 
 // Roles is the resolver for the roles field.
 func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*weibo.RoleConnection, error) {
-	return loggedIn(ctx, func() (*weibo.RoleConnection, error) { return r.Svc.Roles(ctx, first, after) })
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	return r.Svc.Roles(ctx, first, after)
 }
 
 // Role is the resolver for the role field.
 func (r *queryResolver) Role(ctx context.Context, id string) (*weibo.Role, error) {
-	return loggedIn(ctx, func() (*weibo.Role, error) {
-		return withID(parseRoleID, "id", id, func(rid weibo.RoleID) (*weibo.Role, error) { return loaders.For(ctx).Roles.Load(ctx, rid)() })
-	})
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	role, err := parseID[weibo.RoleID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	return loaders.For(ctx).Roles.Load(ctx, role)()
 }
 
 // RoleByName is the resolver for the roleByName field.
 func (r *queryResolver) RoleByName(ctx context.Context, name string) (*weibo.Role, error) {
-	return loggedIn(ctx, func() (*weibo.Role, error) { return r.Svc.RoleByName(ctx, name) })
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	return r.Svc.RoleByName(ctx, name)
 }
 
 // TopDepartments is the resolver for the topDepartments field.
 func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentConnection, error) {
-	return loggedIn(ctx, func() (*weibo.DepartmentConnection, error) { return r.Svc.TopDepartments(ctx, first, after) })
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	return r.Svc.TopDepartments(ctx, first, after)
 }
 
 // Department is the resolver for the department field.
 func (r *queryResolver) Department(ctx context.Context, id string) (*weibo.Department, error) {
-	return loggedIn(ctx, func() (*weibo.Department, error) {
-		return withID(parseDeptID, "id", id, func(d weibo.DeptID) (*weibo.Department, error) { return loadDepartment(ctx, d) })
-	})
-}
-
-// ID is the resolver for the id field.
-func (r *roleResolver) ID(ctx context.Context, obj *weibo.Role) (string, error) {
-	return obj.ID.String(), nil
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	dept, err := parseID[weibo.DeptID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	return loadDepartment(ctx, dept)
 }
 
 // Members is the resolver for the members field.
@@ -221,12 +301,11 @@ func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *weibo.RoleMember
 
 // HomeTimelineUpdates is the resolver for the homeTimelineUpdates field.
 func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error) {
-	return viewerDo(ctx, func(v weibo.UserID) (<-chan *weibo.Post, error) { return r.Svc.WatchTimeline(ctx, v, 0) })
-}
-
-// ID is the resolver for the id field.
-func (r *userResolver) ID(ctx context.Context, obj *weibo.User) (string, error) {
-	return obj.ID.String(), nil
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.WatchTimeline(ctx, viewer, 0)
 }
 
 // CreatedAt is the resolver for the createdAt field.
@@ -235,7 +314,7 @@ func (r *userResolver) CreatedAt(ctx context.Context, obj *weibo.User) (*time.Ti
 	if err != nil {
 		return nil, err
 	}
-	return &u.CreatedAt, nil
+	return new(u.CreatedAt), nil
 }
 
 // FollowCount is the resolver for the followCount field.
@@ -272,27 +351,45 @@ func (r *userResolver) FollowedByViewer(ctx context.Context, obj *weibo.User) (b
 
 // Follows is the resolver for the follows field.
 func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
-	return r.withUserNodes(ctx)(r.Svc.FollowList(ctx, obj.ID, first, after))
+	page, err := r.Svc.FollowList(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	return page, r.prefetchNodes(ctx, page)
 }
 
 // Fans is the resolver for the fans field.
 func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
-	return r.withUserNodes(ctx)(r.Svc.FanList(ctx, obj.ID, first, after))
+	page, err := r.Svc.FanList(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	return page, r.prefetchNodes(ctx, page)
 }
 
 // Posts is the resolver for the posts field.
 func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostConnection, error) {
-	return r.withPostAuthors(ctx)(r.Svc.UserPosts(ctx, obj.ID, first, after))
+	page, err := r.Svc.UserPosts(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	return page, r.prefetchAuthors(ctx, page)
 }
 
 // Roles is the resolver for the roles field.
 func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*weibo.RoleAssignment, error) {
-	return loggedIn(ctx, func() ([]*weibo.RoleAssignment, error) { return loaders.For(ctx).UserRoles.Load(ctx, obj.ID)() })
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	return loaders.For(ctx).UserRoles.Load(ctx, obj.ID)()
 }
 
 // Department is the resolver for the department field.
 func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*weibo.Department, error) {
-	return loggedIn(ctx, func() (*weibo.Department, error) { return loaders.For(ctx).UserDepartments.Load(ctx, obj.ID)() })
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	return loaders.For(ctx).UserDepartments.Load(ctx, obj.ID)()
 }
 
 // Node is the resolver for the node field.

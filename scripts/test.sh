@@ -15,6 +15,17 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
+# graph/ and the resolver stubs are gqlgen's output: regenerate them in place
+# and fail when that changed, added or removed a file (a checksum of every
+# file before and after, so untracked files count too).
+generated() { find graph resolvers -type f -print0 | sort -z | xargs -0 sha256sum; }
+before=$(generated)
+go run github.com/99designs/gqlgen generate
+if ! diff <(echo "$before") <(generated) >&2; then
+  echo "gqlgen generate changed graph/ or resolvers/ (above): run make generate and commit the result" >&2
+  exit 1
+fi
+
 trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
 echo "test HBase at $zk" >&2

@@ -14,7 +14,7 @@ import (
 )
 
 // orgService returns a migrated service over st.
-func orgService(t *testing.T, st hbase.Store) *weibo.Service {
+func orgService(t *testing.T, st hbase.StoreAdmin) *weibo.Service {
 	t.Helper()
 	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatalf("migrate: %v", err)

@@ -131,7 +131,7 @@ func (s Stats) RowsPerSecond() float64 {
 // an error for a user id of 0 or at/above weibo.RegisteredIDBase, an invalid
 // password, ctx's error when ctx ends, or the first store error (some rows
 // may then have been written; re-run to finish).
-func Import(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts Options) (Stats, error) {
+func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts Options) (Stats, error) {
 	start := time.Now()
 	stats := Stats{TableElapsed: map[string]time.Duration{}}
 	if ds == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/embedded"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -374,7 +375,7 @@ func TestSeedProgress(t *testing.T) {
 }
 
 // newSeedStore opens an empty in-memory embedded store, closed at the end of the test.
-func newSeedStore(t testing.TB) hbase.Store { return testenv.Embedded(t) }
+func newSeedStore(t testing.TB) hbase.StoreAdmin { return testenv.Embedded(t) }
 
 // BenchmarkSeedFull imports the FULL data set (76,851 users, 10.9M inbox
 // rows) into a fresh persistent embedded store on disk (opened WithNoSync,
@@ -420,7 +421,7 @@ func benchSeed(b *testing.B, ds *dataset.Dataset) {
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		t0 := time.Now()
-		st, err := hbase.NewEmbedded(dir, hbase.WithNoSync())
+		st, err := embedded.Open(dir, embedded.WithNoSync())
 		if err != nil {
 			b.Fatal(err)
 		}

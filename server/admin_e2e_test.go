@@ -41,7 +41,7 @@ func (f *pairFaults) arm(step string) {
 }
 
 // startAdminGateway is startGateway with a fault hook in the service.
-func startAdminGateway(t *testing.T, st hbase.Store) (*gw, *pairFaults) {
+func startAdminGateway(t *testing.T, st hbase.StoreAdmin) (*gw, *pairFaults) {
 	t.Helper()
 	f := &pairFaults{armed: map[string]bool{}}
 	return startGateway(t, st, weibo.WithPairWriteHook(f.hook)), f

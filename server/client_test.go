@@ -28,7 +28,7 @@ type gw struct {
 
 // startGateway serves the gateway over st (migrated) until the test ends;
 // opts are added to the service's test options.
-func startGateway(t testing.TB, st hbase.Store, opts ...weibo.Option) *gw {
+func startGateway(t testing.TB, st hbase.StoreAdmin, opts ...weibo.Option) *gw {
 	t.Helper()
 	st = hbase.Instrument(st)
 	ctx := t.Context()

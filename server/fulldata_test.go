@@ -6,6 +6,7 @@ import (
 
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/embedded"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -46,7 +47,7 @@ func TestFullDataSet(t *testing.T) {
 		t.Skip("-short")
 	}
 	ds := loadFull(t)
-	st, err := hbase.NewEmbedded(t.TempDir(), hbase.WithNoSync())
+	st, err := embedded.Open(t.TempDir(), embedded.WithNoSync())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // seededGateway imports the demo subset of the real data set into st and
 // serves it.
-func seededGateway(t testing.TB, st hbase.Store) (*gw, *dataset.Dataset) {
+func seededGateway(t testing.TB, st hbase.StoreAdmin) (*gw, *dataset.Dataset) {
 	t.Helper()
 	ds, err := demo.Load()
 	if err != nil {

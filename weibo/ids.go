@@ -3,8 +3,9 @@ package weibo
 import "github.com/weibohbase/gateway/weibo/tables"
 
 // The id types live with the byte layout in package tables (their bytes are
-// the rowkeys); these aliases keep them part of the domain's API, so callers
-// write weibo.UserID and never need to import tables.
+// the rowkeys), with all their methods (String, MarshalGQL, UnmarshalGQL);
+// these aliases keep them part of the domain's API, so callers write
+// weibo.UserID and never need to import tables.
 type (
 	// UserID is a user's numeric id (tables.UserID).
 	UserID = tables.UserID

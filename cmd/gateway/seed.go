@@ -98,7 +98,7 @@ var demoMarker = tables.DemoMarkerKey
 
 // seedDemo imports the embedded demo subset when the store holds no seeded
 // user yet (the first start of `make run`).
-func seedDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
+func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin) error {
 	ds, err := demo.Load()
 	if err != nil {
 		return err

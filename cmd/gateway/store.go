@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/embedded"
+	"github.com/weibohbase/gateway/hbase/remote"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -27,7 +29,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 
 // openMigrated opens the store and creates the weibo tables that are
 // missing; the caller closes the store.
-func (f *storeFlags) openMigrated(ctx context.Context) (hbase.Store, error) {
+func (f *storeFlags) openMigrated(ctx context.Context) (hbase.StoreAdmin, error) {
 	st, err := f.open(ctx, false)
 	if err != nil {
 		return nil, err
@@ -39,24 +41,25 @@ func (f *storeFlags) openMigrated(ctx context.Context) (hbase.Store, error) {
 	return st, nil
 }
 
-// open opens the store, instrumented with gateway_store_calls_total. bulk
-// asks the embedded store to skip per-write fsync (imports; it syncs on Close).
-func (f *storeFlags) open(ctx context.Context, bulk bool) (hbase.Store, error) {
+// open opens the store, its tables mapped to --namespace and its calls
+// counted in gateway_store_calls_total. bulk asks the embedded store to skip
+// per-write fsync (imports; it syncs on Close).
+func (f *storeFlags) open(ctx context.Context, bulk bool) (hbase.StoreAdmin, error) {
 	var (
-		st  hbase.Store
+		st  hbase.StoreAdmin
 		err error
 	)
 	switch f.kind {
 	case hbase.BackendEmbedded:
-		var opts []hbase.EmbeddedOption
+		var opts []embedded.Option
 		if bulk {
-			opts = append(opts, hbase.WithNoSync())
+			opts = append(opts, embedded.WithNoSync())
 		}
-		st, err = hbase.NewEmbedded(f.data, opts...)
+		st, err = embedded.Open(f.data, opts...)
 	case hbase.BackendHBase:
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		st, err = hbase.NewHBase(cctx, f.zk)
+		st, err = remote.Open(cctx, f.zk)
 	default:
 		return nil, fmt.Errorf("unknown --store %q: want embedded or hbase", f.kind)
 	}

@@ -1,8 +1,9 @@
 // Package hbasezk tells tests where the real test HBase is: its ZooKeeper
 // address arrives in GATEWAY_TEST_HBASE_ZK (`make test` starts HBase and
 // sets it). Without it HBase tests skip, except in CI (CI=true), where they
-// fail: there they must run. It imports nothing of the project, so package
-// hbase's own tests can use it too.
+// fail: there they must run. It imports nothing of the project, so the
+// backend's own tests (hbase/remote) can use it too, while internal/testenv,
+// which imports the backends, uses it for everyone else.
 package hbasezk
 
 import (

@@ -1,7 +1,8 @@
 // Package testenv gives tests the two store backends: an in-memory embedded
-// store, and the real standalone HBase that `make hbase-up` starts, whose
-// ZooKeeper address arrives in GATEWAY_TEST_HBASE_ZK. Without it HBase tests
-// skip — except in CI (CI=true), where they fail: there they must run.
+// store (hbase/embedded), and the real standalone HBase (hbase/remote) that
+// `make hbase-up` starts, whose ZooKeeper address arrives in
+// GATEWAY_TEST_HBASE_ZK. Without it HBase tests skip — except in CI
+// (CI=true), where they fail: there they must run (internal/hbasezk).
 package testenv
 
 import (
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/embedded"
+	"github.com/weibohbase/gateway/hbase/remote"
 	"github.com/weibohbase/gateway/internal/hbasezk"
 )
 
@@ -17,8 +20,9 @@ import (
 type Backend struct {
 	// Name is hbase.BackendEmbedded or hbase.BackendHBase.
 	Name string
-	// Open returns a store closed at the end of the test.
-	Open func(t testing.TB) hbase.Store
+	// Open returns a store, with its table administration, closed at the
+	// end of the test.
+	Open func(t testing.TB) hbase.StoreAdmin
 }
 
 // Backends returns both backends: embedded first, then the real HBase.
@@ -27,9 +31,9 @@ func Backends() []Backend {
 }
 
 // Embedded returns a fresh in-memory embedded store.
-func Embedded(t testing.TB) hbase.Store {
+func Embedded(t testing.TB) hbase.StoreAdmin {
 	t.Helper()
-	st, err := hbase.NewEmbedded("")
+	st, err := embedded.Open("")
 	if err != nil {
 		t.Fatalf("embedded store: %v", err)
 	}
@@ -43,12 +47,12 @@ func HBaseZK(t testing.TB) string { return hbasezk.Addr(t) }
 
 // HBase returns a store on the real test HBase. The store is shared with
 // other tests and runs: tests must create their own unique rows or tables.
-func HBase(t testing.TB) hbase.Store {
+func HBase(t testing.TB) hbase.StoreAdmin {
 	t.Helper()
 	zk := HBaseZK(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := hbase.NewHBase(ctx, zk)
+	st, err := remote.Open(ctx, zk)
 	if err != nil {
 		t.Fatalf("hbase store at %s: %v", zk, err)
 	}

@@ -2,7 +2,8 @@
 // table names, column families and qualifiers, the table specs that
 // `gateway migrate` creates (Specs, Migrate), every rowkey codec with its
 // named decoder, the one id-sequence rowkey, the value codecs, and the id
-// types (UserID, PostID, RoleID, DeptID) whose bytes the rowkeys hold.
+// types (UserID, PostID, RoleID, DeptID) whose bytes the rowkeys hold —
+// with their parsers and their GraphQL ID form (ids.go, ids_gql.go).
 // docs/schema.md is the reference for every byte; this package is its
 // implementation, and nothing outside it computes a rowkey or reads one at
 // an offset.
@@ -22,6 +23,10 @@
 //   - Rowkeys that a bulk importer writes by the million also have Append*
 //     forms that write into a caller's buffer, so the importer allocates
 //     nothing per row and still computes no offset itself.
+//   - The id types' methods live here with the types, including
+//     MarshalGQL/UnmarshalGQL (gqlgen binds them as the ID scalar; only the
+//     standard library is needed): package weibo aliases the types, and Go
+//     allows methods only in the package that defines a type.
 //   - Only byte layout lives here. What a row means (which side of a pair
 //     is authoritative, when a row is stale) is the domain's, in package weibo.
 package tables
@@ -192,14 +197,15 @@ func Specs() []hbase.TableSpec {
 }
 
 // Migrate creates the weibo namespace and the tables of Specs when
-// missing; it is idempotent.
+// missing; it is idempotent. It needs the table administration
+// (Admin.EnsureTables) and one read.
 //
 // EnsureTables leaves existing tables as they are, so a weibo:users table
 // created before family o existed does not gain it; Migrate detects that
 // with a one-row read and returns an error (wrapping
 // hbase.ErrFamilyNotFound) that says how to add the family. Other errors
 // are the store's.
-func Migrate(ctx context.Context, st hbase.Store) error {
+func Migrate(ctx context.Context, st hbase.StoreAdmin) error {
 	if err := st.EnsureTables(ctx, Namespace, Specs()); err != nil {
 		return err
 	}

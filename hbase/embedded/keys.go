@@ -1,4 +1,4 @@
-package hbase
+package embedded
 
 import (
 	"bytes"

@@ -1,14 +1,18 @@
-package hbase
+package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weibohbase/gateway/hbase"
 )
 
 // Writes of the embedded backend. Every mutation of a row holds the row's
@@ -21,7 +25,7 @@ import (
 // preparedPut is a validated Put.
 type preparedPut struct {
 	t    *embTable
-	p    *Put
+	p    *hbase.Put
 	rp   []byte // encoded row prefix
 	cols []preparedCol
 }
@@ -40,7 +44,7 @@ type prepareArena struct {
 	cols []preparedCol
 }
 
-func newPrepareArena(puts []*Put) *prepareArena {
+func newPrepareArena(puts []*hbase.Put) *prepareArena {
 	nk, nc := 0, 0
 	for _, p := range puts {
 		if p == nil {
@@ -55,7 +59,7 @@ func newPrepareArena(puts []*Put) *prepareArena {
 }
 
 // preparePut validates p and encodes it into a.
-func (s *embeddedStore) preparePut(p *Put, a *prepareArena) (preparedPut, error) {
+func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 	if p == nil {
 		return preparedPut{}, errors.New("hbase: nil Put")
 	}
@@ -87,10 +91,7 @@ func (s *embeddedStore) preparePut(p *Put, a *prepareArena) (preparedPut, error)
 	// Cell key order: family, then qualifier (bytewise).
 	if len(pp.cols) > 1 {
 		slices.SortFunc(pp.cols, func(a, b preparedCol) int {
-			if c := cmpString(a.fam.name, b.fam.name); c != 0 {
-				return c
-			}
-			return cmpString(a.qual, b.qual)
+			return cmp.Or(strings.Compare(a.fam.name, b.fam.name), strings.Compare(a.qual, b.qual))
 		})
 	}
 	return pp, nil
@@ -99,11 +100,11 @@ func (s *embeddedStore) preparePut(p *Put, a *prepareArena) (preparedPut, error)
 // preparedDelete is a validated Delete.
 type preparedDelete struct {
 	t  *embTable
-	d  *Delete
+	d  *hbase.Delete
 	rp []byte
 }
 
-func (s *embeddedStore) prepareDelete(d *Delete) (preparedDelete, error) {
+func (s *Store) prepareDelete(d *hbase.Delete) (preparedDelete, error) {
 	if d == nil {
 		return preparedDelete{}, errors.New("hbase: nil Delete")
 	}
@@ -125,7 +126,7 @@ func (s *embeddedStore) prepareDelete(d *Delete) (preparedDelete, error) {
 // writer applies mutations of locked rows to one batch, reading the rows'
 // current state through an iterator opened after the locks were taken.
 type writer struct {
-	s   *embeddedStore
+	s   *Store
 	it  *pebble.Iterator
 	b   *pebble.Batch
 	now int64 // ms: the default timestamp and the TTL clock
@@ -141,7 +142,7 @@ type writer struct {
 	kept []int64
 }
 
-func (s *embeddedStore) newWriter(ctx context.Context) (*writer, error) {
+func (s *Store) newWriter(ctx context.Context) (*writer, error) {
 	// Writes often target rows that do not exist yet (imports, new posts):
 	// consult the bloom filters of the last level too, so that a miss reads
 	// no data block.
@@ -303,16 +304,16 @@ func (w *writer) del(pd *preparedDelete) error {
 
 // Put writes p's cells at p.Timestamp (0: now) into one row atomically,
 // keeping at most each family's MaxVersions versions per column (a cell at
-// an existing timestamp replaces it). Unknown table: ErrTableNotFound;
-// unknown family: ErrFamilyNotFound.
-func (s *embeddedStore) Put(ctx context.Context, p *Put) error {
-	return s.PutMany(ctx, []*Put{p})
+// an existing timestamp replaces it). Unknown table: hbase.ErrTableNotFound;
+// unknown family: hbase.ErrFamilyNotFound.
+func (s *Store) Put(ctx context.Context, p *hbase.Put) error {
+	return s.PutMany(ctx, []*hbase.Put{p})
 }
 
 // PutMany writes many rows (of any tables) in one batch: each row is atomic,
 // and so, in this backend, is the whole batch. Every put is validated before
 // anything is written.
-func (s *embeddedStore) PutMany(ctx context.Context, puts []*Put) error {
+func (s *Store) PutMany(ctx context.Context, puts []*hbase.Put) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -382,13 +383,13 @@ func (s *embeddedStore) PutMany(ctx context.Context, puts []*Put) error {
 // nil or empty, a whole family when it maps to a nil or empty map, else
 // every version of the named qualifiers. Like HBase's Delete without a
 // timestamp it removes the versions whose timestamp is not after now.
-func (s *embeddedStore) Delete(ctx context.Context, d *Delete) error {
-	return s.DeleteMany(ctx, []*Delete{d})
+func (s *Store) Delete(ctx context.Context, d *hbase.Delete) error {
+	return s.DeleteMany(ctx, []*hbase.Delete{d})
 }
 
 // DeleteMany applies many deletes (of any tables) in one batch; each row is
 // atomic, and so, in this backend, is the whole batch.
-func (s *embeddedStore) DeleteMany(ctx context.Context, dels []*Delete) error {
+func (s *Store) DeleteMany(ctx context.Context, dels []*hbase.Delete) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -439,12 +440,12 @@ func checkMatches(expected, val []byte, present bool) bool {
 // expected value matches an absent cell and an empty value. Check and put are
 // atomic. With p.Timestamp 0 the cells are written at max(now, the checked
 // cell's timestamp), as HBase does.
-func (s *embeddedStore) CheckAndPut(ctx context.Context, p *Put, family, qualifier string, expected []byte) (bool, error) {
+func (s *Store) CheckAndPut(ctx context.Context, p *hbase.Put, family, qualifier string, expected []byte) (bool, error) {
 	if err := s.begin(ctx); err != nil {
 		return false, err
 	}
 	defer s.leave()
-	pp, err := s.preparePut(p, newPrepareArena([]*Put{p}))
+	pp, err := s.preparePut(p, newPrepareArena([]*hbase.Put{p}))
 	if err != nil {
 		return false, err
 	}
@@ -463,7 +464,7 @@ func (s *embeddedStore) CheckAndPut(ctx context.Context, p *Put, family, qualifi
 // CheckAndDelete applies d when the newest (unexpired) value of
 // family:qualifier in d's row equals expected (nil or empty: absent or
 // empty), atomically, and reports whether it did.
-func (s *embeddedStore) CheckAndDelete(ctx context.Context, d *Delete, family, qualifier string, expected []byte) (bool, error) {
+func (s *Store) CheckAndDelete(ctx context.Context, d *hbase.Delete, family, qualifier string, expected []byte) (bool, error) {
 	if err := s.begin(ctx); err != nil {
 		return false, err
 	}
@@ -480,7 +481,7 @@ func (s *embeddedStore) CheckAndDelete(ctx context.Context, d *Delete, family, q
 // checkAndMutate holds the lock of row rp of t, reads family:qualifier and,
 // when it matches expected, runs apply (given the checked cell's timestamp
 // and whether it is present) and commits; it reports whether it applied.
-func (s *embeddedStore) checkAndMutate(ctx context.Context, t *embTable, rp []byte, family, qualifier string, expected []byte,
+func (s *Store) checkAndMutate(ctx context.Context, t *embTable, rp []byte, family, qualifier string, expected []byte,
 	apply func(w *writer, cellTS int64, present bool) error) (bool, error) {
 	fam, err := t.family(family)
 	if err != nil {
@@ -514,7 +515,7 @@ func (s *embeddedStore) checkAndMutate(ctx context.Context, t *embTable, rp []by
 // family:qualifier (absent or expired: 0) atomically and returns the new
 // value. The new version's timestamp is max(now, previous timestamp + 1), as
 // in HBase. A cell that is not 8 bytes long is an error.
-func (s *embeddedStore) Increment(ctx context.Context, inc *Increment) (int64, error) {
+func (s *Store) Increment(ctx context.Context, inc *hbase.Increment) (int64, error) {
 	if err := s.begin(ctx); err != nil {
 		return 0, err
 	}

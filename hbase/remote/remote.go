@@ -1,4 +1,16 @@
-package hbase
+// Package remote is the HBase backend of package hbase: an hbase.Store and
+// hbase.Admin on a real HBase 2.x cluster, through github.com/tsuna/gohbase.
+// Open connects with the cluster's ZooKeeper quorum; functional options
+// (WithCallTimeout, WithAdminTimeout, ...) tune timeouts, batching and
+// logging.
+//
+// Data calls (this file) go through a gohbase client; the calls gohbase has
+// no method for (CheckAndDelete) are sent as custom hrpc calls. Table
+// administration (admin.go) goes through gohbase's admin client to the
+// active master, with master RPCs built here, since gohbase's own admin calls
+// know only the "default" namespace. Server errors are mapped to the hbase
+// sentinels and trimmed of Java stack traces (errors.go).
+package remote
 
 import (
 	"bytes"
@@ -16,22 +28,24 @@ import (
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/weibohbase/gateway/hbase"
 )
 
-// Defaults of the hbase backend; see the HBaseOption constructors.
+// Defaults of the backend; see the Option constructors.
 const (
-	// DefaultHBaseCallTimeout bounds a data call (Get, Put, Scan, a batch…)
+	// DefaultCallTimeout bounds a data call (Get, Put, Scan, a batch…)
 	// whose context has no deadline: gohbase retries until the context ends.
-	DefaultHBaseCallTimeout = 30 * time.Second
-	// DefaultHBaseAdminTimeout bounds EnsureTables, DisableTable and
-	// DeleteTable when their context has no deadline.
-	DefaultHBaseAdminTimeout = 2 * time.Minute
+	DefaultCallTimeout = 30 * time.Second
+	// DefaultAdminTimeout bounds an admin call (EnsureTables,
+	// DisableTable, DeleteTable, DropNamespace) whose context has no deadline.
+	DefaultAdminTimeout = 2 * time.Minute
 )
 
-// HBaseOption configures NewHBase.
-type HBaseOption func(*hbaseConfig)
+// Option configures Open.
+type Option func(*config)
 
-type hbaseConfig struct {
+type config struct {
 	callTimeout   time.Duration
 	adminTimeout  time.Duration
 	flushInterval time.Duration
@@ -43,58 +57,58 @@ type hbaseConfig struct {
 	skipPing      bool
 }
 
-// WithHBaseCallTimeout sets the timeout applied to data calls whose context
-// has no deadline (default DefaultHBaseCallTimeout); for a Scan it bounds the
+// WithCallTimeout sets the timeout applied to data calls whose context
+// has no deadline (default DefaultCallTimeout); for a Scan it bounds the
 // whole scan. d <= 0 applies none: such calls then wait as long as HBase is
 // unreachable.
-func WithHBaseCallTimeout(d time.Duration) HBaseOption {
-	return func(c *hbaseConfig) { c.callTimeout = d }
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) { c.callTimeout = d }
 }
 
-// WithHBaseAdminTimeout sets the timeout applied to EnsureTables and the table
-// admin helpers when their context has no deadline (default
-// DefaultHBaseAdminTimeout); d <= 0 applies none.
-func WithHBaseAdminTimeout(d time.Duration) HBaseOption {
-	return func(c *hbaseConfig) { c.adminTimeout = d }
+// WithAdminTimeout sets the timeout applied to admin calls (EnsureTables,
+// DisableTable, DeleteTable, DropNamespace) whose context has no deadline
+// (default DefaultAdminTimeout); d <= 0 applies none.
+func WithAdminTimeout(d time.Duration) Option {
+	return func(c *config) { c.adminTimeout = d }
 }
 
-// WithHBaseFlushInterval sets how long gohbase waits to gather concurrent
+// WithFlushInterval sets how long gohbase waits to gather concurrent
 // calls to one region server into a multi request before sending it. The
 // default, 0, sends at once (a GetMany/PutMany/DeleteMany is batched anyway);
 // gohbase's own default is 20 ms, which trades latency for fewer round trips.
-func WithHBaseFlushInterval(d time.Duration) HBaseOption {
-	return func(c *hbaseConfig) { c.flushInterval = d }
+func WithFlushInterval(d time.Duration) Option {
+	return func(c *config) { c.flushInterval = d }
 }
 
-// WithHBaseZooKeeperTimeout sets the ZooKeeper session timeout gohbase uses to
+// WithZooKeeperTimeout sets the ZooKeeper session timeout gohbase uses to
 // locate hbase:meta and the master (gohbase's default: 30 s).
-func WithHBaseZooKeeperTimeout(d time.Duration) HBaseOption {
-	return func(c *hbaseConfig) { c.zkTimeout = d }
+func WithZooKeeperTimeout(d time.Duration) Option {
+	return func(c *config) { c.zkTimeout = d }
 }
 
-// WithHBaseRegionLookupTimeout bounds one region lookup in hbase:meta or
+// WithRegionLookupTimeout bounds one region lookup in hbase:meta or
 // ZooKeeper before gohbase backs off and retries (gohbase's default: 30 s).
-func WithHBaseRegionLookupTimeout(d time.Duration) HBaseOption {
-	return func(c *hbaseConfig) { c.lookupTimeout = d }
+func WithRegionLookupTimeout(d time.Duration) Option {
+	return func(c *config) { c.lookupTimeout = d }
 }
 
-// WithHBaseRegionReadTimeout sets how long gohbase waits for a region server's
+// WithRegionReadTimeout sets how long gohbase waits for a region server's
 // reply before it drops the connection and retries (gohbase's default: 30 s).
-func WithHBaseRegionReadTimeout(d time.Duration) HBaseOption {
-	return func(c *hbaseConfig) { c.readTimeout = d }
+func WithRegionReadTimeout(d time.Duration) Option {
+	return func(c *config) { c.readTimeout = d }
 }
 
-// WithHBaseEffectiveUser sets the user name sent to HBase (gohbase's default:
+// WithEffectiveUser sets the user name sent to HBase (gohbase's default:
 // "root"); HBase uses it only when authorization is enabled.
-func WithHBaseEffectiveUser(user string) HBaseOption {
-	return func(c *hbaseConfig) { c.effectiveUser = user }
+func WithEffectiveUser(user string) Option {
+	return func(c *config) { c.effectiveUser = user }
 }
 
-// WithHBaseLogger sets the logger gohbase writes to. The default is
+// WithLogger sets the logger gohbase writes to. The default is
 // slog.Default() limited to warnings and errors: gohbase logs every region it
 // locates at level INFO.
-func WithHBaseLogger(l *slog.Logger) HBaseOption {
-	return func(c *hbaseConfig) { c.logger = l }
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
 }
 
 // minLevelHandler drops records below min.
@@ -118,15 +132,16 @@ func (h minLevelHandler) WithGroup(name string) slog.Handler {
 	return minLevelHandler{h.Handler.WithGroup(name), h.min}
 }
 
-// WithHBaseNoPing makes NewHBase return without checking that HBase answers;
+// WithNoPing makes Open return without checking that HBase answers;
 // the first call then finds out.
-func WithHBaseNoPing() HBaseOption {
-	return func(c *hbaseConfig) { c.skipPing = true }
+func WithNoPing() Option {
+	return func(c *config) { c.skipPing = true }
 }
 
-// hbaseStore is the "hbase" backend: Store on gohbase.
-type hbaseStore struct {
-	cfg      hbaseConfig
+// Store is an open connection to one HBase cluster; it implements
+// hbase.Store and hbase.Admin, and is safe for concurrent use.
+type Store struct {
+	cfg      config
 	zk       string
 	client   gohbase.Client
 	rpc      gohbase.RPCClient // client, for calls gohbase has no method for
@@ -134,18 +149,20 @@ type hbaseStore struct {
 	closed   sync.Once
 }
 
-// NewHBase returns the Store of the HBase cluster whose ZooKeeper quorum is
+var _ hbase.StoreAdmin = (*Store)(nil)
+
+// Open returns the Store of the HBase cluster whose ZooKeeper quorum is
 // zkQuorum ("host:port[,host:port…]", e.g. "127.0.0.1:2181"). Unless
-// WithHBaseNoPing is given it checks, within ctx, that HBase answers (see
+// WithNoPing is given it checks, within ctx, that HBase answers (see
 // Ping) and returns that error if not. ctx is used only for that check: the
 // store lives until Close. Close it to release its connections.
-func NewHBase(ctx context.Context, zkQuorum string, opts ...HBaseOption) (Store, error) {
+func Open(ctx context.Context, zkQuorum string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(zkQuorum) == "" {
 		return nil, errors.New("hbase: empty ZooKeeper quorum")
 	}
-	cfg := hbaseConfig{
-		callTimeout:  DefaultHBaseCallTimeout,
-		adminTimeout: DefaultHBaseAdminTimeout,
+	cfg := config{
+		callTimeout:  DefaultCallTimeout,
+		adminTimeout: DefaultAdminTimeout,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -162,7 +179,7 @@ func NewHBase(ctx context.Context, zkQuorum string, opts ...HBaseOption) (Store,
 		client.Close()
 		return nil, err
 	}
-	s := &hbaseStore{cfg: cfg, zk: zkQuorum, client: client, rpc: rpc, adminRPC: admin}
+	s := &Store{cfg: cfg, zk: zkQuorum, client: client, rpc: rpc, adminRPC: admin}
 	if !cfg.skipPing {
 		if err := s.Ping(ctx); err != nil {
 			client.Close()
@@ -172,7 +189,7 @@ func NewHBase(ctx context.Context, zkQuorum string, opts ...HBaseOption) (Store,
 	return s, nil
 }
 
-func (c hbaseConfig) gohbaseOptions() []gohbase.Option {
+func (c config) gohbaseOptions() []gohbase.Option {
 	opts := []gohbase.Option{gohbase.FlushInterval(c.flushInterval)}
 	if c.zkTimeout > 0 {
 		opts = append(opts, gohbase.ZookeeperTimeout(c.zkTimeout))
@@ -193,19 +210,19 @@ func (c hbaseConfig) gohbaseOptions() []gohbase.Option {
 	return append(opts, gohbase.Logger(logger))
 }
 
-// Backend returns BackendHBase.
-func (s *hbaseStore) Backend() string { return BackendHBase }
+// Backend returns hbase.BackendHBase.
+func (s *Store) Backend() string { return hbase.BackendHBase }
 
 // Close closes the connections to the region servers. The master connection
 // is shared by every store of the same quorum and stays open (gohbase's admin
 // client cannot be closed). Close is idempotent; calls after it fail.
-func (s *hbaseStore) Close() error {
+func (s *Store) Close() error {
 	s.closed.Do(s.client.Close)
 	return nil
 }
 
 // callCtx applies the call timeout to contexts without a deadline.
-func (s *hbaseStore) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return withDefaultTimeout(ctx, s.cfg.callTimeout)
 }
 
@@ -218,7 +235,7 @@ func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, 
 
 // Ping reads a (missing) row of hbase:meta: it succeeds when ZooKeeper, and
 // the region server holding hbase:meta, answer.
-func (s *hbaseStore) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) error {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	get, err := hrpc.NewGet(ctx, []byte("hbase:meta"), []byte("gateway,ping,"), hrpc.SkipBatch())
@@ -232,7 +249,7 @@ func (s *hbaseStore) Ping(ctx context.Context) error {
 
 // --- reads ---------------------------------------------------------------------
 
-func (s *hbaseStore) newGet(ctx context.Context, g *Get, single bool) (*hrpc.Get, error) {
+func (s *Store) newGet(ctx context.Context, g *hbase.Get, single bool) (*hrpc.Get, error) {
 	if g == nil {
 		return nil, errors.New("hbase: nil Get")
 	}
@@ -253,8 +270,8 @@ func (s *hbaseStore) newGet(ctx context.Context, g *Get, single bool) (*hrpc.Get
 	return hrpc.NewGet(ctx, []byte(g.Table), g.Row, opts...)
 }
 
-// Get reads one row; see Store.
-func (s *hbaseStore) Get(ctx context.Context, g *Get) (*Result, error) {
+// Get reads one row; see hbase.Store.
+func (s *Store) Get(ctx context.Context, g *hbase.Get) (*hbase.Result, error) {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	get, err := s.newGet(ctx, g, true)
@@ -272,7 +289,7 @@ func (s *hbaseStore) Get(ctx context.Context, g *Get) (*Result, error) {
 // only calls of one table); the batches of different tables run
 // concurrently, so the call costs one round trip per region server. Results
 // are in the order of gets; missing rows give Results without cells.
-func (s *hbaseStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
+func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result, error) {
 	if len(gets) == 0 {
 		return nil, nil
 	}
@@ -287,7 +304,7 @@ func (s *hbaseStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, error
 		calls[i] = get
 	}
 	res := s.sendBatch(ctx, calls)
-	out := make([]*Result, len(gets))
+	out := make([]*hbase.Result, len(gets))
 	for i, r := range res {
 		if r.Error != nil {
 			return nil, batchError("get", i, len(gets), gets[i].Table, r.Error)
@@ -301,13 +318,13 @@ func (s *hbaseStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, error
 	return out, nil
 }
 
-// Scan streams the rows of s's range to fn; see Store. The scanner is closed
+// Scan streams the rows of s's range to fn; see hbase.Store. The scanner is closed
 // (on the server too) when the scan stops early.
-func (s *hbaseStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
+func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if sc == nil {
 		return errors.New("hbase: nil Scan")
 	}
-	start, stop := ScanRange(sc)
+	start, stop := hbase.ScanRange(sc)
 	if len(start) > 0 && len(stop) > 0 && bytes.Compare(start, stop) >= 0 {
 		return nil // empty range
 	}
@@ -344,7 +361,7 @@ func (s *hbaseStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) error)
 			continue
 		}
 		if err := fn(toResult(r.Cells[0].Row, r.Cells)); err != nil {
-			if errors.Is(err, ErrStopScan) {
+			if errors.Is(err, hbase.ErrStopScan) {
 				return nil
 			}
 			return err
@@ -357,23 +374,23 @@ func (s *hbaseStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) error)
 }
 
 // toResult converts gohbase cells to a Result in HBase order.
-func toResult(row []byte, cells []*hrpc.Cell) *Result {
-	r := &Result{Row: row, Cells: make([]*Cell, 0, len(cells))}
+func toResult(row []byte, cells []*hrpc.Cell) *hbase.Result {
+	r := &hbase.Result{Row: row, Cells: make([]*hbase.Cell, 0, len(cells))}
 	for _, c := range cells {
-		r.Cells = append(r.Cells, &Cell{
+		r.Cells = append(r.Cells, &hbase.Cell{
 			Family:    string(c.Family),
 			Qualifier: string(c.Qualifier),
 			Value:     c.Value,
 			Timestamp: int64((*pb.Cell)(c).GetTimestamp()),
 		})
 	}
-	SortCells(r.Cells)
+	hbase.SortCells(r.Cells)
 	return r
 }
 
 // --- writes --------------------------------------------------------------------
 
-func (s *hbaseStore) newPut(ctx context.Context, p *Put, single bool) (*hrpc.Mutate, error) {
+func (s *Store) newPut(ctx context.Context, p *hbase.Put, single bool) (*hrpc.Mutate, error) {
 	if p == nil {
 		return nil, errors.New("hbase: nil Put")
 	}
@@ -390,7 +407,7 @@ func (s *hbaseStore) newPut(ctx context.Context, p *Put, single bool) (*hrpc.Mut
 // deleteValues converts Delete.Values to gohbase's shape. gohbase deletes a
 // whole family only for a nil qualifier map (an empty non-nil one would
 // delete nothing), so empty maps become nil.
-func deleteValues(v Values) map[string]map[string][]byte {
+func deleteValues(v hbase.Values) map[string]map[string][]byte {
 	if v == nil {
 		return nil
 	}
@@ -409,7 +426,7 @@ func deleteValues(v Values) map[string]map[string][]byte {
 	return out
 }
 
-func (s *hbaseStore) newDelete(ctx context.Context, d *Delete, single bool) (*hrpc.Mutate, error) {
+func (s *Store) newDelete(ctx context.Context, d *hbase.Delete, single bool) (*hrpc.Mutate, error) {
 	if d == nil {
 		return nil, errors.New("hbase: nil Delete")
 	}
@@ -420,8 +437,8 @@ func (s *hbaseStore) newDelete(ctx context.Context, d *Delete, single bool) (*hr
 	return hrpc.NewDel(ctx, []byte(d.Table), d.Row, deleteValues(d.Values), opts...)
 }
 
-// Put writes one row atomically; see Store.
-func (s *hbaseStore) Put(ctx context.Context, p *Put) error {
+// Put writes one row atomically; see hbase.Store.
+func (s *Store) Put(ctx context.Context, p *hbase.Put) error {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	m, err := s.newPut(ctx, p, true)
@@ -434,7 +451,7 @@ func (s *hbaseStore) Put(ctx context.Context, p *Put) error {
 
 // PutMany writes rows with one SendBatch per table, run concurrently; on
 // error it returns the first failed put's error (others may have been written).
-func (s *hbaseStore) PutMany(ctx context.Context, puts []*Put) error {
+func (s *Store) PutMany(ctx context.Context, puts []*hbase.Put) error {
 	if len(puts) == 0 {
 		return nil
 	}
@@ -456,8 +473,8 @@ func (s *hbaseStore) PutMany(ctx context.Context, puts []*Put) error {
 	return nil
 }
 
-// Delete deletes from one row atomically; see Store and Delete.
-func (s *hbaseStore) Delete(ctx context.Context, d *Delete) error {
+// Delete deletes from one row atomically; see hbase.Store and hbase.Delete.
+func (s *Store) Delete(ctx context.Context, d *hbase.Delete) error {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	m, err := s.newDelete(ctx, d, true)
@@ -470,7 +487,7 @@ func (s *hbaseStore) Delete(ctx context.Context, d *Delete) error {
 
 // DeleteMany deletes with one SendBatch per table, run concurrently; on error
 // it returns the first failed delete's error.
-func (s *hbaseStore) DeleteMany(ctx context.Context, dels []*Delete) error {
+func (s *Store) DeleteMany(ctx context.Context, dels []*hbase.Delete) error {
 	if len(dels) == 0 {
 		return nil
 	}
@@ -494,7 +511,7 @@ func (s *hbaseStore) DeleteMany(ctx context.Context, dels []*Delete) error {
 
 // sendBatch sends calls with one gohbase SendBatch per table (gohbase rejects
 // mixed tables), concurrently, and returns the results in the order of calls.
-func (s *hbaseStore) sendBatch(ctx context.Context, calls []hrpc.Call) []hrpc.RPCResult {
+func (s *Store) sendBatch(ctx context.Context, calls []hrpc.Call) []hrpc.RPCResult {
 	type group struct {
 		idx   []int
 		calls []hrpc.Call
@@ -542,8 +559,8 @@ func valueComparator(expected []byte) (*pb.Comparator, error) {
 }
 
 // CheckAndPut applies p if the newest family:qualifier of p's row equals
-// expected; see Store. HBase treats expected nil as "absent or empty value".
-func (s *hbaseStore) CheckAndPut(ctx context.Context, p *Put, family, qualifier string, expected []byte) (bool, error) {
+// expected; see hbase.Store. HBase treats expected nil as "absent or empty value".
+func (s *Store) CheckAndPut(ctx context.Context, p *hbase.Put, family, qualifier string, expected []byte) (bool, error) {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	m, err := s.newPut(ctx, p, true)
@@ -583,8 +600,8 @@ func (c *checkAndDelete) ToProto() proto.Message {
 func (c *checkAndDelete) CellBlocksEnabled() bool { return false }
 
 // CheckAndDelete applies d if the newest family:qualifier of d's row equals
-// expected; see Store. HBase treats expected nil as "absent or empty value".
-func (s *hbaseStore) CheckAndDelete(ctx context.Context, d *Delete, family, qualifier string, expected []byte) (bool, error) {
+// expected; see hbase.Store. HBase treats expected nil as "absent or empty value".
+func (s *Store) CheckAndDelete(ctx context.Context, d *hbase.Delete, family, qualifier string, expected []byte) (bool, error) {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	m, err := s.newDelete(ctx, d, true) // SkipBatch: sent alone, never in a multi
@@ -611,8 +628,8 @@ func (s *hbaseStore) CheckAndDelete(ctx context.Context, d *Delete, family, qual
 }
 
 // Increment adds inc.Amount to an 8-byte big-endian counter and returns the
-// new value; see Store. A cell that is not 8 bytes wide makes HBase fail the call.
-func (s *hbaseStore) Increment(ctx context.Context, inc *Increment) (int64, error) {
+// new value; see hbase.Store. A cell that is not 8 bytes wide makes HBase fail the call.
+func (s *Store) Increment(ctx context.Context, inc *hbase.Increment) (int64, error) {
 	if inc == nil {
 		return 0, errors.New("hbase: nil Increment")
 	}
@@ -627,86 +644,4 @@ func (s *hbaseStore) Increment(ctx context.Context, inc *Increment) (int64, erro
 		return 0, mapError("increment", inc.Table, err)
 	}
 	return v, nil
-}
-
-// --- errors ----------------------------------------------------------------------
-
-// storeError is a backend error: a short message (a Java exception's first
-// line, not its stack trace), the Store sentinel it stands for (if any) and
-// gohbase's error, both reachable with errors.Is / errors.As.
-type storeError struct {
-	msg   string
-	kind  error
-	cause error
-}
-
-func (e *storeError) Error() string { return e.msg }
-
-func (e *storeError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.cause}
-	}
-	return []error{e.kind, e.cause}
-}
-
-// javaException splits a gohbase error carrying a Java exception ("HBase Java
-// exception CLASS:\nSTACK") into the class and the stack's first line.
-func javaException(err error) (class, first string, ok bool) {
-	const prefix = "HBase Java exception "
-	msg := err.Error()
-	i := strings.Index(msg, prefix)
-	if i < 0 {
-		return "", "", false
-	}
-	class, stack, _ := strings.Cut(msg[i+len(prefix):], ":\n")
-	first, _, _ = strings.Cut(stack, "\n")
-	if first == "" {
-		first = class
-	}
-	return class, strings.TrimSpace(first), true
-}
-
-// isJava reports whether err carries the Java exception named simpleName
-// (the class name without package).
-func isJava(err error, simpleName string) bool {
-	class, _, ok := javaException(err)
-	return ok && (class == simpleName || strings.HasSuffix(class, "."+simpleName))
-}
-
-// maxDetail bounds, in runes, the Java exception message kept in an error.
-const maxDetail = 240
-
-// mapError turns a gohbase error of operation op on table into a storeError:
-// ErrTableNotFound for TableNotFoundException (or gohbase's TableNotFound),
-// ErrFamilyNotFound for NoSuchColumnFamilyException. Context errors keep
-// their identity (errors.Is(err, context.DeadlineExceeded) holds).
-func mapError(op, table string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var kind error
-	switch {
-	case errors.Is(err, gohbase.TableNotFound), isJava(err, "TableNotFoundException"):
-		kind = ErrTableNotFound
-	case isJava(err, "NoSuchColumnFamilyException"):
-		kind = ErrFamilyNotFound
-	}
-	detail := err.Error()
-	if _, first, ok := javaException(err); ok {
-		detail = first
-		// Some messages append the whole table descriptor; keep the gist.
-		if r := []rune(detail); len(r) > maxDetail {
-			detail = string(r[:maxDetail]) + "…"
-		}
-	}
-	msg := fmt.Sprintf("hbase: %s %q: %s", op, table, detail)
-	if kind != nil {
-		msg = fmt.Sprintf("%v: %s %q: %s", kind, op, table, detail)
-	}
-	return &storeError{msg: msg, kind: kind, cause: err}
-}
-
-// batchError maps the error of call i (0-based) of a batch of n.
-func batchError(op string, i, n int, table string, err error) error {
-	return mapError(fmt.Sprintf("%s %d of %d in", op, i+1, n), table, err)
 }

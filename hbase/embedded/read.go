@@ -1,4 +1,4 @@
-package hbase
+package embedded
 
 import (
 	"bytes"
@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weibohbase/gateway/hbase"
 )
 
 // Reads of the embedded backend: Get, GetMany, Scan.
@@ -45,15 +48,15 @@ func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) {
 
 // result builds the Result of row (which it keeps) from the collected cells,
 // copying everything out of the builder.
-func (b *rowBuilder) result(row []byte) *Result {
-	res := &Result{Row: row}
+func (b *rowBuilder) result(row []byte) *hbase.Result {
+	res := &hbase.Result{Row: row}
 	if len(b.recs) == 0 {
 		return res
 	}
 	quals := string(b.quals)
 	vals := bytes.Clone(b.vals)
-	cells := make([]Cell, len(b.recs))
-	res.Cells = make([]*Cell, len(b.recs))
+	cells := make([]hbase.Cell, len(b.recs))
+	res.Cells = make([]*hbase.Cell, len(b.recs))
 	for i, r := range b.recs {
 		c := &cells[i]
 		c.Family = r.fam.name
@@ -132,7 +135,7 @@ func (w *cellWalker) walk(it *pebble.Iterator, valid bool, rowLen int, bound []b
 
 // resolveFamilies maps family names to the table's families, sorted and
 // without duplicates; nil for an empty list. An unknown name is
-// ErrFamilyNotFound (HBase fails such reads too).
+// hbase.ErrFamilyNotFound (HBase fails such reads too).
 func resolveFamilies(t *embTable, names []string) ([]*embFamily, error) {
 	if len(names) == 0 {
 		return nil, nil
@@ -147,25 +150,15 @@ func resolveFamilies(t *embTable, names []string) ([]*embFamily, error) {
 			out = append(out, f)
 		}
 	}
-	slices.SortFunc(out, func(a, b *embFamily) int { return cmpString(a.name, b.name) })
+	slices.SortFunc(out, func(a, b *embFamily) int { return strings.Compare(a.name, b.name) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // preparedGet is a validated Get.
 type preparedGet struct {
 	t    *embTable
 	fams []*embFamily
-	g    *Get
+	g    *hbase.Get
 }
 
 func validRow(row []byte) error {
@@ -181,7 +174,7 @@ func validRow(row []byte) error {
 // maxRowLen is HBase's limit on rowkey length (Short.MAX_VALUE).
 const maxRowLen = 32767
 
-func (s *embeddedStore) prepareGet(g *Get) (preparedGet, error) {
+func (s *Store) prepareGet(g *hbase.Get) (preparedGet, error) {
 	if g == nil {
 		return preparedGet{}, errors.New("hbase: nil Get")
 	}
@@ -200,7 +193,7 @@ func (s *embeddedStore) prepareGet(g *Get) (preparedGet, error) {
 }
 
 // getRow reads one row through it (an unbounded iterator), using prefix seeks.
-func getRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key []byte) (*Result, []byte, error) {
+func getRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key []byte) (*hbase.Result, []byte, error) {
 	b.reset()
 	w := cellWalker{t: pg.t, want: pg.fams, maxVersions: max(1, pg.g.MaxVersions), now: now}
 	key = appendRowPrefix(key[:0], pg.t, pg.g.Row)
@@ -223,10 +216,10 @@ func getRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key [
 // Get reads one row: the newest version of each column (up to
 // min(MaxVersions, the family's MaxVersions) versions, newest first, when
 // MaxVersions > 1), skipping cells past their family's TTL. A missing row is
-// a Result with Row set and no cells. Unknown table: ErrTableNotFound;
-// unknown family in Families: ErrFamilyNotFound.
-func (s *embeddedStore) Get(ctx context.Context, g *Get) (*Result, error) {
-	rs, err := s.GetMany(ctx, []*Get{g})
+// a Result with Row set and no cells. Unknown table: hbase.ErrTableNotFound;
+// unknown family in Families: hbase.ErrFamilyNotFound.
+func (s *Store) Get(ctx context.Context, g *hbase.Get) (*hbase.Result, error) {
+	rs, err := s.GetMany(ctx, []*hbase.Get{g})
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +228,7 @@ func (s *embeddedStore) Get(ctx context.Context, g *Get) (*Result, error) {
 
 // GetMany reads rows of any tables from one consistent snapshot; results
 // are in the order of gets (one per get, never nil).
-func (s *embeddedStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
+func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -247,7 +240,7 @@ func (s *embeddedStore) GetMany(ctx context.Context, gets []*Get) ([]*Result, er
 			return nil, err
 		}
 	}
-	out := make([]*Result, len(gets))
+	out := make([]*hbase.Result, len(gets))
 	if len(gets) == 0 {
 		return out, nil
 	}
@@ -283,8 +276,8 @@ const (
 // of the wanted families, newest version of each column only, in rowkey
 // order. It streams: rows are read as fn consumes them (fn may write to the
 // store). Rows written during the scan may or may not be seen. An error of fn
-// ends the scan and is returned, except ErrStopScan which ends it with nil.
-func (s *embeddedStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
+// ends the scan and is returned, except hbase.ErrStopScan which ends it with nil.
+func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -300,11 +293,11 @@ func (s *embeddedStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) err
 	if err != nil {
 		return err
 	}
-	start, stop := ScanRange(sc)
+	start, stop := hbase.ScanRange(sc)
 	lower := appendEscaped(bytes.Clone(t.prefix), start)
 	var upper []byte
 	if stop == nil {
-		upper = PrefixEnd(t.prefix)
+		upper = hbase.PrefixEnd(t.prefix)
 	} else {
 		upper = appendEscaped(bytes.Clone(t.prefix), stop)
 	}
@@ -362,7 +355,7 @@ func (s *embeddedStore) Scan(ctx context.Context, sc *Scan, fn func(*Result) err
 		if len(b.recs) > 0 {
 			row := bytes.Clone(unescape(rp[tableHeaderLen : n-2]))
 			if err := fn(b.result(row)); err != nil {
-				if errors.Is(err, ErrStopScan) {
+				if errors.Is(err, hbase.ErrStopScan) {
 					return nil
 				}
 				return err

@@ -1,4 +1,4 @@
-package hbase
+package remote
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/hbasetest"
 	"github.com/weibohbase/gateway/internal/hbasezk"
 )
 
@@ -25,14 +27,14 @@ import (
 // GATEWAY_TEST_HBASE_ZK it skips t, except in CI (CI=true) where it fails t:
 // there the HBase tests must run. The HBase is shared by every test and test
 // binary of the run: tests use tables or row prefixes of their own.
-func newTestHBase(t *testing.T) Store {
+func newTestHBase(t testing.TB) *Store {
 	t.Helper()
 	zk := hbasezk.Addr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := NewHBase(ctx, zk)
+	st, err := Open(ctx, zk)
 	if err != nil {
-		t.Fatalf("NewHBase(%s): %v", zk, err)
+		t.Fatalf("Open(%s): %v", zk, err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	return st
@@ -46,17 +48,17 @@ const (
 	gtTableB    = gtNamespace + ":gohbase_b_v1" // family f; two regions, split at "m"
 )
 
-var gtSpecs = []TableSpec{
-	{Name: "gohbase_a_v1", Families: []FamilySpec{
+var gtSpecs = []hbase.TableSpec{
+	{Name: "gohbase_a_v1", Families: []hbase.FamilySpec{
 		{Name: "f", MaxVersions: 3},
-		{Name: "g", Bloom: BloomRowCol, InMemory: true},
-		{Name: "ttl", TTL: 5 * time.Second, Bloom: BloomNone},
+		{Name: "g", Bloom: hbase.BloomRowCol, InMemory: true},
+		{Name: "ttl", TTL: 5 * time.Second, Bloom: hbase.BloomNone},
 	}},
-	{Name: "gohbase_b_v1", Families: []FamilySpec{{Name: "f"}}, SplitKeys: [][]byte{[]byte("m")}},
+	{Name: "gohbase_b_v1", Families: []hbase.FamilySpec{{Name: "f"}}, SplitKeys: [][]byte{[]byte("m")}},
 }
 
 // gtStore returns a store with the fixed test tables in place.
-func gtStore(t *testing.T) Store {
+func gtStore(t *testing.T) *Store {
 	t.Helper()
 	st := newTestHBase(t)
 	if err := st.EnsureTables(tctx(t), gtNamespace, gtSpecs); err != nil {
@@ -78,15 +80,12 @@ func rowPrefix(t *testing.T) string {
 }
 
 // uniqueNamespace returns a fresh namespace name dropped when t ends.
-func uniqueNamespace(t *testing.T, st Store) string {
+func uniqueNamespace(t *testing.T, st *Store) string {
 	ns := fmt.Sprintf("gwtest_%d_%x", time.Now().Unix(), rand.Uint32())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		dropper := st.(interface {
-			DropNamespace(context.Context, string) error
-		})
-		if err := dropper.DropNamespace(ctx, ns); err != nil {
+		if err := st.DropNamespace(ctx, ns); err != nil {
 			t.Errorf("DropNamespace(%s): %v", ns, err)
 		}
 	})
@@ -96,7 +95,7 @@ func uniqueNamespace(t *testing.T, st Store) string {
 func be64(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
 
 // cellsString renders cells compactly for comparisons: "f:q=v@ts ...".
-func cellsString(cells []*Cell, withTS bool) string {
+func cellsString(cells []*hbase.Cell, withTS bool) string {
 	var b strings.Builder
 	for i, c := range cells {
 		if i > 0 {
@@ -110,7 +109,7 @@ func cellsString(cells []*Cell, withTS bool) string {
 	return b.String()
 }
 
-func rowsString(rows []*Result) string {
+func rowsString(rows []*hbase.Result) string {
 	var s []string
 	for _, r := range rows {
 		s = append(s, string(r.Row))
@@ -118,14 +117,14 @@ func rowsString(rows []*Result) string {
 	return strings.Join(s, ",")
 }
 
-func mustPut(t *testing.T, st Store, p *Put) {
+func mustPut(t *testing.T, st *Store, p *hbase.Put) {
 	t.Helper()
 	if err := st.Put(tctx(t), p); err != nil {
 		t.Fatalf("Put %s/%q: %v", p.Table, p.Row, err)
 	}
 }
 
-func mustGet(t *testing.T, st Store, g *Get) *Result {
+func mustGet(t *testing.T, st *Store, g *hbase.Get) *hbase.Result {
 	t.Helper()
 	r, err := st.Get(tctx(t), g)
 	if err != nil {
@@ -134,10 +133,10 @@ func mustGet(t *testing.T, st Store, g *Get) *Result {
 	return r
 }
 
-func TestHBaseBackendAndPing(t *testing.T) {
+func TestBackendAndPing(t *testing.T) {
 	st := newTestHBase(t)
-	if got := st.Backend(); got != BackendHBase {
-		t.Errorf("Backend() = %q, want %q", got, BackendHBase)
+	if got := st.Backend(); got != hbase.BackendHBase {
+		t.Errorf("Backend() = %q, want %q", got, hbase.BackendHBase)
 	}
 	if err := st.Ping(tctx(t)); err != nil {
 		t.Errorf("Ping: %v", err)
@@ -151,7 +150,7 @@ func TestHBaseBackendAndPing(t *testing.T) {
 	}
 }
 
-func TestHBaseNewHBaseUnreachable(t *testing.T) {
+func TestOpenUnreachable(t *testing.T) {
 	newTestHBase(t) // skip/fail like the other HBase tests
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -159,28 +158,28 @@ func TestHBaseNewHBaseUnreachable(t *testing.T) {
 	// gohbase keeps retrying ZooKeeper in the background even after Close;
 	// keep its complaints out of the test output.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := NewHBase(ctx, "127.0.0.1:1", WithHBaseLogger(quiet))
+	st, err := Open(ctx, "127.0.0.1:1", WithLogger(quiet))
 	if err == nil {
 		_ = st.Close()
-		t.Fatal("NewHBase on a dead quorum succeeded")
+		t.Fatal("Open on a dead quorum succeeded")
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("NewHBase error = %v, want context.DeadlineExceeded", err)
+		t.Errorf("Open error = %v, want context.DeadlineExceeded", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("NewHBase took %v with a 2s context", d)
+		t.Errorf("Open took %v with a 2s context", d)
 	}
-	if _, err := NewHBase(context.Background(), " "); err == nil {
-		t.Error("NewHBase with an empty quorum succeeded")
+	if _, err := Open(context.Background(), " "); err == nil {
+		t.Error("Open with an empty quorum succeeded")
 	}
 }
 
-func TestHBaseEnsureTables(t *testing.T) {
+func TestEnsureTables(t *testing.T) {
 	st := newTestHBase(t)
 	ns := uniqueNamespace(t, st)
-	specs := []TableSpec{
-		{Name: "one", Families: []FamilySpec{{Name: "f", MaxVersions: 2}, {Name: "g", TTL: time.Hour}}},
-		{Name: "split", Families: []FamilySpec{{Name: "f"}},
+	specs := []hbase.TableSpec{
+		{Name: "one", Families: []hbase.FamilySpec{{Name: "f", MaxVersions: 2}, {Name: "g", TTL: time.Hour}}},
+		{Name: "split", Families: []hbase.FamilySpec{{Name: "f"}},
 			// Unsorted, with a duplicate and an empty key: EnsureTables cleans them.
 			SplitKeys: [][]byte{[]byte("r"), []byte("h"), nil, []byte("h")}},
 	}
@@ -207,7 +206,7 @@ func TestHBaseEnsureTables(t *testing.T) {
 		t.Fatalf("second EnsureTables: %v", err)
 	}
 	// Adding a table to an existing namespace.
-	more := append(specs, TableSpec{Name: "later", Families: []FamilySpec{{Name: "f"}}})
+	more := append(specs, hbase.TableSpec{Name: "later", Families: []hbase.FamilySpec{{Name: "f"}}})
 	if err := st.EnsureTables(tctx(t), ns, more); err != nil {
 		t.Fatalf("EnsureTables with one more table: %v", err)
 	}
@@ -215,25 +214,25 @@ func TestHBaseEnsureTables(t *testing.T) {
 	// The tables are usable at once, in every region.
 	split := ns + ":split"
 	for _, row := range []string{"a", "h", "k", "r", "z"} {
-		mustPut(t, st, &Put{Table: split, Row: []byte(row), Values: Values{"f": {"q": []byte(row)}}})
+		mustPut(t, st, &hbase.Put{Table: split, Row: []byte(row), Values: hbase.Values{"f": {"q": []byte(row)}}})
 	}
-	rows, err := ScanAll(tctx(t), st, &Scan{Table: split})
+	rows, err := hbase.ScanAll(tctx(t), st, &hbase.Scan{Table: split})
 	if err != nil {
 		t.Fatalf("scan across regions: %v", err)
 	}
 	if got := rowsString(rows); got != "a,h,k,r,z" {
 		t.Errorf("scan across regions = %s, want a,h,k,r,z", got)
 	}
-	mustPut(t, st, &Put{Table: ns + ":later", Row: []byte("x"), Values: Values{"f": {"q": []byte("1")}}})
+	mustPut(t, st, &hbase.Put{Table: ns + ":later", Row: []byte("x"), Values: hbase.Values{"f": {"q": []byte("1")}}})
 
 	// MaxVersions reached the family descriptor: 2 versions kept of f, 1 of g.
 	one := ns + ":one"
 	now := time.Now().UnixMilli() // g has a TTL of an hour: recent timestamps
 	for ts := now - 3000; ts < now; ts += 1000 {
-		mustPut(t, st, &Put{Table: one, Row: []byte("r"), Timestamp: ts,
-			Values: Values{"f": {"q": be64(ts)}, "g": {"q": be64(ts)}}})
+		mustPut(t, st, &hbase.Put{Table: one, Row: []byte("r"), Timestamp: ts,
+			Values: hbase.Values{"f": {"q": be64(ts)}, "g": {"q": be64(ts)}}})
 	}
-	r := mustGet(t, st, &Get{Table: one, Row: []byte("r"), MaxVersions: 10})
+	r := mustGet(t, st, &hbase.Get{Table: one, Row: []byte("r"), MaxVersions: 10})
 	var f, g int
 	for _, c := range r.Cells {
 		switch c.Family {
@@ -248,57 +247,19 @@ func TestHBaseEnsureTables(t *testing.T) {
 	}
 
 	// Invalid specs are refused before anything is sent.
-	for _, bad := range []TableSpec{
-		{Name: "", Families: []FamilySpec{{Name: "f"}}},
-		{Name: "a:b", Families: []FamilySpec{{Name: "f"}}},
+	for _, bad := range []hbase.TableSpec{
+		{Name: "", Families: []hbase.FamilySpec{{Name: "f"}}},
+		{Name: "a:b", Families: []hbase.FamilySpec{{Name: "f"}}},
 		{Name: "nofam"},
-		{Name: "badbloom", Families: []FamilySpec{{Name: "f", Bloom: "SOMETIMES"}}},
+		{Name: "badbloom", Families: []hbase.FamilySpec{{Name: "f", Bloom: "SOMETIMES"}}},
 	} {
-		if err := st.EnsureTables(tctx(t), ns, []TableSpec{bad}); err == nil {
+		if err := st.EnsureTables(tctx(t), ns, []hbase.TableSpec{bad}); err == nil {
 			t.Errorf("EnsureTables(%+v) succeeded", bad)
 		}
 	}
 }
 
-func TestHBaseDeleteTable(t *testing.T) {
-	st := newTestHBase(t)
-	ns := uniqueNamespace(t, st)
-	if err := st.EnsureTables(tctx(t), ns, []TableSpec{{Name: "gone", Families: []FamilySpec{{Name: "f"}}}}); err != nil {
-		t.Fatal(err)
-	}
-	table := ns + ":gone"
-	mustPut(t, st, &Put{Table: table, Row: []byte("r"), Values: Values{"f": {"q": []byte("v")}}})
-	admin := st.(interface {
-		DisableTable(context.Context, string) error
-		DeleteTable(context.Context, string) error
-	})
-	if err := admin.DisableTable(tctx(t), table); err != nil {
-		t.Fatalf("DisableTable: %v", err)
-	}
-	if err := admin.DisableTable(tctx(t), table); err != nil {
-		t.Fatalf("DisableTable of a disabled table: %v", err)
-	}
-	if err := admin.DeleteTable(tctx(t), table); err != nil {
-		t.Fatalf("DeleteTable: %v", err)
-	}
-	if err := admin.DeleteTable(tctx(t), table); !errors.Is(err, ErrTableNotFound) {
-		t.Errorf("DeleteTable of a deleted table = %v, want ErrTableNotFound", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := st.Get(ctx, &Get{Table: table, Row: []byte("r")}); !errors.Is(err, ErrTableNotFound) {
-		t.Errorf("Get on the deleted table = %v, want ErrTableNotFound", err)
-	}
-	// Re-created, it is empty and usable.
-	if err := st.EnsureTables(tctx(t), ns, []TableSpec{{Name: "gone", Families: []FamilySpec{{Name: "f"}}}}); err != nil {
-		t.Fatalf("EnsureTables after DeleteTable: %v", err)
-	}
-	if r := mustGet(t, st, &Get{Table: table, Row: []byte("r")}); r.Exists() {
-		t.Errorf("re-created table holds %s", cellsString(r.Cells, false))
-	}
-}
-
-func TestHBaseNotFoundErrors(t *testing.T) {
+func TestNotFoundErrors(t *testing.T) {
 	st := gtStore(t)
 	missing := gtNamespace + ":no_such_table"
 	row := []byte(rowPrefix(t) + "r")
@@ -309,54 +270,54 @@ func TestHBaseNotFoundErrors(t *testing.T) {
 		want error
 	}{
 		{"Get missing table", func() error {
-			_, err := st.Get(ctx, &Get{Table: missing, Row: row})
+			_, err := st.Get(ctx, &hbase.Get{Table: missing, Row: row})
 			return err
-		}, ErrTableNotFound},
+		}, hbase.ErrTableNotFound},
 		{"Get missing namespace", func() error {
-			_, err := st.Get(ctx, &Get{Table: "no_such_ns_gw:t", Row: row})
+			_, err := st.Get(ctx, &hbase.Get{Table: "no_such_ns_gw:t", Row: row})
 			return err
-		}, ErrTableNotFound},
+		}, hbase.ErrTableNotFound},
 		{"Put missing table", func() error {
-			return st.Put(ctx, &Put{Table: missing, Row: row, Values: Values{"f": {"q": []byte("v")}}})
-		}, ErrTableNotFound},
+			return st.Put(ctx, &hbase.Put{Table: missing, Row: row, Values: hbase.Values{"f": {"q": []byte("v")}}})
+		}, hbase.ErrTableNotFound},
 		{"Scan missing table", func() error {
-			_, err := ScanAll(ctx, st, &Scan{Table: missing})
+			_, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: missing})
 			return err
-		}, ErrTableNotFound},
+		}, hbase.ErrTableNotFound},
 		{"GetMany with one missing table", func() error {
-			_, err := st.GetMany(ctx, []*Get{{Table: gtTableA, Row: row}, {Table: missing, Row: row}})
+			_, err := st.GetMany(ctx, []*hbase.Get{{Table: gtTableA, Row: row}, {Table: missing, Row: row}})
 			return err
-		}, ErrTableNotFound},
+		}, hbase.ErrTableNotFound},
 		{"PutMany missing table", func() error {
-			return st.PutMany(ctx, []*Put{{Table: missing, Row: row, Values: Values{"f": {"q": nil}}}})
-		}, ErrTableNotFound},
+			return st.PutMany(ctx, []*hbase.Put{{Table: missing, Row: row, Values: hbase.Values{"f": {"q": nil}}}})
+		}, hbase.ErrTableNotFound},
 		{"Increment missing table", func() error {
-			_, err := st.Increment(ctx, &Increment{Table: missing, Row: row, Family: "f", Qualifier: "n", Amount: 1})
+			_, err := st.Increment(ctx, &hbase.Increment{Table: missing, Row: row, Family: "f", Qualifier: "n", Amount: 1})
 			return err
-		}, ErrTableNotFound},
+		}, hbase.ErrTableNotFound},
 		{"CheckAndDelete missing table", func() error {
-			_, err := st.CheckAndDelete(ctx, &Delete{Table: missing, Row: row}, "f", "q", nil)
+			_, err := st.CheckAndDelete(ctx, &hbase.Delete{Table: missing, Row: row}, "f", "q", nil)
 			return err
-		}, ErrTableNotFound},
+		}, hbase.ErrTableNotFound},
 		{"Put missing family", func() error {
-			return st.Put(ctx, &Put{Table: gtTableA, Row: row, Values: Values{"nofam": {"q": []byte("v")}}})
-		}, ErrFamilyNotFound},
+			return st.Put(ctx, &hbase.Put{Table: gtTableA, Row: row, Values: hbase.Values{"nofam": {"q": []byte("v")}}})
+		}, hbase.ErrFamilyNotFound},
 		{"PutMany missing family", func() error {
-			return st.PutMany(ctx, []*Put{
-				{Table: gtTableA, Row: row, Values: Values{"f": {"q": []byte("v")}}},
-				{Table: gtTableA, Row: row, Values: Values{"nofam": {"q": []byte("v")}}},
+			return st.PutMany(ctx, []*hbase.Put{
+				{Table: gtTableA, Row: row, Values: hbase.Values{"f": {"q": []byte("v")}}},
+				{Table: gtTableA, Row: row, Values: hbase.Values{"nofam": {"q": []byte("v")}}},
 			})
-		}, ErrFamilyNotFound},
+		}, hbase.ErrFamilyNotFound},
 		{"CheckAndPut missing family", func() error {
 			// A row of its own: the PutMany above wrote f:q of row, so the check would fail first.
 			fresh := []byte(rowPrefix(t) + "fresh")
-			_, err := st.CheckAndPut(ctx, &Put{Table: gtTableA, Row: fresh, Values: Values{"nofam": {"q": []byte("v")}}}, "f", "q", nil)
+			_, err := st.CheckAndPut(ctx, &hbase.Put{Table: gtTableA, Row: fresh, Values: hbase.Values{"nofam": {"q": []byte("v")}}}, "f", "q", nil)
 			return err
-		}, ErrFamilyNotFound},
+		}, hbase.ErrFamilyNotFound},
 		{"Get missing family", func() error {
-			_, err := st.Get(ctx, &Get{Table: gtTableA, Row: row, Families: []string{"nofam"}})
+			_, err := st.Get(ctx, &hbase.Get{Table: gtTableA, Row: row, Families: []string{"nofam"}})
 			return err
-		}, ErrFamilyNotFound},
+		}, hbase.ErrFamilyNotFound},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -371,22 +332,22 @@ func TestHBaseNotFoundErrors(t *testing.T) {
 	}
 }
 
-func TestHBaseGetPut(t *testing.T) {
+func TestGetPut(t *testing.T) {
 	st := gtStore(t)
 	p := rowPrefix(t)
 	row := []byte(p + "row")
 
 	// A missing row: no cells, no error, Row set.
-	r := mustGet(t, st, &Get{Table: gtTableA, Row: row})
+	r := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: row})
 	if r.Exists() || !bytes.Equal(r.Row, row) {
 		t.Fatalf("missing row: %+v", r)
 	}
 
-	mustPut(t, st, &Put{Table: gtTableA, Row: row, Values: Values{
+	mustPut(t, st, &hbase.Put{Table: gtTableA, Row: row, Values: hbase.Values{
 		"f": {"b": []byte("fb"), "a": []byte("fa"), "empty": {}},
 		"g": {"x": []byte("gx")},
 	}})
-	r = mustGet(t, st, &Get{Table: gtTableA, Row: row})
+	r = mustGet(t, st, &hbase.Get{Table: gtTableA, Row: row})
 	if got, want := cellsString(r.Cells, false), "f:a=fa f:b=fb f:empty= g:x=gx"; got != want {
 		t.Errorf("Get = %s, want %s", got, want)
 	}
@@ -400,7 +361,7 @@ func TestHBaseGetPut(t *testing.T) {
 	}
 
 	// Families filter.
-	r = mustGet(t, st, &Get{Table: gtTableA, Row: row, Families: []string{"g"}})
+	r = mustGet(t, st, &hbase.Get{Table: gtTableA, Row: row, Families: []string{"g"}})
 	if got := cellsString(r.Cells, false); got != "g:x=gx" {
 		t.Errorf("Get families [g] = %s", got)
 	}
@@ -408,7 +369,7 @@ func TestHBaseGetPut(t *testing.T) {
 	// Versions with explicit timestamps (family f keeps 3).
 	vrow := []byte(p + "versions")
 	for ts := int64(1_000); ts <= 4_000; ts += 1_000 {
-		mustPut(t, st, &Put{Table: gtTableA, Row: vrow, Timestamp: ts, Values: Values{"f": {"q": []byte(fmt.Sprint(ts))}}})
+		mustPut(t, st, &hbase.Put{Table: gtTableA, Row: vrow, Timestamp: ts, Values: hbase.Values{"f": {"q": []byte(fmt.Sprint(ts))}}})
 	}
 	cases := []struct {
 		max  int
@@ -420,42 +381,42 @@ func TestHBaseGetPut(t *testing.T) {
 		{10, "f:q=4000@4000 f:q=3000@3000 f:q=2000@2000"}, // the family keeps 3
 	}
 	for _, c := range cases {
-		r := mustGet(t, st, &Get{Table: gtTableA, Row: vrow, MaxVersions: c.max})
+		r := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: vrow, MaxVersions: c.max})
 		if got := cellsString(r.Cells, true); got != c.want {
 			t.Errorf("MaxVersions %d: %s, want %s", c.max, got, c.want)
 		}
 	}
 	// An older timestamp does not hide the newest.
-	mustPut(t, st, &Put{Table: gtTableA, Row: vrow, Timestamp: 500, Values: Values{"f": {"q": []byte("old")}}})
-	if v := mustGet(t, st, &Get{Table: gtTableA, Row: vrow}).Value("f", "q"); string(v) != "4000" {
+	mustPut(t, st, &hbase.Put{Table: gtTableA, Row: vrow, Timestamp: 500, Values: hbase.Values{"f": {"q": []byte("old")}}})
+	if v := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: vrow}).Value("f", "q"); string(v) != "4000" {
 		t.Errorf("newest after an older put = %q", v)
 	}
 
 	// TTL: a cell older than the family's 5 s TTL is not returned.
 	trow := []byte(p + "ttl")
 	old := time.Now().Add(-time.Minute).UnixMilli()
-	mustPut(t, st, &Put{Table: gtTableA, Row: trow, Timestamp: old, Values: Values{"ttl": {"old": []byte("x")}}})
-	mustPut(t, st, &Put{Table: gtTableA, Row: trow, Values: Values{"ttl": {"new": []byte("y")}}})
-	if got := cellsString(mustGet(t, st, &Get{Table: gtTableA, Row: trow}).Cells, false); got != "ttl:new=y" {
+	mustPut(t, st, &hbase.Put{Table: gtTableA, Row: trow, Timestamp: old, Values: hbase.Values{"ttl": {"old": []byte("x")}}})
+	mustPut(t, st, &hbase.Put{Table: gtTableA, Row: trow, Values: hbase.Values{"ttl": {"new": []byte("y")}}})
+	if got := cellsString(mustGet(t, st, &hbase.Get{Table: gtTableA, Row: trow}).Cells, false); got != "ttl:new=y" {
 		t.Errorf("TTL family = %s, want ttl:new=y", got)
 	}
 
 	// Binary rowkeys and qualifiers.
 	brow := []byte{0, 0xff, 0x10, 0}
 	brow = append([]byte(p), brow...)
-	mustPut(t, st, &Put{Table: gtTableA, Row: brow, Values: Values{"f": {"\x00\xff": {1, 2, 3}}}})
-	if v := mustGet(t, st, &Get{Table: gtTableA, Row: brow}).Value("f", "\x00\xff"); !bytes.Equal(v, []byte{1, 2, 3}) {
+	mustPut(t, st, &hbase.Put{Table: gtTableA, Row: brow, Values: hbase.Values{"f": {"\x00\xff": {1, 2, 3}}}})
+	if v := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: brow}).Value("f", "\x00\xff"); !bytes.Equal(v, []byte{1, 2, 3}) {
 		t.Errorf("binary row = %v", v)
 	}
 }
 
-func TestHBaseDelete(t *testing.T) {
+func TestDelete(t *testing.T) {
 	st := gtStore(t)
 	p := rowPrefix(t)
 	full := func(row string) {
 		t.Helper()
 		for ts := int64(1); ts <= 2; ts++ {
-			mustPut(t, st, &Put{Table: gtTableA, Row: []byte(row), Timestamp: ts, Values: Values{
+			mustPut(t, st, &hbase.Put{Table: gtTableA, Row: []byte(row), Timestamp: ts, Values: hbase.Values{
 				"f": {"a": []byte("1"), "b": []byte("2")},
 				"g": {"c": []byte("3")},
 			}})
@@ -463,51 +424,51 @@ func TestHBaseDelete(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		values Values
+		values hbase.Values
 		want   string // remaining cells, all versions
 	}{
 		{"whole row", nil, ""},
-		{"whole family (nil map)", Values{"f": nil}, "g:c=3@2"},
-		{"whole family (empty map)", Values{"f": {}}, "g:c=3@2"},
-		{"one column, all versions", Values{"f": {"a": nil}}, "f:b=2@2 f:b=2@1 g:c=3@2"},
-		{"columns of two families", Values{"f": {"b": []byte("ignored")}, "g": {"c": nil}}, "f:a=1@2 f:a=1@1"},
-		{"missing column", Values{"f": {"zz": nil}}, "f:a=1@2 f:a=1@1 f:b=2@2 f:b=2@1 g:c=3@2"},
+		{"whole family (nil map)", hbase.Values{"f": nil}, "g:c=3@2"},
+		{"whole family (empty map)", hbase.Values{"f": {}}, "g:c=3@2"},
+		{"one column, all versions", hbase.Values{"f": {"a": nil}}, "f:b=2@2 f:b=2@1 g:c=3@2"},
+		{"columns of two families", hbase.Values{"f": {"b": []byte("ignored")}, "g": {"c": nil}}, "f:a=1@2 f:a=1@1"},
+		{"missing column", hbase.Values{"f": {"zz": nil}}, "f:a=1@2 f:a=1@1 f:b=2@2 f:b=2@1 g:c=3@2"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			row := fmt.Sprintf("%sdel%d", p, i)
 			full(row)
-			if err := st.Delete(tctx(t), &Delete{Table: gtTableA, Row: []byte(row), Values: c.values}); err != nil {
+			if err := st.Delete(tctx(t), &hbase.Delete{Table: gtTableA, Row: []byte(row), Values: c.values}); err != nil {
 				t.Fatalf("Delete: %v", err)
 			}
-			r := mustGet(t, st, &Get{Table: gtTableA, Row: []byte(row), MaxVersions: 10})
+			r := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: []byte(row), MaxVersions: 10})
 			if got := cellsString(r.Cells, true); got != c.want {
 				t.Errorf("after delete: %s, want %s", got, c.want)
 			}
 		})
 	}
 	// Deleting a missing row is not an error.
-	if err := st.Delete(tctx(t), &Delete{Table: gtTableA, Row: []byte(p + "never")}); err != nil {
+	if err := st.Delete(tctx(t), &hbase.Delete{Table: gtTableA, Row: []byte(p + "never")}); err != nil {
 		t.Errorf("Delete of a missing row: %v", err)
 	}
 }
 
-func TestHBaseManyAcrossTables(t *testing.T) {
+func TestManyAcrossTables(t *testing.T) {
 	st := gtStore(t)
 	p := rowPrefix(t)
 	rowA := []byte(p + "a")
 	rowB1 := []byte("a" + p) // first region of table B
 	rowB2 := []byte("z" + p) // second region
-	puts := []*Put{
-		{Table: gtTableA, Row: rowA, Values: Values{"f": {"q": []byte("A")}}},
-		{Table: gtTableB, Row: rowB1, Values: Values{"f": {"q": []byte("B1")}}},
-		{Table: gtTableB, Row: rowB2, Values: Values{"f": {"q": []byte("B2")}}},
-		{Table: gtTableA, Row: rowA, Values: Values{"g": {"q": []byte("A2")}}},
+	puts := []*hbase.Put{
+		{Table: gtTableA, Row: rowA, Values: hbase.Values{"f": {"q": []byte("A")}}},
+		{Table: gtTableB, Row: rowB1, Values: hbase.Values{"f": {"q": []byte("B1")}}},
+		{Table: gtTableB, Row: rowB2, Values: hbase.Values{"f": {"q": []byte("B2")}}},
+		{Table: gtTableA, Row: rowA, Values: hbase.Values{"g": {"q": []byte("A2")}}},
 	}
 	if err := st.PutMany(tctx(t), puts); err != nil {
 		t.Fatalf("PutMany: %v", err)
 	}
-	gets := []*Get{
+	gets := []*hbase.Get{
 		{Table: gtTableB, Row: rowB2},
 		{Table: gtTableA, Row: []byte(p + "missing")},
 		{Table: gtTableA, Row: rowA},
@@ -532,14 +493,14 @@ func TestHBaseManyAcrossTables(t *testing.T) {
 		t.Errorf("GetMany(nil) = %v, %v", res, err)
 	}
 
-	if err := st.DeleteMany(tctx(t), []*Delete{
+	if err := st.DeleteMany(tctx(t), []*hbase.Delete{
 		{Table: gtTableB, Row: rowB1},
-		{Table: gtTableA, Row: rowA, Values: Values{"g": nil}},
-		{Table: gtTableB, Row: rowB2, Values: Values{"f": {"q": nil}}},
+		{Table: gtTableA, Row: rowA, Values: hbase.Values{"g": nil}},
+		{Table: gtTableB, Row: rowB2, Values: hbase.Values{"f": {"q": nil}}},
 	}); err != nil {
 		t.Fatalf("DeleteMany: %v", err)
 	}
-	res, err = st.GetMany(tctx(t), []*Get{{Table: gtTableA, Row: rowA}, {Table: gtTableB, Row: rowB1}, {Table: gtTableB, Row: rowB2}})
+	res, err = st.GetMany(tctx(t), []*hbase.Get{{Table: gtTableA, Row: rowA}, {Table: gtTableB, Row: rowB1}, {Table: gtTableB, Row: rowB2}})
 	if err != nil {
 		t.Fatalf("GetMany after DeleteMany: %v", err)
 	}
@@ -556,15 +517,15 @@ func TestHBaseManyAcrossTables(t *testing.T) {
 	}
 
 	// A larger batch: 300 rows in one PutMany, read back with one GetMany.
-	var bigPuts []*Put
-	var bigGets []*Get
+	var bigPuts []*hbase.Put
+	var bigGets []*hbase.Get
 	for i := range 300 {
 		table, row := gtTableA, []byte(fmt.Sprintf("%sbig%03d", p, i))
 		if i%2 == 1 {
 			table, row = gtTableB, []byte(fmt.Sprintf("%c%sbig%03d", "az"[i%4/2], p, i))
 		}
-		bigPuts = append(bigPuts, &Put{Table: table, Row: row, Values: Values{"f": {"i": be64(int64(i))}}})
-		bigGets = append(bigGets, &Get{Table: table, Row: row})
+		bigPuts = append(bigPuts, &hbase.Put{Table: table, Row: row, Values: hbase.Values{"f": {"i": be64(int64(i))}}})
+		bigGets = append(bigGets, &hbase.Get{Table: table, Row: row})
 	}
 	if err := st.PutMany(tctx(t), bigPuts); err != nil {
 		t.Fatalf("PutMany 300: %v", err)
@@ -580,18 +541,18 @@ func TestHBaseManyAcrossTables(t *testing.T) {
 	}
 }
 
-func TestHBaseScan(t *testing.T) {
+func TestScan(t *testing.T) {
 	st := gtStore(t)
 	p := rowPrefix(t)
 	// Rows in table B (split at "m"): keys span both regions.
 	keys := []string{"a1", "a2", "ab", "b", "m", "ma", "mb", "x", "z"}
-	var puts []*Put
+	var puts []*hbase.Put
 	for _, k := range keys {
-		puts = append(puts, &Put{Table: gtTableB, Row: []byte(k + "|" + p), Values: Values{"f": {"k": []byte(k)}}})
+		puts = append(puts, &hbase.Put{Table: gtTableB, Row: []byte(k + "|" + p), Values: hbase.Values{"f": {"k": []byte(k)}}})
 	}
 	// Table A rows under this test's prefix, two families.
 	for _, k := range keys {
-		puts = append(puts, &Put{Table: gtTableA, Row: []byte(p + k), Values: Values{"f": {"k": []byte(k)}, "g": {"k": []byte(k)}}})
+		puts = append(puts, &hbase.Put{Table: gtTableA, Row: []byte(p + k), Values: hbase.Values{"f": {"k": []byte(k)}, "g": {"k": []byte(k)}}})
 	}
 	if err := st.PutMany(tctx(t), puts); err != nil {
 		t.Fatal(err)
@@ -599,26 +560,26 @@ func TestHBaseScan(t *testing.T) {
 	pre := func(s string) []byte { return []byte(p + s) }
 	cases := []struct {
 		name string
-		scan Scan
+		scan hbase.Scan
 		want string // values of f:k, comma-separated
 	}{
-		{"prefix", Scan{Prefix: []byte(p)}, "a1,a2,ab,b,m,ma,mb,x,z"},
-		{"sub-prefix", Scan{Prefix: pre("a")}, "a1,a2,ab"},
-		{"prefix and start", Scan{Prefix: pre("a"), Start: pre("a2")}, "a2,ab"},
-		{"prefix and stop", Scan{Prefix: []byte(p), Stop: pre("m")}, "a1,a2,ab,b"},
-		{"start/stop", Scan{Start: pre("ab"), Stop: pre("mb")}, "ab,b,m,ma"},
-		{"start before prefix", Scan{Prefix: pre("m"), Start: pre("a")}, "m,ma,mb"},
-		{"limit", Scan{Prefix: []byte(p), Limit: 4}, "a1,a2,ab,b"},
-		{"limit beyond rows", Scan{Prefix: pre("m"), Limit: 100}, "m,ma,mb"},
-		{"empty range", Scan{Start: pre("x"), Stop: pre("b")}, ""},
-		{"start equals stop", Scan{Start: pre("b"), Stop: pre("b")}, ""},
-		{"no match", Scan{Prefix: pre("q")}, ""},
+		{"prefix", hbase.Scan{Prefix: []byte(p)}, "a1,a2,ab,b,m,ma,mb,x,z"},
+		{"sub-prefix", hbase.Scan{Prefix: pre("a")}, "a1,a2,ab"},
+		{"prefix and start", hbase.Scan{Prefix: pre("a"), Start: pre("a2")}, "a2,ab"},
+		{"prefix and stop", hbase.Scan{Prefix: []byte(p), Stop: pre("m")}, "a1,a2,ab,b"},
+		{"start/stop", hbase.Scan{Start: pre("ab"), Stop: pre("mb")}, "ab,b,m,ma"},
+		{"start before prefix", hbase.Scan{Prefix: pre("m"), Start: pre("a")}, "m,ma,mb"},
+		{"limit", hbase.Scan{Prefix: []byte(p), Limit: 4}, "a1,a2,ab,b"},
+		{"limit beyond rows", hbase.Scan{Prefix: pre("m"), Limit: 100}, "m,ma,mb"},
+		{"empty range", hbase.Scan{Start: pre("x"), Stop: pre("b")}, ""},
+		{"start equals stop", hbase.Scan{Start: pre("b"), Stop: pre("b")}, ""},
+		{"no match", hbase.Scan{Prefix: pre("q")}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			sc := c.scan
 			sc.Table = gtTableA
-			rows, err := ScanAll(tctx(t), st, &sc)
+			rows, err := hbase.ScanAll(tctx(t), st, &sc)
 			if err != nil {
 				t.Fatalf("Scan: %v", err)
 			}
@@ -636,7 +597,7 @@ func TestHBaseScan(t *testing.T) {
 	}
 
 	t.Run("families", func(t *testing.T) {
-		rows, err := ScanAll(tctx(t), st, &Scan{Table: gtTableA, Prefix: pre("a"), Families: []string{"g"}})
+		rows, err := hbase.ScanAll(tctx(t), st, &hbase.Scan{Table: gtTableA, Prefix: pre("a"), Families: []string{"g"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -652,7 +613,7 @@ func TestHBaseScan(t *testing.T) {
 
 	t.Run("across regions", func(t *testing.T) {
 		// Table B's rows end with "|prefix"; scan the whole table and keep ours.
-		rows, err := ScanAll(tctx(t), st, &Scan{Table: gtTableB})
+		rows, err := hbase.ScanAll(tctx(t), st, &hbase.Scan{Table: gtTableB})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -669,7 +630,7 @@ func TestHBaseScan(t *testing.T) {
 		if g, w := strings.Join(got, ","), strings.Join(want, ","); g != w {
 			t.Errorf("full scan of B = %s, want %s", g, w)
 		}
-		rows, err = ScanAll(tctx(t), st, &Scan{Table: gtTableB, Start: []byte("l"), Stop: []byte("n"), Limit: 1000})
+		rows, err = hbase.ScanAll(tctx(t), st, &hbase.Scan{Table: gtTableB, Start: []byte("l"), Stop: []byte("n"), Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -682,23 +643,23 @@ func TestHBaseScan(t *testing.T) {
 
 	t.Run("early stop", func(t *testing.T) {
 		n := 0
-		err := st.Scan(tctx(t), &Scan{Table: gtTableA, Prefix: []byte(p)}, func(r *Result) error {
+		err := st.Scan(tctx(t), &hbase.Scan{Table: gtTableA, Prefix: []byte(p)}, func(r *hbase.Result) error {
 			n++
 			if n == 2 {
-				return ErrStopScan
+				return hbase.ErrStopScan
 			}
 			return nil
 		})
 		if err != nil || n != 2 {
-			t.Errorf("ErrStopScan: err=%v after %d rows, want nil after 2", err, n)
+			t.Errorf("hbase.ErrStopScan: err=%v after %d rows, want nil after 2", err, n)
 		}
 		boom := errors.New("boom")
-		err = st.Scan(tctx(t), &Scan{Table: gtTableA, Prefix: []byte(p)}, func(r *Result) error { return boom })
+		err = st.Scan(tctx(t), &hbase.Scan{Table: gtTableA, Prefix: []byte(p)}, func(r *hbase.Result) error { return boom })
 		if !errors.Is(err, boom) {
 			t.Errorf("callback error: got %v", err)
 		}
 		// The store still works after early stops (scanners were closed).
-		if _, err := ScanAll(tctx(t), st, &Scan{Table: gtTableA, Prefix: []byte(p)}); err != nil {
+		if _, err := hbase.ScanAll(tctx(t), st, &hbase.Scan{Table: gtTableA, Prefix: []byte(p)}); err != nil {
 			t.Errorf("scan after early stops: %v", err)
 		}
 	})
@@ -706,22 +667,22 @@ func TestHBaseScan(t *testing.T) {
 	t.Run("context canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := ScanAll(ctx, st, &Scan{Table: gtTableA, Prefix: []byte(p)})
+		_, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: gtTableA, Prefix: []byte(p)})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Scan with a canceled context = %v, want context.Canceled", err)
 		}
 	})
 }
 
-func TestHBaseCheckAndPut(t *testing.T) {
+func TestCheckAndPut(t *testing.T) {
 	st := gtStore(t)
 	row := []byte(rowPrefix(t) + "cap")
-	put := func(v string) *Put {
-		return &Put{Table: gtTableA, Row: row, Values: Values{"f": {"owner": []byte(v)}, "g": {"log": []byte(v)}}}
+	put := func(v string) *hbase.Put {
+		return &hbase.Put{Table: gtTableA, Row: row, Values: hbase.Values{"f": {"owner": []byte(v)}, "g": {"log": []byte(v)}}}
 	}
 	steps := []struct {
 		name     string
-		put      *Put
+		put      *hbase.Put
 		expected []byte
 		applied  bool
 		owner    string // f:owner afterwards
@@ -739,7 +700,7 @@ func TestHBaseCheckAndPut(t *testing.T) {
 		if ok != s.applied {
 			t.Errorf("%s: applied=%v, want %v", s.name, ok, s.applied)
 		}
-		r := mustGet(t, st, &Get{Table: gtTableA, Row: row})
+		r := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: row})
 		if got := string(r.Value("f", "owner")); got != s.owner {
 			t.Errorf("%s: owner=%q, want %q", s.name, got, s.owner)
 		}
@@ -757,7 +718,7 @@ func TestHBaseCheckAndPut(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := st.CheckAndPut(tctx(t), &Put{Table: gtTableA, Row: claim, Values: Values{"f": {"owner": []byte(fmt.Sprint(i))}}}, "f", "owner", nil)
+			ok, err := st.CheckAndPut(tctx(t), &hbase.Put{Table: gtTableA, Row: claim, Values: hbase.Values{"f": {"owner": []byte(fmt.Sprint(i))}}}, "f", "owner", nil)
 			if err != nil {
 				t.Errorf("claim %d: %v", i, err)
 			}
@@ -774,19 +735,19 @@ func TestHBaseCheckAndPut(t *testing.T) {
 	}
 }
 
-func TestHBaseCheckAndDelete(t *testing.T) {
+func TestCheckAndDelete(t *testing.T) {
 	st := gtStore(t)
 	p := rowPrefix(t)
 	seed := func(row string) {
 		t.Helper()
-		mustPut(t, st, &Put{Table: gtTableA, Row: []byte(row), Values: Values{
+		mustPut(t, st, &hbase.Put{Table: gtTableA, Row: []byte(row), Values: hbase.Values{
 			"f": {"state": []byte("open"), "x": []byte("1")},
 			"g": {"y": []byte("2")},
 		}})
 	}
 	cases := []struct {
 		name      string
-		del       Values
+		del       hbase.Values
 		family    string
 		qualifier string
 		expected  []byte
@@ -795,24 +756,24 @@ func TestHBaseCheckAndDelete(t *testing.T) {
 	}{
 		{"match, whole row", nil, "f", "state", []byte("open"), true, ""},
 		{"mismatch, whole row", nil, "f", "state", []byte("closed"), false, "f:state=open f:x=1 g:y=2"},
-		{"match, one column", Values{"f": {"x": nil}}, "f", "state", []byte("open"), true, "f:state=open g:y=2"},
-		{"match, one family", Values{"g": nil}, "f", "state", []byte("open"), true, "f:state=open f:x=1"},
+		{"match, one column", hbase.Values{"f": {"x": nil}}, "f", "state", []byte("open"), true, "f:state=open g:y=2"},
+		{"match, one family", hbase.Values{"g": nil}, "f", "state", []byte("open"), true, "f:state=open f:x=1"},
 		{"expect absent, present", nil, "f", "state", nil, false, "f:state=open f:x=1 g:y=2"},
-		{"expect absent, absent", Values{"g": {"y": nil}}, "f", "nothing", nil, true, "f:state=open f:x=1"},
-		{"condition on other family", Values{"f": {"x": nil}}, "g", "y", []byte("2"), true, "f:state=open g:y=2"},
+		{"expect absent, absent", hbase.Values{"g": {"y": nil}}, "f", "nothing", nil, true, "f:state=open f:x=1"},
+		{"condition on other family", hbase.Values{"f": {"x": nil}}, "g", "y", []byte("2"), true, "f:state=open g:y=2"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			row := fmt.Sprintf("%scad%d", p, i)
 			seed(row)
-			ok, err := st.CheckAndDelete(tctx(t), &Delete{Table: gtTableA, Row: []byte(row), Values: c.del}, c.family, c.qualifier, c.expected)
+			ok, err := st.CheckAndDelete(tctx(t), &hbase.Delete{Table: gtTableA, Row: []byte(row), Values: c.del}, c.family, c.qualifier, c.expected)
 			if err != nil {
 				t.Fatalf("CheckAndDelete: %v", err)
 			}
 			if ok != c.applied {
 				t.Errorf("applied=%v, want %v", ok, c.applied)
 			}
-			r := mustGet(t, st, &Get{Table: gtTableA, Row: []byte(row)})
+			r := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: []byte(row)})
 			if got := cellsString(r.Cells, false); got != c.want {
 				t.Errorf("after: %s, want %s", got, c.want)
 			}
@@ -828,7 +789,7 @@ func TestHBaseCheckAndDelete(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := st.CheckAndDelete(tctx(t), &Delete{Table: gtTableA, Row: []byte(row)}, "f", "state", []byte("open"))
+			ok, err := st.CheckAndDelete(tctx(t), &hbase.Delete{Table: gtTableA, Row: []byte(row)}, "f", "state", []byte("open"))
 			if err != nil {
 				t.Errorf("CheckAndDelete: %v", err)
 			}
@@ -845,12 +806,12 @@ func TestHBaseCheckAndDelete(t *testing.T) {
 	}
 }
 
-func TestHBaseIncrement(t *testing.T) {
+func TestIncrement(t *testing.T) {
 	st := gtStore(t)
 	row := []byte(rowPrefix(t) + "counter")
 	inc := func(amount int64) int64 {
 		t.Helper()
-		v, err := st.Increment(tctx(t), &Increment{Table: gtTableA, Row: row, Family: "g", Qualifier: "n", Amount: amount})
+		v, err := st.Increment(tctx(t), &hbase.Increment{Table: gtTableA, Row: row, Family: "g", Qualifier: "n", Amount: amount})
 		if err != nil {
 			t.Fatalf("Increment(%d): %v", amount, err)
 		}
@@ -861,7 +822,7 @@ func TestHBaseIncrement(t *testing.T) {
 			t.Errorf("Increment(%d) = %d, want %d", s.amount, got, s.want)
 		}
 	}
-	if v := mustGet(t, st, &Get{Table: gtTableA, Row: row}).Value("g", "n"); !bytes.Equal(v, be64(1<<40-8)) {
+	if v := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: row}).Value("g", "n"); !bytes.Equal(v, be64(1<<40-8)) {
 		t.Errorf("counter cell = %x, want 8-byte big-endian %x", v, be64(1<<40-8))
 	}
 
@@ -873,7 +834,7 @@ func TestHBaseIncrement(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 25 {
-				if _, err := st.Increment(tctx(t), &Increment{Table: gtTableA, Row: crow, Family: "g", Qualifier: "n", Amount: 1}); err != nil {
+				if _, err := st.Increment(tctx(t), &hbase.Increment{Table: gtTableA, Row: crow, Family: "g", Qualifier: "n", Amount: 1}); err != nil {
 					t.Errorf("Increment: %v", err)
 					return
 				}
@@ -881,27 +842,27 @@ func TestHBaseIncrement(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if v := mustGet(t, st, &Get{Table: gtTableA, Row: crow}).Value("g", "n"); !bytes.Equal(v, be64(200)) {
+	if v := mustGet(t, st, &hbase.Get{Table: gtTableA, Row: crow}).Value("g", "n"); !bytes.Equal(v, be64(200)) {
 		t.Errorf("after 200 concurrent increments: %x", v)
 	}
 
 	// A cell that is not an 8-byte counter is an error.
 	bad := []byte(rowPrefix(t) + "bad")
-	mustPut(t, st, &Put{Table: gtTableA, Row: bad, Values: Values{"g": {"n": []byte("abc")}}})
-	if _, err := st.Increment(tctx(t), &Increment{Table: gtTableA, Row: bad, Family: "g", Qualifier: "n", Amount: 1}); err == nil {
+	mustPut(t, st, &hbase.Put{Table: gtTableA, Row: bad, Values: hbase.Values{"g": {"n": []byte("abc")}}})
+	if _, err := st.Increment(tctx(t), &hbase.Increment{Table: gtTableA, Row: bad, Family: "g", Qualifier: "n", Amount: 1}); err == nil {
 		t.Error("Increment of a 3-byte cell succeeded")
 	}
 }
 
-func TestHBaseCallTimeoutOption(t *testing.T) {
+func TestCallTimeoutOption(t *testing.T) {
 	newTestHBase(t)
-	st, err := NewHBase(tctx(t), hbasezk.Addr(t), WithHBaseCallTimeout(time.Nanosecond), WithHBaseNoPing())
+	st, err := Open(tctx(t), hbasezk.Addr(t), WithCallTimeout(time.Nanosecond), WithNoPing())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	// A context without deadline gets the (here absurdly short) default.
-	_, err = st.Get(context.Background(), &Get{Table: gtTableA, Row: []byte("x")})
+	_, err = st.Get(context.Background(), &hbase.Get{Table: gtTableA, Row: []byte("x")})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Get with a 1ns call timeout = %v, want context.DeadlineExceeded", err)
 	}
@@ -909,11 +870,13 @@ func TestHBaseCallTimeoutOption(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	gtStore(t) // make sure the table exists
-	if _, err := st.Get(ctx, &Get{Table: gtTableA, Row: []byte("x")}); err != nil {
+	if _, err := st.Get(ctx, &hbase.Get{Table: gtTableA, Row: []byte("x")}); err != nil {
 		t.Errorf("Get with the caller's deadline: %v", err)
 	}
 }
 
-// TestConformanceHBase runs the backend-neutral conformance suite against the
+// TestConformance runs the backend-neutral conformance suite against the
 // real HBase.
-func TestConformanceHBase(t *testing.T) { runConformance(t, newTestHBase) }
+func TestConformance(t *testing.T) {
+	hbasetest.TestStore(t, func(t testing.TB) hbase.StoreAdmin { return newTestHBase(t) })
+}

@@ -1,4 +1,4 @@
-package hbase
+package embedded
 
 import (
 	"bytes"
@@ -14,35 +14,64 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/hbase/hbasetest"
 )
 
-// newTestEmbedded returns an in-memory embedded store closed at the end of t.
-func newTestEmbedded(t *testing.T) Store {
-	t.Helper()
-	st, err := NewEmbedded("")
-	if err != nil {
-		t.Fatalf("NewEmbedded: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("Close: %v", err)
+// TestConformance runs the backend-neutral conformance suite against an
+// in-memory embedded store.
+func TestConformance(t *testing.T) {
+	hbasetest.TestStore(t, func(t testing.TB) hbase.StoreAdmin {
+		st, err := Open("")
+		if err != nil {
+			t.Fatalf("Open: %v", err)
 		}
+		t.Cleanup(func() {
+			if err := st.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+		return st
 	})
-	return st
 }
-
-func TestConformanceEmbedded(t *testing.T) { runConformance(t, newTestEmbedded) }
 
 // --- embedded-only tests -----------------------------------------------------
 
+// cellStrings renders cells as family:"qualifier"="value", with "@ts" when
+// withTS is set (as the conformance suite does).
+func cellStrings(r *hbase.Result, withTS bool) []string {
+	out := []string{}
+	for _, c := range r.Cells {
+		s := fmt.Sprintf("%s:%q=%q", c.Family, c.Qualifier, c.Value)
+		if withTS {
+			s += fmt.Sprintf("@%d", c.Timestamp)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func wantCells(t *testing.T, what string, r *hbase.Result, withTS bool, want ...string) {
+	t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	if got := cellStrings(r, withTS); !slices.Equal(got, want) {
+		t.Errorf("%s: cells\n got  %q\n want %q", what, got, want)
+	}
+}
+
+func be64(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
+
 // etSpecs are the tables of the embedded-only tests, in namespace "t".
-var etSpecs = []TableSpec{
-	{Name: "a", Families: []FamilySpec{
+var etSpecs = []hbase.TableSpec{
+	{Name: "a", Families: []hbase.FamilySpec{
 		{Name: "f"},
 		{Name: "v", MaxVersions: 3},
 		{Name: "x", TTL: 10 * time.Second},
 	}},
-	{Name: "b", Families: []FamilySpec{{Name: "f"}}},
+	{Name: "b", Families: []hbase.FamilySpec{{Name: "f"}}},
 }
 
 // fakeClock is a settable clock for withClock.
@@ -53,21 +82,21 @@ func (c *fakeClock) set(ms int64)     { c.ms.Store(ms) }
 func (c *fakeClock) advance(ms int64) { c.ms.Add(ms) }
 
 // etOpen opens an embedded store in dir ("" = memory) with etSpecs ensured.
-func etOpen(t testing.TB, dir string, opts ...EmbeddedOption) *embeddedStore {
+func etOpen(t testing.TB, dir string, opts ...Option) *Store {
 	t.Helper()
-	st, err := NewEmbedded(dir, opts...)
+	st, err := Open(dir, opts...)
 	if err != nil {
-		t.Fatalf("NewEmbedded(%q): %v", dir, err)
+		t.Fatalf("Open(%q): %v", dir, err)
 	}
 	if err := st.EnsureTables(context.Background(), "t", etSpecs); err != nil {
 		t.Fatalf("EnsureTables: %v", err)
 	}
-	return st.(*embeddedStore)
+	return st
 }
 
 // rawKeys returns the store's cell keys of row in table (every version,
 // including hidden or expired ones).
-func rawKeys(t *testing.T, s *embeddedStore, table string, row []byte) [][]byte {
+func rawKeys(t *testing.T, s *Store, table string, row []byte) [][]byte {
 	t.Helper()
 	tb, err := s.table(table)
 	if err != nil {
@@ -86,7 +115,7 @@ func rawKeys(t *testing.T, s *embeddedStore, table string, row []byte) [][]byte 
 	return out
 }
 
-func TestEmbeddedKeyOrder(t *testing.T) {
+func TestKeyOrder(t *testing.T) {
 	// Rowkeys from a small alphabet rich in the bytes the escaping treats
 	// specially: encoded row prefixes must sort as the rowkeys do, and the
 	// scan bound encoding must select exactly the rows >= / < a key.
@@ -128,7 +157,7 @@ func TestEmbeddedKeyOrder(t *testing.T) {
 	}
 }
 
-func TestEmbeddedComparerSplit(t *testing.T) {
+func TestComparerSplit(t *testing.T) {
 	// Compare (bytewise) must agree with "prefixes bytewise, then suffixes
 	// bytewise" for the Split (pebble's requirement), on cell keys, scan
 	// bounds and metadata keys alike.
@@ -172,11 +201,11 @@ func TestEmbeddedComparerSplit(t *testing.T) {
 	}
 }
 
-func TestEmbeddedPersistence(t *testing.T) {
+func TestPersistence(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := etOpen(t, dir)
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r1"), Values: Values{"f": {"q": []byte("1")}, "v": {"q": []byte("v")}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: []byte("r1"), Values: hbase.Values{"f": {"q": []byte("1")}, "v": {"q": []byte("v")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -188,25 +217,24 @@ func TestEmbeddedPersistence(t *testing.T) {
 	if err := s.Ping(ctx); err == nil {
 		t.Errorf("Ping after Close: no error")
 	}
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r1"), Values: Values{"f": {"q": []byte("1")}}}); err == nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: []byte("r1"), Values: hbase.Values{"f": {"q": []byte("1")}}}); err == nil {
 		t.Errorf("Put after Close: no error")
 	}
 
 	// Reopen: the tables and the data are there; a new table gets a new id.
-	st, err := NewEmbedded(dir)
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = st.(*embeddedStore)
-	r, err := s.Get(ctx, &Get{Table: "t:a", Row: []byte("r1")})
+	r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: []byte("r1")})
 	if err != nil || string(r.Value("f", "q")) != "1" || string(r.Value("v", "q")) != "v" {
-		t.Fatalf("after reopen: %v, %v", cCellStrings(r, false), err)
+		t.Fatalf("after reopen: %v, %v", cellStrings(r, false), err)
 	}
 	ta, _ := s.table("t:a")
 	if ta.families["v"].maxVersions != 3 || ta.families["x"].ttlMillis != 10000 {
 		t.Errorf("family specs after reopen: v %+v, x %+v", *ta.families["v"], *ta.families["x"])
 	}
-	if err := s.EnsureTables(ctx, "t", append(slices.Clone(etSpecs), TableSpec{Name: "c", Families: []FamilySpec{{Name: "f"}}})); err != nil {
+	if err := s.EnsureTables(ctx, "t", append(slices.Clone(etSpecs), hbase.TableSpec{Name: "c", Families: []hbase.FamilySpec{{Name: "f"}}})); err != nil {
 		t.Fatal(err)
 	}
 	ids := map[uint32]string{}
@@ -216,11 +244,11 @@ func TestEmbeddedPersistence(t *testing.T) {
 		}
 		ids[tb.id] = name
 	}
-	if err := s.Put(ctx, &Put{Table: "t:c", Row: []byte("r1"), Values: Values{"f": {"q": []byte("c")}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:c", Row: []byte("r1"), Values: hbase.Values{"f": {"q": []byte("c")}}}); err != nil {
 		t.Fatal(err)
 	}
 	for table, want := range map[string]string{"t:a": "1", "t:b": "", "t:c": "c"} {
-		r, err := s.Get(ctx, &Get{Table: table, Row: []byte("r1")})
+		r, err := s.Get(ctx, &hbase.Get{Table: table, Row: []byte("r1")})
 		if err != nil || string(r.Value("f", "q")) != want {
 			t.Errorf("%s r1: %q, %v; want %q", table, r.Value("f", "q"), err, want)
 		}
@@ -237,19 +265,100 @@ func TestEmbeddedPersistence(t *testing.T) {
 	}
 	_ = db.Set([]byte("\x01foreign"), []byte("x"), pebble.Sync)
 	_ = db.Close()
-	if st, err := NewEmbedded(other); err == nil {
+	if st, err := Open(other); err == nil {
 		_ = st.Close()
-		t.Errorf("NewEmbedded on a foreign store: no error")
+		t.Errorf("Open on a foreign store: no error")
 	}
 }
 
-func TestEmbeddedNoSyncDurableAfterSyncAndClose(t *testing.T) {
+func TestAdminPersistence(t *testing.T) {
+	// DisableTable, DeleteTable and DropNamespace are recorded in the store:
+	// a reopened store sees them, and the deleted tables' cells are gone.
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := etOpen(t, dir)
+	if err := s.EnsureTables(ctx, "u", etSpecs); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"t:a", "t:b", "u:a", "u:b"} {
+		if err := s.Put(ctx, &hbase.Put{Table: table, Row: []byte("r"), Values: hbase.Values{"f": {"q": []byte(table)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ta, _ := s.table("t:a")
+	ua, _ := s.table("u:a")
+	if err := s.DisableTable(ctx, "t:b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTable(ctx, "t:a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropNamespace(ctx, "u"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if _, err := s.Get(ctx, &hbase.Get{Table: "t:b", Row: []byte("r")}); !errors.Is(err, errTableDisabled) {
+		t.Errorf("Get on a disabled table after reopen = %v, want errTableDisabled", err)
+	}
+	if err := s.Put(ctx, &hbase.Put{Table: "t:b", Row: []byte("r"), Values: hbase.Values{"f": {"q": nil}}}); !errors.Is(err, errTableDisabled) {
+		t.Errorf("Put on a disabled table = %v, want errTableDisabled", err)
+	}
+	if err := s.EnsureTables(ctx, "t", etSpecs[1:]); !errors.Is(err, errTableDisabled) {
+		t.Errorf("EnsureTables of a disabled table = %v, want errTableDisabled", err)
+	}
+	for _, table := range []string{"t:a", "u:a", "u:b"} {
+		if _, err := s.Get(ctx, &hbase.Get{Table: table, Row: []byte("r")}); !errors.Is(err, hbase.ErrTableNotFound) {
+			t.Errorf("Get on deleted %s after reopen = %v, want ErrTableNotFound", table, err)
+		}
+	}
+	// The deleted tables' cells are gone from the store, not just hidden.
+	for _, tb := range []*embTable{ta, ua} {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: tb.prefix, UpperBound: hbase.PrefixEnd(tb.prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.First() {
+			t.Errorf("table %s: cell %q survived DeleteTable", tb.name, it.Key())
+		}
+		_ = it.Close()
+	}
+	// Created again, a table gets a new id and starts empty.
+	if err := s.EnsureTables(ctx, "t", etSpecs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if tb, _ := s.table("t:a"); tb.id == ta.id {
+		t.Errorf("re-created table reuses id %d", ta.id)
+	}
+	if r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: []byte("r")}); err != nil || r.Exists() {
+		t.Errorf("re-created table: %q, %v", cellStrings(r, false), err)
+	}
+	// Deleting the disabled table works and takes its data.
+	if err := s.DeleteTable(ctx, "t:b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureTables(ctx, "t", etSpecs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Get(ctx, &hbase.Get{Table: "t:b", Row: []byte("r")}); err != nil || r.Exists() {
+		t.Errorf("re-created t:b: %q, %v", cellStrings(r, false), err)
+	}
+}
+
+func TestNoSyncDurableAfterSyncAndClose(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := etOpen(t, dir, WithNoSync(), WithCacheSize(8<<20))
-	var puts []*Put
+	var puts []*hbase.Put
 	for i := range 1000 {
-		puts = append(puts, &Put{Table: "t:b", Row: fmt.Appendf(nil, "r%04d", i), Values: Values{"f": {"q": []byte("v")}}})
+		puts = append(puts, &hbase.Put{Table: "t:b", Row: fmt.Appendf(nil, "r%04d", i), Values: hbase.Values{"f": {"q": []byte("v")}}})
 	}
 	if err := s.PutMany(ctx, puts); err != nil {
 		t.Fatal(err)
@@ -262,62 +371,62 @@ func TestEmbeddedNoSyncDurableAfterSyncAndClose(t *testing.T) {
 	}
 	s = etOpen(t, dir)
 	defer func() { _ = s.Close() }()
-	rs, err := ScanAll(ctx, s, &Scan{Table: "t:b"})
+	rs, err := hbase.ScanAll(ctx, s, &hbase.Scan{Table: "t:b"})
 	if err != nil || len(rs) != 1000 {
 		t.Fatalf("after reopen: %d rows, %v", len(rs), err)
 	}
 }
 
-func TestEmbeddedVersionTrimming(t *testing.T) {
+func TestVersionTrimming(t *testing.T) {
 	ctx := context.Background()
 	s := etOpen(t, "")
 	defer func() { _ = s.Close() }()
 	row := []byte("r")
 	for ts := int64(1); ts <= 6; ts++ {
-		if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Timestamp: ts * 1000, Values: Values{"v": {"q": fmt.Appendf(nil, "%d", ts)}, "f": {"q": fmt.Appendf(nil, "%d", ts)}}}); err != nil {
+		if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: row, Timestamp: ts * 1000, Values: hbase.Values{"v": {"q": fmt.Appendf(nil, "%d", ts)}, "f": {"q": fmt.Appendf(nil, "%d", ts)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// An old version below the kept ones is not even written.
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Timestamp: 10, Values: Values{"v": {"q": []byte("old")}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: row, Timestamp: 10, Values: hbase.Values{"v": {"q": []byte("old")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if keys := rawKeys(t, s, "t:a", row); len(keys) != 1+3 {
 		t.Errorf("stored %d cells, want 4 (1 of f:q, 3 of v:q)", len(keys))
 	}
-	r, err := s.Get(ctx, &Get{Table: "t:a", Row: row, MaxVersions: 10})
+	r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: row, MaxVersions: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cWantCells(t, "trimmed", r, true, `f:"q"="6"@6000`, `v:"q"="6"@6000`, `v:"q"="5"@5000`, `v:"q"="4"@4000`)
+	wantCells(t, "trimmed", r, true, `f:"q"="6"@6000`, `v:"q"="6"@6000`, `v:"q"="5"@5000`, `v:"q"="4"@4000`)
 
 	// Two puts of the same column in one batch: the batch sees its own writes.
-	if err := s.PutMany(ctx, []*Put{
-		{Table: "t:a", Row: row, Timestamp: 7000, Values: Values{"v": {"q": []byte("7")}}},
-		{Table: "t:a", Row: row, Timestamp: 8000, Values: Values{"v": {"q": []byte("8")}}},
-		{Table: "t:a", Row: row, Timestamp: 8000, Values: Values{"v": {"q": []byte("8b")}}},
+	if err := s.PutMany(ctx, []*hbase.Put{
+		{Table: "t:a", Row: row, Timestamp: 7000, Values: hbase.Values{"v": {"q": []byte("7")}}},
+		{Table: "t:a", Row: row, Timestamp: 8000, Values: hbase.Values{"v": {"q": []byte("8")}}},
+		{Table: "t:a", Row: row, Timestamp: 8000, Values: hbase.Values{"v": {"q": []byte("8b")}}},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if keys := rawKeys(t, s, "t:a", row); len(keys) != 1+3 {
 		t.Errorf("after batch: stored %d cells, want 4", len(keys))
 	}
-	r, _ = s.Get(ctx, &Get{Table: "t:a", Row: row, Families: []string{"v"}, MaxVersions: 3})
-	cWantCells(t, "batch", r, true, `v:"q"="8b"@8000`, `v:"q"="7"@7000`, `v:"q"="6"@6000`)
+	r, _ = s.Get(ctx, &hbase.Get{Table: "t:a", Row: row, Families: []string{"v"}, MaxVersions: 3})
+	wantCells(t, "batch", r, true, `v:"q"="8b"@8000`, `v:"q"="7"@7000`, `v:"q"="6"@6000`)
 }
 
-func TestEmbeddedTTLAndClock(t *testing.T) {
+func TestTTLAndClock(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{}
 	clock.set(1_700_000_000_000)
 	s := etOpen(t, "", withClock(clock.now))
 	defer func() { _ = s.Close() }()
 	row := []byte("r")
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Values: Values{"x": {"q": []byte("1")}, "f": {"q": []byte("f")}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: row, Values: hbase.Values{"x": {"q": []byte("1")}, "f": {"q": []byte("f")}}}); err != nil {
 		t.Fatal(err)
 	}
-	get := func() *Result {
-		r, err := s.Get(ctx, &Get{Table: "t:a", Row: row})
+	get := func() *hbase.Result {
+		r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: row})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,16 +440,16 @@ func TestEmbeddedTTLAndClock(t *testing.T) {
 		t.Errorf("cell expired at exactly its TTL")
 	}
 	clock.advance(1)
-	cWantCells(t, "after TTL", get(), false, `f:"q"="f"`)
-	if rs, _ := ScanAll(ctx, s, &Scan{Table: "t:a", Families: []string{"x"}}); len(rs) != 0 {
+	wantCells(t, "after TTL", get(), false, `f:"q"="f"`)
+	if rs, _ := hbase.ScanAll(ctx, s, &hbase.Scan{Table: "t:a", Families: []string{"x"}}); len(rs) != 0 {
 		t.Errorf("scan of expired family: %d rows", len(rs))
 	}
 	// Expired counters restart from 0; the write drops the expired version.
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Values: Values{"x": {"n": cBE64(41)}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: row, Values: hbase.Values{"x": {"n": be64(41)}}}); err != nil {
 		t.Fatal(err)
 	}
 	clock.advance(20_000)
-	if v, err := s.Increment(ctx, &Increment{Table: "t:a", Row: row, Family: "x", Qualifier: "n", Amount: 1}); err != nil || v != 1 {
+	if v, err := s.Increment(ctx, &hbase.Increment{Table: "t:a", Row: row, Family: "x", Qualifier: "n", Amount: 1}); err != nil || v != 1 {
 		t.Errorf("Increment of an expired counter = %d, %v; want 1", v, err)
 	}
 	// x:q is still stored (nothing rewrote it), x:n only once.
@@ -348,7 +457,7 @@ func TestEmbeddedTTLAndClock(t *testing.T) {
 		t.Errorf("stored %d cells, want 3 (f:q, x:n, expired x:q)", len(keys))
 	}
 	// A write to the expired column drops its expired version.
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Values: Values{"x": {"q": []byte("2")}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: row, Values: hbase.Values{"x": {"q": []byte("2")}}}); err != nil {
 		t.Fatal(err)
 	}
 	if keys := rawKeys(t, s, "t:a", row); len(keys) != 3 {
@@ -359,7 +468,7 @@ func TestEmbeddedTTLAndClock(t *testing.T) {
 	// clock stands still (HBase: max(now, previous+1)).
 	now := clock.now().UnixMilli()
 	for i := range 3 {
-		if _, err := s.Increment(ctx, &Increment{Table: "t:a", Row: row, Family: "f", Qualifier: "n", Amount: 1}); err != nil {
+		if _, err := s.Increment(ctx, &hbase.Increment{Table: "t:a", Row: row, Family: "f", Qualifier: "n", Amount: 1}); err != nil {
 			t.Fatal(err)
 		}
 		if c := get().Cell("f", "n"); c.Timestamp != now+int64(i) {
@@ -369,10 +478,10 @@ func TestEmbeddedTTLAndClock(t *testing.T) {
 
 	// CheckAndPut writes at max(now, checked cell's timestamp).
 	future := now + 60_000
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: row, Timestamp: future, Values: Values{"f": {"lock": []byte("a")}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: row, Timestamp: future, Values: hbase.Values{"f": {"lock": []byte("a")}}}); err != nil {
 		t.Fatal(err)
 	}
-	ok, err := s.CheckAndPut(ctx, &Put{Table: "t:a", Row: row, Values: Values{"f": {"lock": []byte("b")}}}, "f", "lock", []byte("a"))
+	ok, err := s.CheckAndPut(ctx, &hbase.Put{Table: "t:a", Row: row, Values: hbase.Values{"f": {"lock": []byte("b")}}}, "f", "lock", []byte("a"))
 	if err != nil || !ok {
 		t.Fatalf("CheckAndPut = %v, %v", ok, err)
 	}
@@ -381,13 +490,13 @@ func TestEmbeddedTTLAndClock(t *testing.T) {
 	}
 	// A Delete (at now) leaves versions newer than now, as HBase's does:
 	// here the future f:lock and the counter whose versions crept to now+2.
-	if err := s.Delete(ctx, &Delete{Table: "t:a", Row: row}); err != nil {
+	if err := s.Delete(ctx, &hbase.Delete{Table: "t:a", Row: row}); err != nil {
 		t.Fatal(err)
 	}
-	cWantCells(t, "after delete", get(), false, `f:"lock"="b"`, fmt.Sprintf(`f:"n"=%q`, cBE64(3)))
+	wantCells(t, "after delete", get(), false, `f:"lock"="b"`, fmt.Sprintf(`f:"n"=%q`, be64(3)))
 }
 
-func TestEmbeddedValidation(t *testing.T) {
+func TestValidation(t *testing.T) {
 	ctx := context.Background()
 	s := etOpen(t, "")
 	defer func() { _ = s.Close() }()
@@ -395,17 +504,18 @@ func TestEmbeddedValidation(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"empty row Put", s.Put(ctx, &Put{Table: "t:a", Values: Values{"f": {"q": nil}}})},
-		{"empty row Get", func() error { _, err := s.Get(ctx, &Get{Table: "t:a"}); return err }()},
-		{"huge row", s.Put(ctx, &Put{Table: "t:a", Row: make([]byte, 40000), Values: Values{"f": {"q": nil}}})},
-		{"negative timestamp", s.Put(ctx, &Put{Table: "t:a", Row: []byte("r"), Timestamp: -1, Values: Values{"f": {"q": nil}}})},
+		{"empty row Put", s.Put(ctx, &hbase.Put{Table: "t:a", Values: hbase.Values{"f": {"q": nil}}})},
+		{"empty row Get", func() error { _, err := s.Get(ctx, &hbase.Get{Table: "t:a"}); return err }()},
+		{"huge row", s.Put(ctx, &hbase.Put{Table: "t:a", Row: make([]byte, 40000), Values: hbase.Values{"f": {"q": nil}}})},
+		{"negative timestamp", s.Put(ctx, &hbase.Put{Table: "t:a", Row: []byte("r"), Timestamp: -1, Values: hbase.Values{"f": {"q": nil}}})},
 		{"bad namespace", s.EnsureTables(ctx, "a:b", etSpecs)},
-		{"bad table", s.EnsureTables(ctx, "t", []TableSpec{{Name: "a/b", Families: []FamilySpec{{Name: "f"}}}})},
-		{"no family", s.EnsureTables(ctx, "t", []TableSpec{{Name: "nofam"}})},
-		{"bad family", s.EnsureTables(ctx, "t", []TableSpec{{Name: "badfam", Families: []FamilySpec{{Name: "a:b"}}}})},
-		{"dup family", s.EnsureTables(ctx, "t", []TableSpec{{Name: "dupfam", Families: []FamilySpec{{Name: "f"}, {Name: "f"}}}})},
+		{"bad table", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "a/b", Families: []hbase.FamilySpec{{Name: "f"}}}})},
+		{"no family", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "nofam"}})},
+		{"bad family", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "badfam", Families: []hbase.FamilySpec{{Name: "a:b"}}}})},
+		{"dup family", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "dupfam", Families: []hbase.FamilySpec{{Name: "f"}, {Name: "f"}}}})},
+		{"bad bloom", s.EnsureTables(ctx, "t", []hbase.TableSpec{{Name: "badbloom", Families: []hbase.FamilySpec{{Name: "f", Bloom: "SOMETIMES"}}}})},
 		{"unknown check family", func() error {
-			_, err := s.CheckAndPut(ctx, &Put{Table: "t:a", Row: []byte("r"), Values: Values{"f": {"q": nil}}}, "nope", "q", nil)
+			_, err := s.CheckAndPut(ctx, &hbase.Put{Table: "t:a", Row: []byte("r"), Values: hbase.Values{"f": {"q": nil}}}, "nope", "q", nil)
 			return err
 		}()},
 	}
@@ -414,52 +524,52 @@ func TestEmbeddedValidation(t *testing.T) {
 			t.Errorf("%s: no error", b.name)
 		}
 	}
-	if _, err := s.CheckAndDelete(ctx, &Delete{Table: "t:a", Row: []byte("r")}, "nope", "q", nil); !errors.Is(err, ErrFamilyNotFound) {
+	if _, err := s.CheckAndDelete(ctx, &hbase.Delete{Table: "t:a", Row: []byte("r")}, "nope", "q", nil); !errors.Is(err, hbase.ErrFamilyNotFound) {
 		t.Errorf("CheckAndDelete with an unknown family: %v", err)
 	}
-	if err := s.Scan(ctx, &Scan{Table: "t:a", Families: []string{"nope"}}, func(*Result) error { return nil }); !errors.Is(err, ErrFamilyNotFound) {
+	if err := s.Scan(ctx, &hbase.Scan{Table: "t:a", Families: []string{"nope"}}, func(*hbase.Result) error { return nil }); !errors.Is(err, hbase.ErrFamilyNotFound) {
 		t.Errorf("Scan of an unknown family: %v", err)
 	}
 	// Empty ranges.
-	for _, sc := range []*Scan{
+	for _, sc := range []*hbase.Scan{
 		{Table: "t:a", Start: []byte("b"), Stop: []byte("a")},
 		{Table: "t:a", Start: []byte("a"), Stop: []byte("a")},
 		{Table: "t:a", Prefix: []byte("b"), Stop: []byte("a")},
 	} {
-		if rs, err := ScanAll(ctx, s, sc); err != nil || len(rs) != 0 {
+		if rs, err := hbase.ScanAll(ctx, s, sc); err != nil || len(rs) != 0 {
 			t.Errorf("empty range %+v: %d rows, %v", *sc, len(rs), err)
 		}
 	}
 	// A Put without cells is a no-op.
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r"), Values: Values{"f": {}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: []byte("r"), Values: hbase.Values{"f": {}}}); err != nil {
 		t.Errorf("Put without cells: %v", err)
 	}
 }
 
-func TestEmbeddedScanLongWithWrites(t *testing.T) {
+func TestScanLongWithWrites(t *testing.T) {
 	// A scan longer than one iterator's lifetime (scanRefreshRows) whose
 	// callback writes to the store sees every row exactly once, in order.
 	ctx := context.Background()
 	s := etOpen(t, "")
 	defer func() { _ = s.Close() }()
 	const n = 3*scanRefreshRows + 17
-	var puts []*Put
+	var puts []*hbase.Put
 	for i := range n {
-		puts = append(puts, &Put{Table: "t:a", Row: fmt.Appendf(nil, "s/%05d", i), Values: Values{"f": {"q": []byte("v")}}})
+		puts = append(puts, &hbase.Put{Table: "t:a", Row: fmt.Appendf(nil, "s/%05d", i), Values: hbase.Values{"f": {"q": []byte("v")}}})
 	}
 	if err := s.PutMany(ctx, puts); err != nil {
 		t.Fatal(err)
 	}
 	i := 0
-	err := s.Scan(ctx, &Scan{Table: "t:a", Prefix: []byte("s/")}, func(r *Result) error {
+	err := s.Scan(ctx, &hbase.Scan{Table: "t:a", Prefix: []byte("s/")}, func(r *hbase.Result) error {
 		if want := fmt.Sprintf("s/%05d", i); string(r.Row) != want {
 			return fmt.Errorf("row %d is %q, want %q", i, r.Row, want)
 		}
 		i++
 		// Write behind and ahead of the cursor, and into another prefix.
-		return s.PutMany(ctx, []*Put{
-			{Table: "t:a", Row: fmt.Appendf(nil, "t/%05d", i), Values: Values{"f": {"q": []byte("w")}}},
-			{Table: "t:a", Row: r.Row, Values: Values{"v": {"q": []byte("w")}}},
+		return s.PutMany(ctx, []*hbase.Put{
+			{Table: "t:a", Row: fmt.Appendf(nil, "t/%05d", i), Values: hbase.Values{"f": {"q": []byte("w")}}},
+			{Table: "t:a", Row: r.Row, Values: hbase.Values{"v": {"q": []byte("w")}}},
 		})
 	})
 	if err != nil || i != n {
@@ -467,7 +577,7 @@ func TestEmbeddedScanLongWithWrites(t *testing.T) {
 	}
 }
 
-func TestEmbeddedConcurrentMixed(t *testing.T) {
+func TestConcurrentMixed(t *testing.T) {
 	// Increments, Puts of other columns of the same rows, CheckAndPuts and
 	// overlapping PutMany batches at once: no deadlock, exact counters.
 	ctx := context.Background()
@@ -484,15 +594,15 @@ func TestEmbeddedConcurrentMixed(t *testing.T) {
 				var err error
 				switch i % 4 {
 				case 0, 1:
-					_, err = s.Increment(ctx, &Increment{Table: "t:a", Row: row, Family: "f", Qualifier: "n", Amount: 1})
+					_, err = s.Increment(ctx, &hbase.Increment{Table: "t:a", Row: row, Family: "f", Qualifier: "n", Amount: 1})
 				case 2:
-					err = s.PutMany(ctx, []*Put{
-						{Table: "t:a", Row: rowKey(r.IntN(rows)), Values: Values{"v": {"p": []byte("x")}}},
-						{Table: "t:a", Row: rowKey(r.IntN(rows)), Values: Values{"f": {"p": []byte("y")}}},
-						{Table: "t:b", Row: row, Values: Values{"f": {"p": []byte("z")}}},
+					err = s.PutMany(ctx, []*hbase.Put{
+						{Table: "t:a", Row: rowKey(r.IntN(rows)), Values: hbase.Values{"v": {"p": []byte("x")}}},
+						{Table: "t:a", Row: rowKey(r.IntN(rows)), Values: hbase.Values{"f": {"p": []byte("y")}}},
+						{Table: "t:b", Row: row, Values: hbase.Values{"f": {"p": []byte("z")}}},
 					})
 				case 3:
-					_, err = s.CheckAndPut(ctx, &Put{Table: "t:a", Row: row, Values: Values{"v": {"c": []byte("1")}}}, "f", "p", []byte("y"))
+					_, err = s.CheckAndPut(ctx, &hbase.Put{Table: "t:a", Row: row, Values: hbase.Values{"v": {"c": []byte("1")}}}, "f", "p", []byte("y"))
 				}
 				if err != nil {
 					t.Error(err)
@@ -504,7 +614,7 @@ func TestEmbeddedConcurrentMixed(t *testing.T) {
 	wg.Wait()
 	var total int64
 	for i := range rows {
-		r, err := s.Get(ctx, &Get{Table: "t:a", Row: rowKey(i)})
+		r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: rowKey(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -517,17 +627,17 @@ func TestEmbeddedConcurrentMixed(t *testing.T) {
 	}
 }
 
-func TestEmbeddedCloseWaitsForCalls(t *testing.T) {
+func TestCloseWaitsForCalls(t *testing.T) {
 	ctx := context.Background()
 	s := etOpen(t, "")
-	if err := s.Put(ctx, &Put{Table: "t:a", Row: []byte("r"), Values: Values{"f": {"q": nil}}}); err != nil {
+	if err := s.Put(ctx, &hbase.Put{Table: "t:a", Row: []byte("r"), Values: hbase.Values{"f": {"q": nil}}}); err != nil {
 		t.Fatal(err)
 	}
 	inScan := make(chan struct{})
 	release := make(chan struct{})
 	scanDone := make(chan error, 1)
 	go func() {
-		scanDone <- s.Scan(ctx, &Scan{Table: "t:a"}, func(*Result) error {
+		scanDone <- s.Scan(ctx, &hbase.Scan{Table: "t:a"}, func(*hbase.Result) error {
 			close(inScan)
 			<-release
 			return nil
@@ -538,7 +648,7 @@ func TestEmbeddedCloseWaitsForCalls(t *testing.T) {
 	go func() { closed <- s.Close() }()
 	select {
 	case <-closed:
-		t.Fatal("Close returned while a Scan was running")
+		t.Fatal("Close returned while a hbase.Scan was running")
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
@@ -562,16 +672,16 @@ func TestEmbeddedCloseWaitsForCalls(t *testing.T) {
 // whole key space, and compactions rewrite it). "sync" syncs every batch,
 // the others use WithNoSync.
 //
-//	go test ./hbase/ -run '^$' -bench EmbeddedPutMany -benchtime 250x             # 1M rows each
-//	go test ./hbase/ -run '^$' -bench EmbeddedPutMany/ordered -benchtime 2750x    # 11M rows
+//	go test ./hbase/embedded/ -run '^$' -bench EmbeddedPutMany -benchtime 250x             # 1M rows each
+//	go test ./hbase/embedded/ -run '^$' -bench EmbeddedPutMany/ordered -benchtime 2750x    # 11M rows
 func BenchmarkEmbeddedPutMany(b *testing.B) {
 	for _, mode := range []struct {
 		name    string
 		ordered bool
-		opts    []EmbeddedOption
+		opts    []Option
 	}{
-		{"ordered", true, []EmbeddedOption{WithNoSync()}},
-		{"random", false, []EmbeddedOption{WithNoSync()}},
+		{"ordered", true, []Option{WithNoSync()}},
+		{"random", false, []Option{WithNoSync()}},
 		{"ordered-sync", true, nil},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
@@ -579,8 +689,8 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 			ctx := context.Background()
 			s := etOpen(b, b.TempDir(), mode.opts...)
 			r := rand.New(rand.NewPCG(1, 1))
-			puts := make([]*Put, batch)
-			val := cBE64(1_700_000_000_000)
+			puts := make([]*hbase.Put, batch)
+			val := be64(1_700_000_000_000)
 			var seq uint64
 			rows := 0
 			b.ResetTimer()
@@ -598,7 +708,7 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 						binary.BigEndian.PutUint64(row[10:], r.Uint64N(2_000_000))
 					}
 					row[9] = 'f'
-					puts[i] = &Put{Table: "t:b", Row: row, Values: Values{"f": {"t": val}}}
+					puts[i] = &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": val}}}
 				}
 				b.StartTimer()
 				if err := s.PutMany(ctx, puts); err != nil {
@@ -620,9 +730,9 @@ func BenchmarkEmbeddedGet(b *testing.B) {
 	s := etOpen(b, b.TempDir(), WithNoSync())
 	defer func() { _ = s.Close() }()
 	const n = 100_000
-	var puts []*Put
+	var puts []*hbase.Put
 	for i := range n {
-		puts = append(puts, &Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)*2), Values: Values{"f": {"q": []byte("value")}}})
+		puts = append(puts, &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)*2), Values: hbase.Values{"f": {"q": []byte("value")}}})
 		if len(puts) == 5000 {
 			if err := s.PutMany(ctx, puts); err != nil {
 				b.Fatal(err)
@@ -634,7 +744,7 @@ func BenchmarkEmbeddedGet(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		k := uint64(r.IntN(2 * n))
-		res, err := s.Get(ctx, &Get{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, k)})
+		res, err := s.Get(ctx, &hbase.Get{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, k)})
 		if err != nil || res.Exists() != (k%2 == 0) {
 			b.Fatalf("Get %d: %v, %v", k, res.Exists(), err)
 		}

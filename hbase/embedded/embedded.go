@@ -1,35 +1,17 @@
-package hbase
-
-import (
-	"bytes"
-	"context"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"hash/maphash"
-	"math/bits"
-	"regexp"
-	"runtime"
-	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
-)
-
-// The embedded backend keeps HBase's data model in one cockroachdb/pebble
-// key-value store. Every pebble key starts with a one-byte key space:
+// Package embedded is the embedded backend of package hbase: HBase's data
+// model (sorted rowkeys, column families, qualifiers, timestamped cell
+// versions, row-level atomicity, TTLs) in one in-process cockroachdb/pebble
+// key-value store, on disk or in memory. Open returns a *Store, which
+// implements hbase.Store and hbase.Admin; the conformance suite
+// (hbase/hbasetest) holds it to the same contract as the real HBase.
+//
+// Every pebble key starts with a one-byte key space:
 //
 //	0x00  metadata
 //	      0x00 "format"          -> layout version ("1")
 //	      0x00 "next-table-id"   -> next table id, 4 bytes big-endian
 //	      0x00 "ns/" <namespace> -> {} (the namespace exists)
-//	      0x00 "table/" <ns:qualifier> -> JSON embTableMeta (id, families)
+//	      0x00 "table/" <ns:qualifier> -> JSON embTableMeta (id, families, disabled)
 //	0x01  cells
 //	      0x01 <table id: 4 bytes BE>
 //	           <rowkey, escaped> 0x00 0x01
@@ -63,13 +45,39 @@ import (
 // their column is next written; a Delete removes the versions not newer than
 // now. Known differences from HBase: deletes remove cells physically instead
 // of writing delete markers, so a Put after a Delete is visible even at an
-// older timestamp (HBase masks it until a major compaction); and TTLs keep
-// millisecond precision (HBase's are whole seconds).
+// older timestamp (HBase masks it until a major compaction); TTLs keep
+// millisecond precision (HBase's are whole seconds); and data calls on a
+// disabled table fail at once (HBase's retry until their deadline).
+//
+// DeleteTable and DropNamespace remove a table's metadata and, with one
+// range deletion, its cells; table ids are never reused, so a table created
+// again under the same name starts empty.
+package embedded
 
-// EmbeddedOption configures NewEmbedded.
-type EmbeddedOption func(*embeddedConfig)
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
 
-type embeddedConfig struct {
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// Option configures Open.
+type Option func(*config)
+
+type config struct {
 	noSync       bool
 	cacheSize    int64
 	memTableSize uint64
@@ -78,18 +86,18 @@ type embeddedConfig struct {
 
 // WithNoSync makes the embedded store acknowledge writes before they are
 // synced to disk, for bulk imports: a crash may lose the writes made since
-// the last Sync (see Syncer) or Close; the store stays consistent (each
+// the last Sync or Close; the store stays consistent (each
 // batch is applied entirely or not at all). Without it every Put, PutMany,
 // Delete, DeleteMany, CheckAndPut, CheckAndDelete and Increment is synced
 // to disk before it returns.
-func WithNoSync() EmbeddedOption {
-	return func(c *embeddedConfig) { c.noSync = true }
+func WithNoSync() Option {
+	return func(c *config) { c.noSync = true }
 }
 
 // WithCacheSize sets the size of the embedded store's block cache, in bytes
 // (default 128 MiB). Values <= 0 keep the default.
-func WithCacheSize(bytes int64) EmbeddedOption {
-	return func(c *embeddedConfig) {
+func WithCacheSize(bytes int64) Option {
+	return func(c *config) {
 		if bytes > 0 {
 			c.cacheSize = bytes
 		}
@@ -97,19 +105,16 @@ func WithCacheSize(bytes int64) EmbeddedOption {
 }
 
 // withClock replaces the store's clock (tests of TTLs and default timestamps).
-func withClock(now func() time.Time) EmbeddedOption {
-	return func(c *embeddedConfig) { c.now = now }
+func withClock(now func() time.Time) Option {
+	return func(c *config) { c.now = now }
 }
 
-// Syncer is implemented by stores that can buffer acknowledged writes (the
-// embedded store opened WithNoSync). Sync makes every write acknowledged so
-// far durable; it is a cheap no-op when nothing is buffered.
-type Syncer interface {
-	Sync() error
-}
-
-// errEmbeddedClosed is returned by every call on a closed embedded store.
-var errEmbeddedClosed = errors.New("hbase: embedded store is closed")
+var (
+	// errEmbeddedClosed is returned by every call on a closed embedded store.
+	errEmbeddedClosed = errors.New("hbase: embedded store is closed")
+	// errTableDisabled is returned by data calls on a disabled table.
+	errTableDisabled = errors.New("hbase: table is disabled")
+)
 
 // Metadata keys.
 const (
@@ -130,6 +135,7 @@ var (
 type embTableMeta struct {
 	ID       uint32          `json:"id"`
 	Families []embFamilyMeta `json:"families"`
+	Disabled bool            `json:"disabled,omitempty"` // by DisableTable
 }
 
 type embFamilyMeta struct {
@@ -146,6 +152,7 @@ type embTable struct {
 	id       uint32
 	prefix   []byte // keyspaceData + id, big-endian: 5 bytes
 	families map[string]*embFamily
+	meta     *embTableMeta // as stored
 }
 
 type embFamily struct {
@@ -164,7 +171,7 @@ func (t *embTable) family(name string) (*embFamily, error) {
 	if f := t.families[name]; f != nil {
 		return f, nil
 	}
-	return nil, fmt.Errorf("%w: %q in table %s", ErrFamilyNotFound, name, t.name)
+	return nil, fmt.Errorf("%w: %q in table %s", hbase.ErrFamilyNotFound, name, t.name)
 }
 
 // memTableStopWrites is pebble's MemTableStopWritesThreshold for the store.
@@ -173,15 +180,16 @@ const memTableStopWrites = 4
 // rowLockStripes is the number of row lock stripes (a power of two).
 const rowLockStripes = 4096
 
-// embeddedStore is the embedded Store.
-type embeddedStore struct {
+// Store is an open embedded store; it implements hbase.Store and
+// hbase.Admin, and is safe for concurrent use.
+type Store struct {
 	db        *pebble.DB
 	writeOpts *pebble.WriteOptions
 	noSync    bool
 	now       func() time.Time
 
 	tables   atomic.Pointer[map[string]*embTable]
-	ensureMu sync.Mutex // serializes EnsureTables
+	ensureMu sync.Mutex // serializes the admin calls (admin.go)
 
 	seed  maphash.Seed
 	locks [rowLockStripes]sync.Mutex
@@ -192,18 +200,17 @@ type embeddedStore struct {
 	drained  chan struct{}
 }
 
-var _ Store = (*embeddedStore)(nil)
-var _ Syncer = (*embeddedStore)(nil)
+var _ hbase.StoreAdmin = (*Store)(nil)
 
-// NewEmbedded opens (creating it when needed) an embedded store in directory
-// dir, or an in-memory one, for tests, when dir is "". The store keeps HBase's
-// semantics (see the Store interface and this file's layout comment); tables
-// must be created with EnsureTables before use. It fails when dir cannot be
-// opened, is locked by another process, or holds a store of another layout.
-// The returned Store also implements Syncer. Close releases it (and the
-// directory's lock); it must not be called from a Scan callback.
-func NewEmbedded(dir string, opts ...EmbeddedOption) (Store, error) {
-	cfg := embeddedConfig{
+// Open opens (creating it when needed) an embedded store in directory dir,
+// or an in-memory one, for tests, when dir is "". The store keeps HBase's
+// semantics (see hbase.Store and the package comment); tables must be created
+// with EnsureTables before use. It fails when dir cannot be opened, is locked
+// by another process, or holds a store of another layout. Close releases the
+// store (and the directory's lock); it must not be called from a Scan
+// callback.
+func Open(dir string, opts ...Option) (*Store, error) {
+	cfg := config{
 		cacheSize:    128 << 20,
 		memTableSize: 64 << 20,
 		now:          time.Now,
@@ -238,7 +245,7 @@ func NewEmbedded(dir string, opts ...EmbeddedOption) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hbase: open embedded store %q: %w", dir, err)
 	}
-	s := &embeddedStore{
+	s := &Store{
 		db:        db,
 		writeOpts: pebble.Sync,
 		noSync:    cfg.noSync,
@@ -259,17 +266,17 @@ func NewEmbedded(dir string, opts ...EmbeddedOption) (Store, error) {
 // quietLogger drops pebble's informational messages and keeps its errors.
 type quietLogger struct{}
 
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
 	pebble.DefaultLogger.Errorf(format, args...)
 }
-func (quietLogger) Fatalf(format string, args ...interface{}) {
+func (quietLogger) Fatalf(format string, args ...any) {
 	pebble.DefaultLogger.Fatalf(format, args...)
 }
 
 // loadMeta checks the layout version (writing it into a new store) and loads
 // the table catalog.
-func (s *embeddedStore) loadMeta() error {
+func (s *Store) loadMeta() error {
 	v, closer, err := s.db.Get(metaFormatKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
@@ -298,7 +305,7 @@ func (s *embeddedStore) loadMeta() error {
 	}
 
 	tables := map[string]*embTable{}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: metaTablePfx, UpperBound: PrefixEnd(metaTablePfx)})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: metaTablePfx, UpperBound: hbase.PrefixEnd(metaTablePfx)})
 	if err != nil {
 		return err
 	}
@@ -324,7 +331,7 @@ func (s *embeddedStore) loadMeta() error {
 }
 
 func newEmbTable(name string, m *embTableMeta) *embTable {
-	t := &embTable{name: name, id: m.ID, families: make(map[string]*embFamily, len(m.Families))}
+	t := &embTable{name: name, id: m.ID, families: make(map[string]*embFamily, len(m.Families)), meta: m}
 	t.prefix = binary.BigEndian.AppendUint32([]byte{keyspaceData}, m.ID)
 	for _, f := range m.Families {
 		t.families[f.Name] = &embFamily{name: f.Name, maxVersions: max(1, f.MaxVersions), ttlMillis: f.TTLMillis}
@@ -333,7 +340,7 @@ func newEmbTable(name string, m *embTableMeta) *embTable {
 }
 
 // enter registers a call in flight; it fails once the store is closed.
-func (s *embeddedStore) enter() error {
+func (s *Store) enter() error {
 	s.gateMu.Lock()
 	defer s.gateMu.Unlock()
 	if s.closed {
@@ -343,7 +350,7 @@ func (s *embeddedStore) enter() error {
 	return nil
 }
 
-func (s *embeddedStore) leave() {
+func (s *Store) leave() {
 	s.gateMu.Lock()
 	s.inflight--
 	if s.closed && s.inflight == 0 {
@@ -353,160 +360,34 @@ func (s *embeddedStore) leave() {
 }
 
 // begin is enter plus a check of ctx, for the start of every call.
-func (s *embeddedStore) begin(ctx context.Context) error {
+func (s *Store) begin(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return s.enter()
 }
 
-func (s *embeddedStore) nowMillis() int64 { return s.now().UnixMilli() }
+func (s *Store) nowMillis() int64 { return s.now().UnixMilli() }
 
-// table returns the named table ("ns:qualifier") or ErrTableNotFound.
-func (s *embeddedStore) table(name string) (*embTable, error) {
-	if t := (*s.tables.Load())[name]; t != nil {
-		return t, nil
+// table returns the named table ("ns:qualifier") for a data call:
+// hbase.ErrTableNotFound when there is none, errTableDisabled when it is
+// disabled.
+func (s *Store) table(name string) (*embTable, error) {
+	t := (*s.tables.Load())[name]
+	switch {
+	case t == nil:
+		return nil, fmt.Errorf("%w: %s", hbase.ErrTableNotFound, name)
+	case t.meta.Disabled:
+		return nil, fmt.Errorf("%w: %s", errTableDisabled, name)
 	}
-	return nil, fmt.Errorf("%w: %s", ErrTableNotFound, name)
+	return t, nil
 }
 
-// Backend returns BackendEmbedded.
-func (s *embeddedStore) Backend() string { return BackendEmbedded }
-
-var (
-	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-	qualifierRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
-)
-
-// validFamilyName follows HBase: non-empty, printable, no ':' and not
-// starting with '.'. (It also keeps 0x00 out of family names, which the key
-// decoding relies on.)
-func validFamilyName(name string) bool {
-	if name == "" || strings.HasPrefix(name, ".") || strings.ContainsRune(name, ':') {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if name[i] < 0x20 || name[i] == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// EnsureTables creates namespace and the tables that do not exist yet,
-// recording their specs (families, MaxVersions, TTL) in the store. Existing
-// tables are left as they are. SplitKeys, Bloom and InMemory are recorded but
-// have no effect.
-func (s *embeddedStore) EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error {
-	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	defer s.leave()
-	if !namespaceRE.MatchString(namespace) {
-		return fmt.Errorf("hbase: invalid namespace name %q", namespace)
-	}
-	for _, ts := range tables {
-		if !qualifierRE.MatchString(ts.Name) {
-			return fmt.Errorf("hbase: invalid table name %q", ts.Name)
-		}
-		if len(ts.Families) == 0 {
-			return fmt.Errorf("hbase: table %s:%s has no column family", namespace, ts.Name)
-		}
-		seen := map[string]bool{}
-		for _, f := range ts.Families {
-			if !validFamilyName(f.Name) {
-				return fmt.Errorf("hbase: table %s:%s: invalid family name %q", namespace, ts.Name, f.Name)
-			}
-			if seen[f.Name] {
-				return fmt.Errorf("hbase: table %s:%s: family %q given twice", namespace, ts.Name, f.Name)
-			}
-			seen[f.Name] = true
-			if f.MaxVersions < 0 || f.TTL < 0 {
-				return fmt.Errorf("hbase: table %s:%s: family %q: negative MaxVersions or TTL", namespace, ts.Name, f.Name)
-			}
-		}
-	}
-
-	s.ensureMu.Lock()
-	defer s.ensureMu.Unlock()
-	cur := *s.tables.Load()
-	next := make(map[string]*embTable, len(cur)+len(tables))
-	for k, v := range cur {
-		next[k] = v
-	}
-	b := s.db.NewBatch()
-	defer func() { _ = b.Close() }()
-	nsKey := append(bytes.Clone(metaNamespacePfx), namespace...)
-	if _, closer, err := s.db.Get(nsKey); errors.Is(err, pebble.ErrNotFound) {
-		if err := b.Set(nsKey, []byte("{}"), nil); err != nil {
-			return err
-		}
-	} else if err != nil {
-		return err
-	} else {
-		_ = closer.Close()
-	}
-	nextID, err := s.nextTableID()
-	if err != nil {
-		return err
-	}
-	for _, ts := range tables {
-		name := namespace + ":" + ts.Name
-		if next[name] != nil {
-			continue
-		}
-		m := &embTableMeta{ID: nextID}
-		nextID++
-		for _, f := range ts.Families {
-			m.Families = append(m.Families, embFamilyMeta{
-				Name:        f.Name,
-				MaxVersions: max(1, f.MaxVersions),
-				TTLMillis:   f.TTL.Milliseconds(),
-				Bloom:       f.Bloom,
-				InMemory:    f.InMemory,
-			})
-		}
-		sort.Slice(m.Families, func(i, j int) bool { return m.Families[i].Name < m.Families[j].Name })
-		enc, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := b.Set(append(bytes.Clone(metaTablePfx), name...), enc, nil); err != nil {
-			return err
-		}
-		next[name] = newEmbTable(name, m)
-	}
-	if b.Empty() {
-		return nil
-	}
-	if err := b.Set(metaNextTableIDKey, binary.BigEndian.AppendUint32(nil, nextID), nil); err != nil {
-		return err
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	s.tables.Store(&next)
-	return nil
-}
-
-// nextTableID reads the next unused table id (ids start at 1).
-func (s *embeddedStore) nextTableID() (uint32, error) {
-	v, closer, err := s.db.Get(metaNextTableIDKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 1, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = closer.Close() }()
-	if len(v) != 4 {
-		return 0, errors.New("hbase: embedded store: bad next-table-id record")
-	}
-	return binary.BigEndian.Uint32(v), nil
-}
+// Backend returns hbase.BackendEmbedded.
+func (s *Store) Backend() string { return hbase.BackendEmbedded }
 
 // Ping reports whether the store is open and readable.
-func (s *embeddedStore) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -519,7 +400,7 @@ func (s *embeddedStore) Ping(ctx context.Context) error {
 }
 
 // Sync makes every acknowledged write durable (see WithNoSync).
-func (s *embeddedStore) Sync() error {
+func (s *Store) Sync() error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -532,7 +413,7 @@ func (s *embeddedStore) Sync() error {
 
 // Close waits for the calls in flight, syncs and closes the store. Calls
 // made after Close fail; a second Close returns nil.
-func (s *embeddedStore) Close() error {
+func (s *Store) Close() error {
 	s.gateMu.Lock()
 	if s.closed {
 		s.gateMu.Unlock()
@@ -553,7 +434,7 @@ func (s *embeddedStore) Close() error {
 
 // stripe returns the lock stripe of a row, given its encoded row prefix
 // (which includes the table id).
-func (s *embeddedStore) stripe(rowPrefix []byte) int {
+func (s *Store) stripe(rowPrefix []byte) int {
 	return int(maphash.Bytes(s.seed, rowPrefix) & (rowLockStripes - 1))
 }
 
@@ -563,7 +444,7 @@ type lockSet [rowLockStripes / 64]uint64
 
 func (l *lockSet) add(stripe int) { l[stripe/64] |= 1 << (stripe % 64) }
 
-func (s *embeddedStore) lockAll(l *lockSet) {
+func (s *Store) lockAll(l *lockSet) {
 	for w, word := range l {
 		for word != 0 {
 			i := bits.TrailingZeros64(word)
@@ -573,7 +454,7 @@ func (s *embeddedStore) lockAll(l *lockSet) {
 	}
 }
 
-func (s *embeddedStore) unlockAll(l *lockSet) {
+func (s *Store) unlockAll(l *lockSet) {
 	for w, word := range l {
 		for word != 0 {
 			i := bits.TrailingZeros64(word)

@@ -1,11 +1,12 @@
-package hbase
+package remote
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,10 +16,12 @@ import (
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/weibohbase/gateway/hbase"
 )
 
-// This file holds the hbase backend's admin side: EnsureTables and the
-// table/namespace helpers for tests. gohbase's admin calls (hrpc.NewCreateTable,
+// This file holds the backend's admin side, hbase.Admin: EnsureTables,
+// DisableTable, DeleteTable and DropNamespace. gohbase's admin calls (hrpc.NewCreateTable,
 // NewDisableTable, NewDeleteTable) hard-code the "default" namespace, so the
 // master RPCs are built here as masterCall values and sent through the admin
 // client's SendRPC, which routes every call of a gohbase admin client to the
@@ -36,7 +39,7 @@ var (
 // sharedAdmin returns the master client of zk, made once per quorum and
 // effective user: gohbase's admin client cannot be closed (its Close panics),
 // so stores share one instead of leaking one each.
-func sharedAdmin(zk string, cfg hbaseConfig) (gohbase.RPCClient, error) {
+func sharedAdmin(zk string, cfg config) (gohbase.RPCClient, error) {
 	key := zk + "\x00" + cfg.effectiveUser
 	adminMu.Lock()
 	defer adminMu.Unlock()
@@ -106,7 +109,7 @@ func (c *masterCall) ResultChan() chan hrpc.RPCResult { return c.resultch }
 func (c *masterCall) Context() context.Context { return c.ctx }
 
 // master sends one master RPC and returns its response.
-func (s *hbaseStore) master(ctx context.Context, method, table string, req proto.Message, resp func() proto.Message) (proto.Message, error) {
+func (s *Store) master(ctx context.Context, method, table string, req proto.Message, resp func() proto.Message) (proto.Message, error) {
 	return s.adminRPC.SendRPC(newMasterCall(ctx, method, table, req, resp))
 }
 
@@ -152,7 +155,7 @@ func backoff(ctx context.Context, d time.Duration) (time.Duration, error) {
 
 // waitProcedure polls the master until procedure id has finished and returns
 // its failure, if any. A procedure the master no longer knows counts as done.
-func (s *hbaseStore) waitProcedure(ctx context.Context, table string, id uint64) error {
+func (s *Store) waitProcedure(ctx context.Context, table string, id uint64) error {
 	d := 20 * time.Millisecond
 	for {
 		msg, err := s.adminRPC.SendRPC(hrpc.NewGetProcedureState(ctx, id))
@@ -186,12 +189,10 @@ func (s *hbaseStore) waitProcedure(ctx context.Context, table string, id uint64)
 // (NamespaceExistException and TableExistsException count as success).
 // Column families get VERSIONS = MaxVersions (min 1), TTL in whole seconds
 // (rounded up; 0 = forever), BLOOMFILTER = Bloom (default ROW) and IN_MEMORY.
-// Without a deadline in ctx, DefaultHBaseAdminTimeout (or
-// WithHBaseAdminTimeout) bounds the call.
-func (s *hbaseStore) EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error {
-	if namespace == "" {
-		namespace = defaultNamespace
-	}
+// Without a deadline in ctx, DefaultAdminTimeout (or WithAdminTimeout) bounds
+// the call.
+func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hbase.TableSpec) error {
+	namespace = cmp.Or(namespace, defaultNamespace)
 	for _, t := range tables {
 		if err := validateTableSpec(t); err != nil {
 			return err
@@ -224,7 +225,7 @@ func (s *hbaseStore) EnsureTables(ctx context.Context, namespace string, tables 
 	return nil
 }
 
-func validateTableSpec(t TableSpec) error {
+func validateTableSpec(t hbase.TableSpec) error {
 	if t.Name == "" || strings.ContainsRune(t.Name, ':') {
 		return fmt.Errorf("hbase: invalid table name %q (no namespace, no ':')", t.Name)
 	}
@@ -236,7 +237,7 @@ func validateTableSpec(t TableSpec) error {
 			return fmt.Errorf("hbase: table %q: empty column family name", t.Name)
 		}
 		switch f.Bloom {
-		case "", BloomNone, BloomRow, BloomRowCol:
+		case "", hbase.BloomNone, hbase.BloomRow, hbase.BloomRowCol:
 		default:
 			return fmt.Errorf("hbase: table %q family %q: unknown bloom filter %q", t.Name, f.Name, f.Bloom)
 		}
@@ -248,7 +249,7 @@ func validateTableSpec(t TableSpec) error {
 }
 
 // ensureNamespace creates ns if needed and waits until the master knows it.
-func (s *hbaseStore) ensureNamespace(ctx context.Context, ns string) error {
+func (s *Store) ensureNamespace(ctx context.Context, ns string) error {
 	exists, err := s.namespaceExists(ctx, ns)
 	if err != nil || exists {
 		return err
@@ -272,9 +273,9 @@ func (s *hbaseStore) ensureNamespace(ctx context.Context, ns string) error {
 	}
 }
 
-func (s *hbaseStore) namespaceExists(ctx context.Context, ns string) (bool, error) {
+func (s *Store) namespaceExists(ctx context.Context, ns string) (bool, error) {
 	_, err := s.master(ctx, "GetNamespaceDescriptor", ns,
-		&pb.GetNamespaceDescriptorRequest{NamespaceName: proto.String(ns)},
+		&pb.GetNamespaceDescriptorRequest{NamespaceName: new(ns)},
 		func() proto.Message { return &pb.GetNamespaceDescriptorResponse{} })
 	switch {
 	case err == nil:
@@ -287,9 +288,9 @@ func (s *hbaseStore) namespaceExists(ctx context.Context, ns string) (bool, erro
 }
 
 // listTables returns the qualifiers of ns's tables.
-func (s *hbaseStore) listTables(ctx context.Context, ns string) (map[string]bool, error) {
+func (s *Store) listTables(ctx context.Context, ns string) (map[string]bool, error) {
 	msg, err := s.master(ctx, "ListTableNamesByNamespace", ns,
-		&pb.ListTableNamesByNamespaceRequest{NamespaceName: proto.String(ns)},
+		&pb.ListTableNamesByNamespaceRequest{NamespaceName: new(ns)},
 		func() proto.Message { return &pb.ListTableNamesByNamespaceResponse{} })
 	if err != nil {
 		return nil, mapError("list tables of namespace", ns, err)
@@ -306,16 +307,13 @@ func (s *hbaseStore) listTables(ctx context.Context, ns string) (map[string]bool
 }
 
 // familySchema is the column family descriptor of f, as HBase's attributes.
-func familySchema(f FamilySpec) *pb.ColumnFamilySchema {
+func familySchema(f hbase.FamilySpec) *pb.ColumnFamilySchema {
 	versions := max(f.MaxVersions, 1)
 	ttl := "2147483647" // HConstants.FOREVER
 	if f.TTL > 0 {
 		ttl = strconv.FormatInt(int64((f.TTL+time.Second-1)/time.Second), 10)
 	}
-	bloom := f.Bloom
-	if bloom == "" {
-		bloom = BloomRow
-	}
+	bloom := cmp.Or(f.Bloom, hbase.BloomRow)
 	attrs := [][2]string{
 		{"VERSIONS", strconv.Itoa(versions)},
 		{"TTL", ttl},
@@ -337,18 +335,12 @@ func splitKeys(keys [][]byte) [][]byte {
 			out = append(out, k)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i], out[j]) < 0 })
-	uniq := out[:0]
-	for i, k := range out {
-		if i == 0 || !bytes.Equal(k, out[i-1]) {
-			uniq = append(uniq, k)
-		}
-	}
-	return uniq
+	slices.SortFunc(out, bytes.Compare)
+	return slices.CompactFunc(out, bytes.Equal)
 }
 
 // createTable creates ns:t.Name and waits for the create procedure.
-func (s *hbaseStore) createTable(ctx context.Context, ns string, t TableSpec) error {
+func (s *Store) createTable(ctx context.Context, ns string, t hbase.TableSpec) error {
 	full := fullTableName(ns, t.Name)
 	schema := &pb.TableSchema{TableName: &pb.TableName{Namespace: []byte(ns), Qualifier: []byte(t.Name)}}
 	for _, f := range t.Families {
@@ -372,7 +364,7 @@ func (s *hbaseStore) createTable(ctx context.Context, ns string, t TableSpec) er
 
 // waitTableServing reads a row in every region of table (one region per
 // split key, plus the first) until all of them answer.
-func (s *hbaseStore) waitTableServing(ctx context.Context, table string, splits [][]byte) error {
+func (s *Store) waitTableServing(ctx context.Context, table string, splits [][]byte) error {
 	starts := append([][]byte{nil}, splitKeys(splits)...)
 	for _, start := range starts {
 		probe := append(bytes.Clone(start), 0) // a row of that region, unlikely to exist
@@ -400,10 +392,10 @@ func (s *hbaseStore) waitTableServing(ctx context.Context, table string, splits 
 
 // DisableTable disables table ("ns:name"; "name" means the default
 // namespace) and waits until it is disabled; an already disabled table is
-// fine. A missing table gives ErrTableNotFound. For tests and tools: the
-// Store interface has no admin calls besides EnsureTables; reach it with a
-// type assertion to interface{ DisableTable(context.Context, string) error }.
-func (s *hbaseStore) DisableTable(ctx context.Context, table string) error {
+// fine. A missing table gives hbase.ErrTableNotFound. Data calls on a
+// disabled table fail when their deadline (or the call timeout) ends:
+// gohbase retries them as for a region in transition.
+func (s *Store) DisableTable(ctx context.Context, table string) error {
 	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
 	defer cancel()
 	msg, err := s.master(ctx, "DisableTable", table,
@@ -424,9 +416,8 @@ func (s *hbaseStore) DisableTable(ctx context.Context, table string) error {
 
 // DeleteTable disables (if needed) and deletes table ("ns:name"; "name" means
 // the default namespace) with all its data, and waits until it is gone. A
-// missing table gives ErrTableNotFound. For tests and tools; reach it with a
-// type assertion to interface{ DeleteTable(context.Context, string) error }.
-func (s *hbaseStore) DeleteTable(ctx context.Context, table string) error {
+// missing table gives hbase.ErrTableNotFound.
+func (s *Store) DeleteTable(ctx context.Context, table string) error {
 	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
 	defer cancel()
 	if err := s.DisableTable(ctx, table); err != nil {
@@ -446,10 +437,10 @@ func (s *hbaseStore) DeleteTable(ctx context.Context, table string) error {
 }
 
 // DropNamespace deletes every table of namespace and then the namespace
-// itself, and waits until it is gone; a missing namespace is fine. It is
-// destructive and meant for tests that create a namespace of their own; reach
-// it with a type assertion to interface{ DropNamespace(context.Context, string) error }.
-func (s *hbaseStore) DropNamespace(ctx context.Context, namespace string) error {
+// itself, and waits until it is gone; a missing namespace is fine. It refuses
+// "", "default" and "hbase". It is destructive and meant for tests that
+// create a namespace of their own.
+func (s *Store) DropNamespace(ctx context.Context, namespace string) error {
 	if namespace == "" || namespace == defaultNamespace || namespace == "hbase" {
 		return fmt.Errorf("hbase: refusing to drop namespace %q", namespace)
 	}
@@ -464,12 +455,12 @@ func (s *hbaseStore) DropNamespace(ctx context.Context, namespace string) error 
 		return err
 	}
 	for name := range tables {
-		if err := s.DeleteTable(ctx, fullTableName(namespace, name)); err != nil && !errors.Is(err, ErrTableNotFound) {
+		if err := s.DeleteTable(ctx, fullTableName(namespace, name)); err != nil && !errors.Is(err, hbase.ErrTableNotFound) {
 			return err
 		}
 	}
 	_, err = s.master(ctx, "DeleteNamespace", namespace,
-		&pb.DeleteNamespaceRequest{NamespaceName: proto.String(namespace)},
+		&pb.DeleteNamespaceRequest{NamespaceName: new(namespace)},
 		func() proto.Message { return &pb.DeleteNamespaceResponse{} })
 	if err != nil && !isJava(err, "NamespaceNotFoundException") {
 		return mapError("delete namespace", namespace, err)

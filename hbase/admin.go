@@ -1,0 +1,72 @@
+package hbase
+
+import (
+	"context"
+	"time"
+)
+
+// Admin is table administration, apart from the data operations of Store
+// (as gohbase keeps its AdminClient apart from its Client). `gateway migrate`
+// needs only EnsureTables; the other methods are destructive and meant for
+// tests and tools that create namespaces or tables of their own.
+//
+// Table names are full names, "namespace:qualifier" ("weibo:users"); a name
+// without ':' is in HBase's "default" namespace. Every method waits until the
+// change is in effect. Without a deadline in ctx a backend may bound the
+// call itself (remote.WithAdminTimeout).
+type Admin interface {
+	// EnsureTables creates namespace and the tables in it when they do not
+	// exist yet, then waits until they serve requests. It is idempotent and
+	// safe to call concurrently: existing tables are left as they are,
+	// whatever their families. It fails for an invalid namespace, table or
+	// family name, a table without families, or an unknown Bloom type.
+	EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error
+	// DisableTable takes table offline: data operations on it fail (the
+	// embedded backend's at once, HBase's when their deadline or call
+	// timeout ends) until it is deleted. A table already disabled is fine; a
+	// missing one gives ErrTableNotFound.
+	DisableTable(ctx context.Context, table string) error
+	// DeleteTable disables table (if needed) and deletes it with all its
+	// data. A missing table gives ErrTableNotFound. EnsureTables may create
+	// it again, empty.
+	DeleteTable(ctx context.Context, table string) error
+	// DropNamespace deletes every table of namespace and then the namespace
+	// itself; a missing namespace is fine. It refuses "", "default" and
+	// "hbase" (HBase's system namespace).
+	DropNamespace(ctx context.Context, namespace string) error
+}
+
+// Bloom filter types of a column family, as HBase names them.
+const (
+	// BloomNone gives the family no bloom filter.
+	BloomNone = "NONE"
+	// BloomRow filters by rowkey (HBase's default).
+	BloomRow = "ROW"
+	// BloomRowCol filters by rowkey and column.
+	BloomRowCol = "ROWCOL"
+)
+
+// FamilySpec describes one column family of a table.
+type FamilySpec struct {
+	// Name is the family name; keep it short (it is stored with every cell).
+	Name string
+	// MaxVersions is how many versions of a cell HBase keeps (HBase's VERSIONS); 0 means 1.
+	MaxVersions int
+	// TTL is how long a cell lives after its timestamp; 0 means forever.
+	TTL time.Duration
+	// Bloom is the family's bloom filter type (BloomNone, BloomRow, BloomRowCol); "" means BloomRow.
+	Bloom string
+	// InMemory asks HBase to favour this family in the block cache.
+	InMemory bool
+}
+
+// TableSpec describes one table for Admin.EnsureTables.
+type TableSpec struct {
+	// Name is the table's qualifier, without the namespace ("users").
+	Name string
+	// Families are the table's column families.
+	Families []FamilySpec
+	// SplitKeys pre-split the table into len(SplitKeys)+1 regions (HBase only;
+	// the embedded backend has no regions and ignores them).
+	SplitKeys [][]byte
+}

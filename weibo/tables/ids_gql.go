@@ -1,0 +1,98 @@
+package tables
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// The id types are GraphQL ID scalars (gqlgen's graphql.Marshaler and
+// graphql.Unmarshaler, listed under ID in gqlgen.yml): an output `id` field
+// writes the type's String form as a JSON string, and UnmarshalGQL accepts
+// exactly what the type's parser accepts. This file needs only the standard
+// library and the id types' parsers.
+//
+// gqlgen binds every ID argument to the scalar's first model (graphql.ID, a
+// string), so an argument reaches a resolver as a string; the resolvers
+// parse it with UnmarshalGQL and report a failure as BAD_USER_INPUT naming
+// the argument. The error of UnmarshalGQL wraps ErrInvalidID and its
+// message, e.g. `malformed user id "abc"`, is meant for the API caller.
+
+// MarshalGQL writes id as a GraphQL ID: the decimal string, e.g. "22732".
+func (id UserID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
+
+// UnmarshalGQL sets id from a GraphQL ID input (a string, or an integer
+// literal) in ParseUserID's form; it returns an error wrapping ErrInvalidID
+// for anything else.
+func (id *UserID) UnmarshalGQL(v any) error { return unmarshalID(v, "user", ParseUserID, id) }
+
+// MarshalGQL writes p as a GraphQL ID: "<author>_<ms>", e.g. "22732_1583020800000".
+func (p PostID) MarshalGQL(w io.Writer) { writeID(w, p.String()) }
+
+// UnmarshalGQL sets p from a GraphQL ID input in ParsePostID's form
+// ("<author>_<ms>"); it returns an error wrapping ErrInvalidID for anything
+// else.
+func (p *PostID) UnmarshalGQL(v any) error { return unmarshalID(v, "post", ParsePostID, p) }
+
+// MarshalGQL writes id as a GraphQL ID: the decimal string, e.g. "7".
+func (id RoleID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
+
+// UnmarshalGQL sets id from a GraphQL ID input (a string, or an integer
+// literal) in ParseRoleID's form; it returns an error wrapping ErrInvalidID
+// for anything else.
+func (id *RoleID) UnmarshalGQL(v any) error { return unmarshalID(v, "role", ParseRoleID, id) }
+
+// MarshalGQL writes id as a GraphQL ID: the decimal string, e.g. "12".
+func (id DeptID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
+
+// UnmarshalGQL sets id from a GraphQL ID input (a string, or an integer
+// literal) in ParseDeptID's form; it returns an error wrapping ErrInvalidID
+// for anything else.
+func (id *DeptID) UnmarshalGQL(v any) error { return unmarshalID(v, "department", ParseDeptID, id) }
+
+// writeID writes s as a JSON string: for an id's digits and '_' the same
+// bytes as gqlgen's graphql.MarshalID.
+func writeID(w io.Writer, s string) { _, _ = io.WriteString(w, strconv.Quote(s)) }
+
+// unmarshalID parses the GraphQL ID input v with parse into *dst. An ID
+// input arrives as a string, or from an integer literal as json.Number or
+// int64 (gqlgen's decoding of variables and literals); kind ("user",
+// "post", ...) names the id in the error.
+func unmarshalID[T any](v any, kind string, parse func(string) (T, error), dst *T) error {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case json.Number:
+		s = v.String()
+	case int64:
+		s = strconv.FormatInt(v, 10)
+	case int:
+		s = strconv.Itoa(v)
+	default:
+		return fmt.Errorf("malformed %s id: got %T, want a string: %w", kind, v, ErrInvalidID)
+	}
+	id, err := parse(s)
+	if err != nil {
+		return &idError{kind: kind, input: s}
+	}
+	*dst = id
+	return nil
+}
+
+// idError is a malformed GraphQL ID input.
+type idError struct{ kind, input string }
+
+// Error says which kind of id is malformed and quotes the input, cut to 64
+// bytes.
+func (e *idError) Error() string {
+	s := e.input
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return "malformed " + e.kind + " id \"" + s + "\""
+}
+
+// Unwrap returns ErrInvalidID, so errors.Is(err, ErrInvalidID) holds.
+func (e *idError) Unwrap() error { return ErrInvalidID }
