@@ -58,14 +58,14 @@ func encodeCursor(kind cursorKind, suffix []byte) string {
 }
 
 // decodeCursor returns the rowkey suffix of a cursor of kind whose payload
-// has min to max bytes; a nil or empty cursor gives nil. A malformed one
+// has lo to hi bytes; a nil or empty cursor gives nil. A malformed one
 // gives a BAD_USER_INPUT error on argument "after".
-func decodeCursor(after *string, kind cursorKind, min, max int) ([]byte, error) {
+func decodeCursor(after *string, kind cursorKind, lo, hi int) ([]byte, error) {
 	if after == nil || *after == "" {
 		return nil, nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(*after)
-	if err != nil || len(b) < min+1 || len(b) > max+1 || b[0] != byte(kind) {
+	if err != nil || len(b) < lo+1 || len(b) > hi+1 || b[0] != byte(kind) {
 		return nil, badInput("after", "malformed cursor %q", *after)
 	}
 	return b[1:], nil
@@ -109,11 +109,11 @@ func (q *pageQuery) start(first *int, after *string) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	min, max := q.rowLen-len(q.scan.Prefix), q.rowLen-len(q.scan.Prefix)
+	lo, hi := q.rowLen-len(q.scan.Prefix), q.rowLen-len(q.scan.Prefix)
 	if q.rowLen == 0 {
-		min, max = 1, q.maxRowLen-len(q.scan.Prefix)
+		lo, hi = 1, q.maxRowLen-len(q.scan.Prefix)
 	}
-	suffix, err := decodeCursor(after, q.kind, min, max)
+	suffix, err := decodeCursor(after, q.kind, lo, hi)
 	if err != nil || suffix == nil {
 		return n, nil, err
 	}
