@@ -663,7 +663,7 @@ func TestCloseWaitsForCalls(t *testing.T) {
 // --- benchmarks ----------------------------------------------------------------
 
 // BenchmarkEmbeddedPutMany measures bulk loading as the data import
-// (weibo.Seed) does it: PutMany batches of 4,000 small rows shaped like
+// (seed.Import) does it: PutMany batches of 4,000 small rows shaped like
 // weibo:relations rows (an 18-byte binary rowkey, one family, one qualifier,
 // an 8-byte value), into a store on disk. One iteration is one batch; the
 // rows/s metric is the figure to read. "ordered" writes rowkeys in
