@@ -31,7 +31,9 @@ func TestVerify(t *testing.T) {
 	otherIssuer.Issuer = "someone-else"
 	noExpiry.ExpiresAt = nil
 	badSubject.Subject = "042"
-	withCT := func(c jwt.RegisteredClaims) tokenClaims { return tokenClaims{RegisteredClaims: c, Created: 1583020800123} }
+	withCT := func(c jwt.RegisteredClaims) tokenClaims {
+		return tokenClaims{RegisteredClaims: c, Created: 1583020800123}
+	}
 	for _, c := range []struct {
 		name, token string
 		ok          bool

@@ -62,7 +62,9 @@ func TestTokensOnlyForUsersThatExist(t *testing.T) {
 				if m := g.read(conn); !strings.Contains(string(m.Payload), `"code":"UNAUTHENTICATED"`) {
 					t.Errorf("%s: subscription: %s %s", when, m.Type, m.Payload)
 				}
-				var d struct{ User *struct{ FollowedByViewer bool } }
+				var d struct {
+					User *struct{ FollowedByViewer bool }
+				}
 				g.ok(old.token, `{ user(id: "100000001") { followedByViewer } }`, nil, &d)
 				if d.User != nil && d.User.FollowedByViewer {
 					t.Errorf("%s: followedByViewer true for a refused token", when)
