@@ -2,11 +2,11 @@
 // the subcommands serve, migrate, seed, admin and fsck. Every flag has an environment
 // variable; a flag given on the command line wins.
 //
-//	gateway serve   [--addr ADDR] [store flags] [--demo]
+//	gateway serve   [--addr ADDR] [store flags] [--demo] [--outbox-sweep 30s] [--repair-grace 60s]
 //	gateway migrate [store flags]
 //	gateway seed    --edges FILE --posts FILE --password PW [store flags]
 //	gateway admin   grant|revoke <username> [--role admin] [store flags]
-//	gateway fsck    [--repair] [--grace 30s] [store flags]
+//	gateway fsck    [--repair] [--grace 30s] [--repair-grace 60s] [store flags]
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
 // (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase).
@@ -69,7 +69,8 @@ commands:
   migrate   create the weibo namespace and tables (idempotent)
   seed      import the real data set (edge list + posts CSV)
   admin     grant|revoke <username>: give or take the admin role (makes the first admin)
-  fsck      check (and with --repair fix) the two-sided role and department rows
+  fsck      check (and with --repair fix) everything stored on two sides: roles,
+            departments, follows and fans, counters, inboxes, unfinished writes
 
 Run "gateway <command> -h" for the flags of a command.
 `)

@@ -25,6 +25,8 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
+	sweep := fs.Duration("outbox-sweep", envDuration("GATEWAY_OUTBOX_SWEEP", 30*time.Second), "how often the outbox is swept and the repairer runs (env GATEWAY_OUTBOX_SWEEP)")
+	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		log.Warn("GATEWAY_JWT_SECRET is unset: using a random per-process secret; tokens stop working when the process restarts")
 		secret = auth.RandomSecret()
 	}
-	svc := weibo.New(st, weibo.WithLogger(log))
+	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithOutboxSweep(*sweep), weibo.WithRepairGrace(*rg))
 	if err := svc.Start(ctx); err != nil {
 		return err
 	}
@@ -78,6 +80,22 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	return errors.Join(herr, ferr)
+}
+
+// repairGraceFlag registers --repair-grace (env GATEWAY_REPAIR_GRACE),
+// which serve and fsck share.
+func repairGraceFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("repair-grace", envDuration("GATEWAY_REPAIR_GRACE", weibo.DefaultRepairGrace),
+		"how old an unfinished write's marker must be before the repairer takes the write for dead; keep it well above the store's worst latency, the same on every gateway (env GATEWAY_REPAIR_GRACE)")
+}
+
+// envDuration returns the duration in the environment variable key, or def
+// when it is unset or not a duration.
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(env(key, "")); err == nil {
+		return d
+	}
+	return def
 }
 
 func displayAddr(addr string) string {
