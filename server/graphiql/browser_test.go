@@ -161,7 +161,7 @@ func newBrowser(t *testing.T, gateway string) (context.Context, *browser) {
 	)
 	// A bound on the whole browser session, so that a broken page fails the
 	// test instead of hanging it; not a speed target.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	t.Cleanup(cancel)
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(acancel)
@@ -233,6 +233,10 @@ func editorValue(selector string) string {
 })()`, selector)
 }
 
+// uiWait bounds each wait for the page (chromedp's default is 30 s): a hang
+// guard generous enough for a loaded CI machine, not a speed target.
+const uiWait = 90 * time.Second
+
 const (
 	queryEditor   = ".graphiql-query-editor"
 	headersEditor = ".graphiql-editor-tool .graphiql-editor:not(.hidden)"
@@ -293,7 +297,7 @@ func typeOperation(name, text string) chromedp.Action[chromedp.Void] {
 		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
   const tab = document.querySelector('.graphiql-tab[aria-selected="true"]');
   return !!tab && tab.innerText.trim() === %q;
-})()`, name), chromedp.WithPollingInterval(50*time.Millisecond)),
+})()`, name), chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(uiWait)),
 	)
 }
 
@@ -308,7 +312,7 @@ func waitResultContains(want string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
   const el = document.querySelector(%q);
   return !!el && el.innerText.replace(/\u00a0/g, ' ').includes(%q);
-})()`, resultWindow+" .view-lines", want), chromedp.WithPollingInterval(100*time.Millisecond))
+})()`, resultWindow+" .view-lines", want), chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(uiWait))
 }
 
 // screenshot writes the page to $GRAPHIQL_SCREENSHOTS/name.png when that
@@ -356,7 +360,7 @@ func TestGraphiQLInChromium(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`(() => {
   const el = document.querySelector('.graphiql-plugin');
   return !!el && el.innerText.includes('homeTimeline');
-})()`, chromedp.WithPollingInterval(100*time.Millisecond)),
+})()`, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(uiWait)),
 		screenshot(t, "1-explorer"),
 		chromedp.Click(chromedp.CSS(`button[aria-label="Hide GraphiQL Explorer"]`)),
 	); err != nil {
