@@ -201,8 +201,8 @@ func newBrowser(t *testing.T, gateway string) (context.Context, *browser) {
 		err = chromedp.Do(bctx,
 			call(network.Enable, network.EnableParams{}),
 			call(fetch.Enable, fetch.EnableParams{}),
-			// What the page's Content-Security-Policy blocks never reaches the
-			// network: the page records it for cspViolations.
+			// What the page's Content-Security-Policy blocks never reaches
+			// the network (nor Fetch): the page keeps a list of it too.
 			call(page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 				Source: `window.__cspViolations = []; document.addEventListener('securitypolicyviolation', e => window.__cspViolations.push(e.blockedURI));`,
 			}),
