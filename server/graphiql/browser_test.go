@@ -29,6 +29,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // chromium returns the path of Debian's chromium (scripts/deps.sh installs
@@ -62,7 +63,7 @@ func startSeeded(t *testing.T) *seeded {
 	t.Helper()
 	ctx := t.Context()
 	st := testenv.Embedded(t)
-	if err := weibo.Migrate(ctx, st); err != nil {
+	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
