@@ -434,6 +434,14 @@ func (s *Store) newDelete(ctx context.Context, d *hbase.Delete, single bool) (*h
 	if single {
 		opts = append(opts, hrpc.SkipBatch())
 	}
+	if d.Timestamp != 0 {
+		if err := hbase.CheckDeleteVersion(d); err != nil {
+			return nil, err
+		}
+		// One version: DELETE_ONE_VERSION of each named column,
+		// DELETE_FAMILY_VERSION of each family mapped to an empty map.
+		opts = append(opts, hrpc.TimestampUint64(uint64(d.Timestamp)), hrpc.DeleteOneVersion())
+	}
 	return hrpc.NewDel(ctx, []byte(d.Table), d.Row, deleteValues(d.Values), opts...)
 }
 
