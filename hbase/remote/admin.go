@@ -15,6 +15,7 @@ import (
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -184,11 +185,15 @@ func (s *Store) waitProcedure(ctx context.Context, table string, id uint64) erro
 
 // EnsureTables creates namespace (unless it is "" or "default") and every
 // table of tables that does not exist yet, then waits until each table's
-// regions serve reads. Existing tables are left as they are, whatever their
-// families; concurrent EnsureTables of the same tables are safe
-// (NamespaceExistException and TableExistsException count as success).
-// Column families get VERSIONS = MaxVersions (min 1), TTL in whole seconds
-// (rounded up; 0 = forever), BLOOMFILTER = Bloom (default ROW) and IN_MEMORY.
+// regions serve reads. Column families get VERSIONS = MaxVersions (min 1),
+// TTL in whole seconds (rounded up; 0 = forever), BLOOMFILTER = Bloom
+// (default ROW), IN_MEMORY and NEW_VERSION_BEHAVIOR = true (see
+// hbase.Delete). Existing tables keep their families and settings, except
+// that every family of theirs without NEW_VERSION_BEHAVIOR = true is altered
+// to have it (one ModifyColumn per family, waited for: HBase reopens the
+// table's regions, each unavailable for a moment). Concurrent EnsureTables
+// of the same tables are safe (NamespaceExistException and
+// TableExistsException count as success; the alters are idempotent).
 // Without a deadline in ctx, DefaultAdminTimeout (or WithAdminTimeout) bounds
 // the call.
 func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hbase.TableSpec) error {
@@ -216,6 +221,12 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 		if err := s.createTable(ctx, namespace, t); err != nil {
 			return err
 		}
+	}
+	// Every table now exists, created here, by a concurrent caller or long
+	// ago (perhaps before the gateway set NEW_VERSION_BEHAVIOR): give each
+	// family that lacks it the setting.
+	if err := s.ensureNewVersionBehavior(ctx, namespace, tables); err != nil {
+		return err
 	}
 	for _, t := range tables {
 		if err := s.waitTableServing(ctx, fullTableName(namespace, t.Name), t.SplitKeys); err != nil {
@@ -324,7 +335,140 @@ func familySchema(f hbase.FamilySpec) *pb.ColumnFamilySchema {
 	for _, a := range attrs {
 		cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(a[0]), Second: []byte(a[1])})
 	}
+	setNewVersionBehavior(cf)
 	return cf
+}
+
+// attrNewVersionBehavior is the column family attribute of HBASE-15968
+// (HBase >= 2.0): with it "true", a delete marker masks only the cells
+// written before it (HBase compares mvcc as well as timestamps), and a
+// version pushed out by newer ones, or deleted, stays gone, whether or not a
+// major compaction has run. Without it a delete masks every put of a
+// timestamp <= its own, even one written after it, until a major compaction.
+const attrNewVersionBehavior = "NEW_VERSION_BEHAVIOR"
+
+// hasNewVersionBehavior reports whether cf has NEW_VERSION_BEHAVIOR = true
+// (HBase parses it with Boolean.parseBoolean: case-insensitive "true").
+func hasNewVersionBehavior(cf *pb.ColumnFamilySchema) bool {
+	for _, a := range cf.GetAttributes() {
+		if string(a.GetFirst()) == attrNewVersionBehavior {
+			return strings.EqualFold(string(a.GetSecond()), "true")
+		}
+	}
+	return false
+}
+
+// setNewVersionBehavior sets NEW_VERSION_BEHAVIOR = true in cf, keeping its
+// other attributes.
+func setNewVersionBehavior(cf *pb.ColumnFamilySchema) {
+	for _, a := range cf.Attributes {
+		if string(a.GetFirst()) == attrNewVersionBehavior {
+			a.Second = []byte("true")
+			return
+		}
+	}
+	cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(attrNewVersionBehavior), Second: []byte("true")})
+}
+
+// tableSchemas reads the descriptors of the named tables of ns from the
+// master (GetTableDescriptors, which gohbase has no call for), by qualifier;
+// a table that does not exist is absent from the map.
+func (s *Store) tableSchemas(ctx context.Context, ns string, names []string) (map[string]*pb.TableSchema, error) {
+	req := &pb.GetTableDescriptorsRequest{}
+	for _, n := range names {
+		req.TableNames = append(req.TableNames, &pb.TableName{Namespace: []byte(ns), Qualifier: []byte(n)})
+	}
+	msg, err := s.master(ctx, "GetTableDescriptors", ns, req,
+		func() proto.Message { return &pb.GetTableDescriptorsResponse{} })
+	if err != nil {
+		return nil, mapError("get table descriptors of namespace", ns, err)
+	}
+	r, ok := msg.(*pb.GetTableDescriptorsResponse)
+	if !ok {
+		return nil, fmt.Errorf("hbase: get table descriptors of %q: unexpected response %T", ns, msg)
+	}
+	out := make(map[string]*pb.TableSchema, len(r.GetTableSchema()))
+	for _, ts := range r.GetTableSchema() {
+		if string(ts.GetTableName().GetNamespace()) == ns {
+			out[string(ts.GetTableName().GetQualifier())] = ts
+		}
+	}
+	return out, nil
+}
+
+// ensureNewVersionBehavior alters every family of the given tables of ns that
+// lacks NEW_VERSION_BEHAVIOR = true, one ModifyColumn per family (which keeps
+// the family's other attributes and configuration), and waits for each alter
+// to finish. Families that have it are not touched, so a second call sends
+// nothing. A table missing from the descriptors fails with ErrTableNotFound.
+func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables []hbase.TableSpec) error {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	schemas, err := s.tableSchemas(ctx, ns, names)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		full := fullTableName(ns, name)
+		schema := schemas[name]
+		if schema == nil {
+			return fmt.Errorf("%w: %s (no descriptor after create)", hbase.ErrTableNotFound, full)
+		}
+		for _, cf := range schema.GetColumnFamilies() {
+			if hasNewVersionBehavior(cf) {
+				continue
+			}
+			if err := s.modifyColumn(ctx, full, cf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// modifyColumn sets NEW_VERSION_BEHAVIOR = true in the descriptor cf of a
+// family of table, sends it with ModifyColumn and waits for the procedure
+// (HBase reopens the table's regions with the new descriptor).
+func (s *Store) modifyColumn(ctx context.Context, table string, cf *pb.ColumnFamilySchema) error {
+	cf = proto.CloneOf(cf)
+	setNewVersionBehavior(cf)
+	msg, err := s.master(ctx, "ModifyColumn", table,
+		&pb.ModifyColumnRequest{TableName: pbTableName(table), ColumnFamilies: cf},
+		func() proto.Message { return &pb.ModifyColumnResponse{} })
+	if err == nil {
+		id, ok := procID(msg)
+		if !ok {
+			return fmt.Errorf("hbase: alter family %q of %q: the master returned no procedure id", cf.GetName(), table)
+		}
+		err = s.waitProcedure(ctx, table, id)
+	}
+	return mapError(fmt.Sprintf("alter family %q of", cf.GetName()), table, err)
+}
+
+// procID reads field 1 (proc_id, uint64) of a master response whose
+// message in gohbase's protos predates the field (ModifyColumnResponse):
+// protobuf keeps it among the message's unknown fields.
+func procID(msg proto.Message) (uint64, bool) {
+	b := msg.ProtoReflect().GetUnknown()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, false
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(b)
+			return v, n >= 0
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return 0, false
+		}
+		b = b[n:]
+	}
+	return 0, false
 }
 
 // splitKeys returns keys sorted, without empty keys and duplicates.
