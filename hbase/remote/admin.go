@@ -225,7 +225,7 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 	// Every table now exists, created here, by a concurrent caller or long
 	// ago (perhaps before the gateway set NEW_VERSION_BEHAVIOR): give each
 	// family that lacks it the setting.
-	if err := s.ensureNewVersionBehavior(ctx, namespace, tables); err != nil {
+	if _, err := s.ensureNewVersionBehavior(ctx, namespace, tables); err != nil {
 		return err
 	}
 	for _, t := range tables {
@@ -398,53 +398,110 @@ func (s *Store) tableSchemas(ctx context.Context, ns string, names []string) (ma
 
 // ensureNewVersionBehavior alters every family of the given tables of ns that
 // lacks NEW_VERSION_BEHAVIOR = true, one ModifyColumn per family (which keeps
-// the family's other attributes and configuration), and waits for each alter
-// to finish. Families that have it are not touched, so a second call sends
-// nothing. A table missing from the descriptors fails with ErrTableNotFound.
-func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables []hbase.TableSpec) error {
+// the family's other attributes and configuration), waits for each alter to
+// finish and returns how many families it altered. Families that have it are
+// not touched, so a second call sends nothing. A table missing from the
+// descriptors fails with ErrTableNotFound.
+func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables []hbase.TableSpec) (int, error) {
 	names := make([]string, len(tables))
 	for i, t := range tables {
 		names[i] = t.Name
 	}
 	schemas, err := s.tableSchemas(ctx, ns, names)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	altered := 0
 	for _, name := range names {
 		full := fullTableName(ns, name)
 		schema := schemas[name]
 		if schema == nil {
-			return fmt.Errorf("%w: %s (no descriptor after create)", hbase.ErrTableNotFound, full)
+			return altered, fmt.Errorf("%w: %s (no descriptor after create)", hbase.ErrTableNotFound, full)
 		}
 		for _, cf := range schema.GetColumnFamilies() {
 			if hasNewVersionBehavior(cf) {
 				continue
 			}
-			if err := s.modifyColumn(ctx, full, cf); err != nil {
-				return err
+			s.cfg.log().WarnContext(ctx, "hbase: altering a column family to NEW_VERSION_BEHAVIOR => true; HBase reopens the table's regions",
+				"table", full, "family", string(cf.GetName()))
+			if err := s.modifyColumn(ctx, ns, name, cf.GetName()); err != nil {
+				return altered, err
 			}
+			altered++
 		}
 	}
-	return nil
+	return altered, nil
 }
 
-// modifyColumn sets NEW_VERSION_BEHAVIOR = true in the descriptor cf of a
-// family of table, sends it with ModifyColumn and waits for the procedure
-// (HBase reopens the table's regions with the new descriptor).
-func (s *Store) modifyColumn(ctx context.Context, table string, cf *pb.ColumnFamilySchema) error {
-	cf = proto.CloneOf(cf)
-	setNewVersionBehavior(cf)
-	msg, err := s.master(ctx, "ModifyColumn", table,
-		&pb.ModifyColumnRequest{TableName: pbTableName(table), ColumnFamilies: cf},
-		func() proto.Message { return &pb.ModifyColumnResponse{} })
-	if err == nil {
-		id, ok := procID(msg)
-		if !ok {
-			return fmt.Errorf("hbase: alter family %q of %q: the master returned no procedure id", cf.GetName(), table)
+// modifyColumn gives family of ns:name NEW_VERSION_BEHAVIOR = true: it
+// reads the family's current descriptor, sends it with the setting through
+// ModifyColumn and waits until the alter is done (the procedure has
+// finished: HBase has reopened the table's regions with the new descriptor;
+// from a master that returns no procedure id, until the descriptor shows the
+// setting). When a concurrent alter of the table makes HBase refuse it
+// (ConcurrentTableModificationException: two `gateway migrate` at once), it
+// starts over from the descriptor as that alter left it, and sends its alter
+// even if the family has the setting by then: the table's procedures run one
+// at a time, so its own finishing means the other one has finished too.
+func (s *Store) modifyColumn(ctx context.Context, ns, name string, family []byte) error {
+	table := fullTableName(ns, name)
+	op := fmt.Sprintf("alter family %q of", family)
+	d := 20 * time.Millisecond
+	for {
+		cf, err := s.familyDescriptor(ctx, ns, name, family)
+		if err != nil {
+			return err
 		}
-		err = s.waitProcedure(ctx, table, id)
+		setNewVersionBehavior(cf)
+		msg, err := s.master(ctx, "ModifyColumn", table,
+			&pb.ModifyColumnRequest{TableName: pbTableName(table), ColumnFamilies: cf},
+			func() proto.Message { return &pb.ModifyColumnResponse{} })
+		if err == nil {
+			id, ok := procID(msg)
+			if !ok {
+				return s.waitNewVersionBehavior(ctx, ns, name, family)
+			}
+			err = s.waitProcedure(ctx, table, id)
+		}
+		if err == nil || !isJava(err, "ConcurrentTableModificationException") {
+			return mapError(op, table, err)
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return mapError(op, table, err)
+		}
 	}
-	return mapError(fmt.Sprintf("alter family %q of", cf.GetName()), table, err)
+}
+
+// familyDescriptor returns the current descriptor of family of ns:name.
+func (s *Store) familyDescriptor(ctx context.Context, ns, name string, family []byte) (*pb.ColumnFamilySchema, error) {
+	schemas, err := s.tableSchemas(ctx, ns, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	if schemas[name] == nil {
+		return nil, fmt.Errorf("%w: %s", hbase.ErrTableNotFound, fullTableName(ns, name))
+	}
+	for _, cf := range schemas[name].GetColumnFamilies() {
+		if bytes.Equal(cf.GetName(), family) {
+			return cf, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q in table %s", hbase.ErrFamilyNotFound, family, fullTableName(ns, name))
+}
+
+// waitNewVersionBehavior polls the descriptor of ns:name until family has
+// NEW_VERSION_BEHAVIOR = true.
+func (s *Store) waitNewVersionBehavior(ctx context.Context, ns, name string, family []byte) error {
+	d := 20 * time.Millisecond
+	for {
+		cf, err := s.familyDescriptor(ctx, ns, name, family)
+		if err != nil || hasNewVersionBehavior(cf) {
+			return err
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return mapError(fmt.Sprintf("wait for the alter of family %q of", family), fullTableName(ns, name), err)
+		}
+	}
 }
 
 // procID reads field 1 (proc_id, uint64) of a master response whose

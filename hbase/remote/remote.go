@@ -104,9 +104,10 @@ func WithEffectiveUser(user string) Option {
 	return func(c *config) { c.effectiveUser = user }
 }
 
-// WithLogger sets the logger gohbase writes to. The default is
-// slog.Default() limited to warnings and errors: gohbase logs every region it
-// locates at level INFO.
+// WithLogger sets the logger gohbase writes to, and the backend's own
+// notices (a column family altered by EnsureTables, at level WARN). The
+// default is slog.Default() limited to warnings and errors: gohbase logs
+// every region it locates at level INFO.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -203,11 +204,16 @@ func (c config) gohbaseOptions() []gohbase.Option {
 	if c.effectiveUser != "" {
 		opts = append(opts, gohbase.EffectiveUser(c.effectiveUser))
 	}
-	logger := c.logger
-	if logger == nil {
-		logger = slog.New(minLevelHandler{slog.Default().Handler(), slog.LevelWarn})
+	return append(opts, gohbase.Logger(c.log()))
+}
+
+// log returns the logger of gohbase and of the backend's own notices
+// (WithLogger, or slog.Default() limited to warnings and errors).
+func (c config) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
 	}
-	return append(opts, gohbase.Logger(logger))
+	return slog.New(minLevelHandler{slog.Default().Handler(), slog.LevelWarn})
 }
 
 // Backend returns hbase.BackendHBase.
