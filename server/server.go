@@ -18,7 +18,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -29,6 +28,7 @@ import (
 	"github.com/weibohbase/gateway/graph"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/resolvers"
+	"github.com/weibohbase/gateway/server/graphiql"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -80,7 +80,9 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	r.Handle("/metrics", promhttp.Handler())
-	r.Handle("/", playground.Handler("Weibo GraphQL gateway", "/graphql"))
+	gi := graphiql.Handler()
+	r.Handle("/", gi)
+	r.Handle("/"+graphiql.AssetsPrefix+"*", gi)
 	r.Group(func(r chi.Router) {
 		r.Use(cfg.Tokens.Middleware)
 		r.Use(loaders.Middleware(cfg.Svc))
