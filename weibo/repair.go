@@ -265,8 +265,14 @@ func (s *Service) RecountCounters(ctx context.Context, cs []Counter) ([]Recount,
 			out[i].Done = true
 			continue
 		}
-		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: table, Row: row, Values: hbase.Values{tables.FamCount: {qual: tables.U64(uint64(n))}}},
-			tables.FamCount, seq, rs[i].Value(tables.FamCount, seq))
+		// Increments write at max(now, the cell's timestamp + 1), so a busy
+		// counter's cell can be ahead of the clock: write past it, or the
+		// count would be an older version, hidden under the cell.
+		put := &hbase.Put{Table: table, Row: row, Values: hbase.Values{tables.FamCount: {qual: tables.U64(uint64(n))}}}
+		if c := rs[i].Cell(tables.FamCount, qual); c != nil {
+			put.Timestamp = c.Timestamp + 1
+		}
+		ok, err := s.st.CheckAndPut(ctx, put, tables.FamCount, seq, rs[i].Value(tables.FamCount, seq))
 		if err != nil {
 			return nil, err
 		}
