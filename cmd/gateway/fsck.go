@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -45,7 +47,7 @@ func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 	start := time.Now()
 	rep, err := fsck.Run(ctx, svc, fsck.Options{Repair: *repair, Grace: *grace, RepairGrace: *rg})
 	if err != nil {
-		return err
+		return migrateHint(err)
 	}
 	listed := map[string]int{}
 	for _, is := range rep.Issues {
@@ -86,4 +88,13 @@ func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 		return fmt.Errorf("%d issue(s) left unrepaired", left)
 	}
 	return nil
+}
+
+// migrateHint adds to a missing-table error that `gateway migrate` creates
+// the tables a newer version added (weibo:pending, for one).
+func migrateHint(err error) error {
+	if errors.Is(err, hbase.ErrTableNotFound) {
+		return fmt.Errorf("%w (run `gateway migrate`: it creates the tables this version added)", err)
+	}
+	return err
 }

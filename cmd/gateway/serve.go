@@ -58,7 +58,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithOutboxSweep(*sweep), weibo.WithRepairGrace(*rg))
 	if err := svc.Start(ctx); err != nil {
-		return err
+		return migrateHint(err)
 	}
 	srv := &http.Server{
 		Addr:              *addr,
