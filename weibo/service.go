@@ -10,8 +10,9 @@
 // One file per concern: accounts.go, relations.go, posts.go and fanout.go,
 // timeline.go, live.go, roles.go, departments.go; paging.go (cursors, page
 // start, the verified scan every connection uses), pairs.go (the two-row
-// change machinery of roles and departments) and errors.go (every error
-// code and reason).
+// change machinery of roles and departments), repair.go (the writes that
+// move a counter: markers, operation sequences, settling, the repairer and
+// exact recounts) and errors.go (every error code and reason).
 //
 // Errors meant for API callers are *Error values with a Code (errors.go);
 // every other error is an internal store failure.
