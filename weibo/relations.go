@@ -124,7 +124,11 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, e
 		now := s.nowMillis()
 		var busy bool
 		if busy, err = s.fanoutsBefore(ctx, target, now); err == nil && busy {
-			err = s.keepOp(ctx, op, map[string][]byte{tables.ColPendingFanouts: tables.U64(uint64(now))})
+			extra := map[string][]byte{tables.ColPendingFanouts: tables.U64(uint64(now))}
+			if !op.keep { // nothing else left to repair: the counters are exact
+				extra[tables.ColPendingCounted] = []byte{}
+			}
+			err = s.keepOp(ctx, op, extra)
 		}
 	}
 	if err != nil {

@@ -569,8 +569,10 @@ type RepairReport struct {
 // pair from its authority (RepairFollow, RepairRoleMember) — for a follow
 // pair only once no fan-out of the followee that the write may have raced
 // is left in the outbox — then recounts the counters the write may have
-// changed (RecountCounters), and deletes the row once both are done; what
-// cannot be done yet is left for the next pass. Dead publishes are the
+// changed (RecountCounters) — unless the write had counted and was kept
+// only for the fan-outs it raced (tables.ColPendingCounted) — and deletes
+// the row once both are done; what cannot be done yet is left for the
+// next pass. Dead publishes are the
 // fan-out's (see fanout.go). Start runs a pass, and then one every outbox
 // sweep; it is safe to run in several gateways at once. Errors are the
 // store's.
@@ -582,6 +584,7 @@ func (s *Service) Repair(ctx context.Context) (RepairReport, error) {
 		kind         tables.PendingKind
 		owner, other uint64
 		bound        int64 // follow pairs: outbox rows of other before this must be gone
+		counted      bool  // the write's counters are exact: no recount
 	}
 	var dead []mark
 	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) error {
@@ -594,6 +597,7 @@ func (s *Service) Repair(ctx context.Context) (RepairReport, error) {
 		if v := r.Value(tables.FamPending, tables.ColPendingFanouts); v != nil {
 			m.bound = int64(tables.DecodeU64(v))
 		}
+		m.counted = r.Value(tables.FamPending, tables.ColPendingCounted) != nil
 		dead = append(dead, m)
 		return nil
 	})
@@ -638,7 +642,14 @@ func (s *Service) Repair(ctx context.Context) (RepairReport, error) {
 		}
 		settled[p] = true
 	}
-	// Recount the counters of the settled pairs.
+	// Recount the counters of the settled pairs, except those whose every
+	// dead write counted (an unfollow kept only for the fan-outs it raced).
+	recount := map[pair]bool{}
+	for _, m := range dead {
+		if !m.counted {
+			recount[pair{m.kind, m.owner, m.other}] = true
+		}
+	}
 	idx := map[Counter]int{}
 	var cs []Counter
 	counters := func(p pair) []Counter {
@@ -648,7 +659,7 @@ func (s *Service) Repair(ctx context.Context) (RepairReport, error) {
 		return []Counter{{MemberCount, p.owner}}
 	}
 	for p, ok := range settled {
-		if !ok {
+		if !ok || !recount[p] {
 			continue
 		}
 		for _, c := range counters(p) {
@@ -670,7 +681,9 @@ func (s *Service) Repair(ctx context.Context) (RepairReport, error) {
 		}
 		done := true
 		for _, c := range counters(p) {
-			done = done && res[idx[c]].Done
+			if recount[p] {
+				done = done && res[idx[c]].Done
+			}
 		}
 		if done {
 			dels = append(dels, &hbase.Delete{Table: tables.Pending, Row: m.key})

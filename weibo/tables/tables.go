@@ -186,6 +186,11 @@ const (
 	// followee's post into the former follower's inbox after the unfollow
 	// cleaned it).
 	ColPendingFanouts = "f"
+	// ColPendingCounted (pending, p), written (empty) with
+	// ColPendingFanouts when the write had finished everything else, its
+	// counters included: the repairer then only settles the pair again and
+	// recounts nothing.
+	ColPendingCounted = "c"
 )
 
 // OutboxTTL is how long an outbox row lives at most (the table's TTL): a
