@@ -132,13 +132,14 @@ type PostConnection struct {
 // postEdge makes the PostEdge of a post (for readPage).
 func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
 
-// UserPosts pages through uid's posts newest first: one prefix scan of
-// weibo:content on salt(uid)|uid (seed 000/004's "查看自己发布的微博").
-// Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, after *string) (*PostConnection, error) {
+// UserPosts pages through uid's posts newest first, both ways (Page): one
+// prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
+// "查看自己发布的微博"), reversed for Last/Before.
+// Errors: BAD_USER_INPUT for bad paging arguments.
+func (s *Service) UserPosts(ctx context.Context, uid UserID, p Page) (*PostConnection, error) {
 	q := pageQuery{kind: cursorPosts, rowLen: tables.ContentKeyLen,
 		scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
-	edges, info, err := readPage(ctx, s.st, q, first, after,
+	edges, info, err := readPageBoth(ctx, s.st, q, p,
 		func(_ context.Context, rows []*hbase.Result) ([]*Post, error) {
 			out := make([]*Post, len(rows))
 			for i, r := range rows {
