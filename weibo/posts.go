@@ -127,6 +127,10 @@ type PostConnection struct {
 	Edges []PostEdge
 	// PageInfo is the Relay page info.
 	PageInfo PageInfo
+	// TotalCount is the length of a user's whole list of posts from the
+	// kept counter (postCount). The GraphQL layer fills it in when a query
+	// asks for it; the domain leaves it 0 (a timeline has no counter).
+	TotalCount int
 }
 
 // postEdge makes the PostEdge of a post (for readPage).
