@@ -2,7 +2,8 @@
 // against a real gateway: relay-compiler compiles the sample operations of
 // relay/src against the schema `gateway schema` prints, and relay-runtime
 // runs the artifacts (relay/relay.test.js, node's test runner) against the
-// gateway, which this test serves on 127.0.0.1 over an embedded store.
+// gateway, which this test serves on 127.0.0.1 over each backend (an
+// embedded store, and a namespace of its own on the test HBase).
 //
 // The npm packages are pinned in package.json and package-lock.json; the
 // test runs `npm ci` when node_modules is missing. Without node or npm the
@@ -13,8 +14,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -27,10 +30,12 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/dataset"
-	"github.com/weibohbase/gateway/hbase/embedded"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // requireTools returns the paths of node and npm: a skip without them,
@@ -132,17 +137,32 @@ type relayConfig struct {
 	PostContent    string `json:"postContent"`
 }
 
-// startGateway serves a gateway on 127.0.0.1 over an embedded store holding
-// the tiny data set and the seed's roles and departments (seed.OrgDemo),
-// and returns what the Relay tests need: user 1, role 1 and department 1
-// (the same number), one of user 1's posts, and tokens.
-func startGateway(t *testing.T, ctx context.Context) relayConfig {
+// freshStore returns a store of backend b with no weibo tables yet: a new
+// embedded store, or on HBase the weibo tables in a namespace of their own
+// (dropped at the end), so that the id sequences start at 1.
+func freshStore(t *testing.T, b testenv.Backend) hbase.StoreAdmin {
 	t.Helper()
-	st, err := embedded.Open("")
-	if err != nil {
-		t.Fatal(err)
+	st := b.Open(t)
+	if b.Name == hbase.BackendEmbedded {
+		return st
 	}
-	t.Cleanup(func() { _ = st.Close() })
+	ns := fmt.Sprintf("gwrelay_%d_%x", time.Now().Unix(), rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := st.DropNamespace(ctx, ns); err != nil {
+			t.Errorf("drop namespace %s: %v", ns, err)
+		}
+	})
+	return hbase.WithNamespace(st, tables.Namespace, ns)
+}
+
+// startGateway serves a gateway on 127.0.0.1 over st (fresh) holding the
+// tiny data set and the seed's roles and departments (seed.OrgDemo), and
+// returns what the Relay tests need: user 1, role 1 and department 1 (the
+// same number), one of user 1's posts, and tokens.
+func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayConfig {
+	t.Helper()
 	ds, err := dataset.Read(strings.NewReader(testEdges), strings.NewReader(testPosts))
 	if err != nil {
 		t.Fatal(err)
@@ -209,24 +229,28 @@ func startGateway(t *testing.T, ctx context.Context) relayConfig {
 // connection handler.
 func TestRelay(t *testing.T) {
 	node, npm := requireTools(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	npmInstall(t, ctx, npm)
 	compileRelay(t, ctx, node)
-	cfg := startGateway(t, ctx)
-	if cfg.User != "1" || cfg.Role != "role:1" || cfg.Department != "department:1" {
-		t.Fatalf("want user 1, role 1 and department 1: %+v", cfg)
-	}
-	env, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := command(t, ctx, ".", []string{"GATEWAY_RELAY_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("relay", "relay.test.js"))
-	t.Logf("node --test:\n%s", out)
-	// node exits non-zero when a test fails; make sure they all ran.
-	pass := regexp.MustCompile(`(?m)^. pass (\d+)$`).FindStringSubmatch(out)
-	if pass == nil || pass[1] != strconv.Itoa(relayTests) || !regexp.MustCompile(`(?m)^. fail 0$`).MatchString(out) {
-		t.Errorf("want %d passed Relay tests and none failed", relayTests)
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			cfg := startGateway(t, ctx, freshStore(t, b))
+			if cfg.User != "1" || cfg.Role != "role:1" || cfg.Department != "department:1" {
+				t.Fatalf("want user 1, role 1 and department 1: %+v", cfg)
+			}
+			env, err := json.Marshal(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := command(t, ctx, ".", []string{"GATEWAY_RELAY_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("relay", "relay.test.js"))
+			t.Logf("node --test:\n%s", out)
+			// node exits non-zero when a test fails; make sure they all ran.
+			pass := regexp.MustCompile(`(?m)^. pass (\d+)$`).FindStringSubmatch(out)
+			if pass == nil || pass[1] != strconv.Itoa(relayTests) || !regexp.MustCompile(`(?m)^. fail 0$`).MatchString(out) {
+				t.Errorf("want %d passed Relay tests and none failed", relayTests)
+			}
+		})
 	}
 }
 
