@@ -35,7 +35,7 @@ func decodeCursor(after *string, kind byte, n int) ([]byte, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(*after)
 	if err != nil || len(b) != n+1 || b[0] != kind {
-		return nil, badInput("after", "malformed cursor %q", *after)
+		return nil, badInput("after", "malformed cursor %s", Excerpt(*after))
 	}
 	return b[1:], nil
 }

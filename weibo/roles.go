@@ -876,7 +876,7 @@ func decodeVarCursor(after *string, kind byte, max int) ([]byte, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(*after)
 	if err != nil || len(b) < 2 || len(b) > max+1 || b[0] != kind {
-		return nil, badInput("after", "malformed cursor %q", *after)
+		return nil, badInput("after", "malformed cursor %s", Excerpt(*after))
 	}
 	return b[1:], nil
 }
