@@ -3,8 +3,8 @@
 // milliseconds: the number of nodes (objects) the selected operation can
 // return, in the spirit of GitHub's node limit; the nesting depth; and the
 // size of the document once its fragments are expanded (fields, aliases,
-// and how often one response name repeats in one selection set, which is
-// what makes validation slow).
+// and the work of checking that same-named fields can merge, the part of
+// validation that is quadratic).
 //
 // Measure works on the raw AST (gqlparser's parser output, not yet
 // validated) and never expands a fragment twice: each fragment's measures
@@ -64,10 +64,9 @@ type Limits struct {
 	// MaxAliases bounds Cost.Aliases, the aliased field selections once
 	// fragments are expanded.
 	MaxAliases int64
-	// MaxRepeats bounds Cost.Repeats, how many selections of one response
-	// name one selection set has once fragments are expanded (the
-	// overlapping-fields check of validation is quadratic in it).
-	MaxRepeats int64
+	// MaxOverlap bounds Cost.Overlap, the work of validation's
+	// overlapping-fields check.
+	MaxOverlap int64
 }
 
 // Cost is what Measure found.
@@ -82,9 +81,15 @@ type Cost struct {
 	Fields int64 `json:"fields"`
 	// Aliases is the number of aliased field selections, counted like Fields.
 	Aliases int64 `json:"aliases"`
-	// Repeats is the largest number of selections sharing one response name
-	// in one selection set, with fragments expanded.
-	Repeats int64 `json:"repeats"`
+	// Overlap bounds the comparisons of validation's overlapping-fields
+	// check ("fields with one response name can merge"), which compares
+	// every two selections of one response name in a selection set, their
+	// descendants included: the sum, over selection sets (fragments
+	// expanded) and response names selected more than once, of half the
+	// square of those selections' expanded size. Selecting `id` 50 times
+	// in one set makes 1,250; 37 copies of a connection each selecting 50
+	// fields make about 1.9 million (and 0.4 s of validation).
+	Overlap int64 `json:"overlap"`
 	// Introspection tells whether the document selects __schema or __type.
 	Introspection bool `json:"-"`
 }
@@ -95,7 +100,7 @@ const (
 	MeasureDepth   = "depth"
 	MeasureFields  = "fields"
 	MeasureAliases = "aliases"
-	MeasureRepeats = "repeats"
+	MeasureOverlap = "overlap"
 )
 
 // Exceeded is the error of a document over one of its Limits. Value is the
@@ -115,8 +120,8 @@ func (e *Exceeded) Error() string {
 		return fmt.Sprintf("the query can return up to %d nodes, more than the limit of %d: ask for smaller pages (first) or fewer nested connections", e.Value, e.Max)
 	case MeasureDepth:
 		return fmt.Sprintf("the query is nested %d levels deep, more than the limit of %d", e.Value, e.Max)
-	case MeasureRepeats:
-		return fmt.Sprintf("a selection set repeats one field %d times, more than the limit of %d", e.Value, e.Max)
+	case MeasureOverlap:
+		return fmt.Sprintf("the query repeats fields so much that checking them would take %d steps, more than the limit of %d: select each field once", e.Value, e.Max)
 	default:
 		return fmt.Sprintf("the query has %d %s once its fragments are expanded, more than the limit of %d", e.Value, e.Measure, e.Max)
 	}
@@ -156,10 +161,9 @@ func Measure(schema *ast.Schema, doc *ast.QueryDocument, opName string, vars map
 	for _, op := range doc.Operations {
 		sh, err := s.selectionSet(op.SelectionSet, rootType(schema, op.Operation))
 		c.Depth = max(c.Depth, sh.depth)
-		c.Repeats = max(c.Repeats, sh.repeats)
 		c.Introspection = c.Introspection || sh.introspection
 		if err != nil {
-			c.Fields, c.Aliases = s.fields, s.aliases
+			c.Fields, c.Aliases, c.Overlap = s.fields, s.aliases, s.overlap
 			return c, err
 		}
 	}
@@ -170,20 +174,19 @@ func Measure(schema *ast.Schema, doc *ast.QueryDocument, opName string, vars map
 		sh, err := s.fragment(f.Name)
 		if sh != nil {
 			c.Depth = max(c.Depth, sh.depth)
-			c.Repeats = max(c.Repeats, sh.repeats)
+		}
+		if err == nil {
+			// An unspread fragment counts once, as written.
+			s.fields, s.aliases = add(s.fields, sh.fields), add(s.aliases, sh.aliases)
+			s.overlap = add(s.overlap, add(sh.top, sh.nested))
+			err = s.checkSize()
 		}
 		if err != nil {
-			c.Fields, c.Aliases = s.fields, s.aliases
-			return c, err
-		}
-		// An unspread fragment's fields count once, as written.
-		s.fields, s.aliases = add(s.fields, sh.fields), add(s.aliases, sh.aliases)
-		if err := s.checkSize(); err != nil {
-			c.Fields, c.Aliases = s.fields, s.aliases
+			c.Fields, c.Aliases, c.Overlap = s.fields, s.aliases, s.overlap
 			return c, err
 		}
 	}
-	c.Fields, c.Aliases = s.fields, s.aliases
+	c.Fields, c.Aliases, c.Overlap = s.fields, s.aliases, s.overlap
 
 	if op := operation(doc, opName); op != nil {
 		n := &nodes{schema: schema, sizes: sizes, frags: s.frags, op: op, vars: vars, memo: map[nodeKey]int64{},

@@ -65,40 +65,40 @@ func TestMeasure(t *testing.T) {
 		vars  map[string]any
 		want  Cost
 	}{
-		{"leaves only", `{ tags }`, "", nil, Cost{Nodes: 0, Depth: 1, Fields: 1, Repeats: 1}},
-		{"one object", `{ me { id name } }`, "", nil, Cost{Nodes: 1, Depth: 2, Fields: 3, Repeats: 1}},
+		{"leaves only", `{ tags }`, "", nil, Cost{Nodes: 0, Depth: 1, Fields: 1}},
+		{"one object", `{ me { id name } }`, "", nil, Cost{Nodes: 1, Depth: 2, Fields: 3}},
 		// user 1 + follows 1 + edges 10 × (edge 1 + node 1) + pageInfo 1
 		{"a connection multiplies its edges", `{ user(id: 1) { follows(first: 10) { edges { node { id } } pageInfo { endCursor } } } }`, "", nil,
-			Cost{Nodes: 23, Depth: 5, Fields: 7, Repeats: 1}},
-		{"default page size", `{ me { follows { edges { node { id } } } } }`, "", nil, Cost{Nodes: 42, Depth: 5, Fields: 5, Repeats: 1}},
+			Cost{Nodes: 23, Depth: 5, Fields: 7}},
+		{"default page size", `{ me { follows { edges { node { id } } } } }`, "", nil, Cost{Nodes: 42, Depth: 5, Fields: 5}},
 		{"first above the maximum counts as the maximum", `{ me { follows(first: 1000000) { edges { cursor } } } }`, "", nil,
-			Cost{Nodes: 102, Depth: 4, Fields: 4, Repeats: 1}},
+			Cost{Nodes: 102, Depth: 4, Fields: 4}},
 		{"first from a variable", `query($n: Int) { me { follows(first: $n) { edges { cursor } } } }`, "", map[string]any{"n": json.Number("7")},
-			Cost{Nodes: 9, Depth: 4, Fields: 4, Repeats: 1}},
+			Cost{Nodes: 9, Depth: 4, Fields: 4}},
 		{"first from a variable's default", `query($n: Int = 3) { me { follows(first: $n) { edges { cursor } } } }`, "", nil,
-			Cost{Nodes: 5, Depth: 4, Fields: 4, Repeats: 1}},
+			Cost{Nodes: 5, Depth: 4, Fields: 4}},
 		{"first from a float variable", `query($n: Int) { me { follows(first: $n) { edges { cursor } } } }`, "", map[string]any{"n": 4.0},
-			Cost{Nodes: 6, Depth: 4, Fields: 4, Repeats: 1}},
+			Cost{Nodes: 6, Depth: 4, Fields: 4}},
 		// me 1 + follows 1 + 100 × (edge 1 + node 1 + follows 1 + 100 × (edge 1 + node 1))
 		{"nested connections multiply", `{ me { follows(first: 100) { edges { node { follows(first: 100) { edges { node { id } } } } } } } }`, "", nil,
-			Cost{Nodes: 2 + 100*(3+100*2), Depth: 8, Fields: 8, Repeats: 1}},
-		{"unpaged lists use Sizes.Lists, then DefaultList", `{ me { badges { name } } }`, "", nil, Cost{Nodes: 6, Depth: 3, Fields: 3, Repeats: 1}},
+			Cost{Nodes: 2 + 100*(3+100*2), Depth: 8, Fields: 8}},
+		{"unpaged lists use Sizes.Lists, then DefaultList", `{ me { badges { name } } }`, "", nil, Cost{Nodes: 6, Depth: 3, Fields: 3}},
 		{"fragments count where spread", `{ me { ...U } user(id: 2) { ...U } } fragment U on User { posts(first: 2) { edges { node { author { id } } } } }`, "", nil,
-			Cost{Nodes: 2 * (1 + 1 + 2*3), Depth: 6, Fields: 2 + 2*5, Repeats: 1}},
+			Cost{Nodes: 2 * (1 + 1 + 2*3), Depth: 6, Fields: 2 + 2*5}},
 		{"a fragment in a connection's own selection set takes its page size", `{ me { follows(first: 4) { ...C } } } fragment C on UserConnection { edges { cursor } }`, "", nil,
-			Cost{Nodes: 1 + 1 + 4, Depth: 4, Fields: 4, Repeats: 1}},
-		{"inline fragments", `{ me { ... on User { badges { name } } } }`, "", nil, Cost{Nodes: 6, Depth: 3, Fields: 3, Repeats: 1}},
-		{"aliases and repeats", `{ me { id id a: id b: name } }`, "", nil, Cost{Nodes: 1, Depth: 2, Fields: 5, Aliases: 2, Repeats: 2}},
-		{"repeats across fragments", `{ me { id ...A ...B } } fragment A on User { id } fragment B on User { id ...A }`, "", nil,
-			Cost{Nodes: 1, Depth: 2, Fields: 5, Repeats: 4}},
+			Cost{Nodes: 1 + 1 + 4, Depth: 4, Fields: 4}},
+		{"inline fragments", `{ me { ... on User { badges { name } } } }`, "", nil, Cost{Nodes: 6, Depth: 3, Fields: 3}},
+		{"aliases and overlap", `{ me { id id a: id b: name } }`, "", nil, Cost{Nodes: 1, Depth: 2, Fields: 5, Aliases: 2, Overlap: 2}},
+		{"overlap across fragments", `{ me { id ...A ...B } } fragment A on User { id } fragment B on User { id ...A }`, "", nil,
+			Cost{Nodes: 1, Depth: 2, Fields: 5, Overlap: 8}},
 		{"the named operation's nodes, every operation's size", `query A { me { id } } query B { me { badges { name } } }`, "B", nil,
-			Cost{Nodes: 6, Depth: 3, Fields: 5, Repeats: 1}},
-		{"no operation named: no nodes", `query A { me { id } } query B { me { id } }`, "", nil, Cost{Nodes: 0, Depth: 2, Fields: 4, Repeats: 1}},
-		{"mutations", `mutation { post(text: "x") { id author { name } } }`, "", nil, Cost{Nodes: 2, Depth: 3, Fields: 4, Repeats: 1}},
-		{"unknown fields are tolerated", `{ nope { deeper { id } } me { alsoNope } }`, "", nil, Cost{Nodes: 3, Depth: 3, Fields: 5, Repeats: 1}},
+			Cost{Nodes: 6, Depth: 3, Fields: 5}},
+		{"no operation named: no nodes", `query A { me { id } } query B { me { id } }`, "", nil, Cost{Nodes: 0, Depth: 2, Fields: 4}},
+		{"mutations", `mutation { post(text: "x") { id author { name } } }`, "", nil, Cost{Nodes: 2, Depth: 3, Fields: 4}},
+		{"unknown fields are tolerated", `{ nope { deeper { id } } me { alsoNope } }`, "", nil, Cost{Nodes: 3, Depth: 3, Fields: 5}},
 		{"fragment cycles end", `{ me { ...A } } fragment A on User { id ...B } fragment B on User { name ...A }`, "", nil,
-			Cost{Nodes: 1, Depth: 2, Fields: 3, Repeats: 1}},
-		{"unused fragments count once", `{ me { id } } fragment A on User { name id }`, "", nil, Cost{Nodes: 1, Depth: 2, Fields: 4, Repeats: 1}},
+			Cost{Nodes: 1, Depth: 2, Fields: 3}},
+		{"unused fragments count once", `{ me { id } } fragment A on User { name id }`, "", nil, Cost{Nodes: 1, Depth: 2, Fields: 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,9 +154,9 @@ func TestLimits(t *testing.T) {
 		{"depth", `{ me { follows { edges { node { follows { edges { node { id } } } } } } } }`, Limits{MaxDepth: 6}, MeasureDepth},
 		{"fields", `{ me { ` + strings.Repeat("name ", 50) + ` } }`, Limits{MaxFields: 20}, MeasureFields},
 		{"aliases", `{ me { ` + aliases(30) + ` } }`, Limits{MaxAliases: 10}, MeasureAliases},
-		{"repeats", `{ me { ` + strings.Repeat("name ", 50) + ` } }`, Limits{MaxRepeats: 10}, MeasureRepeats},
+		{"overlap", `{ me { ` + strings.Repeat("name ", 50) + ` } }`, Limits{MaxOverlap: 10}, MeasureOverlap},
 		{"doubling fragments", doubling(40), Limits{MaxFields: 1000}, MeasureFields},
-		{"doubling fragments, repeats", doubling(40), Limits{MaxRepeats: 100}, MeasureRepeats},
+		{"doubling fragments, overlap", doubling(40), Limits{MaxOverlap: 100}, MeasureOverlap},
 		{"size before nodes", nested, Limits{MaxNodes: 10, MaxFields: 5}, MeasureFields},
 	}
 	for _, tt := range tests {
@@ -171,8 +171,24 @@ func TestLimits(t *testing.T) {
 			}
 		})
 	}
-	if _, err := measure(t, s, nested, "", nil, Limits{MaxNodes: 2_030_302, MaxDepth: 11, MaxFields: 11, MaxRepeats: 1}); err != nil {
+	if _, err := measure(t, s, nested, "", nil, Limits{MaxNodes: 2_030_302, MaxDepth: 11, MaxFields: 11, MaxOverlap: 1}); err != nil {
 		t.Errorf("at the limits: %v", err)
+	}
+}
+
+// TestOverlap: repeating a connection k times with k fields in each costs
+// about (k·(k+3))²/2, the comparisons validation makes.
+func TestOverlap(t *testing.T) {
+	s := testSchema(t)
+	inner := "follows { edges { node { " + strings.Repeat("id ", 10) + "} } } "
+	got, err := measure(t, s, "{ me { "+strings.Repeat(inner, 10)+"} }", "", nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// me's set: follows ×10, each of size 13 → 130²/2; inside each node,
+	// id ×10 → 10²/2, ten times.
+	if want := int64(130*130/2 + 10*(10*10/2)); got.Overlap != want {
+		t.Errorf("overlap %d, want %d", got.Overlap, want)
 	}
 }
 
@@ -203,7 +219,7 @@ func TestMeasureSaturates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Fields != capValue || got.Repeats != capValue {
+	if got.Fields != capValue || got.Overlap != capValue {
 		t.Errorf("got %+v, want saturated fields and repeats", got)
 	}
 }

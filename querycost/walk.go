@@ -11,30 +11,39 @@ import (
 type shape struct {
 	fields, aliases int64 // expanded field and alias selections
 	depth           int   // deepest field, the set's own fields being 1
-	repeats         int64 // largest same-name count in this set or below
-	// names counts the set's own response names with inline fragments and
+	// top is the overlap work of the set's own level (see Cost.Overlap),
+	// nested that of every set below it.
+	top, nested int64
+	// names are the set's own response names with inline fragments and
 	// spreads flattened: a fragment's names add to the set that spreads it.
-	names         map[string]int64
+	names         map[string]nameStat
 	introspection bool
 }
 
-// static computes the measures that do not depend on variables. fields and
-// aliases are running totals over the document, checked after every step
-// so that a document whose expansion explodes stops being measured at once.
+// nameStat is how often a response name is selected in a set, and the
+// expanded size of those selections.
+type nameStat struct{ count, size int64 }
+
+// static computes the measures that do not depend on variables. fields,
+// aliases and overlap are running totals over the document, checked after
+// every step, so that a document whose expansion explodes stops being
+// measured at once.
 type static struct {
-	schema          *ast.Schema
-	lim             Limits
-	frags           map[string]*ast.FragmentDefinition
-	memo            map[string]*shape // nil value: being measured (a cycle)
-	fields, aliases int64
+	schema                   *ast.Schema
+	lim                      Limits
+	frags                    map[string]*ast.FragmentDefinition
+	memo                     map[string]*shape // nil value: being measured (a cycle)
+	fields, aliases, overlap int64
 }
 
 func (s *static) checkSize() error {
-	if s.lim.MaxFields > 0 && s.fields > s.lim.MaxFields {
+	switch {
+	case s.lim.MaxFields > 0 && s.fields > s.lim.MaxFields:
 		return &Exceeded{Measure: MeasureFields, Value: s.fields, Max: s.lim.MaxFields}
-	}
-	if s.lim.MaxAliases > 0 && s.aliases > s.lim.MaxAliases {
+	case s.lim.MaxAliases > 0 && s.aliases > s.lim.MaxAliases:
 		return &Exceeded{Measure: MeasureAliases, Value: s.aliases, Max: s.lim.MaxAliases}
+	case s.lim.MaxOverlap > 0 && s.overlap > s.lim.MaxOverlap:
+		return &Exceeded{Measure: MeasureOverlap, Value: s.overlap, Max: s.lim.MaxOverlap}
 	}
 	return nil
 }
@@ -42,15 +51,19 @@ func (s *static) checkSize() error {
 // selectionSet measures ss, a selection set on type typ ("" when unknown).
 // On error the returned shape holds what was measured so far.
 func (s *static) selectionSet(ss ast.SelectionSet, typ string) (*shape, error) {
-	sh := &shape{names: map[string]int64{}}
-	err := s.collect(ss, typ, sh)
+	sh := &shape{names: map[string]nameStat{}}
+	if err := s.collect(ss, typ, sh); err != nil {
+		return sh, err
+	}
+	// Validation compares every two selections of one response name,
+	// descendants included: at most size²/2 comparisons per name.
 	for _, n := range sh.names {
-		sh.repeats = max(sh.repeats, n)
+		if n.count > 1 {
+			sh.top = add(sh.top, mul(n.size, n.size)/2)
+		}
 	}
-	if err == nil && s.lim.MaxRepeats > 0 && sh.repeats > s.lim.MaxRepeats {
-		err = &Exceeded{Measure: MeasureRepeats, Value: sh.repeats, Max: s.lim.MaxRepeats}
-	}
-	return sh, err
+	s.overlap = add(s.overlap, sh.top)
+	return sh, s.checkSize()
 }
 
 // collect adds the selections of ss to sh, flattening inline fragments and
@@ -65,7 +78,6 @@ func (s *static) collect(ss ast.SelectionSet, typ string, sh *shape) error {
 				s.aliases, sh.aliases = add(s.aliases, 1), add(sh.aliases, 1)
 				name = x.Alias
 			}
-			sh.names[name] = add(sh.names[name], 1)
 			if x.Name == "__schema" || x.Name == "__type" {
 				sh.introspection = true
 			}
@@ -73,7 +85,7 @@ func (s *static) collect(ss ast.SelectionSet, typ string, sh *shape) error {
 				sh.depth = max(sh.depth, 1)
 				return err
 			}
-			depth := 1
+			depth, size := 1, int64(1)
 			if len(x.SelectionSet) > 0 {
 				childType := ""
 				if def := fieldDef(s.schema, typ, x.Name); def != nil {
@@ -81,15 +93,17 @@ func (s *static) collect(ss ast.SelectionSet, typ string, sh *shape) error {
 				}
 				child, err := s.selectionSet(x.SelectionSet, childType)
 				sh.fields, sh.aliases = add(sh.fields, child.fields), add(sh.aliases, child.aliases)
-				sh.repeats = max(sh.repeats, child.repeats)
+				sh.nested = add(sh.nested, add(child.top, child.nested))
 				sh.introspection = sh.introspection || child.introspection
-				depth = 1 + child.depth
+				depth, size = 1+child.depth, add(1, child.fields)
 				if err != nil {
 					sh.depth = max(sh.depth, depth)
 					return err
 				}
 			}
 			sh.depth = max(sh.depth, depth)
+			n := sh.names[name]
+			sh.names[name] = nameStat{add(n.count, 1), add(n.size, size)}
 		case *ast.InlineFragment:
 			t := typ
 			if x.TypeCondition != "" {
@@ -107,17 +121,19 @@ func (s *static) collect(ss ast.SelectionSet, typ string, sh *shape) error {
 				continue // unknown, or a cycle: validation refuses both
 			}
 			s.fields, s.aliases = add(s.fields, f.fields), add(s.aliases, f.aliases)
+			s.overlap = add(s.overlap, f.nested)
 			sh.fields, sh.aliases = add(sh.fields, f.fields), add(sh.aliases, f.aliases)
+			sh.nested = add(sh.nested, f.nested)
 			sh.depth = max(sh.depth, f.depth)
-			sh.repeats = max(sh.repeats, f.repeats)
 			sh.introspection = sh.introspection || f.introspection
 			if err := s.checkSize(); err != nil {
 				return err
 			}
 			// At most f.fields entries, and f.fields was just added to the
 			// running total: merging costs no more than the size limit.
-			for n, k := range f.names {
-				sh.names[n] = add(sh.names[n], k)
+			for name, k := range f.names {
+				n := sh.names[name]
+				sh.names[name] = nameStat{add(n.count, k.count), add(n.size, k.size)}
 			}
 		}
 	}
@@ -137,12 +153,12 @@ func (s *static) fragment(name string) (*shape, error) {
 	s.memo[name] = nil
 	// The fragment's own walk counts into the running totals, so that a huge
 	// fragment stops early too; its expansion is then added by each spread.
-	fields, aliases := s.fields, s.aliases
+	fields, aliases, overlap := s.fields, s.aliases, s.overlap
 	sh, err := s.selectionSet(f.SelectionSet, f.TypeCondition)
 	if err != nil {
 		return sh, err
 	}
-	s.fields, s.aliases = fields, aliases
+	s.fields, s.aliases, s.overlap = fields, aliases, overlap
 	s.memo[name] = sh
 	return sh, nil
 }
