@@ -18,7 +18,8 @@
 //     one node; leaves (scalars, enums) count nothing;
 //   - a connection field (one with a `first` argument) multiplies what is
 //     under it: its list fields (edges) count `first` items (Sizes.DefaultFirst
-//     when absent, at most Sizes.MaxFirst);
+//     when absent, at most Sizes.MaxFirst), and an edge's node is the
+//     edge's item, not another node (GitHub counts a connection's items);
 //   - another list field counts Sizes.Lists["Type.field"] items, or
 //     Sizes.DefaultList;
 //   - introspection is counted like any field: its lists count their average
@@ -191,7 +192,7 @@ func Measure(schema *ast.Schema, doc *ast.QueryDocument, opName string, vars map
 	if op := operation(doc, opName); op != nil {
 		n := &nodes{schema: schema, sizes: sizes, frags: s.frags, op: op, vars: vars, memo: map[nodeKey]int64{},
 			wrap: maxWrapping(schema)}
-		c.Nodes = n.selectionSet(op.SelectionSet, rootType(schema, op.Operation), 0, 0)
+		c.Nodes = n.selectionSet(op.SelectionSet, rootType(schema, op.Operation), 0, 0, false)
 	}
 	if lim.MaxNodes > 0 && c.Nodes > lim.MaxNodes {
 		return c, &Exceeded{Measure: MeasureNodes, Value: c.Nodes, Max: lim.MaxNodes}

@@ -164,11 +164,13 @@ func (s *static) fragment(name string) (*shape, error) {
 }
 
 // nodeKey memoizes a fragment's node count in one context: the enclosing
-// connection's page size and the introspection ofType chain length.
+// connection's page size, the introspection ofType chain length, and
+// whether it is spread in an edge.
 type nodeKey struct {
 	name  string
 	page  int64
 	chain int
+	edge  bool
 }
 
 // nodes counts the objects an operation can return.
@@ -184,28 +186,29 @@ type nodes struct {
 
 // selectionSet returns the nodes under ss on type typ; page is the page size
 // of the connection whose own selection set ss is (0 otherwise), chain the
-// number of introspection ofType fields directly above.
-func (n *nodes) selectionSet(ss ast.SelectionSet, typ string, page int64, chain int) int64 {
+// number of introspection ofType fields directly above, edge whether ss is
+// an edge of a connection (whose node the edge already counted).
+func (n *nodes) selectionSet(ss ast.SelectionSet, typ string, page int64, chain int, edge bool) int64 {
 	var total int64
 	for _, sel := range ss {
 		switch x := sel.(type) {
 		case *ast.Field:
-			total = add(total, n.field(x, typ, page, chain))
+			total = add(total, n.field(x, typ, page, chain, edge))
 		case *ast.InlineFragment:
 			t := typ
 			if x.TypeCondition != "" {
 				t = x.TypeCondition
 			}
-			total = add(total, n.selectionSet(x.SelectionSet, t, page, chain))
+			total = add(total, n.selectionSet(x.SelectionSet, t, page, chain, edge))
 		case *ast.FragmentSpread:
-			total = add(total, n.fragment(x.Name, page, chain))
+			total = add(total, n.fragment(x.Name, page, chain, edge))
 		}
 	}
 	return total
 }
 
-func (n *nodes) fragment(name string, page int64, chain int) int64 {
-	k := nodeKey{name, page, chain}
+func (n *nodes) fragment(name string, page int64, chain int, edge bool) int64 {
+	k := nodeKey{name, page, chain, edge}
 	if v, seen := n.memo[k]; seen {
 		return max(v, 0)
 	}
@@ -214,18 +217,18 @@ func (n *nodes) fragment(name string, page int64, chain int) int64 {
 		return 0
 	}
 	n.memo[k] = -1
-	v := n.selectionSet(f.SelectionSet, f.TypeCondition, page, chain)
+	v := n.selectionSet(f.SelectionSet, f.TypeCondition, page, chain, edge)
 	n.memo[k] = v
 	return v
 }
 
-func (n *nodes) field(f *ast.Field, typ string, page int64, chain int) int64 {
+func (n *nodes) field(f *ast.Field, typ string, page int64, chain int, edge bool) int64 {
 	if len(f.SelectionSet) == 0 {
 		return 0 // a leaf
 	}
 	def := fieldDef(n.schema, typ, f.Name)
 	if def == nil {
-		return add(1, n.selectionSet(f.SelectionSet, "", 0, 0)) // unknown: validation refuses it
+		return add(1, n.selectionSet(f.SelectionSet, "", 0, 0, false)) // unknown: validation refuses it
 	}
 	childChain := 0
 	if f.Name == "ofType" && strings.HasPrefix(typ, "__") {
@@ -234,15 +237,19 @@ func (n *nodes) field(f *ast.Field, typ string, page int64, chain int) int64 {
 		}
 		childChain = chain + 1
 	}
-	items := int64(1)
-	if def.Type.Elem != nil {
+	items, self, childEdge := int64(1), int64(1), false
+	switch {
+	case def.Type.Elem != nil:
 		items = n.listSize(typ, f.Name, page)
+		childEdge = page > 0 // a connection's edges
+	case edge:
+		self = 0 // an edge's node: the edge counted it
 	}
 	var childPage int64
 	if def.Arguments.ForName("first") != nil {
 		childPage = n.first(f)
 	}
-	return mul(items, add(1, n.selectionSet(f.SelectionSet, def.Type.Name(), childPage, childChain)))
+	return mul(items, add(self, n.selectionSet(f.SelectionSet, def.Type.Name(), childPage, childChain, childEdge)))
 }
 
 // listSize bounds the items of list field typ.name: the enclosing

@@ -66,16 +66,17 @@ func (l QueryLimits) withDefaults() QueryLimits {
 	return l
 }
 
-// orDefault maps 0 to def and negative values to 0 (no limit).
+// orDefault maps 0 to def; a negative value (no limit) stays, so that
+// applying defaults twice changes nothing.
 func orDefault[T ~int | ~int64](v, def T) T {
-	switch {
-	case v == 0:
+	if v == 0 {
 		return def
-	case v < 0:
-		return 0
 	}
 	return v
 }
+
+// limit returns v as a limit for code where 0 means none.
+func limit[T ~int | ~int64](v T) T { return max(v, 0) }
 
 // costExtension is the stats key of an operation's measured cost.
 const costExtension = "gateway.cost"
@@ -147,7 +148,7 @@ func (q *queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.
 	if p.Query == "" {
 		return nil // a persisted-query hash gqlgen does not know: it answers
 	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, q.limits.MaxTokens)
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, limit(q.limits.MaxTokens))
 	if err != nil {
 		var gerr *gqlerror.Error
 		if !errors.As(err, &gerr) {
@@ -159,8 +160,8 @@ func (q *queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.
 		errcode.Set(gerr, errcode.ParseFailed)
 		return gerr
 	}
-	lim := querycost.Limits{MaxNodes: q.limits.MaxNodes, MaxDepth: q.limits.MaxDepth, MaxFields: q.limits.MaxFields,
-		MaxAliases: q.limits.MaxAliases, MaxOverlap: q.limits.MaxOverlap}
+	lim := querycost.Limits{MaxNodes: limit(q.limits.MaxNodes), MaxDepth: limit(q.limits.MaxDepth), MaxFields: limit(q.limits.MaxFields),
+		MaxAliases: limit(q.limits.MaxAliases), MaxOverlap: limit(q.limits.MaxOverlap)}
 	c, err := querycost.Measure(q.schema, doc, p.OperationName, p.Variables, q.sizes, lim)
 	if err != nil {
 		var ex *querycost.Exceeded
@@ -173,7 +174,7 @@ func (q *queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.
 		return &gqlerror.Error{Message: "introspection is disabled on this server",
 			Extensions: map[string]any{"code": CodeValidationFailed, "reason": "INTROSPECTION_DISABLED"}}
 	}
-	report := &CostReport{Nodes: c.Nodes, MaxNodes: q.limits.MaxNodes, Depth: c.Depth, MaxDepth: q.limits.MaxDepth}
+	report := &CostReport{Nodes: c.Nodes, MaxNodes: lim.MaxNodes, Depth: c.Depth, MaxDepth: lim.MaxDepth}
 	if q.budget != nil {
 		wait, left := q.budget.take(clientKey(ctx), c.Nodes, q.now())
 		if wait > 0 {

@@ -106,18 +106,10 @@ func (cfg Config) withDefaults() Config {
 	cfg.Limits = cfg.Limits.withDefaults()
 	cfg.RateLimit = orDefault(cfg.RateLimit, DefaultRateLimit)
 	cfg.HeavyQueries = orDefault(cfg.HeavyQueries, max(1, runtime.GOMAXPROCS(0)/2))
-	cfg.Logins.UserFailures = orDefaultOff(cfg.Logins.UserFailures, DefaultLoginUserFailures)
-	cfg.Logins.AddressFailures = orDefaultOff(cfg.Logins.AddressFailures, DefaultLoginAddressFailures)
+	cfg.Logins.UserFailures = orDefault(cfg.Logins.UserFailures, DefaultLoginUserFailures)
+	cfg.Logins.AddressFailures = orDefault(cfg.Logins.AddressFailures, DefaultLoginAddressFailures)
 	cfg.Logins.MaxDelay = orDefault(cfg.Logins.MaxDelay, DefaultLoginMaxDelay)
 	return cfg
-}
-
-// orDefaultOff maps 0 to def and keeps negative values (off).
-func orDefaultOff(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // New returns the gateway's HTTP handler.
@@ -171,7 +163,7 @@ func GraphQL(cfg Config) http.Handler {
 		},
 	})
 	srv.AddTransport(transport.Options{})
-	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
+	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))
 	// Parsed and validated documents, and persisted queries, are cached by
 	// count and by total size: 1 MiB of query text each at most.
 	srv.SetQueryCache(newSizedCache(1000, 1<<20, 16<<10, func(q string, _ *ast.QueryDocument) int { return len(q) }))
