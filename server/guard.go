@@ -11,10 +11,12 @@ import (
 
 // guard is the gqlgen field interceptor that bounds execution: once the
 // request's context is done (its deadline passed, or the client went away)
-// no further resolver runs and so no further store call is made; and it
+// no further resolver runs and so no further store call is made; a heavy
+// operation's resolvers give way to light operations (lanes); and it
 // throttles login and register (logins).
 type guard struct {
 	logins *logins
+	lanes  *lanes
 	now    func() time.Time
 }
 
@@ -34,6 +36,7 @@ func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	g.lanes.yield(ctx)
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || fc.Object != "Mutation" || g.logins == nil {
 		return next(ctx)

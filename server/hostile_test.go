@@ -220,6 +220,12 @@ func TestRateLimit(t *testing.T) {
 	now = now.Add(30 * time.Second) // half a minute: 25 nodes back
 	mu.Unlock()
 	g.ok(alice.token, q, nil, nil)
+	// Bodies cost a node per KiB, charged before they are read.
+	big := mustJSON(map[string]any{"query": "{ __typename }", "variables": map[string]any{"pad": strings.Repeat("x", 60<<10)}})
+	if r := g.raw(http.MethodPost, bob.token, big); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" ||
+		!strings.Contains(string(r.body), `"RATE_LIMITED"`) {
+		t.Errorf("a 60 KiB body on a 50-node budget: HTTP %d %s", r.status, r.body)
+	}
 }
 
 // TestLoginThrottle: after the free failures, logins of a username wait
@@ -353,7 +359,7 @@ func lightUnderLoad(t testing.TB, base string, env hostile.Env, token string, cl
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	attacks := []hostile.Case{{Name: "heaviest allowed", Body: mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID)})}}
+	attacks := []hostile.Case{{Name: "heaviest allowed", Body: mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})}}
 	for _, c := range hostile.Cases(env) {
 		if c.Code == server.CodeQueryTooComplex || c.Code == server.CodeQueryTooDeep || c.Status == 413 {
 			attacks = append(attacks, c)

@@ -113,9 +113,8 @@ type queryLimits struct {
 	limits        QueryLimits
 	introspection bool
 	budget        *budget // nil: off
-	// heavy holds a slot per operation of at least HeavyQueryNodes nodes
-	// being executed (nil: no bound).
-	heavy  chan struct{}
+	// lanes schedules heavy and light operations.
+	lanes *lanes
 	now    func() time.Time
 	schema *ast.Schema
 	sizes  querycost.Sizes
@@ -190,14 +189,14 @@ func (q *queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.
 }
 
 // HeavyQueryNodes is the cost from which an operation is heavy: heavy
-// operations execute at most Config.HeavyQueries at a time, the others
-// wait for a slot (within the request's deadline), so that heavy clients
-// cannot take every core from light ones.
+// operations execute at most Config.HeavyQueries at a time (the others wait
+// for a slot within the request's deadline) and give way to light ones
+// (lanes), so that heavy clients cannot take the cores from light ones.
 const HeavyQueryNodes = 1_000
 
 // InterceptResponse implements graphql.ResponseInterceptor: it adds
-// extensions.cost to the responses of accepted operations, and executes a
-// heavy one only holding a heavy slot.
+// extensions.cost to the responses of accepted operations, and executes
+// them in their lane.
 func (q *queryLimits) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	if !graphql.HasOperationContext(ctx) {
 		return next(ctx)
@@ -207,16 +206,17 @@ func (q *queryLimits) InterceptResponse(ctx context.Context, next graphql.Respon
 		return next(ctx)
 	}
 	graphql.RegisterExtension(ctx, "cost", r)
-	if q.heavy != nil && r.Nodes >= HeavyQueryNodes {
-		select {
-		case q.heavy <- struct{}{}:
-			defer func() { <-q.heavy }()
-		case <-ctx.Done():
-			graphql.AddError(ctx, gqlerror.Wrap(ctx.Err()))
-			return &graphql.Response{Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
-		}
+	if r.Nodes < HeavyQueryNodes {
+		q.lanes.enterLight()
+		defer q.lanes.leaveLight()
+		return next(ctx)
 	}
-	return next(ctx)
+	if err := q.lanes.enterHeavy(ctx); err != nil {
+		graphql.AddError(ctx, gqlerror.Wrap(err))
+		return &graphql.Response{Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
+	}
+	defer q.lanes.leaveHeavy()
+	return next(context.WithValue(ctx, heavyKey{}, true))
 }
 
 // tooBig is the error of an operation over a limit: QUERY_TOO_DEEP for

@@ -62,7 +62,7 @@ type Config struct {
 	DisableIntrospection bool
 	// RateLimit is each client's budget in query nodes per minute (default
 	// DefaultRateLimit; negative: no budget). A client is its token's user,
-	// else its address.
+	// else its address. Request bodies cost a node per KiB too.
 	RateLimit int64
 	// ClientIPHeader, when set, names the header a reverse proxy puts the
 	// client's address in (e.g. X-Forwarded-For; its last entry is used);
@@ -155,7 +155,12 @@ func GraphQL(cfg Config) http.Handler {
 		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
 		Directives: graph.DirectiveRoot{HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
-	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch, readTimeout: cfg.RequestTimeout})
+	var bud *budget
+	if cfg.RateLimit > 0 {
+		bud = newBudget(cfg.RateLimit)
+	}
+	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
+		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	srv.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
@@ -171,15 +176,12 @@ func GraphQL(cfg Config) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newSizedCache(1000, 1<<20, 64<<10, func(k, q string) int { return len(k) + len(q) })})
-	ql := &queryLimits{limits: cfg.Limits, introspection: !cfg.DisableIntrospection, now: cfg.Now}
-	if cfg.RateLimit > 0 {
-		ql.budget = newBudget(cfg.RateLimit)
-	}
+	ln := &lanes{}
 	if cfg.HeavyQueries > 0 {
-		ql.heavy = make(chan struct{}, cfg.HeavyQueries)
+		ln.heavy = make(chan struct{}, cfg.HeavyQueries)
 	}
-	srv.Use(ql)
-	srv.Use(guard{logins: newLogins(cfg.Logins), now: cfg.Now})
+	srv.Use(&queryLimits{limits: cfg.Limits, introspection: !cfg.DisableIntrospection, budget: bud, lanes: ln, now: cfg.Now})
+	srv.Use(guard{logins: newLogins(cfg.Logins), lanes: ln, now: cfg.Now})
 	srv.SetErrorPresenter(errorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", p, "request_id", middleware.GetReqID(ctx))

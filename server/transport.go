@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,7 +46,15 @@ type httpTransport struct {
 	maxResponse int64
 	maxBatch    int
 	readTimeout time.Duration
+	// budget, when set, is charged a node per KiB of request body before
+	// the body is read: a client cannot make the gateway read and decode
+	// large bodies faster than its budget allows.
+	budget *budget
+	now    func() time.Time
 }
+
+// bodyNodeBytes is how many bytes of request body cost one node of budget.
+const bodyNodeBytes = 1 << 10
 
 var _ graphql.Transport = httpTransport{}
 
@@ -77,7 +86,7 @@ func headerHasToken(h http.Header, name, token string) bool {
 func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	media, ok := negotiate(r.Header.Values("Accept"))
 	if !ok {
-		writeHTTPError(w, &httpError{status: http.StatusNotAcceptable, code: CodeNotAcceptable,
+		writeHTTPError(w, r, &httpError{status: http.StatusNotAcceptable, code: CodeNotAcceptable,
 			message: "the Accept header must allow application/graphql-response+json or application/json"})
 		return
 	}
@@ -106,7 +115,7 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 			message: "GraphQL is served over GET (queries) and POST"}
 	}
 	if herr != nil {
-		writeHTTPError(w, herr)
+		writeHTTPError(w, r, herr)
 		return
 	}
 
@@ -199,19 +208,40 @@ func (t httpTransport) encode(resp *graphql.Response) []byte {
 		big.Extensions = resp.Extensions
 		resp = big
 	}
-	b, err := json.Marshal(wireResponse{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
-	if err != nil {
-		b, _ = json.Marshal(wireResponse{Errors: errorResponse(CodeInternal, "the response could not be encoded").Errors})
+	// Written by hand so that the data gqlgen encoded (megabytes for a big
+	// query) is copied once, not re-validated; no "data" entry when the
+	// request failed before execution (the spec's request error).
+	var buf bytes.Buffer
+	buf.Grow(len(resp.Data) + 256)
+	buf.WriteByte('{')
+	sep := ""
+	field := func(name string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			b, _ = json.Marshal(errorResponse(CodeInternal, "the response could not be encoded").Errors)
+		}
+		buf.WriteString(sep + `"` + name + `":`)
+		buf.Write(b)
+		sep = ","
 	}
-	return b
+	if len(resp.Errors) > 0 {
+		field("errors", resp.Errors)
+	}
+	if resp.Data != nil {
+		buf.WriteString(sep + `"data":`)
+		buf.Write(resp.Data)
+		sep = ","
+	}
+	if len(resp.Extensions) > 0 {
+		field("extensions", resp.Extensions)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
 
-// wireResponse is a response as sent: no "data" entry when the request
-// failed before execution (the GraphQL-over-HTTP spec's request error).
+// wireResponse is an error-only response as sent.
 type wireResponse struct {
-	Errors     gqlerror.List   `json:"errors,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
-	Extensions map[string]any  `json:"extensions,omitempty"`
+	Errors gqlerror.List `json:"errors,omitempty"`
 }
 
 func errorResponse(code, msg string) *graphql.Response {
@@ -219,7 +249,10 @@ func errorResponse(code, msg string) *graphql.Response {
 }
 
 // writeHTTPError writes a refusal as a GraphQL response with one error.
-func writeHTTPError(w http.ResponseWriter, e *httpError) {
+func writeHTTPError(w http.ResponseWriter, r *http.Request, e *httpError) {
+	if wait := stateOf(r.Context()).retry(); wait > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
+	}
 	b, _ := json.Marshal(wireResponse{Errors: errorResponse(e.code, e.message).Errors})
 	w.Header().Set("Content-Type", mediaJSON+"; charset=utf-8")
 	w.WriteHeader(e.status)
@@ -237,6 +270,9 @@ func (t httpTransport) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 	if r.ContentLength > limit {
 		return nil, tooLarge
 	}
+	if herr := t.chargeBody(r, r.ContentLength); herr != nil {
+		return nil, herr
+	}
 	if t.readTimeout > 0 {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(t.readTimeout))
@@ -250,7 +286,27 @@ func (t httpTransport) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 	case err != nil:
 		return nil, badRequest("the request body could not be read")
 	}
+	if r.ContentLength < 0 { // chunked: charged once its length is known
+		if herr := t.chargeBody(r, int64(len(body))); herr != nil {
+			return nil, herr
+		}
+	}
 	return body, nil
+}
+
+// chargeBody spends a node of the client's budget per KiB of a body of n
+// bytes; a spent budget is RATE_LIMITED (HTTP 429).
+func (t httpTransport) chargeBody(r *http.Request, n int64) *httpError {
+	if t.budget == nil || n < bodyNodeBytes {
+		return nil
+	}
+	wait, _ := t.budget.take(clientKey(r.Context()), n/bodyNodeBytes, t.now())
+	if wait <= 0 {
+		return nil
+	}
+	stateOf(r.Context()).retryAfter(wait)
+	return &httpError{status: http.StatusTooManyRequests, code: CodeRateLimited,
+		message: "this client's query budget is spent (request bodies cost a node per KiB): retry later"}
 }
 
 // checkContentType accepts application/json, with no charset or utf-8.

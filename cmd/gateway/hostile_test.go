@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/internal/hostile"
+	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -137,7 +138,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 
 	// Four clients at once, each through every case and the heaviest
 	// allowed query, for 5 s.
-	heavy := hostile.Case{Name: "heaviest allowed", Body: mustJSON(map[string]any{"query": hostile.HeaviestAllowed(env.UserID)})}
+	heavy := hostile.Case{Name: "heaviest allowed", Body: mustJSON(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})}
 	all := append([]hostile.Case{heavy}, cases...)
 	end := time.Now().Add(5 * time.Second)
 	var sent atomic.Int64

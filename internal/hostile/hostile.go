@@ -181,12 +181,15 @@ func SchemaAliases(n int) string {
 	return b.String()
 }
 
-// HeaviestAllowed is a query near the default node limit (40,202 of
-// 50,000) on user: its follows, their fans with counters and their two
-// newest posts.
-func HeaviestAllowed(user string) string {
-	return fmt.Sprintf(`{ user(id: %q) { follows(first: 100) { edges { node { username fans(first: 100) { edges { node {
-  username followCount fanCount postCount followedByViewer posts(first: 2) { edges { node { content createdAt } } } } } } } } } } }`, user)
+// HeaviestAllowed is the heaviest query this package knows under a node
+// limit of maxNodes: user's follows (100), their fans with counters and
+// their two newest posts, as many fans as the limit allows (each costs 4
+// nodes per followee: 202 + 400·fans in all; 40,202 under the default
+// 50,000).
+func HeaviestAllowed(user string, maxNodes int64) string {
+	fans := min(max((maxNodes-202)/400, 1), 100)
+	return fmt.Sprintf(`{ user(id: %q) { follows(first: 100) { edges { node { username fans(first: %d) { edges { node {
+  username followCount fanCount postCount followedByViewer posts(first: 2) { edges { node { content createdAt } } } } } } } } } } }`, user, fans)
 }
 
 // family is one user-perceived character of 7 code points and 25 bytes.
