@@ -114,7 +114,7 @@ type queryLimits struct {
 	introspection bool
 	budget        *budget // nil: off
 	// lanes schedules heavy and light operations.
-	lanes *lanes
+	lanes  *lanes
 	now    func() time.Time
 	schema *ast.Schema
 	sizes  querycost.Sizes
