@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/hbasezk"
 	"github.com/weibohbase/gateway/internal/hostile"
 	"github.com/weibohbase/gateway/server"
@@ -49,7 +51,9 @@ func BenchmarkHostileLoad(b *testing.B) {
 		{"embedded", func(b *testing.B) []string { return []string{"--data", filepath.Join(b.TempDir(), "store")} }},
 		{"hbase", func(b *testing.B) []string {
 			zk := hbasezk.Addr(b)
-			return []string{"--store", "hbase", "--hbase-zk", zk, "--migrate", "--namespace", fmt.Sprintf("bench_%d", rand.Uint32())}
+			ns := fmt.Sprintf("bench_%d", rand.Uint32())
+			b.Cleanup(func() { dropNamespace(b, zk, ns) })
+			return []string{"--store", "hbase", "--hbase-zk", zk, "--migrate", "--namespace", ns}
 		}},
 	}
 	for _, st := range stores {
@@ -221,4 +225,23 @@ func loginB(b *testing.B, base, user string) string {
 		b.Fatalf("login: %v", err)
 	}
 	return out.Data.Login.Token
+}
+
+// dropNamespace removes a benchmark's namespace from the shared HBase.
+func dropNamespace(b *testing.B, zk, ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st, err := hbase.NewHBase(ctx, zk)
+	if err != nil {
+		b.Logf("drop namespace %s: %v", ns, err)
+		return
+	}
+	defer st.Close()
+	if d, ok := st.(interface {
+		DropNamespace(context.Context, string) error
+	}); ok {
+		if err := d.DropNamespace(ctx, ns); err != nil {
+			b.Logf("drop namespace %s: %v", ns, err)
+		}
+	}
 }
