@@ -66,7 +66,7 @@ func decodeCursor(after *string, kind cursorKind, lo, hi int) ([]byte, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(*after)
 	if err != nil || len(b) < lo+1 || len(b) > hi+1 || b[0] != byte(kind) {
-		return nil, badInput("after", "malformed cursor %q", *after)
+		return nil, badInput("after", "malformed cursor %s", Excerpt(*after))
 	}
 	return b[1:], nil
 }
