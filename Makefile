@@ -4,13 +4,19 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/gateway
 
-.PHONY: run build generate test test-short hbase-up hbase-down hbase-jars bench lint clean
+.PHONY: run build generate graphiql test test-short hbase-up hbase-down hbase-jars bench lint clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
 
 generate:
 	$(GO) run github.com/99designs/gqlgen generate
+
+# GraphiQL, rebuilt from the npm packages pinned in server/graphiql/_web
+# (package-lock.json) into server/graphiql/dist, which is committed and
+# embedded in the binary: only for changing GraphiQL (needs Node.js and npm).
+graphiql:
+	cd server/graphiql/_web && npm ci --no-audit --no-fund && npm run build
 
 # Everything, with a real standalone HBase (started and stopped here).
 test:

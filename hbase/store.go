@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -133,9 +134,22 @@ type Put struct {
 
 // Delete removes cells from one row, atomically.
 //
-// With Values nil or empty the whole row is deleted. A family mapped to a nil or empty
-// map deletes the whole family; otherwise every version of each named
-// qualifier is deleted (the values in the map are ignored).
+// With Timestamp 0 it deletes every version whose timestamp is not after the
+// time of the delete (the server's clock for HBase): of the whole row when
+// Values is nil or empty, of every column of a family mapped to a nil or
+// empty map, else of each named qualifier (the values in the map are ignored).
+//
+// With Timestamp set it deletes only the version at exactly that timestamp
+// (HBase's Delete.addColumn(family, qualifier, ts), or addFamilyVersion for a
+// family mapped to an empty map) and must name its families: a Timestamp
+// with Values empty is an error.
+//
+// Either way a delete hides only the cells that exist when it is applied: a
+// Put applied after it is visible whatever its timestamp, even one in the
+// same millisecond or older than the delete (every backend keeps HBase's
+// NEW_VERSION_BEHAVIOR semantics; see Store). A deleted version does not come
+// back, and neither does one that newer versions had pushed out of a
+// family's MaxVersions.
 type Delete struct {
 	// Table is the namespaced table name.
 	Table string
@@ -143,6 +157,9 @@ type Delete struct {
 	Row []byte
 	// Values selects what to delete; see the type's comment.
 	Values Values
+	// Timestamp, when not 0, deletes only the version at this timestamp (ms
+	// since the epoch) of the selected columns; see the type's comment.
+	Timestamp int64
 }
 
 // Scan reads a range of rows in rowkey order: [Start, Stop), or every row
@@ -191,6 +208,15 @@ type Increment struct {
 // error. A table that does not exist gives ErrTableNotFound, a column family
 // the table lacks ErrFamilyNotFound; other errors are transport or server
 // errors of the backend. Tables are created through Admin.
+//
+// Versions and deletes behave as HBase's NEW_VERSION_BEHAVIOR (HBASE-15968)
+// makes them, on every backend: writes to a row apply in the order the store
+// receives them, a delete hides only what exists when it is applied (never a
+// later Put, even in the same millisecond or at an older timestamp), and a
+// version that a delete or newer versions (beyond the family's MaxVersions)
+// took away stays away. The remote backend sets NEW_VERSION_BEHAVIOR on
+// every family it creates or finds (Admin.EnsureTables); the embedded one
+// deletes physically, which reads the same.
 type Store interface {
 	// Backend returns the backend's name: BackendHBase or BackendEmbedded.
 	Backend() string
@@ -287,4 +313,17 @@ func SortCells(cells []*Cell) {
 			cmp.Compare(b.Timestamp, a.Timestamp), // newest first
 		)
 	})
+}
+
+// CheckDeleteVersion checks the Timestamp of a Delete of one version (see
+// Delete): it must be positive and come with Values naming what to delete.
+// Backends call it for every Delete with a Timestamp.
+func CheckDeleteVersion(d *Delete) error {
+	switch {
+	case d.Timestamp < 0:
+		return fmt.Errorf("hbase: delete %s %q: negative timestamp %d", d.Table, d.Row, d.Timestamp)
+	case d.Timestamp > 0 && len(d.Values) == 0:
+		return fmt.Errorf("hbase: delete %s %q: a delete of the version at %d must name its families", d.Table, d.Row, d.Timestamp)
+	}
+	return nil
 }

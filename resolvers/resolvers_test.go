@@ -52,9 +52,8 @@ func newGateway(t *testing.T) *gateway {
 	}
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	tokens := auth.NewIssuer([]byte("test-secret-test-secret-test-secret"), time.Hour)
-	// server.GraphQL takes its Config as given (server.New fills in the
-	// defaults): the complexity limit is server.New's default.
-	h := server.GraphQL(server.Config{Svc: svc, Tokens: tokens, Logger: log, ComplexityLimit: 5000})
+	// server.GraphQL fills in the default limits; no per-client budget here.
+	h := server.GraphQL(server.Config{Svc: svc, Tokens: tokens, Logger: log, RateLimit: -1})
 	h = tokens.Middleware(loaders.Middleware(svc)(h))
 	return &gateway{t: t, svc: svc, tokens: tokens, c: client.New(h)}
 }

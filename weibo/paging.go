@@ -88,7 +88,7 @@ func decodeCursorArg(field string, cursor *string, kind cursorKind, lo, hi int) 
 	}
 	b, err := base64.RawURLEncoding.DecodeString(*cursor)
 	if err != nil || len(b) < lo+1 || len(b) > hi+1 || b[0] != byte(kind) {
-		return nil, badInput(field, "malformed cursor %q", *cursor)
+		return nil, badInput(field, "malformed cursor %s", Excerpt(*cursor))
 	}
 	return b[1:], nil
 }

@@ -2,15 +2,13 @@ package weibo
 
 import (
 	"context"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// MaxPostLength is the longest post content, in characters (Unicode code points).
+// MaxPostLength is the longest post content, in user-perceived characters (grapheme clusters; see validateContent).
 const MaxPostLength = 10000
 
 // Post is one row of weibo:content.
@@ -28,8 +26,8 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 
 // Publish stores a post by author and returns it once it is stored; the
 // fan-out into the fans' inboxes runs on the worker pool. Content must be 1
-// to 10,000 characters of valid UTF-8 and not only white space
-// (BAD_USER_INPUT otherwise); an author without a users row gives
+// to 10,000 characters of valid UTF-8, at most 64 KiB, with a visible
+// character (validateContent; BAD_USER_INPUT otherwise); an author without a users row gives
 // UNAUTHENTICATED (a token for a user that is gone).
 //
 // Writes, in order: the outbox row (the durable fan-out request), the
@@ -40,14 +38,8 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 // which any gateway's sweep picks up. Inbox writes are idempotent puts, so a
 // repeated fan-out adds no duplicate.
 func (s *Service) Publish(ctx context.Context, author UserID, content string) (*Post, error) {
-	if !utf8.ValidString(content) {
-		return nil, badInput("content", "content is not valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(content); n < 1 || n > MaxPostLength {
-		return nil, badInput("content", "content must be 1 to %d characters, got %d", MaxPostLength, n)
-	}
-	if strings.TrimSpace(content) == "" {
-		return nil, badInput("content", "content must not be blank")
+	if err := validateContent(content); err != nil {
+		return nil, err
 	}
 	us, err := s.GetUsers(ctx, []UserID{author})
 	if err != nil {

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/weibohbase/gateway/auth"
@@ -25,7 +30,11 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
+	lf := registerLimitFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := lf.err(); err != nil {
 		return err
 	}
 
@@ -45,10 +54,9 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		}
 	}
 
-	secret := []byte(os.Getenv("GATEWAY_JWT_SECRET"))
-	if len(secret) == 0 {
-		log.Warn("GATEWAY_JWT_SECRET is unset: using a random per-process secret; tokens stop working when the process restarts")
-		secret = auth.RandomSecret()
+	secret, err := jwtSecret(log, os.Getenv("GATEWAY_JWT_SECRET"), sf)
+	if err != nil {
+		return err
 	}
 	svc := weibo.New(st, weibo.WithLogger(log))
 	if err := svc.Start(ctx); err != nil {
@@ -56,8 +64,10 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           server.New(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log}),
+		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log})),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       2 * time.Minute,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
@@ -78,6 +88,80 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	return errors.Join(herr, ferr)
+}
+
+// jwtSecretFile is the file in the embedded store's data directory that
+// keeps the generated JWT secret.
+const jwtSecretFile = "jwt-secret"
+
+// jwtSecret returns the HMAC secret of the bearer tokens: configured (env
+// GATEWAY_JWT_SECRET) if set; else, on the embedded store with a data
+// directory, the one kept in <data>/jwt-secret (64 hex digits, mode 0600),
+// generated on the first start, so that tokens outlive a restart; else (the
+// in-memory embedded store, or HBase, where gateways must share one
+// configured secret) a random per-process secret, with a warning.
+func jwtSecret(log *slog.Logger, configured string, sf storeFlags) ([]byte, error) {
+	if configured != "" {
+		return []byte(configured), nil
+	}
+	if sf.kind != hbase.BackendEmbedded || sf.data == "" {
+		log.Warn("GATEWAY_JWT_SECRET is unset and the store has no data directory to keep one: using a random per-process secret; tokens stop working when the process restarts",
+			"store", sf.kind)
+		return auth.RandomSecret(), nil
+	}
+	path := filepath.Join(sf.data, jwtSecretFile)
+	if b, err := os.ReadFile(path); err == nil {
+		secret := bytes.TrimSpace(b)
+		if len(secret) < 32 {
+			return nil, fmt.Errorf("JWT secret %s: %d bytes, want at least 32 (delete the file to have a new one generated; every token is then invalid)", path, len(secret))
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("the JWT secret file is readable by other users: chmod 600 it", "path", path, "mode", fi.Mode().Perm().String())
+		}
+		return secret, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read the JWT secret: %w", err)
+	}
+	secret := []byte(hex.EncodeToString(auth.RandomSecret()))
+	if err := writeFileAtomic(path, append(secret, '\n'), 0o600); err != nil {
+		return nil, fmt.Errorf("keep the JWT secret: %w", err)
+	}
+	log.Info("generated a JWT secret for this data directory (GATEWAY_JWT_SECRET is unset)", "path", path)
+	return secret, nil
+}
+
+// writeFileAtomic writes data to path with mode perm through a temporary
+// file renamed into place, so that a crash leaves either no file or all of it.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename: nothing to remove
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 func displayAddr(addr string) string {

@@ -37,17 +37,20 @@
 // per-row (like HBase's ROW blooms), and point reads of a row use
 // SeekPrefixGE so that sstables without the row are skipped.
 //
-// Semantics follow HBase 2.x (the conformance suite checks both backends):
+// Semantics follow HBase 2.x with NEW_VERSION_BEHAVIOR on every family,
+// as hbase/remote creates them (the conformance suite checks both backends):
 // a Put at timestamp 0 writes at the current time (ms); a column keeps its
 // family's MaxVersions newest versions (older ones are deleted when the column
 // is written, and a version that would not be kept is not written); cells
 // older than the family's TTL (ts < now - TTL) are invisible and dropped when
 // their column is next written; a Delete removes the versions not newer than
-// now. Known differences from HBase: deletes remove cells physically instead
-// of writing delete markers, so a Put after a Delete is visible even at an
-// older timestamp (HBase masks it until a major compaction); TTLs keep
-// millisecond precision (HBase's are whole seconds); and data calls on a
-// disabled table fail at once (HBase's retry until their deadline).
+// now, or the one version it names (hbase.Delete.Timestamp). Deletes remove
+// cells physically, which is exactly what HBase shows with
+// NEW_VERSION_BEHAVIOR: a Put after a Delete is visible whatever its
+// timestamp, and a deleted or pushed-out version never reappears. Known
+// differences from HBase: TTLs keep millisecond precision (HBase's are whole
+// seconds); and data calls on a disabled table fail at once (HBase's retry
+// until their deadline).
 //
 // DeleteTable and DropNamespace remove a table's metadata and, with one
 // range deletion, its cells; table ids are never reused, so a table created

@@ -115,6 +115,9 @@ func (s *Store) prepareDelete(d *hbase.Delete) (preparedDelete, error) {
 	if err := validRow(d.Row); err != nil {
 		return preparedDelete{}, err
 	}
+	if err := hbase.CheckDeleteVersion(d); err != nil {
+		return preparedDelete{}, err
+	}
 	for fname := range d.Values {
 		if _, err := t.family(fname); err != nil {
 			return preparedDelete{}, err
@@ -269,32 +272,57 @@ func (w *writer) put(pp *preparedPut, ts int64, rowEmpty bool) error {
 
 // deletePrefix deletes the cells whose keys start with p (a row, family or
 // column prefix) and whose timestamp is not after now: HBase's Delete without
-// a timestamp masks the versions up to the time of the delete.
-func (w *writer) deletePrefix(p []byte) error {
+// a timestamp masks the versions up to the time of the delete. With version
+// set (not 0) it deletes only the cells of exactly that timestamp: HBase's
+// DeleteFamilyVersion.
+func (w *writer) deletePrefix(p []byte, version int64) error {
 	for valid := w.it.SeekPrefixGE(p); valid && bytes.HasPrefix(w.it.Key(), p); valid = w.it.Next() {
-		if keyTS(w.it.Key()) <= w.now {
+		ts := keyTS(w.it.Key())
+		if version == 0 && ts <= w.now || version != 0 && ts == version {
 			_ = w.b.Delete(w.it.Key(), nil)
 		}
 	}
 	return w.it.Error()
 }
 
-// del applies pd.
+// deleteVersion deletes the version at ts of column col, if there is one
+// (HBase's Delete of one version; a missing version is left alone, so no
+// tombstone is written).
+func (w *writer) deleteVersion(col []byte, ts int64) error {
+	w.key = appendTS(append(w.key[:0], col...), ts)
+	if w.it.SeekPrefixGE(w.key) && bytes.Equal(w.it.Key(), w.key) {
+		_ = w.b.Delete(w.key, nil)
+	}
+	return w.it.Error()
+}
+
+// del applies pd. Cells go physically, which is what HBase shows with
+// NEW_VERSION_BEHAVIOR: a delete hides only the cells that exist when it is
+// applied, so a later Put is visible whatever its timestamp, and a deleted
+// version (or one that newer versions pushed out of MaxVersions, already
+// gone since putCell) never comes back.
 func (w *writer) del(pd *preparedDelete) error {
+	version := pd.d.Timestamp
 	if len(pd.d.Values) == 0 {
-		return w.deletePrefix(pd.rp)
+		return w.deletePrefix(pd.rp, 0) // CheckDeleteVersion: no version without families
 	}
 	for fname, qs := range pd.d.Values {
 		if len(qs) == 0 {
 			w.col = appendSegString(append(w.col[:0], pd.rp...), fname)
-			if err := w.deletePrefix(w.col); err != nil {
+			if err := w.deletePrefix(w.col, version); err != nil {
 				return err
 			}
 			continue
 		}
 		for q := range qs {
 			w.col = appendCol(w.col[:0], pd.rp, fname, q)
-			if err := w.deletePrefix(w.col); err != nil {
+			var err error
+			if version != 0 {
+				err = w.deleteVersion(w.col, version)
+			} else {
+				err = w.deletePrefix(w.col, 0)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -382,7 +410,10 @@ func (s *Store) PutMany(ctx context.Context, puts []*hbase.Put) error {
 // Delete deletes from one row atomically: the whole row when d.Values is
 // nil or empty, a whole family when it maps to a nil or empty map, else
 // every version of the named qualifiers. Like HBase's Delete without a
-// timestamp it removes the versions whose timestamp is not after now.
+// timestamp it removes the versions whose timestamp is not after now; with
+// d.Timestamp set it removes only the version at that timestamp of the named
+// columns (or of every column of a family mapped to an empty map). See
+// hbase.Delete.
 func (s *Store) Delete(ctx context.Context, d *hbase.Delete) error {
 	return s.DeleteMany(ctx, []*hbase.Delete{d})
 }

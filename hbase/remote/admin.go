@@ -15,6 +15,7 @@ import (
 	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -184,11 +185,15 @@ func (s *Store) waitProcedure(ctx context.Context, table string, id uint64) erro
 
 // EnsureTables creates namespace (unless it is "" or "default") and every
 // table of tables that does not exist yet, then waits until each table's
-// regions serve reads. Existing tables are left as they are, whatever their
-// families; concurrent EnsureTables of the same tables are safe
-// (NamespaceExistException and TableExistsException count as success).
-// Column families get VERSIONS = MaxVersions (min 1), TTL in whole seconds
-// (rounded up; 0 = forever), BLOOMFILTER = Bloom (default ROW) and IN_MEMORY.
+// regions serve reads. Column families get VERSIONS = MaxVersions (min 1),
+// TTL in whole seconds (rounded up; 0 = forever), BLOOMFILTER = Bloom
+// (default ROW), IN_MEMORY and NEW_VERSION_BEHAVIOR = true (see
+// hbase.Delete). Existing tables keep their families and settings, except
+// that every family of theirs without NEW_VERSION_BEHAVIOR = true is altered
+// to have it (one ModifyColumn per family, waited for: HBase reopens the
+// table's regions, each unavailable for a moment). Concurrent EnsureTables
+// of the same tables are safe (NamespaceExistException and
+// TableExistsException count as success; the alters are idempotent).
 // Without a deadline in ctx, DefaultAdminTimeout (or WithAdminTimeout) bounds
 // the call.
 func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hbase.TableSpec) error {
@@ -216,6 +221,12 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 		if err := s.createTable(ctx, namespace, t); err != nil {
 			return err
 		}
+	}
+	// Every table now exists, created here, by a concurrent caller or long
+	// ago (perhaps before the gateway set NEW_VERSION_BEHAVIOR): give each
+	// family that lacks it the setting.
+	if _, err := s.ensureNewVersionBehavior(ctx, namespace, tables); err != nil {
+		return err
 	}
 	for _, t := range tables {
 		if err := s.waitTableServing(ctx, fullTableName(namespace, t.Name), t.SplitKeys); err != nil {
@@ -324,7 +335,197 @@ func familySchema(f hbase.FamilySpec) *pb.ColumnFamilySchema {
 	for _, a := range attrs {
 		cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(a[0]), Second: []byte(a[1])})
 	}
+	setNewVersionBehavior(cf)
 	return cf
+}
+
+// attrNewVersionBehavior is the column family attribute of HBASE-15968
+// (HBase >= 2.0): with it "true", a delete marker masks only the cells
+// written before it (HBase compares mvcc as well as timestamps), and a
+// version pushed out by newer ones, or deleted, stays gone, whether or not a
+// major compaction has run. Without it a delete masks every put of a
+// timestamp <= its own, even one written after it, until a major compaction.
+const attrNewVersionBehavior = "NEW_VERSION_BEHAVIOR"
+
+// hasNewVersionBehavior reports whether cf has NEW_VERSION_BEHAVIOR = true
+// (HBase parses it with Boolean.parseBoolean: case-insensitive "true").
+func hasNewVersionBehavior(cf *pb.ColumnFamilySchema) bool {
+	for _, a := range cf.GetAttributes() {
+		if string(a.GetFirst()) == attrNewVersionBehavior {
+			return strings.EqualFold(string(a.GetSecond()), "true")
+		}
+	}
+	return false
+}
+
+// setNewVersionBehavior sets NEW_VERSION_BEHAVIOR = true in cf, keeping its
+// other attributes.
+func setNewVersionBehavior(cf *pb.ColumnFamilySchema) {
+	for _, a := range cf.Attributes {
+		if string(a.GetFirst()) == attrNewVersionBehavior {
+			a.Second = []byte("true")
+			return
+		}
+	}
+	cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(attrNewVersionBehavior), Second: []byte("true")})
+}
+
+// tableSchemas reads the descriptors of the named tables of ns from the
+// master (GetTableDescriptors, which gohbase has no call for), by qualifier;
+// a table that does not exist is absent from the map.
+func (s *Store) tableSchemas(ctx context.Context, ns string, names []string) (map[string]*pb.TableSchema, error) {
+	req := &pb.GetTableDescriptorsRequest{}
+	for _, n := range names {
+		req.TableNames = append(req.TableNames, &pb.TableName{Namespace: []byte(ns), Qualifier: []byte(n)})
+	}
+	msg, err := s.master(ctx, "GetTableDescriptors", ns, req,
+		func() proto.Message { return &pb.GetTableDescriptorsResponse{} })
+	if err != nil {
+		return nil, mapError("get table descriptors of namespace", ns, err)
+	}
+	r, ok := msg.(*pb.GetTableDescriptorsResponse)
+	if !ok {
+		return nil, fmt.Errorf("hbase: get table descriptors of %q: unexpected response %T", ns, msg)
+	}
+	out := make(map[string]*pb.TableSchema, len(r.GetTableSchema()))
+	for _, ts := range r.GetTableSchema() {
+		if string(ts.GetTableName().GetNamespace()) == ns {
+			out[string(ts.GetTableName().GetQualifier())] = ts
+		}
+	}
+	return out, nil
+}
+
+// ensureNewVersionBehavior alters every family of the given tables of ns that
+// lacks NEW_VERSION_BEHAVIOR = true, one ModifyColumn per family (which keeps
+// the family's other attributes and configuration), waits for each alter to
+// finish and returns how many families it altered. Families that have it are
+// not touched, so a second call sends nothing. A table missing from the
+// descriptors fails with ErrTableNotFound.
+func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables []hbase.TableSpec) (int, error) {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	schemas, err := s.tableSchemas(ctx, ns, names)
+	if err != nil {
+		return 0, err
+	}
+	altered := 0
+	for _, name := range names {
+		full := fullTableName(ns, name)
+		schema := schemas[name]
+		if schema == nil {
+			return altered, fmt.Errorf("%w: %s (no descriptor after create)", hbase.ErrTableNotFound, full)
+		}
+		for _, cf := range schema.GetColumnFamilies() {
+			if hasNewVersionBehavior(cf) {
+				continue
+			}
+			s.cfg.log().WarnContext(ctx, "hbase: altering a column family to NEW_VERSION_BEHAVIOR => true; HBase reopens the table's regions",
+				"table", full, "family", string(cf.GetName()))
+			if err := s.modifyColumn(ctx, ns, name, cf.GetName()); err != nil {
+				return altered, err
+			}
+			altered++
+		}
+	}
+	return altered, nil
+}
+
+// modifyColumn gives family of ns:name NEW_VERSION_BEHAVIOR = true: it
+// reads the family's current descriptor, sends it with the setting through
+// ModifyColumn and waits until the alter is done (the procedure has
+// finished: HBase has reopened the table's regions with the new descriptor;
+// from a master that returns no procedure id, until the descriptor shows the
+// setting). When a concurrent alter of the table makes HBase refuse it
+// (ConcurrentTableModificationException: two `gateway migrate` at once), it
+// starts over from the descriptor as that alter left it, and sends its alter
+// even if the family has the setting by then: the table's procedures run one
+// at a time, so its own finishing means the other one has finished too.
+func (s *Store) modifyColumn(ctx context.Context, ns, name string, family []byte) error {
+	table := fullTableName(ns, name)
+	op := fmt.Sprintf("alter family %q of", family)
+	d := 20 * time.Millisecond
+	for {
+		cf, err := s.familyDescriptor(ctx, ns, name, family)
+		if err != nil {
+			return err
+		}
+		setNewVersionBehavior(cf)
+		msg, err := s.master(ctx, "ModifyColumn", table,
+			&pb.ModifyColumnRequest{TableName: pbTableName(table), ColumnFamilies: cf},
+			func() proto.Message { return &pb.ModifyColumnResponse{} })
+		if err == nil {
+			id, ok := procID(msg)
+			if !ok {
+				return s.waitNewVersionBehavior(ctx, ns, name, family)
+			}
+			err = s.waitProcedure(ctx, table, id)
+		}
+		if err == nil || !isJava(err, "ConcurrentTableModificationException") {
+			return mapError(op, table, err)
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return mapError(op, table, err)
+		}
+	}
+}
+
+// familyDescriptor returns the current descriptor of family of ns:name.
+func (s *Store) familyDescriptor(ctx context.Context, ns, name string, family []byte) (*pb.ColumnFamilySchema, error) {
+	schemas, err := s.tableSchemas(ctx, ns, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	if schemas[name] == nil {
+		return nil, fmt.Errorf("%w: %s", hbase.ErrTableNotFound, fullTableName(ns, name))
+	}
+	for _, cf := range schemas[name].GetColumnFamilies() {
+		if bytes.Equal(cf.GetName(), family) {
+			return cf, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q in table %s", hbase.ErrFamilyNotFound, family, fullTableName(ns, name))
+}
+
+// waitNewVersionBehavior polls the descriptor of ns:name until family has
+// NEW_VERSION_BEHAVIOR = true.
+func (s *Store) waitNewVersionBehavior(ctx context.Context, ns, name string, family []byte) error {
+	d := 20 * time.Millisecond
+	for {
+		cf, err := s.familyDescriptor(ctx, ns, name, family)
+		if err != nil || hasNewVersionBehavior(cf) {
+			return err
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return mapError(fmt.Sprintf("wait for the alter of family %q of", family), fullTableName(ns, name), err)
+		}
+	}
+}
+
+// procID reads field 1 (proc_id, uint64) of a master response whose
+// message in gohbase's protos predates the field (ModifyColumnResponse):
+// protobuf keeps it among the message's unknown fields.
+func procID(msg proto.Message) (uint64, bool) {
+	b := msg.ProtoReflect().GetUnknown()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, false
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(b)
+			return v, n >= 0
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return 0, false
+		}
+		b = b[n:]
+	}
+	return 0, false
 }
 
 // splitKeys returns keys sorted, without empty keys and duplicates.

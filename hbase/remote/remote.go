@@ -104,9 +104,10 @@ func WithEffectiveUser(user string) Option {
 	return func(c *config) { c.effectiveUser = user }
 }
 
-// WithLogger sets the logger gohbase writes to. The default is
-// slog.Default() limited to warnings and errors: gohbase logs every region it
-// locates at level INFO.
+// WithLogger sets the logger gohbase writes to, and the backend's own
+// notices (a column family altered by EnsureTables, at level WARN). The
+// default is slog.Default() limited to warnings and errors: gohbase logs
+// every region it locates at level INFO.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -203,11 +204,16 @@ func (c config) gohbaseOptions() []gohbase.Option {
 	if c.effectiveUser != "" {
 		opts = append(opts, gohbase.EffectiveUser(c.effectiveUser))
 	}
-	logger := c.logger
-	if logger == nil {
-		logger = slog.New(minLevelHandler{slog.Default().Handler(), slog.LevelWarn})
+	return append(opts, gohbase.Logger(c.log()))
+}
+
+// log returns the logger of gohbase and of the backend's own notices
+// (WithLogger, or slog.Default() limited to warnings and errors).
+func (c config) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
 	}
-	return append(opts, gohbase.Logger(logger))
+	return slog.New(minLevelHandler{slog.Default().Handler(), slog.LevelWarn})
 }
 
 // Backend returns hbase.BackendHBase.
@@ -459,6 +465,14 @@ func (s *Store) newDelete(ctx context.Context, d *hbase.Delete, single bool) (*h
 	var opts []func(hrpc.Call) error
 	if single {
 		opts = append(opts, hrpc.SkipBatch())
+	}
+	if d.Timestamp != 0 {
+		if err := hbase.CheckDeleteVersion(d); err != nil {
+			return nil, err
+		}
+		// One version: DELETE_ONE_VERSION of each named column,
+		// DELETE_FAMILY_VERSION of each family mapped to an empty map.
+		opts = append(opts, hrpc.TimestampUint64(uint64(d.Timestamp)), hrpc.DeleteOneVersion())
 	}
 	return hrpc.NewDel(ctx, []byte(d.Table), d.Row, deleteValues(d.Values), opts...)
 }

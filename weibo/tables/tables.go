@@ -200,8 +200,10 @@ func Specs() []hbase.TableSpec {
 // missing; it is idempotent. It needs the table administration
 // (Admin.EnsureTables) and one read.
 //
-// EnsureTables leaves existing tables as they are, so a weibo:users table
-// created before family o existed does not gain it; Migrate detects that
+// EnsureTables adds no family to an existing table (it only gives existing
+// families NEW_VERSION_BEHAVIOR; see docs/schema.md, "Versions and
+// deletes"), so a weibo:users table created before family o existed does
+// not gain it; Migrate detects that
 // with a one-row read and returns an error (wrapping
 // hbase.ErrFamilyNotFound) that says how to add the family. Other errors
 // are the store's.

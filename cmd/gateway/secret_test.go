@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+)
+
+// TestJWTSecret: the configured secret wins; on the embedded store with a
+// data directory a secret is generated once into <data>/jwt-secret (mode
+// 0600) and read back on later starts, without a warning; with nowhere to
+// keep one (in-memory store, HBase) the secret is per process, with a
+// warning; a kept secret that is too short is an error.
+func TestJWTSecret(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name       string
+		configured string
+		sf         storeFlags
+		prepare    func(t *testing.T, data string)
+		wantErr    bool
+		wantWarn   bool
+		wantFile   bool // kept in <data>/jwt-secret
+		wantStable bool // a second start gets the same secret
+	}{
+		{name: "configured", configured: "configured-secret-configured-secret", sf: storeFlags{kind: hbase.BackendEmbedded, data: filepath.Join(dir, "configured")}, wantStable: true},
+		{name: "embedded data dir", sf: storeFlags{kind: hbase.BackendEmbedded, data: filepath.Join(dir, "embedded")}, wantFile: true, wantStable: true},
+		{name: "in-memory embedded", sf: storeFlags{kind: hbase.BackendEmbedded, data: ""}, wantWarn: true},
+		{name: "hbase", sf: storeFlags{kind: hbase.BackendHBase, data: filepath.Join(dir, "hbase")}, wantWarn: true},
+		{name: "kept secret too short", sf: storeFlags{kind: hbase.BackendEmbedded, data: filepath.Join(dir, "short")},
+			prepare: func(t *testing.T, data string) {
+				if err := os.WriteFile(filepath.Join(data, jwtSecretFile), []byte("short\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.sf.data != "" {
+				if err := os.MkdirAll(tc.sf.data, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.prepare != nil {
+				tc.prepare(t, tc.sf.data)
+			}
+			var logs bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			first, err := jwtSecret(log, tc.configured, tc.sf)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("no error; secret %q", first)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first) < 32 {
+				t.Fatalf("secret of %d bytes", len(first))
+			}
+			second, err := jwtSecret(log, tc.configured, tc.sf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stable := bytes.Equal(first, second); stable != tc.wantStable {
+				t.Errorf("same secret on the second start: %v, want %v", stable, tc.wantStable)
+			}
+			if warned := strings.Contains(logs.String(), "level=WARN"); warned != tc.wantWarn {
+				t.Errorf("warned: %v, want %v; logs:\n%s", warned, tc.wantWarn, logs.String())
+			}
+			if tc.sf.data == "" {
+				return
+			}
+			path := filepath.Join(tc.sf.data, jwtSecretFile)
+			fi, err := os.Stat(path)
+			if kept := err == nil; kept != tc.wantFile {
+				t.Fatalf("secret file kept: %v, want %v", kept, tc.wantFile)
+			}
+			if !tc.wantFile {
+				return
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+			}
+			b, _ := os.ReadFile(path)
+			if !regexp.MustCompile(`^[0-9a-f]{64}\n$`).Match(b) || string(first) != strings.TrimSpace(string(b)) {
+				t.Errorf("file holds %q; secret %q", b, first)
+			}
+			if strings.Contains(logs.String(), string(first)) {
+				t.Errorf("the secret is in the logs")
+			}
+		})
+	}
+}
+
+// TestTokenSurvivesRestart drives the binary on one data directory without
+// GATEWAY_JWT_SECRET: a token issued before a restart still authenticates
+// after it; once the kept secret is deleted, a restart generates another and
+// the old token is refused.
+func TestTokenSurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin := buildGateway(t)
+	data := filepath.Join(t.TempDir(), "store")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GATEWAY_") {
+			env = append(env, kv)
+		}
+	}
+
+	base, stop := startServe(t, bin, env, data)
+	var reg struct {
+		Register struct{ Token string }
+	}
+	graphql(t, base, "", `mutation { register(username: "restart_user", password: "correct horse") { token } }`, &reg, nil)
+	token := reg.Register.Token
+	if token == "" {
+		t.Fatal("no token from register")
+	}
+	stop()
+	fi, err := os.Stat(filepath.Join(data, jwtSecretFile))
+	if err != nil {
+		t.Fatalf("no secret kept in the data directory: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("secret file mode %v, want 0600", fi.Mode().Perm())
+	}
+
+	base, stop = startServe(t, bin, env, data)
+	var me struct{ Me struct{ Username string } }
+	graphql(t, base, token, `{ me { username } }`, &me, nil)
+	if me.Me.Username != "restart_user" {
+		t.Fatalf("after a restart, the old token gives me = %+v", me)
+	}
+	stop()
+
+	if err := os.Remove(filepath.Join(data, jwtSecretFile)); err != nil {
+		t.Fatal(err)
+	}
+	base, stop = startServe(t, bin, env, data)
+	defer stop()
+	var codes []string
+	graphql(t, base, token, `{ me { username } }`, nil, &codes)
+	if len(codes) != 1 || codes[0] != "UNAUTHENTICATED" {
+		t.Fatalf("with a new secret, the old token gives errors %q, want UNAUTHENTICATED", codes)
+	}
+}
+
+// startServe starts `gateway serve` on data at a free 127.0.0.1 port and
+// waits until it is ready; stop sends SIGTERM and waits for a clean exit.
+func startServe(t *testing.T, bin string, env []string, data string) (base string, stop func()) {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	cmd.Env = env
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	done := false
+	stop = func() {
+		if done {
+			return
+		}
+		done = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("serve exited with %v:\n%s", err, logs.String())
+			}
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Errorf("serve did not exit within 60 s of SIGTERM:\n%s", logs.String())
+		}
+	}
+	t.Cleanup(stop)
+	base = "http://" + addr
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base, stop
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready after 60 s:\n%s", logs.String())
+		}
+	}
+}
+
+// graphql posts query with an optional bearer token and decodes data into
+// v. With codes nil, errors fail the test; otherwise their extensions.code
+// values are appended to *codes.
+func graphql(t *testing.T, base, token, query string, v any, codes *[]string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data   json.RawMessage
+		Errors []struct {
+			Message    string
+			Extensions struct{ Code string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if codes == nil && len(out.Errors) > 0 {
+		t.Fatalf("%s: %+v", query, out.Errors)
+	}
+	for _, e := range out.Errors {
+		if codes != nil {
+			*codes = append(*codes, e.Extensions.Code)
+		}
+	}
+	if v != nil {
+		if err := json.Unmarshal(out.Data, v); err != nil {
+			t.Fatalf("decode data %s: %v", out.Data, err)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+// GraphiQL for the Weibo gateway: the GraphiQL component with the explorer
+// plugin, talking to the gateway that serves this page. Queries and mutations
+// go over HTTP POST; subscriptions over WebSocket (graphql-ws protocol) with
+// the Headers tab's object as the connection_init payload, so
+// {"Authorization": "Bearer <token>"} authenticates both.
+//
+// Every URL is relative to the page, so the page works behind a path prefix;
+// nothing is loaded from another origin.
+import { createGraphiQLFetcher } from '@graphiql/toolkit';
+import { explorerPlugin } from '@graphiql/plugin-explorer';
+import { GraphiQL, HISTORY_PLUGIN } from 'graphiql';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+
+// GraphiQL's own styles; Monaco's come with its modules. Not graphiql/style.css:
+// that is the CDN build's, with Monaco's CSS and the Roboto and Fira Code
+// fonts inlined (~600 KiB); the page falls back to the system's fonts.
+import '@graphiql/react/style.css';
+import 'graphiql/graphiql.css';
+import '@graphiql/plugin-explorer/style.css';
+
+const here = document.baseURI;
+const worker = name => new Worker(new URL(`graphiql/${name}.worker.js`, here));
+
+globalThis.MonacoEnvironment = {
+  getWorker(_id, label) {
+    switch (label) {
+      case 'json':
+        return worker('json');
+      case 'graphql':
+        return worker('graphql');
+    }
+    return worker('editor');
+  },
+};
+
+const endpoint = new URL('graphql', here);
+const wsEndpoint = new URL(endpoint);
+wsEndpoint.protocol = endpoint.protocol === 'https:' ? 'wss:' : 'ws:';
+
+const fetcher = createGraphiQLFetcher({
+  url: endpoint.href,
+  subscriptionUrl: wsEndpoint.href,
+});
+
+const defaultQuery = `# Welcome to the Weibo GraphQL gateway.
+#
+# Log in (every seeded user is u<id> with the password weibo-demo), then put
+# the token into the Headers tab below as
+#   {"Authorization": "Bearer <token>"}
+# and run the home timeline query. Subscriptions run over WebSocket and carry
+# the same headers.
+
+mutation Login {
+  login(username: "u1", password: "weibo-demo") {
+    token
+    user { id username followCount fanCount postCount }
+  }
+}
+
+query Home {
+  me { username followCount fanCount }
+  homeTimeline(first: 5) {
+    edges { cursor node { id content createdAt author { id username } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+
+subscription Live {
+  homeTimelineUpdates { id content createdAt author { username } }
+}
+`;
+
+// The plugins prop replaces GraphiQL's default list, [HISTORY_PLUGIN]; the
+// documentation explorer comes regardless.
+const plugins = [explorerPlugin(), HISTORY_PLUGIN];
+
+createRoot(document.getElementById('graphiql')).render(
+  <StrictMode>
+    <GraphiQL
+      fetcher={fetcher}
+      plugins={plugins}
+      defaultQuery={defaultQuery}
+      shouldPersistHeaders
+    />
+  </StrictMode>,
+);
