@@ -17,8 +17,9 @@
 //   - every object (composite-typed value) the response can contain counts
 //     one node; leaves (scalars, enums) count nothing;
 //   - a connection field (one with a `first` argument) multiplies what is
-//     under it: its list fields (edges) count `first` items (Sizes.DefaultFirst
-//     when absent, at most Sizes.MaxFirst), and an edge's node is the
+//     under it: its list fields (edges) count `first` items, or `last` for a
+//     connection paged backward (Sizes.DefaultFirst when both are absent, at
+//     most Sizes.MaxFirst), and an edge's node is the
 //     edge's item, not another node (GitHub counts a connection's items);
 //   - another list field counts Sizes.Lists["Type.field"] items, or
 //     Sizes.DefaultList;

@@ -19,7 +19,7 @@ type User {
   id: ID!
   name: String!
   follows(first: Int, after: String): UserConnection!
-  posts(first: Int, after: String): PostConnection!
+  posts(first: Int, after: String, last: Int, before: String): PostConnection!
   badges: [Badge!]!
 }
 type Badge { name: String! }
@@ -79,6 +79,12 @@ func TestMeasure(t *testing.T) {
 			Cost{Nodes: 5, Depth: 4, Fields: 4}},
 		{"first from a float variable", `query($n: Int) { me { follows(first: $n) { edges { cursor } } } }`, "", map[string]any{"n": 4.0},
 			Cost{Nodes: 6, Depth: 4, Fields: 4}},
+		{"last counts like first", `{ me { posts(last: 7) { edges { cursor } } } }`, "", nil,
+			Cost{Nodes: 9, Depth: 4, Fields: 4}},
+		{"last from a variable, above the maximum", `query($n: Int) { me { posts(last: $n, before: "x") { edges { cursor } } } }`, "", map[string]any{"n": json.Number("1000")},
+			Cost{Nodes: 102, Depth: 4, Fields: 4}},
+		{"first and last: the larger", `{ me { posts(first: 3, last: 9) { edges { cursor } } } }`, "", nil,
+			Cost{Nodes: 11, Depth: 4, Fields: 4}},
 		// me 1 + follows 1 + 100 × (edge 1 + follows 1 + 100 × edge 1)
 		{"nested connections multiply", `{ me { follows(first: 100) { edges { node { follows(first: 100) { edges { node { id } } } } } } } }`, "", nil,
 			Cost{Nodes: 2 + 100*(2+100), Depth: 8, Fields: 8}},

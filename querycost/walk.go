@@ -265,9 +265,13 @@ func (n *nodes) listSize(typ, name string, page int64) int64 {
 }
 
 // first returns a connection's page size: its `first` argument clamped to
-// [0, MaxFirst], or DefaultFirst.
+// [0, MaxFirst], else its `last` argument (a connection paged backward),
+// the larger of the two when both are given, or DefaultFirst.
 func (n *nodes) first(f *ast.Field) int64 {
 	v, ok := intArg(f, "first", n.op, n.vars)
+	if l, okLast := intArg(f, "last", n.op, n.vars); okLast && (!ok || l > v) {
+		v, ok = l, true
+	}
 	if !ok {
 		return int64(n.sizes.DefaultFirst)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/querycost"
+	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -138,6 +139,8 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// its depth; a user's roles are not bounded by the domain and count
 	// as a default page.
 	lists["Department.ancestors"] = weibo.MaxDepartmentDepth
+	// nodes(ids:) returns one entry per id, at most MaxNodes.
+	lists["Query.nodes"] = resolvers.MaxNodes
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
 	return nil
 }

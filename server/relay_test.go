@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/server"
 )
 
 // nodeData decodes any Node with the fields the tests select.
@@ -360,5 +361,37 @@ func TestPagingBothWaysHTTP(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestQueryCostCountsLast checks that the query-cost limit counts a page
+// asked for with `last` as one asked for with `first`, and nodes(ids:) as
+// up to 100 entries: nested backward pages too big for the node limit are
+// refused before they run.
+func TestQueryCostCountsLast(t *testing.T) {
+	g := startGateway(t, testenv.Embedded(t))
+	alice := g.register(uniqueName("alice"))
+	nested := func(arg string) string {
+		return `{ homeTimeline(` + arg + `: 100) { edges { node { author { posts(` + arg + `: 100) { edges { node {
+			author { posts(` + arg + `: 100) { edges { cursor } } } } } } } } } } }`
+	}
+	for _, arg := range []string{"first", "last"} {
+		e := g.fails(alice.token, server.CodeQueryTooComplex, nested(arg), nil)
+		if !strings.Contains(e.Message, "nodes") {
+			t.Errorf("%s: %+v", arg, e)
+		}
+	}
+	// Small backward pages pass.
+	g.ok(alice.token, `{ homeTimeline(last: 5) { edges { node { author { posts(last: 5) { totalCount } } } } } }`, nil, nil)
+	// 100 ids, each with about 1,000 nodes under it: more than the limit
+	// (20 entries, a default list's size, would be under it).
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = alice.ID
+	}
+	e := g.fails(alice.token, server.CodeQueryTooComplex, `query($ids: [ID!]!) { nodes(ids: $ids) { ... on User {
+		posts(last: 10) { edges { node { author { follows(first: 100) { edges { cursor } } } } } } } } }`, map[string]any{"ids": ids})
+	if !strings.Contains(e.Message, "nodes") {
+		t.Errorf("nodes: %+v", e)
 	}
 }
