@@ -492,3 +492,23 @@ func TestDisconnectStopsWork(t *testing.T) {
 		t.Logf("%v store calls before the client left, %v for the whole query", made, whole)
 	}
 }
+
+// TestSubscriptionIsNotALightOperation: an open subscription, which waits
+// for its next event inside the operation, does not make heavy operations
+// give way to it: the heaviest allowed query still finishes well within
+// its deadline.
+func TestSubscriptionIsNotALightOperation(t *testing.T) {
+	g, env := hostileEnv(t, func(c *server.Config) { c.RequestTimeout = 10 * time.Second; c.RateLimit = -1 })
+	conn := g.subscribe(env.Token, `subscription { homeTimelineUpdates { id } }`)
+	defer conn.Close()
+	time.Sleep(100 * time.Millisecond) // the subscription is executing
+	heavy := hostile.Case{Body: mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})}
+	r, err := heavy.Send(http.DefaultClient, g.url, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != 200 || r.Code != "" {
+		t.Fatalf("heaviest allowed query beside a subscription: HTTP %d %q %.300s", r.Status, r.Code, r.Body)
+	}
+	t.Logf("answered in %v", r.Took)
+}
