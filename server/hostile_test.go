@@ -413,3 +413,102 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// settledStoreCalls waits until the store-call counter stops moving (no
+// call for 300 ms) and returns it; it fails when work goes on for 5 s.
+func (g *gw) settledStoreCalls(t *testing.T) float64 {
+	t.Helper()
+	last := g.storeCalls()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		now := g.storeCalls()
+		if now == last {
+			return now
+		}
+		last = now
+	}
+	t.Fatal("store calls still going 5 s after the request ended")
+	return 0
+}
+
+// TestDeadlineStopsWork: a query that outlives the request timeout is
+// answered with TIMEOUT (HTTP 504) at the deadline, and its resolvers stop
+// making store calls.
+func TestDeadlineStopsWork(t *testing.T) {
+	st := testenv.Embedded(t)
+	g, _ := seededGatewayWith(t, st, func(c *server.Config) { c.RequestTimeout = 30 * time.Millisecond; c.RateLimit = -1 })
+	env := hostile.Env{UserID: "4"}
+	heavy := hostile.Case{Body: mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})}
+	// The same query on the same store without a deadline makes this many
+	// store calls.
+	full := startGatewayWith(t, st, func(c *server.Config) { c.RateLimit = -1 })
+	before := full.storeCalls()
+	if r, err := heavy.Send(http.DefaultClient, full.url, env); err != nil || r.Code != "" {
+		t.Fatalf("without a deadline: %v %.300s", err, r.Body)
+	}
+	whole := full.settledStoreCalls(t) - before
+
+	before = g.settledStoreCalls(t)
+	r, err := heavy.Send(http.DefaultClient, g.url, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != http.StatusGatewayTimeout || r.Code != server.CodeTimeout {
+		t.Fatalf("HTTP %d code %q, want 504 TIMEOUT: %.300s", r.Status, r.Code, r.Body)
+	}
+	if r.Took > answerBound {
+		t.Errorf("answered in %v", r.Took)
+	}
+	if made := g.settledStoreCalls(t) - before; made >= whole/2 {
+		t.Errorf("%v store calls after a 30 ms deadline, %v for the whole query", made, whole)
+	} else {
+		t.Logf("%v store calls within the deadline, %v for the whole query", made, whole)
+	}
+}
+
+// TestDisconnectStopsWork: when the client goes away, the query's
+// resolvers stop making store calls.
+func TestDisconnectStopsWork(t *testing.T) {
+	g, env := hostileEnv(t, func(c *server.Config) { c.RateLimit = -1 })
+	heavy := mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})
+	before := g.settledStoreCalls(t)
+	if resp, err := http.Post(g.url+"/graphql", "application/json", bytes.NewReader(heavy)); err == nil {
+		resp.Body.Close()
+	}
+	whole := g.settledStoreCalls(t) - before
+
+	before = g.settledStoreCalls(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.url+"/graphql", bytes.NewReader(heavy))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the query finished within 30 ms: nothing to cancel")
+	}
+	if made := g.settledStoreCalls(t) - before; made >= whole/2 {
+		t.Errorf("%v store calls after the client left at 30 ms, %v for the whole query", made, whole)
+	} else {
+		t.Logf("%v store calls before the client left, %v for the whole query", made, whole)
+	}
+}
+
+// TestSubscriptionIsNotALightOperation: an open subscription, which waits
+// for its next event inside the operation, does not make heavy operations
+// give way to it: the heaviest allowed query still finishes well within
+// its deadline.
+func TestSubscriptionIsNotALightOperation(t *testing.T) {
+	g, env := hostileEnv(t, func(c *server.Config) { c.RequestTimeout = 10 * time.Second; c.RateLimit = -1 })
+	conn := g.subscribe(env.Token, `subscription { homeTimelineUpdates { id } }`)
+	defer conn.Close()
+	time.Sleep(100 * time.Millisecond) // the subscription is executing
+	heavy := hostile.Case{Body: mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})}
+	r, err := heavy.Send(http.DefaultClient, g.url, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != 200 || r.Code != "" {
+		t.Fatalf("heaviest allowed query beside a subscription: HTTP %d %q %.300s", r.Status, r.Code, r.Body)
+	}
+	t.Logf("answered in %v", r.Took)
+}

@@ -209,6 +209,10 @@ func (q *queryLimits) InterceptResponse(ctx context.Context, next graphql.Respon
 		return next(ctx)
 	}
 	graphql.RegisterExtension(ctx, "cost", r)
+	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Subscription {
+		// Each call waits for the subscription's next event: no lane.
+		return next(ctx)
+	}
 	if r.Nodes < HeavyQueryNodes {
 		q.lanes.enterLight()
 		defer q.lanes.leaveLight()

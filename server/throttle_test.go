@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -163,5 +165,51 @@ func TestShorten(t *testing.T) {
 	}
 	if shorten("short") != "short" {
 		t.Error("short message changed")
+	}
+}
+
+// TestGuardStopsResolvers: once the request's context is done, no resolver
+// runs.
+func TestGuardStopsResolvers(t *testing.T) {
+	g := guard{lanes: &lanes{}, now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := false
+	next := func(context.Context) (any, error) { ran = true; return 1, nil }
+	if _, err := g.InterceptField(ctx, next); err != nil || !ran {
+		t.Fatalf("live context: ran %v, err %v", ran, err)
+	}
+	cancel()
+	ran = false
+	if _, err := g.InterceptField(ctx, next); !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("cancelled context: ran %v, err %v", ran, err)
+	}
+}
+
+// TestLanesYield: a heavy operation's resolver waits while a light
+// operation executes, and goes on when it ends (or after maxYield).
+func TestLanesYield(t *testing.T) {
+	l := &lanes{}
+	heavy := context.WithValue(context.Background(), heavyKey{}, true)
+	start := time.Now()
+	l.yield(heavy) // nothing light: no wait
+	l.enterLight()
+	done := make(chan struct{})
+	t0 := time.Now()
+	go func() { l.yield(heavy); close(done) }()
+	select {
+	case <-done:
+		if time.Since(t0) < maxYield {
+			t.Fatal("the heavy resolver did not wait for the light operation")
+		}
+	case <-time.After(5 * time.Millisecond):
+	}
+	l.leaveLight()
+	<-done
+	l.enterLight()
+	l.yield(context.Background()) // a light operation's resolver never waits
+	l.yield(heavy)                // waits maxYield at most
+	l.leaveLight()
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("yield hung")
 	}
 }
