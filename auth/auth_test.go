@@ -13,11 +13,11 @@ import (
 func TestVerify(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	iss := NewIssuer(secret, time.Hour)
-	good, err := iss.Issue(42)
+	good, err := iss.Issue(42, time.UnixMilli(1583020800123))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sign := func(method jwt.SigningMethod, key any, claims jwt.RegisteredClaims) string {
+	sign := func(method jwt.SigningMethod, key any, claims jwt.Claims) string {
 		s, err := jwt.NewWithClaims(method, claims).SignedString(key)
 		if err != nil {
 			t.Fatal(err)
@@ -31,25 +31,29 @@ func TestVerify(t *testing.T) {
 	otherIssuer.Issuer = "someone-else"
 	noExpiry.ExpiresAt = nil
 	badSubject.Subject = "042"
+	withCT := func(c jwt.RegisteredClaims) tokenClaims {
+		return tokenClaims{RegisteredClaims: c, Created: 1583020800123}
+	}
 	for _, c := range []struct {
 		name, token string
 		ok          bool
 	}{
 		{"issued", good, true},
-		{"hand-made valid", sign(jwt.SigningMethodHS256, secret, valid), true},
-		{"expired", sign(jwt.SigningMethodHS256, secret, expired), false},
-		{"other issuer", sign(jwt.SigningMethodHS256, secret, otherIssuer), false},
-		{"no expiry", sign(jwt.SigningMethodHS256, secret, noExpiry), false},
-		{"malformed subject", sign(jwt.SigningMethodHS256, secret, badSubject), false},
-		{"wrong secret", sign(jwt.SigningMethodHS256, []byte("another secret another secret !!"), valid), false},
-		{"other algorithm", sign(jwt.SigningMethodHS512, secret, valid), false},
-		{"alg none", sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, valid), false},
+		{"hand-made valid", sign(jwt.SigningMethodHS256, secret, withCT(valid)), true},
+		{"no ct (issued before it existed)", sign(jwt.SigningMethodHS256, secret, valid), false},
+		{"expired", sign(jwt.SigningMethodHS256, secret, withCT(expired)), false},
+		{"other issuer", sign(jwt.SigningMethodHS256, secret, withCT(otherIssuer)), false},
+		{"no expiry", sign(jwt.SigningMethodHS256, secret, withCT(noExpiry)), false},
+		{"malformed subject", sign(jwt.SigningMethodHS256, secret, withCT(badSubject)), false},
+		{"wrong secret", sign(jwt.SigningMethodHS256, []byte("another secret another secret !!"), withCT(valid)), false},
+		{"other algorithm", sign(jwt.SigningMethodHS512, secret, withCT(valid)), false},
+		{"alg none", sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, withCT(valid)), false},
 		{"garbage", "not.a.token", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			uid, err := iss.Verify(c.token)
-			if c.ok && (err != nil || uid != 42) {
-				t.Fatalf("Verify = %v, %v; want 42", uid, err)
+			uid, ct, err := iss.Verify(c.token)
+			if c.ok && (err != nil || uid != 42 || ct != 1583020800123) {
+				t.Fatalf("Verify = %v, %v, %v; want 42, 1583020800123", uid, ct, err)
 			}
 			if !c.ok && err == nil {
 				t.Fatalf("Verify accepted it as user %v", uid)
@@ -60,7 +64,7 @@ func TestVerify(t *testing.T) {
 
 func TestWithAuthorization(t *testing.T) {
 	iss := NewIssuer([]byte("0123456789abcdef0123456789abcdef"), time.Hour)
-	tok, _ := iss.Issue(7)
+	tok, _ := iss.Issue(7, time.UnixMilli(1583020800123))
 	for _, c := range []struct {
 		name, header string
 		id           weibo.UserID

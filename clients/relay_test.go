@@ -203,11 +203,11 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	if err != nil || len(posts.Edges) != 1 {
 		t.Fatalf("user 1's posts: %+v, %v", posts, err)
 	}
-	adminToken, err := tokens.Issue(admin.ID)
+	adminToken, err := tokens.Issue(admin.ID, admin.CreatedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	userToken, err := tokens.Issue(1)
+	userToken, err := tokens.Issue(1, users[0].CreatedAt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,28 +1,36 @@
-// Package fsck is `gateway fsck [--repair]`: it checks the two-row pairs
-// of roles and departments, which HBase cannot write atomically, and
-// repairs the asymmetric ones. Each pair has an authoritative side — the
-// one every read trusts — and an index side (package weibo, pairs.go); a
-// repair always makes the index agree with the authority, never the
-// reverse:
+// Package fsck is `gateway fsck [--repair]`: it checks everything the
+// gateway stores on two sides, which HBase cannot write atomically, and
+// repairs what disagrees. Each pair has an authoritative side — the one
+// every read trusts — and a side that depends on it (package weibo,
+// pairs.go and repair.go); a repair always makes the dependent side agree
+// with the authority, never the reverse:
 //
-//	pair                      authoritative                   index
-//	user ↔ role               users o:<rid> (and the role row) roles member row
-//	role ↔ name               roles i:n                       rolenames row
-//	parent ↔ child            departments i:up of the child   departments child row
-//	department ↔ member       users o:dp                      departments member row
+//	pair                      authoritative                    dependent
+//	user ↔ role               users o:<rid> (and the role row) roles member row, the role's memberCount
+//	role ↔ name               roles i:n                        rolenames row
+//	parent ↔ child            departments i:up of the child    departments child row
+//	department ↔ member       users o:dp                       departments member row
+//	follow                    relations attends row A→B        fans row B←A, A's followCount, B's fanCount,
+//	                                                           B's posts in A's inbox (backfill window)
+//	post                      content row                      the author's postCount, inbox entries
 //
-// Run reads the four tables with full scans (family o only for
-// weibo:users), decoding rowkeys with package weibo/tables, and keeps the
-// role and department rows in memory; it is an operator's tool, not a
-// request path. Its repairs re-read through the domain (weibo.Service's
-// GetRoles and GetDepartments) and write through the store.
+// It also reports the writes and fan-outs that never finished (weibo:pending
+// and weibo:outbox rows older than the repair grace), which a running
+// gateway's repairer finishes by itself.
+//
+// Run reads the tables with full scans, decoding rowkeys with package
+// weibo/tables, and keeps what it compares in memory — except weibo:inbox,
+// which it streams owner by owner; it is an operator's tool, not a request
+// path. Its repairs go through the domain (weibo.Service's GetRoles,
+// GetDepartments, RepairFollow, RecountCounters, RepairFanout, Repair) or
+// write through the store with conditional writes where a concurrent
+// change could race them.
 //
 // Choices made here: Run takes the *weibo.Service rather than a bare store
 // so that "does this role exist" means exactly what it means to the API;
-// the in-memory load decodes role and department rows itself (name,
-// counter, parent), since a full scan already holds them. Times are the
-// process clock (time.Now), compared with the store's cell timestamps for
-// Options.Grace.
+// the in-memory load decodes rows itself (name, counter, parent), since a
+// full scan already holds them. Times are the process clock (time.Now),
+// compared with the store's cell timestamps for Options.Grace.
 package fsck
 
 import (
@@ -48,7 +56,7 @@ const (
 	RoleMemberPriority = "role-member-priority"      // a member row whose priority differs from the user's: rewritten
 	RoleMemberMissing  = "role-member-missing"       // a user's role cell without its member row: written
 	UserRoleDangling   = "user-role-dangling"        // a user's cell of a role that does not exist: deleted
-	RoleCount          = "role-member-count"         // a member counter that differs from the members: corrected
+	RoleCount          = "role-member-count"         // a member counter that differs from the members: recounted
 	DeptChildStale     = "department-child-stale"    // a child row the child's parent disagrees with: deleted
 	DeptChildMissing   = "department-child-missing"  // a department missing from its parent's child rows: written
 	DeptOrphan         = "department-orphan"         // a department whose parent is gone: moved to the top level
@@ -58,14 +66,40 @@ const (
 	UserDeptDangling   = "user-department-dangling"  // a user's cell naming a missing department: deleted
 )
 
+// Area selects what Run checks.
+type Area uint
+
+// Areas.
+const (
+	// AreaOrg is roles and departments: user ↔ role, role ↔ name, parent
+	// ↔ child, department ↔ member, member counters, unfinished role writes.
+	AreaOrg Area = 1 << iota
+	// AreaSocial is follows ↔ fans, the users' counters, the inboxes, and
+	// unfinished follows, unfollows and fan-outs.
+	AreaSocial
+	// AreaAll is every area.
+	AreaAll = AreaOrg | AreaSocial
+)
+
 // Options tunes Run.
 type Options struct {
 	// Repair makes Run fix what it finds; otherwise it only reports.
 	Repair bool
-	// Grace spares index rows younger than this (by cell timestamp): they
-	// may be the first half of a change still in flight. They are reported
-	// with Pending set and left alone. 0 checks everything.
+	// Grace spares rows younger than this (by cell timestamp): they may be
+	// part of a change still in flight. They are reported with Pending set
+	// and left alone. 0 checks everything.
 	Grace time.Duration
+	// Areas selects what is checked; 0 means AreaAll.
+	Areas Area
+	// RepairGrace is the gateways' repair grace (weibo.WithRepairGrace):
+	// pending and outbox rows younger than it (or than Grace) belong to
+	// writes that may be running and are not issues. 0 means
+	// weibo.DefaultRepairGrace.
+	RepairGrace time.Duration
+	// BackfillLimit is the gateways' backfill window (weibo.WithBackfillLimit):
+	// how many of a followee's newest posts an inbox must hold. 0 means
+	// weibo.DefaultBackfillLimit.
+	BackfillLimit int
 }
 
 // Issue is one asymmetry found.
@@ -86,6 +120,15 @@ type Report struct {
 	Rows map[string]int
 	// Issues are the asymmetries found, in the order checked.
 	Issues []Issue
+}
+
+// Counts returns the number of issues per kind.
+func (r *Report) Counts() map[string]int {
+	out := map[string]int{}
+	for _, i := range r.Issues {
+		out[i.Kind]++
+	}
+	return out
 }
 
 // Unrepaired returns the number of issues left as they were.
@@ -119,27 +162,70 @@ type fsck struct {
 	depts  map[weibo.DeptID]*weibo.Department
 	kids   map[[2]uint64]fsckLink // (parent, child)
 	dmem   map[[2]uint64]fsckLink // (did, uid)
+	so     *social                // the social side (social.go)
+
+	roleCountTS map[weibo.RoleID]int64 // newest cell of a role row's family c
 }
 
-// Run checks every role and department pair of svc's store and, with
-// opt.Repair, repairs the asymmetric ones (see the package doc). Each
-// repair re-reads the rows it touches first and uses conditional writes
-// where a concurrent change could race it, so running it on a live system
-// is safe; a change in flight is at worst reported (use Grace to spare it).
-// Errors are the store's; a failed repair's error names the issue.
+// Run checks the areas opt selects of svc's store (see the package doc)
+// and, with opt.Repair, repairs what disagrees. Each repair re-reads the
+// rows it touches first and uses conditional writes or the domain's
+// settling where a concurrent change could race it, so running it on a
+// live system is safe; a change in flight is at worst reported (use Grace
+// to spare it). Errors are the store's; a failed repair's error names the
+// issue.
 func Run(ctx context.Context, svc *weibo.Service, opt Options) (*Report, error) {
+	if opt.Areas == 0 {
+		opt.Areas = AreaAll
+	}
+	if opt.RepairGrace == 0 {
+		opt.RepairGrace = weibo.DefaultRepairGrace
+	}
+	if opt.BackfillLimit == 0 {
+		opt.BackfillLimit = weibo.DefaultBackfillLimit
+	}
 	f := &fsck{s: svc, st: svc.Store(), opt: opt, rep: &Report{Rows: map[string]int{}}, now: time.Now().UnixMilli(),
 		roles: map[weibo.RoleID]*weibo.Role{}, names: map[string]fsckLink{}, rmem: map[[2]uint64]fsckLink{},
 		uroles: map[[2]uint64][]byte{}, udept: map[weibo.UserID]weibo.DeptID{}, depts: map[weibo.DeptID]*weibo.Department{},
-		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}}
-	if err := f.load(ctx); err != nil {
+		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}, roleCountTS: map[weibo.RoleID]int64{}}
+	var kinds []tables.PendingKind
+	if opt.Areas&AreaOrg != 0 {
+		kinds = append(kinds, tables.PendingRole)
+	}
+	if opt.Areas&AreaSocial != 0 {
+		kinds = append(kinds, tables.PendingFollow)
+	}
+	// Unfinished writes first: their repair settles pairs and recounts.
+	if err := f.loadMarkers(ctx); err != nil {
 		return nil, err
 	}
-	if err := f.checkRoles(ctx); err != nil {
+	if err := f.checkUnfinished(ctx, kinds...); err != nil {
 		return nil, err
 	}
-	if err := f.checkDepartments(ctx); err != nil {
-		return nil, err
+	if opt.Areas&AreaOrg != 0 {
+		if err := f.load(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkRoles(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkDepartments(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Areas&AreaSocial != 0 {
+		if err := f.loadSocial(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkRelations(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkInboxes(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkCounters(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return f.rep, nil
 }
@@ -166,6 +252,9 @@ func (f *fsck) load(ctx context.Context) error {
 			if name := r.Value(tables.FamInfo, tables.ColRoleName); name != nil {
 				f.roles[rid] = &weibo.Role{ID: rid, Name: string(name),
 					MemberCount: int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColMemberCount)))}
+				for _, c := range r.Family(tables.FamCount) {
+					f.roleCountTS[rid] = max(f.roleCountTS[rid], c.Timestamp)
+				}
 			}
 		} else if rid, uid, ok := tables.DecodeRoleMemberKey(r.Row); ok {
 			l := fsckLink{a: uint64(rid), b: uint64(uid), ts: newestTS(r), prio: r.Value(tables.FamInfo, tables.ColPriority)}
@@ -363,10 +452,9 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 		if role.MemberCount == count[rid] {
 			continue
 		}
-		delta := count[rid] - role.MemberCount
-		err := f.issue(ctx, RoleCount, 0, func() (bool, error) {
-			_, err := st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.RoleKey(rid), Family: tables.FamCount, Qualifier: tables.ColMemberCount, Amount: delta})
-			return err == nil, err
+		err := f.issue(ctx, RoleCount, f.roleCountTS[rid], func() (bool, error) {
+			res, err := f.s.RecountCounters(ctx, []weibo.Counter{{Kind: weibo.MemberCount, Owner: uint64(rid)}})
+			return err == nil && res[0].Done, err
 		}, "role %d (%q) counts %d members, has %d", rid, role.Name, role.MemberCount, count[rid])
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ package loaders
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -40,11 +41,47 @@ type Loaders struct {
 	UserRoles *dataloader.Loader[weibo.UserID, []*weibo.RoleAssignment]
 	// UserDepartments loads users' departments (nil for none; two GetMany per batch).
 	UserDepartments *dataloader.Loader[weibo.UserID, *weibo.Department]
+
+	svc   *weibo.Service
+	mu    sync.Mutex
+	users map[weibo.UserID]*weibo.User // read by ReadUser
+}
+
+// ReadUser reads one user at once, without waiting for a batch (nil when
+// absent), and primes Users with it; a user read so already in this
+// request is not read again. Root fields that need one user (me, user)
+// and the viewer's token check use it, so a request that does both reads
+// the row once. Errors are the store's.
+func (l *Loaders) ReadUser(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
+	l.mu.Lock()
+	u, ok := l.users[uid]
+	l.mu.Unlock()
+	if ok {
+		return u, nil
+	}
+	us, err := l.svc.GetUsers(ctx, []weibo.UserID{uid})
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.users[uid] = us[0]
+	l.mu.Unlock()
+	l.Users.Prime(ctx, uid, us[0])
+	return us[0], nil
+}
+
+// checkViewer is the request's auth.UserCheck: the users row of uid exists
+// and holds the creation time created (ms).
+func (l *Loaders) checkViewer(ctx context.Context, uid weibo.UserID, created int64) (bool, error) {
+	u, err := l.ReadUser(ctx, uid)
+	return u != nil && u.CreatedAt.UnixMilli() == created, err
 }
 
 // New returns fresh loaders over svc for one request.
 func New(svc *weibo.Service) *Loaders {
 	return &Loaders{
+		svc:   svc,
+		users: map[weibo.UserID]*weibo.User{},
 		Users: dataloader.NewBatchedLoader(batch(svc.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
 		Posts: dataloader.NewBatchedLoader(batch(svc.GetPosts), dataloader.WithWait[weibo.PostID, *weibo.Post](Wait)),
 		FollowedByViewer: dataloader.NewBatchedLoader(func(ctx context.Context, ids []weibo.UserID) []*dataloader.Result[bool] {
@@ -86,11 +123,15 @@ func batch[K comparable, V any](fn func(context.Context, []K) ([]V, error)) data
 
 type ctxKey struct{}
 
-// Middleware puts fresh Loaders into every request's context.
+// Middleware puts fresh Loaders into every request's context, and makes
+// the request's token checked against the users row through them
+// (auth.WithUserCheck, with Loaders.ReadUser).
 func Middleware(svc *weibo.Service) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(With(r.Context(), New(svc))))
+			l := New(svc)
+			ctx := auth.WithUserCheck(With(r.Context(), l), l.checkViewer)
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

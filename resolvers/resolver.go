@@ -75,14 +75,10 @@ func loadUser(ctx context.Context, id weibo.UserID) (*weibo.User, error) {
 
 // userNow reads one user without waiting for a loader batch (nil when
 // absent) and primes the request's user loader with it: a root field reads
-// at once instead of waiting for a dataloader batch.
+// at once instead of waiting for a dataloader batch, and the viewer's row,
+// which the token check may have read already, is read once.
 func (r *Resolver) userNow(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
-	us, err := r.Svc.GetUsers(ctx, []weibo.UserID{uid})
-	if err != nil {
-		return nil, err
-	}
-	loaders.For(ctx).Users.Prime(ctx, uid, us[0])
-	return us[0], nil
+	return loaders.For(ctx).ReadUser(ctx, uid)
 }
 
 // loadDepartment loads a department through the dataloader; RootDept and a
@@ -94,9 +90,9 @@ func loadDepartment(ctx context.Context, id weibo.DeptID) (*weibo.Department, er
 	return loaders.For(ctx).Departments.Load(ctx, id)()
 }
 
-// authPayload issues a token for u.
+// authPayload issues a token for u (its id and creation time).
 func (r *Resolver) authPayload(u *weibo.User) (*model.AuthPayload, error) {
-	token, err := r.Tokens.Issue(u.ID)
+	token, err := r.Tokens.Issue(u.ID, u.CreatedAt)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func (g *gateway) register(name string) account {
 	if err != nil {
 		g.t.Fatalf("register %s: %v", name, err)
 	}
-	tok, err := g.tokens.Issue(u.ID)
+	tok, err := g.tokens.Issue(u.ID, u.CreatedAt)
 	if err != nil {
 		g.t.Fatalf("issue: %v", err)
 	}

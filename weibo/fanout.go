@@ -10,12 +10,35 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
+// fanoutEnd says what a fan-out does with its outbox row once the inbox
+// rows are written.
+type fanoutEnd int
+
+const (
+	// endDelete: the publish counted the post (it ran in this process, or
+	// the row is marked counted): delete the row.
+	endDelete fanoutEnd = iota
+	// endKeep: the row is not marked counted and is younger than the
+	// repair grace, so its publish may still be running: keep the row.
+	endKeep
+	// endRecount: the row is not marked counted and older than the grace:
+	// its publish died (or outlived its budget) before counting. Recount
+	// the author's posts, then delete the row.
+	endRecount
+)
+
+// fanoutJob is one queued fan-out.
+type fanoutJob struct {
+	id  PostID
+	end fanoutEnd
+}
+
 // fanout is the worker pool that writes a post's rowkey into every fan's
 // inbox (seed 000/004: the fan-out "另起一个线程" off the publishing path),
 // driven by the durable weibo:outbox table.
 type fanout struct {
 	s    *Service
-	jobs chan PostID
+	jobs chan fanoutJob
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -27,7 +50,7 @@ type fanout struct {
 }
 
 func newFanout(s *Service) *fanout {
-	f := &fanout{s: s, jobs: make(chan PostID, 4096), pending: map[PostID]bool{}}
+	f := &fanout{s: s, jobs: make(chan fanoutJob, 4096), pending: map[PostID]bool{}}
 	f.cond = sync.NewCond(&f.mu)
 	return f
 }
@@ -44,8 +67,12 @@ func (f *fanout) start(ctx context.Context) error {
 		f.workers.Add(1)
 		go f.work()
 	}
-	// Re-queue what an earlier process left in the outbox.
+	// Re-queue what an earlier process left in the outbox, and repair
+	// what its dead writes left.
 	if err := f.sweep(ctx, 0); err != nil {
+		return err
+	}
+	if _, err := f.s.Repair(ctx); err != nil {
 		return err
 	}
 	if iv := f.s.opts.sweepInterval; iv > 0 {
@@ -62,6 +89,9 @@ func (f *fanout) start(ctx context.Context) error {
 					if err := f.sweep(lctx, iv); err != nil && lctx.Err() == nil {
 						f.s.log.Warn("outbox sweep failed", "err", err)
 					}
+					if _, err := f.s.Repair(lctx); err != nil && lctx.Err() == nil {
+						f.s.log.Warn("repair pass failed", "err", err)
+					}
 				}
 			}
 		}()
@@ -69,19 +99,33 @@ func (f *fanout) start(ctx context.Context) error {
 	return nil
 }
 
-// sweep queues every outbox row older than minAge.
+// sweep queues the fan-out of every outbox row older than minAge, and of
+// every row that is not marked counted and is older than the repair grace
+// (a dead publish: its fan-out ends with a recount, see fanoutEnd).
 func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
-	cutoff := f.s.nowMillis() - minAge.Milliseconds()
-	var found []PostID
+	now := f.s.nowMillis()
+	cutoff := now - minAge.Milliseconds()
+	var found []fanoutJob
 	err := f.s.st.Scan(ctx, &hbase.Scan{Table: tables.Outbox}, func(r *hbase.Result) error {
 		id, ok := tables.DecodeOutboxKey(r.Row)
-		if ok && int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt))) <= cutoff {
-			found = append(found, id)
+		if !ok {
+			return nil
+		}
+		at := int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt)))
+		job := fanoutJob{id: id, end: endDelete}
+		if r.Value(tables.FamOutbox, tables.ColOutboxCounted) == nil {
+			job.end = endKeep
+			if now-at > f.s.graceMillis() {
+				job.end = endRecount
+			}
+		}
+		if at <= cutoff || job.end == endRecount {
+			found = append(found, job)
 		}
 		return nil
 	})
-	for _, id := range found {
-		f.enqueue(id)
+	for _, job := range found {
+		f.enqueue(job)
 	}
 	if len(found) > 0 {
 		f.s.log.Info("outbox: re-queued fan-outs", "count", len(found))
@@ -92,31 +136,31 @@ func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
 // enqueue queues a fan-out unless it is queued already, the pool is closed
 // or the queue is full; in the last two cases the outbox row stays and a
 // later sweep picks it up.
-func (f *fanout) enqueue(id PostID) {
+func (f *fanout) enqueue(job fanoutJob) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed || f.pending[id] {
+	if f.closed || f.pending[job.id] {
 		return
 	}
 	select {
-	case f.jobs <- id:
-		f.pending[id] = true
+	case f.jobs <- job:
+		f.pending[job.id] = true
 	default:
-		f.s.log.Warn("fan-out queue full; left in outbox", "post", id.String())
+		f.s.log.Warn("fan-out queue full; left in outbox", "post", job.id.String())
 	}
 }
 
 func (f *fanout) work() {
 	defer f.workers.Done()
-	for id := range f.jobs {
+	for job := range f.jobs {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		err := f.s.fanOut(ctx, id)
+		err := f.s.runFanout(ctx, job)
 		cancel()
 		if err != nil {
-			f.s.log.Error("fan-out failed; left in outbox for the next sweep", "post", id.String(), "err", err)
+			f.s.log.Error("fan-out failed; left in outbox for the next sweep", "post", job.id.String(), "err", err)
 		}
 		f.mu.Lock()
-		delete(f.pending, id)
+		delete(f.pending, job.id)
 		f.cond.Broadcast()
 		f.mu.Unlock()
 	}
@@ -170,30 +214,140 @@ func (f *fanout) close(ctx context.Context) error {
 	}
 }
 
+// runFanout runs one queued fan-out and ends it as job.end says.
+func (s *Service) runFanout(ctx context.Context, job fanoutJob) error {
+	if err := s.fanOut(ctx, job.id); err != nil {
+		return err
+	}
+	switch job.end {
+	case endKeep:
+		return nil
+	case endRecount:
+		res, err := s.RecountCounters(ctx, []Counter{{PostCount, uint64(job.id.Author)}})
+		if err != nil || !res[0].Done {
+			return err // not yet: the next sweep tries again
+		}
+	}
+	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(job.id)})
+}
+
+// RepairFanout runs the fan-out of post id at once, recounts its author's
+// posts and deletes its outbox row, as the sweep does for the outbox row of
+// a publish that died; it reports false when a write of the author was in
+// flight and the row was kept for a later pass. It is what `gateway fsck
+// --repair` does for an outbox row older than the repair grace. Errors are
+// the store's.
+func (s *Service) RepairFanout(ctx context.Context, id PostID) (bool, error) {
+	if err := s.fanOut(ctx, id); err != nil {
+		return false, err
+	}
+	res, err := s.RecountCounters(ctx, []Counter{{PostCount, uint64(id.Author)}})
+	if err != nil || !res[0].Done {
+		return false, err
+	}
+	return true, s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id)})
+}
+
 // fanOut writes post id into the inbox of its author and of every fan of
-// the author, in PutMany batches, then deletes the outbox row. Every write is
-// an idempotent put, so running it twice adds nothing.
+// the author, in PutMany batches, and settles each batch (settleFanout). It
+// leaves the outbox row alone (runFanout ends it). Every write is an
+// idempotent put or delete, so running it twice adds nothing. A post that
+// does not exist (its publish failed before storing it) writes nothing.
 func (s *Service) fanOut(ctx context.Context, id PostID) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
+	if err != nil || !exists.Exists() {
+		return err
+	}
+	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {
+		return err
+	}
+	var fans []UserID
+	flush := func() error {
+		if len(fans) == 0 {
+			return nil
+		}
+		puts := make([]*hbase.Put, len(fans))
+		for i, fan := range fans {
+			puts[i] = inboxPut(fan, id)
+		}
+		err := s.st.PutMany(ctx, puts)
+		if err == nil {
+			err = s.pairStep(ctx, StepFanoutWritten)
+		}
+		if err == nil {
+			err = s.settleFanout(ctx, id, fans)
+		}
+		s.live.notify(fans...)
+		fans = fans[:0]
+		return err
+	}
+	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
+		if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
+			if fans = append(fans, fan); len(fans) >= s.opts.batch {
+				return flush()
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if exists.Exists() {
-		var fans []UserID
-		err = scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, s.opts.batch,
-			[]*hbase.Put{inboxPut(id.Author, id)}, func(r *hbase.Result) (*hbase.Put, bool) {
-				_, _, fan, ok := tables.DecodeRelationKey(r.Row)
-				if !ok {
-					return nil, false
-				}
-				fans = append(fans, fan)
-				return inboxPut(fan, id), true
-			}, s.st.PutMany)
+	return flush()
+}
+
+// settleFanout settles the inbox rows of post id just written for fans:
+// the fans list was read before the rows were written, so a fan may have
+// unfollowed the author meanwhile (and that unfollow's removal of the
+// author's posts may have run before this write). It reads the fans'
+// attends rows (one GetMany), deletes the rows of those who no longer
+// follow, reads those again, writes back the rows of any who follow again,
+// and so on until the reads agree with the writes (at most settleRounds
+// rounds; errUnsettled otherwise, and the outbox row stays for the sweep).
+func (s *Service) settleFanout(ctx context.Context, id PostID, fans []UserID) error {
+	present := make(map[UserID]bool, len(fans))
+	for _, fan := range fans {
+		present[fan] = true
+	}
+	todo := fans
+	for range settleRounds {
+		gets := make([]*hbase.Get, len(todo))
+		for i, fan := range todo {
+			gets[i] = &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(fan, tables.Attends, id.Author)}
+		}
+		rs, err := s.st.GetMany(ctx, gets)
 		if err != nil {
 			return err
 		}
-		s.live.notify(fans...)
+		var flipped []UserID
+		var puts []*hbase.Put
+		var dels []*hbase.Delete
+		for i, r := range rs {
+			fan := todo[i]
+			if r.Exists() == present[fan] {
+				continue
+			}
+			present[fan] = r.Exists()
+			flipped = append(flipped, fan)
+			if r.Exists() {
+				puts = append(puts, inboxPut(fan, id))
+			} else {
+				dels = append(dels, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(fan, id)})
+			}
+		}
+		if len(flipped) == 0 {
+			return nil
+		}
+		if len(puts) > 0 {
+			if err := s.st.PutMany(ctx, puts); err != nil {
+				return err
+			}
+		}
+		if len(dels) > 0 {
+			if err := s.st.DeleteMany(ctx, dels); err != nil {
+				return err
+			}
+		}
+		todo = flipped
 	}
-	// The post does not exist when publishing failed before storing it.
-	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id)})
+	return errUnsettled
 }

@@ -109,7 +109,7 @@ func (s *Service) WatchTimeline(ctx context.Context, uid UserID, interval time.D
 			if len(fresh) == 0 {
 				continue
 			}
-			posts, _, err := s.resolveEntries(ctx, uid, fresh)
+			posts, err := s.resolveEntries(ctx, uid, fresh)
 			if err != nil {
 				continue
 			}

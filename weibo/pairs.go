@@ -25,7 +25,11 @@ import (
 // dies half-way only ever leaves an extra index row: reads skip it, a
 // repeated call finishes or overwrites it, and `gateway fsck --repair`
 // (package fsck) removes it. Every two-row change says its write order in
-// its doc comment and calls pairStep between its two writes.
+// its doc comment and calls pairStep between its two writes. The pairs
+// that also carry a counter (user ↔ role with memberCount, and the follow
+// pairs) are written with a marker and settled after the commit point
+// besides, so that concurrent calls and crashes cannot leave them wrong:
+// see repair.go.
 
 // Steps of two-row changes, passed to the hook of WithPairWriteHook. Each
 // names the point after the change's first write and before its second.
@@ -44,9 +48,11 @@ const (
 // WithPairWriteHook installs a fault-injection hook for tests: fn is called
 // between the first and the second write of every two-row change of roles
 // and departments, with the name of the step (the PairStep* constants), and
+// between the steps of every counted write (the Step* constants of
+// repair.go: follow, unfollow, assignRole, revokeRole, publish, fan-out);
 // an error it returns aborts the change at that point, as a crash would. It
-// exists to test that reads tolerate half-written pairs and that fsck
-// repairs them; production code never sets it.
+// exists to test that reads tolerate half-written pairs and that the
+// repairer and fsck repair them; production code never sets it.
 func WithPairWriteHook(fn func(ctx context.Context, step string) error) Option {
 	return func(o *options) { o.pairHook = fn }
 }

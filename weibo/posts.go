@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -30,13 +32,23 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 // character (validateContent; BAD_USER_INPUT otherwise); an author without a users row gives
 // UNAUTHENTICATED (a token for a user that is gone).
 //
-// Writes, in order: the outbox row (the durable fan-out request), the
-// content row with CheckAndPut(absent) — a post of the same author in the
-// same millisecond moves to the next millisecond —, the author's own inbox
-// row, the post counter. Fan-out workers then write one inbox row per fan
-// and delete the outbox row; a gateway that dies first leaves the outbox row,
-// which any gateway's sweep picks up. Inbox writes are idempotent puts, so a
-// repeated fan-out adds no duplicate.
+// Writes, in order (repair.go explains the scheme):
+//  1. the outbox row (the durable fan-out request, and the marker of this
+//     write), holding the time it was requested;
+//  2. the operation sequence of the author's postCount;
+//  3. the content row with CheckAndPut(absent) — a post of the same author
+//     in the same millisecond moves to the next millisecond (and writes
+//     that millisecond's outbox row first) —;
+//  4. the author's own inbox row and, within the write's budget, the post
+//     counter (both at once);
+//  5. the outbox row's counted mark.
+//
+// Fan-out workers then write one inbox row per fan and delete the outbox
+// row. A gateway that dies first leaves the outbox row, which any
+// gateway's sweep picks up: it re-runs the fan-out (inbox writes are
+// idempotent puts, so a repeated fan-out adds no duplicate), and when the
+// row carries no counted mark and is older than the repair grace, it
+// recounts the author's posts before deleting it.
 func (s *Service) Publish(ctx context.Context, author UserID, content string) (*Post, error) {
 	if err := validateContent(content); err != nil {
 		return nil, err
@@ -48,11 +60,24 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 	if us[0] == nil {
 		return nil, ErrUnauthenticated
 	}
-	p := &Post{ID: PostID{Author: author, Millis: s.nowMillis()}, Content: content, AuthorName: us[0].Username}
+	op := &pendingOp{start: s.nowMillis()}
+	p := &Post{ID: PostID{Author: author, Millis: op.start}, Content: content, AuthorName: us[0].Username}
+	postCount := Counter{PostCount, uint64(author)}
 	for attempt := 0; ; attempt++ {
 		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
 			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(uint64(s.nowMillis()))}}}); err != nil {
 			return nil, err
+		}
+		if attempt == 0 {
+			if err := s.pairStep(ctx, StepPublishOutbox); err != nil {
+				return nil, err
+			}
+			if _, err := s.increments(ctx, postCount.seqIncrement()); err != nil {
+				return nil, err
+			}
+			if err := s.pairStep(ctx, StepPublishSequenced); err != nil {
+				return nil, err
+			}
 		}
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
 			tables.FamPost: {tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)},
@@ -67,14 +92,31 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 		// re-written) only repeats its idempotent fan-out. Take the next one.
 		p.ID.Millis++
 	}
-	if err := s.st.Put(ctx, inboxPut(author, p.ID)); err != nil {
+	if err := s.pairStep(ctx, StepPublishContent); err != nil {
 		return nil, err
 	}
-	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(author), Family: tables.FamCount, Qualifier: tables.ColPosts, Amount: 1}); err != nil {
+	counted := s.inBudget(op)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.st.Put(gctx, inboxPut(author, p.ID)) })
+	if counted {
+		g.Go(func() error { _, err := s.st.Increment(gctx, postCount.increment(1)); return err })
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if err := s.pairStep(ctx, StepPublishCounted); err != nil {
+		return nil, err
+	}
+	job := fanoutJob{id: p.ID, end: endKeep} // past its budget: the repair counts it
+	if counted {
+		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
+			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxCounted: {}}}}); err != nil {
+			return nil, err
+		}
+		job.end = endDelete
 	}
 	s.live.notify(author)
-	s.fanout.enqueue(p.ID)
+	s.fanout.enqueue(job)
 	return p, nil
 }
 

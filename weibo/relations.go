@@ -2,6 +2,7 @@ package weibo
 
 import (
 	"context"
+	"errors"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -12,50 +13,80 @@ import (
 // Errors: BAD_USER_INPUT when viewer == target, NOT_FOUND when target does
 // not exist.
 //
-// Writes, in order (HBase has no cross-row transactions): the viewer's
-// attends row with CheckAndPut(absent) — the single point that decides
-// whether this call is the one that follows, so concurrent or repeated calls
-// count once —, the target's fans row, the two counters, and finally the
-// backfill of the target's newest posts (up to the backfill limit) into the
-// viewer's inbox. A repeat call re-writes the fans row and the backfill,
-// which repairs a call that died half-way.
+// Writes, in order (HBase has no cross-row transactions; repair.go says why
+// this order survives any interleaving and any crash):
+//  1. the weibo:pending row of the write (the marker);
+//  2. the operation sequences of the viewer's followCount and the
+//     target's fanCount;
+//  3. the viewer's attends row with CheckAndPut(absent), the authority —
+//     the single point that decides whether this call is the one that
+//     follows, so concurrent or repeated calls count once;
+//  4. if it did, the two counters (within the write's budget);
+//  5. the settle of the dependents (settleFollow): the target's fans row,
+//     then the backfill of the target's newest posts (up to the backfill
+//     limit) into the viewer's inbox, then a re-read of the attends row —
+//     written again the other way as long as a concurrent unfollow changed
+//     it meanwhile;
+//  6. the delete of the pending row.
+//
+// A call that dies anywhere leaves the pending row; the repairer settles
+// the pair and recounts both counters after the repair grace.
 func (s *Service) Follow(ctx context.Context, viewer, target UserID) (*User, error) {
 	u, err := s.relationTarget(ctx, viewer, target)
 	if err != nil {
 		return nil, err
 	}
-	now := tables.U64(uint64(s.nowMillis()))
-	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
-		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: now}}}, tables.FamRel, tables.ColRelSet, nil)
+	op, err := s.beginRelation(ctx, viewer, target)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(target, tables.Fans, viewer),
-		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: now}}}); err != nil {
+	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
+		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.U64(uint64(s.nowMillis()))}}}, tables.FamRel, tables.ColRelSet, nil)
+	if err == nil {
+		err = s.pairStep(ctx, StepRelationDecided)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if applied {
-		if u.FanCount, err = s.addCounts(ctx, viewer, target, +1); err != nil {
+		if err := s.countRelation(ctx, op, u, viewer, target, +1); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.backfill(ctx, viewer, target); err != nil {
+	following := true
+	if _, err := s.settleFollow(ctx, viewer, target, &following); errors.Is(err, errUnsettled) {
+		if err := s.keepOp(ctx, op, nil); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
-	return u, nil
+	return u, s.endOp(ctx, op)
 }
 
 // Unfollow makes viewer stop following target and returns target. It is
 // idempotent. Errors as for Follow.
 //
-// Writes, in order: CheckAndDelete of the viewer's attends row (decides
-// whether this call counts), the target's fans row, the counters, then the
-// removal of the target's posts from the viewer's inbox (computed from the
-// target's content rowkeys, no inbox scan). Home-timeline reads skip inbox
-// rows of authors the viewer no longer follows, so a half-done unfollow is
-// never visible, and a repeat call finishes it.
+// Writes, in order, as Follow's: the pending row; the two operation
+// sequences; the CheckAndDelete of the viewer's attends row (the
+// authority; it decides whether this call counts); the counters; the
+// settle of the dependents — delete of the target's fans row, removal of
+// the target's posts from the viewer's inbox (computed from the target's
+// content rowkeys, no inbox scan), re-read of the attends row —; then the
+// delete of the pending row, unless a fan-out of the target requested
+// before then is still in the outbox: such a fan-out read the fans list
+// before this call and, were it to die part-way, could leave one of the
+// target's posts in the viewer's inbox after the removal. The pending row
+// then stays, marked with that time, and the repairer settles the pair
+// again once those fan-outs are gone. Home-timeline reads skip inbox rows
+// of authors the viewer no longer follows, so a half-done unfollow is
+// never visible.
 func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, error) {
 	u, err := s.relationTarget(ctx, viewer, target)
+	if err != nil {
+		return nil, err
+	}
+	op, err := s.beginRelation(ctx, viewer, target)
 	if err != nil {
 		return nil, err
 	}
@@ -65,24 +96,73 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target UserID) (*User, e
 		return nil, err
 	}
 	applied := false
+	var state *bool // the attends row's state, when known
 	if v := cur.Value(tables.FamRel, tables.ColRelSet); v != nil {
 		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Relations, Row: key}, tables.FamRel, tables.ColRelSet, v)
 		if err != nil {
 			return nil, err
 		}
+		if applied {
+			state = new(false)
+		}
+	} else {
+		state = new(false)
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: tables.RelationKey(target, tables.Fans, viewer)}); err != nil {
+	if err := s.pairStep(ctx, StepRelationDecided); err != nil {
 		return nil, err
 	}
 	if applied {
-		if u.FanCount, err = s.addCounts(ctx, viewer, target, -1); err != nil {
+		if err := s.countRelation(ctx, op, u, viewer, target, -1); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.unbackfill(ctx, viewer, target); err != nil {
+	following, err := s.settleFollow(ctx, viewer, target, state)
+	switch {
+	case errors.Is(err, errUnsettled):
+		err = s.keepOp(ctx, op, nil)
+	case err == nil && !following:
+		now := s.nowMillis()
+		var busy bool
+		if busy, err = s.fanoutsBefore(ctx, target, now); err == nil && busy {
+			err = s.keepOp(ctx, op, map[string][]byte{tables.ColPendingFanouts: tables.U64(uint64(now))})
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
-	return u, nil
+	return u, s.endOp(ctx, op)
+}
+
+// beginRelation makes steps 1 and 2 of a follow or unfollow (see Follow):
+// the pending row, then the operation sequences of the follower's
+// followCount and the followee's fanCount.
+func (s *Service) beginRelation(ctx context.Context, follower, followee UserID) (*pendingOp, error) {
+	op, err := s.beginOp(ctx, tables.PendingFollow, uint64(follower), uint64(followee))
+	if err == nil {
+		err = s.pairStep(ctx, StepRelationMarked)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.increments(ctx, Counter{FollowCount, uint64(follower)}.seqIncrement(), Counter{FanCount, uint64(followee)}.seqIncrement()); err != nil {
+		return nil, err
+	}
+	return op, s.pairStep(ctx, StepRelationSequenced)
+}
+
+// countRelation adds d to the follower's follow count and the followee's
+// fan count (both at once) and sets the followee's new fan count on u —
+// or, when op has outlived its budget, leaves them to the repairer.
+func (s *Service) countRelation(ctx context.Context, op *pendingOp, u *User, follower, followee UserID, d int64) error {
+	if !s.inBudget(op) {
+		return s.keepOp(ctx, op, nil)
+	}
+	vs, err := s.increments(ctx, Counter{FollowCount, uint64(follower)}.increment(d), Counter{FanCount, uint64(followee)}.increment(d))
+	if err != nil {
+		return err
+	}
+	u.FanCount = vs[1]
+	return s.pairStep(ctx, StepRelationCounted)
 }
 
 // relationTarget checks a follow or unfollow's arguments and reads the
@@ -103,15 +183,6 @@ func (s *Service) mustUser(ctx context.Context, uid UserID) (*User, error) {
 		return nil, notFound("user %s not found", uid)
 	}
 	return us[0], nil
-}
-
-// addCounts adds d to the follower's follow count and the followee's fan
-// count, and returns the followee's new fan count.
-func (s *Service) addCounts(ctx context.Context, follower, followee UserID, d int64) (int64, error) {
-	if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(follower), Family: tables.FamCount, Qualifier: tables.ColFollows, Amount: d}); err != nil {
-		return 0, err
-	}
-	return s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(followee), Family: tables.FamCount, Qualifier: tables.ColFans, Amount: d})
 }
 
 // backfill copies target's newest posts (up to the backfill limit) into

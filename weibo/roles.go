@@ -300,15 +300,28 @@ func (s *Service) purgeRoleMembers(ctx context.Context, rid RoleID) error {
 // AssignRole gives user uid the role rid with a priority in
 // [MinPriority, MaxPriority] and returns the user; re-assigning a role the
 // user holds updates the priority. Errors: BAD_USER_INPUT for a priority out
-// of range, NOT_FOUND for an unknown user or role.
+// of range, or (reason CONCURRENT_UPDATE) when the user's cell keeps
+// changing under concurrent calls; NOT_FOUND for an unknown user or role.
 //
-// Writes, in order: the role's member row (the index), then the user's cell
-// in family o (the commit point) with CheckAndPut(absent) — which decides
-// whether the assignment is new, so that concurrent or repeated calls count
-// once in the member counter — or, when the user holds the role already, a
-// Put of the new priority; then the counter. A failure between the member
-// row and the user's cell leaves a member row without the user's cell: role member lists
-// skip it, repeating the call finishes it, Fsck removes it.
+// Writes, in order (repair.go explains the scheme):
+//  1. the weibo:pending row of the write;
+//  2. the operation sequence of the role's member counter;
+//  3. the role's member row (the index);
+//  4. the user's cell in family o (the authority, the commit point): with
+//     CheckAndPut(absent) — which decides whether the assignment is new,
+//     so that concurrent or repeated calls count once — or, when the user
+//     holds the role already, with CheckAndPut expecting the priority read
+//     (never a blind Put, which could bring back a cell a concurrent
+//     revoke just deleted, uncounted);
+//  5. if the assignment is new, the counter (within the write's budget);
+//  6. the settle of the member row (settleRole): written again from the
+//     cell and the cell re-read, until they agree — a revoke that deleted
+//     the member row between steps 3 and 4 is undone here;
+//  7. the delete of the pending row.
+//
+// A failure between the member row and the user's cell leaves a member
+// row without the user's cell: role member lists skip it, repeating the
+// call finishes it, and the repairer settles it after the repair grace.
 func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priority int) (*User, error) {
 	if err := checkPriority(priority); err != nil {
 		return nil, err
@@ -320,6 +333,10 @@ func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priori
 	if _, err := s.mustRole(ctx, rid); err != nil {
 		return nil, err
 	}
+	op, err := s.beginRoleOp(ctx, uid, rid)
+	if err != nil {
+		return nil, err
+	}
 	prio := tables.EncodePriority(priority)
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid), Values: hbase.Values{
 		tables.FamInfo: {tables.ColPriority: prio}}}); err != nil {
@@ -328,29 +345,58 @@ func (s *Service) AssignRole(ctx context.Context, uid UserID, rid RoleID, priori
 	if err := s.pairStep(ctx, PairStepAssignRole); err != nil {
 		return nil, err
 	}
-	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.RoleQualifier(rid): prio}}}
-	applied, err := s.st.CheckAndPut(ctx, cell, tables.FamOrg, tables.RoleQualifier(rid), nil)
+	added, err := s.setRoleCell(ctx, uid, rid, prio)
 	if err != nil {
 		return nil, err
 	}
-	if applied {
-		if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.RoleKey(rid), Family: tables.FamCount, Qualifier: tables.ColMemberCount, Amount: 1}); err != nil {
+	if added {
+		if err := s.countMember(ctx, op, rid, +1); err != nil {
 			return nil, err
 		}
-	} else if err := s.st.Put(ctx, cell); err != nil {
+	}
+	if err := s.settleMember(ctx, op, uid, rid, prio, true); err != nil {
 		return nil, err
 	}
-	return u, nil
+	return u, s.endOp(ctx, op)
+}
+
+// setRoleCell writes the user's cell o:<rid> = prio with CheckAndPut:
+// first expecting it absent, then, while it holds another priority,
+// expecting the value read. It reports whether the cell was absent (the
+// assignment is new).
+func (s *Service) setRoleCell(ctx context.Context, uid UserID, rid RoleID, prio []byte) (bool, error) {
+	qual := tables.RoleQualifier(rid)
+	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {qual: prio}}}
+	var expected []byte // absent first: the common case costs one call
+	for attempt := 0; attempt < 8; attempt++ {
+		applied, err := s.st.CheckAndPut(ctx, cell, tables.FamOrg, qual, expected)
+		if err != nil || applied {
+			return applied && expected == nil, err
+		}
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+		if err != nil {
+			return false, err
+		}
+		if expected = r.Value(tables.FamOrg, qual); bytes.Equal(expected, prio) {
+			return false, nil
+		}
+	}
+	return false, errConcurrent("userId", "the user's roles keep changing; retry")
 }
 
 // RevokeRole takes role rid from user uid and returns the user; revoking a
 // role the user does not hold changes nothing. Errors: NOT_FOUND for an
-// unknown user or role.
+// unknown user or role; BAD_USER_INPUT (reason CONCURRENT_UPDATE) when the
+// user's cell keeps changing under concurrent calls.
 //
-// Writes, in order: CheckAndDelete of the user's cell (the commit point;
-// it decides whether this call counts), the counter, then the member row.
-// A failure between the two leaves a member row without the user's cell,
-// which readers skip and Fsck removes.
+// Writes, in order, as AssignRole's: the pending row; the role's operation
+// sequence; CheckAndDelete of the user's cell expecting the value read
+// (the authority, the commit point; it decides whether this call counts);
+// the counter (within the budget); the settle of the member row (deleted,
+// then the cell re-read: an assign that raced in is written back); the
+// delete of the pending row. A failure between the cell and the member
+// row leaves a member row without the user's cell, which readers skip and
+// the repairer removes.
 func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User, error) {
 	u, err := s.mustUser(ctx, uid)
 	if err != nil {
@@ -359,29 +405,83 @@ func (s *Service) RevokeRole(ctx context.Context, uid UserID, rid RoleID) (*User
 	if _, err := s.mustRole(ctx, rid); err != nil {
 		return nil, err
 	}
-	cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+	op, err := s.beginRoleOp(ctx, uid, rid)
 	if err != nil {
 		return nil, err
 	}
-	if v := cur.Value(tables.FamOrg, tables.RoleQualifier(rid)); v != nil {
-		applied, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.RoleQualifier(rid): nil}}},
-			tables.FamOrg, tables.RoleQualifier(rid), v)
+	qual := tables.RoleQualifier(rid)
+	removed := false
+	for attempt := 0; ; attempt++ {
+		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
 			return nil, err
 		}
-		if applied {
-			if _, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Roles, Row: tables.RoleKey(rid), Family: tables.FamCount, Qualifier: tables.ColMemberCount, Amount: -1}); err != nil {
-				return nil, err
-			}
+		v := cur.Value(tables.FamOrg, qual)
+		if v == nil {
+			break
+		}
+		if attempt == 8 {
+			return nil, errConcurrent("userId", "the user's roles keep changing; retry")
+		}
+		removed, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {qual: nil}}},
+			tables.FamOrg, qual, v)
+		if err != nil {
+			return nil, err
+		}
+		if removed {
+			break
+		}
+	}
+	if removed {
+		if err := s.countMember(ctx, op, rid, -1); err != nil {
+			return nil, err
 		}
 	}
 	if err := s.pairStep(ctx, PairStepRevokeRole); err != nil {
 		return nil, err
 	}
-	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleMemberKey(rid, uid)}); err != nil {
+	if err := s.settleMember(ctx, op, uid, rid, nil, true); err != nil {
 		return nil, err
 	}
-	return u, nil
+	return u, s.endOp(ctx, op)
+}
+
+// beginRoleOp makes steps 1 and 2 of an assign or revoke: the pending row,
+// then the operation sequence of the role's member counter.
+func (s *Service) beginRoleOp(ctx context.Context, uid UserID, rid RoleID) (*pendingOp, error) {
+	op, err := s.beginOp(ctx, tables.PendingRole, uint64(rid), uint64(uid))
+	if err == nil {
+		err = s.pairStep(ctx, StepRoleMarked)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.increments(ctx, Counter{MemberCount, uint64(rid)}.seqIncrement()); err != nil {
+		return nil, err
+	}
+	return op, s.pairStep(ctx, StepRoleSequenced)
+}
+
+// countMember adds d to the member counter of rid, or leaves it to the
+// repairer when op has outlived its budget.
+func (s *Service) countMember(ctx context.Context, op *pendingOp, rid RoleID, d int64) error {
+	if !s.inBudget(op) {
+		return s.keepOp(ctx, op, nil)
+	}
+	if _, err := s.increments(ctx, Counter{MemberCount, uint64(rid)}.increment(d)); err != nil {
+		return err
+	}
+	return s.pairStep(ctx, StepRoleCounted)
+}
+
+// settleMember settles the member row (settleRole), keeping op's marker
+// for the repairer when the cell keeps changing.
+func (s *Service) settleMember(ctx context.Context, op *pendingOp, uid UserID, rid RoleID, cell []byte, known bool) error {
+	err := s.settleRole(ctx, uid, rid, cell, known)
+	if errors.Is(err, errUnsettled) {
+		return s.keepOp(ctx, op, nil)
+	}
+	return err
 }
 
 // GetRoles reads roles by id with one batched GetMany; the result has one

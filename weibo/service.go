@@ -60,6 +60,7 @@ type options struct {
 	batch         int
 	backfill      int
 	sweepInterval time.Duration
+	repairGrace   time.Duration
 	bcryptCost    int
 	// pairHook, when set, is called between the two writes of every
 	// two-row change (pairs.go); an error it returns aborts the change
@@ -82,13 +83,32 @@ func WithFanoutWorkers(n int) Option { return func(o *options) { o.workers = n }
 // WithFanoutBatch sets how many inbox rows one fan-out PutMany writes (default 500).
 func WithFanoutBatch(n int) Option { return func(o *options) { o.batch = n } }
 
+// DefaultBackfillLimit is how many of a followee's newest posts a follow
+// copies into the follower's inbox unless WithBackfillLimit says otherwise
+// (like seed 004's 1000 versions): the backfill window.
+const DefaultBackfillLimit = 1000
+
+// DefaultRepairGrace is the default of WithRepairGrace.
+const DefaultRepairGrace = 60 * time.Second
+
 // WithBackfillLimit sets how many of a followee's newest posts a follow
-// copies into the follower's inbox (default 1000, like seed 004's 1000 versions).
+// copies into the follower's inbox (default DefaultBackfillLimit).
 func WithBackfillLimit(n int) Option { return func(o *options) { o.backfill = n } }
 
 // WithOutboxSweep sets how often the outbox is swept for fan-outs that no
-// worker finished (a crashed gateway's), default 30 s; 0 disables the sweep.
+// worker finished (a crashed gateway's) and the repairer runs (repair.go),
+// default 30 s; 0 disables both after the one pass Start makes.
 func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweepInterval = d } }
+
+// WithRepairGrace sets how old (by the writing process's clock) the
+// weibo:pending row of a follow, unfollow, assignRole or revokeRole, or the
+// weibo:outbox row of a publish not marked counted, must be before the
+// repairer treats the write as dead and repairs what it left (default
+// 60 s). A write that is still running after half of it no longer changes
+// its counter itself and leaves the recount to the repairer, so the grace
+// must be well above the store's worst latency; clocks of the gateways
+// sharing a store must agree to well within it.
+func WithRepairGrace(d time.Duration) Option { return func(o *options) { o.repairGrace = d } }
 
 // WithBcryptCost sets the bcrypt cost of new password hashes (default
 // bcrypt.DefaultCost; tests lower it).
@@ -98,7 +118,7 @@ func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c }
 func New(st hbase.Store, opts ...Option) *Service {
 	o := options{
 		logger: slog.Default(), now: time.Now, workers: 4, batch: 500,
-		backfill: 1000, sweepInterval: 30 * time.Second, bcryptCost: 10,
+		backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second, repairGrace: DefaultRepairGrace, bcryptCost: 10,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -111,8 +131,11 @@ func New(st hbase.Store, opts ...Option) *Service {
 // Store returns the table API the service runs on.
 func (s *Service) Store() hbase.Store { return s.st }
 
-// Start launches the fan-out workers and re-queues the fan-outs left in the
-// outbox by an earlier process. The workers run until Close.
+// Start launches the fan-out workers, re-queues the fan-outs left in the
+// outbox by an earlier process and runs one repair pass (repair.go); then,
+// every sweep interval, it sweeps the outbox and repairs again. The workers
+// and the sweeps run until Close. Errors are the store's, from the first
+// sweep.
 func (s *Service) Start(ctx context.Context) error { return s.fanout.start(ctx) }
 
 // Close stops accepting fan-outs and waits until the queued ones are written

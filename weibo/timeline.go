@@ -15,10 +15,13 @@ import (
 // "receive-content-email" table: one row per entry, so the scan returns the
 // page already in order) and one batched GetMany that reads the posts'
 // content rows together with the viewer's attends rows of their authors. An
-// entry whose post is gone or whose author the viewer no longer follows (a
-// fan-out racing an unfollow, or a half-done unfollow) is skipped and
-// deleted; only then does a page need another scan (at most
-// timelineRounds scans per page).
+// entry whose post is gone or whose author the viewer no longer follows (an
+// unfollow or a fan-out still settling, or the trace of one that died,
+// which the repairer removes) is skipped; only then does a page need
+// another scan (at most timelineRounds scans per page). Reads never delete:
+// a delete decided from a read could land after a concurrent re-follow's
+// backfill and remove an entry the viewer should see (the writers settle
+// the inbox themselves, see repair.go).
 //
 // It pages both ways (Page): a page before the start cursor of the first
 // page a client showed (Last, Before) holds the posts that reached the
@@ -38,14 +41,9 @@ func (s *Service) HomeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 					at = append(at, i)
 				}
 			}
-			posts, stale, err := s.resolveEntries(ctx, uid, ids)
+			posts, err := s.resolveEntries(ctx, uid, ids)
 			if err != nil {
 				return nil, err
-			}
-			if len(stale) > 0 {
-				if err := s.st.DeleteMany(ctx, stale); err != nil {
-					s.log.Warn("could not delete stale inbox rows", "user", uid.String(), "err", err)
-				}
 			}
 			out := make([]*Post, len(rows))
 			for j, p := range posts {
@@ -60,14 +58,14 @@ func (s *Service) HomeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 }
 
 // timelineRounds bounds the inbox scans of one home-timeline page: a page
-// whose entries keep turning out stale stops after this many (each deletes
-// the stale entries it found, so the next read of the page makes progress).
+// whose entries keep turning out stale stops after this many (a shorter
+// page with a cursor; the next page goes on after it).
 const timelineRounds = 9
 
 // resolveEntries reads, in one GetMany, the content rows of ids and the
-// owner's attends rows of their authors; it returns the posts (nil for
-// entries to skip) and the deletes of the stale inbox rows.
-func (s *Service) resolveEntries(ctx context.Context, owner UserID, ids []PostID) ([]*Post, []*hbase.Delete, error) {
+// owner's attends rows of their authors; it returns the posts, nil for
+// entries to skip (post gone, author not followed).
+func (s *Service) resolveEntries(ctx context.Context, owner UserID, ids []PostID) ([]*Post, error) {
 	gets := make([]*hbase.Get, 0, 2*len(ids))
 	for _, id := range ids {
 		gets = append(gets, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)})
@@ -81,19 +79,15 @@ func (s *Service) resolveEntries(ctx context.Context, owner UserID, ids []PostID
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	posts := make([]*Post, len(ids))
-	var stale []*hbase.Delete
 	for i, id := range ids {
 		p := postFromRow(id, rs[i])
 		if j, ok := relIdx[id.Author]; ok && !rs[j].Exists() {
 			p = nil
 		}
-		if p == nil {
-			stale = append(stale, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(owner, id)})
-		}
 		posts[i] = p
 	}
-	return posts, stale, nil
+	return posts, nil
 }

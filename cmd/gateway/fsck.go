@@ -5,24 +5,34 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/weibo"
 )
 
+// fsckListPerKind is how many issues of one kind fsck lists one by one;
+// the counts per kind cover the rest.
+const fsckListPerKind = 20
+
 // fsck runs `gateway fsck [--repair] [--grace D] [store flags]`: it checks
-// every two-sided pair of the role and department tables (user ↔ role,
-// role ↔ name, parent ↔ child, department ↔ member) and, with --repair,
-// makes each index side agree with its authoritative side. It exits 1 when
-// issues remain unrepaired.
+// everything stored on two sides — user ↔ role, role ↔ name, parent ↔
+// child, department ↔ member, follows ↔ fans, every counter against a
+// recount, every inbox against its owner's followees' posts within the
+// backfill window, unfinished writes and fan-outs — and, with --repair,
+// makes each dependent side agree with its authoritative side. It prints
+// up to 20 issues of each kind and the number of issues per kind, and
+// exits 1 while issues remain unrepaired.
 func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("fsck", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
 	repair := fs.Bool("repair", false, "repair what is found (default: report only)")
-	grace := fs.Duration("grace", 30*time.Second, "leave alone index rows younger than this: they may belong to a change in flight")
+	grace := fs.Duration("grace", 30*time.Second, "leave alone rows younger than this: they may belong to a change in flight")
+	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,12 +41,17 @@ func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	defer st.Close()
-	svc := weibo.New(st, weibo.WithLogger(log))
-	rep, err := fsck.Run(ctx, svc, fsck.Options{Repair: *repair, Grace: *grace})
+	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithRepairGrace(*rg))
+	start := time.Now()
+	rep, err := fsck.Run(ctx, svc, fsck.Options{Repair: *repair, Grace: *grace, RepairGrace: *rg})
 	if err != nil {
 		return err
 	}
+	listed := map[string]int{}
 	for _, is := range rep.Issues {
+		if listed[is.Kind]++; listed[is.Kind] > fsckListPerKind {
+			continue
+		}
 		state := "found"
 		switch {
 		case is.Repaired:
@@ -46,12 +61,24 @@ func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 		}
 		fmt.Fprintf(os.Stdout, "%-26s %-9s %s\n", is.Kind, state, is.Detail)
 	}
+	counts := rep.Counts()
+	fmt.Fprintf(os.Stdout, "issues per kind (%d in all):\n", len(rep.Issues))
+	for _, kind := range slices.Sorted(maps.Keys(counts)) {
+		fixed := 0
+		for _, is := range rep.Issues {
+			if is.Kind == kind && is.Repaired {
+				fixed++
+			}
+		}
+		fmt.Fprintf(os.Stdout, "  %-26s %8d  (repaired %d)\n", kind, counts[kind], fixed)
+	}
 	rows := 0
 	for _, n := range rep.Rows {
 		rows += n
 	}
 	left := rep.Unrepaired()
-	log.Info("fsck done", "store", st.Backend(), "rows_read", rows, "issues", len(rep.Issues), "unrepaired", left, "repair", *repair)
+	log.Info("fsck done", "store", st.Backend(), "rows_read", rows, "issues", len(rep.Issues), "unrepaired", left, "repair", *repair,
+		"elapsed", time.Since(start).Round(time.Millisecond))
 	if left > 0 {
 		if !*repair {
 			return fmt.Errorf("%d issue(s) found; run again with --repair to fix them", left)

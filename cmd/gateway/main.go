@@ -2,11 +2,11 @@
 // the subcommands serve, migrate, seed, admin, fsck and schema. Every flag has an
 // environment variable; a flag given on the command line wins.
 //
-//	gateway serve   [--addr ADDR] [store flags] [--demo]
+//	gateway serve   [--addr ADDR] [store flags] [--demo] [--outbox-sweep 30s] [--repair-grace 60s]
 //	gateway migrate [store flags]
 //	gateway seed    --edges FILE --posts FILE --password PW [store flags]
 //	gateway admin   grant|revoke <username> [--role admin] [store flags]
-//	gateway fsck    [--repair] [--grace 30s] [store flags]
+//	gateway fsck    [--repair] [--grace 30s] [--repair-grace 60s] [store flags]
 //	gateway schema  (prints the GraphQL schema as SDL)
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
@@ -72,7 +72,8 @@ commands:
   migrate   create the weibo namespace and tables (idempotent)
   seed      import the real data set (edge list + posts CSV)
   admin     grant|revoke <username>: give or take the admin role (makes the first admin)
-  fsck      check (and with --repair fix) the two-sided role and department rows
+  fsck      check (and with --repair fix) everything stored on two sides: roles,
+            departments, follows and fans, counters, inboxes, unfinished writes
   schema    print the GraphQL schema (SDL, no "extend") for client code generators
 
 Run "gateway <command> -h" for the flags of a command.

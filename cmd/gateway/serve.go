@@ -31,6 +31,8 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
 	lf := registerLimitFlags(fs)
+	sweep := fs.Duration("outbox-sweep", envDuration("GATEWAY_OUTBOX_SWEEP", 30*time.Second), "how often the outbox is swept and the repairer runs (env GATEWAY_OUTBOX_SWEEP)")
+	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := weibo.New(st, weibo.WithLogger(log))
+	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithOutboxSweep(*sweep), weibo.WithRepairGrace(*rg))
 	if err := svc.Start(ctx); err != nil {
 		return err
 	}
@@ -88,6 +90,22 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	return errors.Join(herr, ferr)
+}
+
+// repairGraceFlag registers --repair-grace (env GATEWAY_REPAIR_GRACE),
+// which serve and fsck share.
+func repairGraceFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("repair-grace", envDuration("GATEWAY_REPAIR_GRACE", weibo.DefaultRepairGrace),
+		"how old an unfinished write's marker must be before the repairer takes the write for dead; keep it well above the store's worst latency, the same on every gateway (env GATEWAY_REPAIR_GRACE)")
+}
+
+// envDuration returns the duration in the environment variable key, or def
+// when it is unset or not a duration.
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(env(key, "")); err == nil {
+		return d
+	}
+	return def
 }
 
 // jwtSecretFile is the file in the embedded store's data directory that

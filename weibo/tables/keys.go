@@ -27,6 +27,8 @@ const (
 	// LinkKeyLen is the length of a role member row's key and of a
 	// department child or member row's key: prefix(9) | marker(1) | id(8).
 	LinkKeyLen = IDKeyLen + 1 + 8
+	// PendingKeyLen is the length of a weibo:pending rowkey.
+	PendingKeyLen = IDKeyLen + 1 + 8 + 8
 )
 
 // SaltBuckets is the number of salt values. The first byte of every
@@ -329,6 +331,46 @@ func DeptPrefix(did DeptID) []byte { return idKey(did) }
 // LinkValues are the cells of a department child or member row: ColLinkAt
 // = ms, the time the link was made.
 func LinkValues(ms int64) hbase.Values { return hbase.Values{FamInfo: {ColLinkAt: U64(uint64(ms))}} }
+
+// --- weibo:pending -----------------------------------------------------------
+
+// PendingKind is the byte after the owner's prefix in a weibo:pending
+// rowkey: which kind of write the row stands for.
+type PendingKind byte
+
+// Kinds of pending writes.
+const (
+	// PendingFollow is a follow or unfollow: owner is the follower (a
+	// UserID), other the followee. Its counters are the follower's
+	// ColFollows and the followee's ColFans.
+	PendingFollow PendingKind = 'f'
+	// PendingRole is an assignment or revocation of a role: owner is the
+	// role (a RoleID), other the user. Its counter is the role's
+	// ColMemberCount.
+	PendingRole PendingKind = 'r'
+)
+
+// PendingKey is the rowkey of weibo:pending: salt(owner)(1) | owner(8) |
+// kind(1) | other(8) | nonce(8), 26 bytes. The nonce (random) keeps the
+// rows of concurrent writes of one pair apart.
+func PendingKey(kind PendingKind, owner, other, nonce uint64) []byte {
+	k := binary.BigEndian.AppendUint64(append(appendIDKey(make([]byte, 0, PendingKeyLen), owner), byte(kind)), other)
+	return binary.BigEndian.AppendUint64(k, nonce)
+}
+
+// DecodePendingKey decodes a weibo:pending rowkey; ok is false for a
+// malformed key or an unknown kind.
+func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, ok bool) {
+	owner, ok = decodeIDPrefix(k)
+	if !ok || len(k) != PendingKeyLen {
+		return 0, 0, 0, 0, false
+	}
+	kind = PendingKind(k[IDKeyLen])
+	if kind != PendingFollow && kind != PendingRole {
+		return 0, 0, 0, 0, false
+	}
+	return kind, owner, binary.BigEndian.Uint64(k[IDKeyLen+1:]), binary.BigEndian.Uint64(k[IDKeyLen+9:]), true
+}
 
 // --- values -----------------------------------------------------------------
 

@@ -122,6 +122,18 @@ func TestKeyRoundTrips(t *testing.T) {
 		{"department member", tables.DeptMemberKey(did, uid), cat(docID(2), []byte("m"), be(22732)),
 			func(k []byte) (any, bool) { d, u, ok := tables.DecodeDeptMemberKey(k); return [2]any{d, u}, ok },
 			[2]any{did, uid}},
+		{"pending follow", tables.PendingKey(tables.PendingFollow, uint64(uid), uint64(other), 0x0102030405060708),
+			cat(docID(22732), []byte("f"), be(5802), []byte{1, 2, 3, 4, 5, 6, 7, 8}),
+			func(k []byte) (any, bool) {
+				kind, o, b, n, ok := tables.DecodePendingKey(k)
+				return [4]any{kind, o, b, n}, ok
+			}, [4]any{tables.PendingFollow, uint64(uid), uint64(other), uint64(0x0102030405060708)}},
+		{"pending role", tables.PendingKey(tables.PendingRole, uint64(rid), uint64(uid), 1),
+			cat(docID(3), []byte("r"), be(22732), be(1)),
+			func(k []byte) (any, bool) {
+				kind, o, b, n, ok := tables.DecodePendingKey(k)
+				return [4]any{kind, o, b, n}, ok
+			}, [4]any{tables.PendingRole, uint64(rid), uint64(uid), uint64(1)}},
 		{"role qualifier", []byte(tables.RoleQualifier(rid)), be(3),
 			func(k []byte) (any, bool) { return tables.DecodeRoleQualifier(string(k)) }, rid},
 		{"priority", tables.EncodePriority(1000), []byte{0, 0, 0x03, 0xe8},
@@ -225,6 +237,7 @@ func TestDecodersReject(t *testing.T) {
 		{"department", func(k []byte) bool { _, ok := tables.DecodeDeptKey(k); return ok }, tables.DeptKey(3)},
 		{"department child", func(k []byte) bool { _, _, ok := tables.DecodeDeptChildKey(k); return ok }, tables.DeptChildKey(3, 4)},
 		{"department member", func(k []byte) bool { _, _, ok := tables.DecodeDeptMemberKey(k); return ok }, tables.DeptMemberKey(3, 4)},
+		{"pending", func(k []byte) bool { _, _, _, _, ok := tables.DecodePendingKey(k); return ok }, tables.PendingKey(tables.PendingFollow, 3, 4, 5)},
 	}
 	for _, d := range decoders {
 		t.Run(d.name, func(t *testing.T) {
@@ -338,9 +351,9 @@ func TestIDs(t *testing.T) {
 func TestSpecs(t *testing.T) {
 	want := map[string][]string{
 		"users": {"i", "c", "o"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
-		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"},
+		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 	}
-	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "roles": true, "departments": true}
+	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "roles": true, "departments": true, "pending": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
@@ -367,5 +380,5 @@ func TestSpecs(t *testing.T) {
 
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
-		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments}, name)
+		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending}, name)
 }

@@ -67,6 +67,12 @@ const (
 	// (DeptChildKey), member rows (DeptMemberKey) and the department id
 	// sequence (SeqKey).
 	Departments = Namespace + ":departments"
+	// Pending holds one row per write in flight that changes a counter
+	// together with a two-sided pair (a follow or unfollow, an assignment
+	// or revocation of a role): written before the write's first row and
+	// deleted after its last, so that a row older than the repair grace is
+	// the trace of a write that died. Rowkey PendingKey.
+	Pending = Namespace + ":pending"
 )
 
 // Column families and qualifiers. Names are one or two bytes: HBase stores
@@ -91,6 +97,15 @@ const (
 	ColFans = "fa"
 	// ColPosts (users, c) is the user's number of posts.
 	ColPosts = "po"
+	// ColFollowsSeq, ColFansSeq and ColPostsSeq (users, c) are the
+	// operation sequences of ColFollows, ColFans and ColPosts: Incremented
+	// by every write that may change the counter, before it changes the
+	// rows the counter counts. A recount's Put is conditional on the
+	// sequence it read before counting (CheckAndPut), so it never
+	// overwrites a change it did not count.
+	ColFollowsSeq = "sfo"
+	ColFansSeq    = "sfa"
+	ColPostsSeq   = "spo"
 	// ColSeq is the id sequence in row SeqKey: family c of weibo:users and
 	// weibo:roles, family i of weibo:departments.
 	ColSeq = "n"
@@ -123,6 +138,10 @@ const (
 	FamOutbox = "o"
 	// ColOutboxAt (outbox, o) is the time the fan-out was requested, ms, 8 bytes BE.
 	ColOutboxAt = "t"
+	// ColOutboxCounted (outbox, o) is written (empty) once the publish has
+	// Incremented the author's post counter. A row without it and older
+	// than the repair grace is a publish that died before counting.
+	ColOutboxCounted = "c"
 
 	// FamOrg is family o of weibo:users: the user's place in the
 	// organization (the seed's psn cf2). Qualifier RoleQualifier(rid) holds
@@ -136,6 +155,9 @@ const (
 	ColRoleName = "n"
 	// ColMemberCount (roles, c, role rows) is the number of members (Increment).
 	ColMemberCount = "m"
+	// ColMemberSeq (roles, c, role rows) is the operation sequence of
+	// ColMemberCount (see ColFollowsSeq).
+	ColMemberSeq = "sm"
 	// ColPriority (roles, i, member rows) is the assignment's priority, a
 	// copy of the user's RoleQualifier cell (EncodePriority).
 	ColPriority = "p"
@@ -151,6 +173,19 @@ const (
 	// ColLinkAt (departments, i, child and member rows) is the time the
 	// link was made, ms, 8 bytes BE.
 	ColLinkAt = "t"
+
+	// FamPending is family p of weibo:pending.
+	FamPending = "p"
+	// ColPendingAt (pending, p) is the time the write started, ms since
+	// the epoch (the writing process's clock), 8 bytes BE.
+	ColPendingAt = "t"
+	// ColPendingFanouts (pending, p), on an unfollow's row only, is a time
+	// in ms: the row must stay until no fan-out of the followee requested
+	// before that time is left in weibo:outbox (a fan-out that read the
+	// fans list before the unfollow and died part-way may have written the
+	// followee's post into the former follower's inbox after the unfollow
+	// cleaned it).
+	ColPendingFanouts = "f"
 )
 
 // OutboxTTL is how long an outbox row lives at most (the table's TTL): a
@@ -192,6 +227,9 @@ func Specs() []hbase.TableSpec {
 		}},
 		{Name: "departments", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+		}},
+		{Name: "pending", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamPending, MaxVersions: 1, Bloom: hbase.BloomNone},
 		}},
 	}
 }

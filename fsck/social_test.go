@@ -1,0 +1,183 @@
+package fsck_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// TestSocialChecks damages, row by row, everything the social side keeps
+// on two sides — a fans row lost and one left over, each of the three
+// counters of a user, an inbox entry lost, entries of an unfollowed author
+// and of a post that does not exist, an own post missing from its author's
+// inbox, a write and a publish that died long ago — and checks that fsck
+// reports each kind, that --repair fixes all of them through the domain,
+// and that a second run finds nothing. On HBase the store is a namespace
+// of its own, so that fsck sees only this test's rows.
+func TestSocialChecks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if b.Name == hbase.BackendHBase {
+				ns := fmt.Sprintf("fsck_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+				st = hbase.WithNamespace(st, tables.Namespace, ns)
+				t.Cleanup(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					_ = st.DropNamespace(ctx, tables.Namespace)
+				})
+			}
+			svc, _ := orgService(t, st)
+			if err := svc.Start(ctx); err != nil { // the publishes' fan-outs
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			a, bu, c := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b")), mustUser(t, svc, uniq("c"))
+			var bPosts []weibo.PostID
+			for i := range 3 {
+				p, err := svc.Publish(ctx, bu.ID, fmt.Sprintf("b's post %d", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bPosts = append(bPosts, p.ID)
+			}
+			cPost, err := svc.Publish(ctx, c.ID, "c's post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Done fanning out: an unfollow that saw a fan-out of c running
+			// would keep its pending row (and c's counters busy) for the grace.
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range [][2]weibo.UserID{{a.ID, bu.ID}, {c.ID, bu.ID}, {a.ID, c.ID}} {
+				if _, err := svc.Follow(ctx, f[0], f[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := svc.Unfollow(ctx, a.ID, c.ID); err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
+				t.Fatalf("before the damage: %v %+v", err, rep)
+			}
+
+			old := tables.U64(uint64(time.Now().Add(-time.Hour).UnixMilli()))
+			damage := []struct {
+				kind string
+				do   func() error
+			}{
+				{fsck.FansMissing, func() error {
+					return st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: tables.RelationKey(bu.ID, tables.Fans, c.ID)})
+				}},
+				{fsck.FansStale, func() error {
+					return st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(a.ID, tables.Fans, bu.ID),
+						Values: hbase.Values{tables.FamRel: {tables.ColRelSet: old}}})
+				}},
+				{fsck.FollowCount, func() error { return putCounter(ctx, st, a.ID, tables.ColFollows, 7) }},
+				{fsck.FanCount, func() error { return putCounter(ctx, st, c.ID, tables.ColFans, 3) }},
+				{fsck.PostCount, func() error { return putCounter(ctx, st, bu.ID, tables.ColPosts, 1) }},
+				{fsck.InboxMissing, func() error {
+					return st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(a.ID, bPosts[1])})
+				}},
+				{fsck.InboxMissing, func() error { // an own post
+					return st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(c.ID, cPost.ID)})
+				}},
+				{fsck.InboxExtra, func() error { // a's unfollowed c
+					return st.Put(ctx, &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(a.ID, cPost.ID), Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}})
+				}},
+				{fsck.InboxExtra, func() error { // a post that does not exist
+					return st.Put(ctx, &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(a.ID, weibo.PostID{Author: bu.ID, Millis: 12345}),
+						Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}})
+				}},
+				{fsck.WriteUnfinished, func() error {
+					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingFollow, uint64(c.ID), uint64(a.ID), 42),
+						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old}}})
+				}},
+				{fsck.FanoutUnfinished, func() error {
+					return st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(bPosts[0]),
+						Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: old}}})
+				}},
+			}
+			var kinds []string
+			for _, d := range damage {
+				if err := d.do(); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(kinds, d.kind) {
+					kinds = append(kinds, d.kind)
+				}
+			}
+			rep, err := fsck.Run(ctx, svc, fsck.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := rep.Counts()
+			for _, k := range kinds {
+				if counts[k] == 0 {
+					t.Errorf("check: no %s issue; found %v", k, counts)
+				}
+			}
+			if rep.Unrepaired() != len(rep.Issues) {
+				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
+			}
+			rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := rep.Unrepaired(); n > 0 {
+				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
+			}
+			rep, err = fsck.Run(ctx, svc, fsck.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Issues) > 0 {
+				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
+			}
+			us, err := svc.GetUsers(ctx, []weibo.UserID{a.ID, bu.ID, c.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if us[0].FollowCount != 1 || us[1].FanCount != 2 || us[1].PostCount != 3 || us[2].FanCount != 0 || us[2].PostCount != 1 {
+				t.Errorf("counters after repair: a %+v, b %+v, c %+v", us[0], us[1], us[2])
+			}
+			page, err := svc.HomeTimeline(ctx, a.ID, weibo.Page{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []weibo.PostID
+			for _, e := range page.Edges {
+				got = append(got, e.Post.ID)
+			}
+			if want := []weibo.PostID{bPosts[2], bPosts[1], bPosts[0]}; !slices.Equal(got, want) {
+				t.Errorf("a's timeline after repair = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// putCounter overwrites a user's counter (damage no API call makes), as a
+// version newer than the cell's: Increments may have written it ahead of
+// the clock.
+func putCounter(ctx context.Context, st hbase.Store, uid weibo.UserID, qual string, v uint64) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamCount}})
+	if err != nil {
+		return err
+	}
+	put := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamCount: {qual: tables.U64(v)}}}
+	if c := r.Cell(tables.FamCount, qual); c != nil {
+		put.Timestamp = c.Timestamp + 1
+	}
+	return st.Put(ctx, put)
+}
