@@ -363,15 +363,15 @@ func (w *clusterWriter) waitAckedIn(t *testing.T, t0 time.Time, region RegionLoc
 	return first
 }
 
-// phaseStats summarizes the writes sent since t0: acknowledged, failed (by
-// message) and the longest acknowledged Put.
+// phaseStats summarizes the writes that ended since t0: acknowledged, failed
+// (by message) and the longest acknowledged Put.
 func (w *clusterWriter) phaseStats(t0 time.Time) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var n int
 	var longest time.Duration
 	for _, a := range w.acked {
-		if a.sent.After(t0) {
+		if a.at.After(t0) {
 			n++
 			longest = max(longest, a.at.Sub(a.sent))
 		}

@@ -354,14 +354,15 @@ stop_started() {
 }
 
 fail() {
-	local name f
+	local name f lines=60
 	trap - INT TERM
 	log "FAILED: $*"
+	[[ -n $CLUSTER ]] && lines=25 # per daemon
 	for name in "${STARTED_LOG[@]}"; do
 		for f in "$LOGS/$name.out" "$LOGS/$name.log"; do
 			if [[ -s $f ]]; then
-				echo "----- last 40 lines of $f -----" >&2
-				tail -n 40 "$f" >&2
+				echo "----- last $lines lines of $f -----" >&2
+				tail -n "$lines" "$f" >&2
 			fi
 		done
 	done
