@@ -6,7 +6,10 @@
 # Sends SIGTERM, waits up to HBASE_STOP_TIMEOUT seconds (default 30) for the JVMs
 # to exit, then sends SIGKILL. A cluster is stopped master first (so that it does
 # not reassign the regions of the region servers that stop next), then the region
-# servers together (each flushes and closes its regions), then ZooKeeper. Safe to
+# servers together (each flushes and closes its regions), then ZooKeeper. (A
+# cluster shutdown through the master, `hbase master stop --shutDownCluster`,
+# costs one more JVM start and is no better here: HBase 2.6 still runs a
+# ServerCrashProcedure for each previous region server at the next start.) Safe to
 # call when nothing runs (exits 0), and it never signals a process that is not a
 # JVM this repository started (a stale pid file is just removed; a region server
 # a test has killed is skipped). Data in .hbase/data or .hbase/cluster-data (or
