@@ -1,4 +1,4 @@
-package hbase
+package remote
 
 import (
 	"bytes"
@@ -10,9 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/tsuna/gohbase"
 	"github.com/tsuna/gohbase/hrpc"
 	"github.com/tsuna/gohbase/pb"
 	"google.golang.org/protobuf/proto"
@@ -21,16 +19,18 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/weibohbase/gateway/hbase"
 )
 
 // This file holds region-level operations of a real HBase cluster, for tests
 // and operator tools: where a table's regions are (a scan of hbase:meta with
 // the data client), which region servers are live (the master's cluster
-// status), and moving and splitting a region (master RPCs). gohbase wraps
-// MoveRegion (hrpc.NewMoveRegion) but not SplitRegion, whose messages are not
-// even in its generated protobuf package; the split request is built here
-// from a small descriptor with dynamicpb. Every function takes the gohbase
-// client it needs, so the file does not depend on the store type.
+// status), and moving and splitting a region (master RPCs through the
+// store's admin client). gohbase wraps MoveRegion (hrpc.NewMoveRegion) but
+// not SplitRegion, whose messages are not even in its generated protobuf
+// package; the split request is built here from a small descriptor with
+// dynamicpb.
 
 // metaTable is the table of region locations.
 const metaTable = "hbase:meta"
@@ -69,11 +69,11 @@ func (r RegionLocation) Contains(row []byte) bool {
 
 // TableRegions returns the regions of table ("ns:name"; "name" means the
 // default namespace) in key order, with the region server of each, read from
-// hbase:meta through client. Split parents (offline since their daughters
-// replaced them) and read replicas are left out. A table with no rows in
-// hbase:meta gives ErrTableNotFound. Without a deadline in ctx the scan waits
-// as long as hbase:meta is unreachable.
-func TableRegions(ctx context.Context, client gohbase.Client, table string) ([]RegionLocation, error) {
+// hbase:meta. Split parents (offline since their daughters replaced them)
+// and read replicas are left out. A table with no rows in hbase:meta gives
+// hbase.ErrTableNotFound. Without a deadline in ctx the scan waits as long
+// as hbase:meta is unreachable.
+func (s *Store) TableRegions(ctx context.Context, table string) ([]RegionLocation, error) {
 	ns, name := splitTableName(table)
 	full := fullTableName(ns, name)
 	// Rows of hbase:meta are "table,startKey,id.encoded.", ordered by HBase's
@@ -88,7 +88,7 @@ func TableRegions(ctx context.Context, client gohbase.Client, table string) ([]R
 	if err != nil {
 		return nil, err
 	}
-	scanner := client.Scan(scan)
+	scanner := s.conn().client.Scan(scan)
 	defer func() { _ = scanner.Close() }()
 	var out []RegionLocation
 	for {
@@ -111,7 +111,7 @@ func TableRegions(ctx context.Context, client gohbase.Client, table string) ([]R
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("hbase: regions of %q: none in %s: %w", full, metaTable, ErrTableNotFound)
+		return nil, fmt.Errorf("hbase: regions of %q: none in %s: %w", full, metaTable, hbase.ErrTableNotFound)
 	}
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].StartKey, out[j].StartKey) < 0 })
 	return out, nil
@@ -172,12 +172,11 @@ func encodedRegionName(name []byte) string {
 }
 
 // RegionServers returns the ServerNames ("host,port,startcode") of the region
-// servers the master counts as live, sorted, asked through admin (a gohbase
-// admin client). A region server that has died stays live until its
-// ZooKeeper session expires.
-func RegionServers(ctx context.Context, admin gohbase.RPCClient) ([]string, error) {
-	msg, err := admin.SendRPC(newMasterCall(ctx, "GetClusterStatus", "",
-		&pb.GetClusterStatusRequest{}, func() proto.Message { return &pb.GetClusterStatusResponse{} }))
+// servers the master counts as live, sorted. A region server that has died
+// stays live until its ZooKeeper session expires.
+func (s *Store) RegionServers(ctx context.Context) ([]string, error) {
+	msg, err := s.master(ctx, "GetClusterStatus", "",
+		&pb.GetClusterStatusRequest{}, func() proto.Message { return &pb.GetClusterStatusResponse{} })
 	if err != nil {
 		return nil, fmt.Errorf("hbase: cluster status: %w", err)
 	}
@@ -186,21 +185,20 @@ func RegionServers(ctx context.Context, admin gohbase.RPCClient) ([]string, erro
 		return nil, fmt.Errorf("hbase: cluster status: unexpected response %T", msg)
 	}
 	var out []string
-	for _, s := range r.GetClusterStatus().GetLiveServers() {
-		sn := s.GetServer()
+	for _, ls := range r.GetClusterStatus().GetLiveServers() {
+		sn := ls.GetServer()
 		out = append(out, fmt.Sprintf("%s,%d,%d", sn.GetHostName(), sn.GetPort(), sn.GetStartCode()))
 	}
 	sort.Strings(out)
 	return out, nil
 }
 
-// MoveRegion asks the master, through admin (a gohbase admin client), to move
-// the region whose encoded name is encodedName to the region server dest
+// MoveRegion asks the master to move the region whose encoded name is encodedName to the region server dest
 // ("host,port,startcode", as RegionServers and RegionLocation.Server give
 // it; "" lets the master choose). HBase 2 answers when the move is done: the
 // region is closed on its old server and open on the new one. Moving a region
 // to the server that holds it does nothing.
-func MoveRegion(ctx context.Context, admin gohbase.RPCClient, encodedName, dest string) error {
+func (s *Store) MoveRegion(ctx context.Context, encodedName, dest string) error {
 	var opts []func(hrpc.Call) error
 	if dest != "" {
 		opts = append(opts, hrpc.WithDestinationRegionServer(dest))
@@ -209,21 +207,20 @@ func MoveRegion(ctx context.Context, admin gohbase.RPCClient, encodedName, dest 
 	if err != nil {
 		return fmt.Errorf("hbase: move region %s: %w", encodedName, err)
 	}
-	if _, err := admin.SendRPC(mr); err != nil {
+	if _, err := s.adminRPC.SendRPC(mr); err != nil {
 		return fmt.Errorf("hbase: move region %s to %q: %w", encodedName, dest, err)
 	}
 	return nil
 }
 
-// SplitRegion asks the master, through admin (a gohbase admin client), to
-// split region at splitRow, and waits until the split procedure has finished:
+// SplitRegion asks the master to split region at splitRow, and waits until the split procedure has finished:
 // the region is then replaced by two daughters, [StartKey, splitRow) and
 // [splitRow, EndKey), open on the region's server. splitRow must fall strictly
 // inside the region (nil lets HBase pick the midpoint of the region's flushed
 // data, and fails when there is none). A region that cannot split yet (it
 // still holds references to the files of its own parent) gives an error
 // naming DoNotRetryIOException.
-func SplitRegion(ctx context.Context, admin gohbase.RPCClient, region RegionLocation, splitRow []byte) error {
+func (s *Store) SplitRegion(ctx context.Context, region RegionLocation, splitRow []byte) error {
 	if region.info == nil {
 		return errors.New("hbase: split region: the RegionLocation does not come from TableRegions")
 	}
@@ -233,8 +230,8 @@ func SplitRegion(ctx context.Context, admin gohbase.RPCClient, region RegionLoca
 		return fmt.Errorf("hbase: %s: %w", what, err)
 	}
 	req := newSplitRequest(types, region.info, splitRow)
-	msg, err := admin.SendRPC(newMasterCall(ctx, "SplitRegion", region.Table, req,
-		func() proto.Message { return dynamicpb.NewMessage(types.resp) }))
+	msg, err := s.master(ctx, "SplitRegion", region.Table, req,
+		func() proto.Message { return dynamicpb.NewMessage(types.resp) })
 	if err != nil {
 		return fmt.Errorf("hbase: %s: %w", what, err)
 	}
@@ -243,7 +240,7 @@ func SplitRegion(ctx context.Context, admin gohbase.RPCClient, region RegionLoca
 		return fmt.Errorf("hbase: %s: unexpected response %T", what, msg)
 	}
 	procID := resp.Get(types.resp.Fields().ByName("proc_id")).Uint()
-	if err := waitMasterProcedure(ctx, admin, procID); err != nil {
+	if err := s.waitProcedure(ctx, region.Table, procID); err != nil {
 		return fmt.Errorf("hbase: %s: %w", what, err)
 	}
 	return nil
@@ -298,7 +295,7 @@ var splitRegionTypes = sync.OnceValues(func() (splitTypes, error) {
 		tMessage = descriptorpb.FieldDescriptorProto_TYPE_MESSAGE
 	)
 	fd := &descriptorpb.FileDescriptorProto{
-		Name:       proto.String("github.com/weibohbase/gateway/hbase/split_region.proto"),
+		Name:       proto.String("github.com/weibohbase/gateway/hbase/remote/split_region.proto"),
 		Package:    proto.String("pb"),
 		Dependency: []string{"HBase.proto"},
 		Syntax:     proto.String("proto2"),
@@ -321,39 +318,3 @@ var splitRegionTypes = sync.OnceValues(func() (splitTypes, error) {
 	msgs := file.Messages()
 	return splitTypes{req: msgs.ByName("SplitTableRegionRequest"), resp: msgs.ByName("SplitTableRegionResponse")}, nil
 })
-
-// waitMasterProcedure polls the master through admin until procedure id has
-// finished and returns its failure, if any; a procedure the master no longer
-// knows counts as done. (hbaseStore.waitProcedure does the same for the
-// store's own admin calls.)
-func waitMasterProcedure(ctx context.Context, admin gohbase.RPCClient, id uint64) error {
-	d := 20 * time.Millisecond
-	for {
-		msg, err := admin.SendRPC(hrpc.NewGetProcedureState(ctx, id))
-		if err != nil {
-			return err
-		}
-		r, ok := msg.(*pb.GetProcedureResultResponse)
-		if !ok {
-			return fmt.Errorf("procedure %d: unexpected response %T", id, msg)
-		}
-		switch r.GetState() {
-		case pb.GetProcedureResultResponse_NOT_FOUND:
-			return nil
-		case pb.GetProcedureResultResponse_FINISHED:
-			if e := r.GetException(); e != nil {
-				ge := e.GetGenericException()
-				return fmt.Errorf("procedure %d failed: %s: %s", id, ge.GetClassName(), ge.GetMessage())
-			}
-			return nil
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("procedure %d: %w", id, ctx.Err())
-		case <-t.C:
-		}
-		d = min(2*d, time.Second)
-	}
-}

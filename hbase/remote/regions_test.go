@@ -1,4 +1,4 @@
-package hbase
+package remote
 
 import (
 	"bytes"
