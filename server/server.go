@@ -73,7 +73,7 @@ func New(cfg Config) http.Handler {
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithTimeout(req.Context(), 3*time.Second)
 		defer cancel()
-		if err := cfg.Svc.Store().Ping(ctx); err != nil {
+		if err := ready(ctx, cfg.Svc.Store()); err != nil {
 			http.Error(w, "store not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
@@ -84,6 +84,7 @@ func New(cfg Config) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(cfg.Tokens.Middleware)
 		r.Use(loaders.Middleware(cfg.Svc))
+		r.Use(unavailable)
 		r.Handle("/graphql", GraphQL(cfg))
 	})
 	return r
@@ -142,6 +143,9 @@ func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		var gq *gqlerror.Error
 		if errors.As(err, &gq) && gq.Rule != "" {
+			return gerr
+		}
+		if presentUnavailable(ctx, gerr, err) {
 			return gerr
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
