@@ -12,10 +12,16 @@ import (
 
 // fanout is the worker pool that writes a post's rowkey into every fan's
 // inbox (seed 000/004: the fan-out "另起一个线程" off the publishing path),
-// driven by the durable weibo:outbox table.
+// driven by the durable weibo:outbox table. Several gateway instances share
+// the outbox: a worker works a post only under its lease (lease.go). While
+// the store is unavailable (hbase.Available) workers and sweeps wait, and
+// resume by themselves when it is back.
 type fanout struct {
 	s    *Service
 	jobs chan PostID
+	// waitCtx ends at close: workers waiting for the store give up then.
+	waitCtx  context.Context
+	stopWait context.CancelFunc
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -28,6 +34,7 @@ type fanout struct {
 
 func newFanout(s *Service) *fanout {
 	f := &fanout{s: s, jobs: make(chan PostID, 4096), pending: map[PostID]bool{}}
+	f.waitCtx, f.stopWait = context.WithCancel(context.Background())
 	f.cond = sync.NewCond(&f.mu)
 	return f
 }
@@ -54,14 +61,32 @@ func (f *fanout) start(ctx context.Context) error {
 		go func() {
 			t := time.NewTicker(iv)
 			defer t.Stop()
+			paused := false
 			for {
-				select {
-				case <-lctx.Done():
-					return
-				case <-t.C:
-					if err := f.sweep(lctx, iv); err != nil && lctx.Err() == nil {
-						f.s.log.Warn("outbox sweep failed", "err", err)
+				// While the store is unavailable, wait; sweep at once when
+				// it is back (fan-outs may have failed meanwhile).
+				changed, err := hbase.Available(f.s.st)
+				if err != nil {
+					paused = true
+					select {
+					case <-lctx.Done():
+						return
+					case <-changed:
 					}
+					continue
+				}
+				if !paused {
+					select {
+					case <-lctx.Done():
+						return
+					case <-changed:
+						continue
+					case <-t.C:
+					}
+				}
+				paused = false
+				if err := f.sweep(lctx, iv); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
+					f.s.log.Warn("outbox sweep failed", "err", err)
 				}
 			}
 		}()
@@ -69,17 +94,26 @@ func (f *fanout) start(ctx context.Context) error {
 	return nil
 }
 
-// sweep queues every outbox row older than minAge.
+// sweep queues every outbox row older than minAge whose lease, if any, is
+// this instance's or has expired, and sets gateway_outbox_depth to the
+// number of rows.
 func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
-	cutoff := f.s.nowMillis() - minAge.Milliseconds()
+	now := f.s.nowMillis()
+	cutoff := now - minAge.Milliseconds()
 	var found []PostID
+	rows := 0
 	err := f.s.st.Scan(ctx, &hbase.Scan{Table: tables.Outbox}, func(r *hbase.Result) error {
+		rows++
 		id, ok := tables.DecodeOutboxKey(r.Row)
-		if ok && int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt))) <= cutoff {
+		if ok && int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt))) <= cutoff &&
+			!f.heldElsewhere(r.Value(tables.FamOutbox, tables.ColOutboxLease), now) {
 			found = append(found, id)
 		}
 		return nil
 	})
+	if err == nil {
+		OutboxDepth.Set(float64(rows))
+	}
 	for _, id := range found {
 		f.enqueue(id)
 	}
@@ -109,12 +143,7 @@ func (f *fanout) enqueue(id PostID) {
 func (f *fanout) work() {
 	defer f.workers.Done()
 	for id := range f.jobs {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		err := f.s.fanOut(ctx, id)
-		cancel()
-		if err != nil {
-			f.s.log.Error("fan-out failed; left in outbox for the next sweep", "post", id.String(), "err", err)
-		}
+		f.run(id)
 		f.mu.Lock()
 		delete(f.pending, id)
 		f.cond.Broadcast()
@@ -154,6 +183,7 @@ func (f *fanout) close(ctx context.Context) error {
 	close(f.jobs)
 	started := f.started
 	f.mu.Unlock()
+	f.stopWait()
 	if f.stopLoop != nil {
 		f.stopLoop()
 	}
@@ -171,9 +201,11 @@ func (f *fanout) close(ctx context.Context) error {
 }
 
 // fanOut writes post id into the inbox of its author and of every fan of
-// the author, in PutMany batches, then deletes the outbox row. Every write is
-// an idempotent put, so running it twice adds nothing.
-func (s *Service) fanOut(ctx context.Context, id PostID) error {
+// the author, in PutMany batches, then deletes the outbox row if it still
+// holds l, this instance's lease (another instance that took the post over
+// deletes it itself). Every write is an idempotent put, so running it twice
+// adds nothing.
+func (s *Service) fanOut(ctx context.Context, id PostID, l *lease) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
 	if err != nil {
 		return err
@@ -192,8 +224,11 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 		if err != nil {
 			return err
 		}
+		FanoutLag.Observe(max(float64(s.nowMillis()-id.Millis)/1000, 0))
 		s.live.notify(fans...)
 	}
 	// The post does not exist when publishing failed before storing it.
-	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id)})
+	_, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id)},
+		tables.FamOutbox, tables.ColOutboxLease, l.value())
+	return err
 }

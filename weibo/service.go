@@ -60,6 +60,8 @@ type options struct {
 	batch         int
 	backfill      int
 	sweepInterval time.Duration
+	fanoutLease   time.Duration
+	instance      string
 	bcryptCost    int
 	// pairHook, when set, is called between the two writes of every
 	// two-row change (pairs.go); an error it returns aborts the change
@@ -90,6 +92,18 @@ func WithBackfillLimit(n int) Option { return func(o *options) { o.backfill = n 
 // worker finished (a crashed gateway's), default 30 s; 0 disables the sweep.
 func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweepInterval = d } }
 
+// WithFanoutLease sets how long a fan-out's lease lasts (default 30 s):
+// the gateway instance working a post holds it in the post's outbox row and
+// renews it every third of this; when the instance dies, another takes the
+// post over once the lease has expired (at its next outbox sweep). The
+// clocks of the instances must agree to well within this.
+func WithFanoutLease(d time.Duration) Option { return func(o *options) { o.fanoutLease = d } }
+
+// WithInstanceName names this gateway instance in the fan-out leases it
+// takes (default "HOST:PID:RANDOM"); every instance sharing the tables
+// needs its own.
+func WithInstanceName(name string) Option { return func(o *options) { o.instance = name } }
+
 // WithBcryptCost sets the bcrypt cost of new password hashes (default
 // bcrypt.DefaultCost; tests lower it).
 func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
@@ -98,10 +112,13 @@ func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c }
 func New(st hbase.Store, opts ...Option) *Service {
 	o := options{
 		logger: slog.Default(), now: time.Now, workers: 4, batch: 500,
-		backfill: 1000, sweepInterval: 30 * time.Second, bcryptCost: 10,
+		backfill: 1000, sweepInterval: 30 * time.Second, fanoutLease: 30 * time.Second, bcryptCost: 10,
 	}
 	for _, f := range opts {
 		f(&o)
+	}
+	if o.instance == "" {
+		o.instance = defaultInstanceName()
 	}
 	s := &Service{st: st, log: o.logger, now: o.now, opts: o, bcryptC: o.bcryptCost}
 	s.fanout = newFanout(s)

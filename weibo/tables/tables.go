@@ -123,6 +123,10 @@ const (
 	FamOutbox = "o"
 	// ColOutboxAt (outbox, o) is the time the fan-out was requested, ms, 8 bytes BE.
 	ColOutboxAt = "t"
+	// ColOutboxLease (outbox, o) is the fan-out's lease: which gateway
+	// instance works the post, and until when (EncodeLease). Absent until a
+	// worker takes the post.
+	ColOutboxLease = "l"
 
 	// FamOrg is family o of weibo:users: the user's place in the
 	// organization (the seed's psn cf2). Qualifier RoleQualifier(rid) holds
@@ -180,7 +184,7 @@ func Specs() []hbase.TableSpec {
 		{Name: "inbox", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamInbox, MaxVersions: 1, Bloom: hbase.BloomNone},
 		}},
-		{Name: "outbox", Families: []hbase.FamilySpec{
+		{Name: "outbox", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamOutbox, MaxVersions: 1, Bloom: hbase.BloomNone, TTL: OutboxTTL},
 		}},
 		{Name: "roles", SplitKeys: split, Families: []hbase.FamilySpec{
