@@ -209,6 +209,7 @@ func (f *fanout) leased(id PostID) error {
 	if err != nil || l == nil {
 		return err
 	}
+	f.s.log.Debug("fan-out leased", "post", id.String(), "instance", f.s.opts.instance)
 	renewing := make(chan struct{})
 	rctx, stopRenew := context.WithCancel(ctx)
 	go func() { defer close(renewing); f.renew(rctx, cancel, id, l) }()
@@ -217,6 +218,9 @@ func (f *fanout) leased(id PostID) error {
 	<-renewing
 	if cause := context.Cause(ctx); errors.Is(cause, errLeaseLost) {
 		return errLeaseLost
+	}
+	if err == nil {
+		f.s.log.Debug("fan-out done", "post", id.String(), "instance", f.s.opts.instance)
 	}
 	return err
 }

@@ -20,6 +20,8 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
+	var cf serveClusterFlags
+	cf.register(fs)
 	addr := fs.String("addr", env("GATEWAY_ADDR", "127.0.0.1:8080"), "listen address (env GATEWAY_ADDR); use :8080 to listen on every interface")
 	demo := fs.Bool("demo", false, "on an empty store, import the demo data set shipped in the binary (demo/)")
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
@@ -33,6 +35,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	st = cf.guard(st, log)
 	defer st.Close()
 	if *migrateFirst || st.Backend() == hbase.BackendEmbedded {
 		if err := tables.Migrate(ctx, st); err != nil {
@@ -50,7 +53,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		log.Warn("GATEWAY_JWT_SECRET is unset: using a random per-process secret; tokens stop working when the process restarts")
 		secret = auth.RandomSecret()
 	}
-	svc := weibo.New(st, weibo.WithLogger(log))
+	svc := weibo.New(st, append(cf.serviceOptions(), weibo.WithLogger(log))...)
 	if err := svc.Start(ctx); err != nil {
 		return err
 	}
