@@ -1,14 +1,11 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +18,7 @@ import (
 	gozk "github.com/tsuna/gohbase/zk"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/clustertest"
 	"github.com/weibohbase/gateway/internal/hbasezk"
 )
 
@@ -32,7 +30,6 @@ import (
 // GATEWAY_TEST_HBASE_CLUSTER_PIDS (default: .hbase/regionservers.pids of the
 // repository). Afterwards the cluster has one region server less: the next
 // `HBASE_REGIONSERVERS=3 make hbase-up` starts a new one.
-const clusterPidsEnv = "GATEWAY_TEST_HBASE_CLUSTER_PIDS"
 
 // TestClusterRegionFaults writes rows without pause into a pre-split table
 // while it moves a region to another region server, splits a region and kills
@@ -44,10 +41,7 @@ const clusterPidsEnv = "GATEWAY_TEST_HBASE_CLUSTER_PIDS"
 // recovery took. The only time limits are generous hang guards.
 func TestClusterRegionFaults(t *testing.T) {
 	zk := hbasezk.ClusterAddr(t)
-	pidsFile := os.Getenv(clusterPidsEnv)
-	if pidsFile == "" {
-		pidsFile = filepath.Join(moduleRoot(t), ".hbase", "regionservers.pids")
-	}
+	pidsFile := clustertest.PidsFile(t)
 
 	// gohbase logs every connection it loses, many lines per fault: they are
 	// kept and shown only if the test fails.
@@ -158,7 +152,7 @@ func TestClusterRegionFaults(t *testing.T) {
 	t.Run("kill -9 region server", func(t *testing.T) {
 		regions := clusterRegions(t, hs, table)
 		victim := pickVictim(t, zk, regions)
-		pid, err := regionServerPid(pidsFile, victim)
+		pid, err := clustertest.RegionServerPid(pidsFile, victim)
 		if err != nil {
 			t.Fatalf("pid of region server %s: %v", victim, err)
 		}
@@ -498,7 +492,7 @@ func logRegions(t *testing.T, when string, rs []RegionLocation) {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range rs {
-		fmt.Fprintf(&b, " [%x,%x)@%s", r.StartKey, r.EndKey, portOf(r.Server))
+		fmt.Fprintf(&b, " [%x,%x)@%s", r.StartKey, r.EndKey, clustertest.Port(r.Server))
 	}
 	t.Logf("regions %s:%s", when, b.String())
 }
@@ -520,7 +514,7 @@ func pickVictim(t *testing.T, zk string, regions []RegionLocation) string {
 	}
 	best, bestMeta := "", ""
 	for s, n := range count {
-		if serverAddr(s) == metaAddr {
+		if clustertest.ServerAddr(s) == metaAddr {
 			if bestMeta == "" || n > count[bestMeta] {
 				bestMeta = s
 			}
@@ -537,87 +531,6 @@ func pickVictim(t *testing.T, zk string, regions []RegionLocation) string {
 		t.Fatal("no region of the table is assigned")
 	}
 	return best
-}
-
-// serverAddr returns "host:port" of a ServerName "host,port,startcode".
-func serverAddr(server string) string {
-	parts := strings.Split(server, ",")
-	if len(parts) != 3 {
-		return server
-	}
-	return parts[0] + ":" + parts[1]
-}
-
-func portOf(server string) string {
-	parts := strings.Split(server, ",")
-	if len(parts) != 3 {
-		return "-"
-	}
-	return parts[1]
-}
-
-// regionServerPid returns the pid, among those listed in pidsFile, of the
-// live process listening on server's port (found through /proc: the socket
-// inodes of the process against the listening sockets of /proc/net/tcp*).
-func regionServerPid(pidsFile, server string) (int, error) {
-	port, err := strconv.Atoi(portOf(server))
-	if err != nil {
-		return 0, fmt.Errorf("no port in server name %q", server)
-	}
-	listening, err := listeningInodes(port)
-	if err != nil {
-		return 0, err
-	}
-	data, err := os.ReadFile(pidsFile)
-	if err != nil {
-		return 0, err
-	}
-	for _, f := range strings.Fields(string(data)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			continue
-		}
-		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-		if err != nil {
-			continue // not running
-		}
-		for _, fd := range fds {
-			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-			if err == nil && strings.HasPrefix(link, "socket:[") && listening[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
-				return pid, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("no process of %s listens on port %d", pidsFile, port)
-}
-
-// listeningInodes returns the inodes of the sockets listening on port.
-func listeningInodes(port int) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(name)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			i := strings.LastIndexByte(fields[1], ':')
-			p, err := strconv.ParseUint(fields[1][i+1:], 16, 16)
-			if err == nil && int(p) == port {
-				out[fields[9]] = true
-			}
-		}
-		_ = f.Close()
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("nothing listens on port %d", port)
-	}
-	return out, nil
 }
 
 // --- helpers -----------------------------------------------------------------------
@@ -641,24 +554,5 @@ func waitFor(t *testing.T, what string, cond func(context.Context) (bool, error)
 			t.Fatalf("gave up waiting for %s after 3 minutes", what)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// moduleRoot returns the directory of the repository's go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
 	}
 }
