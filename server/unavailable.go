@@ -45,9 +45,11 @@ func presentUnavailable(ctx context.Context, gerr *gqlerror.Error, err error) bo
 
 type unavailableKey struct{}
 
-// unavailable answers a GraphQL request that met an UNAVAILABLE error with
-// HTTP 503 and Retry-After instead of 200 (other statuses are left alone).
-// WebSocket upgrades pass through untouched.
+// unavailable gives a GraphQL request's store calls one shared call
+// timeout (hbase.ShareCallTimeout: a request waits for an unavailable
+// store about one call timeout in all), and answers a request that met an
+// UNAVAILABLE error with HTTP 503 and Retry-After instead of 200 (other
+// statuses are left alone). WebSocket upgrades pass through untouched.
 func unavailable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
@@ -56,7 +58,8 @@ func unavailable(next http.Handler) http.Handler {
 		}
 		wait := new(atomic.Int64)
 		uw := &unavailableWriter{ResponseWriter: w, wait: wait}
-		next.ServeHTTP(uw, r.WithContext(context.WithValue(r.Context(), unavailableKey{}, wait)))
+		ctx := hbase.ShareCallTimeout(context.WithValue(r.Context(), unavailableKey{}, wait))
+		next.ServeHTTP(uw, r.WithContext(ctx))
 	})
 }
 

@@ -72,7 +72,9 @@ type config struct {
 // WithCallTimeout sets the timeout of every data call (default
 // DefaultCallTimeout), applied whether or not the caller's context has a
 // deadline (the earlier of the two wins). For a Scan it bounds each wait
-// for the next row, not the whole scan. A call that runs out of it fails
+// for the next row, not the whole scan. Calls whose context shares one call
+// timeout (hbase.ShareCallTimeout: the calls of one GraphQL request) are
+// also bounded by what is left of it. A call that runs out of it fails
 // with an error wrapping hbase.ErrUnavailable. d <= 0 applies none: calls
 // then wait as long as their context allows.
 func WithCallTimeout(d time.Duration) Option {
@@ -266,13 +268,18 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// callCtx bounds a data call by the call timeout; errCallTimeout is the
-// context's cause when that is what ended it.
+// callCtx bounds a data call by the call timeout, and by what is left of
+// the call timeout ctx's calls share (hbase.ShareCallTimeout);
+// errCallTimeout is the context's cause when that is what ended it.
 func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.cfg.callTimeout <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeoutCause(ctx, s.cfg.callTimeout, errCallTimeout)
+	deadline := time.Now().Add(s.cfg.callTimeout)
+	if shared, ok := hbase.CallDeadline(ctx, s.cfg.callTimeout); ok && shared.Before(deadline) {
+		deadline = shared
+	}
+	return context.WithDeadlineCause(ctx, deadline, errCallTimeout)
 }
 
 func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -416,6 +423,11 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	if d := s.cfg.callTimeout; d > 0 {
 		idle = time.AfterFunc(d, func() { cancel(errCallTimeout) })
 		defer idle.Stop()
+		if shared, ok := hbase.CallDeadline(ctx, d); ok {
+			var stop context.CancelFunc
+			ctx, stop = context.WithDeadlineCause(ctx, shared, errCallTimeout)
+			defer stop()
+		}
 	}
 	var opts []func(hrpc.Call) error
 	if len(sc.Families) > 0 {

@@ -919,6 +919,39 @@ func TestCallTimeout(t *testing.T) {
 	})
 }
 
+// TestSharedCallTimeout checks that calls whose context shares one call
+// timeout (hbase.ShareCallTimeout, as a GraphQL request's do) are bounded
+// by what is left of it, counted from the first call, while calls without
+// it each get the whole call timeout.
+func TestSharedCallTimeout(t *testing.T) {
+	gtStore(t)
+	st, err := Open(tctx(t), hbasezk.Addr(t), WithCallTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	get := func(ctx context.Context) error {
+		_, err := st.Get(ctx, &hbase.Get{Table: gtTableA, Row: []byte("x")})
+		return err
+	}
+	shared := hbase.ShareCallTimeout(context.Background())
+	if err := get(shared); err != nil {
+		t.Fatalf("first call: %v", err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the shared second is spent
+	err = get(shared)
+	if !errors.Is(err, hbase.ErrUnavailable) {
+		t.Errorf("a call after the shared call timeout = %v, want ErrUnavailable", err)
+	}
+	err = st.Scan(shared, &hbase.Scan{Table: gtTableA, Limit: 1}, func(*hbase.Result) error { return nil })
+	if !errors.Is(err, hbase.ErrUnavailable) {
+		t.Errorf("a scan after the shared call timeout = %v, want ErrUnavailable", err)
+	}
+	if err := get(context.Background()); err != nil {
+		t.Errorf("a call of its own: %v", err)
+	}
+}
+
 // TestProbe checks that Probe replaces the data client with a fresh one that
 // works, and fails once the store is closed.
 func TestProbe(t *testing.T) {
