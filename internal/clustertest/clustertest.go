@@ -162,7 +162,9 @@ func Up(t testing.TB, zk string) time.Duration {
 // t (with the script's stderr) when the script fails.
 func script(t testing.TB, env []string, name string) string {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(ModuleRoot(t), "scripts", name))
+	root := ModuleRoot(t)
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", name))
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
