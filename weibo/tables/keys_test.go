@@ -333,7 +333,7 @@ func TestSpecs(t *testing.T) {
 		"users": {"i", "c", "o"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"},
 	}
-	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "roles": true, "departments": true}
+	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
