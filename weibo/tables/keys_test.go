@@ -362,3 +362,24 @@ func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
 		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments}, name)
 }
+
+func TestLeaseCodec(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      []byte
+		owner   string
+		expires int64
+		ok      bool
+	}{
+		{"round trip", tables.EncodeLease("host:42:abcd", 1795430541076), "host:42:abcd", 1795430541076, true},
+		{"absent", nil, "", 0, false},
+		{"expiry without owner", tables.EncodeLease("", 7), "", 0, false},
+		{"too short", []byte{1, 2, 3}, "", 0, false},
+	}
+	for _, tt := range tests {
+		owner, exp, ok := tables.DecodeLease(tt.in)
+		if owner != tt.owner || exp != tt.expires || ok != tt.ok {
+			t.Errorf("%s: DecodeLease = %q, %d, %v; want %q, %d, %v", tt.name, owner, exp, ok, tt.owner, tt.expires, tt.ok)
+		}
+	}
+}
