@@ -224,3 +224,32 @@ func TestErrorKind(t *testing.T) {
 		t.Errorf("RetryAfter(ErrUnavailable) = %v, want 1s", got)
 	}
 }
+
+// TestStartCall checks the shared call timeout's accounting: time with a
+// call in flight counts once however many calls overlap; time between
+// calls does not count.
+func TestStartCall(t *testing.T) {
+	if _, _, ok := hbase.StartCall(context.Background(), time.Second); ok {
+		t.Fatal("StartCall without ShareCallTimeout reported a budget")
+	}
+	ctx := hbase.ShareCallTimeout(context.Background())
+	d1, end1, _ := hbase.StartCall(ctx, time.Second)
+	if left := time.Until(d1); left < 900*time.Millisecond {
+		t.Errorf("first call: %v left, want about 1s", left)
+	}
+	time.Sleep(100 * time.Millisecond)
+	d2, end2, _ := hbase.StartCall(ctx, time.Second) // overlaps the first
+	if left := time.Until(d2); left > 950*time.Millisecond || left < 800*time.Millisecond {
+		t.Errorf("overlapping call: %v left, want about 0.9s", left)
+	}
+	time.Sleep(100 * time.Millisecond)
+	end1()
+	end2()
+	end2()                             // idempotent
+	time.Sleep(300 * time.Millisecond) // between calls
+	d3, end3, _ := hbase.StartCall(ctx, time.Second)
+	defer end3()
+	if left := time.Until(d3); left > 850*time.Millisecond || left < 700*time.Millisecond {
+		t.Errorf("after 200 ms in flight and 300 ms between calls: %v left, want about 0.8s", left)
+	}
+}

@@ -46,7 +46,7 @@ func presentUnavailable(ctx context.Context, gerr *gqlerror.Error, err error) bo
 type unavailableKey struct{}
 
 // unavailable gives a GraphQL request's store calls one shared call
-// timeout (hbase.ShareCallTimeout: a request waits for an unavailable
+// timeout (hbase.ShareCallTimeout: a request waits for a slow or absent
 // store about one call timeout in all), and answers a request that met an
 // UNAVAILABLE error with HTTP 503 and Retry-After instead of 200 (other
 // statuses are left alone). WebSocket upgrades pass through untouched.

@@ -74,7 +74,7 @@ type config struct {
 // deadline (the earlier of the two wins). For a Scan it bounds each wait
 // for the next row, not the whole scan. Calls whose context shares one call
 // timeout (hbase.ShareCallTimeout: the calls of one GraphQL request) are
-// also bounded by what is left of it. A call that runs out of it fails
+// also bounded by what they have not spent of it yet. A call that runs out of it fails
 // with an error wrapping hbase.ErrUnavailable. d <= 0 applies none: calls
 // then wait as long as their context allows.
 func WithCallTimeout(d time.Duration) Option {
@@ -268,18 +268,23 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// callCtx bounds a data call by the call timeout, and by what is left of
-// the call timeout ctx's calls share (hbase.ShareCallTimeout);
+// callCtx bounds a data call by the call timeout, and by what ctx's calls
+// have not spent yet of the call timeout they share (hbase.ShareCallTimeout);
 // errCallTimeout is the context's cause when that is what ended it.
 func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.cfg.callTimeout <= 0 {
 		return context.WithCancel(ctx)
 	}
 	deadline := time.Now().Add(s.cfg.callTimeout)
-	if shared, ok := hbase.CallDeadline(ctx, s.cfg.callTimeout); ok && shared.Before(deadline) {
+	shared, end, ok := hbase.StartCall(ctx, s.cfg.callTimeout)
+	if !ok {
+		return context.WithDeadlineCause(ctx, deadline, errCallTimeout)
+	}
+	if shared.Before(deadline) {
 		deadline = shared
 	}
-	return context.WithDeadlineCause(ctx, deadline, errCallTimeout)
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, errCallTimeout)
+	return ctx, func() { cancel(); end() }
 }
 
 func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -423,7 +428,8 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	if d := s.cfg.callTimeout; d > 0 {
 		idle = time.AfterFunc(d, func() { cancel(errCallTimeout) })
 		defer idle.Stop()
-		if shared, ok := hbase.CallDeadline(ctx, d); ok {
+		if shared, end, ok := hbase.StartCall(ctx, d); ok {
+			defer end()
 			var stop context.CancelFunc
 			ctx, stop = context.WithDeadlineCause(ctx, shared, errCallTimeout)
 			defer stop()

@@ -921,8 +921,8 @@ func TestCallTimeout(t *testing.T) {
 
 // TestSharedCallTimeout checks that calls whose context shares one call
 // timeout (hbase.ShareCallTimeout, as a GraphQL request's do) are bounded
-// by what is left of it, counted from the first call, while calls without
-// it each get the whole call timeout.
+// by what they have not spent of it — time waiting for the store, not time
+// between calls — while calls without it each get the whole call timeout.
 func TestSharedCallTimeout(t *testing.T) {
 	gtStore(t)
 	st, err := Open(tctx(t), hbasezk.Addr(t), WithCallTimeout(time.Second))
@@ -938,14 +938,24 @@ func TestSharedCallTimeout(t *testing.T) {
 	if err := get(shared); err != nil {
 		t.Fatalf("first call: %v", err)
 	}
-	time.Sleep(1100 * time.Millisecond) // the shared second is spent
-	err = get(shared)
-	if !errors.Is(err, hbase.ErrUnavailable) {
-		t.Errorf("a call after the shared call timeout = %v, want ErrUnavailable", err)
+	time.Sleep(1100 * time.Millisecond) // between calls: not counted
+	if err := get(shared); err != nil {
+		t.Fatalf("a call after a pause longer than the call timeout: %v", err)
 	}
-	err = st.Scan(shared, &hbase.Scan{Table: gtTableA, Limit: 1}, func(*hbase.Result) error { return nil })
+	// A scan whose callback holds it open spends the shared second.
+	prefix := rowPrefix(t)
+	for i := range 2 {
+		mustPut(t, st, &hbase.Put{Table: gtTableA, Row: []byte(fmt.Sprintf("%s%d", prefix, i)), Values: hbase.Values{"f": {"q": []byte("v")}}})
+	}
+	err = st.Scan(shared, &hbase.Scan{Table: gtTableA, Prefix: []byte(prefix)}, func(*hbase.Result) error {
+		time.Sleep(700 * time.Millisecond)
+		return nil
+	})
 	if !errors.Is(err, hbase.ErrUnavailable) {
-		t.Errorf("a scan after the shared call timeout = %v, want ErrUnavailable", err)
+		t.Errorf("a scan open longer than the shared call timeout = %v, want ErrUnavailable", err)
+	}
+	if err := get(shared); !errors.Is(err, hbase.ErrUnavailable) {
+		t.Errorf("a call after the shared call timeout was spent = %v, want ErrUnavailable", err)
 	}
 	if err := get(context.Background()); err != nil {
 		t.Errorf("a call of its own: %v", err)
