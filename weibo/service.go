@@ -109,7 +109,9 @@ func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweep
 // 60 s). A write that is still running after half of it no longer changes
 // its counter itself and leaves the recount to the repairer, so the grace
 // must be well above the store's worst latency; clocks of the gateways
-// sharing a store must agree to well within it.
+// sharing a store must agree to well within it. A dead publish's outbox row
+// is repaired once its fan-out lease (WithFanoutLease) has expired too, so
+// keep the lease shorter than the grace.
 func WithRepairGrace(d time.Duration) Option { return func(o *options) { o.repairGrace = d } }
 
 // WithFanoutLease sets how long a fan-out's lease lasts (default 30 s):
