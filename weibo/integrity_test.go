@@ -433,3 +433,46 @@ func TestStorm(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishSameMillisecond publishes five posts of one author in one
+// millisecond (a fixed clock), each after the fan-out of the one before
+// is done: they take five consecutive milliseconds, and none leaves an
+// outbox row behind (a post that moves on takes back the outbox row of the
+// millisecond it left, and never writes a row for another post), so
+// nothing waits for the repairer.
+func TestPublishSameMillisecond(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := ownStore(t, b)
+			at := time.UnixMilli(1583020800123)
+			svc := quietService(st, weibo.WithClock(func() time.Time { return at }))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(context.Background())
+			author, fan := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("fan"))
+			if _, err := svc.Follow(ctx, fan.ID, author.ID); err != nil {
+				t.Fatal(err)
+			}
+			w := &world{users: []*weibo.User{author, fan}, posts: map[weibo.UserID][]weibo.PostID{}}
+			for i := range 5 {
+				p, err := svc.Publish(ctx, author.ID, fmt.Sprintf("same ms %d", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := at.UnixMilli() + int64(i); p.ID.Millis != want {
+					t.Fatalf("post %d at %d, want %d", i, p.ID.Millis, want)
+				}
+				w.addPost(p)
+				if err := svc.FlushFanout(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n := leftovers(t, st); n != 0 {
+					t.Fatalf("after post %d: %d pending or outbox rows left", i, n)
+				}
+			}
+			checkWorld(t, svc, w, weibo.DefaultRepairGrace, true)
+		})
+	}
+}

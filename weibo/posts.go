@@ -37,8 +37,11 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 //     write), holding the time it was requested;
 //  2. the operation sequence of the author's postCount;
 //  3. the content row with CheckAndPut(absent) — a post of the same author
-//     in the same millisecond moves to the next millisecond (and writes
-//     that millisecond's outbox row first) —;
+//     in the same millisecond moves to the next millisecond: it writes that
+//     millisecond's outbox row, then deletes its own row of the one before
+//     (outbox rows are written with CheckAndPut(absent), so a row of
+//     another post's fan-out is never overwritten; its millisecond is
+//     skipped) —;
 //  4. the author's own inbox row and, within the write's budget, the post
 //     counter (both at once);
 //  5. the outbox row's counted mark.
@@ -63,12 +66,31 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 	op := &pendingOp{start: s.nowMillis()}
 	p := &Post{ID: PostID{Author: author, Millis: op.start}, Content: content, AuthorName: us[0].Username}
 	postCount := Counter{PostCount, uint64(author)}
-	for attempt := 0; ; attempt++ {
-		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
-			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(uint64(s.nowMillis()))}}}); err != nil {
+	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
+	sequenced := false
+	for {
+		at := tables.U64(uint64(s.nowMillis()))
+		mine, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
+			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: at}}}, tables.FamOutbox, tables.ColOutboxAt, nil)
+		if err != nil {
 			return nil, err
 		}
-		if attempt == 0 {
+		if !mine {
+			// Another post's fan-out request holds this millisecond: leave
+			// it alone and take the next one.
+			p.ID.Millis++
+			continue
+		}
+		if marked != nil {
+			// The row of the millisecond tried before is ours and no
+			// longer needed; the one just written is the marker now.
+			if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Outbox, Row: marked}, tables.FamOutbox, tables.ColOutboxAt, markedAt); err != nil {
+				return nil, err
+			}
+		}
+		marked, markedAt = tables.OutboxKey(p.ID), at
+		if !sequenced {
+			sequenced = true
 			if err := s.pairStep(ctx, StepPublishOutbox); err != nil {
 				return nil, err
 			}
@@ -88,8 +110,7 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 		if ok {
 			break
 		}
-		// Another post holds this millisecond: its outbox row (the one just
-		// re-written) only repeats its idempotent fan-out. Take the next one.
+		// An earlier post of this millisecond, its fan-out done, holds it.
 		p.ID.Millis++
 	}
 	if err := s.pairStep(ctx, StepPublishContent); err != nil {
