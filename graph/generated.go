@@ -70,6 +70,11 @@ type ComplexityRoot struct {
 		Department func(childComplexity int) int
 	}
 
+	DepartmentMemberConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AssignRole        func(childComplexity int, userID string, roleID string, priority int) int
 		CreateDepartment  func(childComplexity int, name string, parentID *string) int
@@ -103,8 +108,9 @@ type ComplexityRoot struct {
 	}
 
 	PostConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	PostEdge struct {
@@ -114,8 +120,10 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Department     func(childComplexity int, id string) int
-		HomeTimeline   func(childComplexity int, first *int, after *string) int
+		HomeTimeline   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Me             func(childComplexity int) int
+		Node           func(childComplexity int, id string) int
+		Nodes          func(childComplexity int, ids []string) int
 		Post           func(childComplexity int, id string) int
 		Role           func(childComplexity int, id string) int
 		RoleByName     func(childComplexity int, name string) int
@@ -148,8 +156,9 @@ type ComplexityRoot struct {
 	}
 
 	RoleMemberConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	RoleMemberEdge struct {
@@ -162,6 +171,11 @@ type ComplexityRoot struct {
 		HomeTimelineUpdates func(childComplexity int) int
 	}
 
+	TimelineConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	User struct {
 		CreatedAt        func(childComplexity int) int
 		Department       func(childComplexity int) int
@@ -172,14 +186,15 @@ type ComplexityRoot struct {
 		Follows          func(childComplexity int, first *int, after *string) int
 		ID               func(childComplexity int) int
 		PostCount        func(childComplexity int) int
-		Posts            func(childComplexity int, first *int, after *string) int
+		Posts            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Roles            func(childComplexity int) int
 		Username         func(childComplexity int) int
 	}
 
 	UserConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	UserEdge struct {
@@ -215,11 +230,13 @@ type PostResolver interface {
 	Author(ctx context.Context, obj *weibo.Post) (*weibo.User, error)
 }
 type QueryResolver interface {
+	Node(ctx context.Context, id string) (weibo.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]weibo.Node, error)
 	Me(ctx context.Context) (*weibo.User, error)
 	User(ctx context.Context, id string) (*weibo.User, error)
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
 	Post(ctx context.Context, id string) (*weibo.Post, error)
-	HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostConnection, error)
+	HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error)
 	Roles(ctx context.Context, first *int, after *string) (*weibo.RoleConnection, error)
 	Role(ctx context.Context, id string) (*weibo.Role, error)
 	RoleByName(ctx context.Context, name string) (*weibo.Role, error)
@@ -243,7 +260,7 @@ type UserResolver interface {
 	FollowedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
 	Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
-	Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostConnection, error)
+	Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error)
 	Roles(ctx context.Context, obj *weibo.User) ([]*weibo.RoleAssignment, error)
 	Department(ctx context.Context, obj *weibo.User) (*weibo.Department, error)
 }
@@ -350,6 +367,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DepartmentEdge.Department(childComplexity), true
+
+	case "DepartmentMemberConnection.edges":
+		if e.ComplexityRoot.DepartmentMemberConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepartmentMemberConnection.Edges(childComplexity), true
+	case "DepartmentMemberConnection.pageInfo":
+		if e.ComplexityRoot.DepartmentMemberConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepartmentMemberConnection.PageInfo(childComplexity), true
 
 	case "Mutation.assignRole":
 		if e.ComplexityRoot.Mutation.AssignRole == nil {
@@ -579,6 +609,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostConnection.PageInfo(childComplexity), true
+	case "PostConnection.totalCount":
+		if e.ComplexityRoot.PostConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostConnection.TotalCount(childComplexity), true
 
 	case "PostEdge.cursor":
 		if e.ComplexityRoot.PostEdge.Cursor == nil {
@@ -614,7 +650,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.HomeTimeline(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.HomeTimeline(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -622,6 +658,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -781,6 +839,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RoleMemberConnection.PageInfo(childComplexity), true
+	case "RoleMemberConnection.totalCount":
+		if e.ComplexityRoot.RoleMemberConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoleMemberConnection.TotalCount(childComplexity), true
 
 	case "RoleMemberEdge.cursor":
 		if e.ComplexityRoot.RoleMemberEdge.Cursor == nil {
@@ -807,6 +871,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.HomeTimelineUpdates(childComplexity), true
+
+	case "TimelineConnection.edges":
+		if e.ComplexityRoot.TimelineConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TimelineConnection.Edges(childComplexity), true
+	case "TimelineConnection.pageInfo":
+		if e.ComplexityRoot.TimelineConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TimelineConnection.PageInfo(childComplexity), true
 
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
@@ -882,7 +959,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.roles":
 		if e.ComplexityRoot.User.Roles == nil {
 			break
@@ -908,6 +985,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UserConnection.PageInfo(childComplexity), true
+	case "UserConnection.totalCount":
+		if e.ComplexityRoot.UserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.TotalCount(childComplexity), true
 
 	case "UserEdge.cursor":
 		if e.ComplexityRoot.UserEdge.Cursor == nil {
@@ -1023,16 +1106,35 @@ func newExecutionContext(
 var sources = []*ast.Source{
 	{Name: "../schema.graphqls", Input: `# The Weibo social graph over HBase (see docs/schema.md for the tables).
 #
+# Ids follow Relay's Global Object Identification: every object with an id
+# implements Node, and its id is unique across all types — a user's is the
+# decimal user id ("22732"), a post's "<author id>_<ms>", a role's
+# "role:<n>", a department's "department:<n>". ` + "`" + `node(id:)` + "`" + ` and
+# ` + "`" + `nodes(ids:)` + "`" + ` fetch any of them.
+#
 # Lists are Relay connections: pass ` + "`" + `first` + "`" + ` (1..100, default 20) and the
-# ` + "`" + `endCursor` + "`" + ` of the previous page as ` + "`" + `after` + "`" + `. Cursors are opaque strings.
-# Errors carry ` + "`" + `extensions.code` + "`" + `: BAD_USER_INPUT, NOT_FOUND, UNAUTHENTICATED,
-# FORBIDDEN or INTERNAL_SERVER_ERROR.
+# ` + "`" + `endCursor` + "`" + ` of the previous page as ` + "`" + `after` + "`" + `. The home timeline and a
+# user's posts also page backward: ` + "`" + `last` + "`" + ` (1..100) and the ` + "`" + `startCursor` + "`" + ` of
+# a page as ` + "`" + `before` + "`" + ` give the edges just before it — newer posts, e.g. the
+# posts published since a client loaded its first page. ` + "`" + `first` + "`" + ` and ` + "`" + `last` + "`" + `
+# together are refused; either cursor may come with either. Cursors are
+# opaque strings. Errors carry ` + "`" + `extensions.code` + "`" + `: BAD_USER_INPUT,
+# NOT_FOUND, UNAUTHENTICATED, FORBIDDEN or INTERNAL_SERVER_ERROR.
 
 "An RFC 3339 date-time, e.g. 2020-03-01T00:00:00+08:00 (answers are in UTC)."
 scalar Time
 
+"""
+An object with a global id (Relay's Global Object Identification): User,
+Post, Role or Department. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
+"""
+interface Node {
+  "The object's global id, unique across all types."
+  id: ID!
+}
+
 "A user. ` + "`" + `id` + "`" + ` is the decimal user id (the data set's node id for seeded users)."
-type User {
+type User implements Node {
   id: ID!
   username: String!
   createdAt: Time!
@@ -1048,24 +1150,35 @@ type User {
   follows(first: Int, after: String): UserConnection!
   "Who follows this user, by user id."
   fans(first: Int, after: String): UserConnection!
-  "This user's posts, newest first."
-  posts(first: Int, after: String): PostConnection!
+  "This user's posts, newest first; pages both ways."
+  posts(first: Int, after: String, last: Int, before: String): PostConnection!
+  "This user's roles, highest priority first, ties by role name. Requires a token."
+  roles: [RoleAssignment!]!
+  "The department this user belongs to, if any. Requires a token."
+  department: Department
 }
 
 "A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\"."
-type Post {
+type Post implements Node {
   id: ID!
   content: String!
   createdAt: Time!
   author: User!
 }
 
-"Relay page info."
+"""
+Relay page info. Paging forward (` + "`" + `first` + "`" + `): hasNextPage tells whether more
+edges follow within the cursors, hasPreviousPage whether an edge lies at or
+before ` + "`" + `after` + "`" + `. Paging backward (` + "`" + `last` + "`" + `): hasPreviousPage tells whether more
+edges precede within the cursors, hasNextPage whether an edge lies at or
+after ` + "`" + `before` + "`" + `.
+"""
 type PageInfo {
   hasNextPage: Boolean!
-  "Always false: connections page forward only."
   hasPreviousPage: Boolean!
+  "The cursor of the first edge; null for an empty page."
   startCursor: String
+  "The cursor of the last edge; null for an empty page."
   endCursor: String
 }
 
@@ -1074,7 +1187,16 @@ type UserEdge {
   node: User!
 }
 
+"Users by id: whom a user follows, or who follows a user."
 type UserConnection {
+  edges: [UserEdge!]!
+  pageInfo: PageInfo!
+  "The length of the whole list, from the user's kept counter (followCount or fanCount)."
+  totalCount: Int!
+}
+
+"The users in a department, by user id."
+type DepartmentMemberConnection {
   edges: [UserEdge!]!
   pageInfo: PageInfo!
 }
@@ -1084,19 +1206,54 @@ type PostEdge {
   node: Post!
 }
 
+"A user's posts, newest first."
 type PostConnection {
+  edges: [PostEdge!]!
+  pageInfo: PageInfo!
+  "The length of the whole list, from the user's kept counter (postCount)."
+  totalCount: Int!
+}
+
+"A home timeline, newest first."
+type TimelineConnection {
   edges: [PostEdge!]!
   pageInfo: PageInfo!
 }
 
 type Query {
+  """
+  The object with this global id; null when there is none. A role or a
+  department requires a token (UNAUTHENTICATED otherwise); a malformed id is
+  BAD_USER_INPUT.
+  """
+  node(id: ID!): Node
+  """
+  The objects with these global ids (at most 100), in the order given: null
+  for one that does not exist (or, with an error at its index, one the
+  viewer may not read). A malformed id, or more than 100, is BAD_USER_INPUT.
+  """
+  nodes(ids: [ID!]!): [Node]!
   "The logged-in user; null without a valid token."
   me: User
   user(id: ID!): User
   userByUsername(username: String!): User
   post(id: ID!): Post
-  "The viewer's own posts and their followees' posts, newest first. Requires a token."
-  homeTimeline(first: Int, after: String): PostConnection!
+  """
+  The viewer's own posts and their followees' posts, newest first; pages both
+  ways (` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` from the start cursor of the first page shown: the
+  posts that arrived since). Requires a token.
+  """
+  homeTimeline(first: Int, after: String, last: Int, before: String): TimelineConnection!
+  "Every role, by name. Requires a token."
+  roles(first: Int, after: String): RoleConnection!
+  "A role by id; null when there is none. Requires a token."
+  role(id: ID!): Role
+  "A role by name (ignoring case); null when there is none. Requires a token."
+  roleByName(name: String!): Role
+  "The top-level departments, in creation order. Requires a token."
+  topDepartments(first: Int, after: String): DepartmentConnection!
+  "A department by id; null when there is none. Requires a token."
+  department(id: ID!): Department
 }
 
 type Subscription {
@@ -1125,20 +1282,40 @@ type Mutation {
   unfollow(userId: ID!): User!
   "Publish a post of 1 to 10,000 characters."
   publishPost(content: String!): Post!
+  "Create a role; the name (1-64 characters) must be unique ignoring case."
+  createRole(name: String!): Role! @hasRole(role: "admin")
+  renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
+  "Delete a role; also removes it from every user."
+  deleteRole(id: ID!): Boolean! @hasRole(role: "admin")
+  "Give a user a role with a priority of 1..1000; re-assigning updates the priority."
+  assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasRole(role: "admin")
+  "Take a role from a user; idempotent."
+  revokeRole(userId: ID!, roleId: ID!): User! @hasRole(role: "admin")
+  "Create a department (name: 1-64 characters) under parentId; no parent = top level."
+  createDepartment(name: String!, parentId: ID): Department! @hasRole(role: "admin")
+  renameDepartment(id: ID!, name: String!): Department! @hasRole(role: "admin")
+  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle."
+  moveDepartment(id: ID!, parentId: ID): Department! @hasRole(role: "admin")
+  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department)."
+  deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @hasRole(role: "admin")
+  "Put a user into a department, or into none with departmentId null."
+  setUserDepartment(userId: ID!, departmentId: ID): User! @hasRole(role: "admin")
 }
 
 # ---------------------------------------------------------------------------
 # Roles and departments (seed 001, cases 1 and 2): the admin side, used by
 # admin dashboards. Reads need a logged-in viewer (UNAUTHENTICATED without
-# a token); every mutation below also needs the viewer to hold the role
-# named "admin" (FORBIDDEN otherwise). ` + "`" + `gateway admin grant <username>` + "`" + ` makes
-# the first admin. Role and department ids are decimal strings.
+# a token); their mutations (on Mutation above, marked @hasRole) also need
+# the viewer to hold the role named "admin" (FORBIDDEN otherwise). ` + "`" + `gateway admin grant <username>` + "`" + ` makes
+# the first admin. Role ids are "role:<n>" and department ids
+# "department:<n>"; arguments still accept the bare "<n>" of earlier
+# versions (deprecated: it will be refused in a later version).
 
 "The field needs a logged-in viewer who holds the role named ` + "`" + `role` + "`" + ` (error codes UNAUTHENTICATED, FORBIDDEN)."
 directive @hasRole(role: String!) on FIELD_DEFINITION
 
-"A role (the seed's ` + "`" + `role` + "`" + ` table). Names are unique ignoring case."
-type Role {
+"A role (the seed's ` + "`" + `role` + "`" + ` table). Names are unique ignoring case. ` + "`" + `id` + "`" + ` is \"role:<n>\"."
+type Role implements Node {
   id: ID!
   name: String!
   "How many users hold this role."
@@ -1157,6 +1334,8 @@ type RoleMemberEdge {
 type RoleMemberConnection {
   edges: [RoleMemberEdge!]!
   pageInfo: PageInfo!
+  "The number of members, from the role's kept counter (memberCount)."
+  totalCount: Int!
 }
 
 type RoleEdge {
@@ -1177,15 +1356,8 @@ type RoleAssignment {
   priority: Int!
 }
 
-extend type User {
-  "This user's roles, highest priority first, ties by role name. Requires a token."
-  roles: [RoleAssignment!]!
-  "The department this user belongs to, if any. Requires a token."
-  department: Department
-}
-
-"A department (the seed's ` + "`" + `Dep` + "`" + ` table): a node of the company's org tree."
-type Department {
+"A department (the seed's ` + "`" + `Dep` + "`" + ` table): a node of the company's org tree. ` + "`" + `id` + "`" + ` is \"department:<n>\"."
+type Department implements Node {
   id: ID!
   name: String!
   "The parent department; null for a top-level department."
@@ -1195,7 +1367,7 @@ type Department {
   "Sub-departments, in creation order."
   children(first: Int, after: String): DepartmentConnection!
   "The users in this department, by user id."
-  members(first: Int, after: String): UserConnection!
+  members(first: Int, after: String): DepartmentMemberConnection!
 }
 
 type DepartmentEdge {
@@ -1206,40 +1378,6 @@ type DepartmentEdge {
 type DepartmentConnection {
   edges: [DepartmentEdge!]!
   pageInfo: PageInfo!
-}
-
-extend type Query {
-  "Every role, by name. Requires a token."
-  roles(first: Int, after: String): RoleConnection!
-  "A role by id; null when there is none. Requires a token."
-  role(id: ID!): Role
-  "A role by name (ignoring case); null when there is none. Requires a token."
-  roleByName(name: String!): Role
-  "The top-level departments, in creation order. Requires a token."
-  topDepartments(first: Int, after: String): DepartmentConnection!
-  "A department by id; null when there is none. Requires a token."
-  department(id: ID!): Department
-}
-
-extend type Mutation {
-  "Create a role; the name (1-64 characters) must be unique ignoring case."
-  createRole(name: String!): Role! @hasRole(role: "admin")
-  renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
-  "Delete a role; also removes it from every user."
-  deleteRole(id: ID!): Boolean! @hasRole(role: "admin")
-  "Give a user a role with a priority of 1..1000; re-assigning updates the priority."
-  assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasRole(role: "admin")
-  "Take a role from a user; idempotent."
-  revokeRole(userId: ID!, roleId: ID!): User! @hasRole(role: "admin")
-  "Create a department (name: 1-64 characters) under parentId; no parent = top level."
-  createDepartment(name: String!, parentId: ID): Department! @hasRole(role: "admin")
-  renameDepartment(id: ID!, name: String!): Department! @hasRole(role: "admin")
-  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle."
-  moveDepartment(id: ID!, parentId: ID): Department! @hasRole(role: "admin")
-  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department)."
-  deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @hasRole(role: "admin")
-  "Put a user into a department, or into none with departmentId null."
-  setUserDepartment(userId: ID!, departmentId: ID): User! @hasRole(role: "admin")
 }
 `, BuiltIn: false},
 }
@@ -1547,6 +1685,38 @@ func (ec *executionContext) field_Query_homeTimeline_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before", ec.unmarshalOString2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id", ec.unmarshalNID2string)
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids", ec.unmarshalNID2ᚕstringᚄ)
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
 	return args, nil
 }
 
@@ -1698,6 +1868,16 @@ func (ec *executionContext) field_User_posts_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before", ec.unmarshalOString2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2039,7 +2219,7 @@ func (ec *executionContext) _Department_members(ctx context.Context, field graph
 			return ec.Resolvers.Department().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection,
+		ec.marshalNDepartmentMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection,
 		true,
 		true,
 	)
@@ -2054,11 +2234,11 @@ func (ec *executionContext) fieldContext_Department_members(ctx context.Context,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			switch field.Name {
 			case "edges":
-				return ec.fieldContext_UserConnection_edges(ctx, field)
+				return ec.fieldContext_DepartmentMemberConnection_edges(ctx, field)
 			case "pageInfo":
-				return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+				return ec.fieldContext_DepartmentMemberConnection_pageInfo(ctx, field)
 			}
-			return nil, fmt.Errorf("no field named %q was found under type UserConnection", field.Name)
+			return nil, fmt.Errorf("no field named %q was found under type DepartmentMemberConnection", field.Name)
 		},
 	}
 	defer func() {
@@ -2216,6 +2396,80 @@ func (ec *executionContext) fieldContext_DepartmentEdge_node(_ context.Context, 
 				return ec.fieldContext_Department_members(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Department", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DepartmentMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_DepartmentMemberConnection_edges,
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		ec.marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_DepartmentMemberConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DepartmentMemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "cursor":
+				return ec.fieldContext_UserEdge_cursor(ctx, field)
+			case "node":
+				return ec.fieldContext_UserEdge_node(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type UserEdge", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DepartmentMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_DepartmentMemberConnection_pageInfo,
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_DepartmentMemberConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DepartmentMemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "hasNextPage":
+				return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+			case "hasPreviousPage":
+				return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+			case "startCursor":
+				return ec.fieldContext_PageInfo_startCursor(ctx, field)
+			case "endCursor":
+				return ec.fieldContext_PageInfo_endCursor(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 		},
 	}
 	return fc, nil
@@ -3562,6 +3816,35 @@ func (ec *executionContext) fieldContext_PostConnection_pageInfo(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _PostConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_PostConnection_totalCount,
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		ec.marshalNInt2int,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.PostEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3626,6 +3909,88 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Query_node,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		ec.marshalONode2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Query_nodes,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		ec.marshalNNode2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -3878,10 +4243,10 @@ func (ec *executionContext) _Query_homeTimeline(ctx context.Context, field graph
 		ec.fieldContext_Query_homeTimeline,
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().HomeTimeline(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().HomeTimeline(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection,
+		ec.marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection,
 		true,
 		true,
 	)
@@ -3896,11 +4261,11 @@ func (ec *executionContext) fieldContext_Query_homeTimeline(ctx context.Context,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			switch field.Name {
 			case "edges":
-				return ec.fieldContext_PostConnection_edges(ctx, field)
+				return ec.fieldContext_TimelineConnection_edges(ctx, field)
 			case "pageInfo":
-				return ec.fieldContext_PostConnection_pageInfo(ctx, field)
+				return ec.fieldContext_TimelineConnection_pageInfo(ctx, field)
 			}
-			return nil, fmt.Errorf("no field named %q was found under type PostConnection", field.Name)
+			return nil, fmt.Errorf("no field named %q was found under type TimelineConnection", field.Name)
 		},
 	}
 	defer func() {
@@ -4392,6 +4757,8 @@ func (ec *executionContext) fieldContext_Role_members(ctx context.Context, field
 				return ec.fieldContext_RoleMemberConnection_edges(ctx, field)
 			case "pageInfo":
 				return ec.fieldContext_RoleMemberConnection_pageInfo(ctx, field)
+			case "totalCount":
+				return ec.fieldContext_RoleMemberConnection_totalCount(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type RoleMemberConnection", field.Name)
 		},
@@ -4696,6 +5063,35 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_pageInfo(_ context
 	return fc, nil
 }
 
+func (ec *executionContext) _RoleMemberConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_RoleMemberConnection_totalCount,
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		ec.marshalNInt2int,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_RoleMemberConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RoleMemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RoleMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4843,6 +5239,80 @@ func (ec *executionContext) fieldContext_Subscription_homeTimelineUpdates(_ cont
 				return ec.fieldContext_Post_author(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TimelineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_TimelineConnection_edges,
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_TimelineConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TimelineConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "cursor":
+				return ec.fieldContext_PostEdge_cursor(ctx, field)
+			case "node":
+				return ec.fieldContext_PostEdge_node(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TimelineConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_TimelineConnection_pageInfo,
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_TimelineConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TimelineConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "hasNextPage":
+				return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+			case "hasPreviousPage":
+				return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+			case "startCursor":
+				return ec.fieldContext_PageInfo_startCursor(ctx, field)
+			case "endCursor":
+				return ec.fieldContext_PageInfo_endCursor(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 		},
 	}
 	return fc, nil
@@ -5080,6 +5550,8 @@ func (ec *executionContext) fieldContext_User_follows(ctx context.Context, field
 				return ec.fieldContext_UserConnection_edges(ctx, field)
 			case "pageInfo":
 				return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+			case "totalCount":
+				return ec.fieldContext_UserConnection_totalCount(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type UserConnection", field.Name)
 		},
@@ -5127,6 +5599,8 @@ func (ec *executionContext) fieldContext_User_fans(ctx context.Context, field gr
 				return ec.fieldContext_UserConnection_edges(ctx, field)
 			case "pageInfo":
 				return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+			case "totalCount":
+				return ec.fieldContext_UserConnection_totalCount(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type UserConnection", field.Name)
 		},
@@ -5153,7 +5627,7 @@ func (ec *executionContext) _User_posts(ctx context.Context, field graphql.Colle
 		ec.fieldContext_User_posts,
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection,
@@ -5174,6 +5648,8 @@ func (ec *executionContext) fieldContext_User_posts(ctx context.Context, field g
 				return ec.fieldContext_PostConnection_edges(ctx, field)
 			case "pageInfo":
 				return ec.fieldContext_PostConnection_pageInfo(ctx, field)
+			case "totalCount":
+				return ec.fieldContext_PostConnection_totalCount(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type PostConnection", field.Name)
 		},
@@ -5339,6 +5815,35 @@ func (ec *executionContext) fieldContext_UserConnection_pageInfo(_ context.Conte
 				return ec.fieldContext_PageInfo_endCursor(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_UserConnection_totalCount,
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		ec.marshalNInt2int,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
 		},
 	}
 	return fc, nil
@@ -6878,6 +7383,39 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj weibo.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *weibo.User:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._User(ctx, sel, obj)
+	case *weibo.Role:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Role(ctx, sel, obj)
+	case *weibo.Post:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Post(ctx, sel, obj)
+	case *weibo.Department:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Department(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -6926,7 +7464,7 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var departmentImplementors = []string{"Department"}
+var departmentImplementors = []string{"Department", "Node"}
 
 func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
@@ -7199,6 +7737,50 @@ func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var departmentMemberConnectionImplementors = []string{"DepartmentMemberConnection"}
+
+func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, departmentMemberConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DepartmentMemberConnection")
+		case "edges":
+			out.Values[i] = ec._DepartmentMemberConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._DepartmentMemberConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -7394,7 +7976,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var postImplementors = []string{"Post"}
+var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *weibo.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
@@ -7500,6 +8082,11 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "totalCount":
+			out.Values[i] = ec._PostConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7586,6 +8173,47 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "me":
 			field := field
 
@@ -7816,7 +8444,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var roleImplementors = []string{"Role"}
+var roleImplementors = []string{"Role", "Node"}
 
 func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj *weibo.Role) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleImplementors)
@@ -8054,6 +8682,11 @@ func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.S
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "totalCount":
+			out.Values[i] = ec._RoleMemberConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8177,7 +8810,51 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
-var userImplementors = []string{"User"}
+var timelineConnectionImplementors = []string{"TimelineConnection"}
+
+func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, timelineConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TimelineConnection")
+		case "edges":
+			out.Values[i] = ec._TimelineConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TimelineConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *weibo.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
@@ -8596,6 +9273,11 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 			}
 		case "pageInfo":
 			out.Values[i] = ec._UserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._UserConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9067,7 +9749,7 @@ func (ec *executionContext) marshalNDepartment2githubᚗcomᚋweibohbaseᚋgatew
 }
 
 func (ec *executionContext) marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.Department) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, sel, v[i])
@@ -9111,7 +9793,7 @@ func (ec *executionContext) marshalNDepartmentEdge2githubᚗcomᚋweibohbaseᚋg
 }
 
 func (ec *executionContext) marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.DepartmentEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDepartmentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdge(ctx, sel, v[i])
@@ -9124,6 +9806,20 @@ func (ec *executionContext) marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbase�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNDepartmentMemberConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v weibo.UserConnection) graphql.Marshaler {
+	return ec._DepartmentMemberConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDepartmentMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.UserConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DepartmentMemberConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID(ctx context.Context, v any) (tables.DeptID, error) {
@@ -9182,6 +9878,36 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	var vSlice []any
+	vSlice = graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9212,6 +9938,16 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode(ctx context.Context, sel ast.SelectionSet, v []weibo.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
 }
 
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v weibo.PageInfo) graphql.Marshaler {
@@ -9251,7 +9987,7 @@ func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋweibohbaseᚋgateway
 }
 
 func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.PostEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPostEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdge(ctx, sel, v[i])
@@ -9281,7 +10017,7 @@ func (ec *executionContext) marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 }
 
 func (ec *executionContext) marshalNRoleAssignment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.RoleAssignment) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleAssignment(ctx, sel, v[i])
@@ -9325,7 +10061,7 @@ func (ec *executionContext) marshalNRoleEdge2githubᚗcomᚋweibohbaseᚋgateway
 }
 
 func (ec *executionContext) marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.RoleEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRoleEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdge(ctx, sel, v[i])
@@ -9359,7 +10095,7 @@ func (ec *executionContext) marshalNRoleMemberEdge2githubᚗcomᚋweibohbaseᚋg
 }
 
 func (ec *executionContext) marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.RoleMemberEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRoleMemberEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdge(ctx, sel, v[i])
@@ -9428,6 +10164,20 @@ func (ec *executionContext) marshalNTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
+func (ec *executionContext) marshalNTimelineConnection2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v weibo.PostConnection) graphql.Marshaler {
+	return ec._TimelineConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.PostConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TimelineConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNUser2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx context.Context, sel ast.SelectionSet, v weibo.User) graphql.Marshaler {
 	return ec._User(ctx, sel, &v)
 }
@@ -9461,7 +10211,7 @@ func (ec *executionContext) marshalNUserEdge2githubᚗcomᚋweibohbaseᚋgateway
 }
 
 func (ec *executionContext) marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.UserEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdge(ctx, sel, v[i])
@@ -9481,7 +10231,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -9528,7 +10278,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -9556,7 +10306,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -9576,7 +10326,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -9690,6 +10440,13 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalONode2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode(ctx context.Context, sel ast.SelectionSet, v weibo.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost(ctx context.Context, sel ast.SelectionSet, v *weibo.Post) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -9733,7 +10490,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -9752,7 +10509,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -9771,7 +10528,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -9797,7 +10554,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

@@ -14,4 +14,7 @@ var (
 	// ErrStopScan may be returned by a Scan callback to end the scan early;
 	// Scan then returns nil.
 	ErrStopScan = errors.New("hbase: stop scan")
+	// ErrUnboundedReverse is returned by Scan for a reversed scan whose
+	// range has no end (neither Stop nor a Prefix with an end).
+	ErrUnboundedReverse = errors.New("hbase: a reversed scan needs Stop or a Prefix")
 )

@@ -164,7 +164,8 @@ type Delete struct {
 
 // Scan reads a range of rows in rowkey order: [Start, Stop), or every row
 // starting with Prefix when Prefix is set (Start may then narrow the range
-// further, e.g. to resume after a cursor).
+// further, e.g. to resume after a cursor). With Reversed set it reads the
+// same range from its end, in descending rowkey order.
 type Scan struct {
 	// Table is the namespaced table name.
 	Table string
@@ -179,6 +180,12 @@ type Scan struct {
 	Families []string
 	// Limit is the maximum number of rows to return; 0 means no limit.
 	Limit int
+	// Reversed reads the range in descending rowkey order (HBase's reversed
+	// scan): the rows are those of the forward scan, and Limit keeps the
+	// last ones (the highest rowkeys). A reversed scan needs an end to start
+	// from — Stop, or a Prefix that has one (not all 0xff) —; without one
+	// Scan returns ErrUnboundedReverse.
+	Reversed bool
 }
 
 // Increment atomically adds Amount to the 8-byte big-endian counter at
@@ -228,8 +235,8 @@ type Store interface {
 	// DeleteMany deletes from many rows in one batched round trip; each row is
 	// atomic, the batch is not.
 	DeleteMany(ctx context.Context, dels []*Delete) error
-	// Scan calls fn for each row of the range in rowkey order, until the range
-	// or Limit is exhausted, fn returns an error (returned by Scan unless it
+	// Scan calls fn for each row of the range in rowkey order (descending
+	// when s.Reversed), until the range or Limit is exhausted, fn returns an error (returned by Scan unless it
 	// is ErrStopScan) or ctx ends.
 	Scan(ctx context.Context, s *Scan, fn func(*Result) error) error
 	// CheckAndPut applies p only if the newest value of family:qualifier in

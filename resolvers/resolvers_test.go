@@ -52,9 +52,8 @@ func newGateway(t *testing.T) *gateway {
 	}
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	tokens := auth.NewIssuer([]byte("test-secret-test-secret-test-secret"), time.Hour)
-	// server.GraphQL takes its Config as given (server.New fills in the
-	// defaults): the complexity limit is server.New's default.
-	h := server.GraphQL(server.Config{Svc: svc, Tokens: tokens, Logger: log, ComplexityLimit: 5000})
+	// server.GraphQL fills in the default limits; no per-client budget here.
+	h := server.GraphQL(server.Config{Svc: svc, Tokens: tokens, Logger: log, RateLimit: -1})
 	h = tokens.Middleware(loaders.Middleware(svc)(h))
 	return &gateway{t: t, svc: svc, tokens: tokens, c: client.New(h)}
 }
@@ -408,9 +407,9 @@ func TestHasRoleCallsNext(t *testing.T) {
 }
 
 // TestIDFormats checks the id of every object type wherever it appears:
-// users and roles and departments as decimal strings, posts as
-// "<author>_<ms>"; and that each id read back as an argument finds the
-// same object.
+// users as decimal strings, roles as "role:<n>", departments as
+// "department:<n>", posts as "<author>_<ms>"; and that each id read back as
+// an argument finds the same object.
 func TestIDFormats(t *testing.T) {
 	g := newGateway(t)
 	adm := g.admin("ada")
@@ -462,12 +461,13 @@ func TestIDFormats(t *testing.T) {
 	if err != nil || len(depts.Edges) != 1 {
 		t.Fatalf("top departments: %+v, %v", depts, err)
 	}
-	for _, c := range []struct{ what, got, want string }{
-		{"role", role.CreateRole.ID, r.ID.String()},
-		{"department", parent.CreateDepartment.ID, depts.Edges[0].Department.ID.String()},
+	for _, c := range []struct{ what, prefix, got, want string }{
+		{"role", "role:", role.CreateRole.ID, r.ID.String()},
+		{"department", "department:", parent.CreateDepartment.ID, depts.Edges[0].Department.ID.String()},
 	} {
-		if c.got != c.want || strings.TrimLeft(c.got, "0123456789") != "" {
-			t.Errorf("%s id %q, want the decimal %q", c.what, c.got, c.want)
+		digits, ok := strings.CutPrefix(c.got, c.prefix)
+		if c.got != c.want || !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+			t.Errorf("%s id %q, want %q: %s and the decimal", c.what, c.got, c.want, c.prefix)
 		}
 	}
 

@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/weibohbase/gateway/auth"
@@ -196,6 +197,32 @@ func (r *postResolver) Author(ctx context.Context, obj *weibo.Post) (*weibo.User
 	return &weibo.User{ID: obj.ID.Author, Username: obj.AuthorName, Complete: false}, nil
 }
 
+// Node is the resolver for the node field.
+func (r *queryResolver) Node(ctx context.Context, id string) (weibo.Node, error) {
+	nid, err := parseID[weibo.NodeID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	return loadNode(ctx, nid)()
+}
+
+// Nodes is the resolver for the nodes field.
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]weibo.Node, error) {
+	if len(ids) > MaxNodes {
+		return nil, &weibo.Error{Code: weibo.CodeBadUserInput, Field: "ids",
+			Message: fmt.Sprintf("at most %d ids, got %d", MaxNodes, len(ids))}
+	}
+	thunks := make([]func() (weibo.Node, error), len(ids))
+	for i, s := range ids {
+		nid, err := parseID[weibo.NodeID]("ids", s)
+		if err != nil {
+			return nil, err
+		}
+		thunks[i] = loadNode(ctx, nid)
+	}
+	return awaitNodes(ctx, thunks), nil
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*weibo.User, error) {
 	viewer, ok, err := auth.ViewerIfAny(ctx)
@@ -229,12 +256,12 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error
 }
 
 // HomeTimeline is the resolver for the homeTimeline field.
-func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string) (*weibo.PostConnection, error) {
+func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error) {
 	viewer, err := auth.Viewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Svc.HomeTimeline(ctx, viewer, first, after)
+	page, err := r.Svc.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +318,12 @@ func (r *queryResolver) Department(ctx context.Context, id string) (*weibo.Depar
 
 // Members is the resolver for the members field.
 func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberConnection, error) {
-	return r.Svc.RoleMembers(ctx, obj.ID, first, after)
+	page, err := r.Svc.RoleMembers(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.MemberCount)
+	return page, nil
 }
 
 // Node is the resolver for the node field.
@@ -355,6 +387,9 @@ func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int,
 	if err != nil {
 		return nil, err
 	}
+	if page.TotalCount, err = totalCount(ctx, obj, func(u *weibo.User) int64 { return u.FollowCount }); err != nil {
+		return nil, err
+	}
 	return page, r.prefetchNodes(ctx, page)
 }
 
@@ -364,13 +399,19 @@ func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, af
 	if err != nil {
 		return nil, err
 	}
+	if page.TotalCount, err = totalCount(ctx, obj, func(u *weibo.User) int64 { return u.FanCount }); err != nil {
+		return nil, err
+	}
 	return page, r.prefetchNodes(ctx, page)
 }
 
 // Posts is the resolver for the posts field.
-func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.PostConnection, error) {
-	page, err := r.Svc.UserPosts(ctx, obj.ID, first, after)
+func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error) {
+	page, err := r.Svc.UserPosts(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
+		return nil, err
+	}
+	if page.TotalCount, err = totalCount(ctx, obj, func(u *weibo.User) int64 { return u.PostCount }); err != nil {
 		return nil, err
 	}
 	return page, r.prefetchAuthors(ctx, page)

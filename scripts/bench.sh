@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
-GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./server/ ./seed/
+GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./server/ ./seed/ ./cmd/gateway/

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the project needs beyond Go: a JDK 17 and Maven (Debian
-# packages) for the standalone HBase, and Chromium for the browser tests
-# (driven headless from Go). Does nothing when they are present.
+# packages) for the standalone HBase, Chromium for the browser tests
+# (driven headless from Go), and Node.js and npm for the client library
+# tests. Does nothing when they are present.
 set -euo pipefail
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# Node.js and npm for the client library tests (clients/: relay-compiler, relay-runtime).
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]} (apt-get)" >&2
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -455,9 +455,12 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// fsck names roles and departments by their number, the GraphQL
+			// ids after their type prefix.
+			rNum, dNum := strings.TrimPrefix(r.ID, "role:"), strings.TrimPrefix(d.ID, "department:")
 			mine := func(is fsck.Issue) bool {
-				return strings.Contains(is.Detail, fmt.Sprintf("user %s in role %s", ming.ID, r.ID)) ||
-					strings.Contains(is.Detail, fmt.Sprintf("user %s in department %s", ming.ID, d.ID))
+				return strings.Contains(is.Detail, fmt.Sprintf("user %s in role %s", ming.ID, rNum)) ||
+					strings.Contains(is.Detail, fmt.Sprintf("user %s in department %s", ming.ID, dNum))
 			}
 			repaired := map[string]bool{}
 			for _, is := range rep.Issues {

@@ -30,6 +30,13 @@ type gw struct {
 // opts are added to the service's test options.
 func startGateway(t testing.TB, st hbase.StoreAdmin, opts ...weibo.Option) *gw {
 	t.Helper()
+	return startGatewayWith(t, st, nil, opts...)
+}
+
+// startGatewayWith is startGateway with configure, when not nil, changing
+// the server's Config (limits, logger) before it starts.
+func startGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.Config), opts ...weibo.Option) *gw {
+	t.Helper()
 	st = hbase.Instrument(st)
 	ctx := t.Context()
 	if err := tables.Migrate(ctx, st); err != nil {
@@ -40,7 +47,11 @@ func startGateway(t testing.TB, st hbase.StoreAdmin, opts ...weibo.Option) *gw {
 	if err := svc.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: auth.NewIssuer([]byte("test-secret-test-secret-test-secret"), time.Hour), Logger: log}))
+	cfg := server.Config{Svc: svc, Tokens: auth.NewIssuer([]byte("test-secret-test-secret-test-secret"), time.Hour), Logger: log}
+	if configure != nil {
+		configure(&cfg)
+	}
+	ts := httptest.NewServer(server.New(cfg))
 	t.Cleanup(func() {
 		ts.Close()
 		_ = svc.Close(t.Context())

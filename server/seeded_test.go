@@ -10,11 +10,18 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
+	"github.com/weibohbase/gateway/server"
 )
 
 // seededGateway imports the demo subset of the real data set into st and
 // serves it.
 func seededGateway(t testing.TB, st hbase.StoreAdmin) (*gw, *dataset.Dataset) {
+	t.Helper()
+	return seededGatewayWith(t, st, nil)
+}
+
+// seededGatewayWith is seededGateway with a change to the server's Config.
+func seededGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.Config)) (*gw, *dataset.Dataset) {
 	t.Helper()
 	ds, err := demo.Load()
 	if err != nil {
@@ -23,7 +30,7 @@ func seededGateway(t testing.TB, st hbase.StoreAdmin) (*gw, *dataset.Dataset) {
 	if _, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	return startGateway(t, st), ds
+	return startGatewayWith(t, st, configure), ds
 }
 
 // busiest returns the n users with the longest home timelines (own posts

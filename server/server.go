@@ -1,8 +1,10 @@
 // Package server assembles the gateway's HTTP handler: a chi router with the
 // middleware stack (request id, structured access log, panic recovery,
-// request timeout, body limit, JWT auth, per-request dataloaders), the gqlgen
-// GraphQL handler at /graphql, GraphiQL at /, Prometheus metrics at
-// /metrics, and the /healthz and /readyz probes.
+// client address, request timeout, JWT auth, per-request dataloaders), the
+// gqlgen GraphQL handler at /graphql with its limits (query cost before
+// execution, bounded execution, per-client budget, login throttling; see
+// README "Limits"), GraphiQL at /, Prometheus metrics at /metrics, and the
+// /healthz and /readyz probes.
 package server
 
 import (
@@ -10,13 +12,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -32,42 +35,92 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// Config is what the handler needs.
+// Config is what the handler needs. Every limit's zero value means its
+// default; README "Limits" lists them with their flags.
 type Config struct {
 	// Svc is the domain service.
 	Svc *weibo.Service
 	// Tokens issues and verifies bearer tokens.
 	Tokens *auth.Issuer
-	// Logger receives access logs and internal errors (default slog.Default()).
+	// Logger receives access logs and internal errors (default
+	// slog.Default()); request bodies, passwords and tokens never reach it.
 	Logger *slog.Logger
-	// RequestTimeout bounds each request (default 30 s).
+	// RequestTimeout bounds each request (default 30 s): when it passes,
+	// resolvers stop and the response says TIMEOUT (HTTP 504).
 	RequestTimeout time.Duration
-	// MaxBodyBytes bounds a request body (default 1 MiB).
+	// MaxBodyBytes bounds a request body (default 1 MiB; HTTP 413).
 	MaxBodyBytes int64
-	// ComplexityLimit bounds a query's complexity (default 5000).
-	ComplexityLimit int
+	// MaxResponseBytes bounds a response's data (default 8 MiB;
+	// RESPONSE_TOO_LARGE).
+	MaxResponseBytes int64
+	// MaxBatch bounds the operations of a JSON array batch (default 10;
+	// negative: batches are refused).
+	MaxBatch int
+	// Limits bound each operation before it runs.
+	Limits QueryLimits
+	// DisableIntrospection refuses __schema and __type.
+	DisableIntrospection bool
+	// RateLimit is each client's budget in query nodes per minute (default
+	// DefaultRateLimit; negative: no budget). A client is its token's user,
+	// else its address. Request bodies cost a node per KiB too.
+	RateLimit int64
+	// ClientIPHeader, when set, names the header a reverse proxy puts the
+	// client's address in (e.g. X-Forwarded-For; its last entry is used);
+	// by default the connection's remote address is the client's.
+	ClientIPHeader string
+	// HeavyQueries is how many operations of HeavyQueryNodes nodes or more
+	// execute at once; others wait (default: half the cores, at least 1;
+	// negative: no bound).
+	HeavyQueries int
+	// Logins throttles failed logins and registrations.
+	Logins LoginThrottle
+	// Now replaces time.Now for the throttles (tests).
+	Now func() time.Time
+}
+
+// Defaults of Config.
+const (
+	DefaultRequestTimeout   = 30 * time.Second
+	DefaultMaxBodyBytes     = 1 << 20
+	DefaultMaxResponseBytes = 8 << 20
+	DefaultMaxBatch         = 10
+	// DefaultRateLimit is four of the largest queries a minute, or about
+	// 3,200 light ones (a timeline page of 20 with authors is 62 nodes).
+	DefaultRateLimit            = 4 * DefaultMaxQueryNodes
+	DefaultLoginUserFailures    = 5
+	DefaultLoginAddressFailures = 20
+	DefaultLoginMaxDelay        = 5 * time.Minute
+)
+
+func (cfg Config) withDefaults() Config {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.MaxResponseBytes = orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	cfg.MaxBatch = orDefault(cfg.MaxBatch, DefaultMaxBatch)
+	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.RateLimit = orDefault(cfg.RateLimit, DefaultRateLimit)
+	cfg.HeavyQueries = orDefault(cfg.HeavyQueries, max(1, runtime.GOMAXPROCS(0)/2))
+	cfg.Logins.UserFailures = orDefault(cfg.Logins.UserFailures, DefaultLoginUserFailures)
+	cfg.Logins.AddressFailures = orDefault(cfg.Logins.AddressFailures, DefaultLoginAddressFailures)
+	cfg.Logins.MaxDelay = orDefault(cfg.Logins.MaxDelay, DefaultLoginMaxDelay)
+	return cfg
 }
 
 // New returns the gateway's HTTP handler.
 func New(cfg Config) http.Handler {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = 30 * time.Second
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 1 << 20
-	}
-	if cfg.ComplexityLimit == 0 {
-		cfg.ComplexityLimit = 5000
-	}
+	cfg = cfg.withDefaults()
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
 	r.Use(accessLog(cfg.Logger))
 	r.Use(middleware.Recoverer)
+	r.Use(clientAddress(cfg.ClientIPHeader))
 	r.Use(timeout(cfg.RequestTimeout))
-	r.Use(middleware.RequestSize(cfg.MaxBodyBytes))
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
@@ -84,6 +137,7 @@ func New(cfg Config) http.Handler {
 	r.Handle("/", gi)
 	r.Handle("/"+graphiql.AssetsPrefix+"*", gi)
 	r.Group(func(r chi.Router) {
+		r.Use(withRequestState)
 		r.Use(cfg.Tokens.Middleware)
 		r.Use(loaders.Middleware(cfg.Svc))
 		r.Handle("/graphql", GraphQL(cfg))
@@ -91,15 +145,24 @@ func New(cfg Config) http.Handler {
 	return r
 }
 
-// GraphQL returns the gqlgen handler: POST, GET and WebSocket (subscriptions;
-// the token may come in the connection_init payload) transports, automatic
-// persisted queries, a complexity limit, introspection, and an error
+// GraphQL returns the gqlgen handler: the HTTP transport (GET and POST per
+// the GraphQL-over-HTTP spec, httpTransport), WebSocket (subscriptions; the
+// token may come in the connection_init payload), automatic persisted
+// queries, the query limits and budget (queryLimits), bounded execution and
+// login throttling (guard), introspection unless disabled, and an error
 // presenter that gives every error an extensions.code.
 func GraphQL(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
 		Directives: graph.DirectiveRoot{HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
+	var bud *budget
+	if cfg.RateLimit > 0 {
+		bud = newBudget(cfg.RateLimit)
+	}
+	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
+		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	srv.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
@@ -107,12 +170,20 @@ func GraphQL(cfg Config) http.Handler {
 		},
 	})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
+	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))
+	// Parsed and validated documents, and persisted queries, are cached by
+	// count and by total size: 1 MiB of query text each at most.
+	srv.SetQueryCache(newSizedCache(1000, 1<<20, 16<<10, func(q string, _ *ast.QueryDocument) int { return len(q) }))
+	if !cfg.DisableIntrospection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: newSizedCache(1000, 1<<20, 64<<10, func(k, q string) int { return len(k) + len(q) })})
+	ln := &lanes{}
+	if cfg.HeavyQueries > 0 {
+		ln.heavy = make(chan struct{}, cfg.HeavyQueries)
+	}
+	srv.Use(&queryLimits{limits: cfg.Limits, introspection: !cfg.DisableIntrospection, budget: bud, lanes: ln, now: cfg.Now})
+	srv.Use(guard{logins: newLogins(cfg.Logins), lanes: ln, now: cfg.Now})
 	srv.SetErrorPresenter(errorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", p, "request_id", middleware.GetReqID(ctx))
@@ -121,57 +192,85 @@ func GraphQL(cfg Config) http.Handler {
 	return srv
 }
 
-// CodeInternal is the extensions.code of errors the caller cannot fix.
-const CodeInternal = "INTERNAL_SERVER_ERROR"
+// maxMessage bounds an error message in bytes: messages may quote input
+// (gqlparser quotes the token it stumbled on), never more than this.
+const maxMessage = 300
 
 func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
-		gerr := graphql.DefaultErrorPresenter(ctx, err)
-		var derr *weibo.Error
-		if errors.As(err, &derr) {
-			gerr.Message = derr.Message
-			gerr.Extensions = map[string]any{"code": derr.Code}
-			if derr.Field != "" {
-				gerr.Extensions["field"] = derr.Field
-			}
-			if derr.Reason != "" {
-				gerr.Extensions["reason"] = derr.Reason
-			}
-			return gerr
-		}
-		if _, ok := gerr.Extensions["code"]; ok {
-			return gerr // parse and validation errors from gqlgen
-		}
-		var gq *gqlerror.Error
-		if errors.As(err, &gq) && gq.Rule != "" {
-			return gerr
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			gerr.Message = "the request timed out"
-		} else {
-			log.ErrorContext(ctx, "internal error", "err", err, "path", gerr.Path.String(), "request_id", middleware.GetReqID(ctx))
-			gerr.Message = "internal error"
-		}
-		gerr.Extensions = map[string]any{"code": CodeInternal}
-		if id := middleware.GetReqID(ctx); id != "" {
-			gerr.Extensions["requestId"] = id
-		}
+		gerr := present(ctx, log, err)
+		gerr.Message = shorten(gerr.Message)
 		return gerr
 	}
 }
 
-// timeout bounds every request by d (chi's Timeout), except WebSocket
-// upgrades: a subscription lives as long as its client keeps it.
+func present(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
+	gerr := graphql.DefaultErrorPresenter(ctx, err)
+	var derr *weibo.Error
+	if errors.As(err, &derr) {
+		gerr.Message = derr.Message
+		gerr.Extensions = map[string]any{"code": derr.Code}
+		if derr.Field != "" {
+			gerr.Extensions["field"] = derr.Field
+		}
+		if derr.Reason != "" {
+			gerr.Extensions["reason"] = derr.Reason
+		}
+		return gerr
+	}
+	if _, ok := gerr.Extensions["code"]; ok {
+		return gerr // the server's own refusals; parse and validation errors from gqlgen
+	}
+	var gq *gqlerror.Error
+	if errors.As(err, &gq) && gq.Rule != "" {
+		gerr.Extensions = map[string]any{"code": CodeValidationFailed}
+		return gerr
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		gerr.Message = "the request ran out of time; nothing more was read"
+		gerr.Extensions = map[string]any{"code": CodeTimeout}
+		return gerr
+	case errors.Is(err, context.Canceled):
+		gerr.Message = "the request was canceled"
+		gerr.Extensions = map[string]any{"code": CodeTimeout}
+		return gerr
+	}
+	log.ErrorContext(ctx, "internal error", "err", err, "path", gerr.Path.String(), "request_id", middleware.GetReqID(ctx))
+	gerr.Message = "internal error"
+	gerr.Extensions = map[string]any{"code": CodeInternal}
+	if id := middleware.GetReqID(ctx); id != "" {
+		gerr.Extensions["requestId"] = id
+	}
+	return gerr
+}
+
+// shorten cuts msg to at most maxMessage bytes, on a character boundary.
+func shorten(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(msg[:cut], "") + "…"
+}
+
+// timeout bounds every request by d: its context ends then, which stops
+// resolvers and store calls (guard); the transport answers TIMEOUT. A
+// WebSocket upgrade is not bounded: a subscription lives as long as its
+// client keeps it.
 func timeout(d time.Duration) func(http.Handler) http.Handler {
-	bounded := middleware.Timeout(d)
 	return func(next http.Handler) http.Handler {
-		b := bounded(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			if d <= 0 || strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 				next.ServeHTTP(w, r)
 				return
 			}
-			b.ServeHTTP(w, r)
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

@@ -70,7 +70,7 @@ func (s *Service) Register(ctx context.Context, username, password string) (*Use
 	} else if r.Exists() {
 		return nil, errTaken(username)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.bcryptC)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return nil, err
 	}
@@ -102,26 +102,30 @@ func (s *Service) Register(ctx context.Context, username, password string) (*Use
 
 // Login checks a username (case-insensitive) and password. Errors:
 // UNAUTHENTICATED for an unknown user or a wrong password (the same message
-// for both).
+// and, through a comparison with a dummy hash, the same time for both);
+// BAD_USER_INPUT for a password over 72 bytes.
 func (s *Service) Login(ctx context.Context, username, password string) (*User, error) {
+	if err := checkLoginPassword(password); err != nil {
+		return nil, err
+	}
 	if !lookupRE.MatchString(username) {
-		return nil, errBadLogin
+		return nil, s.failLogin(ctx, password)
 	}
 	uid, err := s.lookupUsername(ctx, strings.ToLower(username))
 	if err != nil {
 		return nil, err
 	}
 	if uid == 0 {
-		return nil, errBadLogin
+		return nil, s.failLogin(ctx, password)
 	}
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid)})
 	if err != nil {
 		return nil, err
 	}
 	if !r.Exists() {
-		return nil, errBadLogin
+		return nil, s.failLogin(ctx, password)
 	}
-	if err := bcrypt.CompareHashAndPassword(r.Value(tables.FamInfo, tables.ColPassword), []byte(password)); err != nil {
+	if err := comparePassword(ctx, r.Value(tables.FamInfo, tables.ColPassword), password); err != nil {
 		if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
 			return nil, errBadLogin
 		}

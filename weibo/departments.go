@@ -268,7 +268,7 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent DeptID) (*Depa
 		return nil, err
 	}
 	if !ok {
-		return nil, errConcurrent("id", "department "+did.String()+" was changed meanwhile; retry")
+		return nil, errConcurrent("id", did.String()+" was changed meanwhile; retry")
 	}
 	if err := s.deleteLink(ctx, tables.DeptChildKey(d.Parent, did)); err != nil {
 		return nil, err

@@ -15,6 +15,22 @@ type (
 	RoleID = tables.RoleID
 	// DeptID is a department's id (tables.DeptID).
 	DeptID = tables.DeptID
+	// NodeID is a global id of any type (tables.NodeID).
+	NodeID = tables.NodeID
+	// NodeKind is the type of object a NodeID names (tables.NodeKind).
+	NodeKind = tables.NodeKind
+)
+
+// The kinds of NodeID (tables.NodeUser and friends).
+const (
+	// NodeUser is a user.
+	NodeUser = tables.NodeUser
+	// NodePost is a post.
+	NodePost = tables.NodePost
+	// NodeRole is a role.
+	NodeRole = tables.NodeRole
+	// NodeDepartment is a department.
+	NodeDepartment = tables.NodeDepartment
 )
 
 // RootDept is the virtual root whose children are the top-level departments.
@@ -34,3 +50,6 @@ func ParseRoleID(s string) (RoleID, error) { return tables.ParseRoleID(s) }
 
 // ParseDeptID parses a GraphQL department ID (tables.ParseDeptID).
 func ParseDeptID(s string) (DeptID, error) { return tables.ParseDeptID(s) }
+
+// ParseNodeID parses a global id of any type (tables.ParseNodeID).
+func ParseNodeID(s string) (NodeID, error) { return tables.ParseNodeID(s) }

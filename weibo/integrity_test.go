@@ -185,7 +185,7 @@ func checkWorld(t *testing.T, svc *weibo.Service, w *world, grace time.Duration,
 	for _, u := range w.users {
 		var after *string
 		for {
-			p, err := svc.UserPosts(ctx, u.ID, &hundred, after)
+			p, err := svc.UserPosts(ctx, u.ID, weibo.Page{First: &hundred, After: after})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +249,7 @@ func checkWorld(t *testing.T, svc *weibo.Service, w *world, grace time.Duration,
 		slices.SortFunc(want, func(a, b weibo.PostID) int {
 			return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author))
 		})
-		page, err := svc.HomeTimeline(ctx, uid, &hundred, nil)
+		page, err := svc.HomeTimeline(ctx, uid, weibo.Page{First: &hundred})
 		if err != nil {
 			t.Fatal(err)
 		}

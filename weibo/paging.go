@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
 )
@@ -11,9 +12,20 @@ import (
 // Paging. Every connection of the API — follows, fans, a user's posts, the
 // home timeline, roles, a role's members, a department's children and
 // members — is one page of the rows under one prefix of one table, in
-// rowkey order, and is read by readPage: validate first and after, scan
-// from the row after the cursor, keep the rows that verify accepts (one
-// batched read per chunk of rows), and build at most first edges.
+// rowkey order, and is read by readPage: validate the arguments, scan from
+// the cursor, keep the rows that verify accepts (one batched read per chunk
+// of rows), and build at most n edges. The home timeline and a user's posts
+// also page backward (last/before: a reversed scan from the cursor, the
+// page then put back in list order); the others take first/after only.
+//
+// Page info follows the Relay specification: paging forward (first),
+// hasNextPage tells whether more edges follow the page within the cursors,
+// and hasPreviousPage whether an edge of the list lies at or before
+// `after`; paging backward (last), hasPreviousPage tells whether more edges
+// precede the page within the cursors, and hasNextPage whether an edge lies
+// at or after `before`. The scan starts at the cursor's own row (inclusive)
+// so that the common case costs nothing more; only when that row is gone
+// does one short scan the other way (at most lookRounds rows) answer.
 
 // Page sizes of every connection: `first` defaults to DefaultPageSize and
 // must be within [1, MaxPageSize].
@@ -22,11 +34,15 @@ const (
 	MaxPageSize     = 100
 )
 
-// PageInfo is the Relay page info of a connection page.
+// PageInfo is the Relay page info of a connection page (see Paging above).
 type PageInfo struct {
-	// HasNextPage tells whether rows follow the last edge.
+	// HasNextPage tells whether edges follow the page's last edge: within
+	// the cursors when paging forward, at or after `before` when paging
+	// backward.
 	HasNextPage bool
-	// HasPreviousPage is always false: connections page forward only.
+	// HasPreviousPage tells whether edges precede the page's first edge: at
+	// or before `after` when paging forward, within the cursors when paging
+	// backward.
 	HasPreviousPage bool
 	// StartCursor is the cursor of the first edge, nil for an empty page.
 	StartCursor *string
@@ -57,29 +73,55 @@ func encodeCursor(kind cursorKind, suffix []byte) string {
 	return base64.RawURLEncoding.EncodeToString(append([]byte{byte(kind)}, suffix...))
 }
 
-// decodeCursor returns the rowkey suffix of a cursor of kind whose payload
-// has lo to hi bytes; a nil or empty cursor gives nil. A malformed one
-// gives a BAD_USER_INPUT error on argument "after".
+// decodeCursor returns the rowkey suffix of the `after` cursor of kind
+// whose payload has lo to hi bytes (decodeCursorArg).
 func decodeCursor(after *string, kind cursorKind, lo, hi int) ([]byte, error) {
-	if after == nil || *after == "" {
+	return decodeCursorArg("after", after, kind, lo, hi)
+}
+
+// decodeCursorArg returns the rowkey suffix of cursor, the argument named
+// field, of kind with a payload of lo to hi bytes; a nil or empty cursor
+// gives nil. A malformed one gives a BAD_USER_INPUT error on field.
+func decodeCursorArg(field string, cursor *string, kind cursorKind, lo, hi int) ([]byte, error) {
+	if cursor == nil || *cursor == "" {
 		return nil, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(*after)
+	b, err := base64.RawURLEncoding.DecodeString(*cursor)
 	if err != nil || len(b) < lo+1 || len(b) > hi+1 || b[0] != byte(kind) {
-		return nil, badInput("after", "malformed cursor %q", *after)
+		return nil, badInput(field, "malformed cursor %s", Excerpt(*cursor))
 	}
 	return b[1:], nil
 }
 
 // pageSize validates `first`.
-func pageSize(first *int) (int, error) {
-	if first == nil {
+func pageSize(first *int) (int, error) { return pageSizeArg("first", first) }
+
+// pageSizeArg validates a page size, the argument named field (first or
+// last): nil gives DefaultPageSize.
+func pageSizeArg(field string, n *int) (int, error) {
+	if n == nil {
 		return DefaultPageSize, nil
 	}
-	if *first < 1 || *first > MaxPageSize {
-		return 0, badInput("first", "first must be between 1 and %d, got %d", MaxPageSize, *first)
+	if *n < 1 || *n > MaxPageSize {
+		return 0, badInput(field, "%s must be between 1 and %d, got %d", field, MaxPageSize, *n)
 	}
-	return *first, nil
+	return *n, nil
+}
+
+// Page is the paging arguments of a connection that pages both ways, as the
+// schema names them (Relay's cursor connections): First with After pages
+// forward, Last with Before backward. Either cursor may come with either
+// size; First and Last together are refused. With neither size, First is
+// DefaultPageSize.
+type Page struct {
+	// First is how many edges to take from the start of the window, 1 to MaxPageSize.
+	First *int
+	// After is the cursor after which the window starts (nil: the list's start).
+	After *string
+	// Last is how many edges to take from the end of the window, 1 to MaxPageSize.
+	Last *int
+	// Before is the cursor before which the window ends (nil: the list's end).
+	Before *string
 }
 
 // pageQuery says which rows a connection lists and how its cursors look.
@@ -101,56 +143,164 @@ type pageQuery struct {
 }
 
 // start validates first and after and returns the page size and the start
-// row of the page's scan: the row strictly after the cursor's, or nil (the
-// prefix itself) without a cursor. Errors: BAD_USER_INPUT on "first" or
-// "after".
+// row of a forward scan from after: the row strictly after the cursor's,
+// or nil (the prefix itself) without a cursor. Errors: BAD_USER_INPUT on
+// "first" or "after".
 func (q *pageQuery) start(first *int, after *string) (int, []byte, error) {
 	n, err := pageSize(first)
 	if err != nil {
 		return 0, nil, err
 	}
+	k, err := q.cursorRow("after", after)
+	if err != nil || k == nil {
+		return n, nil, err
+	}
+	return n, append(k, 0), nil
+}
+
+// cursorRow returns the rowkey of cursor, the argument named field (nil
+// without a cursor). Errors: BAD_USER_INPUT on field.
+func (q *pageQuery) cursorRow(field string, cursor *string) ([]byte, error) {
 	lo, hi := q.rowLen-len(q.scan.Prefix), q.rowLen-len(q.scan.Prefix)
 	if q.rowLen == 0 {
 		lo, hi = 1, q.maxRowLen-len(q.scan.Prefix)
 	}
-	suffix, err := decodeCursor(after, q.kind, lo, hi)
+	suffix, err := decodeCursorArg(field, cursor, q.kind, lo, hi)
 	if err != nil || suffix == nil {
-		return n, nil, err
+		return nil, err
 	}
-	k := append(bytes.Clone(q.scan.Prefix), suffix...)
-	return n, append(k, 0), nil
+	return append(bytes.Clone(q.scan.Prefix), suffix...), nil
 }
 
-// readPage reads one page of the connection q describes: it validates
-// first and after, reads the rows from the cursor on with scanVerified
-// (verify returns one entry per row, nil for a row to skip), and turns each
-// kept item and its cursor into an edge with edge. Errors: BAD_USER_INPUT
-// on "first" or "after", and the store's.
+// window is a validated Page: the page size, the direction and the rowkeys
+// of the cursors.
+type window struct {
+	n             int
+	backward      bool
+	after, before []byte // cursor rows; nil without the cursor
+}
+
+// window validates p. Errors: BAD_USER_INPUT on "first", "after", "last"
+// or "before".
+func (q *pageQuery) window(p Page) (window, error) {
+	var (
+		w   window
+		err error
+	)
+	if p.First != nil && p.Last != nil {
+		return w, badInput("last", "pass first or last, not both")
+	}
+	if w.backward = p.Last != nil; w.backward {
+		w.n, err = pageSizeArg("last", p.Last)
+	} else {
+		w.n, err = pageSizeArg("first", p.First)
+	}
+	if err != nil {
+		return w, err
+	}
+	if w.after, err = q.cursorRow("after", p.After); err != nil {
+		return w, err
+	}
+	w.before, err = q.cursorRow("before", p.Before)
+	return w, err
+}
+
+// readPage reads one page forward (first/after) of the connection q
+// describes: readPageBoth with Page{First: first, After: after}.
 func readPage[T, E any](ctx context.Context, st hbase.Store, q pageQuery, first *int, after *string,
 	verify func(context.Context, []*hbase.Result) ([]*T, error),
 	edge func(item *T, cursor string) E) ([]E, PageInfo, error) {
-	n, start, err := q.start(first, after)
+	return readPageBoth(ctx, st, q, Page{First: first, After: after}, verify, edge)
+}
+
+// lookRounds bounds the rows (one per scan) read to learn whether an edge
+// lies beyond a cursor whose own row is gone.
+const lookRounds = 3
+
+// readPageBoth reads one page of the connection q describes, forward or
+// backward (see Page and Paging above). It validates p, scans from the
+// near cursor's own row (inclusive) toward the far one (exclusive) —
+// forward from after, or reversed from before — with scanVerified (verify
+// returns one entry per row, nil for a row to skip), and turns each kept
+// item and its cursor into an edge with edge, in list order. Errors:
+// BAD_USER_INPUT on "first", "after", "last" or "before", and the store's.
+func readPageBoth[T, E any](ctx context.Context, st hbase.Store, q pageQuery, p Page,
+	verify func(context.Context, []*hbase.Result) ([]*T, error),
+	edge func(item *T, cursor string) E) ([]E, PageInfo, error) {
+	w, err := q.window(p)
 	if err != nil {
 		return nil, PageInfo{}, err
 	}
 	sc := q.scan
-	sc.Start = start
-	items, keys, err := scanVerified(ctx, st, &sc, n, q.rounds, verify)
+	near := w.after
+	sc.Start, sc.Stop = w.after, w.before
+	if w.backward {
+		near = w.before
+		sc.Reversed = true
+		if w.after != nil {
+			sc.Start = append(bytes.Clone(w.after), 0)
+		}
+		if w.before != nil {
+			sc.Stop = append(bytes.Clone(w.before), 0)
+		}
+	}
+	want := w.n + 1 // one more than the page, to learn whether more follow
+	if near != nil {
+		want++ // the near cursor's own row
+	}
+	items, keys, err := scanVerified(ctx, st, &sc, want-1, q.rounds, verify)
 	if err != nil {
 		return nil, PageInfo{}, err
 	}
-	edges, info := buildPage(items, keys, n, func(key []byte) string {
+	// beyond: whether an edge lies beyond the near cursor (at or behind it).
+	beyond := false
+	if near != nil {
+		if len(keys) > 0 && bytes.Equal(keys[0], near) {
+			beyond, items, keys = true, items[1:], keys[1:]
+		} else if beyond, err = edgeBeyond(ctx, st, &q, near, w.backward, verify); err != nil {
+			return nil, PageInfo{}, err
+		}
+	}
+	more := len(items) > w.n
+	if more {
+		items, keys = items[:w.n], keys[:w.n]
+	}
+	if w.backward {
+		slices.Reverse(items)
+		slices.Reverse(keys)
+	}
+	edges, info := buildPage(items, keys, w.n, func(key []byte) string {
 		return encodeCursor(q.kind, key[len(q.scan.Prefix):])
 	}, edge)
+	info.HasNextPage, info.HasPreviousPage = more, beyond
+	if w.backward {
+		info.HasNextPage, info.HasPreviousPage = beyond, more
+	}
 	return edges, info, nil
 }
 
-// scanVerified reads the rows of sc (whose Start is where the page begins)
-// chunk by chunk and asks verify, with one batched read per chunk, which of
-// them are valid (nil: skip, e.g. the index half of a half-written pair or
-// a stale inbox entry). It stops once n+1 valid rows are found, the range
-// ends, or after rounds scans (0: no bound), and returns the valid items
-// with their rowkeys.
+// edgeBeyond reports whether a valid row of the connection lies beyond the
+// cursor row near, whose own row is gone: before it (a reversed scan) when
+// paging forward, after it when paging backward. It reads at most
+// lookRounds rows, one scan each; past them it answers false.
+func edgeBeyond[T any](ctx context.Context, st hbase.Store, q *pageQuery, near []byte, backward bool,
+	verify func(context.Context, []*hbase.Result) ([]*T, error)) (bool, error) {
+	sc := q.scan
+	if backward {
+		sc.Start = append(bytes.Clone(near), 0)
+	} else {
+		sc.Stop, sc.Reversed = near, true
+	}
+	items, _, err := scanVerified(ctx, st, &sc, 0, lookRounds, verify)
+	return len(items) > 0, err
+}
+
+// scanVerified reads the rows of sc (whose Start, or Stop when reversed, is
+// where the page begins) chunk by chunk and asks verify, with one batched
+// read per chunk, which of them are valid (nil: skip, e.g. the index half
+// of a half-written pair or a stale inbox entry). It stops once n+1 valid
+// rows are found, the range ends, or after rounds scans (0: no bound), and
+// returns the valid items with their rowkeys, in scan order.
 func scanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n, rounds int,
 	verify func(context.Context, []*hbase.Result) ([]*T, error)) ([]*T, [][]byte, error) {
 	var (
@@ -168,7 +318,11 @@ func scanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n,
 		if len(rows) == 0 {
 			break
 		}
-		scan.Start = append(bytes.Clone(rows[len(rows)-1].Row), 0)
+		if last := rows[len(rows)-1].Row; scan.Reversed {
+			scan.Stop = bytes.Clone(last)
+		} else {
+			scan.Start = append(bytes.Clone(last), 0)
+		}
 		vs, err := verify(ctx, rows)
 		if err != nil {
 			return nil, nil, err

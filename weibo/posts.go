@@ -2,9 +2,7 @@ package weibo
 
 import (
 	"context"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -12,7 +10,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// MaxPostLength is the longest post content, in characters (Unicode code points).
+// MaxPostLength is the longest post content, in user-perceived characters (grapheme clusters; see validateContent).
 const MaxPostLength = 10000
 
 // Post is one row of weibo:content.
@@ -30,8 +28,8 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 
 // Publish stores a post by author and returns it once it is stored; the
 // fan-out into the fans' inboxes runs on the worker pool. Content must be 1
-// to 10,000 characters of valid UTF-8 and not only white space
-// (BAD_USER_INPUT otherwise); an author without a users row gives
+// to 10,000 characters of valid UTF-8, at most 64 KiB, with a visible
+// character (validateContent; BAD_USER_INPUT otherwise); an author without a users row gives
 // UNAUTHENTICATED (a token for a user that is gone).
 //
 // Writes, in order (repair.go explains the scheme):
@@ -55,14 +53,8 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 // row carries no counted mark and is older than the repair grace, it
 // recounts the author's posts before deleting it.
 func (s *Service) Publish(ctx context.Context, author UserID, content string) (*Post, error) {
-	if !utf8.ValidString(content) {
-		return nil, badInput("content", "content is not valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(content); n < 1 || n > MaxPostLength {
-		return nil, badInput("content", "content must be 1 to %d characters, got %d", MaxPostLength, n)
-	}
-	if strings.TrimSpace(content) == "" {
-		return nil, badInput("content", "content must not be blank")
+	if err := validateContent(content); err != nil {
+		return nil, err
 	}
 	us, err := s.GetUsers(ctx, []UserID{author})
 	if err != nil {
@@ -190,18 +182,23 @@ type PostConnection struct {
 	Edges []PostEdge
 	// PageInfo is the Relay page info.
 	PageInfo PageInfo
+	// TotalCount is the length of a user's whole list of posts from the
+	// kept counter (postCount). The GraphQL layer fills it in when a query
+	// asks for it; the domain leaves it 0 (a timeline has no counter).
+	TotalCount int
 }
 
 // postEdge makes the PostEdge of a post (for readPage).
 func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
 
-// UserPosts pages through uid's posts newest first: one prefix scan of
-// weibo:content on salt(uid)|uid (seed 000/004's "查看自己发布的微博").
-// Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) UserPosts(ctx context.Context, uid UserID, first *int, after *string) (*PostConnection, error) {
+// UserPosts pages through uid's posts newest first, both ways (Page): one
+// prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
+// "查看自己发布的微博"), reversed for Last/Before.
+// Errors: BAD_USER_INPUT for bad paging arguments.
+func (s *Service) UserPosts(ctx context.Context, uid UserID, p Page) (*PostConnection, error) {
 	q := pageQuery{kind: cursorPosts, rowLen: tables.ContentKeyLen,
 		scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
-	edges, info, err := readPage(ctx, s.st, q, first, after,
+	edges, info, err := readPageBoth(ctx, s.st, q, p,
 		func(_ context.Context, rows []*hbase.Result) ([]*Post, error) {
 			out := make([]*Post, len(rows))
 			for i, r := range rows {

@@ -269,6 +269,10 @@ type UserConnection struct {
 	Edges []UserEdge
 	// PageInfo is the Relay page info.
 	PageInfo PageInfo
+	// TotalCount is the length of the whole list from the owner's kept
+	// counter (followCount or fanCount). The GraphQL layer fills it in when
+	// a query asks for it; the domain leaves it 0.
+	TotalCount int
 }
 
 // FollowList pages through whom uid follows (seed 004's "attends"), by user

@@ -65,7 +65,7 @@ func readFollow(t *testing.T, svc *weibo.Service, a, b weibo.UserID, bPosts []we
 	for _, id := range bPosts {
 		s.inbox += inboxHas(t, svc, a, id)
 	}
-	tl, err := svc.HomeTimeline(ctx, a, new(weibo.MaxPageSize), nil)
+	tl, err := svc.HomeTimeline(ctx, a, weibo.Page{First: new(weibo.MaxPageSize)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +267,12 @@ func TestConnectionCursors(t *testing.T) {
 	}{
 		{"follows", 2, func(f *int, a *string) (page, error) { return userPage(svc.FollowList(ctx, u0, f, a)) }},
 		{"fans", 2, func(f *int, a *string) (page, error) { return userPage(svc.FanList(ctx, u0, f, a)) }},
-		{"posts", 2, func(f *int, a *string) (page, error) { return postPage(svc.UserPosts(ctx, users[1].ID, f, a)) }},
-		{"home timeline", 4, func(f *int, a *string) (page, error) { return postPage(svc.HomeTimeline(ctx, u0, f, a)) }},
+		{"posts", 2, func(f *int, a *string) (page, error) {
+			return postPage(svc.UserPosts(ctx, users[1].ID, weibo.Page{First: f, After: a}))
+		}},
+		{"home timeline", 4, func(f *int, a *string) (page, error) {
+			return postPage(svc.HomeTimeline(ctx, u0, weibo.Page{First: f, After: a}))
+		}},
 		{"department members", 3, func(f *int, a *string) (page, error) { return userPage(svc.DepartmentMembers(ctx, top.ID, f, a)) }},
 		{"roles", 3, func(f *int, a *string) (page, error) {
 			p, err := svc.Roles(ctx, f, a)

@@ -100,6 +100,10 @@ type RoleMemberConnection struct {
 	Edges []RoleMemberEdge
 	// PageInfo is the Relay page info.
 	PageInfo PageInfo
+	// TotalCount is the number of members from the role's kept counter
+	// (memberCount). The GraphQL layer fills it in from the Role; the domain
+	// leaves it 0.
+	TotalCount int
 }
 
 func checkPriority(p int) error {

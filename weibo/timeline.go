@@ -23,11 +23,15 @@ import (
 // backfill and remove an entry the viewer should see (the writers settle
 // the inbox themselves, see repair.go).
 //
-// Errors: BAD_USER_INPUT for a bad first or after.
-func (s *Service) HomeTimeline(ctx context.Context, uid UserID, first *int, after *string) (*PostConnection, error) {
+// It pages both ways (Page): a page before the start cursor of the first
+// page a client showed (Last, Before) holds the posts that reached the
+// timeline since, oldest of them last; the reversed scan costs the same.
+//
+// Errors: BAD_USER_INPUT for bad paging arguments.
+func (s *Service) HomeTimeline(ctx context.Context, uid UserID, p Page) (*PostConnection, error) {
 	q := pageQuery{kind: cursorTimeline, rowLen: tables.InboxKeyLen, rounds: timelineRounds,
 		scan: hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid)}}
-	edges, info, err := readPage(ctx, s.st, q, first, after,
+	edges, info, err := readPageBoth(ctx, s.st, q, p,
 		func(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
 			ids := make([]PostID, 0, len(rows))
 			at := make([]int, 0, len(rows)) // ids[j] is the entry of rows[at[j]]

@@ -1,12 +1,13 @@
 // Command gateway is the Weibo GraphQL gateway over HBase: one binary with
-// the subcommands serve, migrate, seed, admin and fsck. Every flag has an environment
-// variable; a flag given on the command line wins.
+// the subcommands serve, migrate, seed, admin, fsck and schema. Every flag has an
+// environment variable; a flag given on the command line wins.
 //
 //	gateway serve   [--addr ADDR] [store flags] [--demo] [--outbox-sweep 30s] [--repair-grace 60s]
 //	gateway migrate [store flags]
 //	gateway seed    --edges FILE --posts FILE --password PW [store flags]
 //	gateway admin   grant|revoke <username> [--role admin] [store flags]
 //	gateway fsck    [--repair] [--grace 30s] [--repair-grace 60s] [store flags]
+//	gateway schema  (prints the GraphQL schema as SDL)
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
 // (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase).
@@ -44,6 +45,8 @@ func main() {
 		err = admin(ctx, log, args)
 	case "fsck":
 		err = runFsck(ctx, log, args)
+	case "schema":
+		err = schemaCmd(os.Stdout, args)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -71,6 +74,7 @@ commands:
   admin     grant|revoke <username>: give or take the admin role (makes the first admin)
   fsck      check (and with --repair fix) everything stored on two sides: roles,
             departments, follows and fans, counters, inboxes, unfinished writes
+  schema    print the GraphQL schema (SDL, no "extend") for client code generators
 
 Run "gateway <command> -h" for the flags of a command.
 `)

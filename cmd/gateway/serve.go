@@ -30,9 +30,13 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
+	lf := registerLimitFlags(fs)
 	sweep := fs.Duration("outbox-sweep", envDuration("GATEWAY_OUTBOX_SWEEP", 30*time.Second), "how often the outbox is swept and the repairer runs (env GATEWAY_OUTBOX_SWEEP)")
 	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := lf.err(); err != nil {
 		return err
 	}
 
@@ -62,8 +66,10 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           server.New(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log}),
+		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log})),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       2 * time.Minute,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

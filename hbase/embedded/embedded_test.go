@@ -548,7 +548,8 @@ func TestValidation(t *testing.T) {
 
 func TestScanLongWithWrites(t *testing.T) {
 	// A scan longer than one iterator's lifetime (scanRefreshRows) whose
-	// callback writes to the store sees every row exactly once, in order.
+	// callback writes to the store sees every row exactly once, in order,
+	// forward and reversed.
 	ctx := context.Background()
 	s := etOpen(t, "")
 	defer func() { _ = s.Close() }()
@@ -560,20 +561,26 @@ func TestScanLongWithWrites(t *testing.T) {
 	if err := s.PutMany(ctx, puts); err != nil {
 		t.Fatal(err)
 	}
-	i := 0
-	err := s.Scan(ctx, &hbase.Scan{Table: "t:a", Prefix: []byte("s/")}, func(r *hbase.Result) error {
-		if want := fmt.Sprintf("s/%05d", i); string(r.Row) != want {
-			return fmt.Errorf("row %d is %q, want %q", i, r.Row, want)
-		}
-		i++
-		// Write behind and ahead of the cursor, and into another prefix.
-		return s.PutMany(ctx, []*hbase.Put{
-			{Table: "t:a", Row: fmt.Appendf(nil, "t/%05d", i), Values: hbase.Values{"f": {"q": []byte("w")}}},
-			{Table: "t:a", Row: r.Row, Values: hbase.Values{"v": {"q": []byte("w")}}},
+	for _, reversed := range []bool{false, true} {
+		i := 0
+		err := s.Scan(ctx, &hbase.Scan{Table: "t:a", Prefix: []byte("s/"), Reversed: reversed}, func(r *hbase.Result) error {
+			want := fmt.Sprintf("s/%05d", i)
+			if reversed {
+				want = fmt.Sprintf("s/%05d", n-1-i)
+			}
+			if string(r.Row) != want {
+				return fmt.Errorf("row %d is %q, want %q", i, r.Row, want)
+			}
+			i++
+			// Write behind and ahead of the cursor, and into another prefix.
+			return s.PutMany(ctx, []*hbase.Put{
+				{Table: "t:a", Row: fmt.Appendf(nil, "t/%05d", i), Values: hbase.Values{"f": {"q": []byte("w")}}},
+				{Table: "t:a", Row: r.Row, Values: hbase.Values{"v": {"q": []byte("w")}}},
+			})
 		})
-	})
-	if err != nil || i != n {
-		t.Fatalf("scan: %v after %d rows, want %d", err, i, n)
+		if err != nil || i != n {
+			t.Fatalf("scan (reversed %v): %v after %d rows, want %d", reversed, err, i, n)
+		}
 	}
 }
 

@@ -274,7 +274,7 @@ const (
 
 // Scan calls fn for each row of the range with at least one visible cell
 // of the wanted families, newest version of each column only, in rowkey
-// order. It streams: rows are read as fn consumes them (fn may write to the
+// order (descending when sc.Reversed: see scanReversed). It streams: rows are read as fn consumes them (fn may write to the
 // store). Rows written during the scan may or may not be seen. An error of fn
 // ends the scan and is returned, except hbase.ErrStopScan which ends it with nil.
 func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
@@ -294,6 +294,9 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		return err
 	}
 	start, stop := hbase.ScanRange(sc)
+	if sc.Reversed && stop == nil {
+		return hbase.ErrUnboundedReverse
+	}
 	lower := appendEscaped(bytes.Clone(t.prefix), start)
 	var upper []byte
 	if stop == nil {
@@ -303,6 +306,9 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	}
 	if bytes.Compare(lower, upper) >= 0 {
 		return nil
+	}
+	if sc.Reversed {
+		return s.scanReversed(ctx, t, fams, lower, upper, sc.Limit, fn)
 	}
 
 	done := ctx.Done()

@@ -122,6 +122,7 @@ func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 		{"Scan_whole_table", cScanWholeTable},
 		{"Scan_stop_early", cScanStopEarly},
 		{"Scan_binary_rowkeys", cScanBinaryRowkeys},
+		{"Scan_reversed", cScanReversed},
 		{"CheckAndPut_absent", cCheckAndPutAbsent},
 		{"CheckAndPut_value", cCheckAndPutValue},
 		{"CheckAndPut_empty_value", cCheckAndPutEmptyValue},

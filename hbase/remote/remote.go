@@ -325,12 +325,17 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 }
 
 // Scan streams the rows of s's range to fn; see hbase.Store. The scanner is closed
-// (on the server too) when the scan stops early.
+// (on the server too) when the scan stops early. A reversed scan is HBase's
+// (hrpc.Reversed), with the range's ends adjusted to HBase's (start row
+// inclusive at the top, stop row exclusive at the bottom).
 func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if sc == nil {
 		return errors.New("hbase: nil Scan")
 	}
 	start, stop := hbase.ScanRange(sc)
+	if sc.Reversed && stop == nil {
+		return hbase.ErrUnboundedReverse
+	}
 	if len(start) > 0 && len(stop) > 0 && bytes.Compare(start, stop) >= 0 {
 		return nil // empty range
 	}
@@ -348,7 +353,19 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		// Rows fetched per round trip: no more than the caller wants.
 		opts = append(opts, hrpc.NumberOfRows(uint32(sc.Limit)))
 	}
-	scan, err := hrpc.NewScanRange(ctx, []byte(sc.Table), start, stop, opts...)
+	from, to := start, stop
+	if sc.Reversed {
+		// HBase's reversed scan runs from its start row (inclusive) down to
+		// its stop row (exclusive). From stop: a row equal to it is skipped
+		// below. Down to a row just below start: start without its last
+		// byte, which is below start; the rows between are cut off below.
+		from, to = stop, nil
+		if len(start) > 0 {
+			to = start[:len(start)-1]
+		}
+		opts = append(opts, hrpc.Reversed())
+	}
+	scan, err := hrpc.NewScanRange(ctx, []byte(sc.Table), from, to, opts...)
 	if err != nil {
 		return err
 	}
@@ -365,6 +382,15 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		}
 		if r == nil || len(r.Cells) == 0 {
 			continue
+		}
+		if sc.Reversed {
+			row := r.Cells[0].Row
+			if bytes.Equal(row, stop) {
+				continue
+			}
+			if bytes.Compare(row, start) < 0 {
+				return nil // below the range: done
+			}
 		}
 		if err := fn(toResult(r.Cells[0].Row, r.Cells)); err != nil {
 			if errors.Is(err, hbase.ErrStopScan) {

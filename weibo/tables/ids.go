@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// The id types. In GraphQL every id is a string; in rowkeys and qualifiers
-// the numeric ids are 8 bytes big-endian, so byte order equals numeric order.
+// The id types. In GraphQL every id is a string, unique across types (see
+// RoleIDPrefix); in rowkeys and qualifiers the numeric ids are 8 bytes
+// big-endian, so byte order equals numeric order.
 
 // ErrInvalidID is returned by the id parsers for a malformed id.
 var ErrInvalidID = errors.New("malformed id")
@@ -27,7 +28,7 @@ func ParseUserID(s string) (UserID, error) {
 	return UserID(n), err
 }
 
-// parseID parses the decimal form shared by user, role and department ids.
+// parseID parses the decimal shared by user, role and department ids.
 func parseID(s string) (uint64, error) {
 	if s == "" || len(s) > 20 || (len(s) > 1 && s[0] == '0') {
 		return 0, ErrInvalidID
@@ -72,37 +73,127 @@ func ParsePostID(s string) (PostID, error) {
 	return PostID{Author: a, Millis: m}, nil
 }
 
+// Global ids (Relay's Global Object Identification): the GraphQL id of
+// every object is unique across types. A user's is the bare decimal
+// ("22732"), a post's "<author>_<ms>" ("22732_1583020800123"), a role's
+// RoleIDPrefix and the decimal ("role:3"), a department's DeptIDPrefix and
+// the decimal ("department:2"): digits only, digits around '_', and a
+// lower-case type name before ':' never meet. ParseNodeID tells them apart.
+const (
+	// RoleIDPrefix starts the GraphQL id of a role.
+	RoleIDPrefix = "role:"
+	// DeptIDPrefix starts the GraphQL id of a department.
+	DeptIDPrefix = "department:"
+)
+
 // RoleID is a role's id, allocated from the sequence of weibo:roles. In
-// GraphQL it is the decimal string; in rowkeys and qualifiers 8 bytes
+// GraphQL it is "role:<decimal>"; in rowkeys and qualifiers 8 bytes
 // big-endian.
 type RoleID uint64
 
-// String returns the decimal form used as the GraphQL ID.
-func (id RoleID) String() string { return strconv.FormatUint(uint64(id), 10) }
+// String returns the GraphQL ID, e.g. "role:3".
+func (id RoleID) String() string { return RoleIDPrefix + strconv.FormatUint(uint64(id), 10) }
 
-// ParseRoleID parses a GraphQL role ID (decimal, 1 to 20 digits, no sign or
-// leading zeros, not 0); it returns ErrInvalidID for anything else.
+// ParseRoleID parses a GraphQL role ID: "role:<n>", n decimal (1 to 20
+// digits, no sign or leading zeros, not 0). The bare "<n>" of the ids
+// before global ids is still accepted (deprecated). It returns ErrInvalidID
+// for anything else.
 func ParseRoleID(s string) (RoleID, error) {
-	n, err := parseID(s)
+	n, err := parseID(strings.TrimPrefix(s, RoleIDPrefix))
 	return RoleID(n), err
 }
 
 // DeptID is a department's id, allocated from the sequence of
-// weibo:departments. In GraphQL it is the decimal string; in rowkeys 8
+// weibo:departments. In GraphQL it is "department:<decimal>"; in rowkeys 8
 // bytes big-endian. RootDept (0) is the virtual root whose children are the
 // top-level departments.
 type DeptID uint64
 
-// String returns the decimal form used as the GraphQL ID.
-func (id DeptID) String() string { return strconv.FormatUint(uint64(id), 10) }
+// String returns the GraphQL ID, e.g. "department:2".
+func (id DeptID) String() string { return DeptIDPrefix + strconv.FormatUint(uint64(id), 10) }
 
-// ParseDeptID parses a GraphQL department ID (decimal, 1 to 20 digits, no
-// sign or leading zeros, not 0); it returns ErrInvalidID for anything else.
+// ParseDeptID parses a GraphQL department ID: "department:<n>", n decimal
+// (1 to 20 digits, no sign or leading zeros, not 0). The bare "<n>" of the
+// ids before global ids is still accepted (deprecated). It returns
+// ErrInvalidID for anything else.
 func ParseDeptID(s string) (DeptID, error) {
-	n, err := parseID(s)
+	n, err := parseID(strings.TrimPrefix(s, DeptIDPrefix))
 	return DeptID(n), err
 }
 
 // RootDept is the virtual root: the parent of the top-level departments.
 // It has child rows (DeptChildKey(RootDept, d)) but never a department row.
 const RootDept DeptID = 0
+
+// NodeKind is the type of object a global id names.
+type NodeKind uint8
+
+// The kinds of NodeID.
+const (
+	// NodeUser is a user: NodeID.User is set.
+	NodeUser NodeKind = iota + 1
+	// NodePost is a post: NodeID.Post is set.
+	NodePost
+	// NodeRole is a role: NodeID.Role is set.
+	NodeRole
+	// NodeDepartment is a department: NodeID.Dept is set.
+	NodeDepartment
+)
+
+// NodeID is a parsed global id (the argument of Query.node and
+// Query.nodes): Kind says which one of the other fields holds the id.
+type NodeID struct {
+	// Kind is the type of the object.
+	Kind NodeKind
+	// User is the id of a NodeUser.
+	User UserID
+	// Post is the id of a NodePost.
+	Post PostID
+	// Role is the id of a NodeRole.
+	Role RoleID
+	// Dept is the id of a NodeDepartment.
+	Dept DeptID
+}
+
+// String returns the global id: the String of the id Kind names.
+func (n NodeID) String() string {
+	switch n.Kind {
+	case NodeUser:
+		return n.User.String()
+	case NodePost:
+		return n.Post.String()
+	case NodeRole:
+		return n.Role.String()
+	case NodeDepartment:
+		return n.Dept.String()
+	}
+	return ""
+}
+
+// ParseNodeID parses a global id of any type, strictly: "role:<n>" and
+// "department:<n>" (the bare decimal is a user here), "<author>_<ms>" a
+// post, "<n>" a user. It returns ErrInvalidID for anything else.
+func ParseNodeID(s string) (NodeID, error) {
+	var (
+		n   NodeID
+		err error
+	)
+	switch {
+	case strings.HasPrefix(s, RoleIDPrefix):
+		n.Kind = NodeRole
+		n.Role, err = ParseRoleID(s)
+	case strings.HasPrefix(s, DeptIDPrefix):
+		n.Kind = NodeDepartment
+		n.Dept, err = ParseDeptID(s)
+	case strings.Contains(s, "_"):
+		n.Kind = NodePost
+		n.Post, err = ParsePostID(s)
+	default:
+		n.Kind = NodeUser
+		n.User, err = ParseUserID(s)
+	}
+	if err != nil {
+		return NodeID{}, ErrInvalidID
+	}
+	return n, nil
+}

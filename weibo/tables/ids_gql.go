@@ -35,21 +35,29 @@ func (p PostID) MarshalGQL(w io.Writer) { writeID(w, p.String()) }
 // else.
 func (p *PostID) UnmarshalGQL(v any) error { return unmarshalID(v, "post", ParsePostID, p) }
 
-// MarshalGQL writes id as a GraphQL ID: the decimal string, e.g. "7".
+// MarshalGQL writes id as a GraphQL ID, e.g. "role:7".
 func (id RoleID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
 
-// UnmarshalGQL sets id from a GraphQL ID input (a string, or an integer
-// literal) in ParseRoleID's form; it returns an error wrapping ErrInvalidID
-// for anything else.
+// UnmarshalGQL sets id from a GraphQL ID input in ParseRoleID's form
+// ("role:7", or the deprecated "7", also as an integer literal); it returns
+// an error wrapping ErrInvalidID for anything else.
 func (id *RoleID) UnmarshalGQL(v any) error { return unmarshalID(v, "role", ParseRoleID, id) }
 
-// MarshalGQL writes id as a GraphQL ID: the decimal string, e.g. "12".
+// MarshalGQL writes id as a GraphQL ID, e.g. "department:12".
 func (id DeptID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
 
-// UnmarshalGQL sets id from a GraphQL ID input (a string, or an integer
-// literal) in ParseDeptID's form; it returns an error wrapping ErrInvalidID
-// for anything else.
+// UnmarshalGQL sets id from a GraphQL ID input in ParseDeptID's form
+// ("department:12", or the deprecated "12", also as an integer literal); it
+// returns an error wrapping ErrInvalidID for anything else.
 func (id *DeptID) UnmarshalGQL(v any) error { return unmarshalID(v, "department", ParseDeptID, id) }
+
+// MarshalGQL writes n as a GraphQL ID: the global id of its object.
+func (n NodeID) MarshalGQL(w io.Writer) { writeID(w, n.String()) }
+
+// UnmarshalGQL sets n from a global id of any type (ParseNodeID: a string,
+// or an integer literal for a user); it returns an error wrapping
+// ErrInvalidID for anything else.
+func (n *NodeID) UnmarshalGQL(v any) error { return unmarshalID(v, "node", ParseNodeID, n) }
 
 // writeID writes s as a JSON string: for an id's digits and '_' the same
 // bytes as gqlgen's graphql.MarshalID.

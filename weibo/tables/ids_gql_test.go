@@ -28,8 +28,12 @@ func TestIDMarshalGQL(t *testing.T) {
 		{PostID{Author: 22732, Millis: 1583020800123}, `"22732_1583020800123"`},
 		{PostID{Author: 1, Millis: 0}, `"1_0"`},
 		{PostID{Author: math.MaxUint64, Millis: math.MaxInt64}, `"18446744073709551615_9223372036854775807"`},
-		{RoleID(7), `"7"`},
-		{DeptID(12), `"12"`},
+		{RoleID(7), `"role:7"`},
+		{DeptID(12), `"department:12"`},
+		{NodeID{Kind: NodeUser, User: 22732}, `"22732"`},
+		{NodeID{Kind: NodePost, Post: PostID{Author: 22732, Millis: 5}}, `"22732_5"`},
+		{NodeID{Kind: NodeRole, Role: 1}, `"role:1"`},
+		{NodeID{Kind: NodeDepartment, Dept: 1}, `"department:1"`},
 	}
 	for _, c := range cases {
 		var b strings.Builder
@@ -77,6 +81,27 @@ func TestIDUnmarshalGQL(t *testing.T) {
 		{"role malformed", new(RoleID), "r7", nil, `malformed role id "r7"`},
 		{"department", new(DeptID), "12", DeptID(12), ""},
 		{"department root", new(DeptID), "0", nil, `malformed department id "0"`},
+		{"role global", new(RoleID), "role:7", RoleID(7), ""},
+		{"role int", new(RoleID), int64(7), RoleID(7), ""},
+		{"role prefix only", new(RoleID), "role:", nil, `malformed role id "role:"`},
+		{"role zero", new(RoleID), "role:0", nil, `malformed role id "role:0"`},
+		{"role leading zero", new(RoleID), "role:07", nil, `malformed role id "role:07"`},
+		{"role twice", new(RoleID), "role:role:7", nil, `malformed role id "role:role:7"`},
+		{"role upper case", new(RoleID), "Role:7", nil, `malformed role id "Role:7"`},
+		{"role of a department", new(RoleID), "department:7", nil, `malformed role id "department:7"`},
+		{"department global", new(DeptID), "department:12", DeptID(12), ""},
+		{"department of a role", new(DeptID), "role:12", nil, `malformed department id "role:12"`},
+		{"department root global", new(DeptID), "department:0", nil, `malformed department id "department:0"`},
+		{"node user", new(NodeID), "22732", NodeID{Kind: NodeUser, User: 22732}, ""},
+		{"node user int", new(NodeID), int64(5), NodeID{Kind: NodeUser, User: 5}, ""},
+		{"node post", new(NodeID), "22732_5", NodeID{Kind: NodePost, Post: PostID{Author: 22732, Millis: 5}}, ""},
+		{"node role", new(NodeID), "role:1", NodeID{Kind: NodeRole, Role: 1}, ""},
+		{"node department", new(NodeID), "department:1", NodeID{Kind: NodeDepartment, Dept: 1}, ""},
+		{"node empty", new(NodeID), "", nil, `malformed node id ""`},
+		{"node unknown type", new(NodeID), "team:1", nil, `malformed node id "team:1"`},
+		{"node bad role", new(NodeID), "role:x", nil, `malformed node id "role:x"`},
+		{"node bad post", new(NodeID), "1_x", nil, `malformed node id "1_x"`},
+		{"node zero", new(NodeID), "0", nil, `malformed node id "0"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,5 +135,37 @@ func TestIDUnmarshalGQL(t *testing.T) {
 				t.Errorf("round trip through %s gave %v, want %v", b.String(), got, c.want)
 			}
 		})
+	}
+}
+
+// TestGlobalIDsUnique checks that no two objects of any types share a
+// GraphQL id: the ids of users, posts, roles and departments with the same
+// numbers are all distinct, and ParseNodeID gives each back with its type.
+func TestGlobalIDsUnique(t *testing.T) {
+	nums := []uint64{1, 2, 3, 9, 10, 22732, 1583020800123, math.MaxInt64, math.MaxUint64}
+	seen := map[string]NodeID{}
+	add := func(n NodeID) {
+		s := n.String()
+		if prev, dup := seen[s]; dup {
+			t.Errorf("id %q names both %+v and %+v", s, prev, n)
+		}
+		seen[s] = n
+		got, err := ParseNodeID(s)
+		if err != nil || got != n {
+			t.Errorf("ParseNodeID(%q) = %+v, %v; want %+v", s, got, err, n)
+		}
+	}
+	for _, a := range nums {
+		add(NodeID{Kind: NodeUser, User: UserID(a)})
+		add(NodeID{Kind: NodeRole, Role: RoleID(a)})
+		add(NodeID{Kind: NodeDepartment, Dept: DeptID(a)})
+		for _, b := range nums {
+			if b <= math.MaxInt64 {
+				add(NodeID{Kind: NodePost, Post: PostID{Author: UserID(a), Millis: int64(b)}})
+			}
+		}
+	}
+	if len(seen) != 3*len(nums)+len(nums)*(len(nums)-1) {
+		t.Errorf("%d distinct ids", len(seen))
 	}
 }

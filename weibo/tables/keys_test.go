@@ -314,12 +314,19 @@ func TestIDs(t *testing.T) {
 			t.Errorf("ParseUserID(%q): error %v, want ErrInvalidID", c.in, err)
 		}
 		r, err := tables.ParseRoleID(c.in)
-		if (err == nil) != c.ok || (c.ok && r.String() != c.in) {
+		if (err == nil) != c.ok || (c.ok && r.String() != "role:"+c.in) {
 			t.Errorf("ParseRoleID(%q) = %v, %v", c.in, r, err)
 		}
 		d, err := tables.ParseDeptID(c.in)
-		if (err == nil) != c.ok || (c.ok && d.String() != c.in) {
+		if (err == nil) != c.ok || (c.ok && d.String() != "department:"+c.in) {
 			t.Errorf("ParseDeptID(%q) = %v, %v", c.in, d, err)
+		}
+		// The global forms, with the same digits.
+		if r, err := tables.ParseRoleID("role:" + c.in); (err == nil) != c.ok || (c.ok && r.String() != "role:"+c.in) {
+			t.Errorf("ParseRoleID(%q) = %v, %v", "role:"+c.in, r, err)
+		}
+		if d, err := tables.ParseDeptID("department:" + c.in); (err == nil) != c.ok || (c.ok && d.String() != "department:"+c.in) {
+			t.Errorf("ParseDeptID(%q) = %v, %v", "department:"+c.in, d, err)
 		}
 	}
 	for _, c := range []struct {

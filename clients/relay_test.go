@@ -1,0 +1,258 @@
+// Package clients_test runs the npm client libraries of this directory
+// against a real gateway: relay-compiler compiles the sample operations of
+// relay/src against the schema `gateway schema` prints, and relay-runtime
+// runs the artifacts (relay/relay.test.js, node's test runner) against the
+// gateway, which this test serves on 127.0.0.1 over each backend (an
+// embedded store, and a namespace of its own on the test HBase).
+//
+// The npm packages are pinned in package.json and package-lock.json; the
+// test runs `npm ci` when node_modules is missing. Without node or npm the
+// test skips, except in CI (CI=true), where it fails.
+package clients_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/dataset"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/seed"
+	"github.com/weibohbase/gateway/server"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// requireTools returns the paths of node and npm: a skip without them,
+// a failure in CI.
+func requireTools(t *testing.T) (node, npm string) {
+	t.Helper()
+	var missing []string
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing = append(missing, "node")
+	}
+	npm, err = exec.LookPath("npm")
+	if err != nil {
+		missing = append(missing, "npm")
+	}
+	if len(missing) > 0 {
+		msg := strings.Join(missing, " and ") + " not found: the client library tests need Node.js (Debian: apt-get install nodejs npm)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, npm
+}
+
+// command runs name in dir, failing the test with its output on error.
+func command(t *testing.T, ctx context.Context, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// npmInstall runs `npm ci` when node_modules is missing.
+func npmInstall(t *testing.T, ctx context.Context, npm string) {
+	t.Helper()
+	if _, err := os.Stat("node_modules"); err == nil {
+		return
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	t.Log("node_modules missing: npm ci")
+	command(t, ctx, ".", nil, npm, "ci", "--no-audit", "--no-fund")
+}
+
+// compileRelay writes the gateway's schema and compiles relay/src with
+// relay-compiler into relay/.build/__generated__ (emptied first).
+func compileRelay(t *testing.T, ctx context.Context, node string) {
+	t.Helper()
+	build := filepath.Join("relay", ".build")
+	gen := filepath.Join(build, "__generated__")
+	if err := os.RemoveAll(gen); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(gen, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(build, "schema.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.WriteSchema(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := command(t, ctx, ".", nil, node, filepath.Join("node_modules", "relay-compiler", "cli.js"))
+	t.Logf("relay-compiler:\n%s", out)
+}
+
+// The tiny data set of the test: users 1, 2, 3 (1 and 2 follow each other,
+// 3 follows 1); user 1 writes two posts, user 2 one.
+const (
+	testEdges = "1 2\n2 1\n3 1\n"
+	testPosts = "date,userid,text\n" +
+		"2020-03-01,500,hello relay\n" +
+		"2020-03-01,40,from user two\n" +
+		"2020-03-01,500,second post\n"
+)
+
+// relayConfig is what relay.test.js reads from GATEWAY_RELAY_TEST.
+type relayConfig struct {
+	URL            string `json:"url"`
+	AdminToken     string `json:"adminToken"`
+	UserToken      string `json:"userToken"`
+	User           string `json:"user"`
+	Username       string `json:"username"`
+	Role           string `json:"role"`
+	RoleName       string `json:"roleName"`
+	Department     string `json:"department"`
+	DepartmentName string `json:"departmentName"`
+	Post           string `json:"post"`
+	PostContent    string `json:"postContent"`
+}
+
+// freshStore returns a store of backend b with no weibo tables yet: a new
+// embedded store, or on HBase the weibo tables in a namespace of their own
+// (dropped at the end), so that the id sequences start at 1.
+func freshStore(t *testing.T, b testenv.Backend) hbase.StoreAdmin {
+	t.Helper()
+	st := b.Open(t)
+	if b.Name == hbase.BackendEmbedded {
+		return st
+	}
+	ns := fmt.Sprintf("gwrelay_%d_%x", time.Now().Unix(), rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := st.DropNamespace(ctx, ns); err != nil {
+			t.Errorf("drop namespace %s: %v", ns, err)
+		}
+	})
+	return hbase.WithNamespace(st, tables.Namespace, ns)
+}
+
+// startGateway serves a gateway on 127.0.0.1 over st (fresh) holding the
+// tiny data set and the seed's roles and departments (seed.OrgDemo), and
+// returns what the Relay tests need: user 1, role 1 and department 1 (the
+// same number), one of user 1's posts, and tokens.
+func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayConfig {
+	t.Helper()
+	ds, err := dataset.Read(strings.NewReader(testEdges), strings.NewReader(testPosts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Import(ctx, st, ds, seed.Options{BcryptCost: 4}); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0))
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	if err := seed.OrgDemo(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	tokens := auth.NewIssuer([]byte("relay-test-secret-relay-test-secret"), time.Hour)
+	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: tokens, Logger: log}))
+	t.Cleanup(ts.Close)
+
+	admin, err := svc.UserByUsername(ctx, seed.DemoAdminUsername)
+	if err != nil || admin == nil {
+		t.Fatalf("demo admin: %v, %v", admin, err)
+	}
+	users, err := svc.GetUsers(ctx, []weibo.UserID{1})
+	if err != nil || users[0] == nil {
+		t.Fatalf("user 1: %v, %v", users, err)
+	}
+	roles, err := svc.GetRoles(ctx, []weibo.RoleID{1})
+	if err != nil || roles[0] == nil {
+		t.Fatalf("role 1: %v, %v", roles, err)
+	}
+	depts, err := svc.GetDepartments(ctx, []weibo.DeptID{1})
+	if err != nil || depts[0] == nil {
+		t.Fatalf("department 1: %v, %v", depts, err)
+	}
+	posts, err := svc.UserPosts(ctx, 1, weibo.Page{First: new(1)})
+	if err != nil || len(posts.Edges) != 1 {
+		t.Fatalf("user 1's posts: %+v, %v", posts, err)
+	}
+	adminToken, err := tokens.Issue(admin.ID, admin.CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	userToken, err := tokens.Issue(1, users[0].CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return relayConfig{
+		URL: ts.URL, AdminToken: adminToken, UserToken: userToken,
+		User: users[0].ID.String(), Username: users[0].Username,
+		Role: roles[0].ID.String(), RoleName: roles[0].Name,
+		Department: depts[0].ID.String(), DepartmentName: depts[0].Name,
+		Post: posts.Edges[0].Post.ID.String(), PostContent: posts.Edges[0].Post.Content,
+	}
+}
+
+// TestRelay compiles the sample operations with relay-compiler and runs
+// them with relay-runtime against the gateway (relay/relay.test.js): a
+// User, a Role and a Department with the same number in one environment
+// without store collisions, node and nodes, @refetchable fragments of every
+// Node type refetched through node(id:), and a home timeline connection
+// paged backward (the posts newer than the first page) by Relay's
+// connection handler.
+func TestRelay(t *testing.T) {
+	node, npm := requireTools(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	npmInstall(t, ctx, npm)
+	compileRelay(t, ctx, node)
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			cfg := startGateway(t, ctx, freshStore(t, b))
+			if cfg.User != "1" || cfg.Role != "role:1" || cfg.Department != "department:1" {
+				t.Fatalf("want user 1, role 1 and department 1: %+v", cfg)
+			}
+			env, err := json.Marshal(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := command(t, ctx, ".", []string{"GATEWAY_RELAY_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("relay", "relay.test.js"))
+			t.Logf("node --test:\n%s", out)
+			// node exits non-zero when a test fails; make sure they all ran.
+			pass := regexp.MustCompile(`(?m)^. pass (\d+)$`).FindStringSubmatch(out)
+			if pass == nil || pass[1] != strconv.Itoa(relayTests) || !regexp.MustCompile(`(?m)^. fail 0$`).MatchString(out) {
+				t.Errorf("want %d passed Relay tests and none failed", relayTests)
+			}
+		})
+	}
+}
+
+// relayTests is the number of tests in relay/relay.test.js.
+const relayTests = 4
