@@ -37,10 +37,13 @@ lint:
 run: build
 	./$(BIN) serve --store embedded --data .data/embedded --demo
 
-# --- real HBase (standalone, from Maven Central jars) ---------------------
+# --- real HBase (from Maven Central jars) ------------------------------------
 # hbase-jars: HBase's runtime classpath (hbase-local/pom.xml) from Maven Central
-# into .hbase/lib; redone only when the pom changes. hbase-up: start it and print
-# its ZooKeeper address 127.0.0.1:PORT as the last stdout line. hbase-down: stop it.
+# into .hbase/lib; redone only when the pom changes. hbase-up: start a standalone
+# HBase (one JVM), or with HBASE_REGIONSERVERS=N (N >= 2) a local cluster of
+# ZooKeeper, one HMaster and N HRegionServers (one JVM each), and print its
+# ZooKeeper address 127.0.0.1:PORT as the last stdout line (scripts/hbase-up.sh
+# lists the other settings). hbase-down: stop whichever runs.
 HBASE_LIB := .hbase/lib
 
 hbase-jars: $(HBASE_LIB)/.complete

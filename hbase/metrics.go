@@ -17,7 +17,26 @@ var StoreCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Store round trips, by backend (hbase, embedded) and operation.",
 }, []string{"backend", "op"})
 
-func init() { prometheus.MustRegister(StoreCalls) }
+// StoreErrors is the Prometheus counter
+// gateway_store_errors_total{backend, op, kind}: one increment per store
+// call that failed, by ErrorKind (timeout, region_moved, unavailable,
+// breaker_open, not_found, canceled, other). Instrument counts the calls it
+// sends; a Breaker counts the calls it refuses (kind breaker_open). A
+// Scan's callback errors are not store errors and are not counted.
+var StoreErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "gateway_store_errors_total",
+	Help: "Store calls that failed, by backend, operation and kind (timeout, region_moved, unavailable, breaker_open, not_found, canceled, other).",
+}, []string{"backend", "op", "kind"})
+
+// BreakerState is the Prometheus gauge gateway_store_breaker_state: the
+// state of the store's circuit breaker (Breaker), 0 closed, 1 half-open
+// (probing), 2 open. It stays 0 without a breaker (the embedded store).
+var BreakerState = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "gateway_store_breaker_state",
+	Help: "State of the store's circuit breaker: 0 closed, 1 half-open (probing), 2 open.",
+})
+
+func init() { prometheus.MustRegister(StoreCalls, StoreErrors, BreakerState) }
 
 // CallCounter receives one call per store operation; Instrument feeds
 // StoreCalls and any extra counters (tests count per request with one).
@@ -32,7 +51,8 @@ func WithCallCounter(ctx context.Context, c CallCounter) context.Context {
 
 // Instrument wraps b so that every call, data operation or administration,
 // increments gateway_store_calls_total{backend=b.Backend(), op} and the
-// CallCounter of the call's context, if any. Backend and Close are not
+// CallCounter of the call's context, if any, and every failed data call
+// gateway_store_errors_total{backend, op, kind}. Backend and Close are not
 // counted; empty GetMany, PutMany and DeleteMany calls (no round trip) are not
 // either.
 func Instrument(b StoreAdmin) StoreAdmin { return &instrumented{StoreAdmin: b, backend: b.Backend()} }
@@ -42,11 +62,22 @@ type instrumented struct {
 	backend string
 }
 
+// Unwrap returns the store being instrumented.
+func (s *instrumented) Unwrap() StoreAdmin { return s.StoreAdmin }
+
 func (s *instrumented) count(ctx context.Context, op string) {
 	StoreCalls.WithLabelValues(s.backend, op).Inc()
 	if c, ok := ctx.Value(callCounterKey{}).(CallCounter); ok {
 		c(ctx, s.backend, op)
 	}
+}
+
+// failed counts err, if any, in gateway_store_errors_total and returns it.
+func (s *instrumented) failed(op string, err error) error {
+	if err != nil {
+		StoreErrors.WithLabelValues(s.backend, op, ErrorKind(err)).Inc()
+	}
+	return err
 }
 
 func (s *instrumented) EnsureTables(ctx context.Context, ns string, t []TableSpec) error {
@@ -71,7 +102,8 @@ func (s *instrumented) DropNamespace(ctx context.Context, ns string) error {
 
 func (s *instrumented) Get(ctx context.Context, g *Get) (*Result, error) {
 	s.count(ctx, "get")
-	return s.StoreAdmin.Get(ctx, g)
+	r, err := s.StoreAdmin.Get(ctx, g)
+	return r, s.failed("get", err)
 }
 
 func (s *instrumented) GetMany(ctx context.Context, gets []*Get) ([]*Result, error) {
@@ -79,12 +111,13 @@ func (s *instrumented) GetMany(ctx context.Context, gets []*Get) ([]*Result, err
 		return nil, nil
 	}
 	s.count(ctx, "get_many")
-	return s.StoreAdmin.GetMany(ctx, gets)
+	rs, err := s.StoreAdmin.GetMany(ctx, gets)
+	return rs, s.failed("get_many", err)
 }
 
 func (s *instrumented) Put(ctx context.Context, p *Put) error {
 	s.count(ctx, "put")
-	return s.StoreAdmin.Put(ctx, p)
+	return s.failed("put", s.StoreAdmin.Put(ctx, p))
 }
 
 func (s *instrumented) PutMany(ctx context.Context, puts []*Put) error {
@@ -92,12 +125,12 @@ func (s *instrumented) PutMany(ctx context.Context, puts []*Put) error {
 		return nil
 	}
 	s.count(ctx, "put_many")
-	return s.StoreAdmin.PutMany(ctx, puts)
+	return s.failed("put_many", s.StoreAdmin.PutMany(ctx, puts))
 }
 
 func (s *instrumented) Delete(ctx context.Context, d *Delete) error {
 	s.count(ctx, "delete")
-	return s.StoreAdmin.Delete(ctx, d)
+	return s.failed("delete", s.StoreAdmin.Delete(ctx, d))
 }
 
 func (s *instrumented) DeleteMany(ctx context.Context, dels []*Delete) error {
@@ -105,30 +138,41 @@ func (s *instrumented) DeleteMany(ctx context.Context, dels []*Delete) error {
 		return nil
 	}
 	s.count(ctx, "delete_many")
-	return s.StoreAdmin.DeleteMany(ctx, dels)
+	return s.failed("delete_many", s.StoreAdmin.DeleteMany(ctx, dels))
 }
 
 func (s *instrumented) Scan(ctx context.Context, sc *Scan, fn func(*Result) error) error {
 	s.count(ctx, "scan")
-	return s.StoreAdmin.Scan(ctx, sc, fn)
+	var fnErr error
+	err := s.StoreAdmin.Scan(ctx, sc, func(r *Result) error {
+		fnErr = fn(r)
+		return fnErr
+	})
+	if err != nil && err == fnErr {
+		return err // the callback's own error, not the store's
+	}
+	return s.failed("scan", err)
 }
 
 func (s *instrumented) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []byte) (bool, error) {
 	s.count(ctx, "check_and_put")
-	return s.StoreAdmin.CheckAndPut(ctx, p, f, q, exp)
+	ok, err := s.StoreAdmin.CheckAndPut(ctx, p, f, q, exp)
+	return ok, s.failed("check_and_put", err)
 }
 
 func (s *instrumented) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
 	s.count(ctx, "check_and_delete")
-	return s.StoreAdmin.CheckAndDelete(ctx, d, f, q, exp)
+	ok, err := s.StoreAdmin.CheckAndDelete(ctx, d, f, q, exp)
+	return ok, s.failed("check_and_delete", err)
 }
 
 func (s *instrumented) Increment(ctx context.Context, inc *Increment) (int64, error) {
 	s.count(ctx, "increment")
-	return s.StoreAdmin.Increment(ctx, inc)
+	v, err := s.StoreAdmin.Increment(ctx, inc)
+	return v, s.failed("increment", err)
 }
 
 func (s *instrumented) Ping(ctx context.Context) error {
 	s.count(ctx, "ping")
-	return s.StoreAdmin.Ping(ctx)
+	return s.failed("ping", s.StoreAdmin.Ping(ctx))
 }

@@ -25,6 +25,9 @@ type renamed struct {
 	fromNS, toNS string
 }
 
+// Unwrap returns the store whose namespace is mapped.
+func (r *renamed) Unwrap() StoreAdmin { return r.StoreAdmin }
+
 // namespace maps a namespace name.
 func (r *renamed) namespace(ns string) string {
 	if ns == r.fromNS {

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # make test: vet, then every Go test with a real standalone HBase started for
 # the run (its ZooKeeper address goes to the tests in GATEWAY_TEST_HBASE_ZK)
-# and stopped afterwards, whatever happens.
+# and stopped afterwards, whatever happens; then the cluster fault tests
+# (TestCluster…) on a local cluster of three region servers started for them
+# (GATEWAY_TEST_HBASE_CLUSTER_ZK), with a data directory of its own, also
+# stopped whatever happens. GATEWAY_TEST_SKIP_CLUSTER=1 leaves the cluster
+# tests out (never in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,4 +33,24 @@ fi
 trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
 echo "test HBase at $zk" >&2
-GATEWAY_TEST_HBASE_ZK="$zk" go test -count=1 -timeout 40m "$@" ./...
+t0=$SECONDS
+GATEWAY_TEST_HBASE_ZK="$zk" go test -count=1 -timeout 40m -skip '^TestCluster' "$@" ./...
+echo "tests on the standalone HBase: $((SECONDS - t0))s" >&2
+bash scripts/hbase-down.sh >&2
+
+if [[ ${GATEWAY_TEST_SKIP_CLUSTER:-} == 1 && ${CI:-} != true ]]; then
+  echo "GATEWAY_TEST_SKIP_CLUSTER=1: cluster fault tests left out" >&2
+  exit 0
+fi
+# The cluster fault tests stop and start this cluster themselves (hbase-down,
+# hbase-up on the same port and data directory).
+t0=$SECONDS
+export HBASE_REGIONSERVERS=3 HBASE_DATA_DIR="$PWD/.hbase/test-cluster-data"
+czk=$(HBASE_CLEAN=1 make -s hbase-up | tail -n 1)
+echo "test cluster (3 region servers) at $czk, up after $((SECONDS - t0))s" >&2
+GATEWAY_TEST_HBASE_CLUSTER_ZK="$czk" go test -count=1 -timeout 15m -run '^TestCluster' -v ./hbase/remote/ |
+  grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|cluster_test.go' >&2
+make -s hbase-up >/dev/null # restarts the region server that test killed
+GATEWAY_TEST_HBASE_CLUSTER_ZK="$czk" go test -count=1 -timeout 25m -run '^TestCluster' -v ./cmd/gateway/ |
+  grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|cluster_test.go' >&2
+echo "cluster fault tests: $((SECONDS - t0))s" >&2

@@ -126,7 +126,7 @@ func New(cfg Config) http.Handler {
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithTimeout(req.Context(), 3*time.Second)
 		defer cancel()
-		if err := cfg.Svc.Store().Ping(ctx); err != nil {
+		if err := ready(ctx, cfg.Svc.Store()); err != nil {
 			http.Error(w, "store not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
@@ -140,6 +140,7 @@ func New(cfg Config) http.Handler {
 		r.Use(withRequestState)
 		r.Use(cfg.Tokens.Middleware)
 		r.Use(loaders.Middleware(cfg.Svc))
+		r.Use(unavailable)
 		r.Handle("/graphql", GraphQL(cfg))
 	})
 	return r
@@ -224,6 +225,9 @@ func present(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
 	var gq *gqlerror.Error
 	if errors.As(err, &gq) && gq.Rule != "" {
 		gerr.Extensions = map[string]any{"code": CodeValidationFailed}
+		return gerr
+	}
+	if presentUnavailable(ctx, gerr, err) {
 		return gerr
 	}
 	switch {

@@ -153,7 +153,7 @@ func TestCrashPoints(t *testing.T) {
 						}
 						hit = func() bool { return true }
 					}
-					crashed := quietService(st, clk.option(), weibo.WithRepairGrace(grace), weibo.WithPairWriteHook(hook))
+					crashed := quietService(st, clk.option(), weibo.WithRepairGrace(grace), weibo.WithFanoutLease(grace/2), weibo.WithPairWriteHook(hook))
 					if sc.step == weibo.StepFanoutWritten {
 						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which dies
 							t.Fatal(err)
@@ -187,7 +187,7 @@ func TestCrashPoints(t *testing.T) {
 
 					// The restart, once the grace has passed.
 					clk.advance(grace + time.Second)
-					restarted := quietService(st, clk.option(), weibo.WithRepairGrace(grace))
+					restarted := quietService(st, clk.option(), weibo.WithRepairGrace(grace), weibo.WithFanoutLease(grace/2))
 					for round := 0; ; round++ {
 						if err := restarted.Start(ctx); err != nil {
 							t.Fatal(err)
@@ -206,7 +206,7 @@ func TestCrashPoints(t *testing.T) {
 						if err := restarted.Close(ctx); err != nil {
 							t.Fatal(err)
 						}
-						restarted = quietService(st, clk.option(), weibo.WithRepairGrace(grace))
+						restarted = quietService(st, clk.option(), weibo.WithRepairGrace(grace), weibo.WithFanoutLease(grace/2))
 					}
 					_ = restarted.Close(ctx)
 					checkWorld(t, restarted, w, grace, false)

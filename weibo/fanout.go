@@ -35,10 +35,16 @@ type fanoutJob struct {
 
 // fanout is the worker pool that writes a post's rowkey into every fan's
 // inbox (seed 000/004: the fan-out "另起一个线程" off the publishing path),
-// driven by the durable weibo:outbox table.
+// driven by the durable weibo:outbox table. Several gateway instances share
+// the outbox: a worker works a post only under its lease (lease.go). While
+// the store is unavailable (hbase.Available) workers and sweeps wait, and
+// resume by themselves when it is back.
 type fanout struct {
 	s    *Service
 	jobs chan fanoutJob
+	// waitCtx ends at close: workers waiting for the store give up then.
+	waitCtx  context.Context
+	stopWait context.CancelFunc
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -51,6 +57,7 @@ type fanout struct {
 
 func newFanout(s *Service) *fanout {
 	f := &fanout{s: s, jobs: make(chan fanoutJob, 4096), pending: map[PostID]bool{}}
+	f.waitCtx, f.stopWait = context.WithCancel(context.Background())
 	f.cond = sync.NewCond(&f.mu)
 	return f
 }
@@ -81,17 +88,35 @@ func (f *fanout) start(ctx context.Context) error {
 		go func() {
 			t := time.NewTicker(iv)
 			defer t.Stop()
+			paused := false
 			for {
-				select {
-				case <-lctx.Done():
-					return
-				case <-t.C:
-					if err := f.sweep(lctx, iv); err != nil && lctx.Err() == nil {
-						f.s.log.Warn("outbox sweep failed", "err", err)
+				// While the store is unavailable, wait; sweep at once when
+				// it is back (fan-outs may have failed meanwhile).
+				changed, err := hbase.Available(f.s.st)
+				if err != nil {
+					paused = true
+					select {
+					case <-lctx.Done():
+						return
+					case <-changed:
 					}
-					if _, err := f.s.Repair(lctx); err != nil && lctx.Err() == nil {
-						f.s.log.Warn("repair pass failed", "err", err)
+					continue
+				}
+				if !paused {
+					select {
+					case <-lctx.Done():
+						return
+					case <-changed:
+						continue
+					case <-t.C:
 					}
+				}
+				paused = false
+				if err := f.sweep(lctx, iv); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
+					f.s.log.Warn("outbox sweep failed", "err", err)
+				}
+				if _, err := f.s.Repair(lctx); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
+					f.s.log.Warn("repair pass failed", "err", err)
 				}
 			}
 		}()
@@ -101,14 +126,18 @@ func (f *fanout) start(ctx context.Context) error {
 
 // sweep queues the fan-out of every outbox row older than minAge, and of
 // every row that is not marked counted and is older than the repair grace
-// (a dead publish: its fan-out ends with a recount, see fanoutEnd).
+// (a dead publish: its fan-out ends with a recount, see fanoutEnd), unless
+// another live instance holds its lease; it sets gateway_outbox_depth to the
+// number of rows.
 func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
 	now := f.s.nowMillis()
 	cutoff := now - minAge.Milliseconds()
 	var found []fanoutJob
+	rows := 0
 	err := f.s.st.Scan(ctx, &hbase.Scan{Table: tables.Outbox}, func(r *hbase.Result) error {
+		rows++
 		id, ok := tables.DecodeOutboxKey(r.Row)
-		if !ok {
+		if !ok || f.heldElsewhere(r.Value(tables.FamOutbox, tables.ColOutboxLease), now) {
 			return nil
 		}
 		at := int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt)))
@@ -124,6 +153,9 @@ func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
 		}
 		return nil
 	})
+	if err == nil {
+		OutboxDepth.Set(float64(rows))
+	}
 	for _, job := range found {
 		f.enqueue(job)
 	}
@@ -153,12 +185,7 @@ func (f *fanout) enqueue(job fanoutJob) {
 func (f *fanout) work() {
 	defer f.workers.Done()
 	for job := range f.jobs {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		err := f.s.runFanout(ctx, job)
-		cancel()
-		if err != nil {
-			f.s.log.Error("fan-out failed; left in outbox for the next sweep", "post", job.id.String(), "err", err)
-		}
+		f.run(job)
 		f.mu.Lock()
 		delete(f.pending, job.id)
 		f.cond.Broadcast()
@@ -198,6 +225,7 @@ func (f *fanout) close(ctx context.Context) error {
 	close(f.jobs)
 	started := f.started
 	f.mu.Unlock()
+	f.stopWait()
 	if f.stopLoop != nil {
 		f.stopLoop()
 	}
@@ -214,11 +242,15 @@ func (f *fanout) close(ctx context.Context) error {
 	}
 }
 
-// runFanout runs one queued fan-out and ends it as job.end says.
-func (s *Service) runFanout(ctx context.Context, job fanoutJob) error {
+// runFanout runs one queued fan-out and ends it as job.end says. With l,
+// the lease this instance holds on the post, the outbox row is deleted only
+// while it still holds l (another instance that took the post over ends it
+// itself); without, it is deleted as it is.
+func (s *Service) runFanout(ctx context.Context, job fanoutJob, l *lease) error {
 	if err := s.fanOut(ctx, job.id); err != nil {
 		return err
 	}
+	FanoutLag.Observe(max(float64(s.nowMillis()-job.id.Millis)/1000, 0))
 	switch job.end {
 	case endKeep:
 		return nil
@@ -228,7 +260,12 @@ func (s *Service) runFanout(ctx context.Context, job fanoutJob) error {
 			return err // not yet: the next sweep tries again
 		}
 	}
-	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(job.id)})
+	del := &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(job.id)}
+	if l == nil {
+		return s.st.Delete(ctx, del)
+	}
+	_, err := s.st.CheckAndDelete(ctx, del, tables.FamOutbox, tables.ColOutboxLease, l.value())
+	return err
 }
 
 // RepairFanout runs the fan-out of post id at once, recounts its author's

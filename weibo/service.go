@@ -62,6 +62,8 @@ type options struct {
 	backfill      int
 	sweepInterval time.Duration
 	repairGrace   time.Duration
+	fanoutLease   time.Duration
+	instance      string
 	bcryptCost    int
 	// pairHook, when set, is called between the two writes of every
 	// two-row change (pairs.go); an error it returns aborts the change
@@ -108,8 +110,22 @@ func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweep
 // 60 s). A write that is still running after half of it no longer changes
 // its counter itself and leaves the recount to the repairer, so the grace
 // must be well above the store's worst latency; clocks of the gateways
-// sharing a store must agree to well within it.
+// sharing a store must agree to well within it. A dead publish's outbox row
+// is repaired once its fan-out lease (WithFanoutLease) has expired too, so
+// keep the lease shorter than the grace.
 func WithRepairGrace(d time.Duration) Option { return func(o *options) { o.repairGrace = d } }
+
+// WithFanoutLease sets how long a fan-out's lease lasts (default 30 s):
+// the gateway instance working a post holds it in the post's outbox row and
+// renews it every third of this; when the instance dies, another takes the
+// post over once the lease has expired (at its next outbox sweep). The
+// clocks of the instances must agree to well within this.
+func WithFanoutLease(d time.Duration) Option { return func(o *options) { o.fanoutLease = d } }
+
+// WithInstanceName names this gateway instance in the fan-out leases it
+// takes (default "HOST:PID:RANDOM"); every instance sharing the tables
+// needs its own.
+func WithInstanceName(name string) Option { return func(o *options) { o.instance = name } }
 
 // WithBcryptCost sets the bcrypt cost of new password hashes (default
 // bcrypt.DefaultCost; tests lower it).
@@ -119,10 +135,13 @@ func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c }
 func New(st hbase.Store, opts ...Option) *Service {
 	o := options{
 		logger: slog.Default(), now: time.Now, workers: 4, batch: 500,
-		backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second, repairGrace: DefaultRepairGrace, bcryptCost: 10,
+		backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second, repairGrace: DefaultRepairGrace, fanoutLease: 30 * time.Second, bcryptCost: 10,
 	}
 	for _, f := range opts {
 		f(&o)
+	}
+	if o.instance == "" {
+		o.instance = defaultInstanceName()
 	}
 	s := &Service{st: st, log: o.logger, now: o.now, opts: o, bcryptC: o.bcryptCost}
 	s.fanout = newFanout(s)

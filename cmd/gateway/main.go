@@ -10,7 +10,9 @@
 //	gateway schema  (prints the GraphQL schema as SDL)
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
-// (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase).
+// (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase),
+// --hbase-call-timeout 5s (GATEWAY_HBASE_CALL_TIMEOUT, hbase). The log level
+// is GATEWAY_LOG_LEVEL (debug, info, warn, error; default info).
 package main
 
 import (
@@ -25,7 +27,14 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level := slog.LevelInfo
+	if v, ok := os.LookupEnv("GATEWAY_LOG_LEVEL"); ok {
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			fmt.Fprintf(os.Stderr, "gateway: GATEWAY_LOG_LEVEL=%q: want debug, info, warn or error\n", v)
+			os.Exit(2)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 	if len(os.Args) < 2 {
 		usage()

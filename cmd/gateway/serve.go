@@ -25,13 +25,14 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
+	var cf serveClusterFlags
+	cf.register(fs)
 	addr := fs.String("addr", env("GATEWAY_ADDR", "127.0.0.1:8080"), "listen address (env GATEWAY_ADDR); use :8080 to listen on every interface")
 	demo := fs.Bool("demo", false, "on an empty store, import the demo data set shipped in the binary (demo/)")
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
 	lf := registerLimitFlags(fs)
-	sweep := fs.Duration("outbox-sweep", envDuration("GATEWAY_OUTBOX_SWEEP", 30*time.Second), "how often the outbox is swept and the repairer runs (env GATEWAY_OUTBOX_SWEEP)")
 	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +45,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	st = cf.guard(st, log)
 	defer st.Close()
 	if *migrateFirst || st.Backend() == hbase.BackendEmbedded {
 		if err := tables.Migrate(ctx, st); err != nil {
@@ -60,7 +62,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithOutboxSweep(*sweep), weibo.WithRepairGrace(*rg))
+	svc := weibo.New(st, append(cf.serviceOptions(), weibo.WithLogger(log), weibo.WithRepairGrace(*rg))...)
 	if err := svc.Start(ctx); err != nil {
 		return migrateHint(err)
 	}
@@ -97,15 +99,6 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 func repairGraceFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("repair-grace", envDuration("GATEWAY_REPAIR_GRACE", weibo.DefaultRepairGrace),
 		"how old an unfinished write's marker must be before the repairer takes the write for dead; keep it well above the store's worst latency, the same on every gateway (env GATEWAY_REPAIR_GRACE)")
-}
-
-// envDuration returns the duration in the environment variable key, or def
-// when it is unset or not a duration.
-func envDuration(key string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(env(key, "")); err == nil {
-		return d
-	}
-	return def
 }
 
 // jwtSecretFile is the file in the embedded store's data directory that

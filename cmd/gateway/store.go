@@ -14,10 +14,11 @@ import (
 
 // storeFlags are the flags every subcommand shares to open the store.
 type storeFlags struct {
-	kind string
-	data string
-	zk   string
-	ns   string
+	kind        string
+	data        string
+	zk          string
+	ns          string
+	callTimeout time.Duration
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -25,6 +26,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.data, "data", env("GATEWAY_DATA", ".data/embedded"), "data directory of the embedded store (env GATEWAY_DATA)")
 	fs.StringVar(&f.ns, "namespace", env("GATEWAY_NAMESPACE", tables.Namespace), "HBase namespace of the tables, for several independent copies on one cluster (env GATEWAY_NAMESPACE)")
 	fs.StringVar(&f.zk, "hbase-zk", env("GATEWAY_HBASE_ZK", "127.0.0.1:2181"), "ZooKeeper quorum of the HBase cluster, HOST:PORT[,HOST:PORT...] (env GATEWAY_HBASE_ZK)")
+	fs.DurationVar(&f.callTimeout, "hbase-call-timeout", envDuration("GATEWAY_HBASE_CALL_TIMEOUT", remote.DefaultCallTimeout),
+		"timeout of every HBase call, moved or splitting regions retried within it; 0 for none (env GATEWAY_HBASE_CALL_TIMEOUT)")
 }
 
 // openMigrated opens the store and creates the weibo tables that are
@@ -59,7 +62,7 @@ func (f *storeFlags) open(ctx context.Context, bulk bool) (hbase.StoreAdmin, err
 	case hbase.BackendHBase:
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		st, err = remote.Open(cctx, f.zk)
+		st, err = remote.Open(cctx, f.zk, remote.WithCallTimeout(f.callTimeout))
 	default:
 		return nil, fmt.Errorf("unknown --store %q: want embedded or hbase", f.kind)
 	}

@@ -576,7 +576,7 @@ func (s *Store) waitTableServing(ctx context.Context, table string, splits [][]b
 				return err
 			}
 			get.ExistsOnly()
-			_, err = s.client.Get(get)
+			_, err = s.conn().client.Get(get)
 			if err == nil {
 				break
 			}

@@ -5,7 +5,11 @@
 // logging.
 //
 // Data calls (this file) go through a gohbase client; the calls gohbase has
-// no method for (CheckAndDelete) are sent as custom hrpc calls. Table
+// no method for (CheckAndDelete) are sent as custom hrpc calls. Every data
+// call has its own timeout (WithCallTimeout), inside which gohbase retries
+// a region that moves, splits or closes, and its backoff; a call that runs
+// out of it fails with hbase.ErrUnavailable. After an outage Probe replaces
+// the gohbase client with a fresh one (see Probe). Table
 // administration (admin.go) goes through gohbase's admin client to the
 // active master, with master RPCs built here, since gohbase's own admin calls
 // know only the "default" namespace. Server errors are mapped to the hbase
@@ -21,6 +25,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsuna/gohbase"
@@ -34,9 +39,16 @@ import (
 
 // Defaults of the backend; see the Option constructors.
 const (
-	// DefaultCallTimeout bounds a data call (Get, Put, Scan, a batch…)
-	// whose context has no deadline: gohbase retries until the context ends.
-	DefaultCallTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds every data call (Get, Put, a batch, one
+	// round trip of a Scan…), whatever the caller's deadline: gohbase
+	// retries a moved, splitting or closing region until it ends. A few
+	// seconds: a region move or split takes one to five on a busy cluster.
+	DefaultCallTimeout = 5 * time.Second
+	// DefaultRegionReadTimeout is how long gohbase waits for a region
+	// server's reply before it drops the connection and retries elsewhere
+	// (gohbase's own default is 30 s): a region server that stops answering
+	// without closing its connections is given up after this long.
+	DefaultRegionReadTimeout = 10 * time.Second
 	// DefaultAdminTimeout bounds an admin call (EnsureTables,
 	// DisableTable, DeleteTable, DropNamespace) whose context has no deadline.
 	DefaultAdminTimeout = 2 * time.Minute
@@ -57,10 +69,14 @@ type config struct {
 	skipPing      bool
 }
 
-// WithCallTimeout sets the timeout applied to data calls whose context
-// has no deadline (default DefaultCallTimeout); for a Scan it bounds the
-// whole scan. d <= 0 applies none: such calls then wait as long as HBase is
-// unreachable.
+// WithCallTimeout sets the timeout of every data call (default
+// DefaultCallTimeout), applied whether or not the caller's context has a
+// deadline (the earlier of the two wins). For a Scan it bounds each wait
+// for the next row, not the whole scan. Calls whose context shares one call
+// timeout (hbase.ShareCallTimeout: the calls of one GraphQL request) are
+// also bounded by what they have not spent of it yet. A call that runs out of it fails
+// with an error wrapping hbase.ErrUnavailable. d <= 0 applies none: calls
+// then wait as long as their context allows.
 func WithCallTimeout(d time.Duration) Option {
 	return func(c *config) { c.callTimeout = d }
 }
@@ -87,13 +103,16 @@ func WithZooKeeperTimeout(d time.Duration) Option {
 }
 
 // WithRegionLookupTimeout bounds one region lookup in hbase:meta or
-// ZooKeeper before gohbase backs off and retries (gohbase's default: 30 s).
+// ZooKeeper, and one connection attempt to a region server, before gohbase
+// backs off and retries (default: the call timeout, at least 1 s; gohbase's
+// own default is 30 s).
 func WithRegionLookupTimeout(d time.Duration) Option {
 	return func(c *config) { c.lookupTimeout = d }
 }
 
 // WithRegionReadTimeout sets how long gohbase waits for a region server's
-// reply before it drops the connection and retries (gohbase's default: 30 s).
+// reply before it drops the connection and retries (default
+// DefaultRegionReadTimeout).
 func WithRegionReadTimeout(d time.Duration) Option {
 	return func(c *config) { c.readTimeout = d }
 }
@@ -144,11 +163,32 @@ func WithNoPing() Option {
 type Store struct {
 	cfg      config
 	zk       string
-	client   gohbase.Client
-	rpc      gohbase.RPCClient // client, for calls gohbase has no method for
-	adminRPC gohbase.RPCClient // the shared master client of zk (see sharedAdmin)
-	closed   sync.Once
+	cur      atomic.Pointer[conn] // the data client; Probe replaces it
+	adminRPC gohbase.RPCClient    // the shared master client of zk (see sharedAdmin)
+
+	mu     sync.Mutex // guards closed and the replacement of cur
+	closed bool
 }
+
+// conn is one gohbase data client.
+type conn struct {
+	client gohbase.Client
+	rpc    gohbase.RPCClient // client, for calls gohbase has no method for
+}
+
+// newConn makes a gohbase data client of zk; it connects on first use.
+func newConn(zk string, cfg config) (*conn, error) {
+	client := gohbase.NewClient(zk, cfg.gohbaseOptions()...)
+	rpc, ok := client.(gohbase.RPCClient)
+	if !ok {
+		client.Close()
+		return nil, fmt.Errorf("hbase: gohbase client %T has no SendRPC", client)
+	}
+	return &conn{client: client, rpc: rpc}, nil
+}
+
+// conn returns the current data client.
+func (s *Store) conn() *conn { return s.cur.Load() }
 
 var _ hbase.StoreAdmin = (*Store)(nil)
 
@@ -164,26 +204,28 @@ func Open(ctx context.Context, zkQuorum string, opts ...Option) (*Store, error) 
 	cfg := config{
 		callTimeout:  DefaultCallTimeout,
 		adminTimeout: DefaultAdminTimeout,
+		readTimeout:  DefaultRegionReadTimeout,
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	gopts := cfg.gohbaseOptions()
-	client := gohbase.NewClient(zkQuorum, gopts...)
-	rpc, ok := client.(gohbase.RPCClient)
-	if !ok {
-		client.Close()
-		return nil, fmt.Errorf("hbase: gohbase client %T has no SendRPC", client)
+	if cfg.lookupTimeout <= 0 && cfg.callTimeout > 0 {
+		cfg.lookupTimeout = max(cfg.callTimeout, time.Second)
+	}
+	c, err := newConn(zkQuorum, cfg)
+	if err != nil {
+		return nil, err
 	}
 	admin, err := sharedAdmin(zkQuorum, cfg)
 	if err != nil {
-		client.Close()
+		c.client.Close()
 		return nil, err
 	}
-	s := &Store{cfg: cfg, zk: zkQuorum, client: client, rpc: rpc, adminRPC: admin}
+	s := &Store{cfg: cfg, zk: zkQuorum, adminRPC: admin}
+	s.cur.Store(c)
 	if !cfg.skipPing {
 		if err := s.Ping(ctx); err != nil {
-			client.Close()
+			c.client.Close()
 			return nil, fmt.Errorf("hbase: no answer from the HBase of ZooKeeper %s: %w", zkQuorum, err)
 		}
 	}
@@ -223,13 +265,32 @@ func (s *Store) Backend() string { return hbase.BackendHBase }
 // is shared by every store of the same quorum and stays open (gohbase's admin
 // client cannot be closed). Close is idempotent; calls after it fail.
 func (s *Store) Close() error {
-	s.closed.Do(s.client.Close)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.conn().client.Close()
+	}
 	return nil
 }
 
-// callCtx applies the call timeout to contexts without a deadline.
+// callCtx bounds a data call by the call timeout, and by what ctx's calls
+// have not spent yet of the call timeout they share (hbase.ShareCallTimeout);
+// errCallTimeout is the context's cause when that is what ended it.
 func (s *Store) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return withDefaultTimeout(ctx, s.cfg.callTimeout)
+	if s.cfg.callTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	deadline := time.Now().Add(s.cfg.callTimeout)
+	shared, end, ok := hbase.StartCall(ctx, s.cfg.callTimeout)
+	if !ok {
+		return context.WithDeadlineCause(ctx, deadline, errCallTimeout)
+	}
+	if shared.Before(deadline) {
+		deadline = shared
+	}
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, errCallTimeout)
+	return ctx, func() { cancel(); end() }
 }
 
 func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -240,8 +301,10 @@ func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, 
 }
 
 // Ping reads a (missing) row of hbase:meta: it succeeds when ZooKeeper, and
-// the region server holding hbase:meta, answer.
-func (s *Store) Ping(ctx context.Context) error {
+// the region server holding hbase:meta, answer, within the call timeout.
+func (s *Store) Ping(ctx context.Context) error { return s.ping(ctx, s.conn()) }
+
+func (s *Store) ping(ctx context.Context, c *conn) error {
 	ctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	get, err := hrpc.NewGet(ctx, []byte("hbase:meta"), []byte("gateway,ping,"), hrpc.SkipBatch())
@@ -249,8 +312,37 @@ func (s *Store) Ping(ctx context.Context) error {
 		return err
 	}
 	get.ExistsOnly()
-	_, err = s.client.Get(get)
-	return mapError("ping", "hbase:meta", err)
+	_, err = c.client.Get(get)
+	return callError(ctx, "ping", "hbase:meta", err, get)
+}
+
+// Probe checks, after an outage, whether HBase answers again, with a new
+// gohbase client: when it pings within the call timeout the new client
+// replaces the store's and the old one is closed (its calls still waiting
+// fail with hbase.ErrUnavailable); otherwise the new client is dropped and
+// Probe returns Ping's error. A fresh client matters because gohbase backs
+// off re-locating each region it lost — by up to half a minute after a long
+// outage — and has no way to cut that short: a new client locates every
+// region at its first use. hbase.Breaker calls Probe when half-open.
+func (s *Store) Probe(ctx context.Context) error {
+	c, err := newConn(s.zk, s.cfg)
+	if err != nil {
+		return err
+	}
+	if err := s.ping(ctx, c); err != nil {
+		c.client.Close()
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.client.Close()
+		return mapError("probe", "hbase:meta", gohbase.ErrClientClosed)
+	}
+	old := s.cur.Swap(c)
+	s.mu.Unlock()
+	old.client.Close()
+	return nil
 }
 
 // --- reads ---------------------------------------------------------------------
@@ -284,9 +376,9 @@ func (s *Store) Get(ctx context.Context, g *hbase.Get) (*hbase.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.client.Get(get)
+	res, err := s.conn().client.Get(get)
 	if err != nil {
-		return nil, mapError("get", g.Table, err)
+		return nil, callError(ctx, "get", g.Table, err, get)
 	}
 	return toResult(g.Row, res.Cells), nil
 }
@@ -313,7 +405,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 	out := make([]*hbase.Result, len(gets))
 	for i, r := range res {
 		if r.Error != nil {
-			return nil, batchError("get", i, len(gets), gets[i].Table, r.Error)
+			return nil, batchError(ctx, "get", i, len(gets), gets[i].Table, r.Error, calls)
 		}
 		gr, ok := r.Msg.(*pb.GetResponse)
 		if !ok {
@@ -327,7 +419,9 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 // Scan streams the rows of s's range to fn; see hbase.Store. The scanner is closed
 // (on the server too) when the scan stops early. A reversed scan is HBase's
 // (hrpc.Reversed), with the range's ends adjusted to HBase's (start row
-// inclusive at the top, stop row exclusive at the bottom).
+// inclusive at the top, stop row exclusive at the bottom). The call timeout
+// bounds each wait for the next row (time spent in fn does not count), so a
+// long scan runs as long as rows keep coming.
 func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if sc == nil {
 		return errors.New("hbase: nil Scan")
@@ -339,8 +433,19 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	if len(start) > 0 && len(stop) > 0 && bytes.Compare(start, stop) >= 0 {
 		return nil // empty range
 	}
-	ctx, cancel := s.callCtx(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var idle *time.Timer
+	if d := s.cfg.callTimeout; d > 0 {
+		idle = time.AfterFunc(d, func() { cancel(errCallTimeout) })
+		defer idle.Stop()
+		if shared, end, ok := hbase.StartCall(ctx, d); ok {
+			defer end()
+			var stop context.CancelFunc
+			ctx, stop = context.WithDeadlineCause(ctx, shared, errCallTimeout)
+			defer stop()
+		}
+	}
 	var opts []func(hrpc.Call) error
 	if len(sc.Families) > 0 {
 		fams := make(map[string][]string, len(sc.Families))
@@ -369,7 +474,7 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	if err != nil {
 		return err
 	}
-	scanner := s.client.Scan(scan)
+	scanner := s.conn().client.Scan(scan)
 	defer func() { _ = scanner.Close() }()
 	n := 0
 	for {
@@ -378,7 +483,7 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 			return nil
 		}
 		if err != nil {
-			return mapError("scan", sc.Table, err)
+			return callError(ctx, "scan", sc.Table, err)
 		}
 		if r == nil || len(r.Cells) == 0 {
 			continue
@@ -392,7 +497,14 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 				return nil // below the range: done
 			}
 		}
-		if err := fn(toResult(r.Cells[0].Row, r.Cells)); err != nil {
+		if idle != nil && !idle.Stop() {
+			return callError(ctx, "scan", sc.Table, context.Cause(ctx))
+		}
+		err = fn(toResult(r.Cells[0].Row, r.Cells))
+		if idle != nil {
+			idle.Reset(s.cfg.callTimeout)
+		}
+		if err != nil {
 			if errors.Is(err, hbase.ErrStopScan) {
 				return nil
 			}
@@ -485,8 +597,8 @@ func (s *Store) Put(ctx context.Context, p *hbase.Put) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.Put(m)
-	return mapError("put", p.Table, err)
+	_, err = s.conn().client.Put(m)
+	return callError(ctx, "put", p.Table, err, m)
 }
 
 // PutMany writes rows with one SendBatch per table, run concurrently; on
@@ -507,7 +619,7 @@ func (s *Store) PutMany(ctx context.Context, puts []*hbase.Put) error {
 	}
 	for i, r := range s.sendBatch(ctx, calls) {
 		if r.Error != nil {
-			return batchError("put", i, len(puts), puts[i].Table, r.Error)
+			return batchError(ctx, "put", i, len(puts), puts[i].Table, r.Error, calls)
 		}
 	}
 	return nil
@@ -521,8 +633,8 @@ func (s *Store) Delete(ctx context.Context, d *hbase.Delete) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.Delete(m)
-	return mapError("delete", d.Table, err)
+	_, err = s.conn().client.Delete(m)
+	return callError(ctx, "delete", d.Table, err, m)
 }
 
 // DeleteMany deletes with one SendBatch per table, run concurrently; on error
@@ -543,7 +655,7 @@ func (s *Store) DeleteMany(ctx context.Context, dels []*hbase.Delete) error {
 	}
 	for i, r := range s.sendBatch(ctx, calls) {
 		if r.Error != nil {
-			return batchError("delete", i, len(dels), dels[i].Table, r.Error)
+			return batchError(ctx, "delete", i, len(dels), dels[i].Table, r.Error, calls)
 		}
 	}
 	return nil
@@ -569,8 +681,9 @@ func (s *Store) sendBatch(ctx context.Context, calls []hrpc.Call) []hrpc.RPCResu
 		g.idx = append(g.idx, i)
 		g.calls = append(g.calls, c)
 	}
+	client := s.conn().client
 	if len(order) == 1 {
-		res, _ := s.client.SendBatch(ctx, calls)
+		res, _ := client.SendBatch(ctx, calls)
 		return res
 	}
 	out := make([]hrpc.RPCResult, len(calls))
@@ -580,7 +693,7 @@ func (s *Store) sendBatch(ctx context.Context, calls []hrpc.Call) []hrpc.RPCResu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, _ := s.client.SendBatch(ctx, g.calls)
+			res, _ := client.SendBatch(ctx, g.calls)
 			for j, r := range res {
 				out[g.idx[j]] = r
 			}
@@ -607,9 +720,9 @@ func (s *Store) CheckAndPut(ctx context.Context, p *hbase.Put, family, qualifier
 	if err != nil {
 		return false, err
 	}
-	ok, err := s.client.CheckAndPut(m, family, qualifier, expected)
+	ok, err := s.conn().client.CheckAndPut(m, family, qualifier, expected)
 	if err != nil {
-		return false, mapError("check-and-put", p.Table, err)
+		return false, callError(ctx, "check-and-put", p.Table, err, m)
 	}
 	return ok, nil
 }
@@ -653,9 +766,9 @@ func (s *Store) CheckAndDelete(ctx context.Context, d *hbase.Delete, family, qua
 		return false, err
 	}
 	call := &checkAndDelete{Mutate: m, family: []byte(family), qualifier: []byte(qualifier), comparator: cmp}
-	msg, err := s.rpc.SendRPC(call)
+	msg, err := s.conn().rpc.SendRPC(call)
 	if err != nil {
-		return false, mapError("check-and-delete", d.Table, err)
+		return false, callError(ctx, "check-and-delete", d.Table, err, m)
 	}
 	r, ok := msg.(*pb.MutateResponse)
 	if !ok {
@@ -679,9 +792,9 @@ func (s *Store) Increment(ctx context.Context, inc *hbase.Increment) (int64, err
 	if err != nil {
 		return 0, err
 	}
-	v, err := s.client.Increment(m)
+	v, err := s.conn().client.Increment(m)
 	if err != nil {
-		return 0, mapError("increment", inc.Table, err)
+		return 0, callError(ctx, "increment", inc.Table, err, m)
 	}
 	return v, nil
 }

@@ -27,3 +27,24 @@ func Addr(t testing.TB) string {
 	}
 	return zk
 }
+
+// ClusterEnv names the variable holding the ZooKeeper address of the local
+// cluster of three region servers (`HBASE_REGIONSERVERS=3 make hbase-up`)
+// that the cluster fault tests (TestCluster…) need: they move and split its
+// regions, kill its region servers and stop it. `make test` starts that
+// cluster after the other tests and runs only them on it.
+const ClusterEnv = "GATEWAY_TEST_HBASE_CLUSTER_ZK"
+
+// ClusterAddr returns the test cluster's ZooKeeper address, skipping t when
+// there is none outside CI and failing it in CI.
+func ClusterAddr(t testing.TB) string {
+	t.Helper()
+	zk := os.Getenv(ClusterEnv)
+	if zk == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is unset: in CI the cluster tests must run (make test starts the cluster)", ClusterEnv)
+		}
+		t.Skipf("%s is unset: start a cluster with `HBASE_REGIONSERVERS=3 make hbase-up` and set it to the printed address (make test does)", ClusterEnv)
+	}
+	return zk
+}

@@ -195,6 +195,22 @@ func OutboxKey(p PostID) []byte { return ContentKey(p) }
 // DecodeOutboxKey decodes a weibo:outbox rowkey into the post's id.
 func DecodeOutboxKey(k []byte) (PostID, bool) { return DecodeContentKey(k) }
 
+// EncodeLease is the value of an outbox row's ColOutboxLease cell: the
+// lease's expiry, ms since the epoch (8 bytes BE), then the owner's name
+// (the gateway instance that holds it, UTF-8).
+func EncodeLease(owner string, expiresMillis int64) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(expiresMillis)), owner...)
+}
+
+// DecodeLease decodes a ColOutboxLease value; ok is false for an absent or
+// malformed one (no lease).
+func DecodeLease(v []byte) (owner string, expiresMillis int64, ok bool) {
+	if len(v) <= 8 {
+		return "", 0, false
+	}
+	return string(v[8:]), int64(binary.BigEndian.Uint64(v)), true
+}
+
 // InboxKey is the rowkey of weibo:inbox (the tall "receive-content-email"
 // table): salt(owner)(1) | owner(8) | reverse ms(8) | author(8), 25 bytes.
 // A prefix scan of InboxPrefix(owner) returns the owner's home timeline

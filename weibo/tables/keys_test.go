@@ -353,7 +353,7 @@ func TestSpecs(t *testing.T) {
 		"users": {"i", "c", "o"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 	}
-	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "roles": true, "departments": true, "pending": true}
+	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
@@ -381,4 +381,25 @@ func TestSpecs(t *testing.T) {
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
 		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending}, name)
+}
+
+func TestLeaseCodec(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      []byte
+		owner   string
+		expires int64
+		ok      bool
+	}{
+		{"round trip", tables.EncodeLease("host:42:abcd", 1795430541076), "host:42:abcd", 1795430541076, true},
+		{"absent", nil, "", 0, false},
+		{"expiry without owner", tables.EncodeLease("", 7), "", 0, false},
+		{"too short", []byte{1, 2, 3}, "", 0, false},
+	}
+	for _, tt := range tests {
+		owner, exp, ok := tables.DecodeLease(tt.in)
+		if owner != tt.owner || exp != tt.expires || ok != tt.ok {
+			t.Errorf("%s: DecodeLease = %q, %d, %v; want %q, %d, %v", tt.name, owner, exp, ok, tt.owner, tt.expires, tt.ok)
+		}
+	}
 }

@@ -142,6 +142,10 @@ const (
 	// Incremented the author's post counter. A row without it and older
 	// than the repair grace is a publish that died before counting.
 	ColOutboxCounted = "c"
+	// ColOutboxLease (outbox, o) is the fan-out's lease: which gateway
+	// instance works the post, and until when (EncodeLease). Absent until a
+	// worker takes the post.
+	ColOutboxLease = "l"
 
 	// FamOrg is family o of weibo:users: the user's place in the
 	// organization (the seed's psn cf2). Qualifier RoleQualifier(rid) holds
@@ -220,7 +224,7 @@ func Specs() []hbase.TableSpec {
 		{Name: "inbox", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamInbox, MaxVersions: 1, Bloom: hbase.BloomNone},
 		}},
-		{Name: "outbox", Families: []hbase.FamilySpec{
+		{Name: "outbox", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamOutbox, MaxVersions: 1, Bloom: hbase.BloomNone, TTL: OutboxTTL},
 		}},
 		{Name: "roles", SplitKeys: split, Families: []hbase.FamilySpec{

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// serveClusterFlags are serve's flags for running against an HBase cluster,
+// several instances side by side: the circuit breaker and the fan-out's
+// lease and sweep (docs/operations.md).
+type serveClusterFlags struct {
+	breaker     bool
+	lease       time.Duration
+	sweep       time.Duration
+	instance    string
+	fanWorkers  int
+	breakerOpen time.Duration
+}
+
+func (f *serveClusterFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.breaker, "hbase-breaker", envBool("GATEWAY_HBASE_BREAKER", true),
+		"hbase store: fail calls fast with UNAVAILABLE while HBase does not answer, and probe it back (env GATEWAY_HBASE_BREAKER)")
+	fs.DurationVar(&f.breakerOpen, "hbase-breaker-open", envDuration("GATEWAY_HBASE_BREAKER_OPEN", hbase.DefaultBreakerOpenFor),
+		"hbase store: how long the breaker stays open before it probes HBase (env GATEWAY_HBASE_BREAKER_OPEN)")
+	fs.DurationVar(&f.lease, "fanout-lease", envDuration("GATEWAY_FANOUT_LEASE", 30*time.Second),
+		"lease of a fan-out in its outbox row: a dead instance's posts are taken over this long after it stopped renewing (env GATEWAY_FANOUT_LEASE)")
+	fs.DurationVar(&f.sweep, "outbox-sweep", envDuration("GATEWAY_OUTBOX_SWEEP", 30*time.Second),
+		"how often the outbox is swept for fan-outs no instance finished; 0 disables (env GATEWAY_OUTBOX_SWEEP)")
+	fs.IntVar(&f.fanWorkers, "fanout-workers", envInt("GATEWAY_FANOUT_WORKERS", 4), "fan-out workers (env GATEWAY_FANOUT_WORKERS)")
+	fs.StringVar(&f.instance, "instance", env("GATEWAY_INSTANCE", ""),
+		"this instance's name in fan-out leases (env GATEWAY_INSTANCE; default HOST:PID:RANDOM)")
+}
+
+// guard puts the hbase store behind the circuit breaker (unless
+// --hbase-breaker=false); the embedded store is returned as it is.
+func (f *serveClusterFlags) guard(st hbase.StoreAdmin, log *slog.Logger) hbase.StoreAdmin {
+	if !f.breaker || st.Backend() != hbase.BackendHBase {
+		return st
+	}
+	return hbase.WithBreaker(st, hbase.BreakerLogger(log), hbase.BreakerOpenFor(f.breakerOpen))
+}
+
+// serviceOptions are the weibo.Service options of these flags.
+func (f *serveClusterFlags) serviceOptions() []weibo.Option {
+	opts := []weibo.Option{weibo.WithFanoutLease(f.lease), weibo.WithOutboxSweep(f.sweep), weibo.WithFanoutWorkers(f.fanWorkers)}
+	if f.instance != "" {
+		opts = append(opts, weibo.WithInstanceName(f.instance))
+	}
+	return opts
+}
+
+// envDuration returns the duration in the environment variable key, or def
+// when it is unset; a value that is not a Go duration ends the program.
+func envDuration(key string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %s=%q: want a duration such as 5s or 500ms\n", key, v)
+		os.Exit(2)
+	}
+	return d
+}
+
+// envBool returns the boolean in the environment variable key, or def when
+// it is unset; a value strconv.ParseBool refuses ends the program.
+func envBool(key string, def bool) bool {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %s=%q: want true or false\n", key, v)
+		os.Exit(2)
+	}
+	return b
+}
+
+// envInt returns the integer in the environment variable key, or def when
+// it is unset; a value that is not an integer ends the program.
+func envInt(key string, def int) int {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %s=%q: want an integer\n", key, v)
+		os.Exit(2)
+	}
+	return n
+}
