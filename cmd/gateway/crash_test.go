@@ -170,8 +170,13 @@ func TestCrashRecovery(t *testing.T) {
 			} else {
 				storeArgs = []string{"--data", filepath.Join(t.TempDir(), "store")}
 			}
+			// The killed gateway's fan-out leases must expire before the
+			// grace does: the repair of an unfollow waits for the fan-outs
+			// of its followee, and the checks below allow the grace and
+			// two sweeps (a restarted gateway is another instance).
 			env := []string{"GATEWAY_JWT_SECRET=crash-test-secret-crash-test-secret",
-				"GATEWAY_REPAIR_GRACE=" + crashGrace.String(), "GATEWAY_OUTBOX_SWEEP=500ms"}
+				"GATEWAY_REPAIR_GRACE=" + crashGrace.String(), "GATEWAY_OUTBOX_SWEEP=500ms",
+				"GATEWAY_FANOUT_LEASE=" + (crashGrace / 2).String()}
 			g := startGatewayProc(t, bin, env, storeArgs...)
 
 			var users []crashUser
