@@ -242,30 +242,31 @@ func (f *fanout) close(ctx context.Context) error {
 	}
 }
 
-// runFanout runs one queued fan-out and ends it as job.end says. With l,
-// the lease this instance holds on the post, the outbox row is deleted only
-// while it still holds l (another instance that took the post over ends it
-// itself); without, it is deleted as it is.
-func (s *Service) runFanout(ctx context.Context, job fanoutJob, l *lease) error {
+// runFanout runs one queued fan-out under l, this instance's lease on it
+// (lease.go), and ends it as job.end says: it deletes the outbox row if the
+// row still holds l (another instance that took the post over ends it
+// itself) and reports ended; when the row must stay (its publish may still
+// be running, or the recount could not be done yet) it gives the lease up
+// and reports !ended.
+func (s *Service) runFanout(ctx context.Context, job fanoutJob, l *lease) (ended bool, err error) {
 	if err := s.fanOut(ctx, job.id); err != nil {
-		return err
+		return false, err
 	}
-	FanoutLag.Observe(max(float64(s.nowMillis()-job.id.Millis)/1000, 0))
 	switch job.end {
 	case endKeep:
-		return nil
+		return false, l.release(ctx, s.st, job.id)
 	case endRecount:
 		res, err := s.RecountCounters(ctx, []Counter{{PostCount, uint64(job.id.Author)}})
-		if err != nil || !res[0].Done {
-			return err // not yet: the next sweep tries again
+		if err != nil {
+			return false, err
+		}
+		if !res[0].Done {
+			return false, l.release(ctx, s.st, job.id) // not yet: the next sweep tries again
 		}
 	}
-	del := &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(job.id)}
-	if l == nil {
-		return s.st.Delete(ctx, del)
-	}
-	_, err := s.st.CheckAndDelete(ctx, del, tables.FamOutbox, tables.ColOutboxLease, l.value())
-	return err
+	ended, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(job.id)},
+		tables.FamOutbox, tables.ColOutboxLease, l.value())
+	return ended, err
 }
 
 // RepairFanout runs the fan-out of post id at once, recounts its author's
@@ -329,7 +330,11 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 	if err != nil {
 		return err
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	FanoutLag.Observe(max(float64(s.nowMillis()-id.Millis)/1000, 0))
+	return nil
 }
 
 // settleFanout settles the inbox rows of post id just written for fans:

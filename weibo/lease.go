@@ -31,7 +31,12 @@ import (
 //     expecting our current lease; finding another's instead means ours
 //     had expired (this instance was stalled) and the post was taken over:
 //     the worker stops at once.
-//   - finish: fanOut deletes the row with CheckAndDelete on our lease.
+//   - finish: runFanout deletes the row with CheckAndDelete on our lease,
+//     or, when the row must stay (its publish may still be running, or a
+//     recount could not be done yet), deletes only our lease cell, with
+//     CheckAndDelete on it (release). A worker whose fan-out failed for
+//     good releases the lease too, so that the next sweep of any instance
+//     retries at once rather than after the lease expires.
 //
 // The lease is taken in the worker, off the publishing path; Publish's
 // writes are unchanged. A worker that fails leaves its lease to expire, and
@@ -60,6 +65,14 @@ func (l *lease) value() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cur
+}
+
+// release gives the lease on post id up, leaving the outbox row otherwise
+// as it is: it deletes the lease cell if it still holds l.
+func (l *lease) release(ctx context.Context, st hbase.Store, id PostID) error {
+	_, err := st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id),
+		Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxLease: nil}}}, tables.FamOutbox, tables.ColOutboxLease, l.value())
+	return err
 }
 
 // heldElsewhere reports whether v, an outbox row's lease cell, is a lease
@@ -216,14 +229,25 @@ func (f *fanout) leased(job fanoutJob) error {
 	renewing := make(chan struct{})
 	rctx, stopRenew := context.WithCancel(ctx)
 	go func() { defer close(renewing); f.renew(rctx, cancel, id, l) }()
-	err = f.s.runFanout(ctx, job, l)
+	ended, err := f.s.runFanout(ctx, job, l)
 	stopRenew()
 	<-renewing
 	if cause := context.Cause(ctx); errors.Is(cause, errLeaseLost) {
 		return errLeaseLost
 	}
-	if err == nil {
+	switch {
+	case err != nil && !errors.Is(err, hbase.ErrUnavailable):
+		// Failed for good (run leaves the post to a later sweep): give the
+		// post up at once rather than when the lease expires. (While the
+		// store is unavailable run keeps the post, and its lease, and
+		// retries.)
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = l.release(rctx, f.s.st, id)
+		cancel()
+	case err == nil && ended:
 		f.s.log.Debug("fan-out done", "post", id.String(), "instance", f.s.opts.instance)
+	case err == nil:
+		f.s.log.Debug("fan-out written; outbox row kept for the repairer", "post", id.String(), "instance", f.s.opts.instance)
 	}
 	return err
 }
