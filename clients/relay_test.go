@@ -1,13 +1,17 @@
 // Package clients_test runs the npm client libraries of this directory
-// against a real gateway: relay-compiler compiles the sample operations of
-// relay/src against the schema `gateway schema` prints, and relay-runtime
-// runs the artifacts (relay/relay.test.js, node's test runner) against the
-// gateway, which this test serves on 127.0.0.1 over each backend (an
-// embedded store, and a namespace of its own on the test HBase).
+// against a real gateway served on 127.0.0.1:
+//   - relay-compiler compiles the sample operations of relay/src against the
+//     schema `gateway schema` prints, and relay-runtime runs the artifacts
+//     (relay/relay.test.js, node's test runner) against the gateway, over
+//     each backend (an embedded store, and a namespace of its own on the
+//     test HBase) (TestRelay);
+//   - graphql-http's GraphQL-over-HTTP audit (audit/audit.mjs) (TestAudit);
+//   - Apollo Client 3: BatchHttpLink, errors, relayStylePagination
+//     (apollo/apollo.test.js) (TestApollo).
 //
 // The npm packages are pinned in package.json and package-lock.json; the
-// tests run `npm ci` when node_modules is missing or stale. Without node or npm the
-// test skips, except in CI (CI=true), where it fails.
+// tests run `npm ci` when node_modules is missing or stale. Without node
+// or npm they skip, except in CI (CI=true), where they fail.
 package clients_test
 
 import (
