@@ -1,13 +1,17 @@
 // Package clients_test runs the npm client libraries of this directory
-// against a real gateway: relay-compiler compiles the sample operations of
-// relay/src against the schema `gateway schema` prints, and relay-runtime
-// runs the artifacts (relay/relay.test.js, node's test runner) against the
-// gateway, which this test serves on 127.0.0.1 over each backend (an
-// embedded store, and a namespace of its own on the test HBase).
+// against a real gateway served on 127.0.0.1:
+//   - relay-compiler compiles the sample operations of relay/src against the
+//     schema `gateway schema` prints, and relay-runtime runs the artifacts
+//     (relay/relay.test.js, node's test runner) against the gateway, over
+//     each backend (an embedded store, and a namespace of its own on the
+//     test HBase) (TestRelay);
+//   - graphql-http's GraphQL-over-HTTP audit (audit/audit.mjs) (TestAudit);
+//   - Apollo Client 3: BatchHttpLink, errors, relayStylePagination
+//     (apollo/apollo.test.js) (TestApollo).
 //
 // The npm packages are pinned in package.json and package-lock.json; the
-// test runs `npm ci` when node_modules is missing. Without node or npm the
-// test skips, except in CI (CI=true), where it fails.
+// tests run `npm ci` when node_modules is missing or stale. Without node
+// or npm they skip, except in CI (CI=true), where they fail.
 package clients_test
 
 import (
@@ -74,16 +78,50 @@ func command(t *testing.T, ctx context.Context, dir string, env []string, name s
 	return string(out)
 }
 
-// npmInstall runs `npm ci` when node_modules is missing.
+// npmInstall runs `npm ci` when node_modules is missing or does not hold
+// every devDependency of package.json at its pinned version (a checkout
+// whose package.json changed since the last install).
 func npmInstall(t *testing.T, ctx context.Context, npm string) {
 	t.Helper()
-	if _, err := os.Stat("node_modules"); err == nil {
-		return
-	} else if !errors.Is(err, os.ErrNotExist) {
+	stale, err := staleModules()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log("node_modules missing: npm ci")
+	if stale == "" {
+		return
+	}
+	t.Logf("node_modules: %s: npm ci", stale)
 	command(t, ctx, ".", nil, npm, "ci", "--no-audit", "--no-fund")
+}
+
+// staleModules says why node_modules does not match package.json (a
+// missing package or another version), or "" when it does.
+func staleModules() (string, error) {
+	var pkg struct {
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	b, err := os.ReadFile("package.json")
+	if err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		return "", fmt.Errorf("package.json: %w", err)
+	}
+	for name, want := range pkg.DevDependencies {
+		var got struct {
+			Version string `json:"version"`
+		}
+		b, err := os.ReadFile(filepath.Join("node_modules", name, "package.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			return name + " missing", nil
+		} else if err != nil {
+			return "", err
+		}
+		if err := json.Unmarshal(b, &got); err != nil || got.Version != want {
+			return fmt.Sprintf("%s is %q, package.json pins %q", name, got.Version, want), nil
+		}
+	}
+	return "", nil
 }
 
 // compileRelay writes the gateway's schema and compiles relay/src with

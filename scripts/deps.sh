@@ -9,7 +9,8 @@ command -v java >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
-# Node.js and npm for the client library tests (clients/: relay-compiler, relay-runtime).
+# Node.js and npm for the client library tests (clients/: relay-compiler, relay-runtime,
+# Apollo Client, graphql-http's audit).
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then

@@ -155,6 +155,7 @@ func New(cfg Config) http.Handler {
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
+		Schema:     servedSchema(), // no @defer: see incremental.go
 		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
 		Directives: graph.DirectiveRoot{HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
@@ -172,6 +173,7 @@ func GraphQL(cfg Config) http.Handler {
 	})
 	srv.AddTransport(transport.Options{})
 	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))
+	srv.SetValidationRulesFn(validationRules) // @defer and @stream refused
 	// Parsed and validated documents, and persisted queries, are cached by
 	// count and by total size: 1 MiB of query text each at most.
 	srv.SetQueryCache(newSizedCache(1000, 1<<20, 16<<10, func(q string, _ *ast.QueryDocument) int { return len(q) }))
