@@ -56,7 +56,8 @@ func (p PostID) String() string {
 }
 
 // ParsePostID parses "<author>_<ms>" (author as ParseUserID, ms a
-// non-negative decimal); it returns ErrInvalidID when malformed.
+// non-negative decimal without leading zeros or sign: the form String
+// gives); it returns ErrInvalidID when malformed.
 func ParsePostID(s string) (PostID, error) {
 	author, ms, ok := strings.Cut(s, "_")
 	if !ok {
@@ -67,7 +68,9 @@ func ParsePostID(s string) (PostID, error) {
 		return PostID{}, ErrInvalidID
 	}
 	m, err := strconv.ParseInt(ms, 10, 64)
-	if err != nil || m < 0 {
+	if err != nil || m < 0 || strconv.FormatInt(m, 10) != ms {
+		// Only the canonical decimal: one post, one id ("1_05" and "1_+5"
+		// are not "1_5").
 		return PostID{}, ErrInvalidID
 	}
 	return PostID{Author: a, Millis: m}, nil

@@ -338,7 +338,8 @@ func TestIDs(t *testing.T) {
 		{"1_0", tables.PostID{Author: 1}, true},
 		{"22732", tables.PostID{}, false}, {"_1", tables.PostID{}, false}, {"1_", tables.PostID{}, false},
 		{"0_1", tables.PostID{}, false}, {"1_-1", tables.PostID{}, false}, {"1_2_3", tables.PostID{}, false},
-		{"1_x", tables.PostID{}, false},
+		{"1_x", tables.PostID{}, false}, {"1_05", tables.PostID{}, false}, {"1_+5", tables.PostID{}, false},
+		{"1_00", tables.PostID{}, false},
 	} {
 		p, err := tables.ParsePostID(c.in)
 		if (err == nil) != c.ok || p != c.want || (c.ok && p.String() != c.in) {
