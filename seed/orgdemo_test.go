@@ -1,59 +1,21 @@
 package seed
 
 import (
-	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// orgService returns a migrated service over st.
-func orgService(t *testing.T, st hbase.StoreAdmin) *weibo.Service {
-	t.Helper()
-	if err := tables.Migrate(t.Context(), st); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return weibo.New(st, weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
-		weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-}
-
-func userRoles(t *testing.T, svc *weibo.Service, uid weibo.UserID) []string {
-	t.Helper()
-	rs, err := svc.UserRoles(t.Context(), []weibo.UserID{uid})
-	if err != nil {
-		t.Fatalf("user roles: %v", err)
-	}
-	var out []string
-	for _, a := range rs[0] {
-		out = append(out, fmt.Sprintf("%s:%d", a.Role.Name, a.Priority))
-	}
-	return out
-}
-
-func childNames(t *testing.T, svc *weibo.Service, did weibo.DeptID, first int) []string {
-	t.Helper()
-	var out []string
-	var after *string
-	for {
-		p, err := svc.DepartmentChildren(t.Context(), did, &first, after)
-		if err != nil {
-			t.Fatalf("children of %d: %v", did, err)
-		}
-		for _, e := range p.Edges {
-			out = append(out, e.Department.Name)
-		}
-		if !p.PageInfo.HasNextPage {
-			return out
-		}
-		after = p.PageInfo.EndCursor
-	}
-}
+// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+var (
+	orgService = func(t *testing.T, st hbase.StoreAdmin) *weibo.Service { return orgtest.Service(t, st) }
+	userRoles  = orgtest.UserRoles
+	childNames = orgtest.ChildNames
+)
 
 // TestSeedOrgDemo checks that the seed's examples answer as the seed says,
 // and that loading them twice changes nothing. On the shared real HBase the

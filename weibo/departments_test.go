@@ -5,50 +5,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 )
 
-func childNames(t *testing.T, svc *weibo.Service, did weibo.DeptID, first int) []string {
-	t.Helper()
-	var out []string
-	var after *string
-	for {
-		p, err := svc.DepartmentChildren(t.Context(), did, &first, after)
-		if err != nil {
-			t.Fatalf("children of %d: %v", did, err)
-		}
-		for _, e := range p.Edges {
-			out = append(out, e.Department.Name)
-		}
-		if !p.PageInfo.HasNextPage {
-			return out
-		}
-		after = p.PageInfo.EndCursor
-	}
-}
-
-func deptMembers(t *testing.T, svc *weibo.Service, did weibo.DeptID) []weibo.UserID {
-	t.Helper()
-	p, err := svc.DepartmentMembers(t.Context(), did, nil, nil)
-	if err != nil {
-		t.Fatalf("members of %d: %v", did, err)
-	}
-	var out []weibo.UserID
-	for _, e := range p.Edges {
-		out = append(out, e.User)
-	}
-	return out
-}
-
-func userDept(t *testing.T, svc *weibo.Service, uid weibo.UserID) *weibo.Department {
-	t.Helper()
-	ds, err := svc.UserDepartments(t.Context(), []weibo.UserID{uid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds[0]
-}
+// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+var (
+	childNames  = orgtest.ChildNames
+	deptMembers = orgtest.DeptMembers
+	userDept    = orgtest.UserDept
+)
 
 func wantReason(t *testing.T, err error, reason, what string) {
 	t.Helper()

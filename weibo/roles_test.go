@@ -3,92 +3,33 @@ package weibo_test
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // orgService returns a migrated service over st.
-func orgService(t *testing.T, st hbase.StoreAdmin) *weibo.Service {
-	t.Helper()
-	if err := tables.Migrate(t.Context(), st); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return weibo.New(st, weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
-		weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-}
+func orgService(t *testing.T, st hbase.StoreAdmin) *weibo.Service { return orgtest.Service(t, st) }
 
-func uniq(prefix string) string {
-	return fmt.Sprintf("%s_%d_%04d", prefix, time.Now().UnixNano()%1e9, rand.IntN(10000))
-}
-
-func mustUser(t *testing.T, svc *weibo.Service, name string) *weibo.User {
-	t.Helper()
-	u, err := svc.Register(t.Context(), name, "correct horse")
-	if err != nil {
-		t.Fatalf("register %s: %v", name, err)
-	}
-	return u
-}
+// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+var (
+	uniq      = orgtest.Uniq
+	mustUser  = orgtest.MustUser
+	roleNames = orgtest.RoleNames
+	userRoles = orgtest.UserRoles
+	members   = orgtest.Members
+	role      = orgtest.Role
+)
 
 func wantCode(t *testing.T, err error, code, what string) {
 	t.Helper()
 	if got := weibo.CodeOf(err); got != code {
 		t.Fatalf("%s: want code %s, got %v", what, code, err)
 	}
-}
-
-func roleNames(as []*weibo.RoleAssignment) []string {
-	var out []string
-	for _, a := range as {
-		out = append(out, fmt.Sprintf("%s:%d", a.Role.Name, a.Priority))
-	}
-	return out
-}
-
-func userRoles(t *testing.T, svc *weibo.Service, uid weibo.UserID) []string {
-	t.Helper()
-	rs, err := svc.UserRoles(t.Context(), []weibo.UserID{uid})
-	if err != nil {
-		t.Fatalf("user roles: %v", err)
-	}
-	return roleNames(rs[0])
-}
-
-func members(t *testing.T, svc *weibo.Service, rid weibo.RoleID, first int) []string {
-	t.Helper()
-	var out []string
-	var after *string
-	for {
-		p, err := svc.RoleMembers(t.Context(), rid, &first, after)
-		if err != nil {
-			t.Fatalf("role members: %v", err)
-		}
-		for _, e := range p.Edges {
-			out = append(out, fmt.Sprintf("%d:%d", e.User, e.Priority))
-		}
-		if !p.PageInfo.HasNextPage {
-			return out
-		}
-		after = p.PageInfo.EndCursor
-	}
-}
-
-func role(t *testing.T, svc *weibo.Service, rid weibo.RoleID) *weibo.Role {
-	t.Helper()
-	rs, err := svc.GetRoles(t.Context(), []weibo.RoleID{rid})
-	if err != nil {
-		t.Fatalf("get role: %v", err)
-	}
-	return rs[0]
 }
 
 // TestRoles covers create, rename, assign (with re-assign), revoke and
