@@ -135,8 +135,8 @@ type accessRecorder struct {
 }
 
 func (a *accessRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (a *accessRecorder) WithAttrs([]slog.Attr) slog.Handler        { return a }
-func (a *accessRecorder) WithGroup(string) slog.Handler             { return a }
+func (a *accessRecorder) WithAttrs([]slog.Attr) slog.Handler       { return a }
+func (a *accessRecorder) WithGroup(string) slog.Handler            { return a }
 func (a *accessRecorder) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "http" {
 		return nil
