@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/weibo"
 )
 
 // corsAllowedHeaders are the request headers a page on an allowed origin may
@@ -55,13 +57,29 @@ func newOriginPolicy(origins []string) originPolicy {
 // Access-Control-Request-Method: 204, with the Access-Control-Allow-*
 // headers when the origin, method and headers are allowed) and adds
 // Access-Control-Allow-Origin, -Credentials and -Expose-Headers to the
-// responses of allowed origins. Without allowed origins it adds nothing.
+// responses of allowed origins; without allowed origins it adds nothing.
+// It refuses a WebSocket upgrade that checkWebSocket refuses with HTTP 403
+// and a GraphQL error FORBIDDEN, before it reaches gqlgen (whose Upgrader
+// checks again, but logs each refusal).
 func (p originPolicy) middleware(next http.Handler) http.Handler {
-	if p.cors == nil {
-		return next
+	h := next
+	if p.cors != nil {
+		h = p.cors.Handler(next)
 	}
-	return p.cors.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") && !p.checkWebSocket(r) {
+			w.Header().Set("Content-Type", mediaJSON+"; charset=utf-8")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write(forbiddenOrigin)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
+
+// forbiddenOrigin is the body of a refused WebSocket upgrade.
+var forbiddenOrigin, _ = json.Marshal(wireResponse{Errors: errorResponse(weibo.CodeForbidden,
+	"this page's origin may not open a WebSocket to the gateway (see --cors-origins)").Errors})
 
 // checkWebSocket is the Origin check of a WebSocket upgrade: true for a
 // request without Origin (not from a browser), for a same-origin page (the

@@ -212,6 +212,10 @@ func TestWebsocketOrigin(t *testing.T) {
 			if !errors.Is(err, websocket.ErrBadHandshake) || resp == nil || resp.StatusCode != http.StatusForbidden {
 				t.Fatalf("want HTTP 403, got %v (response %v)", err, resp)
 			}
+			var body gqlResponse
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != "FORBIDDEN" {
+				t.Fatalf("want one FORBIDDEN error, got %+v (%v)", body, err)
+			}
 		})
 	}
 }
