@@ -34,8 +34,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
+# Browser apps served from any port of localhost may call the gateway
+# (README "Calling the gateway from a browser app on another origin");
+# e.g. make run CORS_ORIGINS= allows none.
+CORS_ORIGINS ?= http://localhost:*,http://127.0.0.1:*
+
 run: build
-	./$(BIN) serve --store embedded --data .data/embedded --demo
+	./$(BIN) serve --store embedded --data .data/embedded --demo --cors-origins '$(CORS_ORIGINS)'
 
 # --- real HBase (from Maven Central jars) ------------------------------------
 # hbase-jars: HBase's runtime classpath (hbase-local/pom.xml) from Maven Central

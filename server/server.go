@@ -1,5 +1,5 @@
 // Package server assembles the gateway's HTTP handler: a chi router with the
-// middleware stack (request id, structured access log, panic recovery,
+// middleware stack (request id, structured access log, panic recovery, CORS,
 // client address, request timeout, JWT auth, per-request dataloaders), the
 // gqlgen GraphQL handler at /graphql with its limits (query cost before
 // execution, bounded execution, per-client budget, login throttling; see
@@ -23,6 +23,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -74,6 +75,14 @@ type Config struct {
 	HeavyQueries int
 	// Logins throttles failed logins and registrations.
 	Logins LoginThrottle
+	// CORSOrigins are the origins of browser pages on other origins that
+	// may call the gateway, as ParseCORSOrigins returns them ("*", or
+	// scheme://host[:port] with at most one "*" wildcard, lower case):
+	// preflights are answered, responses carry Access-Control-Allow-Origin
+	// and -Credentials and expose X-Request-Id, and their WebSocket upgrades
+	// are accepted. Same-origin pages are always allowed; by default (none)
+	// no other origin is, and no CORS headers are sent.
+	CORSOrigins []string
 	// Now replaces time.Now for the throttles (tests).
 	Now func() time.Time
 }
@@ -119,6 +128,7 @@ func New(cfg Config) http.Handler {
 	r.Use(middleware.RequestID)
 	r.Use(accessLog(cfg.Logger))
 	r.Use(middleware.Recoverer)
+	r.Use(newOriginPolicy(cfg.CORSOrigins).middleware)
 	r.Use(clientAddress(cfg.ClientIPHeader))
 	r.Use(timeout(cfg.RequestTimeout))
 
@@ -147,8 +157,9 @@ func New(cfg Config) http.Handler {
 }
 
 // GraphQL returns the gqlgen handler: the HTTP transport (GET and POST per
-// the GraphQL-over-HTTP spec, httpTransport), WebSocket (subscriptions; the
-// token may come in the connection_init payload), automatic persisted
+// the GraphQL-over-HTTP spec, httpTransport), WebSocket (subscriptions,
+// from same-origin pages and Config.CORSOrigins; the token may come in the
+// connection_init payload, see wsInit), automatic persisted
 // queries, the query limits and budget (queryLimits), bounded execution and
 // login throttling (guard), introspection unless disabled, and an error
 // presenter that gives every error an extensions.code.
@@ -166,10 +177,9 @@ func GraphQL(cfg Config) http.Handler {
 	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	srv.AddTransport(transport.Websocket{
+		Upgrader:              websocket.Upgrader{CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket},
 		KeepAlivePingInterval: 10 * time.Second,
-		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			return cfg.Tokens.WithAuthorization(ctx, p.Authorization()), nil, nil
-		},
+		InitFunc:              wsInit(cfg.Tokens),
 	})
 	srv.AddTransport(transport.Options{})
 	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))

@@ -32,6 +32,9 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
+	corsOrigins := fs.String("cors-origins", os.Getenv("GATEWAY_CORS_ORIGINS"),
+		"comma-separated origins of browser pages on other origins that may call the gateway over HTTP (CORS, credentials allowed) and WebSocket, "+
+			"e.g. 'http://localhost:*,https://app.example.com' (one * per origin: any characters); default: none, only same-origin pages (env GATEWAY_CORS_ORIGINS)")
 	lf := registerLimitFlags(fs)
 	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -39,6 +42,10 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	if err := lf.err(); err != nil {
 		return err
+	}
+	origins, err := server.ParseCORSOrigins(*corsOrigins)
+	if err != nil {
+		return fmt.Errorf("--cors-origins: %w", err)
 	}
 
 	st, err := sf.open(ctx, false)
@@ -68,7 +75,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log})),
+		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log, CORSOrigins: origins})),
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
