@@ -1260,8 +1260,9 @@ type Subscription {
   """
   New posts of the viewer's home timeline as they arrive (own posts at once, followees' posts
   after fan-out), oldest first. Over WebSocket (graphql-transport-ws or graphql-ws) at /graphql;
-  send the token as ` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + ` in the connection_init payload (or as
-  the upgrade request's header). Requires a token.
+  send the token as ` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + ` in the connection_init payload, nested
+  as ` + "`" + `{"headers": {"Authorization": "Bearer <token>"}}` + "`" + ` (Apollo, Hasura), or as the upgrade
+  request's ` + "`" + `Authorization` + "`" + ` header. Requires a token.
   """
   homeTimelineUpdates: Post!
 }
