@@ -32,6 +32,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
+	otlp := fs.String("otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: the standard OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; off when none is set)")
 	lf := registerLimitFlags(fs)
 	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -46,6 +47,20 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	st = cf.guard(st, log)
+	tp, err := startTracing(ctx, *otlp)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if tp != nil {
+		defer func() { // flush the spans not sent yet
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = tp.Shutdown(sctx)
+		}()
+		st = hbase.Trace(st, tp)
+		log.Info("exporting OpenTelemetry traces over OTLP/HTTP")
+	}
 	defer st.Close()
 	if *migrateFirst || st.Backend() == hbase.BackendEmbedded {
 		if err := tables.Migrate(ctx, st); err != nil {
@@ -68,7 +83,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log})),
+		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log, TracerProvider: tracerProvider(tp)})),
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
