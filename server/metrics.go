@@ -7,7 +7,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/lexer"
 )
 
 // GraphQLDuration is the Prometheus histogram
@@ -16,8 +18,10 @@ import (
 // (before parsing) until its response is ready. For a query or mutation
 // that is its whole execution (with @defer, until the last part); for a
 // subscription, until it is set up (its events are not timed). Requests
-// that fail before an operation is chosen (parse errors, an unknown
-// operationName) are observed with operation_type "" . operation_name is
+// that fail before execution (parse and validation errors, refused limits)
+// are observed too, with the name and type their document's first
+// operation states (operation_type "" when it states none, or when the
+// operationName asked for is not in the document). operation_name is
 // the operation's name, "" for an unnamed one, and "other" for a name
 // longer than 64 bytes or not among the first 200 distinct names this
 // process has seen (opNames), so that clients cannot grow the label set.
@@ -145,17 +149,52 @@ func validCode(s string) bool {
 	return true
 }
 
-// operationLabels returns the operation_name and operation_type labels of
-// opCtx: its chosen operation's, else (the request failed before one was
-// chosen) the requested operationName's and "".
-func operationLabels(names *opNames, opCtx *graphql.OperationContext) (name, typ string) {
+// operationLabels returns the operation name and type of opCtx (for the
+// labels, names.label the name): its chosen operation's, else (the request
+// failed before one was chosen) the requested operationName, else the name
+// and type its document's first definition states (peekOperation).
+func operationLabels(opCtx *graphql.OperationContext) (name, typ string) {
 	if opCtx == nil {
 		return "", ""
 	}
 	if op := opCtx.Operation; op != nil {
-		return names.label(op.Name), string(op.Operation)
+		return op.Name, string(op.Operation)
 	}
-	return names.label(opCtx.OperationName), ""
+	opName, query := opCtx.OperationName, opCtx.RawQuery
+	if st, ok := opCtx.Stats.GetExtension(startExtension).(*started); ok && query == "" {
+		opName, query = st.params.OperationName, st.params.Query
+	}
+	if opName != "" {
+		return opName, ""
+	}
+	return peekOperation(query)
+}
+
+// peekOperation reads the first tokens of a GraphQL document (which need
+// not parse or validate) and returns the operation type and name its first
+// definition states: "query" and "" for "{", "" and "" for a fragment or
+// anything else. It reads at most three tokens.
+func peekOperation(doc string) (name, typ string) {
+	lx := lexer.New(&ast.Source{Input: doc})
+	tok, err := lx.ReadToken()
+	switch {
+	case err != nil:
+		return "", ""
+	case tok.Kind == lexer.BraceL:
+		return "", string(ast.Query)
+	case tok.Kind != lexer.Name:
+		return "", ""
+	}
+	switch op := ast.Operation(tok.Value); op {
+	case ast.Query, ast.Mutation, ast.Subscription:
+		typ = string(op)
+	default:
+		return "", ""
+	}
+	if tok, err = lx.ReadToken(); err == nil && tok.Kind == lexer.Name {
+		name = tok.Value
+	}
+	return name, typ
 }
 
 // observe is the gqlgen extension behind the GraphQL metrics and the
@@ -189,9 +228,15 @@ func (observe) Validate(graphql.ExecutableSchema) error { return nil }
 // MutateOperationParameters implements graphql.OperationParameterMutator:
 // it notes when the operation was taken up (each operation of a batch
 // apart).
-func (o observe) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
-	graphql.GetOperationContext(ctx).Stats.SetExtension(startExtension, time.Now())
+func (o observe) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	graphql.GetOperationContext(ctx).Stats.SetExtension(startExtension, &started{at: time.Now(), params: p})
 	return nil
+}
+
+// started is what MutateOperationParameters notes of an operation.
+type started struct {
+	at     time.Time
+	params *graphql.RawParams // the document and operationName as requested, when others refuse them before gqlgen notes them
 }
 
 type inOperationKey struct{}
@@ -200,12 +245,13 @@ type inOperationKey struct{}
 // operation and counts the errors of each of its responses.
 func (o observe) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
-	name, typ := operationLabels(o.names, opCtx)
-	recordOperation(ctx, opCtx.Operation.Name)
+	name, typ := operationLabels(opCtx)
+	recordOperation(ctx, name)
+	label := o.names.label(name)
 	start := operationStart(opCtx)
 	var once sync.Once
 	done := func() {
-		once.Do(func() { GraphQLDuration.WithLabelValues(name, typ).Observe(time.Since(start).Seconds()) })
+		once.Do(func() { GraphQLDuration.WithLabelValues(label, typ).Observe(time.Since(start).Seconds()) })
 	}
 	h := next(ctx)
 	if typ == "subscription" {
@@ -238,21 +284,19 @@ func (o observe) InterceptResponse(ctx context.Context, next graphql.ResponseHan
 	}
 	if graphql.HasOperationContext(ctx) {
 		opCtx := graphql.GetOperationContext(ctx)
-		name, typ := operationLabels(o.names, opCtx)
-		if opCtx.Operation != nil {
-			recordOperation(ctx, opCtx.Operation.Name)
-		} else if validName(opCtx.OperationName) {
-			recordOperation(ctx, opCtx.OperationName)
+		name, typ := operationLabels(opCtx)
+		if name == "" || validName(name) {
+			recordOperation(ctx, name)
 		}
-		GraphQLDuration.WithLabelValues(name, typ).Observe(time.Since(operationStart(opCtx)).Seconds())
+		GraphQLDuration.WithLabelValues(o.names.label(name), typ).Observe(time.Since(operationStart(opCtx)).Seconds())
 	}
 	return resp
 }
 
 // operationStart returns when opCtx's operation was taken up.
 func operationStart(opCtx *graphql.OperationContext) time.Time {
-	if t, ok := opCtx.Stats.GetExtension(startExtension).(time.Time); ok {
-		return t
+	if st, ok := opCtx.Stats.GetExtension(startExtension).(*started); ok {
+		return st.at
 	}
 	if !opCtx.Stats.OperationStart.IsZero() {
 		return opCtx.Stats.OperationStart
