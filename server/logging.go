@@ -89,16 +89,20 @@ func recordOperation(ctx context.Context, name string) {
 	rec.ops = append(rec.ops, logName(name))
 }
 
-// operations returns the names recorded, comma-separated ("" for none),
-// with "+N" for those over maxLoggedOperations.
-func (rec *accessRecord) operations() string {
+// operations returns the names recorded, comma-separated, with "+N" for
+// those over maxLoggedOperations; ok is false when there are none (the
+// request was not a GraphQL operation).
+func (rec *accessRecord) operations() (names string, ok bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	if len(rec.ops) == 0 {
+		return "", false
+	}
 	s := strings.Join(rec.ops, ",")
 	if rec.extra > 0 {
 		s += ",+" + strconv.Itoa(rec.extra)
 	}
-	return s
+	return s, true
 }
 
 // logName shortens an operation name for a log line to MaxLabelLength
@@ -131,9 +135,9 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 
 // LogHandler wraps h so that every record logged with a request's context
 // (slog's *Context methods, LogAttrs) carries request_id, the request's
-// id, and operation, the GraphQL operation's name ("" for an unnamed one;
-// for an access log line, the names of the request's operations,
-// comma-separated), unless the record has them already. Records logged
+// id, and, in a GraphQL request, operation: the operation's name ("" for
+// an unnamed one; for an access log line, the names of the request's
+// operations, comma-separated), unless the record has them already. Records logged
 // without such a context pass unchanged. Wrapping twice is wrapping once.
 func LogHandler(h slog.Handler) slog.Handler {
 	if _, ok := h.(*logHandler); ok {
@@ -163,7 +167,7 @@ func (l *logHandler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	if !hasOp {
 		if rec, ok := ctx.Value(accessKey{}).(*accessRecord); ok {
-			op, hasOp = rec.operations(), true
+			op, hasOp = rec.operations()
 		}
 	}
 	if id == "" && !hasOp {
