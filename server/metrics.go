@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -173,10 +174,11 @@ func operationLabels(opCtx *graphql.OperationContext) (name, typ string) {
 // peekOperation reads the first tokens of a GraphQL document (which need
 // not parse or validate) and returns the operation type and name its first
 // definition states: "query" and "" for "{", "" and "" for a fragment or
-// anything else. It reads at most three tokens.
+// anything else. It reads two tokens and the comments before them, at most
+// maxPeekTokens for each.
 func peekOperation(doc string) (name, typ string) {
 	lx := lexer.New(&ast.Source{Input: doc})
-	tok, err := lx.ReadToken()
+	tok, err := nextToken(&lx)
 	switch {
 	case err != nil:
 		return "", ""
@@ -191,7 +193,7 @@ func peekOperation(doc string) (name, typ string) {
 	default:
 		return "", ""
 	}
-	if tok, err = lx.ReadToken(); err == nil && tok.Kind == lexer.Name {
+	if tok, err = nextToken(&lx); err == nil && tok.Kind == lexer.Name {
 		name = tok.Value
 	}
 	return name, typ
@@ -303,3 +305,20 @@ func operationStart(opCtx *graphql.OperationContext) time.Time {
 	}
 	return time.Now()
 }
+
+// maxPeekTokens bounds the tokens peekOperation reads (comments count).
+const maxPeekTokens = 32
+
+// nextToken returns the next token of lx that is not a comment, an error
+// after maxPeekTokens comments.
+func nextToken(lx *lexer.Lexer) (lexer.Token, error) {
+	for range maxPeekTokens {
+		tok, err := lx.ReadToken()
+		if err != nil || tok.Kind != lexer.Comment {
+			return tok, err
+		}
+	}
+	return lexer.Token{}, errTooManyComments
+}
+
+var errTooManyComments = errors.New("too many comments")
