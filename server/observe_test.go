@@ -319,6 +319,37 @@ func TestGzip(t *testing.T) {
 	}
 }
 
+// TestGzipPages checks that GraphiQL's page is compressed, and that
+// /metrics (which promhttp compresses itself) is compressed once.
+func TestGzipPages(t *testing.T) {
+	g := startGateway(t, testenv.Embedded(t))
+	for _, c := range []struct{ path, want string }{
+		{"/", "<html"},
+		{"/metrics", "gateway_store_calls_total"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, g.url+c.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s: Content-Encoding %q", c.path, resp.Header.Get("Content-Encoding"))
+			continue
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: not gzip: %v", c.path, err)
+		}
+		plain, err := io.ReadAll(zr)
+		if err != nil || !strings.Contains(strings.ToLower(string(plain)), strings.ToLower(c.want)) {
+			t.Errorf("%s: after gunzip (%v), no %q in %.200q", c.path, err, c.want, plain)
+		}
+	}
+}
+
 // TestTraceSpans checks with an in-memory exporter that a GraphQL query
 // makes an operation span whose children are the spans of its store calls.
 func TestTraceSpans(t *testing.T) {
