@@ -61,6 +61,12 @@ func TestMetricsGraphQL(t *testing.T) {
 	g.fails("", "GRAPHQL_VALIDATION_FAILED", `query MetricsInvalid { homeTimeline(first: 5) { noSuchField } }`, nil)
 	g.fails("", "UNAUTHENTICATED", `query MetricsNoToken { homeTimeline(first: 5) { edges { cursor } } }`, nil)
 	g.fails("", "GRAPHQL_PARSE_FAILED", `query MetricsBroken {`, nil)
+	// Over WebSocket: a subscription without a token.
+	conn := g.subscribe("", `subscription MetricsSub { homeTimelineUpdates { id } }`)
+	if m := g.read(conn); (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), "UNAUTHENTICATED") {
+		t.Fatalf("subscription without a token: %s %s", m.Type, m.Payload)
+	}
+	conn.Close()
 
 	afterH, afterE := g.scrape(hist), g.scrape(errs)
 	for _, c := range []struct {
@@ -70,6 +76,7 @@ func TestMetricsGraphQL(t *testing.T) {
 		{`{operation_name="MetricsTimeline",operation_type="query"}`, 2},
 		{`{operation_name="",operation_type="mutation"}`, 1}, // register: unnamed
 		{`{operation_name="MetricsNoToken",operation_type="query"}`, 1},
+		{`{operation_name="MetricsSub",operation_type="subscription"}`, 1},
 		// Failed before execution: named as the document states.
 		{`{operation_name="MetricsInvalid",operation_type="query"}`, 1},
 		{`{operation_name="MetricsBroken",operation_type="query"}`, 1},
@@ -83,7 +90,7 @@ func TestMetricsGraphQL(t *testing.T) {
 		want float64
 	}{
 		{"GRAPHQL_VALIDATION_FAILED", 1},
-		{"UNAUTHENTICATED", 1},
+		{"UNAUTHENTICATED", 2}, // HTTP and WebSocket
 		{"GRAPHQL_PARSE_FAILED", 1},
 	} {
 		l := `{code="` + c.code + `"}`
