@@ -14,8 +14,8 @@
 //
 // This package also holds what every backend shares: the request and Result
 // types, the errors, TableSpec, and the decorators that wrap any StoreAdmin
-// (Instrument counts calls in gateway_store_calls_total, WithNamespace maps
-// one namespace onto another). One conformance suite, hbase/hbasetest, runs
+// (Instrument counts calls in gateway_store_calls_total, Trace makes each
+// call an OpenTelemetry span, WithNamespace maps one namespace onto another). One conformance suite, hbase/hbasetest, runs
 // against both backends and is what keeps them equal.
 package hbase
 

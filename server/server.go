@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/graph"
@@ -85,6 +86,9 @@ type Config struct {
 	CORSOrigins []string
 	// Now replaces time.Now for the throttles (tests).
 	Now func() time.Time
+	// TracerProvider receives a span per GraphQL operation (default: the
+	// global one, otel.GetTracerProvider, which records nothing unless set).
+	TracerProvider trace.TracerProvider
 }
 
 // Defaults of Config.
@@ -105,6 +109,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Logger = slog.New(LogHandler(cfg.Logger.Handler()))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -125,10 +130,11 @@ func (cfg Config) withDefaults() Config {
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID)
+	r.Use(requestID)
 	r.Use(accessLog(cfg.Logger))
 	r.Use(middleware.Recoverer)
 	r.Use(newOriginPolicy(cfg.CORSOrigins).middleware)
+	r.Use(compress)
 	r.Use(clientAddress(cfg.ClientIPHeader))
 	r.Use(timeout(cfg.RequestTimeout))
 
@@ -182,6 +188,8 @@ func GraphQL(cfg Config) http.Handler {
 		InitFunc:              wsInit(cfg.Tokens),
 	})
 	srv.AddTransport(transport.Options{})
+	srv.Use(observe{names: operationNames})
+	srv.Use(tracing{tracer: tracer(cfg.TracerProvider)})
 	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))
 	srv.SetValidationRulesFn(validationRules) // @defer and @stream refused
 	// Parsed and validated documents, and persisted queries, are cached by
@@ -287,22 +295,6 @@ func timeout(d time.Duration) func(http.Handler) http.Handler {
 			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-}
-
-// accessLog logs one structured line per request.
-func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			start := time.Now()
-			next.ServeHTTP(ww, r)
-			log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", ww.Status()), slog.Int("bytes", ww.BytesWritten()),
-				slog.Duration("duration", time.Since(start)),
-				slog.String("request_id", middleware.GetReqID(r.Context())))
 		})
 	}
 }

@@ -244,7 +244,10 @@ type wireResponse struct {
 	Errors gqlerror.List `json:"errors,omitempty"`
 }
 
+// errorResponse is a response with one error of code, which it counts in
+// gateway_graphql_errors_total: every caller returns it to the client.
 func errorResponse(code, msg string) *graphql.Response {
+	countErrorCode(code)
 	return &graphql.Response{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": code}}}}
 }
 

@@ -12,7 +12,8 @@
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
 // (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase),
 // --hbase-call-timeout 5s (GATEWAY_HBASE_CALL_TIMEOUT, hbase). The log level
-// is GATEWAY_LOG_LEVEL (debug, info, warn, error; default info).
+// is GATEWAY_LOG_LEVEL (debug, info, warn, error; default info); every
+// command takes --log-format text|json (GATEWAY_LOG_FORMAT; default text).
 package main
 
 import (
@@ -34,16 +35,20 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	slog.SetDefault(log)
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
 	}
+	format, args, err := takeLogFormat(env("GATEWAY_LOG_FORMAT", logText), os.Args[2:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %v (env GATEWAY_LOG_FORMAT)\n", err)
+		os.Exit(2)
+	}
+	log := newLogger(os.Stderr, format, level)
+	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	switch cmd := os.Args[1]; cmd {
 	case "serve":
 		err = serve(ctx, log, args)
 	case "migrate":
@@ -85,6 +90,8 @@ commands:
             departments, follows and fans, counters, inboxes, unfinished writes
   schema    print the GraphQL schema (SDL, no "extend") for client code generators
 
+Every command takes --log-format text|json (env GATEWAY_LOG_FORMAT; default
+text); the log level is GATEWAY_LOG_LEVEL (debug, info, warn, error).
 Run "gateway <command> -h" for the flags of a command.
 `)
 }

@@ -35,6 +35,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	corsOrigins := fs.String("cors-origins", os.Getenv("GATEWAY_CORS_ORIGINS"),
 		"comma-separated origins of browser pages on other origins that may call the gateway over HTTP (CORS, credentials allowed) and WebSocket, "+
 			"e.g. 'http://localhost:*,https://app.example.com' (one * per origin: any characters); default: none, only same-origin pages (env GATEWAY_CORS_ORIGINS)")
+	otlp := fs.String("otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: the standard OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; off when none is set)")
 	lf := registerLimitFlags(fs)
 	rg := repairGraceFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -53,6 +54,20 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	st = cf.guard(st, log)
+	tp, err := startTracing(ctx, *otlp)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if tp != nil {
+		defer func() { // flush the spans not sent yet
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = tp.Shutdown(sctx)
+		}()
+		st = hbase.Trace(st, tp)
+		log.Info("exporting OpenTelemetry traces over OTLP/HTTP")
+	}
 	defer st.Close()
 	if *migrateFirst || st.Backend() == hbase.BackendEmbedded {
 		if err := tables.Migrate(ctx, st); err != nil {
@@ -75,7 +90,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log, CORSOrigins: origins})),
+		Handler:           server.New(lf.config(server.Config{Svc: svc, Tokens: auth.NewIssuer(secret, *tokenTTL), Logger: log, CORSOrigins: origins, TracerProvider: tracerProvider(tp)})),
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
