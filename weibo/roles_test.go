@@ -19,7 +19,6 @@ func orgService(t *testing.T, st hbase.StoreAdmin) *weibo.Service { return orgte
 var (
 	uniq      = orgtest.Uniq
 	mustUser  = orgtest.MustUser
-	roleNames = orgtest.RoleNames
 	userRoles = orgtest.UserRoles
 	members   = orgtest.Members
 	role      = orgtest.Role
