@@ -1,10 +1,11 @@
 // Package server assembles the gateway's HTTP handler: a chi router with the
-// middleware stack (request id, structured access log, panic recovery, CORS,
-// client address, request timeout, JWT auth, per-request dataloaders), the
-// gqlgen GraphQL handler at /graphql with its limits (query cost before
-// execution, bounded execution, per-client budget, login throttling; see
-// README "Limits"), GraphiQL at /, Prometheus metrics at /metrics, and the
-// /healthz and /readyz probes.
+// middleware stack (request id, also sent as X-Request-Id; structured access
+// log; panic recovery; CORS; gzip; client address; request timeout; JWT
+// auth; per-request dataloaders), the gqlgen GraphQL handler at /graphql
+// with its limits (query cost before execution, bounded execution,
+// per-client budget, login throttling; see README "Limits"), its metrics
+// and OpenTelemetry spans per operation (metrics.go, trace.go), GraphiQL at
+// /, Prometheus metrics at /metrics, and the /healthz and /readyz probes.
 package server
 
 import (
