@@ -82,6 +82,9 @@ func (f *fanout) start(ctx context.Context) error {
 	if _, err := f.s.Repair(ctx); err != nil {
 		return err
 	}
+	if err := f.s.resumeDrains(ctx); err != nil {
+		return err
+	}
 	if iv := f.s.opts.sweepInterval; iv > 0 {
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f.stopLoop = cancel
@@ -117,6 +120,9 @@ func (f *fanout) start(ctx context.Context) error {
 				}
 				if _, err := f.s.Repair(lctx); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
 					f.s.log.Warn("repair pass failed", "err", err)
+				}
+				if err := f.s.resumeDrains(lctx); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
+					f.s.log.Warn("resuming drains failed", "err", err)
 				}
 			}
 		}()
@@ -289,13 +295,22 @@ func (s *Service) RepairFanout(ctx context.Context, id PostID) (bool, error) {
 // the author, in PutMany batches, and settles each batch (settleFanout). It
 // leaves the outbox row alone (runFanout ends it). Every write is an
 // idempotent put or delete, so running it twice adds nothing. A post that
-// does not exist (its publish failed before storing it) writes nothing.
+// does not exist (its publish failed before storing it) writes nothing. The
+// post of a large author (large.go: state read after the content row is
+// known to exist) goes into the author's own inbox only; home timelines
+// merge it at read time.
 func (s *Service) fanOut(ctx context.Context, id PostID) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
 	if err != nil || !exists.Exists() {
 		return err
 	}
 	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {
+		return err
+	}
+	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
+		if large {
+			s.live.notifyAuthor(id.Author)
+		}
 		return err
 	}
 	var fans []UserID
