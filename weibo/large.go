@@ -93,9 +93,6 @@ func (s *Service) LargeAccounts(ctx context.Context) (map[UserID]bool, error) {
 
 // isLarge reports whether author's posts are not to be pushed (state On).
 func (s *Service) isLarge(ctx context.Context, author UserID) (bool, error) {
-	if s.opts.threshold <= 0 {
-		return false, nil
-	}
 	cells, err := s.largeAccounts(ctx)
 	return cells[author].state == tables.LargeOn, err
 }
@@ -262,9 +259,6 @@ func (s *Service) drain(ctx context.Context, author UserID, raw []byte) error {
 // than the repair grace (the process draining it died, or is slow: drains
 // are idempotent). The outbox sweep calls it.
 func (s *Service) resumeDrains(ctx context.Context) error {
-	if s.opts.threshold <= 0 {
-		return nil
-	}
 	cells, err := s.largeAccounts(ctx)
 	if err != nil {
 		return err

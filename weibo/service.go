@@ -137,7 +137,9 @@ const DefaultFanoutThreshold = 10000
 // which an author is large (default DefaultFanoutThreshold): a large
 // author's posts are not pushed into the fans' inboxes, home timelines
 // merge them at read time (hybrid fan-out, large.go). n <= 0 makes no
-// author large.
+// author large from then on; the accounts already large (row
+// tables.LargeKey) stay so until their fan count drops with a threshold
+// set again.
 func WithFanoutThreshold(n int) Option { return func(o *options) { o.threshold = n } }
 
 // WithBcryptCost sets the bcrypt cost of new password hashes (default

@@ -70,11 +70,7 @@ func (s *Service) homeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 		largeMu  sync.Once
 		got      = make(chan struct{})
 	)
-	if s.opts.threshold > 0 {
-		go func() { large, largeErr = s.largeAccounts(ctx); close(got) }()
-	} else {
-		close(got)
-	}
+	go func() { large, largeErr = s.largeAccounts(ctx); close(got) }()
 	var followed map[UserID]bool // the large accounts the viewer follows, once known
 	var candidates []UserID      // the large accounts whose attends rows to read
 	learn := func() error {
