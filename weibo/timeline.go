@@ -322,17 +322,10 @@ func mergeTimeline(inbox, large []timelineItem, frontier []byte, backward bool, 
 // page with a cursor; the next page goes on after it).
 const timelineRounds = 9
 
-// resolveEntries reads, in one GetMany, the content rows of ids and the
-// owner's attends rows of their authors; it returns the posts, nil for
-// entries to skip (post gone, author not followed).
-func (s *Service) resolveEntries(ctx context.Context, owner UserID, ids []PostID) ([]*Post, error) {
-	posts, _, err := s.resolveEntriesWith(ctx, owner, ids, nil)
-	return posts, err
-}
-
-// resolveEntriesWith is resolveEntries that also reads, in the same
-// GetMany, the owner's attends rows of the users extra, and reports for
-// each whether the owner follows them.
+// resolveEntriesWith reads, in one GetMany, the content rows of ids and the
+// owner's attends rows of their authors and of the users extra; it returns
+// the posts, nil for entries to skip (post gone, author not followed), and
+// for each of extra whether the owner follows them.
 func (s *Service) resolveEntriesWith(ctx context.Context, owner UserID, ids []PostID, extra []UserID) ([]*Post, []bool, error) {
 	gets := make([]*hbase.Get, 0, 2*len(ids)+len(extra))
 	for _, id := range ids {
