@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -292,7 +294,8 @@ func (s *Service) RepairFanout(ctx context.Context, id PostID) (bool, error) {
 }
 
 // fanOut writes post id into the inbox of its author and of every fan of
-// the author, in PutMany batches, and settles each batch (settleFanout). It
+// the author, in PutMany batches (up to the number of fan-out workers in
+// flight at once), and settles each batch (settleFanout). It
 // leaves the outbox row alone (runFanout ends it). Every write is an
 // idempotent put or delete, so running it twice adds nothing. A post that
 // does not exist (its publish failed before storing it) writes nothing. The
@@ -313,38 +316,45 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 		}
 		return err
 	}
-	var fans []UserID
-	flush := func() error {
+	// Batches are written and settled by up to `workers` goroutines at
+	// once while the fans list is scanned (they are independent: each
+	// settles its own fans).
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, s.opts.workers))
+	flush := func(fans []UserID) {
 		if len(fans) == 0 {
-			return nil
+			return
 		}
-		puts := make([]*hbase.Put, len(fans))
-		for i, fan := range fans {
-			puts[i] = inboxPut(fan, id)
-		}
-		err := s.st.PutMany(ctx, puts)
-		if err == nil {
-			err = s.pairStep(ctx, StepFanoutWritten)
-		}
-		if err == nil {
-			err = s.settleFanout(ctx, id, fans)
-		}
-		s.live.notify(fans...)
-		fans = fans[:0]
-		return err
+		g.Go(func() error {
+			puts := make([]*hbase.Put, len(fans))
+			for i, fan := range fans {
+				puts[i] = inboxPut(fan, id)
+			}
+			err := s.st.PutMany(gctx, puts)
+			if err == nil {
+				err = s.pairStep(gctx, StepFanoutWritten)
+			}
+			if err == nil {
+				err = s.settleFanout(gctx, id, fans)
+			}
+			s.live.notify(fans...)
+			return err
+		})
 	}
-	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
+	var fans []UserID
+	err = s.st.Scan(gctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
 		if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
 			if fans = append(fans, fan); len(fans) >= s.opts.batch {
-				return flush()
+				flush(fans)
+				fans = make([]UserID, 0, s.opts.batch)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil {
+		flush(fans)
 	}
-	return flush()
+	return errors.Join(err, g.Wait())
 }
 
 // settleFanout settles the inbox rows of post id just written for fans:
