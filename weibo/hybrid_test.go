@@ -356,3 +356,66 @@ func TestHybridWatch(t *testing.T) {
 		t.Fatal("the large account's post was not delivered to its follower's watch")
 	}
 }
+
+// TestHybridDrainResumed: a drain that died (its account left Draining for
+// longer than the repair grace) is resumed by the next start's sweep: the
+// account's posts reach its fans' inboxes and the account leaves the row.
+func TestHybridDrainResumed(t *testing.T) {
+	ctx := t.Context()
+	st := testenv.Embedded(t)
+	if err := tables.Migrate(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	svc := quietService(st, weibo.WithFanoutThreshold(2))
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	star, f1, f2 := mustUser(t, svc, uniq("star")).ID, mustUser(t, svc, uniq("f1")).ID, mustUser(t, svc, uniq("f2")).ID
+	for _, f := range []weibo.UserID{f1, f2} {
+		if _, err := svc.Follow(ctx, f, star); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var posts []weibo.PostID
+	for i := range 3 {
+		p, err := svc.Publish(ctx, star, fmt.Sprintf("post %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, p.ID)
+	}
+	if err := svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := &hybridWorld{t: t, svc: svc, st: st}
+	if n := h.inboxEntries(f1, star); n != 0 {
+		t.Fatalf("f1's inbox holds %d posts of the large star", n)
+	}
+	// The process that moved star to Draining died before draining.
+	old := time.Now().Add(-2 * weibo.DefaultRepairGrace).UnixMilli()
+	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey, Values: hbase.Values{tables.FamInfo: {
+		tables.LargeQualifier(star): tables.EncodeLarge(tables.LargeDraining, old)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Unfollow(ctx, f2, star); err != nil { // 1 fan left: below the threshold
+		t.Fatal(err)
+	}
+	svc2 := quietService(st, weibo.WithFanoutThreshold(2))
+	if err := svc2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer svc2.Close(context.Background())
+	if err := svc2.FlushFanout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.svc = svc2
+	if l, _ := h.large(star); l {
+		t.Fatal("star still listed after the resumed drain")
+	}
+	if n := h.inboxEntries(f1, star); n != len(posts) {
+		t.Fatalf("after the resumed drain f1's inbox holds %d of star's %d posts", n, len(posts))
+	}
+	if n := h.inboxEntries(f2, star); n != 0 {
+		t.Fatalf("f2 unfollowed, yet its inbox holds %d of star's posts", n)
+	}
+}
