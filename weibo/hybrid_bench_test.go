@@ -3,12 +3,15 @@ package weibo_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/embedded"
+	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -30,12 +33,18 @@ type benchGraph struct {
 // started Service with opts.
 func newBenchGraph(b *testing.B, fans int, allAttends bool, opts ...weibo.Option) *benchGraph {
 	b.Helper()
-	ctx := context.Background()
 	st, err := embedded.Open(b.TempDir(), embedded.WithNoSync())
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
+	return newBenchGraphOn(b, st, fans, allAttends, opts...)
+}
+
+// newBenchGraphOn is newBenchGraph on st.
+func newBenchGraphOn(b *testing.B, st hbase.StoreAdmin, fans int, allAttends bool, opts ...weibo.Option) *benchGraph {
+	b.Helper()
+	ctx := context.Background()
 	if err := tables.Migrate(ctx, st); err != nil {
 		b.Fatal(err)
 	}
@@ -142,7 +151,33 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 //	go test ./weibo -run '^$' -bench FanoutThroughput -benchtime 5x
 func BenchmarkFanoutThroughput(b *testing.B) {
 	const fans = 100_000
-	g := newBenchGraph(b, fans, true, weibo.WithFanoutThreshold(fans+1))
+	fanoutThroughput(b, newBenchGraph(b, fans, true, weibo.WithFanoutThreshold(fans+1)), fans)
+}
+
+// BenchmarkFanoutThroughputHBase is BenchmarkFanoutThroughput on the real
+// HBase (GATEWAY_TEST_HBASE_ZK), in a namespace of its own that it drops
+// afterwards (target >= 100,000 entries/s).
+//
+//	GATEWAY_TEST_HBASE_ZK=... go test ./weibo -run '^$' -bench FanoutThroughputHBase -benchtime 1x
+//
+// GATEWAY_BENCH_FANOUT_BATCH sets the fan-out batch (WithFanoutBatch).
+func BenchmarkFanoutThroughputHBase(b *testing.B) {
+	const fans = 100_000
+	ns := fmt.Sprintf("bench_%d", time.Now().UnixNano()%1e9)
+	st := hbase.WithNamespace(testenv.HBase(b), tables.Namespace, ns)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		_ = st.DropNamespace(ctx, tables.Namespace)
+	})
+	opts := []weibo.Option{weibo.WithFanoutThreshold(fans + 1)}
+	if n, err := strconv.Atoi(os.Getenv("GATEWAY_BENCH_FANOUT_BATCH")); err == nil {
+		opts = append(opts, weibo.WithFanoutBatch(n)) // rows per PutMany/GetMany (default 500)
+	}
+	fanoutThroughput(b, newBenchGraphOn(b, st, fans, true, opts...), fans)
+}
+
+func fanoutThroughput(b *testing.B, g *benchGraph, fans int) {
 	ctx := context.Background()
 	var total time.Duration
 	lags := make([]time.Duration, 0, b.N)
