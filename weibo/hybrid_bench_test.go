@@ -16,10 +16,9 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// benchGraph is a synthetic follow graph on an on-disk embedded store: an
-// author with fans fans, written directly (PutMany) with the author's
-// fanCount set to match; attends rows are written for the fans listed in
-// attends (every fan when nil... see newBenchGraph).
+// benchGraph is a synthetic follow graph: an author whose fans rows were
+// written directly (PutMany), with the author's fanCount set to match, and
+// the started Service over it.
 type benchGraph struct {
 	st     hbase.StoreAdmin
 	svc    *weibo.Service
