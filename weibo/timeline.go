@@ -5,7 +5,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -63,23 +62,21 @@ func (s *Service) homeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 	if err != nil {
 		return nil, nil, err
 	}
-	// The large accounts, read while the inbox is scanned.
+	// The large accounts, read while the inbox is scanned; learn waits for
+	// them (verify runs on this goroutine, one call at a time).
 	var (
-		large    map[UserID]largeCell
-		largeErr error
-		largeMu  sync.Once
-		got      = make(chan struct{})
+		large      map[UserID]largeCell
+		largeErr   error
+		got        = make(chan struct{})
+		learned    bool
+		followed   map[UserID]bool // the large accounts the viewer follows, once known
+		candidates []UserID        // the large accounts whose attends rows to read
 	)
 	go func() { large, largeErr = s.largeAccounts(ctx); close(got) }()
-	var followed map[UserID]bool // the large accounts the viewer follows, once known
-	var candidates []UserID      // the large accounts whose attends rows to read
 	learn := func() error {
-		var err error
-		largeMu.Do(func() {
+		if !learned {
 			<-got
-			if err = largeErr; err != nil {
-				return
-			}
+			learned = true
 			followed = map[UserID]bool{}
 			for a := range large {
 				if a != uid {
@@ -87,11 +84,8 @@ func (s *Service) homeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 				}
 			}
 			slices.Sort(candidates)
-		})
-		if err == nil {
-			err = largeErr
 		}
-		return err
+		return largeErr
 	}
 	checked := false
 	verify := func(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
