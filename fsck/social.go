@@ -52,6 +52,10 @@ type social struct {
 	posts     map[weibo.UserID][]post // newest first (content rowkey order)
 	pending   []pendingRow
 	outbox    []outboxRow
+	// large are the large accounts (hybrid fan-out; row tables.LargeKey,
+	// either state): their posts need be in no fan's inbox, home timelines
+	// merge them at read time.
+	large map[weibo.UserID]bool
 }
 
 type pendingRow struct {
@@ -112,6 +116,14 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	large, err := f.s.LargeAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	so.large = map[weibo.UserID]bool{}
+	for uid := range large {
+		so.large[uid] = true
+	}
 	err = f.scan(ctx, &hbase.Scan{Table: tables.Relations}, func(r *hbase.Result) {
 		owner, dir, other, ok := tables.DecodeRelationKey(r.Row)
 		if !ok {
@@ -146,11 +158,15 @@ func (so *social) hasPost(id weibo.PostID) (post, bool) {
 }
 
 // window returns how many of author's newest posts the owner's inbox must
-// hold: all of the owner's own, up to the backfill limit of a followee's.
+// hold: all of the owner's own, up to the backfill limit of a followee's,
+// none of a large followee's (hybrid fan-out: merged at read time).
 func (f *fsck) window(owner, author weibo.UserID) int {
 	n := len(f.so.posts[author])
 	if owner == author {
 		return n
+	}
+	if f.so.large[author] {
+		return 0
 	}
 	return min(n, f.opt.BackfillLimit)
 }

@@ -73,6 +73,12 @@ type Options struct {
 	// Progress, when non-nil, receives a progress bar (rows written of the
 	// total, rate, ETA), e.g. os.Stderr.
 	Progress io.Writer
+	// FanoutThreshold is the gateway's fan-out threshold (the hybrid
+	// fan-out, weibo.WithFanoutThreshold): a user with at least this many
+	// fans in the data set is a large account, whose posts go into no
+	// fan's inbox (home timelines merge them at read time). 0 means
+	// weibo.DefaultFanoutThreshold; a negative value makes no user large.
+	FanoutThreshold int
 }
 
 // Stats counts the rows Import wrote, per table.
@@ -87,6 +93,9 @@ type Stats struct {
 	Posts int64
 	// Inbox is the number of weibo:inbox rows (home-timeline entries).
 	Inbox int64
+	// Large is the number of large accounts (Options.FanoutThreshold),
+	// written as columns of row tables.LargeKey of weibo:users.
+	Large int64
 	// Elapsed is the wall time of the whole Import call, hash and Migrate included.
 	Elapsed time.Duration
 	// TableElapsed is the wall time spent writing each table (full table name).
@@ -120,7 +129,12 @@ func (s Stats) RowsPerSecond() float64 {
 //     salted): c:t = text, c:u = author's username;
 //   - weibo:inbox, the tall "receive-content-email" table of the push model
 //     (fan-out on write): for every post, tables.InboxKey(author, post) and
-//     tables.InboxKey(fan, post) for each fan of the author, c:p = empty.
+//     tables.InboxKey(fan, post) for each fan of the author, c:p = empty —
+//     except the fans' rows of a large account's posts (hybrid fan-out,
+//     Options.FanoutThreshold);
+//   - then row tables.LargeKey of weibo:users: one column per large account
+//     (state On since Epoch), and the columns of seeded users that are no
+//     longer large deleted (their posts were just pushed).
 //
 // Every Put has Timestamp 0 (the store's clock). Import is idempotent: a
 // re-run writes the same values into the same cells, and never touches the
@@ -148,6 +162,9 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatch
+	}
+	if opts.FanoutThreshold == 0 {
+		opts.FanoutThreshold = weibo.DefaultFanoutThreshold
 	}
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
@@ -198,6 +215,7 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 		{tables.Relations, &stats.Relations, s.relations},
 		{tables.Content, &stats.Posts, s.content},
 		{tables.Inbox, &stats.Inbox, s.inbox},
+		{tables.Users, &stats.Large, s.largeAccounts},
 	}
 	for _, ph := range phases {
 		t0 := time.Now()
@@ -207,7 +225,7 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 		s.written.Store(0)
 		err := ph.run()
 		*ph.count = s.written.Load()
-		stats.TableElapsed[ph.table] = time.Since(t0)
+		stats.TableElapsed[ph.table] += time.Since(t0)
 		if err != nil {
 			stats.Elapsed = time.Since(start)
 			return stats, fmt.Errorf("seed %s: %w", ph.table, err)
@@ -239,6 +257,9 @@ type seeder struct {
 	// timeline[i] is the number of inbox rows of ds.Users[i].
 	timeline   []int64
 	inboxTotal int64
+	// large holds the large accounts (Options.FanoutThreshold): their
+	// posts are pushed into no fan's inbox.
+	large map[uint64]bool
 
 	written atomic.Int64 // rows written by the current phase
 }
@@ -269,11 +290,21 @@ func newSeeder(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts Op
 		s.rank[i] = int32(r)
 	}
 
+	s.large = map[uint64]bool{}
+	if opts.FanoutThreshold > 0 {
+		for _, u := range ds.Users {
+			if ds.FanCount(u.ID) >= opts.FanoutThreshold {
+				s.large[u.ID] = true
+			}
+		}
+	}
 	s.timeline = make([]int64, n)
 	for i, u := range ds.Users {
 		t := int64(ds.PostCount(u.ID))
 		for _, f := range ds.Following(u.ID) {
-			t += int64(ds.PostCount(f))
+			if !s.large[f] {
+				t += int64(ds.PostCount(f))
+			}
 		}
 		s.timeline[i] = t
 		s.inboxTotal += t
@@ -423,6 +454,9 @@ func (s *seeder) inbox() error {
 			ranks = append(ranks, s.rank[j])
 		}
 		for _, f := range s.ds.Following(id) {
+			if s.large[f] {
+				continue // merged at read time
+			}
 			for _, j := range s.ds.PostsOf(f) {
 				ranks = append(ranks, s.rank[j])
 			}
@@ -438,6 +472,44 @@ func (s *seeder) inbox() error {
 		w.scratch = ranks
 		return nil
 	})
+}
+
+// largeAccounts writes row tables.LargeKey: a column (state On since
+// Epoch) per large account, and deletes the columns of seeded users that
+// are not large (an earlier import with another threshold made them so;
+// the inbox phase has just pushed their posts).
+func (s *seeder) largeAccounts() error {
+	r, err := s.st.Get(s.ctx, &hbase.Get{Table: tables.Users, Row: tables.LargeKey, Families: []string{tables.FamInfo}})
+	if err != nil {
+		return err
+	}
+	seeded := make(map[uint64]bool, len(s.ds.Users))
+	for _, u := range s.ds.Users {
+		seeded[u.ID] = true
+	}
+	stale := map[string][]byte{}
+	for _, c := range r.Family(tables.FamInfo) {
+		if uid, ok := tables.DecodeLargeQualifier(c.Qualifier); ok && seeded[uint64(uid)] && !s.large[uint64(uid)] {
+			stale[c.Qualifier] = nil
+		}
+	}
+	if len(stale) > 0 {
+		if err := s.st.Delete(s.ctx, &hbase.Delete{Table: tables.Users, Row: tables.LargeKey, Values: hbase.Values{tables.FamInfo: stale}}); err != nil {
+			return err
+		}
+	}
+	if len(s.large) == 0 {
+		return nil
+	}
+	cols := make(map[string][]byte, len(s.large))
+	for id := range s.large {
+		cols[tables.LargeQualifier(weibo.UserID(id))] = tables.EncodeLarge(tables.LargeOn, Epoch.UnixMilli())
+	}
+	if err := s.st.Put(s.ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey, Values: hbase.Values{tables.FamInfo: cols}}); err != nil {
+		return err
+	}
+	s.written.Store(int64(len(s.large)))
+	return nil
 }
 
 func one(int32) int64 { return 1 }

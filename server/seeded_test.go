@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -136,39 +137,105 @@ func checkSeeded(t *testing.T, g *gw, ds *dataset.Dataset, users []uint64) {
 
 // TestTimelineStoreCallsConstant proves with gateway_store_calls_total (read
 // from /metrics) that a home-timeline page costs the same number of store
-// round trips whatever `first` is: the inbox scan plus one batched get.
+// round trips whatever `first` is: the inbox scan and the large-accounts Get
+// (hybrid fan-out), then one batched get — plus one ScanMany of the large
+// accounts' posts when the viewer follows some ("large": the data set seeded
+// with a fan-out threshold that makes the viewer's most followed followees
+// large).
 func TestTimelineStoreCallsConstant(t *testing.T) {
 	for _, b := range testenv.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			g, ds := seededGateway(t, b.Open(t))
-			uid := busiest(ds, 1)[0]
-			u, _ := ds.User(uid)
-			token := g.login(u.Username, seed.DefaultPassword)
-			cost := func(query string, first int) float64 {
-				before := g.storeCalls()
-				var d struct{ HomeTimeline postConn }
-				g.ok(token, query, map[string]any{"first": first}, &d)
-				if len(d.HomeTimeline.Edges) != first {
-					t.Fatalf("got %d edges, want %d", len(d.HomeTimeline.Edges), first)
-				}
-				return g.storeCalls() - before
+		for _, large := range []bool{false, true} {
+			name := b.Name
+			if large {
+				name += "/large"
 			}
-			const byName = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content createdAt author { username } } } } }`
-			const byCounts = `query($first: Int) { homeTimeline(first: $first) { edges { node { id author { username postCount fanCount followedByViewer } } } } }`
-			for _, c := range []struct {
-				query string
-				want  float64
-			}{{byName, 2}, {byCounts, 4}} {
-				var costs []float64
-				for _, first := range []int{1, 5, 20, 50, 100} {
-					costs = append(costs, cost(c.query, first))
-				}
-				for _, got := range costs {
-					if got != c.want {
-						t.Fatalf("store calls per page for first = 1, 5, 20, 50, 100: %v; want %v each\nquery: %s", costs, c.want, c.query)
-					}
-				}
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				timelineStoreCalls(t, b.Open(t), large)
+			})
+		}
 	}
+}
+
+func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
+	ds, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := busiest(ds, 1)[0]
+	opts := seed.Options{BcryptCost: 4}
+	extra := 0.0
+	if large {
+		// The threshold: the fan count of the viewer's most followed followee.
+		for _, f := range ds.Following(uid) {
+			opts.FanoutThreshold = max(opts.FanoutThreshold, ds.FanCount(f))
+		}
+		extra = 1
+	}
+	if _, err := seed.Import(t.Context(), st, ds, opts); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	if large {
+		// Put it back for the other tests sharing the store.
+		defer func() {
+			if _, err := seed.Import(context.Background(), st, ds, seed.Options{BcryptCost: 4}); err != nil {
+				t.Errorf("re-seed: %v", err)
+			}
+		}()
+	}
+	g := startGatewayWith(t, st, nil)
+	{
+		u, _ := ds.User(uid)
+		token := g.login(u.Username, seed.DefaultPassword)
+		cost := func(query string, first int) float64 {
+			before := g.storeCalls()
+			var d struct{ HomeTimeline postConn }
+			g.ok(token, query, map[string]any{"first": first}, &d)
+			if len(d.HomeTimeline.Edges) != first {
+				t.Fatalf("got %d edges, want %d", len(d.HomeTimeline.Edges), first)
+			}
+			return g.storeCalls() - before
+		}
+		const byName = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content createdAt author { username } } } } }`
+		const byCounts = `query($first: Int) { homeTimeline(first: $first) { edges { node { id author { username postCount fanCount followedByViewer } } } } }`
+		for _, c := range []struct {
+			query string
+			want  float64
+		}{{byName, 3 + extra}, {byCounts, 5 + extra}} {
+			var costs []float64
+			for _, first := range []int{1, 5, 20, 50, 100} {
+				costs = append(costs, cost(c.query, first))
+			}
+			for _, got := range costs {
+				if got != c.want {
+					t.Fatalf("store calls per page for first = 1, 5, 20, 50, 100: %v; want %v each\nquery: %s", costs, c.want, c.query)
+				}
+			}
+		}
+		if large {
+			var got []string
+			for _, e := range g.timeline(token, 100, nil).Edges {
+				got = append(got, e.Node.ID)
+			}
+			if want := timelineIDs(ds, uid, 100); !equalStrings(got, want) {
+				t.Fatalf("merged home timeline =\n%v\nwant\n%v", got, want)
+			}
+		}
+	}
+}
+
+// timelineIDs returns the ids of the newest n posts of uid's home timeline
+// computed from the data set.
+func timelineIDs(ds *dataset.Dataset, uid uint64, n int) []string {
+	var ps []dataset.Post
+	for _, a := range append([]uint64{uid}, ds.Following(uid)...) {
+		for _, j := range ds.PostsOf(a) {
+			ps = append(ps, ds.Posts[j])
+		}
+	}
+	slices.SortFunc(ps, dataset.NewerFirst)
+	out := make([]string, 0, n)
+	for _, p := range ps[:min(n, len(ps))] {
+		out = append(out, postID(p))
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -82,6 +84,9 @@ func (f *fanout) start(ctx context.Context) error {
 	if _, err := f.s.Repair(ctx); err != nil {
 		return err
 	}
+	if err := f.s.resumeDrains(ctx); err != nil {
+		return err
+	}
 	if iv := f.s.opts.sweepInterval; iv > 0 {
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f.stopLoop = cancel
@@ -117,6 +122,9 @@ func (f *fanout) start(ctx context.Context) error {
 				}
 				if _, err := f.s.Repair(lctx); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
 					f.s.log.Warn("repair pass failed", "err", err)
+				}
+				if err := f.s.resumeDrains(lctx); err != nil && lctx.Err() == nil && !errors.Is(err, hbase.ErrUnavailable) {
+					f.s.log.Warn("resuming drains failed", "err", err)
 				}
 			}
 		}()
@@ -287,10 +295,14 @@ func (s *Service) RepairFanout(ctx context.Context, id PostID) (bool, error) {
 }
 
 // fanOut writes post id into the inbox of its author and of every fan of
-// the author, in PutMany batches, and settles each batch (settleFanout). It
+// the author, in PutMany batches (up to the number of fan-out workers in
+// flight at once), and settles each batch (settleFanout). It
 // leaves the outbox row alone (runFanout ends it). Every write is an
 // idempotent put or delete, so running it twice adds nothing. A post that
-// does not exist (its publish failed before storing it) writes nothing.
+// does not exist (its publish failed before storing it) writes nothing. The
+// post of a large author (large.go: state read after the content row is
+// known to exist) goes into the author's own inbox only; home timelines
+// merge it at read time.
 func (s *Service) fanOut(ctx context.Context, id PostID) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
 	if err != nil || !exists.Exists() {
@@ -299,38 +311,51 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {
 		return err
 	}
-	var fans []UserID
-	flush := func() error {
-		if len(fans) == 0 {
-			return nil
+	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
+		if large {
+			s.live.notifyAuthor(id.Author)
 		}
-		puts := make([]*hbase.Put, len(fans))
-		for i, fan := range fans {
-			puts[i] = inboxPut(fan, id)
-		}
-		err := s.st.PutMany(ctx, puts)
-		if err == nil {
-			err = s.pairStep(ctx, StepFanoutWritten)
-		}
-		if err == nil {
-			err = s.settleFanout(ctx, id, fans)
-		}
-		s.live.notify(fans...)
-		fans = fans[:0]
 		return err
 	}
-	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
+	// Batches are written and settled by up to `workers` goroutines at
+	// once while the fans list is scanned (they are independent: each
+	// settles its own fans).
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, s.opts.workers))
+	flush := func(fans []UserID) {
+		if len(fans) == 0 {
+			return
+		}
+		g.Go(func() error {
+			puts := make([]*hbase.Put, len(fans))
+			for i, fan := range fans {
+				puts[i] = inboxPut(fan, id)
+			}
+			err := s.st.PutMany(gctx, puts)
+			if err == nil {
+				err = s.pairStep(gctx, StepFanoutWritten)
+			}
+			if err == nil {
+				err = s.settleFanout(gctx, id, fans)
+			}
+			s.live.notify(fans...)
+			return err
+		})
+	}
+	var fans []UserID
+	err = s.st.Scan(gctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
 		if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
 			if fans = append(fans, fan); len(fans) >= s.opts.batch {
-				return flush()
+				flush(fans)
+				fans = make([]UserID, 0, s.opts.batch)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil {
+		flush(fans)
 	}
-	if err := flush(); err != nil {
+	if err := errors.Join(err, g.Wait()); err != nil {
 		return err
 	}
 	FanoutLag.Observe(max(float64(s.nowMillis()-id.Millis)/1000, 0))

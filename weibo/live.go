@@ -4,14 +4,11 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Live updates of home timelines. A watcher polls the top of its viewer's
-// inbox (one prefix scan of weibo:inbox) and emits the entries it has not
-// seen; the gateway is stateless, so polling is what makes an entry written
+// home timeline (one page, merged with the large accounts' posts) and
+// emits the entries it has not seen; the gateway is stateless, so polling is what makes an entry written
 // by another gateway instance reach it. Writes made by this process (a
 // publish, a fan-out batch) wake the watchers of the owners at once instead
 // of at the next tick.
@@ -23,10 +20,51 @@ import (
 const watchWindow = 50
 
 // liveHub wakes the watchers of a user when this process writes to the
-// user's inbox.
+// user's inbox, and the watchers following a large account (hybrid
+// fan-out) when this process stores one of its posts.
 type liveHub struct {
 	mu   sync.Mutex
 	subs map[UserID]map[chan struct{}]struct{}
+	// byAuthor: large account -> the wake channels of the watchers whose
+	// viewer follows it (as of their last poll).
+	byAuthor map[UserID]map[chan struct{}]struct{}
+}
+
+// follow sets the large accounts whose posts wake ch (replacing the set
+// given before).
+func (h *liveHub) follow(ch chan struct{}, before, now map[UserID]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for a := range before {
+		if !now[a] {
+			delete(h.byAuthor[a], ch)
+			if len(h.byAuthor[a]) == 0 {
+				delete(h.byAuthor, a)
+			}
+		}
+	}
+	for a := range now {
+		if h.byAuthor == nil {
+			h.byAuthor = map[UserID]map[chan struct{}]struct{}{}
+		}
+		if h.byAuthor[a] == nil {
+			h.byAuthor[a] = map[chan struct{}]struct{}{}
+		}
+		h.byAuthor[a][ch] = struct{}{}
+	}
+}
+
+// notifyAuthor wakes the watchers that follow the large account author; it
+// never blocks.
+func (h *liveHub) notifyAuthor(author UserID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.byAuthor[author] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (h *liveHub) subscribe(uid UserID) (chan struct{}, func()) {
@@ -65,24 +103,34 @@ func (h *liveHub) notify(owners ...UserID) {
 }
 
 // WatchTimeline streams the posts that arrive in uid's home timeline from
-// now on (uid's own and, after fan-out, their followees'), oldest first,
+// now on (uid's own and, after fan-out, their followees'; the posts of
+// large accounts uid follows as soon as they are stored), oldest first,
 // until ctx ends; the channel is then closed. Posts older than a minute when
 // they arrive (a follow's backfill) are not emitted. interval is the polling
 // period (0: 2 s). Errors of a poll are logged and the next poll retries.
+//
+// A poll reads the top of the merged home timeline (HomeTimeline, first
+// watchWindow). It is woken at once by this process's writes to uid's
+// inbox, and — hybrid fan-out, whose posts reach no inbox — by this
+// process's publishes of the large accounts uid followed at the last poll
+// (by followee: a publish wakes only the watchers of that account's
+// followers, found without reading its fans). Writes of other gateway
+// instances are seen at the next tick.
 func (s *Service) WatchTimeline(ctx context.Context, uid UserID, interval time.Duration) (<-chan *Post, error) {
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
 	since := s.nowMillis() - time.Minute.Milliseconds()
-	seen, _, err := s.inboxTop(ctx, uid)
+	seen, _, large, err := s.timelineTop(ctx, uid)
 	if err != nil {
 		return nil, err
 	}
 	wake, unsubscribe := s.live.subscribe(uid)
+	s.live.follow(wake, nil, large)
 	out := make(chan *Post)
 	go func() {
 		defer close(out)
-		defer unsubscribe()
+		defer func() { s.live.follow(wake, large, nil); unsubscribe() }()
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
@@ -92,33 +140,25 @@ func (s *Service) WatchTimeline(ctx context.Context, uid UserID, interval time.D
 			case <-wake:
 			case <-tick.C:
 			}
-			top, ids, err := s.inboxTop(ctx, uid)
+			top, posts, now, err := s.timelineTop(ctx, uid)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.log.Warn("timeline watch: poll failed", "user", uid.String(), "err", err)
 				}
 				continue
 			}
-			var fresh []PostID // newest first, as scanned
-			for _, id := range ids {
-				if !seen[id] && id.Millis >= since {
-					fresh = append(fresh, id)
+			s.live.follow(wake, large, now)
+			large = now
+			var fresh []*Post // newest first, as read
+			for _, p := range posts {
+				if !seen[p.ID] && p.ID.Millis >= since {
+					fresh = append(fresh, p)
 				}
 			}
 			seen = top
-			if len(fresh) == 0 {
-				continue
-			}
-			posts, err := s.resolveEntries(ctx, uid, fresh)
-			if err != nil {
-				continue
-			}
-			for i := len(posts) - 1; i >= 0; i-- {
-				if posts[i] == nil {
-					continue
-				}
+			for i := len(fresh) - 1; i >= 0; i-- {
 				select {
-				case out <- posts[i]:
+				case out <- fresh[i]:
 				case <-ctx.Done():
 					return
 				}
@@ -128,16 +168,18 @@ func (s *Service) WatchTimeline(ctx context.Context, uid UserID, interval time.D
 	return out, nil
 }
 
-// inboxTop reads the newest watchWindow entries of uid's inbox.
-func (s *Service) inboxTop(ctx context.Context, uid UserID) (map[PostID]bool, []PostID, error) {
-	set := map[PostID]bool{}
-	var ids []PostID
-	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid), Limit: watchWindow}, func(r *hbase.Result) error {
-		if _, id, ok := tables.DecodeInboxKey(r.Row); ok {
-			set[id] = true
-			ids = append(ids, id)
-		}
-		return nil
-	})
-	return set, ids, err
+// timelineTop reads the newest watchWindow posts of uid's home timeline:
+// their ids, the posts newest first, and the large accounts uid follows.
+func (s *Service) timelineTop(ctx context.Context, uid UserID) (map[PostID]bool, []*Post, map[UserID]bool, error) {
+	c, large, err := s.homeTimeline(ctx, uid, Page{First: new(watchWindow)})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	set := make(map[PostID]bool, len(c.Edges))
+	posts := make([]*Post, len(c.Edges))
+	for i, e := range c.Edges {
+		set[e.Post.ID] = true
+		posts[i] = e.Post
+	}
+	return set, posts, large, nil
 }

@@ -303,17 +303,23 @@ func edgeBeyond[T any](ctx context.Context, st hbase.Store, q *pageQuery, near [
 // returns the valid items with their rowkeys, in scan order.
 func scanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n, rounds int,
 	verify func(context.Context, []*hbase.Result) ([]*T, error)) ([]*T, [][]byte, error) {
-	var (
-		items []*T
-		keys  [][]byte
-	)
+	items, keys, _, err := scanVerifiedUpTo(ctx, st, sc, n, rounds, verify)
+	return items, keys, err
+}
+
+// scanVerifiedUpTo is scanVerified that also returns, when it stopped
+// after rounds scans with fewer than n+1 valid rows and the range not
+// exhausted, the last row it read (frontier): rows beyond it were not
+// read. frontier is nil otherwise.
+func scanVerifiedUpTo[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n, rounds int,
+	verify func(context.Context, []*hbase.Result) ([]*T, error)) (items []*T, keys [][]byte, frontier []byte, err error) {
 	scan := *sc
 	for round := 1; ; round++ {
 		want := n + 1 - len(items)
 		scan.Limit = want
 		rows, err := hbase.ScanAll(ctx, st, &scan)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if len(rows) == 0 {
 			break
@@ -325,7 +331,7 @@ func scanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n,
 		}
 		vs, err := verify(ctx, rows)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for i, v := range vs {
 			if v != nil {
@@ -333,11 +339,15 @@ func scanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n,
 				keys = append(keys, rows[i].Row)
 			}
 		}
-		if len(items) > n || len(rows) < want || round == rounds {
+		if len(items) > n || len(rows) < want {
+			break
+		}
+		if round == rounds {
+			frontier = rows[len(rows)-1].Row
 			break
 		}
 	}
-	return items, keys, nil
+	return items, keys, frontier, nil
 }
 
 // buildPage turns up to n+1 items (one more than the page, to learn

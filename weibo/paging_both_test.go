@@ -111,7 +111,8 @@ func TestPagingBothWays(t *testing.T) {
 			lists := []postList{
 				{"home timeline", func(_ context.Context, p weibo.Page) (*weibo.PostConnection, error) {
 					return svc.HomeTimeline(counted, alice.ID, p)
-				}, func(id weibo.PostID) (string, []byte) { return tables.Inbox, tables.InboxKey(alice.ID, id) }, 2},
+				}, func(id weibo.PostID) (string, []byte) { return tables.Inbox, tables.InboxKey(alice.ID, id) },
+					3}, // the inbox scan and the large-accounts Get, then one GetMany
 				{"user posts", func(_ context.Context, p weibo.Page) (*weibo.PostConnection, error) {
 					return svc.UserPosts(counted, bob.ID, p)
 				}, func(id weibo.PostID) (string, []byte) { return tables.Content, tables.ContentKey(id) }, 1},

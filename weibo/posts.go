@@ -43,8 +43,13 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 //     another post's fan-out is never overwritten; its millisecond is
 //     skipped) —;
 //  4. the author's own inbox row and, within the write's budget, the post
-//     counter (both at once);
-//  5. the outbox row's counted mark.
+//     counter, and the read of the author's large-account state (large.go;
+//     all three at once, after the content row: a drain that starts later
+//     sees the post);
+//  5. the outbox row's counted mark — or, for a large author (hybrid
+//     fan-out: nothing is pushed, home timelines merge the post at read
+//     time), the delete of the outbox row, the publish being counted and
+//     its fan-out empty.
 //
 // Fan-out workers then write one inbox row per fan and delete the outbox
 // row. A gateway that dies first leaves the outbox row, which any
@@ -117,16 +122,29 @@ func (s *Service) Publish(ctx context.Context, author UserID, content string) (*
 		return nil, err
 	}
 	counted := s.inBudget(op)
+	large := false
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.st.Put(gctx, inboxPut(author, p.ID)) })
 	if counted {
 		g.Go(func() error { _, err := s.st.Increment(gctx, postCount.increment(1)); return err })
 	}
+	g.Go(func() (err error) { large, err = s.isLarge(gctx, author); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if err := s.pairStep(ctx, StepPublishCounted); err != nil {
 		return nil, err
+	}
+	if large {
+		// Nothing to push; the followers' watchers read the post at once.
+		s.live.notify(author)
+		s.live.notifyAuthor(author)
+		if !counted {
+			// Past its budget: the fan-out's sweep recounts (and pushes nothing).
+			s.fanout.enqueue(fanoutJob{id: p.ID, end: endKeep})
+			return p, nil
+		}
+		return p, s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(p.ID)})
 	}
 	job := fanoutJob{id: p.ID, end: endKeep} // past its budget: the repair counts it
 	if counted {

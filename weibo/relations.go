@@ -21,9 +21,13 @@ import (
 //  3. the viewer's attends row with CheckAndPut(absent), the authority —
 //     the single point that decides whether this call is the one that
 //     follows, so concurrent or repeated calls count once;
-//  4. if it did, the two counters (within the write's budget);
+//  4. if it did, the two counters (within the write's budget), and the
+//     target's large-account state when its fan count reaches the
+//     fan-out threshold (large.go);
 //  5. the settle of the dependents (settleFollow): the target's fans row,
-//     then the backfill of the target's newest posts (up to the backfill
+//     then the read of the target's large-account state and, unless it is
+//     large (hybrid fan-out: timelines merge its posts at read time), the
+//     backfill of the target's newest posts (up to the backfill
 //     limit) into the viewer's inbox, then a re-read of the attends row —
 //     written again the other way as long as a concurrent unfollow changed
 //     it meanwhile;
@@ -156,7 +160,9 @@ func (s *Service) beginRelation(ctx context.Context, follower, followee UserID) 
 
 // countRelation adds d to the follower's follow count and the followee's
 // fan count (both at once) and sets the followee's new fan count on u —
-// or, when op has outlived its budget, leaves them to the repairer.
+// or, when op has outlived its budget, leaves them to the repairer. A fan
+// count that crosses the fan-out threshold changes the followee's
+// large-account state (crossed, large.go).
 func (s *Service) countRelation(ctx context.Context, op *pendingOp, u *User, follower, followee UserID, d int64) error {
 	if !s.inBudget(op) {
 		return s.keepOp(ctx, op, nil)
@@ -166,6 +172,7 @@ func (s *Service) countRelation(ctx context.Context, op *pendingOp, u *User, fol
 		return err
 	}
 	u.FanCount = vs[1]
+	s.crossed(ctx, followee, vs[1], d)
 	return s.pairStep(ctx, StepRelationCounted)
 }
 

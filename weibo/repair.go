@@ -427,8 +427,9 @@ func (s *Service) countMembers(ctx context.Context, rid RoleID) (int64, error) {
 
 // settleFollow makes the rows that depend on whether a follows b agree
 // with a's attends row, the authority: the fans row b←a, and b's posts in
-// a's inbox (b's newest posts up to the backfill limit while following,
-// every post of b once not). It writes them for the state it knows (state,
+// a's inbox (b's newest posts up to the backfill limit while following —
+// none when b is large: home timelines merge them —, every post of b once
+// not). It writes them for the state it knows (state,
 // as the caller just wrote or read the attends row; nil to read it), reads
 // the attends row again, and repeats until the read agrees with what it
 // wrote, at most settleRounds times. It returns the state it settled on;
@@ -460,7 +461,12 @@ func (s *Service) settleFollow(ctx context.Context, a, b UserID, state *bool) (b
 		}
 		if err == nil {
 			if following {
-				err = s.backfill(ctx, a, b)
+				// Read after the fans row is written: a drain of b that
+				// starts later finds a among the fans (large.go).
+				var large bool
+				if large, err = s.isLarge(ctx, b); err == nil && !large {
+					err = s.backfill(ctx, a, b)
+				}
 			} else {
 				err = s.unbackfill(ctx, a, b)
 			}

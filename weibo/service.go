@@ -8,7 +8,7 @@
 // outbox for durable fan-out, both sides of every role and department pair).
 //
 // One file per concern: accounts.go, relations.go, posts.go and fanout.go,
-// timeline.go, live.go, roles.go, departments.go; paging.go (cursors, page
+// large.go (hybrid fan-out: the large accounts), timeline.go, live.go, roles.go, departments.go; paging.go (cursors, page
 // start, the verified scan every connection uses), pairs.go (the two-row
 // change machinery of roles and departments), repair.go (the writes that
 // move a counter: markers, operation sequences, settling, the repairer and
@@ -36,6 +36,7 @@ package weibo
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -49,6 +50,7 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 	fanout  *fanout
+	drains  *drains
 	live    liveHub
 	opts    options
 	bcryptC int
@@ -65,6 +67,7 @@ type options struct {
 	fanoutLease   time.Duration
 	instance      string
 	bcryptCost    int
+	threshold     int
 	// pairHook, when set, is called between the two writes of every
 	// two-row change (pairs.go); an error it returns aborts the change
 	// there, leaving a half-written pair (tests).
@@ -127,6 +130,18 @@ func WithFanoutLease(d time.Duration) Option { return func(o *options) { o.fanou
 // needs its own.
 func WithInstanceName(name string) Option { return func(o *options) { o.instance = name } }
 
+// DefaultFanoutThreshold is the default of WithFanoutThreshold.
+const DefaultFanoutThreshold = 10000
+
+// WithFanoutThreshold sets the fan count (the kept fanCount counter) from
+// which an author is large (default DefaultFanoutThreshold): a large
+// author's posts are not pushed into the fans' inboxes, home timelines
+// merge them at read time (hybrid fan-out, large.go). n <= 0 makes no
+// author large from then on; the accounts already large (row
+// tables.LargeKey) stay so until their fan count drops with a threshold
+// set again.
+func WithFanoutThreshold(n int) Option { return func(o *options) { o.threshold = n } }
+
 // WithBcryptCost sets the bcrypt cost of new password hashes (default
 // bcrypt.DefaultCost; tests lower it).
 func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
@@ -136,6 +151,7 @@ func New(st hbase.Store, opts ...Option) *Service {
 	o := options{
 		logger: slog.Default(), now: time.Now, workers: 4, batch: 500,
 		backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second, repairGrace: DefaultRepairGrace, fanoutLease: 30 * time.Second, bcryptCost: 10,
+		threshold: DefaultFanoutThreshold,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -145,6 +161,7 @@ func New(st hbase.Store, opts ...Option) *Service {
 	}
 	s := &Service{st: st, log: o.logger, now: o.now, opts: o, bcryptC: o.bcryptCost}
 	s.fanout = newFanout(s)
+	s.drains = newDrains()
 	return s
 }
 
@@ -160,9 +177,17 @@ func (s *Service) Start(ctx context.Context) error { return s.fanout.start(ctx) 
 
 // Close stops accepting fan-outs and waits until the queued ones are written
 // or ctx ends; what is left unwritten stays in the outbox for the next start.
-func (s *Service) Close(ctx context.Context) error { return s.fanout.close(ctx) }
+func (s *Service) Close(ctx context.Context) error {
+	return errors.Join(s.fanout.close(ctx), s.drains.stop(ctx))
+}
 
-// FlushFanout waits until every fan-out queued so far has been written.
-func (s *Service) FlushFanout(ctx context.Context) error { return s.fanout.flush(ctx) }
+// FlushFanout waits until every fan-out queued so far has been written,
+// and every drain of a large account started so far (large.go) is done.
+func (s *Service) FlushFanout(ctx context.Context) error {
+	if err := s.fanout.flush(ctx); err != nil {
+		return err
+	}
+	return s.drains.wait(ctx)
+}
 
 func (s *Service) nowMillis() int64 { return s.now().UnixMilli() }

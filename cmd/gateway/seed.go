@@ -30,6 +30,7 @@ func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	from := fs.String("from", "", "import only posts written on or after this day, YYYY-MM-DD (+08:00); the mapping still runs over the whole file")
 	to := fs.String("to", "", "import only posts written on or before this day, YYYY-MM-DD (+08:00)")
+	ft := fanoutThresholdFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	defer st.Close()
-	opts := seed.Options{Password: *password, BatchSize: *batch, Parallelism: *par}
+	opts := seed.Options{Password: *password, BatchSize: *batch, Parallelism: *par, FanoutThreshold: thresholdOption(*ft)}
 	if !*quiet {
 		opts.Progress = os.Stderr
 	}
@@ -69,8 +70,17 @@ func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	log.Info("seeded", "store", st.Backend(), "users", stats.Users, "relations", stats.Relations, "posts", stats.Posts,
-		"inbox", stats.Inbox, "elapsed", stats.Elapsed.Round(1e6), "rows_per_s", int(stats.RowsPerSecond()))
+		"inbox", stats.Inbox, "large_accounts", stats.Large, "elapsed", stats.Elapsed.Round(1e6), "rows_per_s", int(stats.RowsPerSecond()))
 	return nil
+}
+
+// thresholdOption maps --fanout-threshold onto seed.Options.FanoutThreshold,
+// where 0 means the default: 0 or less makes no author large.
+func thresholdOption(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // keepDays keeps the posts written from day from to day to (inclusive, +08:00; "" = open).
@@ -98,7 +108,7 @@ var demoMarker = tables.DemoMarkerKey
 
 // seedDemo imports the embedded demo subset when the store holds no seeded
 // user yet (the first start of `make run`).
-func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin) error {
+func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin, threshold int) error {
 	ds, err := demo.Load()
 	if err != nil {
 		return err
@@ -111,7 +121,7 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin) error 
 		return seedOrgDemo(ctx, log, st)
 	}
 	log.Info("first start: importing the demo data set", "users", len(ds.Users), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
-	stats, err := seed.Import(ctx, st, ds, seed.Options{Password: seed.DefaultPassword, Progress: os.Stderr})
+	stats, err := seed.Import(ctx, st, ds, seed.Options{Password: seed.DefaultPassword, Progress: os.Stderr, FanoutThreshold: thresholdOption(threshold)})
 	if err != nil {
 		return err
 	}

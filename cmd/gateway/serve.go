@@ -38,6 +38,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	otlp := fs.String("otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: the standard OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; off when none is set)")
 	lf := registerLimitFlags(fs)
 	rg := repairGraceFlag(fs)
+	ft := fanoutThresholdFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		}
 	}
 	if *demo {
-		if err := seedDemo(ctx, log, st); err != nil {
+		if err := seedDemo(ctx, log, st, *ft); err != nil {
 			return err
 		}
 	}
@@ -84,7 +85,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := weibo.New(st, append(cf.serviceOptions(), weibo.WithLogger(log), weibo.WithRepairGrace(*rg))...)
+	svc := weibo.New(st, append(cf.serviceOptions(), weibo.WithLogger(log), weibo.WithRepairGrace(*rg), weibo.WithFanoutThreshold(*ft))...)
 	if err := svc.Start(ctx); err != nil {
 		return migrateHint(err)
 	}
@@ -121,6 +122,13 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 func repairGraceFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("repair-grace", envDuration("GATEWAY_REPAIR_GRACE", weibo.DefaultRepairGrace),
 		"how old an unfinished write's marker must be before the repairer takes the write for dead; keep it well above the store's worst latency, the same on every gateway (env GATEWAY_REPAIR_GRACE)")
+}
+
+// fanoutThresholdFlag registers --fanout-threshold (env
+// GATEWAY_FANOUT_THRESHOLD), which serve and seed share.
+func fanoutThresholdFlag(fs *flag.FlagSet) *int {
+	return fs.Int("fanout-threshold", envInt("GATEWAY_FANOUT_THRESHOLD", weibo.DefaultFanoutThreshold),
+		"hybrid fan-out: an author with at least this many fans is large — their posts are not pushed into the fans' inboxes but merged into home timelines at read time; 0 or less makes no author large (env GATEWAY_FANOUT_THRESHOLD)")
 }
 
 // jwtSecretFile is the file in the embedded store's data directory that

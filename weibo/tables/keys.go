@@ -414,3 +414,51 @@ func DecodePriority(b []byte) (int, bool) {
 	}
 	return int(binary.BigEndian.Uint32(b)), true
 }
+
+// --- the large accounts (hybrid fan-out) -----------------------------------
+
+// LargeKey is the rowkey of the one row of weibo:users that lists the
+// large accounts (authors whose posts are not pushed into inboxes but
+// merged into home timelines at read time): family FamInfo, one column per
+// account, qualifier LargeQualifier(uid), value EncodeLarge. 0xff sorts
+// after every salted rowkey, and DecodeUserKey refuses it.
+var LargeKey = []byte("\xfflarge")
+
+// LargeState is the first byte of a LargeKey cell.
+type LargeState byte
+
+// States of a large account.
+const (
+	// LargeOn: the account's posts are not pushed; readers merge them.
+	LargeOn LargeState = 'L'
+	// LargeDraining: the account has dropped below the threshold; its
+	// posts are pushed again and its recent posts are being copied into
+	// its fans' inboxes, while readers still merge them.
+	LargeDraining LargeState = 'D'
+)
+
+// LargeQualifier is the qualifier of uid's cell in row LargeKey: the id,
+// 8 bytes BE.
+func LargeQualifier(uid UserID) string { return string(U64(uint64(uid))) }
+
+// DecodeLargeQualifier decodes a qualifier of row LargeKey.
+func DecodeLargeQualifier(q string) (UserID, bool) {
+	if len(q) != 8 {
+		return 0, false
+	}
+	return UserID(binary.BigEndian.Uint64([]byte(q))), true
+}
+
+// EncodeLarge is the value of a LargeKey cell: the state (1 byte), then the
+// time the state was entered, ms since the epoch, 8 bytes BE.
+func EncodeLarge(st LargeState, sinceMillis int64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{byte(st)}, uint64(sinceMillis))
+}
+
+// DecodeLarge decodes a LargeKey cell; ok is false for a malformed value.
+func DecodeLarge(v []byte) (st LargeState, sinceMillis int64, ok bool) {
+	if len(v) != 9 || (LargeState(v[0]) != LargeOn && LargeState(v[0]) != LargeDraining) {
+		return 0, 0, false
+	}
+	return LargeState(v[0]), int64(binary.BigEndian.Uint64(v[1:])), true
+}

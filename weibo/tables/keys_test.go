@@ -404,3 +404,42 @@ func TestLeaseCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCodec checks the large-accounts row of docs/schema.md ("Large
+// accounts"): rowkey 0xff "large", qualifier uid(8), value state(1) since(8).
+func TestLargeCodec(t *testing.T) {
+	if !bytes.Equal(tables.LargeKey, []byte("\xfflarge")) {
+		t.Errorf("LargeKey = %q", tables.LargeKey)
+	}
+	if _, ok := tables.DecodeUserKey(tables.LargeKey); ok {
+		t.Error("LargeKey decodes as a user row")
+	}
+	if q := tables.LargeQualifier(22732); q != "\x00\x00\x00\x00\x00\x00\x58\xcc" {
+		t.Errorf("LargeQualifier(22732) = %x", q)
+	}
+	if uid, ok := tables.DecodeLargeQualifier(tables.LargeQualifier(22732)); !ok || uid != 22732 {
+		t.Errorf("DecodeLargeQualifier = %d, %v", uid, ok)
+	}
+	tests := []struct {
+		name  string
+		in    []byte
+		state tables.LargeState
+		since int64
+		ok    bool
+	}{
+		{"large", []byte("L\x00\x00\x01\x9a\xb5\x8c\x3c\x14"), tables.LargeOn, 0x019ab58c3c14, true},
+		{"draining", tables.EncodeLarge(tables.LargeDraining, 7), tables.LargeDraining, 7, true},
+		{"unknown state", []byte("X\x00\x00\x00\x00\x00\x00\x00\x07"), 0, 0, false},
+		{"too short", []byte("L\x00"), 0, 0, false},
+		{"absent", nil, 0, 0, false},
+	}
+	for _, tt := range tests {
+		st, since, ok := tables.DecodeLarge(tt.in)
+		if st != tt.state || since != tt.since || ok != tt.ok {
+			t.Errorf("%s: DecodeLarge = %c, %d, %v; want %c, %d, %v", tt.name, st, since, ok, tt.state, tt.since, tt.ok)
+		}
+	}
+	if got := tables.EncodeLarge(tables.LargeOn, 0x019ab58c3c14); !bytes.Equal(got, []byte("L\x00\x00\x01\x9a\xb5\x8c\x3c\x14")) {
+		t.Errorf("EncodeLarge = %x", got)
+	}
+}
