@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -251,5 +252,65 @@ func TestStartCall(t *testing.T) {
 	defer end3()
 	if left := time.Until(d3); left > 850*time.Millisecond || left < 700*time.Millisecond {
 		t.Errorf("after 200 ms in flight and 300 ms between calls: %v left, want about 0.8s", left)
+	}
+}
+
+// TestScanManyThroughDecorators checks that a ScanMany through the breaker
+// and over the metrics decorator is one call (op "scan_many"), returns each
+// scan's rows in order, and is refused at once while the breaker is open.
+func TestScanManyThroughDecorators(t *testing.T) {
+	st, err := embedded.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureTables(t.Context(), "bt", []hbase.TableSpec{{Name: "t", Families: []hbase.FamilySpec{{Name: "f"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"a1", "a2", "b1", "c1", "c2", "c3"} {
+		if err := st.Put(t.Context(), &hbase.Put{Table: breakerTable, Row: []byte(r), Values: hbase.Values{"f": {"q": []byte(r)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := hbasetest.WithFaults(st)
+	br := hbase.WithBreaker(hbase.Instrument(f), hbase.BreakerOpenFor(time.Minute), hbase.BreakerHealthInterval(0),
+		hbase.BreakerLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(func() { _ = br.Close() })
+	calls := func(op string) float64 {
+		return testutil.ToFloat64(hbase.StoreCalls.WithLabelValues(hbase.BackendEmbedded, op))
+	}
+	many, scans := calls("scan_many"), calls("scan")
+	out, err := hbase.ScanMany(t.Context(), br, []*hbase.Scan{
+		{Table: breakerTable, Prefix: []byte("c"), Limit: 2}, {Table: breakerTable, Prefix: []byte("a")}, {Table: breakerTable, Prefix: []byte("x")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, rs := range out {
+		var rows []string
+		for _, r := range rs {
+			rows = append(rows, string(r.Row))
+		}
+		got = append(got, rows)
+	}
+	if want := [][]string{{"c1", "c2"}, {"a1", "a2"}, nil}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("ScanMany rows %q, want %q", got, want)
+	}
+	if d := calls("scan_many") - many; d != 1 {
+		t.Errorf("scan_many calls counted %v, want 1", d)
+	}
+	if d := calls("scan") - scans; d != 0 {
+		t.Errorf("scan calls counted %v, want 0 (the batch is one call)", d)
+	}
+	f.SetDown(true)
+	for range 5 {
+		_, _ = hbase.ScanMany(t.Context(), br, []*hbase.Scan{{Table: breakerTable, Prefix: []byte("a")}})
+	}
+	start := time.Now()
+	if _, err := hbase.ScanMany(t.Context(), br, []*hbase.Scan{{Table: breakerTable, Prefix: []byte("a")}}); !errors.Is(err, hbase.ErrUnavailable) {
+		t.Errorf("ScanMany with the store away: %v, want ErrUnavailable", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("ScanMany took %v with the breaker open, want at once", took)
 	}
 }

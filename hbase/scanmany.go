@@ -58,3 +58,27 @@ func (s *instrumented) ScanMany(ctx context.Context, scans []*Scan) ([][]*Result
 	out, err := scanEach(ctx, s.StoreAdmin, scans)
 	return out, s.failed("scan_many", err)
 }
+
+// ScanMany runs the scans through the breaker as one call (op
+// "scan_many"): refused at once while the breaker is open, like GetMany.
+func (br *Breaker) ScanMany(ctx context.Context, scans []*Scan) (out [][]*Result, err error) {
+	if len(scans) == 0 {
+		return nil, nil
+	}
+	err = br.guard(ctx, "scan_many", func(ctx context.Context) (err error) {
+		out, err = ScanMany(ctx, br.StoreAdmin, scans)
+		return err
+	})
+	return out, err
+}
+
+// ScanMany traces the scans as one span ("scan_many", with the number of
+// scans as its rows) around the wrapped store's ScanMany.
+func (s *traced) ScanMany(ctx context.Context, scans []*Scan) ([][]*Result, error) {
+	if len(scans) == 0 {
+		return nil, nil
+	}
+	ctx, span := s.start(ctx, "scan_many", "", rows(len(scans)))
+	out, err := ScanMany(ctx, s.StoreAdmin, scans)
+	return out, end(span, err)
+}
