@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
@@ -45,6 +49,52 @@ func BenchmarkGraphQL(b *testing.B) {
 				b.StopTimer()
 				g.flush()
 			})
+		})
+	}
+}
+
+// HomePageQuery is the home-timeline page of issue 11 (the query its
+// PostGraphile comparison and the k6 script bench/k6/home.js send).
+const homePageQuery = `query($first: Int) { homeTimeline(first: $first) { edges { cursor node { id content createdAt author { id username } } } pageInfo { hasNextPage endCursor } } }`
+
+// BenchmarkHomePage measures the CPU and allocations of one home-timeline
+// page of 50 (issue 11's query) on the demo subset of the real data, served
+// in-process: the request goes straight to the gateway's http.Handler (chi
+// stack, token, loaders, gqlgen, store) with no socket and no client-side
+// decoding, so ns/op, B/op and allocs/op are the gateway's own. The readers
+// are the 64 users with the longest home timelines, in turn.
+//
+//	go test ./server/ -run '^$' -bench HomePage -benchtime 3s -cpuprofile /tmp/home.cpu
+func BenchmarkHomePage(b *testing.B) {
+	for _, be := range testenv.Backends() {
+		b.Run(be.Name, func(b *testing.B) {
+			g, ds := seededGatewayWith(b, be.Open(b), func(c *server.Config) { c.RateLimit = -1 })
+			var auths []string
+			for _, uid := range busiest(ds, 64) {
+				u, _ := ds.User(uid)
+				auths = append(auths, "Bearer "+g.login(u.Username, seed.DefaultPassword))
+			}
+			body := []byte(`{"query":` + strconv.Quote(homePageQuery) + `,"variables":{"first":50}}`)
+			do := func(auth string) *httptest.ResponseRecorder {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", auth)
+				w := httptest.NewRecorder()
+				g.h.ServeHTTP(w, req)
+				return w
+			}
+			for _, a := range auths { // warm the caches; every page answers 50 edges
+				w := do(a)
+				if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) || bytes.Count(w.Body.Bytes(), []byte(`"cursor"`)) != 50 {
+					b.Fatalf("home page: status %d: %.300s", w.Code, w.Body.Bytes())
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				do(auths[i%len(auths)])
+				i++
+			}
 		})
 	}
 }
