@@ -76,7 +76,7 @@ start_gateway() {
 	local args
 	case $1 in
 	embedded) args=(--data .data/bench-full) ;;
-	hbase) args=(--store hbase --hbase-zk "$zk" --namespace "$ns") ;;
+	hbase) args=(--store hbase --hbase-zk "$zk" --namespace "$ns" --migrate) ;;
 	esac
 	local pp=()
 	[[ -n ${BENCH_PPROF:-} ]] && pp=(--pprof-addr 127.0.0.1:$((port + 1)))
