@@ -214,13 +214,13 @@ func walkRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key 
 }
 
 // results builds the Results of a batch of gets from the cells collected
-// for all of them, row i ending at ends[i] in b.recs; the Results keep b's
+// for all of them, row i at b.recs[starts[i]:ends[i]]; the Results keep b's
 // value buffer, so b must not be reused. The batch shares a
 // handful of allocations (results, cells, rowkeys, qualifiers, values)
 // instead of five per row: a home-timeline page reads about a hundred
 // rows (issue 11). The values are capped slices, so appending to one never
 // overwrites another; a Result kept alone keeps its batch's buffers alive.
-func (b *rowBuilder) results(gets []*hbase.Get, ends []int) []*hbase.Result {
+func (b *rowBuilder) results(gets []*hbase.Get, starts, ends []int) []*hbase.Result {
 	out := make([]*hbase.Result, len(gets))
 	rs := make([]hbase.Result, len(gets))
 	n := 0
@@ -240,12 +240,11 @@ func (b *rowBuilder) results(gets []*hbase.Get, ends []int) []*hbase.Result {
 		cells = make([]hbase.Cell, len(b.recs))
 		ptrs = make([]*hbase.Cell, len(b.recs))
 	}
-	start := 0
 	for i, g := range gets {
 		rows = append(rows, g.Row...)
 		res := &rs[i]
 		res.Row = rows[len(rows)-len(g.Row) : len(rows) : len(rows)]
-		if ends[i] > start {
+		if start := starts[i]; ends[i] > start {
 			for j := start; j < ends[i]; j++ {
 				r := b.recs[j]
 				c := &cells[j]
@@ -261,7 +260,6 @@ func (b *rowBuilder) results(gets []*hbase.Get, ends []int) []*hbase.Result {
 			}
 			res.Cells = ptrs[start:ends[i]:ends[i]]
 		}
-		start = ends[i]
 		out[i] = res
 	}
 	return out
@@ -305,20 +303,35 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 	now := s.nowMillis()
 	// Sized for a few small cells a row; a page of posts grows it once or twice.
 	b := rowBuilder{recs: make([]cellRec, 0, 4*len(pgs)), quals: make([]byte, 0, 16*len(pgs)), vals: make([]byte, 0, 128*len(pgs))}
-	var key []byte
-	ends := make([]int, len(pgs))
+	// The rows are read in key order: consecutive seeks then tend to land
+	// in the file and block the last one loaded (a page's posts and follow
+	// rows come in timeline order, scattered over the key space).
+	order := make([]int, len(pgs))
+	offs := make([]int, len(pgs)+1) // row i's key is keyBuf[offs[i]:offs[i+1]]
+	var keyBuf []byte
 	for i, pg := range pgs {
-		if i%64 == 63 {
+		order[i] = i
+		keyBuf = appendRowPrefix(keyBuf, pg.t, pg.g.Row)
+		offs[i+1] = len(keyBuf)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return bytes.Compare(keyBuf[offs[a]:offs[a+1]], keyBuf[offs[b]:offs[b+1]])
+	})
+	var key []byte
+	starts, ends := make([]int, len(pgs)), make([]int, len(pgs))
+	for n, i := range order {
+		if n%64 == 63 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		if key, err = walkRow(it, pg, now, &b, key); err != nil {
+		starts[i] = len(b.recs)
+		if key, err = walkRow(it, pgs[i], now, &b, key); err != nil {
 			return nil, err
 		}
 		ends[i] = len(b.recs)
 	}
-	return b.results(gets, ends), nil
+	return b.results(gets, starts, ends), nil
 }
 
 // scanRefreshRows and scanRefreshAge bound how long a Scan keeps one pebble
