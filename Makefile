@@ -26,9 +26,17 @@ test:
 test-short:
 	$(GO) test ./...
 
-# Benchmarks on both backends (real HBase included); see docs/benchmarks.md.
-bench:
+# Benchmarks: the k6 scripts of bench/k6 against the binary on the full data
+# set, embedded and real HBase (BENCH=home|posts|publish|follow|subscription
+# selects, BENCH_STORE=embedded|hbase); BENCH=<regexp> naming no script runs
+# the Go benchmarks instead. See scripts/bench.sh and docs/benchmarks.md.
+bench: bin/k6 build
 	bash scripts/bench.sh
+
+# k6 (the load generator of make bench), built from its module at a pinned version.
+K6_VERSION := v1.8.1
+bin/k6:
+	GOBIN=$(CURDIR)/bin $(GO) install go.k6.io/k6@$(K6_VERSION)
 
 lint:
 	$(GO) vet ./...

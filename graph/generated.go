@@ -32,7 +32,6 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Department() DepartmentResolver
 	Mutation() MutationResolver
-	Post() PostResolver
 	Query() QueryResolver
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
@@ -225,9 +224,6 @@ type MutationResolver interface {
 	MoveDepartment(ctx context.Context, id string, parentID *string) (*weibo.Department, error)
 	DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error)
 	SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error)
-}
-type PostResolver interface {
-	Author(ctx context.Context, obj *weibo.Post) (*weibo.User, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -3695,7 +3691,7 @@ func (ec *executionContext) _Post_author(ctx context.Context, field graphql.Coll
 		field,
 		ec.fieldContext_Post_author,
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().Author(ctx, obj)
+			return obj.Author(), nil
 		},
 		nil,
 		ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser,
@@ -3709,7 +3705,7 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			switch field.Name {
 			case "id":
@@ -7991,54 +7987,23 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "id":
 			out.Values[i] = ec._Post_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "content":
 			out.Values[i] = ec._Post_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "createdAt":
 			out.Values[i] = ec._Post_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "author":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_author(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_author(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.Deferrable != nil {
-				dfs, ok := deferred[field.Deferrable.Label]
-				di := 0
-				if ok {
-					dfs.AddField(field)
-					di = len(dfs.Values) - 1
-				} else {
-					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
-					deferred[field.Deferrable.Label] = dfs
-				}
-				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, dfs)
-				})
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -192,11 +192,6 @@ func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string,
 	return r.Svc.SetUserDepartment(ctx, user, dept)
 }
 
-// Author is the resolver for the author field.
-func (r *postResolver) Author(ctx context.Context, obj *weibo.Post) (*weibo.User, error) {
-	return &weibo.User{ID: obj.ID.Author, Username: obj.AuthorName, Complete: false}, nil
-}
-
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (weibo.Node, error) {
 	nid, err := parseID[weibo.NodeID]("id", id)
@@ -444,9 +439,6 @@ func (r *Resolver) Department() graph.DepartmentResolver { return &departmentRes
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
-// Post returns graph.PostResolver implementation.
-func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
-
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
@@ -467,7 +459,6 @@ func (r *Resolver) UserEdge() graph.UserEdgeResolver { return &userEdgeResolver{
 
 type departmentResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
-type postResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }
 type roleResolver struct{ *Resolver }
 type roleMemberEdgeResolver struct{ *Resolver }

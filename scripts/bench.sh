@@ -1,8 +1,235 @@
 #!/usr/bin/env bash
-# make bench: the Go benchmarks on both backends, with a real standalone HBase
-# started for the run. Results go to docs/benchmarks.md by hand, with the command.
+# make bench: the k6 load tests of issue 11 (bench/k6/*.js) against the real
+# binary serving the full data set, on the embedded store and on the real
+# HBase; or, when BENCH names no k6 script, the Go benchmarks (as before).
+# Results go to docs/benchmarks.md by hand, with the command.
+#
+#   make bench                          every k6 script, both stores
+#   BENCH=home make bench               one script (home posts publish follow subscription)
+#   BENCH="home posts" BENCH_STORE=embedded make bench
+#   BENCH=GraphQL make bench            Go benchmarks matching GraphQL (go test -bench), both backends
+#
+# Settings (environment):
+#   BENCH_STORE     embedded, hbase or "embedded hbase" (default)
+#   BENCH_DURATION  measured run per script (default 30s), after BENCH_WARMUP (default 10s)
+#   BENCH_VUS       k6 virtual users, closed loop (default 32)
+#   BENCH_RUNS      measured runs per script (default 1; the docs give medians of 3)
+#   BENCH_USERS     readers logged in for the run (default 100)
+#   BENCH_DAY       HBase only: import just this day's posts (YYYY-MM-DD; all users and
+#                   follows), in a namespace of its own, instead of the full data set (~70 s)
+#   BENCH_HBASE_ZK  use this running HBase (e.g. $(cat /work/plan/hbase.zk)) instead of
+#                   starting (and stopping) one with make hbase-up
+#   BENCH_PPROF     a file: take a 20 s CPU profile of the gateway during each measured run
+#                   (FILE.<store>.<script>.pprof; needs go tool pprof to read)
+#   GATEWAY_DATASETS  directory of the data set files (default ../shared/datasets)
+#
+# The embedded store is imported once into .data/bench-full and reused
+# (rm -rf it to import again); the HBase namespace bench_full (or
+# bench_day_YYYYMMDD) is imported when its users are missing. publish and
+# follow write to the store (follow undoes its follows; publish adds posts):
+# they run after the reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
-zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
-GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./server/ ./seed/ ./cmd/gateway/
+
+scripts_all="home posts publish follow subscription"
+bench=${BENCH:-$scripts_all}
+for s in $bench; do
+	if [[ ! -f bench/k6/$s.js ]]; then
+		# Not a k6 script: the Go benchmarks, with a real standalone HBase.
+		trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
+		zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
+		GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./server/ ./seed/ ./cmd/gateway/
+		exit
+	fi
+done
+
+stores=${BENCH_STORE:-embedded hbase}
+duration=${BENCH_DURATION:-30s}
+warmup=${BENCH_WARMUP:-10s}
+vus=${BENCH_VUS:-32}
+runs=${BENCH_RUNS:-1}
+nusers=${BENCH_USERS:-100}
+port=${BENCH_PORT:-18480}
+datasets=${GATEWAY_DATASETS:-../shared/datasets}
+edges=$datasets/higgs_social_network_prefix355k.edgelist.gz
+posts=$datasets/weibo_covid19_posts_2020-03-01_to_2020-03-20.csv.gz
+password=weibo-demo
+base=http://127.0.0.1:$port
+out=.data/bench
+mkdir -p "$out"
+results=$out/results.md
+
+make -s bin/k6 build >&2
+[[ -f $edges && -f $posts ]] || { echo "bench: the data set is not in $datasets (set GATEWAY_DATASETS)" >&2; exit 1; }
+
+gw_pid=
+hbase_started=
+cleanup() {
+	stop_gateway
+	if [[ -n $hbase_started ]]; then bash scripts/hbase-down.sh >&2 || true; fi
+}
+trap cleanup EXIT
+
+# start_gateway STORE: serve the imported data on $port, no request budget
+# (one client sends far more than a client may in a minute).
+start_gateway() {
+	local args
+	case $1 in
+	embedded) args=(--data .data/bench-full) ;;
+	hbase) args=(--store hbase --hbase-zk "$zk" --namespace "$ns" --migrate) ;;
+	esac
+	local pp=()
+	[[ -n ${BENCH_PPROF:-} ]] && pp=(--pprof-addr 127.0.0.1:$((port + 1)))
+	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+		./bin/gateway serve "${args[@]}" "${pp[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
+	gw_pid=$!
+	for _ in $(seq 600); do
+		curl -sf "$base/readyz" >/dev/null 2>&1 && return 0
+		kill -0 "$gw_pid" 2>/dev/null || { cat "$out/gateway.log" >&2; return 1; }
+		sleep 0.1
+	done
+	echo "bench: the gateway did not become ready" >&2
+	return 1
+}
+
+stop_gateway() {
+	if [[ -n $gw_pid ]]; then
+		kill "$gw_pid" 2>/dev/null || true
+		wait "$gw_pid" 2>/dev/null || true
+		gw_pid=
+	fi
+}
+
+# seed ARGS...: gateway seed of the full data set (or BENCH_DAY's posts).
+seed() {
+	local day=()
+	[[ -n ${BENCH_DAY:-} ]] && day=(--from "$BENCH_DAY" --to "$BENCH_DAY")
+	echo "bench: importing the data set ($*${BENCH_DAY:+, posts of $BENCH_DAY})" >&2
+	/usr/bin/time -f "bench: import took %e s" ./bin/gateway seed "$@" "${day[@]}" --quiet \
+		--edges "$edges" --posts "$posts" --password "$password" >&2
+}
+
+# login USERNAME: a token.
+login() {
+	curl -sf "$base/graphql" -H 'Content-Type: application/json' \
+		-d "{\"query\":\"mutation(\$u: String!, \$p: String!) { login(username: \$u, password: \$p) { token } }\",\"variables\":{\"u\":\"$1\",\"p\":\"$password\"}}" |
+		sed -n 's/.*"token":"\([^"]*\)".*/\1/p'
+}
+
+# pick_users: from the edge list ("A B": A follows B; user n is u<n>),
+# BENCH_USERS random readers who follow someone (each with a follow target
+# among the authors that it does not follow), the 200 most-followed users
+# (who hold the most posts: the import gives posts to authors by fan count),
+# the most-followed user and 32 of its fans. A reader's target is a user
+# it does not follow (follow.js follows and unfollows it). Deterministic (fixed seed).
+pick_users() {
+	zcat "$edges" | awk -v n="$nusers" '
+		{ if ($1 != $2) { follows[$1 " " $2] = 1; if (!($1 in isf)) { isf[$1] = 1; fl[++nf] = $1 }; fans[$2]++; fanof[$2] = fanof[$2] " " $1 } }
+		END {
+			for (u in fans) print "C", fans[u], u
+			srand(42)
+			m = nf
+			for (i = 0; i < n && nf > 0; i++) {
+				j = int(rand() * nf) + 1; r = fl[j]; fl[j] = fl[nf]; fl[nf--] = r
+				do { t = fl[int(rand() * m) + 1] } while (t == r || ((r " " t) in follows))
+				print "R", r, t
+			}
+			for (u in fans) print "FANS", u, fanof[u]
+		}' >"$out/graph.txt"
+	grep '^C ' "$out/graph.txt" | sort -k2,2nr -k3,3n | awk 'NR <= 200 {print $3}' >"$out/authors.txt"
+	top=$(sed -n 1p "$out/authors.txt")
+	grep '^R ' "$out/graph.txt" | cut -d' ' -f2- >"$out/readers.txt"
+	grep "^FANS $top " "$out/graph.txt" | cut -d' ' -f3- | tr ' ' '\n' | awk 'NF && ++k <= 32' >"$out/fans.txt"
+}
+
+# users_json: log the picked users in and write $out/users.json for k6.
+users_json() {
+	local f=$out/users.json sep="" id tok
+	{
+		printf '{"readers":['
+		while read -r id target; do
+			tok=$(login "u$id")
+			[[ -n $tok ]] || { echo "bench: login of u$id failed" >&2; return 1; }
+			printf '%s{"id":"%s","username":"u%s","token":"%s","target":"%s"}' "$sep" "$id" "$id" "$tok" "$target"
+			sep=,
+		done <"$out/readers.txt"
+		printf '],"authors":[%s],' "$(paste -sd, "$out/authors.txt")"
+		printf '"author":{"id":"%s","username":"u%s","token":"%s"},' "$top" "$top" "$(login "u$top")"
+		printf '"fans":['
+		sep=""
+		while read -r id; do
+			printf '%s{"id":"%s","username":"u%s","token":"%s"}' "$sep" "$id" "$id" "$(login "u$id")"
+			sep=,
+		done <"$out/fans.txt"
+		printf ']}\n'
+	} >"$f.tmp"
+	mv "$f.tmp" "$f"
+}
+
+cpu_seconds() { curl -sf "$base/metrics" | awk '$1 == "process_cpu_seconds_total" {print $2}'; }
+hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$gw_pid/status"; }
+
+# run_k6 SCRIPT DURATION [SUMMARY]: one k6 run against the gateway.
+run_k6() {
+	VUS=$vus DURATION=$2 GATEWAY_URL=$base USERS_FILE="$PWD/$out/users.json" SUMMARY_FILE=${3:-} \
+		./bin/k6 run --quiet --no-usage-report "bench/k6/$1.js"
+}
+
+printf '\n| date | store | script | VUs | req/s | p50 ms | p95 ms | p99 ms | gateway CPU ms/req | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
+
+for store in $stores; do
+	case $store in
+	embedded)
+		if [[ ! -d .data/bench-full ]]; then
+			rm -rf .data/bench-full.tmp
+			seed --data .data/bench-full.tmp
+			mv .data/bench-full.tmp .data/bench-full
+		fi
+		;;
+	hbase)
+		zk=${BENCH_HBASE_ZK:-}
+		if [[ -z $zk ]]; then
+			hbase_started=1
+			zk=$(HBASE_CLEAN=${HBASE_CLEAN:-0} make -s hbase-up | tail -n 1)
+		fi
+		ns=bench_full
+		[[ -n ${BENCH_DAY:-} ]] && ns=bench_day_${BENCH_DAY//-/}
+		;;
+	*) echo "bench: BENCH_STORE: unknown store $store" >&2; exit 2 ;;
+	esac
+	start_gateway "$store"
+	pick_users
+	if [[ -z $(login "u$top") ]]; then
+		[[ $store == hbase ]] || { echo "bench: .data/bench-full has no u$top: rm -rf .data/bench-full" >&2; exit 1; }
+		stop_gateway
+		seed --store hbase --hbase-zk "$zk" --namespace "$ns"
+		start_gateway "$store"
+	fi
+	users_json
+	for script in $scripts_all; do
+		[[ " $bench " == *" $script "* ]] || continue
+		for run in $(seq "$runs"); do
+			stop_gateway # a fresh process per run: its peak RSS is the run's
+			start_gateway "$store"
+			run_k6 "$script" "$warmup" >/dev/null
+			sleep 1
+			c0=$(cpu_seconds)
+			prof_pid=
+			if [[ -n ${BENCH_PPROF:-} ]]; then
+				curl -sf -o "$BENCH_PPROF.$store.$script.$run.pprof" "http://127.0.0.1:$((port + 1))/debug/pprof/profile?seconds=20" &
+				prof_pid=$!
+			fi
+			sum=$out/$store-$script-$run.txt
+			run_k6 "$script" "$duration" "$PWD/$sum" >&2
+			sleep 2 # the fan-out a publish started after its answer is its cost too
+			[[ -z $prof_pid ]] || wait "$prof_pid" || true
+			c1=$(cpu_seconds)
+			read -r _ rate med p95 p99 n <"$sum" # n: HTTP requests (for the subscription: the publishes)
+			awk -v d="$(date -u +%F)" -v st="$store" -v s="$script" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p95="$p95" -v p99="$p99" \
+				-v c0="$c0" -v c1="$c1" -v hwm="$(hwm_kib)" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+				printf "| %s | %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f | %s |\n", d, st, s, v, r, med, p95, p99, n ? (c1 - c0) * 1000 / n : 0, hwm / 1024, la }' | tee -a "$results"
+		done
+	done
+	stop_gateway
+done
+echo "bench: rows appended to $results (subscription: req/s = deliveries/s, percentiles = publish -> delivery; CPU per publish)" >&2

@@ -1,8 +1,14 @@
 package server_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
@@ -48,3 +54,71 @@ func BenchmarkGraphQL(b *testing.B) {
 		})
 	}
 }
+
+// HomePageQuery is the home-timeline page of issue 11 (the query its
+// PostGraphile comparison and the k6 script bench/k6/home.js send).
+const homePageQuery = `query($first: Int) { homeTimeline(first: $first) { edges { cursor node { id content createdAt author { id username } } } pageInfo { hasNextPage endCursor } } }`
+
+// BenchmarkHomePage measures the CPU and allocations of one home-timeline
+// page of 50 (issue 11's query) on the demo subset of the real data, served
+// in-process: the request goes straight to the gateway's http.Handler (chi
+// stack, token, loaders, gqlgen, store) with no socket and no client-side
+// decoding, so ns/op, B/op and allocs/op are the gateway's own; cpu-ms/op
+// is the process's CPU time (user + system, every goroutine and the GC) per
+// page, which a shared machine disturbs less than ns/op. The readers
+// are the 64 users with the longest home timelines, in turn.
+//
+//	go test ./server/ -run '^$' -bench HomePage -benchtime 3s -cpuprofile /tmp/home.cpu
+func BenchmarkHomePage(b *testing.B) {
+	for _, be := range testenv.Backends() {
+		b.Run(be.Name, func(b *testing.B) {
+			g, ds := seededGatewayWith(b, be.Open(b), func(c *server.Config) { c.RateLimit = -1 })
+			var auths []string
+			for _, uid := range busiest(ds, 64) {
+				u, _ := ds.User(uid)
+				auths = append(auths, "Bearer "+g.login(u.Username, seed.DefaultPassword))
+			}
+			body := []byte(`{"query":` + strconv.Quote(homePageQuery) + `,"variables":{"first":50}}`)
+			do := func(w http.ResponseWriter, auth string) {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", auth)
+				g.h.ServeHTTP(w, req)
+			}
+			for _, a := range auths { // warm the caches; every page answers 50 edges
+				w := httptest.NewRecorder()
+				do(w, a)
+				if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) || bytes.Count(w.Body.Bytes(), []byte(`"cursor"`)) != 50 {
+					b.Fatalf("home page: status %d: %.300s", w.Code, w.Body.Bytes())
+				}
+			}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			i := 0
+			var w discard
+			for b.Loop() {
+				w.h = http.Header{}
+				do(&w, auths[i%len(auths)])
+				i++
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// processCPU returns the CPU time (user + system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// discard is a ResponseWriter that drops the body, so that a benchmark
+// measures the server, not a client's buffer.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(int)             {}

@@ -24,6 +24,7 @@ type gw struct {
 	t   testing.TB
 	url string
 	svc *weibo.Service
+	h   http.Handler // the handler ts serves, for in-process benchmarks
 }
 
 // startGateway serves the gateway over st (migrated) until the test ends;
@@ -51,12 +52,13 @@ func startGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.
 	if configure != nil {
 		configure(&cfg)
 	}
-	ts := httptest.NewServer(server.New(cfg))
+	h := server.New(cfg)
+	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.Close()
 		_ = svc.Close(t.Context())
 	})
-	return &gw{t: t, url: ts.URL, svc: svc}
+	return &gw{t: t, url: ts.URL, svc: svc, h: h}
 }
 
 type gqlError struct {

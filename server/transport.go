@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,19 +142,28 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 			status = http.StatusTooManyRequests
 		}
 	}
-	var b []byte
+	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	if batch {
 		items := make([]json.RawMessage, len(out))
 		for i, resp := range out {
-			items[i] = t.encode(resp)
+			head, data, tail := t.encode(resp)
+			items[i] = slices.Concat(head, data, tail)
 		}
-		b, _ = json.Marshal(items)
-	} else {
-		b = t.encode(out[0])
+		b, _ := json.Marshal(items)
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
+		return
 	}
-	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	// The data gqlgen encoded goes out as it is, between its head and tail:
+	// no copy of a page into one more buffer (issue 11).
+	head, data, tail := t.encode(out[0])
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	for _, b := range [][]byte{head, data, tail} {
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
 }
 
 // run executes one request and returns its response and HTTP status.
@@ -189,8 +198,11 @@ func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *g
 }
 
 // encode marshals resp, listing at most maxErrors errors and refusing a
-// response whose data is over maxResponse bytes.
-func (t httpTransport) encode(resp *graphql.Response) []byte {
+// response whose data is over maxResponse bytes. The response is head +
+// data + tail: data is the data gqlgen encoded (megabytes for a big query),
+// neither copied nor re-validated; no "data" entry (data nil) when the
+// request failed before execution (the spec's request error).
+func (t httpTransport) encode(resp *graphql.Response) (head, data, tail []byte) {
 	if resp == nil {
 		resp = errorResponse(CodeInternal, "no response")
 	}
@@ -208,35 +220,32 @@ func (t httpTransport) encode(resp *graphql.Response) []byte {
 		big.Extensions = resp.Extensions
 		resp = big
 	}
-	// Written by hand so that the data gqlgen encoded (megabytes for a big
-	// query) is copied once, not re-validated; no "data" entry when the
-	// request failed before execution (the spec's request error).
-	var buf bytes.Buffer
-	buf.Grow(len(resp.Data) + 256)
-	buf.WriteByte('{')
+	var buf []byte
 	sep := ""
 	field := func(name string, v any) {
 		b, err := json.Marshal(v)
 		if err != nil {
 			b, _ = json.Marshal(errorResponse(CodeInternal, "the response could not be encoded").Errors)
 		}
-		buf.WriteString(sep + `"` + name + `":`)
-		buf.Write(b)
+		buf = append(append(append(buf, sep+`"`...), name...), `":`...)
+		buf = append(buf, b...)
 		sep = ","
 	}
+	buf = append(buf, '{')
 	if len(resp.Errors) > 0 {
 		field("errors", resp.Errors)
 	}
 	if resp.Data != nil {
-		buf.WriteString(sep + `"data":`)
-		buf.Write(resp.Data)
+		buf = append(buf, sep+`"data":`...)
+		data = resp.Data
 		sep = ","
 	}
+	head, buf = buf, nil
 	if len(resp.Extensions) > 0 {
 		field("extensions", resp.Extensions)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes()
+	tail = append(buf, '}')
+	return head, data, tail
 }
 
 // wireResponse is an error-only response as sent.

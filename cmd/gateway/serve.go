@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -31,6 +32,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	demo := fs.Bool("demo", false, "on an empty store, import the demo data set shipped in the binary (demo/)")
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
 	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
+	pprofAddr := fs.String("pprof-addr", env("GATEWAY_PPROF_ADDR", ""), "if set, serve Go's net/http/pprof profiles at http://ADDR/debug/pprof/ on this separate address, e.g. 127.0.0.1:6060 (env GATEWAY_PPROF_ADDR; off by default: profiles reveal internals, keep it on loopback)")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
 	corsOrigins := fs.String("cors-origins", os.Getenv("GATEWAY_CORS_ORIGINS"),
 		"comma-separated origins of browser pages on other origins that may call the gateway over HTTP (CORS, credentials allowed) and WebSocket, "+
@@ -96,6 +98,9 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
 	}
+	if *pprofAddr != "" {
+		go servePprof(log, *pprofAddr)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("gateway serving", "addr", *addr, "store", st.Backend(), "graphiql", "http://"+displayAddr(*addr)+"/", "graphql", "/graphql")
@@ -115,6 +120,22 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	return errors.Join(herr, ferr)
+}
+
+// servePprof serves net/http/pprof's handlers at addr until the process
+// ends; a failure to listen is logged, not fatal.
+func servePprof(log *slog.Logger, addr string) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	log.Info("pprof serving", "addr", addr, "path", "/debug/pprof/")
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		log.Error("pprof server stopped", "err", err)
+	}
 }
 
 // repairGraceFlag registers --repair-grace (env GATEWAY_REPAIR_GRACE),

@@ -1,0 +1,101 @@
+// Shared helpers of the k6 scripts of `make bench` (scripts/bench.sh):
+// the gateway's address, the users file and a GraphQL POST.
+//
+// Environment: GATEWAY_URL (default http://127.0.0.1:8080), USERS_FILE
+// (the JSON file scripts/bench.sh writes: {"readers": [{id, username,
+// token}], "author": {...}, "fans": [...]}), VUS (default 32), DURATION
+// (default 30s).
+import http from 'k6/http';
+import { check, fail } from 'k6';
+import { SharedArray } from 'k6/data';
+
+export const BASE = __ENV.GATEWAY_URL || 'http://127.0.0.1:8080';
+export const URL = `${BASE}/graphql`;
+
+const usersFile = __ENV.USERS_FILE || '../../.data/bench-users.json';
+// One copy of the users for all VUs (SharedArray), read once at start.
+const all = new SharedArray('users', () => {
+  const u = JSON.parse(open(usersFile));
+  return [u];
+});
+export const users = all[0];
+
+// options: a closed loop of VUS virtual users for DURATION, as issue 11
+// measures (no think time: each VU sends its next request when the last
+// one is answered).
+export function closedLoop(extra) {
+  return Object.assign({
+    vus: Number(__ENV.VUS || 32),
+    duration: __ENV.DURATION || '30s',
+    discardResponseBodies: false,
+    summaryTrendStats: ['avg', 'min', 'med', 'p(95)', 'p(99)', 'max'],
+    thresholds: { checks: ['rate>0.99'] },
+  }, extra || {});
+}
+
+// pick returns a random element of arr.
+export function pick(arr) {
+  return arr[Math.floor(Math.random() * arr.length)];
+}
+
+// gql POSTs one GraphQL request as the user with token and returns the
+// decoded body; a transport error or a GraphQL error fails the check.
+export function gql(token, query, variables, name) {
+  const res = http.post(URL, JSON.stringify({ query, variables }), {
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    tags: { name: name || 'graphql' },
+  });
+  let body = null;
+  try {
+    body = res.json();
+  } catch (e) {
+    body = null;
+  }
+  check(res, {
+    'status 200': (r) => r.status === 200,
+    'no errors': () => body !== null && !body.errors,
+  });
+  return body;
+}
+
+// summary prints a short text summary and, when SUMMARY_FILE is set,
+// writes k6's JSON summary to SUMMARY_FILE.json and one line to
+// SUMMARY_FILE that scripts/bench.sh reads: "count rate p50 p95 p99
+// requests" of the requests (http_reqs, http_req_duration in ms), or for
+// the subscription of the deliveries (fanout_deliveries, fanout_latency),
+// then the number of HTTP requests.
+export function summary(data) {
+  const out = { stdout: textSummary(data) };
+  if (__ENV.SUMMARY_FILE) {
+    const m = data.metrics;
+    const sub = m.fanout_latency !== undefined;
+    const n = (sub ? m.fanout_deliveries : m.http_reqs) || { values: { count: 0, rate: 0 } };
+    const d = (sub ? m.fanout_latency : m.http_req_duration) || { values: {} };
+    const v = d.values;
+    const reqs = m.http_reqs ? m.http_reqs.values.count : 0;
+    out[__ENV.SUMMARY_FILE] = [n.values.count, n.values.rate, v.med || 0, v['p(95)'] || 0, v['p(99)'] || 0, reqs].join(' ') + '\n';
+    out[__ENV.SUMMARY_FILE + '.json'] = JSON.stringify(data);
+  }
+  return out;
+}
+
+function textSummary(data) {
+  const m = data.metrics;
+  const d = m.http_req_duration ? m.http_req_duration.values : {};
+  const reqs = m.http_reqs ? m.http_reqs.values : { count: 0, rate: 0 };
+  const checks = m.checks ? m.checks.values : { rate: 0 };
+  let s = `requests ${reqs.count} (${reqs.rate.toFixed(1)}/s), checks ${(100 * checks.rate).toFixed(2)} % ok\n`;
+  s += `http_req_duration med ${fmt(d.med)} p95 ${fmt(d['p(95)'])} p99 ${fmt(d['p(99)'])} max ${fmt(d.max)}\n`;
+  for (const k of Object.keys(m)) {
+    if (k.startsWith('fanout_') || k.startsWith('ws_')) {
+      s += `${k} ${JSON.stringify(m[k].values)}\n`;
+    }
+  }
+  return s;
+}
+
+function fmt(ms) {
+  return ms === undefined ? '-' : `${ms.toFixed(2)} ms`;
+}
+
+export { fail };
