@@ -343,7 +343,7 @@ const (
 
 // Scan calls fn for each row of the range with at least one visible cell
 // of the wanted families, newest version of each column only, in rowkey
-// order (descending when sc.Reversed: see scanReversed). It streams: rows are read as fn consumes them (fn may write to the
+// order (descending when sc.Reversed: see scanRows). It streams: rows are read as fn consumes them (fn may write to the
 // store). Rows written during the scan may or may not be seen. An error of fn
 // ends the scan and is returned, except hbase.ErrStopScan which ends it with nil.
 func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
@@ -376,10 +376,19 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	if bytes.Compare(lower, upper) >= 0 {
 		return nil
 	}
-	if sc.Reversed {
-		return s.scanReversed(ctx, t, fams, lower, upper, sc.Limit, fn)
-	}
+	return s.scanRows(ctx, t, fams, lower, upper, sc.Limit, sc.Reversed, fn)
+}
 
+// scanRows is Scan over the pebble range [lower, upper): each row's cells
+// are read forward by one cellWalker, so a row reads the same both ways.
+// Forward, the walk leaves the iterator on the next row's first cell.
+// Reversed (rows in descending rowkey order), the iterator steps back one
+// row at a time: SeekLT to the previous row's last cell, SeekGE to its
+// first. Every scanRefreshRows rows or scanRefreshAge it reopens the
+// iterator past the row just read (above it forward, below it reversed), so
+// that the old iterator's view of the store is released.
+func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lower, upper []byte, limit int, reversed bool,
+	fn func(*hbase.Result) error) error {
 	done := ctx.Done()
 	w := cellWalker{t: t, want: fams, maxVersions: 1}
 	var (
@@ -398,7 +407,11 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 			return err
 		}
 		opened, fresh = time.Now(), 0
-		valid = it.First()
+		if reversed {
+			valid = it.Last()
+		} else {
+			valid = it.First()
+		}
 		return nil
 	}
 	if err := open(); err != nil {
@@ -423,7 +436,13 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		rp = append(rp[:0], key[:n]...)
 		b.reset()
 		w.now = s.nowMillis()
-		if valid, err = w.walk(it, valid, n, rp, &b); err != nil {
+		var err error
+		if reversed {
+			_, err = w.walk(it, it.SeekGE(rp), n, rp, &b)
+		} else {
+			valid, err = w.walk(it, valid, n, rp, &b)
+		}
+		if err != nil {
 			return err
 		}
 		fresh++
@@ -436,21 +455,33 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 				return err
 			}
 			rows++
-			if sc.Limit > 0 && rows >= sc.Limit {
+			if limit > 0 && rows >= limit {
 				return nil
 			}
 		}
-		if valid && (fresh >= scanRefreshRows || time.Since(opened) > scanRefreshAge) {
-			// Reopen past the current row so that the old iterator's view
-			// of the store is released.
+		if !reversed && !valid {
+			break
+		}
+		if fresh >= scanRefreshRows || time.Since(opened) > scanRefreshAge {
 			if err := it.Close(); err != nil {
 				return err
 			}
 			it = nil
-			lower = segEnd(lower[:0], rp)
+			if reversed {
+				upper = bytes.Clone(rp)
+			} else {
+				lower = segEnd(lower[:0], rp)
+			}
+			if bytes.Compare(lower, upper) >= 0 {
+				return nil
+			}
 			if err := open(); err != nil {
 				return err
 			}
+			continue
+		}
+		if reversed {
+			valid = it.SeekLT(rp)
 		}
 	}
 	return it.Error()
