@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/internal/hostile"
+	"github.com/weibohbase/gateway/internal/syncbuf"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
@@ -396,23 +397,8 @@ func lightUnderLoad(t testing.TB, base string, env hostile.Env, token string, cl
 	return lat
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is syncbuf.Buffer (an io.Writer safe for concurrent use).
+type syncBuffer = syncbuf.Buffer
 
 // settledStoreCalls waits until the store-call counter stops moving (no
 // call for 300 ms) and returns it; it fails when work goes on for 5 s.

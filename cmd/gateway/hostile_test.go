@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/internal/hostile"
+	"github.com/weibohbase/gateway/internal/syncbuf"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
 )
@@ -200,20 +201,5 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// syncBuffer collects the binary's output from two pipes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is syncbuf.Buffer (an io.Writer safe for concurrent use).
+type syncBuffer = syncbuf.Buffer

@@ -20,6 +20,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/clustertest"
 	"github.com/weibohbase/gateway/internal/hbasezk"
+	"github.com/weibohbase/gateway/internal/syncbuf"
 )
 
 // The region-fault test runs against a local cluster of at least three region
@@ -219,23 +220,8 @@ func TestClusterRegionFaults(t *testing.T) {
 	t.Logf("gohbase logged %d warnings and errors (shown if the test fails)", strings.Count(glog.String(), "\n"))
 }
 
-// lockedBuffer is an io.Writer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is syncbuf.Buffer (an io.Writer safe for concurrent use).
+type lockedBuffer = syncbuf.Buffer
 
 // --- the writer ------------------------------------------------------------------
 
