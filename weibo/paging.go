@@ -180,6 +180,33 @@ type window struct {
 	after, before []byte // cursor rows; nil without the cursor
 }
 
+// scan returns base narrowed to w — from after to before, or reversed
+// from before down to after when w goes backward — and how many rows to
+// read: one more than the page, to learn whether more follow, and one more
+// again for the near cursor's own row (the scan includes it, so that a
+// page can tell a cursor whose row is gone); near is that cursor's row (nil
+// without it).
+func (w window) scan(base hbase.Scan) (sc hbase.Scan, want int, near []byte) {
+	sc = base
+	near = w.after
+	sc.Start, sc.Stop = w.after, w.before
+	if w.backward {
+		near = w.before
+		sc.Reversed = true
+		if w.after != nil {
+			sc.Start = append(bytes.Clone(w.after), 0)
+		}
+		if w.before != nil {
+			sc.Stop = append(bytes.Clone(w.before), 0)
+		}
+	}
+	want = w.n + 1
+	if near != nil {
+		want++
+	}
+	return sc, want, near
+}
+
 // window validates p. Errors: BAD_USER_INPUT on "first", "after", "last"
 // or "before".
 func (q *pageQuery) window(p Page) (window, error) {
@@ -231,23 +258,7 @@ func readPageBoth[T, E any](ctx context.Context, st hbase.Store, q pageQuery, p 
 	if err != nil {
 		return nil, PageInfo{}, err
 	}
-	sc := q.scan
-	near := w.after
-	sc.Start, sc.Stop = w.after, w.before
-	if w.backward {
-		near = w.before
-		sc.Reversed = true
-		if w.after != nil {
-			sc.Start = append(bytes.Clone(w.after), 0)
-		}
-		if w.before != nil {
-			sc.Stop = append(bytes.Clone(w.before), 0)
-		}
-	}
-	want := w.n + 1 // one more than the page, to learn whether more follow
-	if near != nil {
-		want++ // the near cursor's own row
-	}
+	sc, want, near := w.scan(q.scan)
 	items, keys, err := scanVerified(ctx, st, &sc, want-1, q.rounds, verify)
 	if err != nil {
 		return nil, PageInfo{}, err

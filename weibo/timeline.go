@@ -120,23 +120,7 @@ func (s *Service) homeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 		return out, nil
 	}
 
-	sc := q.scan
-	near := w.after
-	sc.Start, sc.Stop = w.after, w.before
-	if w.backward {
-		near = w.before
-		sc.Reversed = true
-		if w.after != nil {
-			sc.Start = append(bytes.Clone(w.after), 0)
-		}
-		if w.before != nil {
-			sc.Stop = append(bytes.Clone(w.before), 0)
-		}
-	}
-	want := w.n + 1 // one more than the page, to learn whether more follow
-	if near != nil {
-		want++ // the near cursor's own row
-	}
+	sc, want, near := w.scan(q.scan)
 	posts, keys, frontier, err := scanVerifiedUpTo(ctx, s.st, &sc, want-1, q.rounds, verify)
 	if err != nil {
 		return nil, nil, err
