@@ -389,24 +389,29 @@ func (s *Service) settleFanout(ctx context.Context, id PostID, fans []UserID) er
 	if len(fans) == 0 {
 		return nil
 	}
-	listed := make(map[UserID]bool, len(fans))
+	// Both lists are in rowkey order, which for one author's fans rows is
+	// fan id order: walk them side by side.
+	var todo []UserID
+	next := 0
 	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations,
 		Start: tables.RelationKey(id.Author, tables.Fans, fans[0]),
 		Stop:  append(tables.RelationKey(id.Author, tables.Fans, fans[len(fans)-1]), 0)}, func(r *hbase.Result) error {
-		if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
-			listed[fan] = true
+		_, _, fan, ok := tables.DecodeRelationKey(r.Row)
+		if !ok {
+			return nil
+		}
+		for ; next < len(fans) && fans[next] < fan; next++ {
+			todo = append(todo, fans[next]) // its fans row is gone
+		}
+		if next < len(fans) && fans[next] == fan {
+			next++
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	var todo []UserID
-	for _, fan := range fans {
-		if !listed[fan] {
-			todo = append(todo, fan)
-		}
-	}
+	todo = append(todo, fans[next:]...)
 	if len(todo) == 0 {
 		return nil
 	}

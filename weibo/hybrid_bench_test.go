@@ -151,8 +151,19 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 //	go test ./weibo -run '^$' -bench FanoutThroughput -benchtime 5x
 //
 // GATEWAY_BENCH_FANOUT_BATCH sets the fan-out batch (WithFanoutBatch).
+// GATEWAY_BENCH_FANOUT_SYNC=1 opens the store without WithNoSync (every
+// batch synced, as `gateway serve` runs it).
 func BenchmarkFanoutThroughput(b *testing.B) {
 	const fans = 100_000
+	if os.Getenv("GATEWAY_BENCH_FANOUT_SYNC") == "1" {
+		st, err := embedded.Open(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		fanoutThroughput(b, newBenchGraphOn(b, st, fans, true, fanoutBenchOptions(fans)...), fans)
+		return
+	}
 	fanoutThroughput(b, newBenchGraph(b, fans, true, fanoutBenchOptions(fans)...), fans)
 }
 
