@@ -378,8 +378,11 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 // fans row again the other way — after this scan, since the Put was the
 // last write before it — and only then removes the author's posts from the
 // fan's inbox (settleFollow deletes the fans row before the unbackfill):
-// that removal lands after this fan-out's write and deletes it. A fan
-// whose fans row is gone is settled from its authority, the attends row:
+// that removal lands after this fan-out's write and deletes it. (So an
+// unfollow that died between its attends row and its fans row leaves this
+// post in the fan's inbox until the repairer settles the pair, as it
+// leaves the author's older posts; home timelines skip them meanwhile.) A
+// fan whose fans row is gone is settled from its authority, the attends row:
 // it reads their attends rows (one GetMany), deletes the rows of those
 // who no longer follow, reads those again, writes back the rows of any
 // who follow again, and so on until the reads agree with the writes (at
