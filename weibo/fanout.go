@@ -362,20 +362,66 @@ func (s *Service) fanOut(ctx context.Context, id PostID) error {
 	return nil
 }
 
-// settleFanout settles the inbox rows of post id just written for fans:
-// the fans list was read before the rows were written, so a fan may have
-// unfollowed the author meanwhile (and that unfollow's removal of the
-// author's posts may have run before this write). It reads the fans'
-// attends rows (one GetMany), deletes the rows of those who no longer
-// follow, reads those again, writes back the rows of any who follow again,
-// and so on until the reads agree with the writes (at most settleRounds
-// rounds; errUnsettled otherwise, and the outbox row stays for the sweep).
+// settleFanout settles the inbox rows of post id just written for fans
+// (in rowkey order, as the fans scan read them): the fans list was read
+// before the rows were written, so a fan may have unfollowed the author
+// meanwhile (and that unfollow's removal of the author's posts may have
+// run before this write).
+//
+// First it scans the author's fans rows again over the batch's range (one
+// sequential scan, not a read per fan). A fan whose fans row is still
+// there after the write needs nothing: the last write to that fans row
+// before the scan read it was a Put by a settleFollow round that took the
+// pair for followed (repair.go, step 5; the importer writes both sides at
+// once). If the pair is not followed at that point or later, the settle
+// or the repairer (its marker stays until the pair is settled) writes the
+// fans row again the other way — after this scan, since the Put was the
+// last write before it — and only then removes the author's posts from the
+// fan's inbox (settleFollow deletes the fans row before the unbackfill):
+// that removal lands after this fan-out's write and deletes it. (So an
+// unfollow that died between its attends row and its fans row leaves this
+// post in the fan's inbox until the repairer settles the pair, as it
+// leaves the author's older posts; home timelines skip them meanwhile.) A
+// fan whose fans row is gone is settled from its authority, the attends row:
+// it reads their attends rows (one GetMany), deletes the rows of those
+// who no longer follow, reads those again, writes back the rows of any
+// who follow again, and so on until the reads agree with the writes (at
+// most settleRounds rounds; errUnsettled otherwise, and the outbox row
+// stays for the sweep).
 func (s *Service) settleFanout(ctx context.Context, id PostID, fans []UserID) error {
-	present := make(map[UserID]bool, len(fans))
-	for _, fan := range fans {
+	if len(fans) == 0 {
+		return nil
+	}
+	// Both lists are in rowkey order, which for one author's fans rows is
+	// fan id order: walk them side by side.
+	var todo []UserID
+	next := 0
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations,
+		Start: tables.RelationKey(id.Author, tables.Fans, fans[0]),
+		Stop:  append(tables.RelationKey(id.Author, tables.Fans, fans[len(fans)-1]), 0)}, func(r *hbase.Result) error {
+		_, _, fan, ok := tables.DecodeRelationKey(r.Row)
+		if !ok {
+			return nil
+		}
+		for ; next < len(fans) && fans[next] < fan; next++ {
+			todo = append(todo, fans[next]) // its fans row is gone
+		}
+		if next < len(fans) && fans[next] == fan {
+			next++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	todo = append(todo, fans[next:]...)
+	if len(todo) == 0 {
+		return nil
+	}
+	present := make(map[UserID]bool, len(todo))
+	for _, fan := range todo {
 		present[fan] = true
 	}
-	todo := fans
 	for range settleRounds {
 		gets := make([]*hbase.Get, len(todo))
 		for i, fan := range todo {

@@ -1,10 +1,13 @@
 package weibo_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,6 +110,105 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			page, err := quietService(st).HomeTimeline(ctx, fans[1].ID, weibo.Page{})
 			if err != nil || len(page.Edges) != 1 || page.Edges[0].Post.ID != post.ID {
 				t.Fatalf("fan's home timeline = %+v, %v", page, err)
+			}
+		})
+	}
+}
+
+// TestFanoutSettlesRacingUnfollow makes a fan's unfollow (and, in one
+// case, a new follow) run completely between a fan-out's read of the fans
+// list and its inbox write, the race settleFanout exists for: the hook at
+// StepFanoutWritten (after the first batch's inbox rows) runs the unfollow,
+// which removes the post, and then writes the fan's inbox row again, as the
+// fan-out's write would land were it slower than the whole unfollow. Once
+// the fan-out is done, the inbox must agree with the attends row at once,
+// without the repairer (its grace is an hour): the row is gone after the
+// unfollow, there after the follow again. The fans are batched three at a
+// time, so the racing fan sits at the start, in the middle or at the end of
+// its batch.
+func TestFanoutSettlesRacingUnfollow(t *testing.T) {
+	cases := []struct {
+		name     string
+		racer    int  // index of the racing fan, in id order
+		refollow bool // the fan follows again after the unfollow
+		want     int  // rows of the post in the racer's inbox afterwards
+	}{
+		{"unfollowed, middle of the batch", 1, false, 0},
+		{"unfollowed, end of the batch", 2, false, 0},
+		{"unfollowed and followed again, start of the batch", 0, true, 1},
+	}
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := ownStore(t, b)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					ctx := t.Context()
+					var svc *weibo.Service
+					var racer weibo.UserID
+					var author *weibo.User
+					var fired atomic.Bool
+					hook := func(_ context.Context, step string) error {
+						if step != weibo.StepFanoutWritten || !fired.CompareAndSwap(false, true) {
+							return nil
+						}
+						if _, err := svc.Unfollow(ctx, racer, author.ID); err != nil {
+							return err
+						}
+						if c.refollow {
+							if _, err := svc.Follow(ctx, racer, author.ID); err != nil {
+								return err
+							}
+						}
+						var posts []*hbase.Put
+						err := st.Scan(ctx, &hbase.Scan{Table: tables.Outbox, Prefix: tables.ContentPrefix(author.ID)}, func(r *hbase.Result) error {
+							if id, ok := tables.DecodeOutboxKey(r.Row); ok {
+								posts = append(posts, &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(racer, id),
+									Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}})
+							}
+							return nil
+						})
+						if err == nil {
+							err = st.PutMany(ctx, posts)
+						}
+						return err
+					}
+					svc = quietService(st, weibo.WithPairWriteHook(hook), weibo.WithRepairGrace(time.Hour),
+						weibo.WithFanoutBatch(3), weibo.WithFanoutWorkers(1))
+					if err := svc.Start(ctx); err != nil {
+						t.Fatal(err)
+					}
+					defer svc.Close(context.Background())
+					author = mustUser(t, svc, uniq("raceauthor"))
+					var fans []weibo.UserID
+					for i := range 5 {
+						fan := mustUser(t, svc, uniq(fmt.Sprintf("racefan%d", i)))
+						if _, err := svc.Follow(ctx, fan.ID, author.ID); err != nil {
+							t.Fatal(err)
+						}
+						fans = append(fans, fan.ID)
+					}
+					slices.Sort(fans)
+					racer = fans[c.racer]
+					post, err := svc.Publish(ctx, author.ID, "raced")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := svc.FlushFanout(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if !fired.Load() {
+						t.Fatal("the hook never ran")
+					}
+					for _, fan := range fans {
+						want := 1
+						if fan == racer {
+							want = c.want
+						}
+						if n := inboxHas(t, svc, fan, post.ID); n != want {
+							t.Errorf("fan %v (racer %v) has the post %d times, want %d", fan, racer, n, want)
+						}
+					}
+				})
 			}
 		})
 	}

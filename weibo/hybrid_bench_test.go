@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,9 +149,33 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 // entries/s).
 //
 //	go test ./weibo -run '^$' -bench FanoutThroughput -benchtime 5x
+//
+// GATEWAY_BENCH_FANOUT_BATCH sets the fan-out batch (WithFanoutBatch).
+// GATEWAY_BENCH_FANOUT_SYNC=1 opens the store without WithNoSync (every
+// batch synced, as `gateway serve` runs it).
 func BenchmarkFanoutThroughput(b *testing.B) {
 	const fans = 100_000
-	fanoutThroughput(b, newBenchGraph(b, fans, true, weibo.WithFanoutThreshold(fans+1)), fans)
+	if os.Getenv("GATEWAY_BENCH_FANOUT_SYNC") == "1" {
+		st, err := embedded.Open(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		fanoutThroughput(b, newBenchGraphOn(b, st, fans, true, fanoutBenchOptions(fans)...), fans)
+		return
+	}
+	fanoutThroughput(b, newBenchGraph(b, fans, true, fanoutBenchOptions(fans)...), fans)
+}
+
+// fanoutBenchOptions are the options of the fan-out benchmarks: the
+// threshold above fans (a pushed author), and the batch of
+// GATEWAY_BENCH_FANOUT_BATCH if set.
+func fanoutBenchOptions(fans int) []weibo.Option {
+	opts := []weibo.Option{weibo.WithFanoutThreshold(fans + 1)}
+	if n, err := strconv.Atoi(os.Getenv("GATEWAY_BENCH_FANOUT_BATCH")); err == nil {
+		opts = append(opts, weibo.WithFanoutBatch(n)) // rows per PutMany/GetMany (default 500)
+	}
+	return opts
 }
 
 // BenchmarkFanoutThroughputHBase is BenchmarkFanoutThroughput on the real
@@ -169,17 +194,14 @@ func BenchmarkFanoutThroughputHBase(b *testing.B) {
 		defer cancel()
 		_ = st.DropNamespace(ctx, tables.Namespace)
 	})
-	opts := []weibo.Option{weibo.WithFanoutThreshold(fans + 1)}
-	if n, err := strconv.Atoi(os.Getenv("GATEWAY_BENCH_FANOUT_BATCH")); err == nil {
-		opts = append(opts, weibo.WithFanoutBatch(n)) // rows per PutMany/GetMany (default 500)
-	}
-	fanoutThroughput(b, newBenchGraphOn(b, st, fans, true, opts...), fans)
+	fanoutThroughput(b, newBenchGraphOn(b, st, fans, true, fanoutBenchOptions(fans)...), fans)
 }
 
 func fanoutThroughput(b *testing.B, g *benchGraph, fans int) {
 	ctx := context.Background()
 	var total time.Duration
 	lags := make([]time.Duration, 0, b.N)
+	cpu0 := processCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -196,12 +218,25 @@ func fanoutThroughput(b *testing.B, g *benchGraph, fans int) {
 		_ = p
 	}
 	b.StopTimer()
+	cpu := processCPU(b) - cpu0
 	slices.Sort(lags)
 	b.ReportMetric(float64(fans)*float64(b.N)/total.Seconds(), "entries/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1000/(float64(fans)*float64(b.N)), "cpu-us/entry")
 	b.ReportMetric(float64(lags[len(lags)/2].Milliseconds()), "lag-p50-ms")
 	b.ReportMetric(float64(lags[len(lags)-1].Milliseconds()), "lag-max-ms")
 	c, err := g.svc.HomeTimeline(ctx, g.sample[0], weibo.Page{First: new(1)})
 	if err != nil || len(c.Edges) != 1 {
 		b.Fatalf("a fan's timeline after the fan-out: %v %+v", err, c)
 	}
+}
+
+// processCPU is the CPU time (user and system) this process has used: the
+// fan-out's cost independent of the machine's load (on the real HBase it
+// leaves out the server's).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -239,8 +239,13 @@ func scanWrite[M any](ctx context.Context, st hbase.Store, scan *hbase.Scan, siz
 	return err
 }
 
+// inboxValues is the one cell of every inbox row (shared, read-only: a
+// fan-out writes many rows).
+var inboxValues = hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}
+
+// inboxPut is the Put of post p's row in owner's inbox.
 func inboxPut(owner UserID, p PostID) *hbase.Put {
-	return &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(owner, p), Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}}
+	return &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(owner, p), Values: inboxValues}
 }
 
 // Follows reports, with one batched GetMany, whether viewer follows each of

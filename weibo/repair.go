@@ -41,7 +41,10 @@ import (
 //     what was written. Whatever the interleaving, the last write to a
 //     dependent row is then made for the authority's final state: a writer
 //     whose writes land after the authority's last change reads that change
-//     afterwards and goes round again.
+//     afterwards and goes round again. (The fan-out reads the fans rows
+//     first and the attends rows only of fans whose fans row went: a
+//     follow pair's settle writes its fans row before its inbox rows, see
+//     settleFanout.)
 //  6. The marker is deleted (for a publish: marked counted, and deleted by
 //     the fan-out once it is done).
 //
@@ -435,6 +438,8 @@ func (s *Service) countMembers(ctx context.Context, rid RoleID) (int64, error) {
 // wrote, at most settleRounds times. It returns the state it settled on;
 // errUnsettled when the row kept changing (the writes that change it
 // settle it themselves). Every write is an idempotent Put or Delete.
+// Each round writes the fans row before the inbox: settleFanout relies on
+// that order.
 func (s *Service) settleFollow(ctx context.Context, a, b UserID, state *bool) (bool, error) {
 	key := tables.RelationKey(a, tables.Attends, b)
 	var following bool

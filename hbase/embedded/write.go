@@ -38,7 +38,9 @@ type preparedCol struct {
 }
 
 // prepareArena holds the encoded row prefixes and the cells of a batch of
-// puts in two allocations.
+// puts, in few allocations: it is sized from the rows (escaped at worst) and the
+// families (one cell each; a put of several qualifiers grows it). Slices
+// handed out stay valid when it grows.
 type prepareArena struct {
 	keys []byte
 	cols []preparedCol
@@ -51,9 +53,7 @@ func newPrepareArena(puts []*hbase.Put) *prepareArena {
 			continue
 		}
 		nk += tableHeaderLen + 2*len(p.Row) + 2
-		for _, qs := range p.Values {
-			nc += len(qs)
-		}
+		nc += len(p.Values)
 	}
 	return &prepareArena{keys: make([]byte, 0, nk), cols: make([]preparedCol, 0, nc)}
 }
@@ -338,6 +338,12 @@ func (s *Store) Put(ctx context.Context, p *hbase.Put) error {
 	return s.PutMany(ctx, []*hbase.Put{p})
 }
 
+// rowOrder is a put's row prefix and index, sorted by PutMany.
+type rowOrder struct {
+	rp []byte
+	i  int32
+}
+
 // PutMany writes many rows (of any tables) in one batch: each row is atomic,
 // and so, in this backend, is the whole batch. Every put is validated before
 // anything is written.
@@ -362,15 +368,28 @@ func (s *Store) PutMany(ctx context.Context, puts []*hbase.Put) error {
 	// Row order: monotonic seeks, and the puts of one row side by side (in
 	// their given order, which decides between equal timestamps).
 	order := make([]int32, len(pps))
+	sorted := true
 	for i := range order {
 		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := bytes.Compare(pps[a].rp, pps[b].rp); c != 0 {
-			return c
+		if i > 0 && sorted && bytes.Compare(pps[i-1].rp, pps[i].rp) > 0 {
+			sorted = false
 		}
-		return int(a - b)
-	})
+	}
+	if !sorted {
+		keys := make([]rowOrder, len(pps))
+		for i := range keys {
+			keys[i] = rowOrder{pps[i].rp, int32(i)}
+		}
+		slices.SortFunc(keys, func(a, b rowOrder) int {
+			if c := bytes.Compare(a.rp, b.rp); c != 0 {
+				return c
+			}
+			return int(a.i - b.i)
+		})
+		for i, k := range keys {
+			order[i] = k.i
+		}
+	}
 
 	s.lockAll(&locks)
 	defer s.unlockAll(&locks)
