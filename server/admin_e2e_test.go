@@ -155,20 +155,34 @@ func (g *gw) dept(token, id string) deptData {
 	return d.Department
 }
 
+// topDepartments returns the names of every top-level department, read in
+// pages of 100 (a long-lived shared HBase holds other runs' departments).
 func (g *gw) topDepartments(token string) []string {
 	g.t.Helper()
-	var d struct {
-		TopDepartments struct {
-			Edges    []struct{ Node struct{ Name string } }
-			PageInfo struct{ HasNextPage bool }
-		}
-	}
-	g.ok(token, `{ topDepartments(first: 100) { edges { node { name } } pageInfo { hasNextPage } } }`, nil, &d)
 	var out []string
-	for _, e := range d.TopDepartments.Edges {
-		out = append(out, e.Node.Name)
+	var after *string
+	for range 1000 {
+		var d struct {
+			TopDepartments struct {
+				Edges    []struct{ Node struct{ Name string } }
+				PageInfo struct {
+					HasNextPage bool
+					EndCursor   *string
+				}
+			}
+		}
+		g.ok(token, `query($after: String) { topDepartments(first: 100, after: $after) { edges { node { name } } pageInfo { hasNextPage endCursor } } }`,
+			map[string]any{"after": after}, &d)
+		for _, e := range d.TopDepartments.Edges {
+			out = append(out, e.Node.Name)
+		}
+		if !d.TopDepartments.PageInfo.HasNextPage {
+			return out
+		}
+		after = d.TopDepartments.PageInfo.EndCursor
 	}
-	return out
+	g.t.Fatal("topDepartments: more than 1000 pages")
+	return nil
 }
 
 // TestAdminAuthorization checks that every admin mutation needs a token
