@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 	"golang.org/x/sync/errgroup"
 
@@ -58,35 +59,54 @@ func selectsAny(ctx context.Context, sets []ast.SelectionSet, pred func(name str
 
 // prefetchUsers reads, for the user ids reached at path, the users rows
 // when a field beyond id and username is selected there (always when
-// complete is false: the edges carry ids only), and followedByViewer when it
-// is selected; the two batched reads run in parallel and prime the loaders.
+// complete is false: the edges carry ids only), followedByViewer when it
+// is selected, and with a token roles and department when they are
+// selected; the batched reads run in parallel and prime the loaders.
 func prefetchUsers(ctx context.Context, svc *weibo.Service, ids []weibo.UserID, complete bool, path ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	sets := selections(ctx, path...)
+	selected := func(name string) bool {
+		return selectsAny(ctx, sets, func(n string) bool { return n == name })
+	}
 	l := loaders.For(ctx)
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	g, gctx := errgroup.WithContext(ctx)
 	if !complete || selectsAny(ctx, sets, func(n string) bool { return n != "id" && n != "username" && n != "__typename" }) {
-		g.Go(func() error {
-			us, err := svc.GetUsers(gctx, ids)
-			for i, u := range us {
-				l.Users.Prime(ctx, ids[i], u)
-			}
-			return err
-		})
+		prime(ctx, g, gctx, ids, svc.GetUsers, l.Users)
 	}
-	if viewer, ok := auth.OptionalViewer(ctx); ok && selectsAny(ctx, sets, func(n string) bool { return n == "followedByViewer" }) {
-		g.Go(func() error {
-			fs, err := svc.Follows(gctx, viewer, ids)
-			for i, f := range fs {
-				l.FollowedByViewer.Prime(ctx, ids[i], f)
-			}
-			return err
-		})
+	if viewer, ok := auth.OptionalViewer(ctx); ok {
+		if selected("followedByViewer") {
+			prime(ctx, g, gctx, ids, func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
+				return svc.Follows(ctx, viewer, ids)
+			}, l.FollowedByViewer)
+		}
+		// User.roles and User.department answer only with a token.
+		if selected("roles") {
+			prime(ctx, g, gctx, ids, svc.UserRoles, l.UserRoles)
+		}
+		if selected("department") {
+			prime(ctx, g, gctx, ids, svc.UserDepartments, l.UserDepartments)
+		}
 	}
 	return g.Wait()
+}
+
+// prime runs read(gctx, ids) in g and primes the request's loader (of ctx)
+// with its results, one per id in order.
+func prime[V any](ctx context.Context, g *errgroup.Group, gctx context.Context, ids []weibo.UserID,
+	read func(context.Context, []weibo.UserID) ([]V, error), loader *dataloader.Loader[weibo.UserID, V]) {
+	g.Go(func() error {
+		vs, err := read(gctx, ids)
+		if err != nil {
+			return err
+		}
+		for i, v := range vs {
+			loader.Prime(ctx, ids[i], v)
+		}
+		return nil
+	})
 }
 
 // prefetchAuthors prefetches the authors of a post page's edges (see

@@ -197,10 +197,18 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		}
 		const byName = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content createdAt author { username } } } } }`
 		const byCounts = `query($first: Int) { homeTimeline(first: $first) { edges { node { id author { username postCount fanCount followedByViewer } } } } }`
+		// byRoles and byDepartment reach User.roles and User.department under
+		// every edge: the page's authors' roles and departments are
+		// prefetched in one batch each (the users rows' org family, then the
+		// role or department rows). Left to the dataloaders they took more
+		// calls the longer the page (5, 6, 9, 15, 25): gqlgen marshals at
+		// most worker_limit (4) edges at once, so their loads straddled batches.
+		const byRoles = `query($first: Int) { homeTimeline(first: $first) { edges { cursor node { id author { username roles { role { name } } } } } } }`
+		const byDepartment = `query($first: Int) { homeTimeline(first: $first) { edges { node { author { department { name } } } } } }`
 		for _, c := range []struct {
 			query string
 			want  float64
-		}{{byName, 3 + extra}, {byCounts, 5 + extra}} {
+		}{{byName, 3 + extra}, {byCounts, 5 + extra}, {byRoles, 5 + extra}, {byDepartment, 5 + extra}} {
 			var costs []float64
 			for _, first := range []int{1, 5, 20, 50, 100} {
 				costs = append(costs, cost(c.query, first))
