@@ -9,8 +9,9 @@ BIN   := bin/gateway
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
 
+# gqlgen (gqlgen.yml), then the list-marshalling step of internal/gqllist.
 generate:
-	$(GO) run github.com/99designs/gqlgen generate
+	$(GO) run ./internal/generate
 
 # GraphiQL, rebuilt from the npm packages pinned in server/graphiql/_web
 # (package-lock.json) into server/graphiql/dist, which is committed and

@@ -19,14 +19,15 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
-# graph/ and the resolver stubs are gqlgen's output: regenerate them in place
+# graph/ and the resolver stubs are generated (make generate: gqlgen, then
+# internal/generate's list-marshalling step): regenerate them in place
 # and fail when that changed, added or removed a file (a checksum of every
 # file before and after, so untracked files count too).
 generated() { find graph resolvers -type f -print0 | sort -z | xargs -0 sha256sum; }
 before=$(generated)
-go run github.com/99designs/gqlgen generate
+go run ./internal/generate
 if ! diff <(echo "$before") <(generated) >&2; then
-  echo "gqlgen generate changed graph/ or resolvers/ (above): run make generate and commit the result" >&2
+  echo "make generate changed graph/ or resolvers/ (above): run make generate and commit the result" >&2
   exit 1
 fi
 
