@@ -25,6 +25,20 @@ type cellRec struct {
 	ts           int64
 }
 
+// fill sets c to the cell r records: its qualifier and value are slices
+// of quals and vals, the builder's buffers (the value capped, so appending
+// to it never overwrites the next; an empty value is a non-nil empty slice).
+func (r cellRec) fill(c *hbase.Cell, quals string, vals []byte) {
+	c.Family = r.fam.name
+	c.Qualifier = quals[r.qStart:r.qEnd]
+	if r.vEnd > r.vStart {
+		c.Value = vals[r.vStart:r.vEnd:r.vEnd]
+	} else {
+		c.Value = []byte{}
+	}
+	c.Timestamp = r.ts
+}
+
 // rowBuilder collects the cells of one row with few allocations.
 type rowBuilder struct {
 	recs  []cellRec
@@ -59,14 +73,7 @@ func (b *rowBuilder) result(row []byte) *hbase.Result {
 	res.Cells = make([]*hbase.Cell, len(b.recs))
 	for i, r := range b.recs {
 		c := &cells[i]
-		c.Family = r.fam.name
-		c.Qualifier = quals[r.qStart:r.qEnd]
-		if r.vEnd > r.vStart {
-			c.Value = vals[r.vStart:r.vEnd:r.vEnd]
-		} else {
-			c.Value = []byte{}
-		}
-		c.Timestamp = r.ts
+		r.fill(c, quals, vals)
 		res.Cells[i] = c
 	}
 	return res
@@ -248,14 +255,7 @@ func (b *rowBuilder) results(gets []*hbase.Get, starts, ends []int) []*hbase.Res
 			for j := start; j < ends[i]; j++ {
 				r := b.recs[j]
 				c := &cells[j]
-				c.Family = r.fam.name
-				c.Qualifier = quals[r.qStart:r.qEnd]
-				if r.vEnd > r.vStart {
-					c.Value = vals[r.vStart:r.vEnd:r.vEnd]
-				} else {
-					c.Value = []byte{}
-				}
-				c.Timestamp = r.ts
+				r.fill(c, quals, vals)
 				ptrs[j] = c
 			}
 			res.Cells = ptrs[start:ends[i]:ends[i]]
