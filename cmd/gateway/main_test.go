@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,59 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// serveProc is a `gateway serve` process under test.
+type serveProc struct {
+	base string      // http://ADDR
+	logs *syncBuffer // its stdout and stderr
+	stop func()      // SIGTERM, then wait (60 s at most) for a clean exit; also run at cleanup
+}
+
+// startServe starts `gateway serve --addr ADDR args...` at a free 127.0.0.1
+// port with env as its whole environment and waits (60 s at most) until
+// /readyz answers 200.
+func startServe(t *testing.T, bin string, env []string, args ...string) *serveProc {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Env = env
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("serve exited with %v:\n%s", err, logs.String())
+				}
+			case <-time.After(60 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+				t.Errorf("serve did not exit within 60 s of SIGTERM:\n%s", logs.String())
+			}
+		})
+	}
+	t.Cleanup(stop)
+	base := "http://" + addr
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return &serveProc{base: base, logs: logs, stop: stop}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready after 60 s:\n%s", logs.String())
+		}
+	}
 }
 
 func run(t *testing.T, bin string, args ...string) string {

@@ -7,13 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -52,60 +49,16 @@ func TestTakeLogFormat(t *testing.T) {
 	}
 }
 
-// obsGateway is a `gateway serve` under test, with its output.
-type obsGateway struct {
-	base string
-	logs *syncBuffer
-	stop func() // SIGTERM, and wait for a clean exit
-}
-
 // startServeArgs starts `gateway serve` on a fresh embedded store with
 // args and env added, and waits until it is ready.
-func startServeArgs(t *testing.T, bin string, env []string, args ...string) *obsGateway {
+func startServeArgs(t *testing.T, bin string, env []string, args ...string) *serveProc {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--data", t.TempDir(), "--addr", addr}, args...)...)
-	cmd.Env = append(os.Environ(), append([]string{"GATEWAY_JWT_SECRET=obs-test-secret-obs-test-secret-obs"}, env...)...)
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Errorf("serve exited with %v:\n%s", err, logs.String())
-				}
-			case <-time.After(60 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-				t.Errorf("serve did not exit within 60 s of SIGTERM:\n%s", logs.String())
-			}
-		})
-	}
-	t.Cleanup(stop)
-	base := "http://" + addr
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &obsGateway{base: base, logs: logs, stop: stop}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready after 60 s:\n%s", logs.String())
-		}
-	}
+	env = append(append(os.Environ(), "GATEWAY_JWT_SECRET=obs-test-secret-obs-test-secret-obs"), env...)
+	return startServe(t, bin, env, append([]string{"--data", t.TempDir()}, args...)...)
 }
 
 // post sends a GraphQL request with variables and returns the raw body.
-func (g *obsGateway) post(t *testing.T, query string, vars map[string]any) []byte {
+func (g *serveProc) post(t *testing.T, query string, vars map[string]any) []byte {
 	t.Helper()
 	resp, err := http.Post(g.base+"/graphql", "application/json", bytes.NewReader(mustJSON(map[string]any{"query": query, "variables": vars})))
 	if err != nil {

@@ -6,13 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/weibohbase/gateway/hbase"
 )
@@ -121,16 +118,16 @@ func TestTokenSurvivesRestart(t *testing.T) {
 		}
 	}
 
-	base, stop := startServe(t, bin, env, data)
+	g := startServe(t, bin, env, "--data", data)
 	var reg struct {
 		Register struct{ Token string }
 	}
-	graphql(t, base, "", `mutation { register(username: "restart_user", password: "correct horse") { token } }`, &reg, nil)
+	graphql(t, g.base, "", `mutation { register(username: "restart_user", password: "correct horse") { token } }`, &reg, nil)
 	token := reg.Register.Token
 	if token == "" {
 		t.Fatal("no token from register")
 	}
-	stop()
+	g.stop()
 	fi, err := os.Stat(filepath.Join(data, jwtSecretFile))
 	if err != nil {
 		t.Fatalf("no secret kept in the data directory: %v", err)
@@ -139,70 +136,22 @@ func TestTokenSurvivesRestart(t *testing.T) {
 		t.Errorf("secret file mode %v, want 0600", fi.Mode().Perm())
 	}
 
-	base, stop = startServe(t, bin, env, data)
+	g = startServe(t, bin, env, "--data", data)
 	var me struct{ Me struct{ Username string } }
-	graphql(t, base, token, `{ me { username } }`, &me, nil)
+	graphql(t, g.base, token, `{ me { username } }`, &me, nil)
 	if me.Me.Username != "restart_user" {
 		t.Fatalf("after a restart, the old token gives me = %+v", me)
 	}
-	stop()
+	g.stop()
 
 	if err := os.Remove(filepath.Join(data, jwtSecretFile)); err != nil {
 		t.Fatal(err)
 	}
-	base, stop = startServe(t, bin, env, data)
-	defer stop()
+	g = startServe(t, bin, env, "--data", data)
 	var codes []string
-	graphql(t, base, token, `{ me { username } }`, nil, &codes)
+	graphql(t, g.base, token, `{ me { username } }`, nil, &codes)
 	if len(codes) != 1 || codes[0] != "UNAUTHENTICATED" {
 		t.Fatalf("with a new secret, the old token gives errors %q, want UNAUTHENTICATED", codes)
-	}
-}
-
-// startServe starts `gateway serve` on data at a free 127.0.0.1 port and
-// waits until it is ready; stop sends SIGTERM and waits for a clean exit.
-func startServe(t *testing.T, bin string, env []string, data string) (base string, stop func()) {
-	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr)
-	cmd.Env = env
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	done := false
-	stop = func() {
-		if done {
-			return
-		}
-		done = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("serve exited with %v:\n%s", err, logs.String())
-			}
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("serve did not exit within 60 s of SIGTERM:\n%s", logs.String())
-		}
-	}
-	t.Cleanup(stop)
-	base = "http://" + addr
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base, stop
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready after 60 s:\n%s", logs.String())
-		}
 	}
 }
 
