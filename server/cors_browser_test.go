@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -173,23 +171,6 @@ func (a *accessRecorder) len() int {
 	return len(a.lines)
 }
 
-// chromiumPath returns the path of Debian's chromium (scripts/deps.sh
-// installs it). Without it the test skips, except in CI (CI=true), where it
-// fails.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (scripts/deps.sh installs it); the browser tests must run in CI")
-	}
-	t.Skip("chromium is not installed (run scripts/deps.sh)")
-	return ""
-}
-
 // TestCORSInChromium: a page in headless Chromium, served from another
 // origin than the gateway (same host 127.0.0.1, another port), calls the
 // gateway with fetch (a POST with Authorization: preflighted) and a
@@ -199,7 +180,7 @@ func chromiumPath(t *testing.T) string {
 // browser refuses fetch's answer after the preflight (a CORS error, and the
 // POST is never sent), and the gateway refuses the WebSocket upgrade (403).
 func TestCORSInChromium(t *testing.T) {
-	exe := chromiumPath(t)
+	exe := testenv.Chromium(t)
 	pages := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(corsPage))

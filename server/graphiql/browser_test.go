@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,22 +30,6 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
-
-// chromium returns the path of Debian's chromium (scripts/deps.sh installs
-// it). Without it the test skips, except in CI (CI=true), where it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (scripts/deps.sh installs it); the browser tests must run in CI")
-	}
-	t.Skip("chromium is not installed (run scripts/deps.sh)")
-	return ""
-}
 
 // seeded is the gateway the browser test talks to and what it holds.
 type seeded struct {
@@ -149,7 +132,7 @@ func (b *browser) isLocal(raw string) bool {
 // but 127.0.0.1 is reachable.
 func newBrowser(t *testing.T, gateway string) (context.Context, *browser) {
 	t.Helper()
-	exe := chromium(t)
+	exe := testenv.Chromium(t)
 	u, _ := url.Parse(gateway)
 	b := &browser{local: u.Host}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
