@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen"
@@ -99,9 +100,9 @@ func (p *tablePlugin) GenerateCode(data *codegen.Data) error {
 				conc = append(conc, strconv.Quote(f.Name)+": true")
 			}
 		}
-		fmt.Fprintf(&b, "%q: {Implements: []string{%s}", o.Name, join(impl))
+		fmt.Fprintf(&b, "%q: {Implements: []string{%s}", o.Name, strings.Join(impl, ", "))
 		if len(conc) > 0 {
-			fmt.Fprintf(&b, ", Concurrent: map[string]bool{%s}", join(conc))
+			fmt.Fprintf(&b, ", Concurrent: map[string]bool{%s}", strings.Join(conc, ", "))
 		}
 		b.WriteString("},\n")
 	}
@@ -112,17 +113,6 @@ func (p *tablePlugin) GenerateCode(data *codegen.Data) error {
 	}
 	p.src = src
 	return nil
-}
-
-func join(s []string) string {
-	var b bytes.Buffer
-	for i, x := range s {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(x)
-	}
-	return b.String()
 }
 
 // rewrite replaces every graphql.MarshalSliceConcurrently(ctx, ...) call of
