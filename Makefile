@@ -9,7 +9,8 @@ BIN   := bin/gateway
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
 
-# gqlgen (gqlgen.yml), then the list-marshalling step of internal/gqllist.
+# gqlgen (gqlgen.yml), then the list-marshalling step of internal/gqllist
+# and the field-execution step of internal/gqlfield.
 generate:
 	$(GO) run ./internal/generate
 

@@ -16,6 +16,7 @@ import (
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/internal/gqlfield"
 	"github.com/weibohbase/gateway/internal/gqllist"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -1932,19 +1933,8 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _AuthPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.AuthPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_AuthPayload_token,
-		func(ctx context.Context) (any, error) {
-			return obj.Token, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Token)
+
 }
 
 func (ec *executionContext) fieldContext_AuthPayload_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -1961,19 +1951,12 @@ func (ec *executionContext) fieldContext_AuthPayload_token(_ context.Context, fi
 }
 
 func (ec *executionContext) _AuthPayload_user(ctx context.Context, field graphql.CollectedField, obj *model.AuthPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_AuthPayload_user,
-		func(ctx context.Context) (any, error) {
-			return obj.User, nil
-		},
-		nil,
-		ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_AuthPayload_user,
+
+		obj.User,
+
+		ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser)
+
 }
 
 func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2016,19 +1999,8 @@ func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, fie
 }
 
 func (ec *executionContext) _Department_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Department_id,
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID,
-		true,
-		true,
-	)
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID(ctx, field.Selections, obj.ID)
+
 }
 
 func (ec *executionContext) fieldContext_Department_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2045,19 +2017,8 @@ func (ec *executionContext) fieldContext_Department_id(_ context.Context, field 
 }
 
 func (ec *executionContext) _Department_name(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Department_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
 }
 
 func (ec *executionContext) fieldContext_Department_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2254,19 +2215,12 @@ func (ec *executionContext) fieldContext_Department_members(ctx context.Context,
 }
 
 func (ec *executionContext) _DepartmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_DepartmentConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_DepartmentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2289,19 +2243,12 @@ func (ec *executionContext) fieldContext_DepartmentConnection_edges(_ context.Co
 }
 
 func (ec *executionContext) _DepartmentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_DepartmentConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_DepartmentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2328,19 +2275,8 @@ func (ec *executionContext) fieldContext_DepartmentConnection_pageInfo(_ context
 }
 
 func (ec *executionContext) _DepartmentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_DepartmentEdge_cursor,
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
 }
 
 func (ec *executionContext) fieldContext_DepartmentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2357,19 +2293,12 @@ func (ec *executionContext) fieldContext_DepartmentEdge_cursor(_ context.Context
 }
 
 func (ec *executionContext) _DepartmentEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_DepartmentEdge_node,
-		func(ctx context.Context) (any, error) {
-			return obj.Department, nil
-		},
-		nil,
-		ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentEdge_node,
+
+		obj.Department,
+
+		ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment)
+
 }
 
 func (ec *executionContext) fieldContext_DepartmentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2400,19 +2329,12 @@ func (ec *executionContext) fieldContext_DepartmentEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _DepartmentMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_DepartmentMemberConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentMemberConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_DepartmentMemberConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2435,19 +2357,12 @@ func (ec *executionContext) fieldContext_DepartmentMemberConnection_edges(_ cont
 }
 
 func (ec *executionContext) _DepartmentMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_DepartmentMemberConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentMemberConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_DepartmentMemberConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3483,19 +3398,8 @@ func (ec *executionContext) fieldContext_Mutation_setUserDepartment(ctx context.
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *weibo.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PageInfo_hasNextPage,
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		ec.marshalNBoolean2bool,
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage)
+
 }
 
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3512,19 +3416,8 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *weibo.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PageInfo_hasPreviousPage,
-		func(ctx context.Context) (any, error) {
-			return obj.HasPreviousPage, nil
-		},
-		nil,
-		ec.marshalNBoolean2bool,
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPreviousPage)
+
 }
 
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3541,19 +3434,8 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *weibo.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PageInfo_startCursor,
-		func(ctx context.Context) (any, error) {
-			return obj.StartCursor, nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartCursor)
+
 }
 
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3570,19 +3452,8 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *weibo.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PageInfo_endCursor,
-		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EndCursor)
+
 }
 
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3599,19 +3470,8 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Post_id,
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID,
-		true,
-		true,
-	)
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.ID)
+
 }
 
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3628,19 +3488,8 @@ func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Post_content(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Post_content,
-		func(ctx context.Context) (any, error) {
-			return obj.Content, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
+
 }
 
 func (ec *executionContext) fieldContext_Post_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3657,19 +3506,8 @@ func (ec *executionContext) fieldContext_Post_content(_ context.Context, field g
 }
 
 func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Post_createdAt,
-		func(ctx context.Context) (any, error) {
-			return obj.CreatedAt(), nil
-		},
-		nil,
-		ec.marshalNTime2timeᚐTime,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_createdAt, obj, (*weibo.Post).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+
 }
 
 func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3686,19 +3524,8 @@ func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Post_author,
-		func(ctx context.Context) (any, error) {
-			return obj.Author(), nil
-		},
-		nil,
-		ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_author, obj, (*weibo.Post).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
+
 }
 
 func (ec *executionContext) fieldContext_Post_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3741,19 +3568,12 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 }
 
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PostConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_PostConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3776,19 +3596,12 @@ func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context,
 }
 
 func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PostConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_PostConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_PostConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3815,19 +3628,8 @@ func (ec *executionContext) fieldContext_PostConnection_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _PostConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PostConnection_totalCount,
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		ec.marshalNInt2int,
-		true,
-		true,
-	)
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+
 }
 
 func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3844,19 +3646,8 @@ func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Con
 }
 
 func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.PostEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PostEdge_cursor,
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
 }
 
 func (ec *executionContext) fieldContext_PostEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3873,19 +3664,12 @@ func (ec *executionContext) fieldContext_PostEdge_cursor(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PostEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.PostEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_PostEdge_node,
-		func(ctx context.Context) (any, error) {
-			return obj.Post, nil
-		},
-		nil,
-		ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_PostEdge_node,
+
+		obj.Post,
+
+		ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost)
+
 }
 
 func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4640,19 +4424,8 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _Role_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Role_id,
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID,
-		true,
-		true,
-	)
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID(ctx, field.Selections, obj.ID)
+
 }
 
 func (ec *executionContext) fieldContext_Role_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4669,19 +4442,8 @@ func (ec *executionContext) fieldContext_Role_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Role_name(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Role_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
 }
 
 func (ec *executionContext) fieldContext_Role_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4698,19 +4460,8 @@ func (ec *executionContext) fieldContext_Role_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Role_memberCount(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_Role_memberCount,
-		func(ctx context.Context) (any, error) {
-			return obj.MemberCount, nil
-		},
-		nil,
-		ec.marshalNInt2int64,
-		true,
-		true,
-	)
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.MemberCount)
+
 }
 
 func (ec *executionContext) fieldContext_Role_memberCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4776,19 +4527,12 @@ func (ec *executionContext) fieldContext_Role_members(ctx context.Context, field
 }
 
 func (ec *executionContext) _RoleAssignment_role(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleAssignment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleAssignment_role,
-		func(ctx context.Context) (any, error) {
-			return obj.Role, nil
-		},
-		nil,
-		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_RoleAssignment_role,
+
+		obj.Role,
+
+		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole)
+
 }
 
 func (ec *executionContext) fieldContext_RoleAssignment_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4815,19 +4559,8 @@ func (ec *executionContext) fieldContext_RoleAssignment_role(_ context.Context, 
 }
 
 func (ec *executionContext) _RoleAssignment_priority(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleAssignment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleAssignment_priority,
-		func(ctx context.Context) (any, error) {
-			return obj.Priority, nil
-		},
-		nil,
-		ec.marshalNInt2int,
-		true,
-		true,
-	)
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Priority)
+
 }
 
 func (ec *executionContext) fieldContext_RoleAssignment_priority(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4844,19 +4577,12 @@ func (ec *executionContext) fieldContext_RoleAssignment_priority(_ context.Conte
 }
 
 func (ec *executionContext) _RoleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_RoleConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_RoleConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4879,19 +4605,12 @@ func (ec *executionContext) fieldContext_RoleConnection_edges(_ context.Context,
 }
 
 func (ec *executionContext) _RoleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_RoleConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_RoleConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4918,19 +4637,8 @@ func (ec *executionContext) fieldContext_RoleConnection_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _RoleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleEdge_cursor,
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
 }
 
 func (ec *executionContext) fieldContext_RoleEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4947,19 +4655,12 @@ func (ec *executionContext) fieldContext_RoleEdge_cursor(_ context.Context, fiel
 }
 
 func (ec *executionContext) _RoleEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleEdge_node,
-		func(ctx context.Context) (any, error) {
-			return obj.Role, nil
-		},
-		nil,
-		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_RoleEdge_node,
+
+		obj.Role,
+
+		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole)
+
 }
 
 func (ec *executionContext) fieldContext_RoleEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4986,19 +4687,12 @@ func (ec *executionContext) fieldContext_RoleEdge_node(_ context.Context, field 
 }
 
 func (ec *executionContext) _RoleMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleMemberConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_RoleMemberConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_RoleMemberConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5023,19 +4717,12 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_edges(_ context.Co
 }
 
 func (ec *executionContext) _RoleMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleMemberConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_RoleMemberConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_RoleMemberConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5062,19 +4749,8 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_pageInfo(_ context
 }
 
 func (ec *executionContext) _RoleMemberConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleMemberConnection_totalCount,
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		ec.marshalNInt2int,
-		true,
-		true,
-	)
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+
 }
 
 func (ec *executionContext) fieldContext_RoleMemberConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5091,19 +4767,8 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_totalCount(_ conte
 }
 
 func (ec *executionContext) _RoleMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleMemberEdge_cursor,
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
 }
 
 func (ec *executionContext) fieldContext_RoleMemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5175,19 +4840,8 @@ func (ec *executionContext) fieldContext_RoleMemberEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _RoleMemberEdge_priority(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_RoleMemberEdge_priority,
-		func(ctx context.Context) (any, error) {
-			return obj.Priority, nil
-		},
-		nil,
-		ec.marshalNInt2int,
-		true,
-		true,
-	)
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Priority)
+
 }
 
 func (ec *executionContext) fieldContext_RoleMemberEdge_priority(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5243,19 +4897,12 @@ func (ec *executionContext) fieldContext_Subscription_homeTimelineUpdates(_ cont
 }
 
 func (ec *executionContext) _TimelineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_TimelineConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_TimelineConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_TimelineConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5278,19 +4925,12 @@ func (ec *executionContext) fieldContext_TimelineConnection_edges(_ context.Cont
 }
 
 func (ec *executionContext) _TimelineConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_TimelineConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_TimelineConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_TimelineConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5317,19 +4957,8 @@ func (ec *executionContext) fieldContext_TimelineConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_User_id,
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID,
-		true,
-		true,
-	)
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID(ctx, field.Selections, obj.ID)
+
 }
 
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5346,19 +4975,8 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _User_username(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_User_username,
-		func(ctx context.Context) (any, error) {
-			return obj.Username, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Username)
+
 }
 
 func (ec *executionContext) fieldContext_User_username(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5745,19 +5363,12 @@ func (ec *executionContext) fieldContext_User_department(_ context.Context, fiel
 }
 
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_UserConnection_edges,
-		func(ctx context.Context) (any, error) {
-			return obj.Edges, nil
-		},
-		nil,
-		ec.marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_UserConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ)
+
 }
 
 func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5780,19 +5391,12 @@ func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context,
 }
 
 func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_UserConnection_pageInfo,
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext_UserConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
 }
 
 func (ec *executionContext) fieldContext_UserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5819,19 +5423,8 @@ func (ec *executionContext) fieldContext_UserConnection_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _UserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_UserConnection_totalCount,
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		ec.marshalNInt2int,
-		true,
-		true,
-	)
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+
 }
 
 func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5848,19 +5441,8 @@ func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Con
 }
 
 func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.UserEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext_UserEdge_cursor,
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
 }
 
 func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5932,19 +5514,8 @@ func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Directive_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
 }
 
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5961,19 +5532,8 @@ func (ec *executionContext) fieldContext___Directive_name(_ context.Context, fie
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Directive_description,
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Directive_description, obj, (*introspection.Directive).Description, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5990,19 +5550,8 @@ func (ec *executionContext) fieldContext___Directive_description(_ context.Conte
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Directive_isRepeatable,
-		func(ctx context.Context) (any, error) {
-			return obj.IsRepeatable, nil
-		},
-		nil,
-		ec.marshalNBoolean2bool,
-		true,
-		true,
-	)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsRepeatable)
+
 }
 
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6019,19 +5568,12 @@ func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Cont
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Directive_locations,
-		func(ctx context.Context) (any, error) {
-			return obj.Locations, nil
-		},
-		nil,
-		ec.marshalN__DirectiveLocation2ᚕstringᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext___Directive_locations,
+
+		obj.Locations,
+
+		ec.marshalN__DirectiveLocation2ᚕstringᚄ)
+
 }
 
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6102,19 +5644,8 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___EnumValue_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
 }
 
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6131,19 +5662,8 @@ func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, fie
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___EnumValue_description,
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___EnumValue_description, obj, (*introspection.EnumValue).Description, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6160,19 +5680,8 @@ func (ec *executionContext) fieldContext___EnumValue_description(_ context.Conte
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___EnumValue_isDeprecated,
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		ec.marshalNBoolean2bool,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___EnumValue_isDeprecated, obj, (*introspection.EnumValue).IsDeprecated, ec.marshalNBoolean2bool, true)
+
 }
 
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6189,19 +5698,8 @@ func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Cont
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___EnumValue_deprecationReason,
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___EnumValue_deprecationReason, obj, (*introspection.EnumValue).DeprecationReason, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6218,19 +5716,8 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Field_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
 }
 
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6247,19 +5734,8 @@ func (ec *executionContext) fieldContext___Field_name(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Field_description,
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Field_description, obj, (*introspection.Field).Description, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6330,19 +5806,12 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Field_type,
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext___Field_type,
+
+		obj.Type,
+
+		ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType)
+
 }
 
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6383,19 +5852,8 @@ func (ec *executionContext) fieldContext___Field_type(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Field_isDeprecated,
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		ec.marshalNBoolean2bool,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Field_isDeprecated, obj, (*introspection.Field).IsDeprecated, ec.marshalNBoolean2bool, true)
+
 }
 
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6412,19 +5870,8 @@ func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context,
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Field_deprecationReason,
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Field_deprecationReason, obj, (*introspection.Field).DeprecationReason, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6441,19 +5888,8 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___InputValue_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		ec.marshalNString2string,
-		true,
-		true,
-	)
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
 }
 
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6470,19 +5906,8 @@ func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___InputValue_description,
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___InputValue_description, obj, (*introspection.InputValue).Description, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6499,19 +5924,12 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___InputValue_type,
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType,
-		true,
-		true,
-	)
+	return gqlfield.Value(ctx, field, ec.fieldContext___InputValue_type,
+
+		obj.Type,
+
+		ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType)
+
 }
 
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6552,19 +5970,8 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___InputValue_defaultValue,
-		func(ctx context.Context) (any, error) {
-			return obj.DefaultValue, nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DefaultValue)
+
 }
 
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6581,19 +5988,8 @@ func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___InputValue_isDeprecated,
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		ec.marshalNBoolean2bool,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___InputValue_isDeprecated, obj, (*introspection.InputValue).IsDeprecated, ec.marshalNBoolean2bool, true)
+
 }
 
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6610,19 +6006,8 @@ func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___InputValue_deprecationReason,
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___InputValue_deprecationReason, obj, (*introspection.InputValue).DeprecationReason, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6639,19 +6024,8 @@ func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ contex
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Schema_description,
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Schema_description, obj, (*introspection.Schema).Description, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6668,19 +6042,8 @@ func (ec *executionContext) fieldContext___Schema_description(_ context.Context,
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Schema_types,
-		func(ctx context.Context) (any, error) {
-			return obj.Types(), nil
-		},
-		nil,
-		ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Schema_types, obj, (*introspection.Schema).Types, ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ, false)
+
 }
 
 func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6721,19 +6084,8 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 }
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Schema_queryType,
-		func(ctx context.Context) (any, error) {
-			return obj.QueryType(), nil
-		},
-		nil,
-		ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Schema_queryType, obj, (*introspection.Schema).QueryType, ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType, false)
+
 }
 
 func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6774,19 +6126,8 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 }
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Schema_mutationType,
-		func(ctx context.Context) (any, error) {
-			return obj.MutationType(), nil
-		},
-		nil,
-		ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Schema_mutationType, obj, (*introspection.Schema).MutationType, ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType, false)
+
 }
 
 func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6827,19 +6168,8 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 }
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Schema_subscriptionType,
-		func(ctx context.Context) (any, error) {
-			return obj.SubscriptionType(), nil
-		},
-		nil,
-		ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Schema_subscriptionType, obj, (*introspection.Schema).SubscriptionType, ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType, false)
+
 }
 
 func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6880,19 +6210,8 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 }
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Schema_directives,
-		func(ctx context.Context) (any, error) {
-			return obj.Directives(), nil
-		},
-		nil,
-		ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Schema_directives, obj, (*introspection.Schema).Directives, ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ, false)
+
 }
 
 func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6921,19 +6240,8 @@ func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, 
 }
 
 func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_kind,
-		func(ctx context.Context) (any, error) {
-			return obj.Kind(), nil
-		},
-		nil,
-		ec.marshalN__TypeKind2string,
-		true,
-		true,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_kind, obj, (*introspection.Type).Kind, ec.marshalN__TypeKind2string, true)
+
 }
 
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6950,19 +6258,8 @@ func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field gr
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_name,
-		func(ctx context.Context) (any, error) {
-			return obj.Name(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_name, obj, (*introspection.Type).Name, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6979,19 +6276,8 @@ func (ec *executionContext) fieldContext___Type_name(_ context.Context, field gr
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_description,
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_description, obj, (*introspection.Type).Description, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7008,19 +6294,8 @@ func (ec *executionContext) fieldContext___Type_description(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_specifiedByURL,
-		func(ctx context.Context) (any, error) {
-			return obj.SpecifiedByURL(), nil
-		},
-		nil,
-		ec.marshalOString2ᚖstring,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_specifiedByURL, obj, (*introspection.Type).SpecifiedByURL, ec.marshalOString2ᚖstring, true)
+
 }
 
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7092,19 +6367,8 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 }
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_interfaces,
-		func(ctx context.Context) (any, error) {
-			return obj.Interfaces(), nil
-		},
-		nil,
-		ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_interfaces, obj, (*introspection.Type).Interfaces, ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ, false)
+
 }
 
 func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7145,19 +6409,8 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 }
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_possibleTypes,
-		func(ctx context.Context) (any, error) {
-			return obj.PossibleTypes(), nil
-		},
-		nil,
-		ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_possibleTypes, obj, (*introspection.Type).PossibleTypes, ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ, false)
+
 }
 
 func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7249,19 +6502,8 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 }
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_inputFields,
-		func(ctx context.Context) (any, error) {
-			return obj.InputFields(), nil
-		},
-		nil,
-		ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_inputFields, obj, (*introspection.Type).InputFields, ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ, false)
+
 }
 
 func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7292,19 +6534,8 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_ofType,
-		func(ctx context.Context) (any, error) {
-			return obj.OfType(), nil
-		},
-		nil,
-		ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_ofType, obj, (*introspection.Type).OfType, ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType, false)
+
 }
 
 func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7345,19 +6576,8 @@ func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		ec.fieldContext___Type_isOneOf,
-		func(ctx context.Context) (any, error) {
-			return obj.IsOneOf(), nil
-		},
-		nil,
-		ec.marshalOBoolean2bool,
-		true,
-		false,
-	)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext___Type_isOneOf, obj, (*introspection.Type).IsOneOf, ec.marshalOBoolean2bool, true)
+
 }
 
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {

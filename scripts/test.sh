@@ -20,7 +20,7 @@ if [ -n "$unformatted" ]; then
 fi
 
 # graph/ and the resolver stubs are generated (make generate: gqlgen, then
-# internal/generate's list-marshalling step): regenerate them in place
+# internal/generate's list-marshalling and field-execution steps): regenerate them in place
 # and fail when that changed, added or removed a file (a checksum of every
 # file before and after, so untracked files count too).
 generated() { find graph resolvers -type f -print0 | sort -z | xargs -0 sha256sum; }

@@ -1,0 +1,97 @@
+// Package gqlfield executes the GraphQL fields that only read memory — a
+// field bound to a Go struct field, or to a method that takes no context and
+// returns no error — without gqlgen's per-field machinery.
+//
+// gqlgen v0.17.88 runs every field through graphql.ResolveField: a new
+// FieldContext, a context carrying it, a closure for the field middleware
+// chain, the value boxed into an interface (twice), and a closure for the
+// result. On a home-timeline page of 50 edges (cursor, node { id content
+// createdAt author { id username } }) that is 400 fields, each of which
+// only copies a value out of a struct (issue 11: the largest share of the
+// page's CPU after the store). The field middleware has nothing to do
+// there: the project's only field interceptor (server/guard.go) returns at
+// once for fields that are not resolvers, and no directive is attached to
+// such fields (a field with directives, arguments, a context or an error is
+// never rewritten).
+//
+// `make generate` (internal/generate) rewrites the generated field
+// functions of graph/generated.go that gqlgen's codegen data shows are
+// plain bindings:
+//
+//   - a leaf (scalar or enum) bound to a struct field calls its marshaller
+//     directly: no FieldContext (see below);
+//   - a leaf bound to a method calls Method, which recovers a panic as
+//     ResolveField does;
+//   - an object or list bound to a struct field calls Value, a method
+//     calls Method: both keep the field's FieldContext, because the
+//     fields below it take their path from it.
+//
+// What differs from ResolveField: the field middleware (AroundFields) does
+// not see these fields, FieldContext.Result is not set, and an error a
+// leaf's own marshaller reports (gqlgen's "the requested element is null
+// which the schema does not allow", for a nil pointer or a zero time.Time
+// bound to a non-null type) carries the path of the field's parent object,
+// not the field's; and a leaf bound to a struct field is read without a
+// recover of its own (reading a struct field panics only through a nil
+// embedded pointer, which the project's types do not have), so such a panic
+// would null the nearest list item or resolver above it. The values
+// marshalled and every other error are the same.
+package gqlfield
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// FieldContextFunc is gqlgen's generated fieldContext_<Object>_<field>
+// function: the FieldContext of one collected field.
+type FieldContextFunc func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error)
+
+// MarshalFunc is a generated marshaller of a field's Go type T.
+type MarshalFunc[T any] func(ctx context.Context, sel ast.SelectionSet, v T) graphql.Marshaler
+
+// Value marshals v, the value of an object or list field bound to a struct
+// field, under the field's FieldContext (so the fields below report their
+// paths through it). It returns graphql.Null when the FieldContext cannot
+// be built, as ResolveField does.
+func Value[T any](ctx context.Context, field graphql.CollectedField, fieldContext FieldContextFunc, v T, marshal MarshalFunc[T]) graphql.Marshaler {
+	fc, err := fieldContext(ctx, field)
+	if err != nil {
+		return graphql.Null
+	}
+	return marshal(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+}
+
+// Method marshals get(obj), a field bound to a method without context or
+// error. A leaf is marshalled without a FieldContext of its own; any other
+// type under it. A panic in get or in the marshaller is recovered as
+// ResolveField recovers it: reported through oc with the field's path, and
+// the field's value is graphql.Null.
+func Method[O, T any](ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField,
+	fieldContext FieldContextFunc, obj O, get func(O) T, marshal MarshalFunc[T], leaf bool) (ret graphql.Marshaler) {
+	var fc *graphql.FieldContext
+	fctx := ctx // ctx with fc, once there is one
+	defer func() {
+		if r := recover(); r != nil {
+			ret = graphql.Null
+			if fc == nil {
+				var err error
+				if fc, err = fieldContext(ctx, field); err != nil {
+					return
+				}
+				fctx = graphql.WithFieldContext(ctx, fc)
+			}
+			oc.Error(fctx, oc.Recover(fctx, r))
+		}
+	}()
+	if !leaf {
+		var err error
+		if fc, err = fieldContext(ctx, field); err != nil {
+			return graphql.Null
+		}
+		fctx = graphql.WithFieldContext(ctx, fc)
+	}
+	return marshal(fctx, field.Selections, get(obj))
+}

@@ -1,0 +1,152 @@
+package gqlfield
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+type post struct {
+	Content string
+	Author  *user
+}
+
+type user struct{ Name string }
+
+func (p *post) Upper() string    { return "<" + p.Content + ">" }
+func (p *post) Writer() *user    { return p.Author }
+func (p *post) Broken() string   { panic("broken field") }
+func (p *post) BrokenObj() *user { panic("broken object field") }
+
+// parentCtx is the context of a field function's caller: the response and
+// operation contexts and the FieldContext of the parent field "node".
+func parentCtx(t *testing.T) (context.Context, *graphql.OperationContext) {
+	t.Helper()
+	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter,
+		func(ctx context.Context, err any) error { return fmt.Errorf("internal system error: %v", err) })
+	oc := &graphql.OperationContext{
+		RecoverFunc:        func(ctx context.Context, err any) error { return fmt.Errorf("recovered: %v", err) },
+		ResolverMiddleware: func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) },
+	}
+	ctx = graphql.WithOperationContext(ctx, oc)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "PostEdge", Field: graphql.CollectedField{Field: &ast.Field{Alias: "node"}}})
+	return ctx, oc
+}
+
+func fieldContext(object string) FieldContextFunc {
+	return func(_ context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+		return &graphql.FieldContext{Object: object, Field: field}, nil
+	}
+}
+
+func collected(alias string) graphql.CollectedField {
+	return graphql.CollectedField{Field: &ast.Field{Alias: alias, Name: alias}}
+}
+
+// marshalPath marshals a value as `"value@path"`, path being the path of
+// the FieldContext the marshaller sees (what an error it reports, or a
+// field below it, would carry).
+func marshalPath[T any](ctx context.Context, _ ast.SelectionSet, v T) graphql.Marshaler {
+	path := graphql.GetFieldContext(ctx).Path().String()
+	return graphql.WriterFunc(func(w io.Writer) { fmt.Fprintf(w, "%q", fmt.Sprintf("%v@%s", v, path)) })
+}
+
+func render(m graphql.Marshaler) string {
+	var b bytes.Buffer
+	m.MarshalGQL(&b)
+	return b.String()
+}
+
+func TestFields(t *testing.T) {
+	p := &post{Content: "hi", Author: &user{Name: "ann"}}
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, oc *graphql.OperationContext) graphql.Marshaler
+		want string
+		errs []string // "message@path"
+	}{
+		{
+			name: "Value keeps the field's FieldContext",
+			run: func(ctx context.Context, _ *graphql.OperationContext) graphql.Marshaler {
+				return Value(ctx, collected("author"), fieldContext("Post"), p.Author, marshalPath[*user])
+			},
+			want: `"&{ann}@node.author"`,
+		},
+		{
+			name: "Method of a leaf marshals under the parent's FieldContext",
+			run: func(ctx context.Context, oc *graphql.OperationContext) graphql.Marshaler {
+				return Method(ctx, oc, collected("upper"), fieldContext("Post"), p, (*post).Upper, marshalPath[string], true)
+			},
+			want: `"<hi>@node"`,
+		},
+		{
+			name: "Method of an object keeps the field's FieldContext",
+			run: func(ctx context.Context, oc *graphql.OperationContext) graphql.Marshaler {
+				return Method(ctx, oc, collected("writer"), fieldContext("Post"), p, (*post).Writer, marshalPath[*user], false)
+			},
+			want: `"&{ann}@node.writer"`,
+		},
+		{
+			name: "a panicking leaf method is a field error on its path",
+			run: func(ctx context.Context, oc *graphql.OperationContext) graphql.Marshaler {
+				return Method(ctx, oc, collected("broken"), fieldContext("Post"), p, (*post).Broken, marshalPath[string], true)
+			},
+			want: "null",
+			errs: []string{"recovered: broken field@node.broken"},
+		},
+		{
+			name: "a panicking object method is a field error on its path",
+			run: func(ctx context.Context, oc *graphql.OperationContext) graphql.Marshaler {
+				return Method(ctx, oc, collected("brokenObj"), fieldContext("Post"), p, (*post).BrokenObj, marshalPath[*user], false)
+			},
+			want: "null",
+			errs: []string{"recovered: broken object field@node.brokenObj"},
+		},
+		{
+			name: "a FieldContext that cannot be built is null, as in ResolveField",
+			run: func(ctx context.Context, _ *graphql.OperationContext) graphql.Marshaler {
+				fail := func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) {
+					return nil, errors.New("no field context")
+				}
+				return Value(ctx, collected("author"), fail, p.Author, marshalPath[*user])
+			},
+			want: "null",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, oc := parentCtx(t)
+			if got := render(tt.run(ctx, oc)); got != tt.want {
+				t.Errorf("marshalled %s, want %s", got, tt.want)
+			}
+			var errs []string
+			for _, e := range graphql.GetErrors(ctx) {
+				errs = append(errs, e.Message+"@"+e.Path.String())
+			}
+			if fmt.Sprint(errs) != fmt.Sprint(tt.errs) {
+				t.Errorf("errors %q, want %q", errs, tt.errs)
+			}
+		})
+	}
+}
+
+// TestSameAsResolveField checks that what gqlfield marshals, and the path
+// the marshaller of an object field sees, are what graphql.ResolveField
+// gives for the same binding.
+func TestSameAsResolveField(t *testing.T) {
+	p := &post{Content: "hi", Author: &user{Name: "ann"}}
+	ctx, oc := parentCtx(t)
+	viaGQLGen := render(graphql.ResolveField(ctx, oc, collected("author"), fieldContext("Post"),
+		func(context.Context) (any, error) { return p.Author, nil }, nil, marshalPath[*user], true, true))
+	viaValue := render(Value(ctx, collected("author"), fieldContext("Post"), p.Author, marshalPath[*user]))
+	viaMethod := render(Method(ctx, oc, collected("author"), fieldContext("Post"), p, (*post).Writer, marshalPath[*user], false))
+	if viaValue != viaGQLGen || viaMethod != viaGQLGen {
+		t.Errorf("ResolveField %s, Value %s, Method %s", viaGQLGen, viaValue, viaMethod)
+	}
+}
