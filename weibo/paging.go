@@ -70,7 +70,8 @@ const (
 // strictly after it, so rows written meanwhile before the cursor (newer posts)
 // neither shift nor repeat the next page.
 func encodeCursor(kind cursorKind, suffix []byte) string {
-	return base64.RawURLEncoding.EncodeToString(append([]byte{byte(kind)}, suffix...))
+	var buf [64]byte // a page's cursors fit: no allocation but the string
+	return base64.RawURLEncoding.EncodeToString(append(append(buf[:0], byte(kind)), suffix...))
 }
 
 // decodeCursor returns the rowkey suffix of the `after` cursor of kind

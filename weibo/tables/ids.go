@@ -20,6 +20,12 @@ type UserID uint64
 // String returns the decimal form used as the GraphQL ID.
 func (id UserID) String() string { return strconv.FormatUint(uint64(id), 10) }
 
+// AppendText appends String's form to b (encoding.TextAppender); it never
+// fails.
+func (id UserID) AppendText(b []byte) ([]byte, error) {
+	return strconv.AppendUint(b, uint64(id), 10), nil
+}
+
 // ParseUserID parses a GraphQL user ID: a decimal string of 1 to 20 digits
 // with no sign or leading zeros, not 0. It returns ErrInvalidID for
 // anything else.
@@ -52,7 +58,17 @@ type PostID struct {
 
 // String returns the GraphQL form "<author>_<ms>".
 func (p PostID) String() string {
-	return p.Author.String() + "_" + strconv.FormatInt(p.Millis, 10)
+	var b [48]byte
+	t, _ := p.AppendText(b[:0])
+	return string(t)
+}
+
+// AppendText appends String's form to b (encoding.TextAppender); it never
+// fails.
+func (p PostID) AppendText(b []byte) ([]byte, error) {
+	b = strconv.AppendUint(b, uint64(p.Author), 10)
+	b = append(b, '_')
+	return strconv.AppendInt(b, p.Millis, 10), nil
 }
 
 // ParsePostID parses "<author>_<ms>" (author as ParseUserID, ms a
