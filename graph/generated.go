@@ -6643,7 +6643,7 @@ var authPayloadImplementors = []string{"AuthPayload"}
 func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, authPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -6687,7 +6687,7 @@ var departmentImplementors = []string{"Department", "Node"}
 func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -6735,7 +6735,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "ancestors":
 			field := field
 
@@ -6771,7 +6771,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "children":
 			field := field
 
@@ -6807,7 +6807,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "members":
 			field := field
 
@@ -6843,7 +6843,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6872,7 +6872,7 @@ var departmentConnectionImplementors = []string{"DepartmentConnection"}
 func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -6916,7 +6916,7 @@ var departmentEdgeImplementors = []string{"DepartmentEdge"}
 func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -6960,7 +6960,7 @@ var departmentMemberConnectionImplementors = []string{"DepartmentMemberConnectio
 func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentMemberConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7007,7 +7007,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
@@ -7151,7 +7151,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *weibo.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7199,7 +7199,7 @@ var postImplementors = []string{"Post", "Node"}
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *weibo.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7253,7 +7253,7 @@ var postConnectionImplementors = []string{"PostConnection"}
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7302,7 +7302,7 @@ var postEdgeImplementors = []string{"PostEdge"}
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7349,7 +7349,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
@@ -7375,7 +7375,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7397,7 +7397,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7416,7 +7416,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7435,7 +7435,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7454,7 +7454,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7473,7 +7473,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7495,7 +7495,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7517,7 +7517,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7536,7 +7536,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7555,7 +7555,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7577,7 +7577,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7596,7 +7596,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -7636,7 +7636,7 @@ var roleImplementors = []string{"Role", "Node"}
 func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj *weibo.Role) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7692,7 +7692,7 @@ func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7721,7 +7721,7 @@ var roleAssignmentImplementors = []string{"RoleAssignment"}
 func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleAssignment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleAssignmentImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7765,7 +7765,7 @@ var roleConnectionImplementors = []string{"RoleConnection"}
 func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7809,7 +7809,7 @@ var roleEdgeImplementors = []string{"RoleEdge"}
 func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7853,7 +7853,7 @@ var roleMemberConnectionImplementors = []string{"RoleMemberConnection"}
 func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleMemberConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7902,7 +7902,7 @@ var roleMemberEdgeImplementors = []string{"RoleMemberEdge"}
 func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, roleMemberEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -7948,7 +7948,7 @@ func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "priority":
 			out.Values[i] = ec._RoleMemberEdge_priority(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8002,7 +8002,7 @@ var timelineConnectionImplementors = []string{"TimelineConnection"}
 func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, timelineConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8046,7 +8046,7 @@ var userImplementors = []string{"User", "Node"}
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *weibo.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8097,7 +8097,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "followCount":
 			field := field
 
@@ -8133,7 +8133,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "fanCount":
 			field := field
 
@@ -8169,7 +8169,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "postCount":
 			field := field
 
@@ -8205,7 +8205,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "followedByViewer":
 			field := field
 
@@ -8241,7 +8241,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "follows":
 			field := field
 
@@ -8277,7 +8277,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "fans":
 			field := field
 
@@ -8313,7 +8313,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "posts":
 			field := field
 
@@ -8349,7 +8349,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "roles":
 			field := field
 
@@ -8385,7 +8385,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		case "department":
 			field := field
 
@@ -8418,7 +8418,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8447,7 +8447,7 @@ var userConnectionImplementors = []string{"UserConnection"}
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8496,7 +8496,7 @@ var userEdgeImplementors = []string{"UserEdge"}
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8542,7 +8542,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8571,7 +8571,7 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8627,7 +8627,7 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8675,7 +8675,7 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8733,7 +8733,7 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8788,7 +8788,7 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {
@@ -8843,7 +8843,7 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
 	for i, field := range fields {
 		switch field.Name {

@@ -219,6 +219,9 @@ func rewrite(filename string, plain map[string]binding) error {
 			return fmt.Errorf("%s: no function %s for a plain binding (did gqlgen change its field execution?)", filename, name)
 		}
 	}
+	if err := rewriteFieldSets(f); err != nil {
+		return fmt.Errorf("%s: %w (did gqlgen change its object marshalling?)", filename, err)
+	}
 	astutil.AddImport(fset, f, gqlfieldPath)
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
@@ -313,6 +316,53 @@ func rewriteField(fd *ast.FuncDecl, b binding) error {
 		}
 	}
 	ret.Results[0] = out
+	return nil
+}
+
+// rewriteFieldSets makes every object marshaller of the file build its
+// fields with gqlfield.NewFieldSet:
+//
+//	out := graphql.NewFieldSet(fields)  ->  out := gqlfield.NewFieldSet(fields)
+//	innerFunc(ctx, out)                 ->  innerFunc(ctx, &out.FieldSet)
+//
+// (gqlfield.FieldSet embeds graphql.FieldSet; the deferred field sets stay
+// graphql's). It fails when the file has no such assignment.
+func rewriteFieldSets(f *ast.File) error {
+	n := 0
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		found := false
+		ast.Inspect(fd.Body, func(node ast.Node) bool {
+			as, ok := node.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || !isIdent(as.Lhs[0], "out") || as.Tok != token.DEFINE {
+				return true
+			}
+			call, ok := as.Rhs[0].(*ast.CallExpr)
+			if !ok || !isSelector(call.Fun, "graphql", "NewFieldSet") || len(call.Args) != 1 || !isIdent(call.Args[0], "fields") {
+				return true
+			}
+			call.Fun = sel("gqlfield", "NewFieldSet")
+			found = true
+			return true
+		})
+		if !found {
+			continue
+		}
+		n++
+		ast.Inspect(fd.Body, func(node ast.Node) bool {
+			call, ok := node.(*ast.CallExpr)
+			if ok && isIdent(call.Fun, "innerFunc") && len(call.Args) == 2 && isIdent(call.Args[1], "out") {
+				call.Args[1] = &ast.UnaryExpr{Op: token.AND, X: sel("out", "FieldSet")}
+			}
+			return true
+		})
+	}
+	if n == 0 {
+		return fmt.Errorf("no out := graphql.NewFieldSet(fields) to rewrite")
+	}
 	return nil
 }
 

@@ -84,3 +84,55 @@ func TestRewriteField(t *testing.T) {
 		})
 	}
 }
+
+func TestRewriteFieldSets(t *testing.T) {
+	const src = `package graph
+
+func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) { return nil }
+		dfs := graphql.NewFieldSet([]graphql.CollectedField{field})
+		dfs.Concurrently(0, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, dfs) })
+		out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+	}
+	return out
+}
+`
+	const want = `package graph
+
+func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
+	out := gqlfield.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) { return nil }
+		dfs := graphql.NewFieldSet([]graphql.CollectedField{field})
+		dfs.Concurrently(0, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, dfs) })
+		out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
+	}
+	return out
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "generated.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rewriteFieldSets(f); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := format.Node(&b, fset, f); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != want {
+		t.Errorf("rewritten to\n%s\nwant\n%s", b.String(), want)
+	}
+	f, _ = parser.ParseFile(fset, "other.go", "package graph\nfunc f() { out := 1; _ = out }\n", 0)
+	if err := rewriteFieldSets(f); err == nil {
+		t.Error("a file without graphql.NewFieldSet was not refused")
+	}
+}

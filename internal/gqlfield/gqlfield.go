@@ -1,6 +1,7 @@
 // Package gqlfield executes the GraphQL fields that only read memory — a
 // field bound to a Go struct field, or to a method that takes no context and
-// returns no error — without gqlgen's per-field machinery.
+// returns no error — without gqlgen's per-field machinery, and writes each
+// object's fields without a map of the aliases written (FieldSet).
 //
 // gqlgen v0.17.88 runs every field through graphql.ResolveField: a new
 // FieldContext, a context carrying it, a closure for the field middleware
@@ -40,6 +41,7 @@ package gqlfield
 
 import (
 	"context"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -94,4 +96,59 @@ func Method[O, T any](ctx context.Context, oc *graphql.OperationContext, field g
 		fctx = graphql.WithFieldContext(ctx, fc)
 	}
 	return marshal(fctx, field.Selections, get(obj))
+}
+
+// FieldSet is graphql.FieldSet, the fields of one object of the response,
+// with a MarshalGQL of its own. `make generate` makes every generated object
+// marshaller build its fields with NewFieldSet (gqlgen's deferred field sets
+// stay graphql.FieldSets).
+//
+// graphql.FieldSet.MarshalGQL fills a map of the aliases written so far, to
+// skip a repeated alias, and quotes each alias as it would any string. The
+// fields of an object's FieldSet come from graphql.CollectFields, which
+// merges fields of the same alias into one, and an alias is a GraphQL Name
+// (/[_A-Za-z][_0-9A-Za-z]*/, checked by the parser), which JSON needs no
+// escaping for: MarshalGQL writes the same bytes with neither (a repeated
+// alias is still skipped, found by comparing with the aliases before it).
+// On a home-timeline page of 50 edges that is 150 objects.
+type FieldSet struct {
+	graphql.FieldSet
+	fields []graphql.CollectedField
+}
+
+// NewFieldSet returns the FieldSet of fields, with a Values slot each.
+func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
+	s := &FieldSet{fields: fields}
+	s.FieldSet = *graphql.NewFieldSet(fields)
+	return s
+}
+
+// MarshalGQL writes the fields as a JSON object: each alias with its value,
+// in order, an alias written before skipped.
+func (s *FieldSet) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, "{")
+	for i, f := range s.fields {
+		if seen(s.fields[:i], f.Alias) {
+			continue
+		}
+		if i == 0 {
+			_, _ = io.WriteString(w, `"`)
+		} else {
+			_, _ = io.WriteString(w, `,"`)
+		}
+		_, _ = io.WriteString(w, f.Alias)
+		_, _ = io.WriteString(w, `":`)
+		s.Values[i].MarshalGQL(w)
+	}
+	_, _ = io.WriteString(w, "}")
+}
+
+// seen reports whether one of fields has alias.
+func seen(fields []graphql.CollectedField, alias string) bool {
+	for _, f := range fields {
+		if f.Alias == alias {
+			return true
+		}
+	}
+	return false
 }

@@ -150,3 +150,35 @@ func TestSameAsResolveField(t *testing.T) {
 		t.Errorf("ResolveField %s, Value %s, Method %s", viaGQLGen, viaValue, viaMethod)
 	}
 }
+
+// TestFieldSetSameBytes checks that FieldSet writes what graphql.FieldSet
+// writes, for unique aliases and for a repeated one.
+func TestFieldSetSameBytes(t *testing.T) {
+	tests := []struct {
+		name    string
+		aliases []string
+		want    string
+	}{
+		{name: "none", want: `{}`},
+		{name: "one", aliases: []string{"id"}, want: `{"id":0}`},
+		{name: "several", aliases: []string{"cursor", "node", "__typename"}, want: `{"cursor":0,"node":1,"__typename":2}`},
+		{name: "a repeated alias is written once", aliases: []string{"a", "b", "a", "c"}, want: `{"a":0,"b":1,"c":3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fields := make([]graphql.CollectedField, len(tt.aliases))
+			for i, a := range tt.aliases {
+				fields[i] = collected(a)
+			}
+			ours, theirs := NewFieldSet(fields), graphql.NewFieldSet(fields)
+			for i := range fields {
+				ours.Values[i] = graphql.MarshalInt(i)
+				theirs.Values[i] = graphql.MarshalInt(i)
+			}
+			got, want := render(ours), render(theirs)
+			if got != tt.want || want != tt.want {
+				t.Errorf("FieldSet wrote %s, graphql.FieldSet %s, want %s", got, want, tt.want)
+			}
+		})
+	}
+}
