@@ -253,21 +253,33 @@ func typeInto(selector, text string) chromedp.Action[chromedp.Void] {
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
-		if _, err := chromedp.Steps(
-			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
-			chromedp.KeyEvent(kb.Backspace),
-			call(input.InsertText, input.InsertTextParams{Text: text}),
-		)(ctx, t); err != nil {
-			return err
+		// On a loaded machine the editor may show the text some time after
+		// the insertion, or (focus taken back by a re-render) not at all:
+		// wait up to 2 s for it, and type again twice before failing.
+		var got *string
+		for range 3 {
+			if _, err := chromedp.Steps(
+				chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+				chromedp.KeyEvent(kb.Backspace),
+				call(input.InsertText, input.InsertTextParams{Text: text}),
+			)(ctx, t); err != nil {
+				return err
+			}
+			for range 20 {
+				var err error
+				if got, err = chromedp.Evaluate[*string](editorValue(selector))(ctx, t); err != nil {
+					return err
+				}
+				if got != nil && *got == text {
+					return nil
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if _, err := chromedp.Click(chromedp.CSS(selector+" .view-lines"))(ctx, t); err != nil {
+				return err
+			}
 		}
-		got, err := chromedp.Evaluate[*string](editorValue(selector))(ctx, t)
-		if err != nil {
-			return err
-		}
-		if got == nil || *got != text {
-			return fmt.Errorf("editor %s holds %q after typing %q", selector, deref(got), text)
-		}
-		return nil
+		return fmt.Errorf("editor %s holds %q after typing %q", selector, deref(got), text)
 	})
 }
 
