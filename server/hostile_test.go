@@ -147,6 +147,26 @@ func TestRefusalsCarryCostAndLimit(t *testing.T) {
 	}
 }
 
+// TestCachedQueryMeasuredPerRequest: a query gqlgen has parsed and cached
+// is measured again on every request, with that request's variables (the
+// limiter reads the cached document instead of parsing the query again).
+func TestCachedQueryMeasuredPerRequest(t *testing.T) {
+	g, env := hostileEnv(t, nil)
+	const q = `query($n: Int) { user(id: "4") { follows(first: $n) { edges { node {
+		follows(first: $n) { edges { node { follows(first: $n) { edges { node { username } } } } } } } } } } }`
+	small := map[string]any{"n": 2}
+	for i := range 3 {
+		r := g.post(env.Token, q, small)
+		if len(r.Errors) > 0 {
+			t.Fatalf("request %d with n=2: %+v", i, r.Errors)
+		}
+		e := g.fails(env.Token, server.CodeQueryTooComplex, q, map[string]any{"n": 100})
+		if e.Extensions["measure"] != "nodes" {
+			t.Errorf("request %d with n=100: extensions %v", i, e.Extensions)
+		}
+	}
+}
+
 // TestIntrospectionSwitch: introspection is counted and allowed by
 // default, and refused when disabled; __typename stays.
 func TestIntrospectionSwitch(t *testing.T) {

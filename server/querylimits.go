@@ -119,6 +119,12 @@ type queryLimits struct {
 	now    func() time.Time
 	schema *ast.Schema
 	sizes  querycost.Sizes
+	// docs is gqlgen's cache of parsed and validated documents (nil: none).
+	// A query found there passed the token limit when it was first parsed
+	// here (the limit is the process's), and a cached document is only read
+	// (by querycost and by every executor of it), so its cost is measured
+	// from it without parsing the query again.
+	docs graphql.Cache[*ast.QueryDocument]
 }
 
 var (
@@ -150,7 +156,7 @@ func (q *queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.
 	if p.Query == "" {
 		return nil // a persisted-query hash gqlgen does not know: it answers
 	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, limit(q.limits.MaxTokens))
+	doc, err := q.parse(ctx, p.Query)
 	if err != nil {
 		var gerr *gqlerror.Error
 		if !errors.As(err, &gerr) {
@@ -189,6 +195,17 @@ func (q *queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.
 	}
 	graphql.GetOperationContext(ctx).Stats.SetExtension(costExtension, report)
 	return nil
+}
+
+// parse returns the document of query: gqlgen's cached one, or parsed
+// with the token limit.
+func (q *queryLimits) parse(ctx context.Context, query string) (*ast.QueryDocument, error) {
+	if q.docs != nil {
+		if doc, ok := q.docs.Get(ctx, query); ok {
+			return doc, nil
+		}
+	}
+	return parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, limit(q.limits.MaxTokens))
 }
 
 // HeavyQueryNodes is the cost from which an operation is heavy: heavy

@@ -195,7 +195,10 @@ func GraphQL(cfg Config) http.Handler {
 	srv.SetValidationRulesFn(validationRules) // @defer and @stream refused
 	// Parsed and validated documents, and persisted queries, are cached by
 	// count and by total size: 1 MiB of query text each at most.
-	srv.SetQueryCache(newSizedCache(1000, 1<<20, 16<<10, func(q string, _ *ast.QueryDocument) int { return len(q) }))
+	// queryLimits measures the cost of a query found there without parsing
+	// it again.
+	docs := newSizedCache(1000, 1<<20, 16<<10, func(q string, _ *ast.QueryDocument) int { return len(q) })
+	srv.SetQueryCache(docs)
 	if !cfg.DisableIntrospection {
 		srv.Use(extension.Introspection{})
 	}
@@ -204,7 +207,7 @@ func GraphQL(cfg Config) http.Handler {
 	if cfg.HeavyQueries > 0 {
 		ln.heavy = make(chan struct{}, cfg.HeavyQueries)
 	}
-	srv.Use(&queryLimits{limits: cfg.Limits, introspection: !cfg.DisableIntrospection, budget: bud, lanes: ln, now: cfg.Now})
+	srv.Use(&queryLimits{limits: cfg.Limits, introspection: !cfg.DisableIntrospection, budget: bud, lanes: ln, now: cfg.Now, docs: docs})
 	srv.Use(guard{logins: newLogins(cfg.Logins), lanes: ln, now: cfg.Now})
 	srv.SetErrorPresenter(errorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
