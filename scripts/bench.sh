@@ -21,6 +21,9 @@
 #                   starting (and stopping) one with make hbase-up
 #   BENCH_PPROF     a file: take a 20 s CPU profile of the gateway during each measured run
 #                   (FILE.<store>.<script>.pprof; needs go tool pprof to read)
+#   BENCH_GATEWAY   a prebuilt gateway binary to measure instead of building bin/gateway from
+#                   the working tree (to alternate two builds: without it every run rebuilds
+#                   bin/gateway, so copying another binary there measures the tree's build)
 #   GATEWAY_DATASETS  directory of the data set files (default ../shared/datasets)
 #
 # The embedded store is imported once into .data/bench-full and reused
@@ -59,7 +62,13 @@ out=.data/bench
 mkdir -p "$out"
 results=$out/results.md
 
-make -s bin/k6 build >&2
+if [[ -n ${BENCH_GATEWAY:-} ]]; then
+	gateway=$(realpath "$BENCH_GATEWAY")
+	make -s bin/k6 >&2
+else
+	gateway=./bin/gateway
+	make -s bin/k6 build >&2
+fi
 [[ -f $edges && -f $posts ]] || { echo "bench: the data set is not in $datasets (set GATEWAY_DATASETS)" >&2; exit 1; }
 
 gw_pid=
@@ -81,7 +90,7 @@ start_gateway() {
 	local pp=()
 	[[ -n ${BENCH_PPROF:-} ]] && pp=(--pprof-addr 127.0.0.1:$((port + 1)))
 	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
-		./bin/gateway serve "${args[@]}" "${pp[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
+		"$gateway" serve "${args[@]}" "${pp[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
 	gw_pid=$!
 	for _ in $(seq 600); do
 		curl -sf "$base/readyz" >/dev/null 2>&1 && return 0
@@ -105,7 +114,7 @@ seed() {
 	local day=()
 	[[ -n ${BENCH_DAY:-} ]] && day=(--from "$BENCH_DAY" --to "$BENCH_DAY")
 	echo "bench: importing the data set ($*${BENCH_DAY:+, posts of $BENCH_DAY})" >&2
-	/usr/bin/time -f "bench: import took %e s" ./bin/gateway seed "$@" "${day[@]}" --quiet \
+	/usr/bin/time -f "bench: import took %e s" "$gateway" seed "$@" "${day[@]}" --quiet \
 		--edges "$edges" --posts "$posts" --password "$password" >&2
 }
 
