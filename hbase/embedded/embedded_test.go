@@ -584,6 +584,61 @@ func TestScanLongWithWrites(t *testing.T) {
 	}
 }
 
+// TestScanResultsKept keeps every Result of a scan over several of the
+// scan's arena chunks (rows, cells and bytes; values large enough to be
+// allocated alone; rowkeys with escaped 0x00 bytes; columns that differ
+// from row to row) and checks them all once the scan is over, and that
+// appending to a kept rowkey or value changes no other Result.
+func TestScanResultsKept(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	const n = 3*scanArenaRows + 7
+	row := func(i int) []byte { return binary.BigEndian.AppendUint32([]byte("k\x00"), uint32(i)) }
+	val := func(i, j int) []byte { return bytes.Repeat([]byte{byte(i), byte(j)}, 1+(i*j)%40+(i%17)*200) }
+	qual := func(i, j int) string { return fmt.Sprintf("q%d", (i%3)*10+j) }
+	var puts []*hbase.Put
+	for i := range n {
+		v := hbase.Values{"f": {}}
+		for j := range 1 + i%4 {
+			v["f"][qual(i, j)] = val(i, j)
+		}
+		puts = append(puts, &hbase.Put{Table: "t:a", Row: row(i), Values: v})
+	}
+	if err := s.PutMany(ctx, puts); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := hbase.ScanAll(ctx, s, &hbase.Scan{Table: "t:a", Prefix: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != n {
+		t.Fatalf("%d rows, want %d", len(rs), n)
+	}
+	for _, r := range rs {
+		r.Row = append(r.Row, 0xee)
+		for _, c := range r.Cells {
+			c.Value = append(c.Value, 0xee)
+		}
+	}
+	for i, r := range rs {
+		if want := append(row(i), 0xee); !bytes.Equal(r.Row, want) {
+			t.Fatalf("row %d: %x, want %x", i, r.Row, want)
+		}
+		if len(r.Cells) != 1+i%4 {
+			t.Fatalf("row %d: %d cells, want %d", i, len(r.Cells), 1+i%4)
+		}
+		for j, c := range r.Cells {
+			if q := qual(i, j); c.Family != "f" || c.Qualifier != q {
+				t.Fatalf("row %d cell %d: %s:%s, want f:%s", i, j, c.Family, c.Qualifier, q)
+			}
+			if want := append(val(i, j), 0xee); !bytes.Equal(c.Value, want) {
+				t.Fatalf("row %d cell %d: value of %d bytes, want %d", i, j, len(c.Value), len(want))
+			}
+		}
+	}
+}
+
 func TestConcurrentMixed(t *testing.T) {
 	// Increments, Puts of other columns of the same rows, CheckAndPuts and
 	// overlapping PutMany batches at once: no deadlock, exact counters.
@@ -756,4 +811,47 @@ func BenchmarkEmbeddedGet(b *testing.B) {
 			b.Fatalf("Get %d: %v, %v", k, res.Exists(), err)
 		}
 	}
+}
+
+// BenchmarkEmbeddedScan measures a scan of 100,000 rows shaped like
+// weibo:relations fans rows (an 18-byte rowkey, one small cell each), the
+// fan-out's read; it reports the time per row (ns/row); allocs/op are
+// those of one scan of every row.
+//
+//	go test ./hbase/embedded/ -run '^$' -bench EmbeddedScan -benchtime 20x
+func BenchmarkEmbeddedScan(b *testing.B) {
+	ctx := context.Background()
+	s := etOpen(b, b.TempDir(), WithNoSync())
+	defer func() { _ = s.Close() }()
+	const n = 100_000
+	var puts []*hbase.Put
+	for i := range n {
+		row := binary.BigEndian.AppendUint64([]byte{7}, 42)
+		row = binary.BigEndian.AppendUint64(append(row, 'f'), uint64(i))
+		puts = append(puts, &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": be64(int64(i))}}})
+		if len(puts) == 5000 {
+			if err := s.PutMany(ctx, puts); err != nil {
+				b.Fatal(err)
+			}
+			puts = puts[:0]
+		}
+	}
+	b.ReportAllocs()
+	rows := 0
+	for b.Loop() {
+		err := s.Scan(ctx, &hbase.Scan{Table: "t:b", Prefix: []byte{7}}, func(r *hbase.Result) error {
+			rows++
+			if len(r.Cells) != 1 {
+				b.Fatalf("row %x: %d cells", r.Row, len(r.Cells))
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if rows != n*b.N {
+		b.Fatalf("scanned %d rows, want %d", rows, n*b.N)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
 }

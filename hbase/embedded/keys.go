@@ -82,6 +82,19 @@ func unescape(seg []byte) []byte {
 	return out
 }
 
+// appendUnescaped appends the decoded escaped component seg to dst. A
+// byte loop: rowkeys are short and often hold many 0x00 bytes (big-endian
+// ids), where a bytes.IndexByte call per escape costs more.
+func appendUnescaped(dst, seg []byte) []byte {
+	for i := 0; i < len(seg); i++ {
+		dst = append(dst, seg[i])
+		if seg[i] == 0 {
+			i++ // skip the 0xff
+		}
+	}
+	return dst
+}
+
 // appendRowPrefix appends the encoded prefix of every cell of row in t.
 func appendRowPrefix(dst []byte, t *embTable, row []byte) []byte {
 	return appendSeg(append(dst, t.prefix...), row)

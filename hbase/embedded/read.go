@@ -60,22 +60,81 @@ func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) {
 	b.recs = append(b.recs, r)
 }
 
-// result builds the Result of row (which it keeps) from the collected cells,
-// copying everything out of the builder.
-func (b *rowBuilder) result(row []byte) *hbase.Result {
-	res := &hbase.Result{Row: row}
-	if len(b.recs) == 0 {
-		return res
+// scanArena hands out the Results of a Scan in chunks: the Result, Cell
+// and *Cell slots of scanArenaRows rows, and a scanArenaBytes buffer for
+// their rowkeys and values, instead of six allocations per row. Everything
+// it hands out is written once and never reused, so fn may keep a Result
+// (a kept Result keeps its chunks, those of up to scanArenaRows rows,
+// alive). Qualifier strings are shared with the previous row's when equal
+// (the rows of a table mostly hold the same columns).
+type scanArena struct {
+	res   []hbase.Result
+	cells []hbase.Cell
+	ptrs  []*hbase.Cell
+	buf   []byte
+	quals []string // the qualifiers of the last row built, by cell index
+}
+
+const (
+	scanArenaRows  = 64
+	scanArenaBytes = 8 << 10
+)
+
+// bytes returns a new capped slice of n bytes: from the current chunk,
+// from a new chunk, or (n above a quarter of a chunk) allocated alone.
+func (a *scanArena) bytes(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		if n > scanArenaBytes/4 {
+			return make([]byte, n)
+		}
+		a.buf = make([]byte, 0, scanArenaBytes)
 	}
-	quals := string(b.quals)
-	vals := bytes.Clone(b.vals)
-	cells := make([]hbase.Cell, len(b.recs))
-	res.Cells = make([]*hbase.Cell, len(b.recs))
+	start := len(a.buf)
+	a.buf = a.buf[:start+n]
+	return a.buf[start : start+n : start+n]
+}
+
+// result builds the Result of the row whose escaped rowkey is rowSeg from
+// the cells collected in b, copying everything out of b into a.
+func (a *scanArena) result(rowSeg []byte, b *rowBuilder) *hbase.Result {
+	if len(a.res) == 0 {
+		a.res = make([]hbase.Result, scanArenaRows)
+	}
+	res := &a.res[0]
+	a.res = a.res[1:]
+	n := len(b.recs)
+	if len(a.cells) < n {
+		a.cells = make([]hbase.Cell, max(n, 4*scanArenaRows))
+		a.ptrs = make([]*hbase.Cell, len(a.cells))
+	}
+	cells, ptrs := a.cells[:n:n], a.ptrs[:n:n]
+	a.cells, a.ptrs = a.cells[n:], a.ptrs[n:]
+
+	mem := a.bytes(len(rowSeg) + len(b.vals))
+	row := appendUnescaped(mem[:0], rowSeg)
+	res.Row = row[:len(row):len(row)]
+	vals := mem[len(row):]
+	copy(vals, b.vals)
+	for len(a.quals) < n {
+		a.quals = append(a.quals, "")
+	}
 	for i, r := range b.recs {
+		q := b.quals[r.qStart:r.qEnd]
+		if a.quals[i] != string(q) {
+			a.quals[i] = string(q)
+		}
 		c := &cells[i]
-		r.fill(c, quals, vals)
-		res.Cells[i] = c
+		c.Family = r.fam.name
+		c.Qualifier = a.quals[i]
+		if r.vEnd > r.vStart {
+			c.Value = vals[r.vStart:r.vEnd:r.vEnd]
+		} else {
+			c.Value = []byte{}
+		}
+		c.Timestamp = r.ts
+		ptrs[i] = c
 	}
+	res.Cells = ptrs
 	return res
 }
 
@@ -344,8 +403,10 @@ const (
 // Scan calls fn for each row of the range with at least one visible cell
 // of the wanted families, newest version of each column only, in rowkey
 // order (descending when sc.Reversed: see scanRows). It streams: rows are read as fn consumes them (fn may write to the
-// store). Rows written during the scan may or may not be seen. An error of fn
-// ends the scan and is returned, except hbase.ErrStopScan which ends it with nil.
+// store). Rows written during the scan may or may not be seen. TTLs are
+// judged at the time the scan's pebble iterator was opened (see scanRows).
+// fn may keep the Results (see scanArena). An error of fn ends the scan and
+// is returned, except hbase.ErrStopScan which ends it with nil.
 func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -393,6 +454,7 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 	w := cellWalker{t: t, want: fams, maxVersions: 1}
 	var (
 		b      rowBuilder
+		arena  scanArena
 		rp     []byte
 		rows   int
 		opened time.Time
@@ -406,7 +468,10 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 		if err != nil {
 			return err
 		}
+		// The TTL clock of the rows this iterator reads: a scan reads at
+		// one point in time, as HBase's scanners do.
 		opened, fresh = time.Now(), 0
+		w.now = s.nowMillis()
 		if reversed {
 			valid = it.Last()
 		} else {
@@ -435,7 +500,6 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 		}
 		rp = append(rp[:0], key[:n]...)
 		b.reset()
-		w.now = s.nowMillis()
 		var err error
 		if reversed {
 			_, err = w.walk(it, it.SeekGE(rp), n, rp, &b)
@@ -447,8 +511,7 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 		}
 		fresh++
 		if len(b.recs) > 0 {
-			row := bytes.Clone(unescape(rp[tableHeaderLen : n-2]))
-			if err := fn(b.result(row)); err != nil {
+			if err := fn(arena.result(rp[tableHeaderLen:n-2], &b)); err != nil {
 				if errors.Is(err, hbase.ErrStopScan) {
 					return nil
 				}
