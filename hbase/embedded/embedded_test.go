@@ -639,6 +639,45 @@ func TestScanResultsKept(t *testing.T) {
 	}
 }
 
+// TestPutManySharedValues writes one Values map into the rows of a batch,
+// as a fan-out does: every row gets its cells, and a put of another table
+// whose families differ is still checked against its own table.
+func TestPutManySharedValues(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	v := hbase.Values{"f": {"b": []byte("2"), "a": []byte("1")}, "v": {"c": []byte("3")}}
+	var puts []*hbase.Put
+	for i := range 5 {
+		puts = append(puts, &hbase.Put{Table: "t:a", Row: []byte{'r', byte('0' + i)}, Values: v, Timestamp: 10})
+	}
+	if err := s.PutMany(ctx, puts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range puts {
+		r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: p.Row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range r.Cells {
+			got = append(got, fmt.Sprintf("%s:%s=%s@%d", c.Family, c.Qualifier, c.Value, c.Timestamp))
+		}
+		if want := []string{"f:a=1@10", "f:b=2@10", "v:c=3@10"}; !slices.Equal(got, want) {
+			t.Errorf("row %s: %v, want %v", p.Row, got, want)
+		}
+	}
+	// t:b has no family "v": the second put fails although its Values
+	// are those of the first.
+	err := s.PutMany(ctx, []*hbase.Put{
+		{Table: "t:a", Row: []byte("x"), Values: v},
+		{Table: "t:b", Row: []byte("x"), Values: v},
+	})
+	if !errors.Is(err, hbase.ErrFamilyNotFound) {
+		t.Errorf("PutMany with family v into t:b: %v, want ErrFamilyNotFound", err)
+	}
+}
+
 func TestConcurrentMixed(t *testing.T) {
 	// Increments, Puts of other columns of the same rows, CheckAndPuts and
 	// overlapping PutMany batches at once: no deadlock, exact counters.
@@ -732,7 +771,8 @@ func TestCloseWaitsForCalls(t *testing.T) {
 // ascending order, as Seed does (table by table, in rowkey order); "random"
 // writes them in random order (the worst case: every batch touches the
 // whole key space, and compactions rewrite it). "sync" syncs every batch,
-// the others use WithNoSync.
+// the others use WithNoSync. "random-shared" is "random" with one Values
+// map shared by the puts of a batch, as the fan-out writes its inbox rows.
 //
 //	go test ./hbase/embedded/ -run '^$' -bench EmbeddedPutMany -benchtime 250x             # 1M rows each
 //	go test ./hbase/embedded/ -run '^$' -bench EmbeddedPutMany/ordered -benchtime 2750x    # 11M rows
@@ -740,11 +780,13 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 	for _, mode := range []struct {
 		name    string
 		ordered bool
+		shared  bool // every put of a batch has the same Values, as a fan-out's
 		opts    []Option
 	}{
-		{"ordered", true, []Option{WithNoSync()}},
-		{"random", false, []Option{WithNoSync()}},
-		{"ordered-sync", true, nil},
+		{"ordered", true, false, []Option{WithNoSync()}},
+		{"random", false, false, []Option{WithNoSync()}},
+		{"random-shared", false, true, []Option{WithNoSync()}},
+		{"ordered-sync", true, false, nil},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			const batch = 4000
@@ -771,6 +813,9 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 					}
 					row[9] = 'f'
 					puts[i] = &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": val}}}
+					if mode.shared && i > 0 {
+						puts[i].Values = puts[0].Values
+					}
 				}
 				b.StartTimer()
 				if err := s.PutMany(ctx, puts); err != nil {

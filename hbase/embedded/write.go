@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -44,6 +45,11 @@ type preparedCol struct {
 type prepareArena struct {
 	keys []byte
 	cols []preparedCol
+
+	// The table, Values map and cells of the last put prepared.
+	lastTable  *embTable
+	lastValues uintptr
+	lastCols   []preparedCol
 }
 
 func newPrepareArena(puts []*hbase.Put) *prepareArena {
@@ -58,7 +64,10 @@ func newPrepareArena(puts []*hbase.Put) *prepareArena {
 	return &prepareArena{keys: make([]byte, 0, nk), cols: make([]preparedCol, 0, nc)}
 }
 
-// preparePut validates p and encodes it into a.
+// preparePut validates p and encodes it into a. A put whose Values map
+// and table are those of the previous put prepared into a shares that
+// put's cells (a fan-out writes one shared Values into every row), which
+// saves the walk of the maps and the sort.
 func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 	if p == nil {
 		return preparedPut{}, errors.New("hbase: nil Put")
@@ -77,6 +86,11 @@ func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 	start := len(a.keys)
 	a.keys = appendRowPrefix(a.keys, t, p.Row)
 	pp.rp = a.keys[start:len(a.keys):len(a.keys)]
+	vals := reflect.ValueOf(p.Values).Pointer()
+	if a.lastTable == t && a.lastValues == vals && vals != 0 {
+		pp.cols = a.lastCols
+		return pp, nil
+	}
 	start = len(a.cols)
 	for fname, qs := range p.Values {
 		f, err := t.family(fname)
@@ -94,6 +108,7 @@ func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 			return cmp.Or(strings.Compare(a.fam.name, b.fam.name), strings.Compare(a.qual, b.qual))
 		})
 	}
+	a.lastTable, a.lastValues, a.lastCols = t, vals, pp.cols
 	return pp, nil
 }
 
