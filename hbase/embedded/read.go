@@ -60,25 +60,33 @@ func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) {
 	b.recs = append(b.recs, r)
 }
 
-// scanArena hands out the Results of a Scan in chunks: the Result, Cell
-// and *Cell slots of scanArenaRows rows, and a scanArenaBytes buffer for
-// their rowkeys and values, instead of six allocations per row. Everything
-// it hands out is written once and never reused, so fn may keep a Result
-// (a kept Result keeps its chunks, those of up to scanArenaRows rows,
-// alive). Qualifier strings are shared with the previous row's when equal
-// (the rows of a table mostly hold the same columns).
+// scanArena hands out the Results of a Scan in chunks: the Result slots
+// of up to scanArenaRows rows, Cell and *Cell slots of up to 4 cells a
+// row, and a buffer of up to scanArenaBytes for their rowkeys and values,
+// instead of six allocations per row. Each kind of chunk starts at an
+// eighth of its size and doubles, so that a short scan allocates little. Everything it hands
+// out is written once and never reused, so fn may keep a Result (a kept
+// Result keeps its chunks, those of up to scanArenaRows rows, alive).
+// Qualifier strings are shared with the previous row's when equal (the
+// rows of a table mostly hold the same columns).
 type scanArena struct {
 	res   []hbase.Result
 	cells []hbase.Cell
 	ptrs  []*hbase.Cell
 	buf   []byte
 	quals []string // the qualifiers of the last row built, by cell index
+
+	rowChunk, cellChunk, byteChunk int // the sizes of the last chunks allocated
 }
 
 const (
 	scanArenaRows  = 64
 	scanArenaBytes = 8 << 10
 )
+
+// grow returns the size of a chunk after one of size last (0: none yet):
+// double, from an eighth of limit up to limit.
+func grow(last, limit int) int { return min(max(2*last, limit/8), limit) }
 
 // bytes returns a new capped slice of n bytes: from the current chunk,
 // from a new chunk, or (n above a quarter of a chunk) allocated alone.
@@ -87,7 +95,8 @@ func (a *scanArena) bytes(n int) []byte {
 		if n > scanArenaBytes/4 {
 			return make([]byte, n)
 		}
-		a.buf = make([]byte, 0, scanArenaBytes)
+		a.byteChunk = grow(a.byteChunk, scanArenaBytes)
+		a.buf = make([]byte, 0, max(n, a.byteChunk))
 	}
 	start := len(a.buf)
 	a.buf = a.buf[:start+n]
@@ -98,13 +107,15 @@ func (a *scanArena) bytes(n int) []byte {
 // the cells collected in b, copying everything out of b into a.
 func (a *scanArena) result(rowSeg []byte, b *rowBuilder) *hbase.Result {
 	if len(a.res) == 0 {
-		a.res = make([]hbase.Result, scanArenaRows)
+		a.rowChunk = grow(a.rowChunk, scanArenaRows)
+		a.res = make([]hbase.Result, a.rowChunk)
 	}
 	res := &a.res[0]
 	a.res = a.res[1:]
 	n := len(b.recs)
 	if len(a.cells) < n {
-		a.cells = make([]hbase.Cell, max(n, 4*scanArenaRows))
+		a.cellChunk = grow(a.cellChunk, 4*scanArenaRows)
+		a.cells = make([]hbase.Cell, max(n, a.cellChunk))
 		a.ptrs = make([]*hbase.Cell, len(a.cells))
 	}
 	cells, ptrs := a.cells[:n:n], a.ptrs[:n:n]
