@@ -900,3 +900,47 @@ func BenchmarkEmbeddedScan(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
 }
+
+// BenchmarkEmbeddedGetMany measures the read of a home-timeline page's
+// posts: one GetMany of 50 random existing rows (of 100,000, flushed to an
+// sstable) of one family. One iteration is one GetMany.
+//
+//	go test ./hbase/embedded/ -run '^$' -bench EmbeddedGetMany -benchtime 20000x
+func BenchmarkEmbeddedGetMany(b *testing.B) {
+	ctx := context.Background()
+	s := etOpen(b, b.TempDir(), WithNoSync())
+	defer func() { _ = s.Close() }()
+	const n = 100_000
+	var puts []*hbase.Put
+	for i := range n {
+		puts = append(puts, &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)),
+			Values: hbase.Values{"f": {"c": []byte("a post of some length, as a post is"), "t": be64(int64(i))}}})
+		if len(puts) == 5000 {
+			if err := s.PutMany(ctx, puts); err != nil {
+				b.Fatal(err)
+			}
+			puts = puts[:0]
+		}
+	}
+	if err := s.db.Flush(); err != nil { // read from an sstable, as most reads are
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	batches := make([][]*hbase.Get, 1024)
+	for i := range batches {
+		batches[i] = make([]*hbase.Get, 50)
+		for j := range batches[i] {
+			batches[i][j] = &hbase.Get{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(r.IntN(n))), Families: []string{"f"}}
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		gets := batches[i%len(batches)]
+		i++
+		rs, err := s.GetMany(ctx, gets)
+		if err != nil || len(rs) != len(gets) || len(rs[0].Cells) != 2 {
+			b.Fatalf("GetMany: %v", err)
+		}
+	}
+}

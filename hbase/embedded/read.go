@@ -211,11 +211,19 @@ func (w *cellWalker) walk(it *pebble.Iterator, valid bool, rowLen int, bound []b
 }
 
 // resolveFamilies maps family names to the table's families, sorted and
-// without duplicates; nil for an empty list. An unknown name is
+// without duplicates; nil for an empty list. The slice is shared: the
+// caller must not modify it. An unknown name is
 // hbase.ErrFamilyNotFound (HBase fails such reads too).
 func resolveFamilies(t *embTable, names []string) ([]*embFamily, error) {
-	if len(names) == 0 {
+	switch len(names) {
+	case 0:
 		return nil, nil
+	case 1: // the usual read of one family: no allocation
+		f, err := t.family(names[0])
+		if err != nil {
+			return nil, err
+		}
+		return f.only, nil
 	}
 	out := make([]*embFamily, 0, len(names))
 	for _, n := range names {
@@ -270,9 +278,10 @@ func (s *Store) prepareGet(g *hbase.Get) (preparedGet, error) {
 }
 
 // walkRow reads one row through it (an unbounded iterator), using prefix
-// seeks, appending its cells to b.
-func walkRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key []byte) ([]byte, error) {
-	w := cellWalker{t: pg.t, want: pg.fams, maxVersions: max(1, pg.g.MaxVersions), now: now}
+// seeks, appending its cells to b. w is the batch's walker (its clock set,
+// its buffers reused from row to row).
+func walkRow(it *pebble.Iterator, w *cellWalker, pg preparedGet, b *rowBuilder, key []byte) ([]byte, error) {
+	w.t, w.want, w.maxVersions = pg.t, pg.fams, max(1, pg.g.MaxVersions)
 	key = appendRowPrefix(key[:0], pg.t, pg.g.Row)
 	rowLen := len(key)
 	if pg.fams == nil {
@@ -370,7 +379,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 		return nil, err
 	}
 	defer func() { _ = it.Close() }()
-	now := s.nowMillis()
+	w := cellWalker{now: s.nowMillis()}
 	// Sized for a few small cells a row; a page of posts grows it once or twice.
 	b := rowBuilder{recs: make([]cellRec, 0, 4*len(pgs)), quals: make([]byte, 0, 16*len(pgs)), vals: make([]byte, 0, 128*len(pgs))}
 	// The rows are read in key order: consecutive seeks then tend to land
@@ -396,7 +405,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 			}
 		}
 		starts[i] = len(b.recs)
-		if key, err = walkRow(it, pgs[i], now, &b, key); err != nil {
+		if key, err = walkRow(it, &w, pgs[i], &b, key); err != nil {
 			return nil, err
 		}
 		ends[i] = len(b.recs)
