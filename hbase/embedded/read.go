@@ -467,7 +467,8 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 // row at a time: SeekLT to the previous row's last cell, SeekGE to its
 // first. Every scanRefreshRows rows or scanRefreshAge it reopens the
 // iterator past the row just read (above it forward, below it reversed), so
-// that the old iterator's view of the store is released.
+// that the old iterator's view of the store is released. The TTL clock is
+// read when an iterator is opened and holds for the rows it reads.
 func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lower, upper []byte, limit int, reversed bool,
 	fn func(*hbase.Result) error) error {
 	done := ctx.Done()
