@@ -162,6 +162,9 @@ type embFamily struct {
 	name        string
 	maxVersions int
 	ttlMillis   int64 // 0: cells never expire
+	// only is the list of this one family (shared, read-only): what
+	// resolveFamilies returns for a read of it alone.
+	only []*embFamily
 }
 
 // expired reports whether a cell of the family written at ts (ms) is past its
@@ -337,7 +340,9 @@ func newEmbTable(name string, m *embTableMeta) *embTable {
 	t := &embTable{name: name, id: m.ID, families: make(map[string]*embFamily, len(m.Families)), meta: m}
 	t.prefix = binary.BigEndian.AppendUint32([]byte{keyspaceData}, m.ID)
 	for _, f := range m.Families {
-		t.families[f.Name] = &embFamily{name: f.Name, maxVersions: max(1, f.MaxVersions), ttlMillis: f.TTLMillis}
+		fam := &embFamily{name: f.Name, maxVersions: max(1, f.MaxVersions), ttlMillis: f.TTLMillis}
+		fam.only = []*embFamily{fam}
+		t.families[f.Name] = fam
 	}
 	return t
 }

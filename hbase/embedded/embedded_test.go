@@ -584,6 +584,138 @@ func TestScanLongWithWrites(t *testing.T) {
 	}
 }
 
+// TestScanResultsKept keeps every Result of a scan over several of the
+// scan's arena chunks (rows, cells and bytes; values large enough to be
+// allocated alone; rowkeys with escaped 0x00 bytes; columns that differ
+// from row to row) and checks them all once the scan is over, and that
+// appending to a kept rowkey or value changes no other Result.
+func TestScanResultsKept(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	const n = 3*scanArenaRows + 7
+	row := func(i int) []byte { return binary.BigEndian.AppendUint32([]byte("k\x00"), uint32(i)) }
+	val := func(i, j int) []byte { return bytes.Repeat([]byte{byte(i), byte(j)}, 1+(i*j)%40+(i%17)*200) }
+	qual := func(i, j int) string { return fmt.Sprintf("q%d", (i%3)*10+j) }
+	var puts []*hbase.Put
+	for i := range n {
+		v := hbase.Values{"f": {}}
+		for j := range 1 + i%4 {
+			v["f"][qual(i, j)] = val(i, j)
+		}
+		puts = append(puts, &hbase.Put{Table: "t:a", Row: row(i), Values: v})
+	}
+	if err := s.PutMany(ctx, puts); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := hbase.ScanAll(ctx, s, &hbase.Scan{Table: "t:a", Prefix: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != n {
+		t.Fatalf("%d rows, want %d", len(rs), n)
+	}
+	for _, r := range rs {
+		r.Row = append(r.Row, 0xee)
+		for _, c := range r.Cells {
+			c.Value = append(c.Value, 0xee)
+		}
+	}
+	for i, r := range rs {
+		if want := append(row(i), 0xee); !bytes.Equal(r.Row, want) {
+			t.Fatalf("row %d: %x, want %x", i, r.Row, want)
+		}
+		if len(r.Cells) != 1+i%4 {
+			t.Fatalf("row %d: %d cells, want %d", i, len(r.Cells), 1+i%4)
+		}
+		for j, c := range r.Cells {
+			if q := qual(i, j); c.Family != "f" || c.Qualifier != q {
+				t.Fatalf("row %d cell %d: %s:%s, want f:%s", i, j, c.Family, c.Qualifier, q)
+			}
+			if want := append(val(i, j), 0xee); !bytes.Equal(c.Value, want) {
+				t.Fatalf("row %d cell %d: value of %d bytes, want %d", i, j, len(c.Value), len(want))
+			}
+		}
+	}
+}
+
+// TestPutManySharedValues writes one Values map into the rows of a batch,
+// as a fan-out does: every row gets its cells, and a put of another table
+// whose families differ is still checked against its own table.
+func TestPutManySharedValues(t *testing.T) {
+	ctx := context.Background()
+	s := etOpen(t, "")
+	defer func() { _ = s.Close() }()
+	v := hbase.Values{"f": {"b": []byte("2"), "a": []byte("1")}, "v": {"c": []byte("3")}}
+	var puts []*hbase.Put
+	for i := range 5 {
+		puts = append(puts, &hbase.Put{Table: "t:a", Row: []byte{'r', byte('0' + i)}, Values: v, Timestamp: 10})
+	}
+	if err := s.PutMany(ctx, puts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range puts {
+		r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: p.Row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range r.Cells {
+			got = append(got, fmt.Sprintf("%s:%s=%s@%d", c.Family, c.Qualifier, c.Value, c.Timestamp))
+		}
+		if want := []string{"f:a=1@10", "f:b=2@10", "v:c=3@10"}; !slices.Equal(got, want) {
+			t.Errorf("row %s: %v, want %v", p.Row, got, want)
+		}
+	}
+	// t:b has no family "v": the second put fails although its Values
+	// are those of the first.
+	err := s.PutMany(ctx, []*hbase.Put{
+		{Table: "t:a", Row: []byte("x"), Values: v},
+		{Table: "t:b", Row: []byte("x"), Values: v},
+	})
+	if !errors.Is(err, hbase.ErrFamilyNotFound) {
+		t.Errorf("PutMany with family v into t:b: %v, want ErrFamilyNotFound", err)
+	}
+}
+
+// TestPutOrder checks PutMany's row order against a sort of the row
+// prefixes (then the indexes): random batches of one or two tables, some
+// sorted, some of interleaved sorted runs (salted rowkeys), with repeated
+// rows and 0x00 bytes.
+func TestPutOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	tables := []*embTable{newEmbTable("t:x", &embTableMeta{ID: 7}), newEmbTable("t:y", &embTableMeta{ID: 256})}
+	for round := range 2000 {
+		n := 1 + r.IntN(60)
+		pps := make([]preparedPut, n)
+		for i := range pps {
+			var row []byte
+			switch round % 3 {
+			case 0: // salted, ids ascending
+				id := uint64(i*3 + r.IntN(3))
+				row = binary.BigEndian.AppendUint64([]byte{byte(id * 7 % 5)}, id)
+			case 1: // few distinct short rows: repeats and 0x00 bytes
+				row = []byte{byte(r.IntN(3)), byte(r.IntN(2))}[:1+r.IntN(2)]
+			default: // ascending
+				row = binary.BigEndian.AppendUint64(nil, uint64(i/2))
+			}
+			tb := tables[0]
+			if round%5 == 0 {
+				tb = tables[r.IntN(2)]
+			}
+			pps[i] = preparedPut{t: tb, rp: appendRowPrefix(nil, tb, row)}
+		}
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return bytes.Compare(pps[a].rp, pps[b].rp) })
+		if got := putOrder(pps); !slices.Equal(got, want) {
+			t.Fatalf("round %d: putOrder = %v, want %v", round, got, want)
+		}
+	}
+}
+
 func TestConcurrentMixed(t *testing.T) {
 	// Increments, Puts of other columns of the same rows, CheckAndPuts and
 	// overlapping PutMany batches at once: no deadlock, exact counters.
@@ -677,7 +809,8 @@ func TestCloseWaitsForCalls(t *testing.T) {
 // ascending order, as Seed does (table by table, in rowkey order); "random"
 // writes them in random order (the worst case: every batch touches the
 // whole key space, and compactions rewrite it). "sync" syncs every batch,
-// the others use WithNoSync.
+// the others use WithNoSync. "random-shared" is "random" with one Values
+// map shared by the puts of a batch, as the fan-out writes its inbox rows.
 //
 //	go test ./hbase/embedded/ -run '^$' -bench EmbeddedPutMany -benchtime 250x             # 1M rows each
 //	go test ./hbase/embedded/ -run '^$' -bench EmbeddedPutMany/ordered -benchtime 2750x    # 11M rows
@@ -685,11 +818,13 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 	for _, mode := range []struct {
 		name    string
 		ordered bool
+		shared  bool // every put of a batch has the same Values, as a fan-out's
 		opts    []Option
 	}{
-		{"ordered", true, []Option{WithNoSync()}},
-		{"random", false, []Option{WithNoSync()}},
-		{"ordered-sync", true, nil},
+		{"ordered", true, false, []Option{WithNoSync()}},
+		{"random", false, false, []Option{WithNoSync()}},
+		{"random-shared", false, true, []Option{WithNoSync()}},
+		{"ordered-sync", true, false, nil},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			const batch = 4000
@@ -716,6 +851,9 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 					}
 					row[9] = 'f'
 					puts[i] = &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": val}}}
+					if mode.shared && i > 0 {
+						puts[i].Values = puts[0].Values
+					}
 				}
 				b.StartTimer()
 				if err := s.PutMany(ctx, puts); err != nil {
@@ -755,5 +893,105 @@ func BenchmarkEmbeddedGet(b *testing.B) {
 		if err != nil || res.Exists() != (k%2 == 0) {
 			b.Fatalf("Get %d: %v, %v", k, res.Exists(), err)
 		}
+	}
+}
+
+// BenchmarkEmbeddedScan measures a scan of 100,000 rows shaped like
+// weibo:relations fans rows (an 18-byte rowkey, one small cell each), the
+// fan-out's read; it reports the time per row (ns/row); allocs/op are
+// those of one scan of every row.
+//
+//	go test ./hbase/embedded/ -run '^$' -bench EmbeddedScan -benchtime 20x
+func BenchmarkEmbeddedScan(b *testing.B) {
+	ctx := context.Background()
+	s := etOpen(b, b.TempDir(), WithNoSync())
+	defer func() { _ = s.Close() }()
+	const n = 100_000
+	var puts []*hbase.Put
+	for i := range n {
+		row := binary.BigEndian.AppendUint64([]byte{7}, 42)
+		row = binary.BigEndian.AppendUint64(append(row, 'f'), uint64(i))
+		puts = append(puts, &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": be64(int64(i))}}})
+		if len(puts) == 5000 {
+			if err := s.PutMany(ctx, puts); err != nil {
+				b.Fatal(err)
+			}
+			puts = puts[:0]
+		}
+	}
+	b.ReportAllocs()
+	rows := 0
+	for b.Loop() {
+		err := s.Scan(ctx, &hbase.Scan{Table: "t:b", Prefix: []byte{7}}, func(r *hbase.Result) error {
+			rows++
+			if len(r.Cells) != 1 {
+				b.Fatalf("row %x: %d cells", r.Row, len(r.Cells))
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if rows != n*b.N {
+		b.Fatalf("scanned %d rows, want %d", rows, n*b.N)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
+}
+
+// BenchmarkEmbeddedGetMany measures the read of a home-timeline page's
+// posts: one GetMany of 50 random existing rows (of 100,000, flushed to an
+// sstable) of one family. One iteration is one GetMany.
+//
+//	go test ./hbase/embedded/ -run '^$' -bench EmbeddedGetMany -benchtime 20000x
+func BenchmarkEmbeddedGetMany(b *testing.B) {
+	ctx := context.Background()
+	s := etOpen(b, b.TempDir(), WithNoSync())
+	defer func() { _ = s.Close() }()
+	const n = 100_000
+	var puts []*hbase.Put
+	for i := range n {
+		puts = append(puts, &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)),
+			Values: hbase.Values{"f": {"c": []byte("a post of some length, as a post is"), "t": be64(int64(i))}}})
+		if len(puts) == 5000 {
+			if err := s.PutMany(ctx, puts); err != nil {
+				b.Fatal(err)
+			}
+			puts = puts[:0]
+		}
+	}
+	if err := s.db.Flush(); err != nil { // read from an sstable, as most reads are
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	batches := make([][]*hbase.Get, 1024)
+	for i := range batches {
+		batches[i] = make([]*hbase.Get, 50)
+		for j := range batches[i] {
+			batches[i][j] = &hbase.Get{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(r.IntN(n))), Families: []string{"f"}}
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		gets := batches[i%len(batches)]
+		i++
+		rs, err := s.GetMany(ctx, gets)
+		if err != nil || len(rs) != len(gets) || len(rs[0].Cells) != 2 {
+			b.Fatalf("GetMany: %v", err)
+		}
+	}
+}
+
+// BenchmarkAppendRowPrefix measures the encoding of a weibo:inbox rowkey
+// (salt, owner id, reversed ms, author id: 25 bytes, 12 of them 0x00).
+func BenchmarkAppendRowPrefix(b *testing.B) {
+	t := newEmbTable("t:x", &embTableMeta{ID: 7})
+	row := binary.BigEndian.AppendUint64([]byte{3}, 123_456)
+	row = binary.BigEndian.AppendUint64(row, uint64(1<<63-1_700_000_000_000))
+	row = binary.BigEndian.AppendUint64(row, 98_765)
+	var dst []byte
+	for b.Loop() {
+		dst = appendRowPrefix(dst[:0], t, row)
 	}
 }

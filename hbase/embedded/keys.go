@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -28,17 +29,20 @@ func appendSeg(dst, b []byte) []byte {
 	return append(appendEscaped(dst, b), 0x00, 0x01)
 }
 
-// appendEscaped appends b with every 0x00 written as 0x00 0xff.
+// appendEscaped appends b with every 0x00 written as 0x00 0xff. A byte
+// loop after one growth of dst: rowkeys are short and often hold many 0x00
+// bytes (big-endian ids), where a bytes.IndexByte call per escape costs
+// more.
 func appendEscaped(dst, b []byte) []byte {
-	for {
-		i := bytes.IndexByte(b, 0)
-		if i < 0 {
-			return append(dst, b...)
+	dst = slices.Grow(dst, len(b)+len(b)/4)
+	for _, c := range b {
+		if c == 0 {
+			dst = append(dst, 0, 0xff)
+		} else {
+			dst = append(dst, c)
 		}
-		dst = append(dst, b[:i+1]...)
-		dst = append(dst, 0xff)
-		b = b[i+1:]
 	}
+	return dst
 }
 
 // appendSegString is appendSeg for a string.
@@ -80,6 +84,19 @@ func unescape(seg []byte) []byte {
 		}
 	}
 	return out
+}
+
+// appendUnescaped appends the decoded escaped component seg to dst. A
+// byte loop: rowkeys are short and often hold many 0x00 bytes (big-endian
+// ids), where a bytes.IndexByte call per escape costs more.
+func appendUnescaped(dst, seg []byte) []byte {
+	for i := 0; i < len(seg); i++ {
+		dst = append(dst, seg[i])
+		if seg[i] == 0 {
+			i++ // skip the 0xff
+		}
+	}
+	return dst
 }
 
 // appendRowPrefix appends the encoded prefix of every cell of row in t.

@@ -60,22 +60,92 @@ func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) {
 	b.recs = append(b.recs, r)
 }
 
-// result builds the Result of row (which it keeps) from the collected cells,
-// copying everything out of the builder.
-func (b *rowBuilder) result(row []byte) *hbase.Result {
-	res := &hbase.Result{Row: row}
-	if len(b.recs) == 0 {
-		return res
+// scanArena hands out the Results of a Scan in chunks: the Result slots
+// of up to scanArenaRows rows, Cell and *Cell slots of up to 4 cells a
+// row, and a buffer of up to scanArenaBytes for their rowkeys and values,
+// instead of six allocations per row. Each kind of chunk starts at an
+// eighth of its size and doubles, so that a short scan allocates little. Everything it hands
+// out is written once and never reused, so fn may keep a Result (a kept
+// Result keeps its chunks, those of up to scanArenaRows rows, alive).
+// Qualifier strings are shared with the previous row's when equal (the
+// rows of a table mostly hold the same columns).
+type scanArena struct {
+	res   []hbase.Result
+	cells []hbase.Cell
+	ptrs  []*hbase.Cell
+	buf   []byte
+	quals []string // the qualifiers of the last row built, by cell index
+
+	rowChunk, cellChunk, byteChunk int // the sizes of the last chunks allocated
+}
+
+const (
+	scanArenaRows  = 64
+	scanArenaBytes = 8 << 10
+)
+
+// grow returns the size of a chunk after one of size last (0: none yet):
+// double, from an eighth of limit up to limit.
+func grow(last, limit int) int { return min(max(2*last, limit/8), limit) }
+
+// bytes returns a new capped slice of n bytes: from the current chunk,
+// from a new chunk, or (n above a quarter of a chunk) allocated alone.
+func (a *scanArena) bytes(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		if n > scanArenaBytes/4 {
+			return make([]byte, n)
+		}
+		a.byteChunk = grow(a.byteChunk, scanArenaBytes)
+		a.buf = make([]byte, 0, max(n, a.byteChunk))
 	}
-	quals := string(b.quals)
-	vals := bytes.Clone(b.vals)
-	cells := make([]hbase.Cell, len(b.recs))
-	res.Cells = make([]*hbase.Cell, len(b.recs))
+	start := len(a.buf)
+	a.buf = a.buf[:start+n]
+	return a.buf[start : start+n : start+n]
+}
+
+// result builds the Result of the row whose escaped rowkey is rowSeg from
+// the cells collected in b, copying everything out of b into a.
+func (a *scanArena) result(rowSeg []byte, b *rowBuilder) *hbase.Result {
+	if len(a.res) == 0 {
+		a.rowChunk = grow(a.rowChunk, scanArenaRows)
+		a.res = make([]hbase.Result, a.rowChunk)
+	}
+	res := &a.res[0]
+	a.res = a.res[1:]
+	n := len(b.recs)
+	if len(a.cells) < n {
+		a.cellChunk = grow(a.cellChunk, 4*scanArenaRows)
+		a.cells = make([]hbase.Cell, max(n, a.cellChunk))
+		a.ptrs = make([]*hbase.Cell, len(a.cells))
+	}
+	cells, ptrs := a.cells[:n:n], a.ptrs[:n:n]
+	a.cells, a.ptrs = a.cells[n:], a.ptrs[n:]
+
+	mem := a.bytes(len(rowSeg) + len(b.vals))
+	row := appendUnescaped(mem[:0], rowSeg)
+	res.Row = row[:len(row):len(row)]
+	vals := mem[len(row):]
+	copy(vals, b.vals)
+	for len(a.quals) < n {
+		a.quals = append(a.quals, "")
+	}
 	for i, r := range b.recs {
+		q := b.quals[r.qStart:r.qEnd]
+		if a.quals[i] != string(q) {
+			a.quals[i] = string(q)
+		}
 		c := &cells[i]
-		r.fill(c, quals, vals)
-		res.Cells[i] = c
+		c.Family = r.fam.name
+		c.Qualifier = a.quals[i]
+		if r.vEnd > r.vStart {
+			c.Value = vals[r.vStart:r.vEnd:r.vEnd]
+		} else {
+			c.Value = []byte{}
+		}
+		c.Timestamp = r.ts
+		ptrs[i] = c
 	}
+	res.Cells = ptrs
 	return res
 }
 
@@ -141,11 +211,19 @@ func (w *cellWalker) walk(it *pebble.Iterator, valid bool, rowLen int, bound []b
 }
 
 // resolveFamilies maps family names to the table's families, sorted and
-// without duplicates; nil for an empty list. An unknown name is
+// without duplicates; nil for an empty list. The slice is shared: the
+// caller must not modify it. An unknown name is
 // hbase.ErrFamilyNotFound (HBase fails such reads too).
 func resolveFamilies(t *embTable, names []string) ([]*embFamily, error) {
-	if len(names) == 0 {
+	switch len(names) {
+	case 0:
 		return nil, nil
+	case 1: // the usual read of one family: no allocation
+		f, err := t.family(names[0])
+		if err != nil {
+			return nil, err
+		}
+		return f.only, nil
 	}
 	out := make([]*embFamily, 0, len(names))
 	for _, n := range names {
@@ -200,9 +278,10 @@ func (s *Store) prepareGet(g *hbase.Get) (preparedGet, error) {
 }
 
 // walkRow reads one row through it (an unbounded iterator), using prefix
-// seeks, appending its cells to b.
-func walkRow(it *pebble.Iterator, pg preparedGet, now int64, b *rowBuilder, key []byte) ([]byte, error) {
-	w := cellWalker{t: pg.t, want: pg.fams, maxVersions: max(1, pg.g.MaxVersions), now: now}
+// seeks, appending its cells to b. w is the batch's walker (its clock set,
+// its buffers reused from row to row).
+func walkRow(it *pebble.Iterator, w *cellWalker, pg preparedGet, b *rowBuilder, key []byte) ([]byte, error) {
+	w.t, w.want, w.maxVersions = pg.t, pg.fams, max(1, pg.g.MaxVersions)
 	key = appendRowPrefix(key[:0], pg.t, pg.g.Row)
 	rowLen := len(key)
 	if pg.fams == nil {
@@ -300,7 +379,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 		return nil, err
 	}
 	defer func() { _ = it.Close() }()
-	now := s.nowMillis()
+	w := cellWalker{now: s.nowMillis()}
 	// Sized for a few small cells a row; a page of posts grows it once or twice.
 	b := rowBuilder{recs: make([]cellRec, 0, 4*len(pgs)), quals: make([]byte, 0, 16*len(pgs)), vals: make([]byte, 0, 128*len(pgs))}
 	// The rows are read in key order: consecutive seeks then tend to land
@@ -326,7 +405,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 			}
 		}
 		starts[i] = len(b.recs)
-		if key, err = walkRow(it, pgs[i], now, &b, key); err != nil {
+		if key, err = walkRow(it, &w, pgs[i], &b, key); err != nil {
 			return nil, err
 		}
 		ends[i] = len(b.recs)
@@ -344,8 +423,10 @@ const (
 // Scan calls fn for each row of the range with at least one visible cell
 // of the wanted families, newest version of each column only, in rowkey
 // order (descending when sc.Reversed: see scanRows). It streams: rows are read as fn consumes them (fn may write to the
-// store). Rows written during the scan may or may not be seen. An error of fn
-// ends the scan and is returned, except hbase.ErrStopScan which ends it with nil.
+// store). Rows written during the scan may or may not be seen. TTLs are
+// judged at the time the scan's pebble iterator was opened (see scanRows).
+// fn may keep the Results (see scanArena). An error of fn ends the scan and
+// is returned, except hbase.ErrStopScan which ends it with nil.
 func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -386,13 +467,15 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 // row at a time: SeekLT to the previous row's last cell, SeekGE to its
 // first. Every scanRefreshRows rows or scanRefreshAge it reopens the
 // iterator past the row just read (above it forward, below it reversed), so
-// that the old iterator's view of the store is released.
+// that the old iterator's view of the store is released. The TTL clock is
+// read when an iterator is opened and holds for the rows it reads.
 func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lower, upper []byte, limit int, reversed bool,
 	fn func(*hbase.Result) error) error {
 	done := ctx.Done()
 	w := cellWalker{t: t, want: fams, maxVersions: 1}
 	var (
 		b      rowBuilder
+		arena  scanArena
 		rp     []byte
 		rows   int
 		opened time.Time
@@ -406,7 +489,10 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 		if err != nil {
 			return err
 		}
+		// The TTL clock of the rows this iterator reads: a scan reads at
+		// one point in time, as HBase's scanners do.
 		opened, fresh = time.Now(), 0
+		w.now = s.nowMillis()
 		if reversed {
 			valid = it.Last()
 		} else {
@@ -435,7 +521,6 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 		}
 		rp = append(rp[:0], key[:n]...)
 		b.reset()
-		w.now = s.nowMillis()
 		var err error
 		if reversed {
 			_, err = w.walk(it, it.SeekGE(rp), n, rp, &b)
@@ -447,8 +532,7 @@ func (s *Store) scanRows(ctx context.Context, t *embTable, fams []*embFamily, lo
 		}
 		fresh++
 		if len(b.recs) > 0 {
-			row := bytes.Clone(unescape(rp[tableHeaderLen : n-2]))
-			if err := fn(b.result(row)); err != nil {
+			if err := fn(arena.result(rp[tableHeaderLen:n-2], &b)); err != nil {
 				if errors.Is(err, hbase.ErrStopScan) {
 					return nil
 				}

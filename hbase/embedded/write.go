@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -44,6 +45,11 @@ type preparedCol struct {
 type prepareArena struct {
 	keys []byte
 	cols []preparedCol
+
+	// The table, Values map and cells of the last put prepared.
+	lastTable  *embTable
+	lastValues uintptr
+	lastCols   []preparedCol
 }
 
 func newPrepareArena(puts []*hbase.Put) *prepareArena {
@@ -58,7 +64,10 @@ func newPrepareArena(puts []*hbase.Put) *prepareArena {
 	return &prepareArena{keys: make([]byte, 0, nk), cols: make([]preparedCol, 0, nc)}
 }
 
-// preparePut validates p and encodes it into a.
+// preparePut validates p and encodes it into a. A put whose Values map
+// and table are those of the previous put prepared into a shares that
+// put's cells (a fan-out writes one shared Values into every row), which
+// saves the walk of the maps and the sort.
 func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 	if p == nil {
 		return preparedPut{}, errors.New("hbase: nil Put")
@@ -77,6 +86,11 @@ func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 	start := len(a.keys)
 	a.keys = appendRowPrefix(a.keys, t, p.Row)
 	pp.rp = a.keys[start:len(a.keys):len(a.keys)]
+	vals := reflect.ValueOf(p.Values).Pointer()
+	if a.lastTable == t && a.lastValues == vals && vals != 0 {
+		pp.cols = a.lastCols
+		return pp, nil
+	}
 	start = len(a.cols)
 	for fname, qs := range p.Values {
 		f, err := t.family(fname)
@@ -94,6 +108,7 @@ func (s *Store) preparePut(p *hbase.Put, a *prepareArena) (preparedPut, error) {
 			return cmp.Or(strings.Compare(a.fam.name, b.fam.name), strings.Compare(a.qual, b.qual))
 		})
 	}
+	a.lastTable, a.lastValues, a.lastCols = t, vals, pp.cols
 	return pp, nil
 }
 
@@ -344,6 +359,75 @@ type rowOrder struct {
 	i  int32
 }
 
+// putOrder returns the indexes of pps in row order (their encoded row
+// prefixes ascending), the puts of one row in their given order. When
+// every put is of one table it first sorts them by the rowkey's first byte
+// (a counting sort, stable) and then sorts only the groups that are not
+// yet in order: rows whose keys start with a salt byte, written in the
+// order of the unsalted ids (a fan-out's inbox rows, in fan id order), are
+// a few interleaved sorted runs, which that puts in order in linear time.
+func putOrder(pps []preparedPut) []int32 {
+	order := make([]int32, len(pps))
+	sorted := true
+	oneTable := true
+	for i := range order {
+		order[i] = int32(i)
+		if i > 0 && sorted && bytes.Compare(pps[i-1].rp, pps[i].rp) > 0 {
+			sorted = false
+		}
+		oneTable = oneTable && pps[i].t == pps[0].t
+	}
+	if sorted {
+		return order
+	}
+	if !oneTable {
+		sortPuts(pps, order)
+		return order
+	}
+	// Counting sort on the first byte of the escaped rowkey: the same order
+	// as on the first byte of the rowkey (an escaped 0x00 starts with 0x00).
+	var starts [257]int32
+	for i := range pps {
+		starts[int(pps[i].rp[tableHeaderLen])+1]++
+	}
+	for b := 1; b < len(starts); b++ {
+		starts[b] += starts[b-1]
+	}
+	next := starts
+	for i := range pps {
+		b := pps[i].rp[tableHeaderLen]
+		order[next[b]] = int32(i)
+		next[b]++
+	}
+	for b := range 256 {
+		group := order[starts[b]:starts[b+1]]
+		for k := 1; k < len(group); k++ {
+			if bytes.Compare(pps[group[k-1]].rp, pps[group[k]].rp) > 0 {
+				sortPuts(pps, group)
+				break
+			}
+		}
+	}
+	return order
+}
+
+// sortPuts sorts order, indexes of pps, by row prefix, then index.
+func sortPuts(pps []preparedPut, order []int32) {
+	keys := make([]rowOrder, len(order))
+	for i, k := range order {
+		keys[i] = rowOrder{pps[k].rp, k}
+	}
+	slices.SortFunc(keys, func(a, b rowOrder) int {
+		if c := bytes.Compare(a.rp, b.rp); c != 0 {
+			return c
+		}
+		return int(a.i - b.i)
+	})
+	for i, k := range keys {
+		order[i] = k.i
+	}
+}
+
 // PutMany writes many rows (of any tables) in one batch: each row is atomic,
 // and so, in this backend, is the whole batch. Every put is validated before
 // anything is written.
@@ -367,29 +451,7 @@ func (s *Store) PutMany(ctx context.Context, puts []*hbase.Put) error {
 	}
 	// Row order: monotonic seeks, and the puts of one row side by side (in
 	// their given order, which decides between equal timestamps).
-	order := make([]int32, len(pps))
-	sorted := true
-	for i := range order {
-		order[i] = int32(i)
-		if i > 0 && sorted && bytes.Compare(pps[i-1].rp, pps[i].rp) > 0 {
-			sorted = false
-		}
-	}
-	if !sorted {
-		keys := make([]rowOrder, len(pps))
-		for i := range keys {
-			keys[i] = rowOrder{pps[i].rp, int32(i)}
-		}
-		slices.SortFunc(keys, func(a, b rowOrder) int {
-			if c := bytes.Compare(a.rp, b.rp); c != 0 {
-				return c
-			}
-			return int(a.i - b.i)
-		})
-		for i, k := range keys {
-			order[i] = k.i
-		}
-	}
+	order := putOrder(pps)
 
 	s.lockAll(&locks)
 	defer s.unlockAll(&locks)
