@@ -8,6 +8,7 @@
 #   BENCH=home make bench               one script (home posts publish follow subscription)
 #   BENCH="home posts" BENCH_STORE=embedded make bench
 #   BENCH=GraphQL make bench            Go benchmarks matching GraphQL (go test -bench), both backends
+#   BENCH=FanoutThroughput BENCHTIME=5x make bench   the fan-out benchmarks (weibo), both backends
 #
 # Settings (environment):
 #   BENCH_STORE     embedded, hbase or "embedded hbase" (default)
@@ -41,7 +42,7 @@ for s in $bench; do
 		# Not a k6 script: the Go benchmarks, with a real standalone HBase.
 		trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 		zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
-		GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./server/ ./seed/ ./cmd/gateway/
+		GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./weibo/ ./server/ ./seed/ ./cmd/gateway/
 		exit
 	fi
 done
