@@ -21,8 +21,13 @@ type serveClusterFlags struct {
 	sweep       time.Duration
 	instance    string
 	fanWorkers  int
+	fanBatch    int
 	breakerOpen time.Duration
 }
+
+// maxFanoutBatch bounds --fanout-batch: one PutMany of that many inbox rows
+// is one multi-request per region server.
+const maxFanoutBatch = 20_000
 
 func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.breaker, "hbase-breaker", envBool("GATEWAY_HBASE_BREAKER", true),
@@ -34,6 +39,8 @@ func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.sweep, "outbox-sweep", envDuration("GATEWAY_OUTBOX_SWEEP", 30*time.Second),
 		"how often the outbox is swept for fan-outs no instance finished; 0 disables (env GATEWAY_OUTBOX_SWEEP)")
 	fs.IntVar(&f.fanWorkers, "fanout-workers", envInt("GATEWAY_FANOUT_WORKERS", 4), "fan-out workers (env GATEWAY_FANOUT_WORKERS)")
+	fs.IntVar(&f.fanBatch, "fanout-batch", envInt("GATEWAY_FANOUT_BATCH", 500),
+		"inbox rows a fan-out writes (and settles) per batch, 1 to 20000; larger batches mean fewer round trips to HBase (env GATEWAY_FANOUT_BATCH)")
 	fs.StringVar(&f.instance, "instance", env("GATEWAY_INSTANCE", ""),
 		"this instance's name in fan-out leases (env GATEWAY_INSTANCE; default HOST:PID:RANDOM)")
 }
@@ -47,9 +54,21 @@ func (f *serveClusterFlags) guard(st hbase.StoreAdmin, log *slog.Logger) hbase.S
 	return hbase.WithBreaker(st, hbase.BreakerLogger(log), hbase.BreakerOpenFor(f.breakerOpen))
 }
 
+// err reports a flag value out of its range.
+func (f *serveClusterFlags) err() error {
+	if f.fanWorkers < 1 {
+		return fmt.Errorf("--fanout-workers %d: want at least 1", f.fanWorkers)
+	}
+	if f.fanBatch < 1 || f.fanBatch > maxFanoutBatch {
+		return fmt.Errorf("--fanout-batch %d: want 1 to %d", f.fanBatch, maxFanoutBatch)
+	}
+	return nil
+}
+
 // serviceOptions are the weibo.Service options of these flags.
 func (f *serveClusterFlags) serviceOptions() []weibo.Option {
-	opts := []weibo.Option{weibo.WithFanoutLease(f.lease), weibo.WithOutboxSweep(f.sweep), weibo.WithFanoutWorkers(f.fanWorkers)}
+	opts := []weibo.Option{weibo.WithFanoutLease(f.lease), weibo.WithOutboxSweep(f.sweep), weibo.WithFanoutWorkers(f.fanWorkers),
+		weibo.WithFanoutBatch(f.fanBatch)}
 	if f.instance != "" {
 		opts = append(opts, weibo.WithInstanceName(f.instance))
 	}

@@ -47,6 +47,9 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err := lf.err(); err != nil {
 		return err
 	}
+	if err := cf.err(); err != nil {
+		return err
+	}
 	origins, err := server.ParseCORSOrigins(*corsOrigins)
 	if err != nil {
 		return fmt.Errorf("--cors-origins: %w", err)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestClusterFlagRanges: --fanout-workers and --fanout-batch out of their
+// ranges are refused before anything starts, in range they reach the
+// service options.
+func TestClusterFlagRanges(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		fail string
+	}{
+		{args: nil},
+		{args: []string{"--fanout-batch", "5000", "--fanout-workers", "8"}},
+		{args: []string{"--fanout-batch", "20000"}},
+		{args: []string{"--fanout-batch", "0"}, fail: "--fanout-batch 0: want 1 to 20000"},
+		{args: []string{"--fanout-batch", "20001"}, fail: "--fanout-batch 20001"},
+		{env: map[string]string{"GATEWAY_FANOUT_BATCH": "-3"}, fail: "--fanout-batch -3"},
+		{args: []string{"--fanout-workers", "0"}, fail: "--fanout-workers 0: want at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var f serveClusterFlags
+			f.register(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := f.err()
+			switch {
+			case tt.fail == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.fail != "" && (err == nil || !strings.Contains(err.Error(), tt.fail)):
+				t.Fatalf("err = %v, want one saying %q", err, tt.fail)
+			case tt.fail == "" && len(f.serviceOptions()) < 4:
+				t.Errorf("%d service options, want the lease, sweep, workers and batch", len(f.serviceOptions()))
+			}
+		})
+	}
+}
