@@ -27,6 +27,10 @@
 #                   bin/gateway, so copying another binary there measures the tree's build)
 #   GATEWAY_DATASETS  directory of the data set files (default ../shared/datasets)
 #
+# HBase CPU ms/req is the CPU time of the HBase JVMs make hbase-up started
+# from this tree (.hbase/*.pid) over the measured run, per request ("-" on
+# the embedded store, or for an HBase started elsewhere).
+#
 # The embedded store is imported once into .data/bench-full and reused
 # (rm -rf it to import again); the HBase namespace bench_full (or
 # bench_day_YYYYMMDD) is imported when its users are missing. publish and
@@ -178,6 +182,20 @@ users_json() {
 
 cpu_seconds() { curl -sf "$base/metrics" | awk '$1 == "process_cpu_seconds_total" {print $2}'; }
 hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$gw_pid/status"; }
+# hbase_ticks: user + system clock ticks of the HBase JVMs of make hbase-up
+# (its pid files in .hbase/), empty when none runs from this tree.
+hbase_ticks() {
+	local f pid t=0 any=
+	for f in .hbase/hbase.pid .hbase/zookeeper.pid .hbase/master.pid .hbase/regionservers.pids; do
+		[[ -f $f ]] || continue
+		while read -r pid; do
+			[[ -n $pid && -r /proc/$pid/stat ]] || continue
+			t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+			any=1
+		done <"$f"
+	done
+	[[ -z $any ]] || echo "$t"
+}
 
 # run_k6 SCRIPT DURATION [SUMMARY]: one k6 run against the gateway.
 run_k6() {
@@ -185,7 +203,7 @@ run_k6() {
 		./bin/k6 run --quiet --no-usage-report "bench/k6/$1.js"
 }
 
-printf '\n| date | store | script | VUs | req/s | p50 ms | p95 ms | p99 ms | gateway CPU ms/req | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
+printf '\n| date | store | script | VUs | req/s | p50 ms | p95 ms | p99 ms | gateway CPU ms/req | HBase CPU ms/req | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
 
 for store in $stores; do
 	case $store in
@@ -224,6 +242,8 @@ for store in $stores; do
 			run_k6 "$script" "$warmup" >/dev/null
 			sleep 1
 			c0=$(cpu_seconds)
+			h0=
+			[[ $store != hbase ]] || h0=$(hbase_ticks)
 			prof_pid=
 			if [[ -n ${BENCH_PPROF:-} ]]; then
 				curl -sf -o "$BENCH_PPROF.$store.$script.$run.pprof" "http://127.0.0.1:$((port + 1))/debug/pprof/profile?seconds=20" &
@@ -234,10 +254,13 @@ for store in $stores; do
 			sleep 2 # the fan-out a publish started after its answer is its cost too
 			[[ -z $prof_pid ]] || wait "$prof_pid" || true
 			c1=$(cpu_seconds)
+			h1=
+			[[ -z $h0 ]] || h1=$(hbase_ticks)
 			read -r _ rate med p95 p99 n <"$sum" # n: HTTP requests (for the subscription: the publishes)
 			awk -v d="$(date -u +%F)" -v st="$store" -v s="$script" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p95="$p95" -v p99="$p99" \
-				-v c0="$c0" -v c1="$c1" -v hwm="$(hwm_kib)" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
-				printf "| %s | %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f | %s |\n", d, st, s, v, r, med, p95, p99, n ? (c1 - c0) * 1000 / n : 0, hwm / 1024, la }' | tee -a "$results"
+				-v c0="$c0" -v c1="$c1" -v h0="$h0" -v h1="$h1" -v hz="$(getconf CLK_TCK)" -v hwm="$(hwm_kib)" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+				hb = (h0 != "" && h1 != "" && n) ? sprintf("%.2f", (h1 - h0) * 1000 / hz / n) : "-"
+				printf "| %s | %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.2f | %s | %.0f | %s |\n", d, st, s, v, r, med, p95, p99, n ? (c1 - c0) * 1000 / n : 0, hb, hwm / 1024, la }' | tee -a "$results"
 		done
 	done
 	stop_gateway
