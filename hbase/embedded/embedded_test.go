@@ -869,22 +869,30 @@ func BenchmarkEmbeddedPutMany(b *testing.B) {
 	}
 }
 
+// putRows writes put(0) .. put(n-1) into s in PutMany batches of 5,000:
+// the rows a read benchmark reads.
+func putRows(b *testing.B, s *Store, n int, put func(i int) *hbase.Put) {
+	b.Helper()
+	puts := make([]*hbase.Put, 0, 5000)
+	for i := range n {
+		if puts = append(puts, put(i)); len(puts) == cap(puts) || i == n-1 {
+			if err := s.PutMany(context.Background(), puts); err != nil {
+				b.Fatal(err)
+			}
+			puts = puts[:0]
+		}
+	}
+}
+
 // BenchmarkEmbeddedGet measures point reads of existing and missing rows.
 func BenchmarkEmbeddedGet(b *testing.B) {
 	ctx := context.Background()
 	s := etOpen(b, b.TempDir(), WithNoSync())
 	defer func() { _ = s.Close() }()
 	const n = 100_000
-	var puts []*hbase.Put
-	for i := range n {
-		puts = append(puts, &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)*2), Values: hbase.Values{"f": {"q": []byte("value")}}})
-		if len(puts) == 5000 {
-			if err := s.PutMany(ctx, puts); err != nil {
-				b.Fatal(err)
-			}
-			puts = puts[:0]
-		}
-	}
+	putRows(b, s, n, func(i int) *hbase.Put {
+		return &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)*2), Values: hbase.Values{"f": {"q": []byte("value")}}}
+	})
 	r := rand.New(rand.NewPCG(2, 2))
 	b.ResetTimer()
 	for b.Loop() {
@@ -907,18 +915,11 @@ func BenchmarkEmbeddedScan(b *testing.B) {
 	s := etOpen(b, b.TempDir(), WithNoSync())
 	defer func() { _ = s.Close() }()
 	const n = 100_000
-	var puts []*hbase.Put
-	for i := range n {
+	putRows(b, s, n, func(i int) *hbase.Put {
 		row := binary.BigEndian.AppendUint64([]byte{7}, 42)
 		row = binary.BigEndian.AppendUint64(append(row, 'f'), uint64(i))
-		puts = append(puts, &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": be64(int64(i))}}})
-		if len(puts) == 5000 {
-			if err := s.PutMany(ctx, puts); err != nil {
-				b.Fatal(err)
-			}
-			puts = puts[:0]
-		}
-	}
+		return &hbase.Put{Table: "t:b", Row: row, Values: hbase.Values{"f": {"t": be64(int64(i))}}}
+	})
 	b.ReportAllocs()
 	rows := 0
 	for b.Loop() {
@@ -949,17 +950,10 @@ func BenchmarkEmbeddedGetMany(b *testing.B) {
 	s := etOpen(b, b.TempDir(), WithNoSync())
 	defer func() { _ = s.Close() }()
 	const n = 100_000
-	var puts []*hbase.Put
-	for i := range n {
-		puts = append(puts, &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)),
-			Values: hbase.Values{"f": {"c": []byte("a post of some length, as a post is"), "t": be64(int64(i))}}})
-		if len(puts) == 5000 {
-			if err := s.PutMany(ctx, puts); err != nil {
-				b.Fatal(err)
-			}
-			puts = puts[:0]
-		}
-	}
+	putRows(b, s, n, func(i int) *hbase.Put {
+		return &hbase.Put{Table: "t:b", Row: binary.BigEndian.AppendUint64(nil, uint64(i)),
+			Values: hbase.Values{"f": {"c": []byte("a post of some length, as a post is"), "t": be64(int64(i))}}}
+	})
 	if err := s.db.Flush(); err != nil { // read from an sstable, as most reads are
 		b.Fatal(err)
 	}
