@@ -59,6 +59,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	tuneGC(log, st.Backend() != hbase.BackendHBase)
 	st = cf.guard(st, log)
 	tp, err := startTracing(ctx, *otlp)
 	if err != nil {
