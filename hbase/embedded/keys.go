@@ -76,14 +76,7 @@ func unescape(seg []byte) []byte {
 	if bytes.IndexByte(seg, 0) < 0 {
 		return seg
 	}
-	out := make([]byte, 0, len(seg))
-	for i := 0; i < len(seg); i++ {
-		out = append(out, seg[i])
-		if seg[i] == 0 {
-			i++ // skip the 0xff
-		}
-	}
-	return out
+	return appendUnescaped(make([]byte, 0, len(seg)), seg)
 }
 
 // appendUnescaped appends the decoded escaped component seg to dst. A

@@ -25,12 +25,13 @@ type cellRec struct {
 	ts           int64
 }
 
-// fill sets c to the cell r records: its qualifier and value are slices
-// of quals and vals, the builder's buffers (the value capped, so appending
-// to it never overwrites the next; an empty value is a non-nil empty slice).
-func (r cellRec) fill(c *hbase.Cell, quals string, vals []byte) {
+// fill sets c to the cell r records, with qualifier qual (r's bytes, as a
+// string the caller may share) and a value sliced from vals, the builder's
+// values (capped, so appending to it never overwrites the next; an empty
+// value is a non-nil empty slice).
+func (r cellRec) fill(c *hbase.Cell, qual string, vals []byte) {
 	c.Family = r.fam.name
-	c.Qualifier = quals[r.qStart:r.qEnd]
+	c.Qualifier = qual
 	if r.vEnd > r.vStart {
 		c.Value = vals[r.vStart:r.vEnd:r.vEnd]
 	} else {
@@ -135,14 +136,7 @@ func (a *scanArena) result(rowSeg []byte, b *rowBuilder) *hbase.Result {
 			a.quals[i] = string(q)
 		}
 		c := &cells[i]
-		c.Family = r.fam.name
-		c.Qualifier = a.quals[i]
-		if r.vEnd > r.vStart {
-			c.Value = vals[r.vStart:r.vEnd:r.vEnd]
-		} else {
-			c.Value = []byte{}
-		}
-		c.Timestamp = r.ts
+		r.fill(c, a.quals[i], vals)
 		ptrs[i] = c
 	}
 	res.Cells = ptrs
@@ -334,7 +328,7 @@ func (b *rowBuilder) results(gets []*hbase.Get, starts, ends []int) []*hbase.Res
 			for j := start; j < ends[i]; j++ {
 				r := b.recs[j]
 				c := &cells[j]
-				r.fill(c, quals, vals)
+				r.fill(c, quals[r.qStart:r.qEnd], vals)
 				ptrs[j] = c
 			}
 			res.Cells = ptrs[start:ends[i]:ends[i]]
