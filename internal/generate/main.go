@@ -179,18 +179,10 @@ func rewrite(filename string, plain map[string]binding) error {
 	n := 0
 	ast.Inspect(f, func(node ast.Node) bool {
 		call, ok := node.(*ast.CallExpr)
-		if !ok {
+		if !ok || !isSelector(call.Fun, "graphql", "MarshalSliceConcurrently") || len(call.Args) != 5 {
 			return true
 		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "MarshalSliceConcurrently" {
-			return true
-		}
-		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "graphql" || len(call.Args) != 5 {
-			return true
-		}
-		sel.X = ast.NewIdent("gqllist")
-		sel.Sel = ast.NewIdent("Marshal")
+		call.Fun = sel("gqllist", "Marshal")
 		call.Args = append([]ast.Expr{call.Args[0], ast.NewIdent(tableName)}, call.Args[1:]...)
 		n++
 		return true
