@@ -59,11 +59,11 @@ type MarshalFunc[T any] func(ctx context.Context, sel ast.SelectionSet, v T) gra
 // paths through it). It returns graphql.Null when the FieldContext cannot
 // be built, as ResolveField does.
 func Value[T any](ctx context.Context, field graphql.CollectedField, fieldContext FieldContextFunc, v T, marshal MarshalFunc[T]) graphql.Marshaler {
-	fc, err := fieldContext(ctx, field)
-	if err != nil {
+	fctx, ok := enter(ctx, field, fieldContext)
+	if !ok {
 		return graphql.Null
 	}
-	return marshal(graphql.WithFieldContext(ctx, fc), field.Selections, v)
+	return marshal(fctx, field.Selections, v)
 }
 
 // Method marshals get(obj), a field bound to a method without context or
@@ -73,29 +73,34 @@ func Value[T any](ctx context.Context, field graphql.CollectedField, fieldContex
 // the field's value is graphql.Null.
 func Method[O, T any](ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField,
 	fieldContext FieldContextFunc, obj O, get func(O) T, marshal MarshalFunc[T], leaf bool) (ret graphql.Marshaler) {
-	var fc *graphql.FieldContext
-	fctx := ctx // ctx with fc, once there is one
+	fctx, entered := ctx, false // fctx: ctx with the field's FieldContext once entered
 	defer func() {
 		if r := recover(); r != nil {
 			ret = graphql.Null
-			if fc == nil {
-				var err error
-				if fc, err = fieldContext(ctx, field); err != nil {
+			if !entered {
+				if fctx, entered = enter(ctx, field, fieldContext); !entered {
 					return
 				}
-				fctx = graphql.WithFieldContext(ctx, fc)
 			}
 			oc.Error(fctx, oc.Recover(fctx, r))
 		}
 	}()
 	if !leaf {
-		var err error
-		if fc, err = fieldContext(ctx, field); err != nil {
+		if fctx, entered = enter(ctx, field, fieldContext); !entered {
 			return graphql.Null
 		}
-		fctx = graphql.WithFieldContext(ctx, fc)
 	}
 	return marshal(fctx, field.Selections, get(obj))
+}
+
+// enter returns ctx with field's FieldContext (its parent the one of ctx),
+// or false when fieldContext cannot build it.
+func enter(ctx context.Context, field graphql.CollectedField, fieldContext FieldContextFunc) (context.Context, bool) {
+	fc, err := fieldContext(ctx, field)
+	if err != nil {
+		return ctx, false
+	}
+	return graphql.WithFieldContext(ctx, fc), true
 }
 
 // FieldSet is graphql.FieldSet, the fields of one object of the response,
