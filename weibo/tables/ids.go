@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"encoding"
 	"errors"
 	"strconv"
 	"strings"
@@ -57,11 +58,7 @@ type PostID struct {
 }
 
 // String returns the GraphQL form "<author>_<ms>".
-func (p PostID) String() string {
-	var b [48]byte
-	t, _ := p.AppendText(b[:0])
-	return string(t)
-}
+func (p PostID) String() string { return textOf(p) }
 
 // AppendText appends String's form to b (encoding.TextAppender); it never
 // fails.
@@ -111,7 +108,13 @@ const (
 type RoleID uint64
 
 // String returns the GraphQL ID, e.g. "role:3".
-func (id RoleID) String() string { return RoleIDPrefix + strconv.FormatUint(uint64(id), 10) }
+func (id RoleID) String() string { return textOf(id) }
+
+// AppendText appends String's form to b (encoding.TextAppender); it never
+// fails.
+func (id RoleID) AppendText(b []byte) ([]byte, error) {
+	return strconv.AppendUint(append(b, RoleIDPrefix...), uint64(id), 10), nil
+}
 
 // ParseRoleID parses a GraphQL role ID: "role:<n>", n decimal (1 to 20
 // digits, no sign or leading zeros, not 0). The bare "<n>" of the ids
@@ -129,7 +132,13 @@ func ParseRoleID(s string) (RoleID, error) {
 type DeptID uint64
 
 // String returns the GraphQL ID, e.g. "department:2".
-func (id DeptID) String() string { return DeptIDPrefix + strconv.FormatUint(uint64(id), 10) }
+func (id DeptID) String() string { return textOf(id) }
+
+// AppendText appends String's form to b (encoding.TextAppender); it never
+// fails.
+func (id DeptID) AppendText(b []byte) ([]byte, error) {
+	return strconv.AppendUint(append(b, DeptIDPrefix...), uint64(id), 10), nil
+}
 
 // ParseDeptID parses a GraphQL department ID: "department:<n>", n decimal
 // (1 to 20 digits, no sign or leading zeros, not 0). The bare "<n>" of the
@@ -175,18 +184,23 @@ type NodeID struct {
 }
 
 // String returns the global id: the String of the id Kind names.
-func (n NodeID) String() string {
+func (n NodeID) String() string { return textOf(n) }
+
+// AppendText appends String's form to b (encoding.TextAppender): the
+// AppendText of the id Kind names, nothing for an unknown Kind; it never
+// fails.
+func (n NodeID) AppendText(b []byte) ([]byte, error) {
 	switch n.Kind {
 	case NodeUser:
-		return n.User.String()
+		return n.User.AppendText(b)
 	case NodePost:
-		return n.Post.String()
+		return n.Post.AppendText(b)
 	case NodeRole:
-		return n.Role.String()
+		return n.Role.AppendText(b)
 	case NodeDepartment:
-		return n.Dept.String()
+		return n.Dept.AppendText(b)
 	}
-	return ""
+	return b, nil
 }
 
 // ParseNodeID parses a global id of any type, strictly: "role:<n>" and
@@ -215,4 +229,12 @@ func ParseNodeID(s string) (NodeID, error) {
 		return NodeID{}, ErrInvalidID
 	}
 	return n, nil
+}
+
+// textOf returns id's text (its AppendText) as a string, built in a stack
+// buffer.
+func textOf[T encoding.TextAppender](id T) string {
+	var b [48]byte
+	t, _ := id.AppendText(b[:0])
+	return string(t)
 }

@@ -37,7 +37,7 @@ func (p PostID) MarshalGQL(w io.Writer) { writeAppended(w, p) }
 func (p *PostID) UnmarshalGQL(v any) error { return unmarshalID(v, "post", ParsePostID, p) }
 
 // MarshalGQL writes id as a GraphQL ID, e.g. "role:7".
-func (id RoleID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
+func (id RoleID) MarshalGQL(w io.Writer) { writeAppended(w, id) }
 
 // UnmarshalGQL sets id from a GraphQL ID input in ParseRoleID's form
 // ("role:7", or the deprecated "7", also as an integer literal); it returns
@@ -45,7 +45,7 @@ func (id RoleID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
 func (id *RoleID) UnmarshalGQL(v any) error { return unmarshalID(v, "role", ParseRoleID, id) }
 
 // MarshalGQL writes id as a GraphQL ID, e.g. "department:12".
-func (id DeptID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
+func (id DeptID) MarshalGQL(w io.Writer) { writeAppended(w, id) }
 
 // UnmarshalGQL sets id from a GraphQL ID input in ParseDeptID's form
 // ("department:12", or the deprecated "12", also as an integer literal); it
@@ -53,20 +53,17 @@ func (id DeptID) MarshalGQL(w io.Writer) { writeID(w, id.String()) }
 func (id *DeptID) UnmarshalGQL(v any) error { return unmarshalID(v, "department", ParseDeptID, id) }
 
 // MarshalGQL writes n as a GraphQL ID: the global id of its object.
-func (n NodeID) MarshalGQL(w io.Writer) { writeID(w, n.String()) }
+func (n NodeID) MarshalGQL(w io.Writer) { writeAppended(w, n) }
 
 // UnmarshalGQL sets n from a global id of any type (ParseNodeID: a string,
 // or an integer literal for a user); it returns an error wrapping
 // ErrInvalidID for anything else.
 func (n *NodeID) UnmarshalGQL(v any) error { return unmarshalID(v, "node", ParseNodeID, n) }
 
-// writeID writes s as a JSON string: for an id's digits and '_' the same
-// bytes as gqlgen's graphql.MarshalID.
-func writeID(w io.Writer, s string) { _, _ = io.WriteString(w, strconv.Quote(s)) }
-
-// writeAppended writes id's text, digits and '_' only, as a JSON string in
-// one write of one buffer (an id on every edge of a page: no string, no
-// quoting pass).
+// writeAppended writes id's text (its String form) as a JSON string, in
+// one write of one buffer: an id is digits, '_', and a lower-case type name
+// before ':', none of which JSON escapes, so there is no quoting pass (and
+// an id on every edge of a page builds no string).
 func writeAppended[T encoding.TextAppender](w io.Writer, id T) {
 	b := make([]byte, 1, 48)
 	b[0] = '"'
