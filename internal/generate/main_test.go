@@ -101,21 +101,14 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 `
-	const want = `package graph
-
-func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
-	out := gqlfield.NewFieldSet(fields)
-	deferred := make(map[string]*graphql.FieldSet)
-	for i, field := range fields {
-		innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) { return nil }
-		dfs := graphql.NewFieldSet([]graphql.CollectedField{field})
-		dfs.Concurrently(0, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, dfs) })
-		out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.FieldSet) })
+	// The two lines rewritten; the deferred field set stays graphql's.
+	want := strings.NewReplacer(
+		"out := graphql.NewFieldSet(fields)", "out := gqlfield.NewFieldSet(fields)",
+		"return innerFunc(ctx, out)", "return innerFunc(ctx, &out.FieldSet)",
+	).Replace(src)
+	if want == src || strings.Count(want, "gqlfield.") != 1 || !strings.Contains(want, "&out.FieldSet") {
+		t.Fatal("the expected output is not the fixture with its two lines rewritten")
 	}
-	return out
-}
-`
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "generated.go", src, 0)
 	if err != nil {
