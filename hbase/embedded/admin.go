@@ -272,6 +272,9 @@ func (s *Store) dropTables(tables []*embTable, nsKey []byte) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
+	if s.rows != nil {
+		s.rows.clear()
+	}
 	s.tables.Store(&next)
 	return nil
 }

@@ -83,6 +83,7 @@ type Option func(*config)
 type config struct {
 	noSync       bool
 	cacheSize    int64
+	rowCacheSize int64
 	memTableSize uint64
 	now          func() time.Time
 }
@@ -103,6 +104,19 @@ func WithCacheSize(bytes int64) Option {
 	return func(c *config) {
 		if bytes > 0 {
 			c.cacheSize = bytes
+		}
+	}
+}
+
+// WithRowCacheSize sets the size of the embedded store's row cache, in
+// bytes (default 16 MiB; 0 keeps the default, negative turns it off): the
+// cells of rows read by GetMany, served again without touching pebble
+// until a write of the row. It lives in the Go heap, beside the block
+// cache (WithCacheSize) that pebble keeps outside it. See rowCache.
+func WithRowCacheSize(bytes int64) Option {
+	return func(c *config) {
+		if bytes != 0 {
+			c.rowCacheSize = bytes
 		}
 	}
 }
@@ -199,6 +213,7 @@ type Store struct {
 
 	seed  maphash.Seed
 	locks [rowLockStripes]sync.Mutex
+	rows  *rowCache // nil: no row cache
 
 	gateMu   sync.Mutex
 	closed   bool
@@ -218,6 +233,7 @@ var _ hbase.StoreAdmin = (*Store)(nil)
 func Open(dir string, opts ...Option) (*Store, error) {
 	cfg := config{
 		cacheSize:    128 << 20,
+		rowCacheSize: defaultRowCacheSize,
 		memTableSize: 64 << 20,
 		now:          time.Now,
 	}
@@ -256,6 +272,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		writeOpts: pebble.Sync,
 		noSync:    cfg.noSync,
 		now:       cfg.now,
+		rows:      newRowCache(cfg.rowCacheSize),
 		seed:      maphash.MakeSeed(),
 		drained:   make(chan struct{}),
 	}

@@ -53,7 +53,11 @@ func (b *rowBuilder) reset() {
 	b.vals = b.vals[:0]
 }
 
-func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) {
+func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) { addCell(b, fam, qual, val, ts) }
+
+// addCell adds a cell to b; its qualifier and value are bytes (from pebble)
+// or strings (from the row cache).
+func addCell[T string | []byte](b *rowBuilder, fam *embFamily, qual, val T, ts int64) {
 	r := cellRec{fam: fam, ts: ts, qStart: len(b.quals), vStart: len(b.vals)}
 	b.quals = append(b.quals, qual...)
 	b.vals = append(b.vals, val...)
@@ -368,31 +372,60 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 	if len(gets) == 0 {
 		return []*hbase.Result{}, nil
 	}
+	w := cellWalker{now: s.nowMillis()}
+	// Sized for a few small cells a row; a page of posts grows it once or twice.
+	b := rowBuilder{recs: make([]cellRec, 0, 4*len(pgs)), quals: make([]byte, 0, 16*len(pgs)), vals: make([]byte, 0, 128*len(pgs))}
+	offs := make([]int, len(pgs)+1) // row i's key is keyBuf[offs[i]:offs[i+1]]
+	var keyBuf []byte
+	for i, pg := range pgs {
+		keyBuf = appendRowPrefix(keyBuf, pg.t, pg.g.Row)
+		offs[i+1] = len(keyBuf)
+	}
+	rp := func(i int) []byte { return keyBuf[offs[i]:offs[i+1]] }
+	starts, ends := make([]int, len(pgs)), make([]int, len(pgs))
+	// The rows the row cache does not hold, with their lock stripes and
+	// the cache generations taken before the iterator opens (see rowCache).
+	var misses, stripes []int
+	var gens []uint64
+	var shape []byte
+	if s.rows == nil {
+		misses = make([]int, len(pgs))
+		for i := range misses {
+			misses[i] = i
+		}
+	} else {
+		stripes, gens = make([]int, len(pgs)), make([]uint64, len(pgs))
+		for i, pg := range pgs {
+			stripes[i] = s.stripe(rp(i))
+			shape = appendReadShape(shape[:0], pg.fams, pg.g.MaxVersions)
+			cells, hit, gen := s.rows.lookup(stripes[i], rp(i), shape)
+			if !hit {
+				misses, gens[i] = append(misses, i), gen
+				continue
+			}
+			starts[i] = len(b.recs)
+			if !addCachedCells(&b, pg.t, cells, w.now) {
+				return nil, fmt.Errorf("hbase: embedded store: corrupt row cache entry for %q", pg.g.Row)
+			}
+			ends[i] = len(b.recs)
+		}
+		rowCacheHits.Add(float64(len(pgs) - len(misses)))
+		rowCacheMisses.Add(float64(len(misses)))
+		if len(misses) == 0 {
+			return b.results(gets, starts, ends), nil
+		}
+	}
 	it, err := s.db.NewIterWithContext(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = it.Close() }()
-	w := cellWalker{now: s.nowMillis()}
-	// Sized for a few small cells a row; a page of posts grows it once or twice.
-	b := rowBuilder{recs: make([]cellRec, 0, 4*len(pgs)), quals: make([]byte, 0, 16*len(pgs)), vals: make([]byte, 0, 128*len(pgs))}
 	// The rows are read in key order: consecutive seeks then tend to land
 	// in the file and block the last one loaded (a page's posts and follow
 	// rows come in timeline order, scattered over the key space).
-	order := make([]int, len(pgs))
-	offs := make([]int, len(pgs)+1) // row i's key is keyBuf[offs[i]:offs[i+1]]
-	var keyBuf []byte
-	for i, pg := range pgs {
-		order[i] = i
-		keyBuf = appendRowPrefix(keyBuf, pg.t, pg.g.Row)
-		offs[i+1] = len(keyBuf)
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return bytes.Compare(keyBuf[offs[a]:offs[a+1]], keyBuf[offs[b]:offs[b+1]])
-	})
-	var key []byte
-	starts, ends := make([]int, len(pgs)), make([]int, len(pgs))
-	for n, i := range order {
+	slices.SortFunc(misses, func(a, b int) int { return bytes.Compare(rp(a), rp(b)) })
+	var key, enc []byte
+	for n, i := range misses {
 		if n%64 == 63 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -403,6 +436,11 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 			return nil, err
 		}
 		ends[i] = len(b.recs)
+		if s.rows != nil {
+			enc = appendCachedCells(enc[:0], &b, starts[i], ends[i])
+			shape = appendReadShape(shape[:0], pgs[i].fams, pgs[i].g.MaxVersions)
+			s.rows.fill(stripes[i], rp(i), shape, enc, gens[i])
+		}
 	}
 	return b.results(gets, starts, ends), nil
 }

@@ -158,6 +158,17 @@ type writer struct {
 	key  []byte
 	vers []int64
 	kept []int64
+
+	// rows are the row prefixes the batch writes, for the row cache
+	// (consecutive duplicates dropped).
+	rows [][]byte
+}
+
+// touch records that the batch writes row rp (kept until commit).
+func (w *writer) touch(rp []byte) {
+	if w.s.rows != nil && (len(w.rows) == 0 || !bytes.Equal(w.rows[len(w.rows)-1], rp)) {
+		w.rows = append(w.rows, rp)
+	}
 }
 
 func (s *Store) newWriter(ctx context.Context) (*writer, error) {
@@ -176,7 +187,9 @@ func (w *writer) close() {
 	_ = w.b.Close()
 }
 
-// commit commits the batch, synced unless the store is WithNoSync.
+// commit commits the batch, synced unless the store is WithNoSync, then
+// invalidates the rows it wrote in the row cache (after the commit: see
+// rowCache; also when the commit fails, which may have applied it).
 func (w *writer) commit() error {
 	if err := w.it.Error(); err != nil {
 		return err
@@ -184,7 +197,11 @@ func (w *writer) commit() error {
 	if w.b.Empty() {
 		return nil
 	}
-	return w.b.Commit(w.s.writeOpts)
+	err := w.b.Commit(w.s.writeOpts)
+	for _, rp := range w.rows {
+		w.s.rows.invalidate(w.s.stripe(rp), rp)
+	}
+	return err
 }
 
 // appendCol appends the encoded prefix of column fam:qual of the row rp.
@@ -264,6 +281,7 @@ func (w *writer) putCell(fam *embFamily, col, val []byte, ts int64, vers []int64
 // put applies pp at timestamp ts; rowEmpty says the row holds nothing in the
 // store (its columns need not be read).
 func (w *writer) put(pp *preparedPut, ts int64, rowEmpty bool) error {
+	w.touch(pp.rp)
 	for _, c := range pp.cols {
 		w.col = appendCol(w.col[:0], pp.rp, c.fam.name, c.qual)
 		var vers []int64
@@ -317,6 +335,7 @@ func (w *writer) deleteVersion(col []byte, ts int64) error {
 // version (or one that newer versions pushed out of MaxVersions, already
 // gone since putCell) never comes back.
 func (w *writer) del(pd *preparedDelete) error {
+	w.touch(pd.rp)
 	version := pd.d.Timestamp
 	if len(pd.d.Values) == 0 {
 		return w.deletePrefix(pd.rp, 0) // CheckDeleteVersion: no version without families
@@ -671,6 +690,7 @@ func (s *Store) Increment(ctx context.Context, inc *hbase.Increment) (int64, err
 		ts = max(ts, cellTS+1)
 	}
 	next := cur + inc.Amount
+	w.touch(rp)
 	w.putCell(fam, col, binary.BigEndian.AppendUint64(nil, uint64(next)), ts, w.vers)
 	if err := w.commit(); err != nil {
 		return 0, err
