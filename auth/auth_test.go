@@ -62,6 +62,47 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyRemembers: a token accepted once is accepted again without
+// parsing it (no allocation), until the clock reaches its expiry; a token
+// differing from an accepted one in any byte is parsed and judged on its own.
+func TestVerifyRemembers(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	iss := NewIssuer(secret, time.Hour)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	iss.now = func() time.Time { return now }
+	tok, err := iss.Issue(42, time.UnixMilli(1583020800123))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(token string) (weibo.UserID, int64, error) {
+		t.Helper()
+		return iss.Verify(token)
+	}
+	if uid, ct, err := verify(tok); err != nil || uid != 42 || ct != 1583020800123 {
+		t.Fatalf("Verify = %v, %v, %v", uid, ct, err)
+	}
+	if allocs := testing.AllocsPerRun(20, func() { _, _, _ = iss.Verify(tok) }); allocs > 0 {
+		t.Errorf("Verify of an accepted token allocates %v times: it parsed it again", allocs)
+	}
+	tampered := []byte(tok)
+	tampered[len(tampered)-2] ^= 1 // the signature's last bytes
+	if _, _, err := verify(string(tampered)); err == nil {
+		t.Errorf("a token differing from an accepted one in its signature is accepted")
+	}
+	now = now.Add(59 * time.Minute)
+	if _, _, err := verify(tok); err != nil {
+		t.Errorf("Verify before the expiry: %v", err)
+	}
+	now = now.Add(time.Minute) // exactly the expiry: expired, as the parser judges
+	if _, _, err := verify(tok); err == nil {
+		t.Errorf("an accepted token is still accepted at its expiry")
+	}
+	now = now.Add(-2 * time.Hour) // before it was accepted: parsed again (and valid: no nbf)
+	if _, _, err := verify(tok); err != nil {
+		t.Errorf("Verify with the clock set back: %v", err)
+	}
+}
+
 func TestWithAuthorization(t *testing.T) {
 	iss := NewIssuer([]byte("0123456789abcdef0123456789abcdef"), time.Hour)
 	tok, _ := iss.Issue(7, time.UnixMilli(1583020800123))
