@@ -380,7 +380,8 @@ func (s *Store) Get(ctx context.Context, g *hbase.Get) (*hbase.Result, error) {
 	if err != nil {
 		return nil, callError(ctx, "get", g.Table, err, get)
 	}
-	return toResult(g.Row, res.Cells), nil
+	var b resultBuilder
+	return b.fromLocal(g.Row, res.Cells), nil
 }
 
 // GetMany reads rows with one gohbase SendBatch per table (gohbase batches
@@ -403,6 +404,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 	}
 	res := s.sendBatch(ctx, calls)
 	out := make([]*hbase.Result, len(gets))
+	var b resultBuilder
 	for i, r := range res {
 		if r.Error != nil {
 			return nil, batchError(ctx, "get", i, len(gets), gets[i].Table, r.Error, calls)
@@ -411,7 +413,8 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 		if !ok {
 			return nil, fmt.Errorf("hbase: get %d of %d: unexpected response %T", i+1, len(gets), r.Msg)
 		}
-		out[i] = toResult(gets[i].Row, hrpc.ToLocalResult(gr.GetResult()).Cells)
+		cells := gr.GetResult().GetCell()
+		out[i] = b.result(gets[i].Row, len(cells), func(j int) *pb.Cell { return cells[j] })
 	}
 	return out, nil
 }
@@ -477,6 +480,7 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	scanner := s.conn().client.Scan(scan)
 	defer func() { _ = scanner.Close() }()
 	n := 0
+	var b resultBuilder
 	for {
 		r, err := scanner.Next()
 		if err == io.EOF {
@@ -500,7 +504,7 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		if idle != nil && !idle.Stop() {
 			return callError(ctx, "scan", sc.Table, context.Cause(ctx))
 		}
-		err = fn(toResult(r.Cells[0].Row, r.Cells))
+		err = fn(b.fromLocal(r.Cells[0].Row, r.Cells))
 		if idle != nil {
 			idle.Reset(s.cfg.callTimeout)
 		}
@@ -517,19 +521,49 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 	}
 }
 
-// toResult converts gohbase cells to a Result in HBase order.
-func toResult(row []byte, cells []*hrpc.Cell) *hbase.Result {
-	r := &hbase.Result{Row: row, Cells: make([]*hbase.Cell, 0, len(cells))}
-	for _, c := range cells {
-		r.Cells = append(r.Cells, &hbase.Cell{
-			Family:    string(c.Family),
-			Qualifier: string(c.Qualifier),
-			Value:     c.Value,
-			Timestamp: int64((*pb.Cell)(c).GetTimestamp()),
-		})
+// maxNames bounds the family and qualifier strings a resultBuilder shares.
+const maxNames = 64
+
+// resultBuilder converts gohbase cells to Results for one call: each row's
+// cells are allocated together, and the family and qualifier strings are
+// shared between cells and rows (a page's rows hold the same few columns:
+// one string each instead of two per cell). Values are gohbase's, not
+// copied.
+type resultBuilder struct {
+	names map[string]string // up to maxNames
+}
+
+func (b *resultBuilder) name(n []byte) string {
+	if s, ok := b.names[string(n)]; ok {
+		return s
 	}
+	s := string(n)
+	if b.names == nil {
+		b.names = make(map[string]string, 8)
+	}
+	if len(b.names) < maxNames {
+		b.names[s] = s
+	}
+	return s
+}
+
+// result returns the Result of row whose n cells cell returns, in HBase order.
+func (b *resultBuilder) result(row []byte, n int, cell func(i int) *pb.Cell) *hbase.Result {
+	cs := make([]hbase.Cell, n)
+	ptrs := make([]*hbase.Cell, n)
+	for i := range cs {
+		c := cell(i)
+		cs[i] = hbase.Cell{Family: b.name(c.Family), Qualifier: b.name(c.Qualifier), Value: c.Value, Timestamp: int64(c.GetTimestamp())}
+		ptrs[i] = &cs[i]
+	}
+	r := &hbase.Result{Row: row, Cells: ptrs}
 	hbase.SortCells(r.Cells)
 	return r
+}
+
+// fromLocal is result of gohbase's hrpc cells (Get, Scan).
+func (b *resultBuilder) fromLocal(row []byte, cells []*hrpc.Cell) *hbase.Result {
+	return b.result(row, len(cells), func(i int) *pb.Cell { return (*pb.Cell)(cells[i]) })
 }
 
 // --- writes --------------------------------------------------------------------
