@@ -101,9 +101,12 @@ func newRowCache(size int64) *rowCache {
 	}
 	c := &rowCache{budget: max(size/rowCacheShards, 1)}
 	for i := range c.shards {
+		sh := &c.shards[i]
 		// Bounded by bytes, not entries: the entry limit only stops a
-		// shard of tiny rows from growing a huge map.
-		c.shards[i].lru, _ = simplelru.NewLRU[string, *cachedRow](1<<20, nil)
+		// shard of tiny rows from growing a huge map. Every way out of
+		// the list (Remove, RemoveOldest, Purge, the entry limit) comes
+		// through the callback, which keeps bytes exact.
+		sh.lru, _ = simplelru.NewLRU(1<<20, func(_ string, row *cachedRow) { sh.bytes -= row.size })
 	}
 	return c
 }
@@ -162,18 +165,17 @@ func (c *rowCache) fill(stripe int, rp, shape []byte, cells []byte, gen uint64) 
 				return // filled by a concurrent read since lookup
 			}
 		}
+		size -= int64(len(rp)) // the row's key is counted once
 		row.reads = append(row.reads, read)
-		row.size += size - int64(len(rp))
+		row.size += size
 	} else {
 		sh.lru.Add(string(rp), &cachedRow{reads: []cachedRead{read}, size: size})
 	}
 	sh.bytes += size
 	for sh.bytes > c.budget {
-		_, old, ok := sh.lru.RemoveOldest()
-		if !ok {
+		if _, _, ok := sh.lru.RemoveOldest(); !ok {
 			break
 		}
-		sh.bytes -= old.size
 	}
 }
 
@@ -183,10 +185,7 @@ func (c *rowCache) invalidate(stripe int, rp []byte) {
 	sh := c.shard(stripe)
 	sh.mu.Lock()
 	sh.gen.Add(1)
-	if row, ok := sh.lru.Peek(string(rp)); ok {
-		sh.lru.Remove(string(rp))
-		sh.bytes -= row.size
-	}
+	sh.lru.Remove(string(rp))
 	sh.mu.Unlock()
 }
 
@@ -197,7 +196,6 @@ func (c *rowCache) clear() {
 		sh.mu.Lock()
 		sh.gen.Add(1)
 		sh.lru.Purge()
-		sh.bytes = 0
 		sh.mu.Unlock()
 	}
 }

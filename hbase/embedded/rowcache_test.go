@@ -261,12 +261,36 @@ func TestRowCacheBounded(t *testing.T) {
 	if entries == 0 || entries >= 2000 || total > 512<<10 {
 		t.Errorf("%d entries of %d bytes after reading 2000 rows into a 512 KiB cache", entries, total)
 	}
+	// Rows read with a second shape, then rewritten: the byte count stays
+	// the sum of the entries' sizes.
+	for _, g := range gets[:200] {
+		g.MaxVersions = 2
+	}
+	if _, err := s.GetMany(ctx, gets); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gets[:300] {
+		if err := s.Put(ctx, &hbase.Put{Table: "t:b", Row: g.Row, Values: hbase.Values{"f": {"q": []byte("w")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range s.rows.shards {
+		sh := &s.rows.shards[i]
+		var sum int64
+		for _, k := range sh.lru.Keys() {
+			row, _ := sh.lru.Peek(k)
+			sum += row.size
+		}
+		if sh.bytes != sum || sh.bytes > s.rows.budget {
+			t.Fatalf("shard %d counts %d bytes, its entries %d (budget %d)", i, sh.bytes, sum, s.rows.budget)
+		}
+	}
 	if err := s.DeleteTable(ctx, "t:b"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range s.rows.shards {
-		if n := s.rows.shards[i].lru.Len(); n != 0 {
-			t.Fatalf("shard %d keeps %d rows of a dropped table", i, n)
+		if sh := &s.rows.shards[i]; sh.lru.Len() != 0 || sh.bytes != 0 {
+			t.Fatalf("shard %d keeps %d rows (%d bytes) of a dropped table", i, sh.lru.Len(), sh.bytes)
 		}
 	}
 }
