@@ -458,8 +458,20 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		opts = append(opts, hrpc.Families(fams))
 	}
 	if sc.Limit > 0 && sc.Limit < 10000 {
-		// Rows fetched per round trip: no more than the caller wants.
+		// Rows fetched per round trip: no more than the caller wants. The
 		opts = append(opts, hrpc.NumberOfRows(uint32(sc.Limit)))
+		// Forward, a PageFilter ends each region's scan on the server
+		// after Limit rows, so that the region scanner is closed with its
+		// response: otherwise a scan stopped at Limit leaves it open and
+		// gohbase closes it with one more RPC (a home timeline page's
+		// inbox scan always stops there). No row is lost: every row the
+		// server returns is in the range and counts toward Limit, and the
+		// next region is read only when this one held fewer. Not reversed:
+		// there the server also returns rows that Scan drops (the stop
+		// row, see below), which the filter would count.
+		if !sc.Reversed {
+			opts = append(opts, hrpc.Filters(filter.NewPageFilter(int64(sc.Limit))))
+		}
 	}
 	from, to := start, stop
 	if sc.Reversed {

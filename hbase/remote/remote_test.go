@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/hbasetest"
 	"github.com/weibohbase/gateway/internal/hbasezk"
@@ -672,6 +674,88 @@ func TestScan(t *testing.T) {
 			t.Errorf("Scan with a canceled context = %v, want context.Canceled", err)
 		}
 	})
+}
+
+// scanRPCs returns how many Scan RPCs gohbase has sent (its
+// gohbase_operation_duration_seconds{operation="Scan"} observations, which
+// count the close-scanner RPCs too).
+func scanRPCs(t *testing.T) uint64 {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() != "gohbase_operation_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "operation" && l.GetValue() == "Scan" {
+					n += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestScanLimitOneRPC: a forward Scan that stops at its Limit with rows
+// left in the region costs one Scan RPC (the region scanner closes with
+// the response, not with a second RPC) and returns the first Limit rows; a
+// reversed one returns the last Limit rows (and still costs two: see Scan).
+func TestScanLimitOneRPC(t *testing.T) {
+	st := gtStore(t)
+	p := rowPrefix(t)
+	var puts []*hbase.Put
+	for i := range 20 {
+		puts = append(puts, &hbase.Put{Table: gtTableA, Row: fmt.Appendf(nil, "%s%02d", p, i), Values: hbase.Values{"f": {"k": fmt.Appendf(nil, "%02d", i)}}})
+	}
+	if err := st.PutMany(tctx(t), puts); err != nil {
+		t.Fatal(err)
+	}
+	// Table B is split at "m": five rows on each side, nothing of other
+	// tests between them.
+	puts = puts[:0]
+	for _, side := range []string{"l", "m"} {
+		for i := range 5 {
+			puts = append(puts, &hbase.Put{Table: gtTableB, Row: fmt.Appendf(nil, "%s/%s%02d", side, p, i), Values: hbase.Values{"f": {"k": fmt.Appendf(nil, "%s%d", side, i)}}})
+		}
+	}
+	if err := st.PutMany(tctx(t), puts); err != nil {
+		t.Fatal(err)
+	}
+	across := hbase.Scan{Table: gtTableB, Start: []byte("l/" + p), Stop: []byte("m/" + p + "~"), Limit: 7}
+	for _, c := range []struct {
+		name string
+		scan hbase.Scan
+		want string
+		rpcs uint64
+	}{
+		{"across regions", across, "l0,l1,l2,l3,l4,m0,m1", 2}, // one RPC a region
+		{"forward", hbase.Scan{Table: gtTableA, Prefix: []byte(p), Limit: 5}, "00,01,02,03,04", 1},
+		{"reversed", hbase.Scan{Table: gtTableA, Prefix: []byte(p), Limit: 5, Reversed: true}, "19,18,17,16,15", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := scanRPCs(t)
+			rows, err := hbase.ScanAll(tctx(t), st, &c.scan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range rows {
+				got = append(got, string(r.Value("f", "k")))
+			}
+			if g := strings.Join(got, ","); g != c.want {
+				t.Errorf("Scan = %s, want %s", g, c.want)
+			}
+			time.Sleep(300 * time.Millisecond) // gohbase sends a close RPC in a goroutine
+			if n := scanRPCs(t) - before; n != c.rpcs {
+				t.Errorf("%d Scan RPCs, want %d", n, c.rpcs)
+			}
+		})
+	}
 }
 
 func TestCheckAndPut(t *testing.T) {
