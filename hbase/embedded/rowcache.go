@@ -3,7 +3,6 @@ package embedded
 import (
 	"encoding/binary"
 	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,7 +70,7 @@ const rowCacheEntryOverhead = 160
 
 type cacheShard struct {
 	mu    sync.Mutex
-	gen   atomic.Uint64 // moved (under mu) by every invalidation
+	gen   uint64 // moved by every invalidation (under mu, as everything here)
 	lru   *simplelru.LRU[string, *cachedRow]
 	bytes int64
 	_     [40]byte // keeps shards on their own cache lines
@@ -140,7 +139,7 @@ func (c *rowCache) lookup(stripe int, rp, shape []byte) (cells string, hit bool,
 			}
 		}
 	}
-	return "", false, sh.gen.Load()
+	return "", false, sh.gen
 }
 
 // fill caches cells as row rp's read of shape, unless the shard's
@@ -155,7 +154,7 @@ func (c *rowCache) fill(stripe int, rp, shape []byte, cells []byte, gen uint64) 
 	sh := c.shard(stripe)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.gen.Load() != gen {
+	if sh.gen != gen {
 		return
 	}
 	read := cachedRead{shape: string(shape), cells: string(cells)}
@@ -184,7 +183,7 @@ func (c *rowCache) fill(stripe int, rp, shape []byte, cells []byte, gen uint64) 
 func (c *rowCache) invalidate(stripe int, rp []byte) {
 	sh := c.shard(stripe)
 	sh.mu.Lock()
-	sh.gen.Add(1)
+	sh.gen++
 	sh.lru.Remove(string(rp))
 	sh.mu.Unlock()
 }
@@ -194,7 +193,7 @@ func (c *rowCache) clear() {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		sh.gen.Add(1)
+		sh.gen++
 		sh.lru.Purge()
 		sh.mu.Unlock()
 	}
@@ -220,7 +219,8 @@ func appendCachedCells(dst []byte, b *rowBuilder, start, end int) []byte {
 // cannot happen unless the cache is broken.
 func addCachedCells(b *rowBuilder, t *embTable, cells string, now int64) bool {
 	next := func() (string, bool) {
-		n, w := uvarintString(cells)
+		// At most 10 bytes converted: on the stack.
+		n, w := binary.Uvarint([]byte(cells[:min(len(cells), binary.MaxVarintLen64)]))
 		if w <= 0 || uint64(len(cells)-w) < n {
 			return "", false
 		}
@@ -235,10 +235,7 @@ func addCachedCells(b *rowBuilder, t *embTable, cells string, now int64) bool {
 		if !ok1 || !ok2 || !ok3 || len(cells) < 8 {
 			return false
 		}
-		var ts int64
-		for i := range 8 {
-			ts = ts<<8 | int64(cells[i])
-		}
+		ts := int64(binary.BigEndian.Uint64([]byte(cells[:8])))
 		cells = cells[8:]
 		fam := t.families[name]
 		if fam == nil {
@@ -249,19 +246,4 @@ func addCachedCells(b *rowBuilder, t *embTable, cells string, now int64) bool {
 		}
 	}
 	return true
-}
-
-// uvarintString is binary.Uvarint of a string.
-func uvarintString(s string) (uint64, int) {
-	var x uint64
-	var shift uint
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		c := s[i]
-		if c < 0x80 {
-			return x | uint64(c)<<shift, i + 1
-		}
-		x |= uint64(c&0x7f) << shift
-		shift += 7
-	}
-	return 0, 0
 }
