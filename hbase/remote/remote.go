@@ -458,7 +458,7 @@ func (s *Store) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)
 		opts = append(opts, hrpc.Families(fams))
 	}
 	if sc.Limit > 0 && sc.Limit < 10000 {
-		// Rows fetched per round trip: no more than the caller wants. The
+		// Rows fetched per round trip: no more than the caller wants.
 		opts = append(opts, hrpc.NumberOfRows(uint32(sc.Limit)))
 		// Forward, a PageFilter ends each region's scan on the server
 		// after Limit rows, so that the region scanner is closed with its
