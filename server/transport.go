@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -154,15 +155,43 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		_, _ = w.Write(b)
 		return
 	}
-	// The data gqlgen encoded goes out as it is, between its head and tail:
-	// no copy of a page into one more buffer (issue 11).
 	head, data, tail := t.encode(out[0])
 	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
 	w.WriteHeader(status)
-	for _, b := range [][]byte{head, data, tail} {
-		if _, err := w.Write(b); err != nil {
-			return
+	writeResponse(w, head, data, tail)
+}
+
+// maxJoined is the largest response writeResponse joins into one buffer
+// (pooled) before writing it.
+const maxJoined = 64 << 10
+
+// joinBuffers are the buffers of writeResponse, each of capacity at most
+// maxJoined.
+var joinBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// writeResponse writes head, data and tail, the response body encode
+// returned, in one Write when they add up to at most maxJoined bytes:
+// net/http sends one Write of a body through its 4 KiB connection buffer
+// in two socket writes (the buffer with the headers, then the rest), and
+// three Writes in three (a home-timeline page of 10 KiB: the last, tail's
+// few bytes, after the handler returned; issue 11). A larger response is
+// written as it is, without the copy.
+func writeResponse(w io.Writer, head, data, tail []byte) {
+	n := len(head) + len(data) + len(tail)
+	if n > maxJoined {
+		for _, b := range [][]byte{head, data, tail} {
+			if _, err := w.Write(b); err != nil {
+				return
+			}
 		}
+		return
+	}
+	bp := joinBuffers.Get().(*[]byte)
+	b := append(append(append((*bp)[:0], head...), data...), tail...)
+	_, _ = w.Write(b)
+	if cap(b) <= maxJoined {
+		*bp = b
+		joinBuffers.Put(bp)
 	}
 }
 
