@@ -119,12 +119,29 @@ func enter(ctx context.Context, field graphql.CollectedField, fieldContext Field
 type FieldSet struct {
 	graphql.FieldSet
 	fields []graphql.CollectedField
+	// values holds Values for an object of at most inlineValues fields: one
+	// allocation an object instead of two (every object of a home-timeline
+	// page has 2 or 4).
+	values [inlineValues]graphql.Marshaler
 }
 
-// NewFieldSet returns the FieldSet of fields, with a Values slot each.
+// inlineValues is how many fields' Values a FieldSet holds without a slice
+// of its own.
+const inlineValues = 4
+
+// NewFieldSet returns the FieldSet of fields, with a Values slot each. The
+// embedded graphql.FieldSet has Values (and Invalids, Concurrently and
+// Dispatch, which the generated code uses) but not the fields, which only
+// its MarshalGQL and AddField read: FieldSet's MarshalGQL replaces the
+// first, and the generated code calls the second only on gqlgen's own
+// deferred field sets.
 func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	s := &FieldSet{fields: fields}
-	s.FieldSet = *graphql.NewFieldSet(fields)
+	if len(fields) <= inlineValues {
+		s.Values = s.values[:len(fields):len(fields)]
+	} else {
+		s.Values = make([]graphql.Marshaler, len(fields))
+	}
 	return s
 }
 
