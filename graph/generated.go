@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/internal/gqlfield"
 	"github.com/weibohbase/gateway/internal/gqllist"
 	"github.com/weibohbase/gateway/internal/gqltime"
+	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -1035,8 +1036,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
+			buf := respbuf.Buffer()
+
+			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -1053,8 +1055,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			first = false
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
+			buf := respbuf.Buffer()
+
+			data.MarshalGQL(buf)
 
 			return &graphql.Response{
 				Data: buf.Bytes(),

@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -149,6 +150,7 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		for i, resp := range out {
 			head, data, tail := t.encode(resp)
 			items[i] = slices.Concat(head, data, tail)
+			respbuf.Release(resp.Data)
 		}
 		b, _ := json.Marshal(items)
 		w.WriteHeader(status)
@@ -159,6 +161,9 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
 	w.WriteHeader(status)
 	writeResponse(w, head, data, tail)
+	// The data was written (copied): its buffer (package respbuf, from the
+	// generated Exec) serves another response.
+	respbuf.Release(out[0].Data)
 }
 
 // maxJoined is the largest response writeResponse joins into one buffer

@@ -122,3 +122,56 @@ func TestResponseWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseBuffersConcurrent sends responses of two sizes from several
+// clients at once, each one's data compared with the first answer's byte for
+// byte: the
+// data buffers the executor takes from package respbuf, and the transport
+// gives back once a response is written, serve one response at a time.
+func TestResponseBuffersConcurrent(t *testing.T) {
+	g := startGateway(t, testenv.Embedded(t))
+	queries := []string{
+		"{ a: __typename b: __typename }",
+		"{ __schema { types { name description fields { name description args { name description } type { name kind } } } } }", // 16-64 KiB
+	}
+	post := func(q string) []byte {
+		body, _ := json.Marshal(map[string]string{"query": q})
+		resp, err := http.Post(g.url+"/graphql", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var r struct { // the data's bytes (extensions.cost.budget changes)
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return b
+		}
+		return r.Data
+	}
+	want := make([][]byte, len(queries))
+	for i, q := range queries {
+		want[i] = post(q)
+		if !bytes.HasPrefix(want[i], []byte(`{"`)) {
+			t.Fatalf("query %d: %.200s", i, want[i])
+		}
+	}
+	if len(want[1]) < 16<<10 || len(want[1]) > 64<<10 {
+		t.Fatalf("the large response is %d bytes, want 16-64 KiB (pooled)", len(want[1]))
+	}
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Go(func() {
+			for i := range 100 {
+				k := (i + c) % len(queries)
+				if got := post(queries[k]); !bytes.Equal(got, want[k]) {
+					t.Errorf("client %d, request %d: response %d differs from its first answer:\n%.300s", c, i, k, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -12,8 +12,9 @@
 //     shows is a plain binding (a struct field, or a method without context
 //     or error; no resolver, arguments or directives; not of an interface
 //     type) calls its marshaller directly, gqlfield.Value or
-//     gqlfield.Method instead of graphql.ResolveField (rewritten on the
-//     syntax tree, then gofmt'ed).
+//     gqlfield.Method instead of graphql.ResolveField; and the Query and
+//     Mutation cases of Exec marshal the data into a buffer of package
+//     respbuf (rewritten on the syntax tree, then gofmt'ed).
 //
 // It fails when gqlgen's output has no such call, or when the function of a
 // plain binding does not have the shape it rewrites, so a gqlgen upgrade
@@ -47,6 +48,7 @@ import (
 const (
 	gqllistPath  = "github.com/weibohbase/gateway/internal/gqllist"
 	gqlfieldPath = "github.com/weibohbase/gateway/internal/gqlfield"
+	respbufPath  = "github.com/weibohbase/gateway/internal/respbuf"
 	tableName    = "listObjects"
 	tableFile    = "lists_gen.go"
 )
@@ -215,6 +217,10 @@ func rewrite(filename string, plain map[string]binding) error {
 		return fmt.Errorf("%s: %w (did gqlgen change its object marshalling?)", filename, err)
 	}
 	astutil.AddImport(fset, f, gqlfieldPath)
+	if err := rewriteExecBuffers(f); err != nil {
+		return fmt.Errorf("%s: %w (did gqlgen change its Exec?)", filename, err)
+	}
+	astutil.AddImport(fset, f, respbufPath)
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
 		return err
@@ -356,6 +362,73 @@ func rewriteFieldSets(f *ast.File) error {
 		return fmt.Errorf("no out := graphql.NewFieldSet(fields) to rewrite")
 	}
 	return nil
+}
+
+// rewriteExecBuffers makes the Query and Mutation cases of Exec marshal
+// their data into a buffer of package respbuf:
+//
+//	var buf bytes.Buffer     ->  buf := respbuf.Buffer()
+//	data.MarshalGQL(&buf)    ->  data.MarshalGQL(buf)
+//
+// (the Subscription case, which reuses one buffer for every event, has no
+// such pair of statements and stays as it is). It fails unless it rewrites
+// exactly two pairs.
+func rewriteExecBuffers(f *ast.File) error {
+	n := 0
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil || fd.Recv == nil || fd.Name.Name != "Exec" {
+			continue
+		}
+		ast.Inspect(fd.Body, func(node ast.Node) bool {
+			block, ok := node.(*ast.BlockStmt)
+			if !ok {
+				return true
+			}
+			for i := 0; i+1 < len(block.List); i++ {
+				if !isBufferDecl(block.List[i]) || !isMarshalIntoBuf(block.List[i+1]) {
+					continue
+				}
+				block.List[i] = &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("buf")}, Tok: token.DEFINE,
+					Rhs: []ast.Expr{&ast.CallExpr{Fun: sel("respbuf", "Buffer")}}}
+				block.List[i+1].(*ast.ExprStmt).X.(*ast.CallExpr).Args[0] = ast.NewIdent("buf")
+				n++
+			}
+			return true
+		})
+	}
+	if n != 2 {
+		return fmt.Errorf("%d pairs var buf bytes.Buffer; data.MarshalGQL(&buf) in Exec rewritten, want 2 (Query and Mutation)", n)
+	}
+	return nil
+}
+
+// isBufferDecl reports whether s is `var buf bytes.Buffer`.
+func isBufferDecl(s ast.Stmt) bool {
+	ds, ok := s.(*ast.DeclStmt)
+	if !ok {
+		return false
+	}
+	gd, ok := ds.Decl.(*ast.GenDecl)
+	if !ok || gd.Tok != token.VAR || len(gd.Specs) != 1 {
+		return false
+	}
+	vs, ok := gd.Specs[0].(*ast.ValueSpec)
+	return ok && len(vs.Names) == 1 && vs.Names[0].Name == "buf" && len(vs.Values) == 0 && isSelector(vs.Type, "bytes", "Buffer")
+}
+
+// isMarshalIntoBuf reports whether s is `data.MarshalGQL(&buf)`.
+func isMarshalIntoBuf(s ast.Stmt) bool {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok || !isSelector(call.Fun, "data", "MarshalGQL") || len(call.Args) != 1 {
+		return false
+	}
+	u, ok := call.Args[0].(*ast.UnaryExpr)
+	return ok && u.Op == token.AND && isIdent(u.X, "buf")
 }
 
 // selectsFromObj reports whether e is obj.A, obj.A.B, ...: a struct field
