@@ -6,6 +6,7 @@
 package gqltime
 
 import (
+	"bytes"
 	"io"
 	"time"
 
@@ -21,8 +22,13 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 		return graphql.Null
 	}
 	return graphql.WriterFunc(func(w io.Writer) {
-		var buf [48]byte
-		b := append(buf[:0], '"')
+		// To a bytes.Buffer (the generated executor's, package respbuf) in
+		// its spare capacity (AvailableBuffer): no allocation while it has room.
+		var b []byte
+		if bb, ok := w.(*bytes.Buffer); ok {
+			b = bb.AvailableBuffer()
+		}
+		b = append(b, '"')
 		b = t.AppendFormat(b, time.RFC3339Nano)
 		_, _ = w.Write(append(b, '"'))
 	})

@@ -38,6 +38,31 @@ func TestSameAsGqlgen(t *testing.T) {
 	}
 }
 
+// TestBytesBuffer: to a bytes.Buffer MarshalTime appends after what the
+// buffer holds, with or without room, and allocates nothing when it has room.
+func TestBytesBuffer(t *testing.T) {
+	tm := time.UnixMilli(1_583_020_800_123).UTC()
+	var want bytes.Buffer
+	graphql.MarshalTime(tm).MarshalGQL(&want)
+	m := MarshalTime(tm)
+	for _, room := range []int{0, 64} {
+		b := bytes.NewBuffer(make([]byte, 0, 3+room))
+		b.WriteString("[1,")
+		m.MarshalGQL(b)
+		if b.String() != "[1,"+want.String() {
+			t.Errorf("room %d: %s, want [1,%s", room, b.String(), want.String())
+		}
+	}
+	var b bytes.Buffer
+	b.Grow(1 << 10)
+	if n := testing.AllocsPerRun(100, func() {
+		b.Truncate(0)
+		m.MarshalGQL(&b)
+	}); n != 0 {
+		t.Errorf("MarshalGQL to a bytes.Buffer: %v allocations, want 0", n)
+	}
+}
+
 // TestUnmarshal: arguments parse as gqlgen's.
 func TestUnmarshal(t *testing.T) {
 	for _, in := range []any{nil, "", "2020-03-01T00:00:00+08:00", "2020-03-01T00:00:00.5Z", "2020-03-01 00:00:00", "yesterday", 42} {

@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -63,10 +64,15 @@ func (n *NodeID) UnmarshalGQL(v any) error { return unmarshalID(v, "node", Parse
 // writeAppended writes id's text (its String form) as a JSON string, in
 // one write of one buffer: an id is digits, '_', and a lower-case type name
 // before ':', none of which JSON escapes, so there is no quoting pass (and
-// an id on every edge of a page builds no string).
+// an id on every edge of a page builds no string). To a bytes.Buffer (the
+// generated executor's, package respbuf) it appends in the buffer's spare
+// capacity (AvailableBuffer): no allocation while the buffer has room.
 func writeAppended[T encoding.TextAppender](w io.Writer, id T) {
-	b := make([]byte, 1, 48)
-	b[0] = '"'
+	var b []byte
+	if bb, ok := w.(*bytes.Buffer); ok {
+		b = bb.AvailableBuffer()
+	}
+	b = append(b, '"')
 	b, _ = id.AppendText(b)
 	_, _ = w.Write(append(b, '"'))
 }

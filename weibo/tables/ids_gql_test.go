@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -41,11 +42,35 @@ func TestIDMarshalGQL(t *testing.T) {
 		if b.String() != c.want {
 			t.Errorf("%T %v: MarshalGQL wrote %s, want %s", c.id, c.id, b.String(), c.want)
 		}
+		// To a bytes.Buffer (appended in its spare capacity) after what it
+		// holds, with and without room.
+		for _, room := range []int{0, 64} {
+			bb := bytes.NewBuffer(make([]byte, 0, 3+room))
+			bb.WriteString("[1,")
+			c.id.MarshalGQL(bb)
+			if want := "[1," + c.want; bb.String() != want {
+				t.Errorf("%T %v: MarshalGQL to a bytes.Buffer (room %d) left %s, want %s", c.id, c.id, room, bb.String(), want)
+			}
+		}
 		// The bytes are a JSON string holding the id's String form.
 		var s string
 		if err := json.Unmarshal([]byte(b.String()), &s); err != nil || s != c.id.(interface{ String() string }).String() {
 			t.Errorf("%T %v: %s is not the JSON string of %q (%v)", c.id, c.id, b.String(), s, err)
 		}
+	}
+}
+
+// TestIDMarshalGQLAllocs: an id written to a bytes.Buffer with room
+// allocates nothing (a home page writes 100).
+func TestIDMarshalGQLAllocs(t *testing.T) {
+	var b bytes.Buffer
+	b.Grow(1 << 10)
+	p := PostID{Author: 22732, Millis: 1583020800123}
+	if n := testing.AllocsPerRun(100, func() {
+		b.Truncate(0)
+		p.MarshalGQL(&b)
+	}); n != 0 {
+		t.Errorf("PostID.MarshalGQL to a bytes.Buffer: %v allocations, want 0", n)
 	}
 }
 
