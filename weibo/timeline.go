@@ -305,22 +305,35 @@ const timelineRounds = 9
 // the posts, nil for entries to skip (post gone, author not followed), and
 // for each of extra whether the owner follows them.
 func (s *Service) resolveEntriesWith(ctx context.Context, owner UserID, ids []PostID, extra []UserID) ([]*Post, []bool, error) {
-	gets := make([]*hbase.Get, 0, 2*len(ids)+len(extra))
-	for _, id := range ids {
-		gets = append(gets, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)})
+	// The Gets and their rowkeys are allocated together, each rowkey a
+	// full slice expression of keys (a page: 2 allocations, not 200).
+	n := 2*len(ids) + len(extra)
+	gs := make([]hbase.Get, 0, n)
+	gets := make([]*hbase.Get, 0, n)
+	keys := make([]byte, 0, len(ids)*tables.ContentKeyLen+(len(ids)+len(extra))*tables.RelationKeyLen)
+	add := func(table string, start int) {
+		gs = append(gs, hbase.Get{Table: table, Row: keys[start:len(keys):len(keys)]})
+		gets = append(gets, &gs[len(gs)-1])
 	}
-	relIdx := map[UserID]int{}
 	for _, id := range ids {
-		if _, seen := relIdx[id.Author]; !seen && id.Author != owner {
-			relIdx[id.Author] = len(gets)
-			gets = append(gets, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(owner, tables.Attends, id.Author)})
-		}
+		start := len(keys)
+		keys = tables.AppendContentKey(keys, id)
+		add(tables.Content, start)
 	}
-	for _, a := range extra {
+	relIdx := make(map[UserID]int, len(ids)+len(extra))
+	attends := func(a UserID) {
 		if _, seen := relIdx[a]; !seen && a != owner {
 			relIdx[a] = len(gets)
-			gets = append(gets, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(owner, tables.Attends, a)})
+			start := len(keys)
+			keys = tables.AppendRelationKey(keys, owner, tables.Attends, a)
+			add(tables.Relations, start)
 		}
+	}
+	for _, id := range ids {
+		attends(id.Author)
+	}
+	for _, a := range extra {
+		attends(a)
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
