@@ -355,6 +355,12 @@ func (s *Store) Get(ctx context.Context, g *hbase.Get) (*hbase.Result, error) {
 	return rs[0], nil
 }
 
+// cachedCells is row's read as the row cache holds it (appendCachedCells).
+type cachedCells struct {
+	row   int
+	cells string
+}
+
 // GetMany reads rows of any tables from one consistent snapshot; results
 // are in the order of gets (one per get, never nil).
 func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result, error) {
@@ -373,8 +379,6 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 		return []*hbase.Result{}, nil
 	}
 	w := cellWalker{now: s.nowMillis()}
-	// Sized for a few small cells a row; a page of posts grows it once or twice.
-	b := rowBuilder{recs: make([]cellRec, 0, 4*len(pgs)), quals: make([]byte, 0, 16*len(pgs)), vals: make([]byte, 0, 128*len(pgs))}
 	offs := make([]int, len(pgs)+1) // row i's key is keyBuf[offs[i]:offs[i+1]]
 	var keyBuf []byte
 	for i, pg := range pgs {
@@ -384,17 +388,20 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 	rp := func(i int) []byte { return keyBuf[offs[i]:offs[i+1]] }
 	starts, ends := make([]int, len(pgs)), make([]int, len(pgs))
 	// The rows the row cache does not hold, with their lock stripes and
-	// the cache generations taken before the iterator opens (see rowCache).
+	// the cache generations taken before the iterator opens (see rowCache);
+	// the cached cells of the others.
 	var misses, stripes []int
 	var gens []uint64
 	var shape []byte
+	var cached []cachedCells
+	cachedBytes := 0
 	if s.rows == nil {
 		misses = make([]int, len(pgs))
 		for i := range misses {
 			misses[i] = i
 		}
 	} else {
-		stripes, gens = make([]int, len(pgs)), make([]uint64, len(pgs))
+		stripes, gens, cached = make([]int, len(pgs)), make([]uint64, len(pgs)), make([]cachedCells, 0, len(pgs))
 		for i, pg := range pgs {
 			stripes[i] = s.stripe(rp(i))
 			shape = appendReadShape(shape[:0], pg.fams, pg.g.MaxVersions)
@@ -403,9 +410,21 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 				misses, gens[i] = append(misses, i), gen
 				continue
 			}
+			cached = append(cached, cachedCells{row: i, cells: cells})
+			cachedBytes += len(cells)
+		}
+	}
+	// Sized for the cached rows' cells (their encoding is a little longer
+	// than their qualifiers and values) and a few small cells a row read
+	// from pebble; content rows have two cells.
+	b := rowBuilder{recs: make([]cellRec, 0, 2*len(pgs)), quals: make([]byte, 0, 16*len(pgs)),
+		vals: make([]byte, 0, cachedBytes+128*len(misses))}
+	if s.rows != nil {
+		for _, c := range cached {
+			i := c.row
 			starts[i] = len(b.recs)
-			if !addCachedCells(&b, pg.t, cells, w.now) {
-				return nil, fmt.Errorf("hbase: embedded store: corrupt row cache entry for %q", pg.g.Row)
+			if !addCachedCells(&b, pgs[i].t, c.cells, w.now) {
+				return nil, fmt.Errorf("hbase: embedded store: corrupt row cache entry for %q", pgs[i].g.Row)
 			}
 			ends[i] = len(b.recs)
 		}
