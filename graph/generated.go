@@ -6646,7 +6646,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var authPayloadImplementors = []string{"AuthPayload"}
 
 func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, authPayloadImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, authPayloadImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -6690,7 +6690,7 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 var departmentImplementors = []string{"Department", "Node"}
 
 func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -6875,7 +6875,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 var departmentConnectionImplementors = []string{"DepartmentConnection"}
 
 func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, departmentConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -6919,7 +6919,7 @@ func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.S
 var departmentEdgeImplementors = []string{"DepartmentEdge"}
 
 func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, departmentEdgeImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -6963,7 +6963,7 @@ func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.Selecti
 var departmentMemberConnectionImplementors = []string{"DepartmentMemberConnection"}
 
 func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, departmentMemberConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentMemberConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7007,7 +7007,7 @@ func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -7154,7 +7154,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *weibo.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7202,7 +7202,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *weibo.Post) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, postImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7256,7 +7256,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 var postConnectionImplementors = []string{"PostConnection"}
 
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7305,7 +7305,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 var postEdgeImplementors = []string{"PostEdge"}
 
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7349,7 +7349,7 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -7639,7 +7639,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var roleImplementors = []string{"Role", "Node"}
 
 func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj *weibo.Role) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, roleImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7724,7 +7724,7 @@ func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj
 var roleAssignmentImplementors = []string{"RoleAssignment"}
 
 func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleAssignment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, roleAssignmentImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleAssignmentImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7768,7 +7768,7 @@ func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.Selecti
 var roleConnectionImplementors = []string{"RoleConnection"}
 
 func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, roleConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7812,7 +7812,7 @@ func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.Selecti
 var roleEdgeImplementors = []string{"RoleEdge"}
 
 func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, roleEdgeImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7856,7 +7856,7 @@ func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet,
 var roleMemberConnectionImplementors = []string{"RoleMemberConnection"}
 
 func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, roleMemberConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleMemberConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7905,7 +7905,7 @@ func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.S
 var roleMemberEdgeImplementors = []string{"RoleMemberEdge"}
 
 func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, roleMemberEdgeImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleMemberEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -7985,7 +7985,7 @@ func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.Selecti
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Subscription",
 	})
@@ -8005,7 +8005,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var timelineConnectionImplementors = []string{"TimelineConnection"}
 
 func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, timelineConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, timelineConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8049,7 +8049,7 @@ func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.Sel
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *weibo.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8450,7 +8450,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 var userConnectionImplementors = []string{"UserConnection"}
 
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8499,7 +8499,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 var userEdgeImplementors = []string{"UserEdge"}
 
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8574,7 +8574,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8630,7 +8630,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8678,7 +8678,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8736,7 +8736,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8791,7 +8791,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)
@@ -8846,7 +8846,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := make(map[string]*graphql.FieldSet)

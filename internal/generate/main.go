@@ -12,9 +12,10 @@
 //     shows is a plain binding (a struct field, or a method without context
 //     or error; no resolver, arguments or directives; not of an interface
 //     type) calls its marshaller directly, gqlfield.Value or
-//     gqlfield.Method instead of graphql.ResolveField; and the Query and
-//     Mutation cases of Exec marshal the data into a buffer of package
-//     respbuf (rewritten on the syntax tree, then gofmt'ed).
+//     gqlfield.Method instead of graphql.ResolveField; every object
+//     marshaller collects its fields with gqlfield.CollectFields; and the
+//     Query and Mutation cases of Exec marshal the data into a buffer of
+//     package respbuf (rewritten on the syntax tree, then gofmt'ed).
 //
 // It fails when gqlgen's output has no such call, or when the function of a
 // plain binding does not have the shape it rewrites, so a gqlgen upgrade
@@ -216,6 +217,9 @@ func rewrite(filename string, plain map[string]binding) error {
 	if err := rewriteFieldSets(f); err != nil {
 		return fmt.Errorf("%s: %w (did gqlgen change its object marshalling?)", filename, err)
 	}
+	if err := rewriteCollectFields(f); err != nil {
+		return fmt.Errorf("%s: %w (did gqlgen change its object marshalling?)", filename, err)
+	}
 	astutil.AddImport(fset, f, gqlfieldPath)
 	if err := rewriteExecBuffers(f); err != nil {
 		return fmt.Errorf("%s: %w (did gqlgen change its Exec?)", filename, err)
@@ -360,6 +364,25 @@ func rewriteFieldSets(f *ast.File) error {
 	}
 	if n == 0 {
 		return fmt.Errorf("no out := graphql.NewFieldSet(fields) to rewrite")
+	}
+	return nil
+}
+
+// rewriteCollectFields makes every graphql.CollectFields call of the file
+// a gqlfield.CollectFields call with the same arguments. It fails when the
+// file has none.
+func rewriteCollectFields(f *ast.File) error {
+	n := 0
+	ast.Inspect(f, func(node ast.Node) bool {
+		call, ok := node.(*ast.CallExpr)
+		if ok && isSelector(call.Fun, "graphql", "CollectFields") && len(call.Args) == 3 {
+			call.Fun = sel("gqlfield", "CollectFields")
+			n++
+		}
+		return true
+	})
+	if n == 0 {
+		return fmt.Errorf("no graphql.CollectFields call to rewrite")
 	}
 	return nil
 }

@@ -203,3 +203,32 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		t.Error("an Exec with one buffer to rewrite was not refused")
 	}
 }
+
+func TestRewriteCollectFields(t *testing.T) {
+	const src = `package graph
+
+func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *weibo.Post) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	return nil
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "generated.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rewriteCollectFields(f); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := format.Node(&b, fset, f); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(src, "graphql.CollectFields(", "gqlfield.CollectFields(", 1)
+	if b.String() != want {
+		t.Errorf("rewritten to\n%s\nwant\n%s", b.String(), want)
+	}
+	if err := rewriteCollectFields(f); err == nil {
+		t.Error("a file without graphql.CollectFields was not refused")
+	}
+}

@@ -23,6 +23,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/weibohbase/gateway/internal/gqlfield"
 )
 
 // Object is what Marshal needs to know of one GraphQL object type.
@@ -104,7 +106,7 @@ func (objs Objects) mayWait(oc *graphql.OperationContext, typeName string, sel a
 	if !ok {
 		return true
 	}
-	for _, f := range graphql.CollectFields(oc, sel, o.Implements) {
+	for _, f := range gqlfield.CollectFields(oc, sel, o.Implements) {
 		if o.Concurrent[f.Name] {
 			return true
 		}
