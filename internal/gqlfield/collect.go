@@ -13,9 +13,8 @@ import (
 // marshallers at it.
 //
 // gqlgen caches collected fields per operation under a key it builds on
-// every call with reflection and an FNV hash of satisfies: three
-// allocations an object (issue 11: 150 objects, 450 of a home page's 1,700
-// allocations, 3 % of its CPU). Here the key is the identity of sel's and
+// every call with reflection and an FNV hash of satisfies (issue 11: 170
+// of a home page's 1,700 allocations, 3 % of its CPU). Here the key is the identity of sel's and
 // satisfies' arrays, and an entry is kept only when its fields cannot
 // depend on the operation: no directive (@skip, @include, @defer, whose
 // arguments may be variables) on any selection collectFields looks at,
@@ -24,7 +23,8 @@ import (
 // points into both arrays, so neither is freed and reused for another
 // selection while the entry exists. The entries pin their documents: the
 // cache is emptied when the documents' source sizes (one per entry) add up
-// to more than maxCollectedSource bytes.
+// to more than maxCollectedSource bytes, and keeps nothing of a document
+// longer than maxCollectedQuery.
 func CollectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
 	if len(sel) == 0 {
 		return graphql.CollectFields(oc, sel, satisfies)
@@ -40,15 +40,21 @@ func CollectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies
 		return fields
 	}
 	fields = graphql.CollectFields(oc, sel, satisfies)
-	if oc.Doc != nil && static(oc.Doc, sel) {
+	if oc.Doc != nil && len(oc.RawQuery) <= maxCollectedQuery && static(oc.Doc, sel) {
 		fieldsCache.add(key, fields, len(oc.RawQuery))
 	}
 	return fields
 }
 
 // maxCollectedSource bounds the source bytes of the documents the cache
-// keeps alive (counted once per entry).
-const maxCollectedSource = 4 << 20
+// keeps alive (counted once per entry), as the gateway's parsed-document
+// cache is bounded (server.New: 1 MiB); maxCollectedQuery is the longest
+// document cached, the longest that cache keeps (a longer one is parsed
+// anew for each operation, so its selection sets never come back).
+const (
+	maxCollectedSource = 1 << 20
+	maxCollectedQuery  = 16 << 10
+)
 
 // collectKey identifies a selection set and a satisfies list by their
 // arrays (pointers to their first elements) and lengths.
