@@ -70,8 +70,14 @@ const (
 // strictly after it, so rows written meanwhile before the cursor (newer posts)
 // neither shift nor repeat the next page.
 func encodeCursor(kind cursorKind, suffix []byte) string {
-	var buf [64]byte // a page's cursors fit: no allocation but the string
-	return base64.RawURLEncoding.EncodeToString(append(append(buf[:0], byte(kind)), suffix...))
+	var buf [96]byte // a page's cursors fit: no allocation but the string
+	return string(appendCursor(buf[:0], kind, suffix))
+}
+
+// appendCursor appends encodeCursor(kind, suffix) to dst.
+func appendCursor(dst []byte, kind cursorKind, suffix []byte) []byte {
+	var buf [64]byte
+	return base64.RawURLEncoding.AppendEncode(dst, append(append(buf[:0], byte(kind)), suffix...))
 }
 
 // decodeCursor returns the rowkey suffix of the `after` cursor of kind
@@ -281,8 +287,8 @@ func readPageBoth[T, E any](ctx context.Context, st hbase.Store, q pageQuery, p 
 		slices.Reverse(items)
 		slices.Reverse(keys)
 	}
-	edges, info := buildPage(items, keys, w.n, func(key []byte) string {
-		return encodeCursor(q.kind, key[len(q.scan.Prefix):])
+	edges, info := buildPage(items, keys, w.n, func(dst, key []byte) []byte {
+		return appendCursor(dst, q.kind, key[len(q.scan.Prefix):])
 	}, edge)
 	info.HasNextPage, info.HasPreviousPage = more, beyond
 	if w.backward {
@@ -364,23 +370,36 @@ func scanVerifiedUpTo[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan
 
 // buildPage turns up to n+1 items (one more than the page, to learn
 // HasNextPage) and their rowkeys into at most n edges, each with the cursor
-// cursor makes of its rowkey, and their page info.
-func buildPage[T, E any](items []*T, keys [][]byte, n int, cursor func(key []byte) string,
+// appendCursor appends of its rowkey, and their page info. The page's
+// cursors are one string, each edge's a part of it (one allocation, not one
+// an edge).
+func buildPage[T, E any](items []*T, keys [][]byte, n int, appendCursor func(dst, key []byte) []byte,
 	edge func(item *T, cursor string) E) ([]E, PageInfo) {
 	var info PageInfo
 	if len(items) > n {
 		items, info.HasNextPage = items[:n], true
 	}
-	edges := make([]E, len(items))
-	for i, it := range items {
-		c := cursor(keys[i])
-		edges[i] = edge(it, c)
-		if i == 0 {
-			info.StartCursor = &c
-		}
-		if i == len(items)-1 {
-			info.EndCursor = &c
-		}
+	if len(items) == 0 {
+		return []E{}, info
 	}
+	buf := make([]byte, 0, 40*len(items)) // a cursor is 23-40 bytes
+	ends := make([]int, len(items))
+	for i := range items {
+		buf = appendCursor(buf, keys[i])
+		ends[i] = len(buf)
+	}
+	all := string(buf)
+	edges := make([]E, len(items))
+	start := 0
+	for i, it := range items {
+		edges[i] = edge(it, all[start:ends[i]])
+		start = ends[i]
+	}
+	lastStart := 0
+	if len(ends) > 1 {
+		lastStart = ends[len(ends)-2]
+	}
+	first, last := all[:ends[0]], all[lastStart:]
+	info.StartCursor, info.EndCursor = &first, &last
 	return edges, info
 }

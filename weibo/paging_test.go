@@ -109,16 +109,18 @@ func TestPageStart(t *testing.T) {
 func TestBuildPage(t *testing.T) {
 	items := []*int{new(1), new(2), new(3)}
 	keys := [][]byte{{1}, {2}, {3}}
-	cursor := func(k []byte) string { return string('a' + rune(k[0])) }
+	// Cursors of different lengths: "b", "cc", "ddd" (the page's cursors
+	// are parts of one string).
+	cursor := func(dst, k []byte) []byte { return append(dst, strings.Repeat(string('a'+rune(k[0])), int(k[0]))...) }
 	edge := func(it *int, c string) string { return c }
 	for _, c := range []struct {
 		n         int
 		edges     []string
 		next      bool
 		start, to string
-	}{{2, []string{"b", "c"}, true, "b", "c"}, {3, []string{"b", "c", "d"}, false, "b", "d"}, {5, []string{"b", "c", "d"}, false, "b", "d"}} {
+	}{{1, []string{"b"}, true, "b", "b"}, {2, []string{"b", "cc"}, true, "b", "cc"}, {3, []string{"b", "cc", "ddd"}, false, "b", "ddd"}, {5, []string{"b", "cc", "ddd"}, false, "b", "ddd"}} {
 		edges, info := buildPage(items, keys, c.n, cursor, edge)
-		if strings.Join(edges, "") != strings.Join(c.edges, "") || info.HasNextPage != c.next || info.HasPreviousPage ||
+		if strings.Join(edges, ",") != strings.Join(c.edges, ",") || info.HasNextPage != c.next || info.HasPreviousPage ||
 			*info.StartCursor != c.start || *info.EndCursor != c.to {
 			t.Errorf("n=%d: %v %+v", c.n, edges, info)
 		}

@@ -178,8 +178,8 @@ func (s *Service) homeTimeline(ctx context.Context, uid UserID, p Page) (*PostCo
 	for i, it := range items {
 		ps[i], ks[i] = it.post, it.key
 	}
-	edges, info := buildPage(ps, ks, w.n, func(key []byte) string {
-		return encodeCursor(q.kind, key[len(q.scan.Prefix):])
+	edges, info := buildPage(ps, ks, w.n, func(dst, key []byte) []byte {
+		return appendCursor(dst, q.kind, key[len(q.scan.Prefix):])
 	}, postEdge)
 	info.HasNextPage, info.HasPreviousPage = more, beyond
 	if w.backward {
