@@ -4,6 +4,11 @@ package weibo
 // only (Complete is false; the users row is read when more is asked for).
 // It is a plain method, not a resolver, so that GraphQL resolves
 // Post.author inline instead of in a goroutine per post (issue 11).
+// A post read from its row (postFromRow) returns the same User every time,
+// allocated with the post; callers must not modify it.
 func (p *Post) Author() *User {
+	if p.author != nil {
+		return p.author
+	}
 	return &User{ID: p.ID.Author, Username: p.AuthorName}
 }
