@@ -234,7 +234,8 @@ func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *g
 // encode marshals resp, listing at most maxErrors errors and refusing a
 // response whose data is over maxResponse bytes. The response is head +
 // data + tail: data is the data gqlgen encoded (megabytes for a big query),
-// neither copied nor re-validated; no "data" entry (data nil) when the
+// not re-validated, and copied only when writeResponse joins a response of
+// up to 64 KiB into one Write; no "data" entry (data nil) when the
 // request failed before execution (the spec's request error).
 func (t httpTransport) encode(resp *graphql.Response) (head, data, tail []byte) {
 	if resp == nil {
