@@ -27,7 +27,7 @@ var (
 func operation(t *testing.T, query string, vars map[string]any) (*graphql.OperationContext, ast.SelectionSet) {
 	t.Helper()
 	schema := gqlparser.MustLoadSchema(&ast.Source{Name: "schema", Input: collectSchema})
-	doc, errs := gqlparser.LoadQuery(schema, query)
+	doc, errs := gqlparser.LoadQueryWithRules(schema, query, nil) // nil: the default rules
 	if errs != nil {
 		t.Fatalf("%s: %v", query, errs)
 	}
