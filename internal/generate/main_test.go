@@ -109,23 +109,10 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 	if want == src || strings.Count(want, "gqlfield.") != 1 || !strings.Contains(want, "&out.FieldSet") {
 		t.Fatal("the expected output is not the fixture with its two lines rewritten")
 	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "generated.go", src, 0)
-	if err != nil {
-		t.Fatal(err)
+	if got, err := rewriteSource(t, src, rewriteFieldSets); err != nil || got != want {
+		t.Errorf("rewritten to\n%s\nwant\n%s (%v)", got, want, err)
 	}
-	if err := rewriteFieldSets(f); err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := format.Node(&b, fset, f); err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != want {
-		t.Errorf("rewritten to\n%s\nwant\n%s", b.String(), want)
-	}
-	f, _ = parser.ParseFile(fset, "other.go", "package graph\nfunc f() { out := 1; _ = out }\n", 0)
-	if err := rewriteFieldSets(f); err == nil {
+	if _, err := rewriteSource(t, "package graph\nfunc f() { out := 1; _ = out }\n", rewriteFieldSets); err == nil {
 		t.Error("a file without graphql.NewFieldSet was not refused")
 	}
 }
@@ -168,19 +155,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 }
 `
 	rewritten := func(src string) (string, error) {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, "generated.go", src, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rewriteExecBuffers(f); err != nil {
-			return "", err
-		}
-		var b bytes.Buffer
-		if err := format.Node(&b, fset, f); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(strings.Fields(b.String()), " "), nil
+		out, err := rewriteSource(t, src, rewriteExecBuffers)
+		return strings.Join(strings.Fields(out), " "), err
 	}
 	got, err := rewritten(src)
 	if err != nil {
@@ -212,23 +188,31 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 	return nil
 }
 `
+	want := strings.Replace(src, "graphql.CollectFields(", "gqlfield.CollectFields(", 1)
+	got, err := rewriteSource(t, src, rewriteCollectFields)
+	if err != nil || got != want {
+		t.Errorf("rewritten to\n%s\nwant\n%s (%v)", got, want, err)
+	}
+	if _, err := rewriteSource(t, got, rewriteCollectFields); err == nil {
+		t.Error("a file without graphql.CollectFields was not refused")
+	}
+}
+
+// rewriteSource parses src as a Go file, applies rewrite and returns the
+// file formatted, or rewrite's error.
+func rewriteSource(t *testing.T, src string, rewrite func(*ast.File) error) (string, error) {
+	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "generated.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rewriteCollectFields(f); err != nil {
-		t.Fatal(err)
+	if err := rewrite(f); err != nil {
+		return "", err
 	}
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(src, "graphql.CollectFields(", "gqlfield.CollectFields(", 1)
-	if b.String() != want {
-		t.Errorf("rewritten to\n%s\nwant\n%s", b.String(), want)
-	}
-	if err := rewriteCollectFields(f); err == nil {
-		t.Error("a file without graphql.CollectFields was not refused")
-	}
+	return b.String(), nil
 }
