@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -166,24 +165,16 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	respbuf.Release(out[0].Data)
 }
 
-// maxJoined is the largest response writeResponse joins into one buffer
-// (pooled) before writing it.
-const maxJoined = 64 << 10
-
-// joinBuffers are the buffers of writeResponse, each of capacity at most
-// maxJoined.
-var joinBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-
 // writeResponse writes head, data and tail, the response body encode
-// returned, in one Write when they add up to at most maxJoined bytes:
-// net/http sends one Write of a body through its 4 KiB connection buffer
-// in two socket writes (the buffer with the headers, then the rest), and
-// three Writes in three (a home-timeline page of 10 KiB: the last, tail's
-// few bytes, after the handler returned; issue 11). A larger response is
-// written as it is, without the copy.
+// returned, in one Write when they add up to at most respbuf.MaxPooled
+// bytes (joined in a buffer of package respbuf): net/http sends one Write
+// of a body through its 4 KiB connection buffer in two socket writes (the
+// buffer with the headers, then the rest), and three Writes in three (a
+// home-timeline page of 10 KiB: the last, tail's few bytes, after the
+// handler returned; issue 11). A larger response is written as it is,
+// without the copy.
 func writeResponse(w io.Writer, head, data, tail []byte) {
-	n := len(head) + len(data) + len(tail)
-	if n > maxJoined {
+	if len(head)+len(data)+len(tail) > respbuf.MaxPooled {
 		for _, b := range [][]byte{head, data, tail} {
 			if _, err := w.Write(b); err != nil {
 				return
@@ -191,13 +182,10 @@ func writeResponse(w io.Writer, head, data, tail []byte) {
 		}
 		return
 	}
-	bp := joinBuffers.Get().(*[]byte)
-	b := append(append(append((*bp)[:0], head...), data...), tail...)
-	_, _ = w.Write(b)
-	if cap(b) <= maxJoined {
-		*bp = b
-		joinBuffers.Put(bp)
-	}
+	p := respbuf.Get()
+	*p = append(append(append(*p, head...), data...), tail...)
+	_, _ = w.Write(*p)
+	respbuf.Put(p)
 }
 
 // run executes one request and returns its response and HTTP status.
@@ -235,8 +223,8 @@ func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *g
 // response whose data is over maxResponse bytes. The response is head +
 // data + tail: data is the data gqlgen encoded (megabytes for a big query),
 // not re-validated, and copied only when writeResponse joins a response of
-// up to 64 KiB into one Write; no "data" entry (data nil) when the
-// request failed before execution (the spec's request error).
+// up to respbuf.MaxPooled bytes into one Write; no "data" entry (data nil)
+// when the request failed before execution (the spec's request error).
 func (t httpTransport) encode(resp *graphql.Response) (head, data, tail []byte) {
 	if resp == nil {
 		resp = errorResponse(CodeInternal, "no response")

@@ -37,3 +37,35 @@ func TestRelease(t *testing.T) {
 	}
 	Release(nil) // no-op
 }
+
+func TestGetPut(t *testing.T) {
+	// A slice given back with Put comes back from Get, empty (a few tries:
+	// see TestRelease).
+	reused := false
+	for range 100 {
+		p := Get()
+		*p = append(*p, strings.Repeat("x", 1000)...)
+		first := &(*p)[0]
+		Put(p)
+		q := Get()
+		if len(*q) != 0 {
+			t.Fatalf("Get returned %d bytes", len(*q))
+		}
+		if cap(*q) >= 1000 && &(*q)[:1][0] == first {
+			reused = true
+			break
+		}
+	}
+	if !reused {
+		t.Error("a slice given back was never handed out again")
+	}
+
+	// A slice over MaxPooled is not kept.
+	big := make([]byte, 0, MaxPooled+1)
+	Put(&big)
+	for range 10 {
+		if p := Get(); cap(*p) > MaxPooled {
+			t.Fatalf("Get returned a slice of capacity %d > MaxPooled", cap(*p))
+		}
+	}
+}
