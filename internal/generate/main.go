@@ -239,11 +239,20 @@ func rewrite(filename string, plain map[string]binding) error {
 // rewriteField rewrites the body of a generated field function
 //
 //	func (ec *executionContext) _Post_content(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-//		return graphql.ResolveField(ctx, ec.OperationContext, field, ec.fieldContext_Post_content,
+//		return graphql.ResolveField(ctx, ec.OperationContext, field,
+//			func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+//				return ec.fieldContext_Post_content(ctx, field)
+//			},
 //			func(ctx context.Context) (any, error) { return obj.Content, nil },
-//			nil, ec.marshalNString2string, true, true)
+//			nil,
+//			func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+//				return ec.marshalNString2string(ctx, selections, v)
+//			},
+//			true, true)
 //	}
 //
+// (the field context and the marshaller passed as closures that only
+// forward to the generated functions, or as those functions themselves)
 // into, for b's kind of binding,
 //
 //	return ec.marshalNString2string(ctx, field.Selections, obj.Content)                  // leaf, struct field
@@ -251,9 +260,12 @@ func rewrite(filename string, plain map[string]binding) error {
 //	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_author,
 //		obj, (*weibo.Post).Author, ec.marshal…, false)                                     // method (leaf: true)
 //
-// It fails when the function has another shape: no middleware (nil: no
-// directives), panics recovered, the resolver closure returning a selector
-// of obj (struct field) or obj's method called without arguments (method).
+// with the forwarding closures replaced by the functions they call. It
+// fails when the function has another shape: no middleware (nil: no
+// directives), panics recovered, the field context and the marshaller
+// functions or forwarding closures, the resolver closure returning a
+// selector of obj (struct field) or obj's method called without arguments
+// (method).
 func rewriteField(fd *ast.FuncDecl, b binding) error {
 	params := fd.Type.Params.List
 	if len(params) != 3 || len(params[2].Names) != 1 || params[2].Names[0].Name != "obj" {
@@ -289,7 +301,15 @@ func rewriteField(fd *ast.FuncDecl, b binding) error {
 	if !ok || len(rr.Results) != 2 || !isIdent(rr.Results[1], "nil") {
 		return fmt.Errorf("the resolver does not return (value, nil)")
 	}
-	value, fieldContext, marshal := rr.Results[0], a[3], a[6]
+	value := rr.Results[0]
+	fieldContext, ok := forwardedTo(a[3])
+	if !ok {
+		return fmt.Errorf("the field context is neither a function nor a closure calling one")
+	}
+	marshal, ok := forwardedTo(a[6])
+	if !ok {
+		return fmt.Errorf("the marshaller is neither a function nor a closure calling one")
+	}
 	var out ast.Expr
 	if b.method {
 		vc, ok := value.(*ast.CallExpr)
@@ -452,6 +472,63 @@ func isMarshalIntoBuf(s ast.Stmt) bool {
 	}
 	u, ok := call.Args[0].(*ast.UnaryExpr)
 	return ok && u.Op == token.AND && isIdent(u.X, "buf")
+}
+
+// forwardedTo returns the function e stands for: e itself when it is a
+// name or a selector (ec.marshalX), or F when e is a function literal whose
+// body is only `return F(p1, ..., pn)`, its own parameters in order, F a
+// name or selector that does not mention them.
+func forwardedTo(e ast.Expr) (ast.Expr, bool) {
+	switch e := e.(type) {
+	case *ast.Ident, *ast.SelectorExpr:
+		return e, true
+	case *ast.FuncLit:
+		if len(e.Body.List) != 1 {
+			return nil, false
+		}
+		ret, ok := e.Body.List[0].(*ast.ReturnStmt)
+		if !ok || len(ret.Results) != 1 {
+			return nil, false
+		}
+		call, ok := ret.Results[0].(*ast.CallExpr)
+		if !ok || call.Ellipsis.IsValid() {
+			return nil, false
+		}
+		var params []string
+		for _, p := range e.Type.Params.List {
+			if _, variadic := p.Type.(*ast.Ellipsis); variadic {
+				return nil, false
+			}
+			for _, n := range p.Names {
+				params = append(params, n.Name)
+			}
+		}
+		if len(call.Args) != len(params) {
+			return nil, false
+		}
+		for i, a := range call.Args {
+			if params[i] == "_" || !isIdent(a, params[i]) {
+				return nil, false
+			}
+		}
+		switch call.Fun.(type) {
+		case *ast.Ident, *ast.SelectorExpr:
+		default:
+			return nil, false
+		}
+		mentions := false
+		ast.Inspect(call.Fun, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && slices.Contains(params, id.Name) {
+				mentions = true
+			}
+			return !mentions
+		})
+		if mentions {
+			return nil, false
+		}
+		return call.Fun, true
+	}
+	return nil, false
 }
 
 // selectsFromObj reports whether e is obj.A, obj.A.B, ...: a struct field

@@ -10,8 +10,11 @@ import (
 	"testing"
 )
 
-// fieldFunc is a generated field function as gqlgen v0.17.88 writes it,
-// with the resolver body and the middleware argument to fill in.
+// fieldFunc is a generated field function as gqlgen writes it with the
+// field context and the marshaller passed as functions, with the resolver
+// body and the middleware argument to fill in; wrappedFieldFunc is the
+// same function with both passed as closures forwarding to them, the shape
+// gqlgen writes now.
 const fieldFunc = `package graph
 
 func (ec *executionContext) _Post_x(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
@@ -25,6 +28,29 @@ func (ec *executionContext) _Post_x(ctx context.Context, field graphql.Collected
 		},
 		%s,
 		ec.marshalX,
+		true,
+		true,
+	)
+}
+`
+
+const wrappedFieldFunc = `package graph
+
+func (ec *executionContext) _Post_x(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_x(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			%s
+		},
+		%s,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalX(ctx, selections, v)
+		},
 		true,
 		true,
 	)
@@ -55,34 +81,69 @@ func TestRewriteField(t *testing.T) {
 		{name: "not a field of obj", body: "return ec.resolvers.Post().X(ctx, obj), nil", mw: "nil", b: binding{leaf: true},
 			fail: "not return a field of obj"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fset := token.NewFileSet()
-			src := strings.Replace(strings.Replace(fieldFunc, "%s", tt.body, 1), "%s", tt.mw, 1)
-			f, err := parser.ParseFile(fset, "generated.go", src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fd := f.Decls[0].(*ast.FuncDecl)
-			err = rewriteField(fd, tt.b)
-			if tt.fail != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.fail) {
-					t.Fatalf("err = %v, want one saying %q", err, tt.fail)
+	for _, shape := range []struct{ name, src string }{{"functions", fieldFunc}, {"forwarding closures", wrappedFieldFunc}} {
+		for _, tt := range tests {
+			t.Run(shape.name+"/"+tt.name, func(t *testing.T) {
+				got, err := rewriteFieldSource(t, shape.src, tt.body, tt.mw, tt.b)
+				if tt.fail != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.fail) {
+						t.Fatalf("err = %v, want one saying %q", err, tt.fail)
+					}
+					return
 				}
-				return
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tt.want {
+					t.Errorf("rewritten to\n%s\nwant\n%s", got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// TestRewriteFieldClosures: a field context or marshaller closure that does
+// more than call one function with its own parameters is refused.
+func TestRewriteFieldClosures(t *testing.T) {
+	for _, c := range []struct{ name, from, to, fail string }{
+		{"marshaller with another argument", "return ec.marshalX(ctx, selections, v)", "return ec.marshalX(ctx, nil, v)", "the marshaller"},
+		{"marshaller with arguments swapped", "return ec.marshalX(ctx, selections, v)", "return ec.marshalX(selections, ctx, v)", "the marshaller"},
+		{"marshaller of a parameter", "return ec.marshalX(ctx, selections, v)", "return v.marshal(ctx, selections, v)", "the marshaller"},
+		{"field context with two statements", "return ec.fieldContext_Post_x(ctx, field)", "_ = 1\n\t\t\treturn ec.fieldContext_Post_x(ctx, field)", "the field context"},
+		{"field context returning a literal", "return ec.fieldContext_Post_x(ctx, field)", "return nil, nil", "the field context"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(wrappedFieldFunc, c.from, c.to, 1)
+			if src == wrappedFieldFunc {
+				t.Fatalf("the fixture has no %q", c.from)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b bytes.Buffer
-			if err := format.Node(&b, token.NewFileSet(), fd.Body.List[0]); err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Join(strings.Fields(b.String()), " "); got != tt.want {
-				t.Errorf("rewritten to\n%s\nwant\n%s", got, tt.want)
+			if _, err := rewriteFieldSource(t, src, "return obj.Content, nil", "nil", binding{leaf: true}); err == nil || !strings.Contains(err.Error(), c.fail) {
+				t.Fatalf("err = %v, want one about %s", err, c.fail)
 			}
 		})
 	}
+}
+
+// rewriteFieldSource fills the field function src with the resolver body
+// and the middleware mw, applies rewriteField and returns its return
+// statement formatted on one line, or rewriteField's error.
+func rewriteFieldSource(t *testing.T, src, body, mw string, b binding) (string, error) {
+	t.Helper()
+	fset := token.NewFileSet()
+	src = strings.Replace(strings.Replace(src, "%s", body, 1), "%s", mw, 1)
+	f, err := parser.ParseFile(fset, "generated.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := f.Decls[0].(*ast.FuncDecl)
+	if err := rewriteField(fd, b); err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	if err := format.Node(&out, token.NewFileSet(), fd.Body.List[0]); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(out.String()), " "), nil
 }
 
 func TestRewriteFieldSets(t *testing.T) {
@@ -118,8 +179,8 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 }
 
 func TestRewriteExecBuffers(t *testing.T) {
-	// Exec as gqlgen v0.17.88 writes it, shortened: the Query and Mutation
-	// cases marshal into a new buffer, the Subscription case reuses one.
+	// Exec as gqlgen writes it, shortened: the Query and Mutation cases
+	// marshal into a new buffer, the Subscription case reuses one.
 	const src = `package graph
 
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
