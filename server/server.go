@@ -184,9 +184,13 @@ func GraphQL(cfg Config) http.Handler {
 	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	srv.AddTransport(transport.Websocket{
-		Upgrader:              websocket.Upgrader{CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket},
+		Implementation: gorillaWebsocket{upgrader: websocket.Upgrader{
+			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket}},
 		KeepAlivePingInterval: 10 * time.Second,
 		InitFunc:              wsInit(cfg.Tokens),
+		// Messages of any size, as gorilla reads them: no read limit of
+		// gqlgen's (its default is 1 MB a message).
+		PayloadReadLimit: &noReadLimit,
 	})
 	srv.AddTransport(transport.Options{})
 	srv.Use(observe{names: operationNames})
@@ -216,6 +220,9 @@ func GraphQL(cfg Config) http.Handler {
 	})
 	return srv
 }
+
+// noReadLimit is transport.Websocket.PayloadReadLimit's "no limit".
+var noReadLimit int64 = -1
 
 // maxMessage bounds an error message in bytes: messages may quote input
 // (gqlparser quotes the token it stumbled on), never more than this.

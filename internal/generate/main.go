@@ -13,9 +13,11 @@
 //     or error; no resolver, arguments or directives; not of an interface
 //     type) calls its marshaller directly, gqlfield.Value or
 //     gqlfield.Method instead of graphql.ResolveField; every object
-//     marshaller collects its fields with gqlfield.CollectFields; and the
-//     Query and Mutation cases of Exec marshal the data into a buffer of
-//     package respbuf (rewritten on the syntax tree, then gofmt'ed).
+//     marshaller collects its fields with gqlfield.CollectFields and
+//     builds them with gqlfield.NewFieldSet and gqlfield.NewDeferredGroup;
+//     and the Query and Mutation cases of Exec marshal the data into a
+//     buffer of package respbuf (rewritten on the syntax tree, then
+//     gofmt'ed).
 //
 // It fails when gqlgen's output has no such call, or when the function of a
 // plain binding does not have the shape it rewrites, so a gqlgen upgrade
@@ -342,48 +344,59 @@ func rewriteField(fd *ast.FuncDecl, b binding) error {
 }
 
 // rewriteFieldSets makes every object marshaller of the file build its
-// fields with gqlfield.NewFieldSet:
+// fields with gqlfield.NewFieldSet, and start its group of deferred fields
+// with gqlfield.NewDeferredGroup:
 //
-//	out := graphql.NewFieldSet(fields)  ->  out := gqlfield.NewFieldSet(fields)
-//	innerFunc(ctx, out)                 ->  innerFunc(ctx, &out.FieldSet)
+//	out := graphql.NewFieldSet(fields)           ->  out := gqlfield.NewFieldSet(fields)
+//	deferred := graphql.NewDeferredGroup(ctx)    ->  deferred := gqlfield.NewDeferredGroup(ctx)
 //
-// (gqlfield.FieldSet embeds graphql.FieldSet; the deferred field sets stay
-// graphql's). It fails when the file has no such assignment.
+// (gqlfield.FieldSet has the methods of graphql.FieldSet the generated code
+// calls on out, so a call of another one does not compile; the group is
+// rewritten only in a function whose out is rewritten, as only
+// gqlfield.FieldSet completes it). It fails when the file has no field set
+// to rewrite, or no group beside one.
 func rewriteFieldSets(f *ast.File) error {
-	n := 0
+	sets, groups := 0, 0
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Body == nil {
 			continue
 		}
-		found := false
+		var set, group []*ast.CallExpr
 		ast.Inspect(fd.Body, func(node ast.Node) bool {
 			as, ok := node.(*ast.AssignStmt)
-			if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || !isIdent(as.Lhs[0], "out") || as.Tok != token.DEFINE {
+			if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || as.Tok != token.DEFINE {
 				return true
 			}
 			call, ok := as.Rhs[0].(*ast.CallExpr)
-			if !ok || !isSelector(call.Fun, "graphql", "NewFieldSet") || len(call.Args) != 1 || !isIdent(call.Args[0], "fields") {
+			if !ok || len(call.Args) != 1 {
 				return true
 			}
-			call.Fun = sel("gqlfield", "NewFieldSet")
-			found = true
-			return true
-		})
-		if !found {
-			continue
-		}
-		n++
-		ast.Inspect(fd.Body, func(node ast.Node) bool {
-			call, ok := node.(*ast.CallExpr)
-			if ok && isIdent(call.Fun, "innerFunc") && len(call.Args) == 2 && isIdent(call.Args[1], "out") {
-				call.Args[1] = &ast.UnaryExpr{Op: token.AND, X: sel("out", "FieldSet")}
+			switch {
+			case isIdent(as.Lhs[0], "out") && isSelector(call.Fun, "graphql", "NewFieldSet") && isIdent(call.Args[0], "fields"):
+				set = append(set, call)
+			case isIdent(as.Lhs[0], "deferred") && isSelector(call.Fun, "graphql", "NewDeferredGroup") && isIdent(call.Args[0], "ctx"):
+				group = append(group, call)
 			}
 			return true
 		})
+		if len(set) == 0 {
+			continue
+		}
+		for _, c := range set {
+			c.Fun = sel("gqlfield", "NewFieldSet")
+		}
+		for _, c := range group {
+			c.Fun = sel("gqlfield", "NewDeferredGroup")
+		}
+		sets += len(set)
+		groups += len(group)
 	}
-	if n == 0 {
+	if sets == 0 {
 		return fmt.Errorf("no out := graphql.NewFieldSet(fields) to rewrite")
+	}
+	if groups == 0 {
+		return fmt.Errorf("no deferred := graphql.NewDeferredGroup(ctx) beside out := graphql.NewFieldSet(fields) to rewrite")
 	}
 	return nil
 }

@@ -152,22 +152,29 @@ func TestRewriteFieldSets(t *testing.T) {
 func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, departmentImplementors)
 	out := graphql.NewFieldSet(fields)
-	deferred := make(map[string]*graphql.FieldSet)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
-		innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) { return nil }
-		dfs := graphql.NewFieldSet([]graphql.CollectedField{field})
-		dfs.Concurrently(0, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, dfs) })
-		out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		switch field.Name {
+		case "name":
+			out.Values[i] = ec._Department_name(ctx, field, obj)
+		case "parent":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i, true, false,
+				func(ctx context.Context) graphql.Marshaler { return ec._Department_parent(ctx, field, obj) })
+		}
+	}
+	out.Dispatch(ctx)
+	if n := len(deferred.Defers); n > 0 {
+		ec.ProcessDeferredGroup(deferred)
 	}
 	return out
 }
 `
-	// The two lines rewritten; the deferred field set stays graphql's.
+	// The two lines rewritten.
 	want := strings.NewReplacer(
 		"out := graphql.NewFieldSet(fields)", "out := gqlfield.NewFieldSet(fields)",
-		"return innerFunc(ctx, out)", "return innerFunc(ctx, &out.FieldSet)",
+		"deferred := graphql.NewDeferredGroup(ctx)", "deferred := gqlfield.NewDeferredGroup(ctx)",
 	).Replace(src)
-	if want == src || strings.Count(want, "gqlfield.") != 1 || !strings.Contains(want, "&out.FieldSet") {
+	if want == src || strings.Count(want, "gqlfield.") != 2 {
 		t.Fatal("the expected output is not the fixture with its two lines rewritten")
 	}
 	if got, err := rewriteSource(t, src, rewriteFieldSets); err != nil || got != want {
@@ -175,6 +182,16 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 	}
 	if _, err := rewriteSource(t, "package graph\nfunc f() { out := 1; _ = out }\n", rewriteFieldSets); err == nil {
 		t.Error("a file without graphql.NewFieldSet was not refused")
+	}
+	// A group beside a field set gqlfield does not build stays graphql's,
+	// and a file with no group to rewrite is refused.
+	other := "package graph\nfunc f(ctx context.Context) { deferred := graphql.NewDeferredGroup(ctx); _ = deferred }\n"
+	if got, err := rewriteSource(t, src+other[len("package graph\n"):], rewriteFieldSets); err != nil || strings.Count(got, "graphql.NewDeferredGroup") != 1 {
+		t.Errorf("rewritten to\n%s (%v), want the group of f left as it is", got, err)
+	}
+	noGroup := strings.Replace(src, "deferred := graphql.NewDeferredGroup(ctx)", "deferred := graphql.DeferredGroup{}", 1)
+	if _, err := rewriteSource(t, noGroup, rewriteFieldSets); err == nil {
+		t.Error("a file without graphql.NewDeferredGroup was not refused")
 	}
 }
 

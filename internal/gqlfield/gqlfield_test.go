@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -180,5 +183,152 @@ func TestFieldSetSameBytes(t *testing.T) {
 				t.Errorf("FieldSet wrote %s, graphql.FieldSet %s, want %s", got, want, tt.want)
 			}
 		})
+	}
+}
+
+// object is a generated object marshaller's loop over fields, run on a
+// graphql.FieldSet or a FieldSet: the fields named "sync*" are set at once
+// (their value nulls the object when it is graphql.Null), the others are
+// scheduled; a field's value is its index, or graphql.Null when its name
+// ends in "null". It returns the object's value, as the generated code does.
+func object[S interface {
+	graphql.Marshaler
+	ResolveConcurrently(*graphql.OperationContext, *graphql.DeferredGroup, int, bool, bool, func(context.Context) graphql.Marshaler)
+	Dispatch(context.Context)
+}](ctx context.Context, oc *graphql.OperationContext, out S, values func(S) []graphql.Marshaler, invalids func(S) *uint32,
+	deferred *graphql.DeferredGroup, fields []graphql.CollectedField) graphql.Marshaler {
+	value := func(i int) graphql.Marshaler {
+		if strings.HasSuffix(fields[i].Alias, "null") {
+			return graphql.Null
+		}
+		return graphql.MarshalInt(i)
+	}
+	for i, f := range fields {
+		if strings.HasPrefix(f.Alias, "sync") {
+			values(out)[i] = value(i)
+			if values(out)[i] == graphql.Null {
+				atomic.AddUint32(invalids(out), 1)
+			}
+			continue
+		}
+		out.ResolveConcurrently(oc, deferred, i, true, true, func(context.Context) graphql.Marshaler { return value(i) })
+	}
+	out.Dispatch(ctx)
+	if *invalids(out) > 0 {
+		return graphql.Null
+	}
+	return out
+}
+
+// TestFieldSetConcurrent checks that a FieldSet with scheduled fields
+// writes what a graphql.FieldSet writes, and nulls the object when
+// graphql.FieldSet does, for fields resolved at once before and after the
+// scheduled ones.
+func TestFieldSetConcurrent(t *testing.T) {
+	tests := []struct {
+		name    string
+		aliases []string
+		want    string
+	}{
+		{name: "scheduled only", aliases: []string{"a", "b"}, want: `{"a":0,"b":1}`},
+		{name: "mixed", aliases: []string{"sync1", "a", "sync2", "b", "sync3", "c"}, want: `{"sync1":0,"a":1,"sync2":2,"b":3,"sync3":4,"c":5}`},
+		{name: "a scheduled field nulls the object", aliases: []string{"sync1", "anull", "b"}, want: "null"},
+		{name: "a field resolved at once nulls the object", aliases: []string{"a", "syncnull", "b"}, want: "null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, oc := parentCtx(t)
+			fields := make([]graphql.CollectedField, len(tt.aliases))
+			for i, a := range tt.aliases {
+				fields[i] = collected(a)
+			}
+			theirGroup := graphql.NewDeferredGroup(ctx)
+			theirs := render(object(ctx, oc, graphql.NewFieldSet(fields),
+				func(s *graphql.FieldSet) []graphql.Marshaler { return s.Values },
+				func(s *graphql.FieldSet) *uint32 { return &s.Invalids }, &theirGroup, fields))
+			ourGroup := NewDeferredGroup(ctx)
+			ours := render(object(ctx, oc, NewFieldSet(fields),
+				func(s *FieldSet) []graphql.Marshaler { return s.Values },
+				func(s *FieldSet) *uint32 { return &s.Invalids }, &ourGroup, fields))
+			if ours != tt.want || theirs != tt.want {
+				t.Errorf("FieldSet wrote %s, graphql.FieldSet %s, want %s", ours, theirs, tt.want)
+			}
+			if ourGroup.FieldSet != nil || len(ourGroup.Defers) != 0 {
+				t.Errorf("no field is deferred, but the group was filled: %+v", ourGroup)
+			}
+		})
+	}
+}
+
+// TestResolveRootConcurrently checks that a root field scheduled on a
+// FieldSet runs under the operation's RootResolverMiddleware and its own
+// context, as on a graphql.FieldSet.
+func TestResolveRootConcurrently(t *testing.T) {
+	ctx, oc := parentCtx(t)
+	var seen []string
+	oc.RootResolverMiddleware = func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+		seen = append(seen, ctx.Value(rootKey{}).(string))
+		return next(ctx)
+	}
+	fields := []graphql.CollectedField{collected("me"), collected("__typename")}
+	for _, s := range []interface {
+		ResolveRootConcurrently(context.Context, *graphql.OperationContext, int, bool, bool, func(context.Context) graphql.Marshaler)
+		Dispatch(context.Context)
+	}{graphql.NewFieldSet(fields), NewFieldSet(fields)} {
+		rootCtx := context.WithValue(ctx, rootKey{}, fmt.Sprintf("%T", s))
+		s.ResolveRootConcurrently(rootCtx, oc, 0, true, true, func(ctx context.Context) graphql.Marshaler {
+			return graphql.MarshalString(ctx.Value(rootKey{}).(string))
+		})
+		var values []graphql.Marshaler
+		switch s := s.(type) {
+		case *graphql.FieldSet:
+			s.Values[1] = graphql.MarshalString("Query")
+			values = s.Values
+		case *FieldSet:
+			s.Values[1] = graphql.MarshalString("Query")
+			values = s.Values
+		}
+		s.Dispatch(ctx)
+		if got, want := render(values[0])+render(values[1]), strconv.Quote(fmt.Sprintf("%T", s))+`"Query"`; got != want {
+			t.Errorf("%T: values %s, want %s", s, got, want)
+		}
+	}
+	if fmt.Sprint(seen) != "[*graphql.FieldSet *gqlfield.FieldSet]" {
+		t.Errorf("the middleware saw %v", seen)
+	}
+}
+
+type rootKey struct{}
+
+// TestDeferredGroup checks that a field with @defer scheduled on a FieldSet
+// with a group of NewDeferredGroup lands in the group as it does with
+// graphql.FieldSet and graphql.NewDeferredGroup: scheduled on the group's
+// field set under its label, null in the object meanwhile.
+func TestDeferredGroup(t *testing.T) {
+	ctx, oc := parentCtx(t)
+	deferredField := collected("later")
+	deferredField.Deferrables = []*graphql.Deferrable{{Label: "L"}}
+	fields := []graphql.CollectedField{collected("now"), deferredField}
+	run := func(out interface {
+		graphql.Marshaler
+		ResolveConcurrently(*graphql.OperationContext, *graphql.DeferredGroup, int, bool, bool, func(context.Context) graphql.Marshaler)
+		Dispatch(context.Context)
+	}, group *graphql.DeferredGroup) (string, string) {
+		for i := range fields {
+			out.ResolveConcurrently(oc, group, i, true, true, func(context.Context) graphql.Marshaler { return graphql.MarshalInt(i) })
+		}
+		out.Dispatch(ctx)
+		if len(group.Defers) != 1 || group.Defers["L"] == nil || group.FieldSet == nil || group.Context != ctx {
+			t.Fatalf("%T: group %+v, want one view labelled L", out, group)
+		}
+		group.FieldSet.Dispatch(ctx)
+		return render(out), render(group.Defers["L"]) + fmt.Sprint(group.Path)
+	}
+	theirGroup := graphql.NewDeferredGroup(ctx)
+	theirObject, theirPayload := run(graphql.NewFieldSet(fields), &theirGroup)
+	ourGroup := NewDeferredGroup(ctx)
+	ourObject, ourPayload := run(NewFieldSet(fields), &ourGroup)
+	if ourObject != theirObject || ourPayload != theirPayload || ourObject != `{"now":0,"later":null}` {
+		t.Errorf("FieldSet: %s, deferred %s; graphql.FieldSet: %s, deferred %s", ourObject, ourPayload, theirObject, theirPayload)
 	}
 }

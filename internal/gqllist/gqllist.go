@@ -41,13 +41,18 @@ type Object struct {
 // generated listObjects holds every object of the schema.
 type Objects map[string]Object
 
-// Marshal marshals a list field's n items with marshalElement, as
-// graphql.MarshalSliceConcurrently does (the same arguments, the same
-// FieldContext with Index per item, the same panic recovery unless
-// omitPanicHandler, nil when an item panicked or ctx was cancelled), but in
-// the calling goroutine when the list field's selection reaches no field of
-// objs' Concurrent (see the package comment). ctx carries the list field's
-// FieldContext.
+// Marshal marshals a list field's n items with marshalElement (the
+// arguments of graphql.MarshalSliceConcurrently): in the calling goroutine
+// when the list field's selection reaches no field of objs' Concurrent (see
+// the package comment), else with graphql.MarshalSliceConcurrently. ctx
+// carries the list field's FieldContext.
+//
+// In the calling goroutine each item gets a FieldContext with its Index, as
+// gqlgen gives it, and a panic is recovered unless omitPanicHandler. An
+// item that panics, or ctx found cancelled (checked every 16 items), is
+// recorded as an error and ends the list: Marshal returns nil. (gqlgen's
+// concurrent marshalling returns the list with graphql.Null for such items
+// instead.)
 func Marshal(ctx context.Context, objs Objects, n int, workerLimit int64, omitPanicHandler bool,
 	marshalElement func(ctx context.Context, i int) graphql.Marshaler) graphql.Array {
 	if n < 2 || !objs.inline(ctx) {

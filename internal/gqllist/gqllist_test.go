@@ -129,8 +129,8 @@ func TestMarshal(t *testing.T) {
 	}
 }
 
-// TestMarshalPanic: an item that panics is the item's error and the list
-// is null, inline as in gqlgen's concurrent marshalling.
+// TestMarshalPanic: an item marshalled inline that panics is the item's
+// error and ends the list (nil).
 func TestMarshalPanic(t *testing.T) {
 	ctx := listContext(t, `{ feed { cursor } }`, "feed")
 	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter,
