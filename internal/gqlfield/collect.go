@@ -13,12 +13,12 @@ import (
 // marshallers at it.
 //
 // gqlgen caches collected fields per operation under a key it builds on
-// every call with reflection and an FNV hash of satisfies (issue 11: 170
-// of a home page's 1,700 allocations, 3 % of its CPU). Here the key is the identity of sel's and
-// satisfies' arrays, and an entry is kept only when its fields cannot
-// depend on the operation: no directive (@skip, @include, @defer, whose
-// arguments may be variables) on any selection collectFields looks at,
-// through inline fragments and fragment spreads. A selection set belongs to
+// every call, for every object of the response, with reflection and an FNV
+// hash of satisfies, allocating as it goes. Here the key is the identity of
+// sel's and satisfies' arrays, and an entry is kept only when its fields
+// cannot depend on the operation: no directive (@skip, @include, @defer,
+// whose arguments may be variables) on any selection collectFields looks
+// at, through inline fragments and fragment spreads. A selection set belongs to
 // one parsed document, whose fragments it names, and the entry's key
 // points into both arrays, so neither is freed and reused for another
 // selection while the entry exists. The entries pin their documents: the

@@ -2,20 +2,19 @@
 // goroutine of the list field when no item can wait on anything, and in a
 // goroutine each (gqlgen's graphql.MarshalSliceConcurrently) otherwise.
 //
-// gqlgen v0.17.88 starts a goroutine per item of every list of objects, so
-// that the resolvers under the items run at once and their dataloader
-// calls meet in one batch. A home-timeline page of 50 edges whose fields
-// are all read from memory (cursor, node { id content createdAt author { id
-// username } }) paid for 50 goroutines, their stack growth and their
-// scheduling, for no wait to overlap (issue 11: about a tenth of the CPU of
-// the page). The generated list marshallers (graph/generated.go, rewritten
-// by internal/generate) call Marshal instead, with the table Objects of
-// which fields gqlgen runs concurrently, i.e. which are resolvers or methods
-// taking a context: when the list's selection reaches none of them, through
-// any depth of object fields, fragments and inline fragments, the items are
-// marshalled one after another. A selection that reaches an interface or
-// union field, whose concrete type is known only per item, is taken as
-// reaching a concurrent field.
+// gqlgen starts a goroutine per item of every list of objects, so that the
+// resolvers under the items run at once and their dataloader calls meet in
+// one batch. A home-timeline page of 50 edges whose fields are all read
+// from memory (cursor, node { id content createdAt author { id username } })
+// would pay for 50 goroutines, their stack growth and their scheduling, for
+// no wait to overlap. The generated list marshallers (graph/generated.go,
+// rewritten by internal/generate) call Marshal instead, with the table
+// Objects of which fields gqlgen runs concurrently, i.e. which are
+// resolvers or methods taking a context: when the list's selection reaches
+// none of them, through any depth of object fields, fragments and inline
+// fragments, the items are marshalled one after another. A selection that
+// reaches an interface or union field, whose concrete type is known only
+// per item, is taken as reaching a concurrent field.
 package gqllist
 
 import (

@@ -2,14 +2,13 @@
 // gqlgen's own (graphql.MarshalString, graphql.UnmarshalString) with a
 // marshaller that reads each string once, byte by byte.
 //
-// gqlgen v0.17.88 quotes a string by decoding it rune by rune and writing
-// each run between escapes with io.WriteString (an interface conversion a
-// call). It escapes exactly the runes below U+0020, '\\' and '"' — all
+// gqlgen quotes a string by decoding it rune by rune and writing each run
+// between escapes with io.WriteString (an interface conversion a call). It escapes exactly the runes below U+0020, '\\' and '"' — all
 // ASCII — and writes every other byte as it is, invalid UTF-8 included: in
 // UTF-8 no byte of a multi-byte sequence is below 0x80, and an invalid byte
 // decodes to U+FFFD, so looking at bytes finds the same escapes. A
-// home-timeline page quotes 150 strings, 50 of them post contents (issue
-// 11: 7 % of the page's CPU, most in rune decoding).
+// home-timeline page quotes 150 strings, 50 of them post contents, and
+// decoding their runes was most of the time spent quoting them.
 package gqlstring
 
 import (

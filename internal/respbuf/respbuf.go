@@ -1,14 +1,14 @@
 // Package respbuf pools the buffers the generated executor marshals a
 // query's or mutation's data into.
 //
-// gqlgen v0.17.88's Exec marshals each response's data into a new
-// bytes.Buffer, which grows by doubling from 64 bytes: a home-timeline page
-// of 10-20 KiB allocates 32-60 KiB on the way (issue 11: the largest share
-// of the bytes a page allocates, and so of the collector's work). `make
-// generate` (internal/generate) makes the Query and Mutation cases of Exec
-// take their buffer from Buffer; the HTTP transport (package server) gives
-// the data back with Release once the response is written, and joins a
-// response's parts for one Write in a slice from Get. A response that is
+// gqlgen's Exec marshals each response's data into a new bytes.Buffer,
+// which grows by doubling from 64 bytes: a home-timeline page allocates
+// its size several times over on the way, the largest share of the bytes a
+// page allocates, and so of the collector's work. `make generate`
+// (internal/generate) makes the Query and Mutation cases of Exec take their
+// buffer from Buffer; the HTTP transport (package server) gives the data
+// back with Release once the response is written, and joins a response's
+// parts for one Write in a slice from Get. A response that is
 // never released (one sent over WebSocket) is left to the collector.
 package respbuf
 
