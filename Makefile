@@ -9,8 +9,9 @@ BIN   := bin/gateway
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
 
-# gqlgen (gqlgen.yml), then the list-marshalling step of internal/gqllist
-# and the field-execution step of internal/gqlfield.
+# gqlgen (gqlgen.yml), then internal/generate's rewrites of its output:
+# list marshalling (internal/gqllist), field execution (internal/gqlfield),
+# response buffers (internal/respbuf). The same as go generate ./...
 generate:
 	$(GO) run ./internal/generate
 

@@ -12,6 +12,10 @@
 // malformed id is BAD_USER_INPUT naming the argument.
 package resolvers
 
+// `go generate ./...` from the module root is `make generate`: gqlgen, then
+// internal/generate's rewrites of its output (graph/ and the stubs here).
+//go:generate go run github.com/weibohbase/gateway/internal/generate
+
 import (
 	"context"
 

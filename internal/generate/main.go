@@ -1,7 +1,7 @@
-// Command generate is `make generate`: gqlgen (the version in go.mod, with
-// gqlgen.yml) writes graph/ and the resolver stubs, then more steps make the
-// list marshalling of package gqllist and the field execution of package
-// gqlfield part of the generated code:
+// Command generate is `go generate ./...` and `make generate`: gqlgen (the
+// version in go.mod, with gqlgen.yml) writes graph/ and the resolver stubs,
+// then more steps make the list marshalling of package gqllist and the
+// field execution of package gqlfield part of the generated code:
 //
 //   - graph/lists_gen.go: the table gqllist.Objects of every object type of
 //     the schema, from gqlgen's own codegen data (which fields it runs
@@ -21,8 +21,10 @@
 //
 // It fails when gqlgen's output has no such call, or when the function of a
 // plain binding does not have the shape it rewrites, so a gqlgen upgrade
-// that changes its list marshalling or field execution is noticed. Run it
-// from the module root:
+// that changes its list marshalling or field execution is noticed. It is
+// what `go generate ./...` runs (the //go:generate line is in
+// resolvers/resolver.go) and `make generate`; run by hand from the module
+// root:
 //
 //	go run ./internal/generate
 package main
