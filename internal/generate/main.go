@@ -21,7 +21,8 @@
 //
 // It fails when gqlgen's output has no such call, or when the function of a
 // plain binding does not have the shape it rewrites, so a gqlgen upgrade
-// that changes its list marshalling or field execution is noticed. It is
+// that changes its list marshalling or field execution is noticed
+// (docs/gqlgen.md lists the shapes and how to upgrade gqlgen). It is
 // what `go generate ./...` runs (the //go:generate line is in
 // resolvers/resolver.go) and `make generate`; run by hand from the module
 // root:
