@@ -17,6 +17,7 @@ import (
 	"github.com/weibohbase/gateway/querycost"
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // QueryLimits bound what one GraphQL operation may ask for; each is
@@ -144,7 +145,7 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// Unpaged lists of the schema: a department's ancestors are at most
 	// its depth; a user's roles are not bounded by the domain and count
 	// as a default page.
-	lists["Department.ancestors"] = weibo.MaxDepartmentDepth
+	lists["Department.ancestors"] = org.MaxDepartmentDepth
 	// nodes(ids:) returns one entry per id, at most MaxNodes.
 	lists["Query.nodes"] = resolvers.MaxNodes
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
