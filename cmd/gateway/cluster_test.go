@@ -36,7 +36,8 @@ import (
 // every request that failed failed with UNAVAILABLE (HTTP 503) within the
 // call timeout + 1 s, and that the load runs without an error again within
 // 30 s of the fault ending; it logs the times, which docs/reliability.md
-// records. The time bounds are the issue's; everything else is a hang guard.
+// records. The time bounds are the requirement; everything else is a hang
+// guard.
 //
 // Counters: a write that failed (UNAVAILABLE) may have been applied in
 // part — HBase has no cross-row transactions — so the users it touched may

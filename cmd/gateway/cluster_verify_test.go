@@ -158,10 +158,10 @@ func (r *clusterRig) verify(t *testing.T, when string) int {
 }
 
 // countersRepaired says whether the counters of users whose writes failed
-// half-way are repaired automatically (issue 7's repairer, run with every
-// outbox sweep once a dead write's marker is older than the repair grace):
-// then every counter must be exact after a fault, once weibo:pending and
-// the outbox are empty.
+// half-way are repaired automatically (the repairer, run with every outbox
+// sweep once a dead write's marker is older than the repair grace): then
+// every counter must be exact after a fault, once weibo:pending and the
+// outbox are empty.
 const countersRepaired = true
 
 func (r *clusterRig) getMany(t *testing.T, ctx context.Context, gets []*hbase.Get) []*hbase.Result {
