@@ -30,8 +30,8 @@ type auditResult struct {
 }
 
 // auditWant is how many audits of each level graphql-http 1.23.1 runs and
-// how many of them the gateway must pass (issue 10: every MUST and every
-// SHOULD). MAY audits are reported, not required.
+// how many of them the gateway must pass (every MUST and every SHOULD). MAY
+// audits are reported, not required.
 var auditWant = []struct {
 	level      string
 	total, min int

@@ -62,14 +62,13 @@ type Options struct {
 	// BatchSize is the number of rows per PutMany; 0 means DefaultBatch.
 	BatchSize int
 	// Parallelism is the number of shards of a table written concurrently,
-	// each a contiguous rowkey range with one PutMany in flight while its
-	// next batch is built; 0 means 1 for the embedded backend and 4 for
-	// HBase. The embedded store (pebble) does best with one sorted write
-	// stream: interleaved streams make its flushed files overlap, and the
-	// full import on 2 cores took ~17 s with 1, ~21 s with 2 and ~25 s with
-	// 4. HBase's weibo tables are pre-split into four regions by salt
-	// (tables.SaltSplitKeys), and four shards of about equal row counts roughly
-	// follow them.
+	// each a contiguous rowkey range with one PutMany in flight while its next
+	// batch is built; 0 means 1 for the embedded backend and 4 for HBase. The
+	// embedded store (pebble) does best with one sorted write stream:
+	// interleaved streams make its flushed files overlap, so the full import
+	// gets slower with every stream added. HBase's weibo tables are pre-split
+	// into four regions by salt (tables.SaltSplitKeys), and four shards of
+	// about equal row counts roughly follow them.
 	Parallelism int
 	// Progress, when non-nil, receives a progress bar (rows written of the
 	// total, rate, ETA), e.g. os.Stderr.
@@ -181,10 +180,10 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 	if err := tables.Migrate(ctx, st); err != nil {
 		return stats, fmt.Errorf("seed: migrate: %w", err)
 	}
-	// ONE hash for every user: they share the demo password, and bcrypt
-	// costs ~50-100 ms per hash at the default cost, so hashing 76,851 times
-	// would take hours on a small machine. (Equal hashes reveal only that
-	// the passwords are equal, which is public here anyway.)
+	// ONE hash for every user: they share the demo password, and bcrypt is
+	// deliberately slow at the default cost, so hashing once per user of the
+	// full data set would take hours on a small machine. (Equal hashes reveal
+	// only that the passwords are equal, which is public here anyway.)
 	hash, err := bcrypt.GenerateFromPassword([]byte(opts.Password), opts.BcryptCost)
 	if err != nil {
 		return stats, fmt.Errorf("seed: bcrypt: %w", err)

@@ -42,8 +42,8 @@ type QueryLimits struct {
 	MaxAliases int64
 	// MaxOverlap bounds the work of validation's overlapping-fields check,
 	// which grows with the square of how often fields are repeated
-	// (querycost.Cost.Overlap; default DefaultMaxQueryOverlap, about 10 ms
-	// of validation; QUERY_TOO_COMPLEX).
+	// (querycost.Cost.Overlap; default DefaultMaxQueryOverlap, which keeps
+	// validation short; QUERY_TOO_COMPLEX).
 	MaxOverlap int64
 }
 
