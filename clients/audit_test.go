@@ -17,7 +17,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // auditResult is one audit as audit/audit.mjs prints it.
@@ -30,8 +30,8 @@ type auditResult struct {
 }
 
 // auditWant is how many audits of each level graphql-http 1.23.1 runs and
-// how many of them the gateway must pass (issue 10: every MUST and every
-// SHOULD). MAY audits are reported, not required.
+// how many of them the gateway must pass (every MUST and every SHOULD). MAY
+// audits are reported, not required.
 var auditWant = []struct {
 	level      string
 	total, min int
@@ -102,7 +102,7 @@ func demoGateway(t *testing.T, ctx context.Context) demoServer {
 		t.Fatalf("seed: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0))
+	svc := domain.New(st, domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0))
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ type demoServer struct {
 	// URL is the server's base URL (http://127.0.0.1:port).
 	URL string
 	// Svc is the gateway's domain service.
-	Svc *weibo.Service
+	Svc *domain.Domain
 	// Tokens issues the gateway's bearer tokens.
 	Tokens *auth.Issuer
 	// Data is the data set the store holds.

@@ -39,6 +39,7 @@ import (
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -209,7 +210,7 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0))
+	svc := domain.New(st, domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0))
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -221,23 +222,23 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: tokens, Logger: log}))
 	t.Cleanup(ts.Close)
 
-	admin, err := svc.UserByUsername(ctx, seed.DemoAdminUsername)
+	admin, err := svc.Feed.UserByUsername(ctx, seed.DemoAdminUsername)
 	if err != nil || admin == nil {
 		t.Fatalf("demo admin: %v, %v", admin, err)
 	}
-	users, err := svc.GetUsers(ctx, []weibo.UserID{1})
+	users, err := svc.Feed.GetUsers(ctx, []weibo.UserID{1})
 	if err != nil || users[0] == nil {
 		t.Fatalf("user 1: %v, %v", users, err)
 	}
-	roles, err := svc.GetRoles(ctx, []weibo.RoleID{1})
+	roles, err := svc.Org.GetRoles(ctx, []weibo.RoleID{1})
 	if err != nil || roles[0] == nil {
 		t.Fatalf("role 1: %v, %v", roles, err)
 	}
-	depts, err := svc.GetDepartments(ctx, []weibo.DeptID{1})
+	depts, err := svc.Org.GetDepartments(ctx, []weibo.DeptID{1})
 	if err != nil || depts[0] == nil {
 		t.Fatalf("department 1: %v, %v", depts, err)
 	}
-	posts, err := svc.UserPosts(ctx, 1, weibo.Page{First: new(1)})
+	posts, err := svc.Feed.UserPosts(ctx, 1, weibo.Page{First: new(1)})
 	if err != nil || len(posts.Edges) != 1 {
 		t.Fatalf("user 1's posts: %+v, %v", posts, err)
 	}

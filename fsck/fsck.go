@@ -1,11 +1,11 @@
 // Package fsck is `gateway fsck [--repair]`: it checks everything the
 // gateway stores on two sides, which HBase cannot write atomically, and
-// repairs what disagrees. Each pair has an authoritative side — the one
-// every read trusts — and a side that depends on it (package weibo,
-// pairs.go and repair.go); a repair always makes the dependent side agree
+// repairs what disagrees. Each pair has an authority — the side
+// every read trusts — and a side that depends on it (packages weibo/org,
+// weibo/feed and weibo/counted); a repair always makes the dependent side agree
 // with the authority, never the reverse:
 //
-//	pair                      authoritative                    dependent
+//	pair                      authority                        dependent
 //	user ↔ role               users o:<rid> (and the role row) roles member row, the role's memberCount
 //	role ↔ name               roles i:n                        rolenames row
 //	parent ↔ child            departments i:up of the child    departments child row
@@ -21,12 +21,12 @@
 // Run reads the tables with full scans, decoding rowkeys with package
 // weibo/tables, and keeps what it compares in memory — except weibo:inbox,
 // which it streams owner by owner; it is an operator's tool, not a request
-// path. Its repairs go through the domain (weibo.Service's GetRoles,
+// path. Its repairs go through the domain (domain.Domain's GetRoles,
 // GetDepartments, RepairFollow, RecountCounters, RepairFanout, Repair) or
 // write through the store with conditional writes where a concurrent
 // change could race them.
 //
-// Choices made here: Run takes the *weibo.Service rather than a bare store
+// Choices made here: Run takes the *domain.Domain rather than a bare store
 // so that "does this role exist" means exactly what it means to the API;
 // the in-memory load decodes rows itself (name, counter, parent), since a
 // full scan already holds them. Times are the process clock (time.Now),
@@ -44,6 +44,10 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -91,14 +95,14 @@ type Options struct {
 	Grace time.Duration
 	// Areas selects what is checked; 0 means AreaAll.
 	Areas Area
-	// RepairGrace is the gateways' repair grace (weibo.WithRepairGrace):
+	// RepairGrace is the gateways' repair grace (domain.WithRepairGrace):
 	// pending and outbox rows younger than it (or than Grace) belong to
 	// writes that may be running and are not issues. 0 means
-	// weibo.DefaultRepairGrace.
+	// counted.DefaultRepairGrace.
 	RepairGrace time.Duration
-	// BackfillLimit is the gateways' backfill window (weibo.WithBackfillLimit):
+	// BackfillLimit is the gateways' backfill window (domain.WithBackfillLimit):
 	// how many of a followee's newest posts an inbox must hold. 0 means
-	// weibo.DefaultBackfillLimit.
+	// feed.DefaultBackfillLimit.
 	BackfillLimit int
 }
 
@@ -149,17 +153,17 @@ type fsckLink struct {
 }
 
 type fsck struct {
-	s      *weibo.Service
+	s      *domain.Domain
 	st     hbase.Store
 	opt    Options
 	rep    *Report
 	now    int64
-	roles  map[weibo.RoleID]*weibo.Role
+	roles  map[weibo.RoleID]*org.Role
 	names  map[string]fsckLink    // rolenames key -> rid
 	rmem   map[[2]uint64]fsckLink // (rid, uid)
 	uroles map[[2]uint64][]byte   // (rid, uid) -> priority
 	udept  map[weibo.UserID]weibo.DeptID
-	depts  map[weibo.DeptID]*weibo.Department
+	depts  map[weibo.DeptID]*org.Department
 	kids   map[[2]uint64]fsckLink // (parent, child)
 	dmem   map[[2]uint64]fsckLink // (did, uid)
 	so     *social                // the social side (social.go)
@@ -174,19 +178,19 @@ type fsck struct {
 // live system is safe; a change in flight is at worst reported (use Grace
 // to spare it). Errors are the store's; a failed repair's error names the
 // issue.
-func Run(ctx context.Context, svc *weibo.Service, opt Options) (*Report, error) {
+func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) {
 	if opt.Areas == 0 {
 		opt.Areas = AreaAll
 	}
 	if opt.RepairGrace == 0 {
-		opt.RepairGrace = weibo.DefaultRepairGrace
+		opt.RepairGrace = counted.DefaultRepairGrace
 	}
 	if opt.BackfillLimit == 0 {
-		opt.BackfillLimit = weibo.DefaultBackfillLimit
+		opt.BackfillLimit = feed.DefaultBackfillLimit
 	}
 	f := &fsck{s: svc, st: svc.Store(), opt: opt, rep: &Report{Rows: map[string]int{}}, now: time.Now().UnixMilli(),
-		roles: map[weibo.RoleID]*weibo.Role{}, names: map[string]fsckLink{}, rmem: map[[2]uint64]fsckLink{},
-		uroles: map[[2]uint64][]byte{}, udept: map[weibo.UserID]weibo.DeptID{}, depts: map[weibo.DeptID]*weibo.Department{},
+		roles: map[weibo.RoleID]*org.Role{}, names: map[string]fsckLink{}, rmem: map[[2]uint64]fsckLink{},
+		uroles: map[[2]uint64][]byte{}, udept: map[weibo.UserID]weibo.DeptID{}, depts: map[weibo.DeptID]*org.Department{},
 		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}, roleCountTS: map[weibo.RoleID]int64{}}
 	var kinds []tables.PendingKind
 	if opt.Areas&AreaOrg != 0 {
@@ -250,8 +254,8 @@ func (f *fsck) load(ctx context.Context) error {
 	err := f.scan(ctx, &hbase.Scan{Table: tables.Roles}, func(r *hbase.Result) {
 		if rid, ok := tables.DecodeRoleKey(r.Row); ok {
 			if name := r.Value(tables.FamInfo, tables.ColRoleName); name != nil {
-				f.roles[rid] = &weibo.Role{ID: rid, Name: string(name),
-					MemberCount: int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColMemberCount)))}
+				f.roles[rid] = &org.Role{ID: rid, Name: string(name),
+					MemberCount: tables.CounterValue(r, tables.ColMemberCount)}
 				for _, c := range r.Family(tables.FamCount) {
 					f.roleCountTS[rid] = max(f.roleCountTS[rid], c.Timestamp)
 				}
@@ -265,7 +269,7 @@ func (f *fsck) load(ctx context.Context) error {
 		return err
 	}
 	err = f.scan(ctx, &hbase.Scan{Table: tables.RoleNames}, func(r *hbase.Result) {
-		f.names[string(r.Row)] = fsckLink{a: tables.DecodeU64(r.Value(tables.FamName, tables.ColRoleID)), ts: newestTS(r)}
+		f.names[string(r.Row)] = fsckLink{a: uint64(tables.RoleNameRole(r)), ts: newestTS(r)}
 	})
 	if err != nil {
 		return err
@@ -279,7 +283,7 @@ func (f *fsck) load(ctx context.Context) error {
 			if rid, ok := tables.DecodeRoleQualifier(c.Qualifier); ok {
 				f.uroles[[2]uint64{uint64(rid), uint64(uid)}] = c.Value
 			} else if c.Qualifier == tables.ColUserDept {
-				f.udept[uid] = weibo.DeptID(tables.DecodeU64(c.Value))
+				f.udept[uid] = tables.DecodeDeptID(c.Value)
 			}
 		}
 	})
@@ -289,8 +293,8 @@ func (f *fsck) load(ctx context.Context) error {
 	return f.scan(ctx, &hbase.Scan{Table: tables.Departments}, func(r *hbase.Result) {
 		if did, ok := tables.DecodeDeptKey(r.Row); ok {
 			if name := r.Value(tables.FamInfo, tables.ColDeptName); name != nil {
-				f.depts[did] = &weibo.Department{ID: did, Name: string(name),
-					Parent: weibo.DeptID(tables.DecodeU64(r.Value(tables.FamInfo, tables.ColParent)))}
+				f.depts[did] = &org.Department{ID: did, Name: string(name),
+					Parent: tables.DepartmentParent(r)}
 			}
 		} else if parent, child, ok := tables.DecodeDeptChildKey(r.Row); ok {
 			f.kids[[2]uint64{uint64(parent), uint64(child)}] = fsckLink{a: uint64(parent), b: uint64(child), ts: newestTS(r)}
@@ -341,9 +345,9 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 		if role != nil && string(tables.RoleNameKey(role.Name)) == k {
 			continue
 		}
-		key, rid := []byte(k), tables.U64(l.a)
+		key, rid := []byte(k), tables.EncodeID(l.a)
 		err := f.issue(ctx, RoleNameStale, l.ts, func() (bool, error) {
-			rs, err := f.s.GetRoles(ctx, []weibo.RoleID{weibo.RoleID(l.a)})
+			rs, err := f.s.Org.GetRoles(ctx, []weibo.RoleID{weibo.RoleID(l.a)})
 			if err != nil || (rs[0] != nil && bytes.Equal(tables.RoleNameKey(rs[0].Name), key)) {
 				return false, err
 			}
@@ -368,14 +372,14 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 			continue
 		}
 		err := f.issue(ctx, RoleNameMissing, 0, func() (bool, error) {
-			return st.CheckAndPut(ctx, &hbase.Put{Table: tables.RoleNames, Row: []byte(key), Values: hbase.Values{tables.FamName: {tables.ColRoleID: tables.U64(uint64(rid))}}},
+			return st.CheckAndPut(ctx, &hbase.Put{Table: tables.RoleNames, Row: []byte(key), Values: hbase.Values{tables.FamName: {tables.ColRoleID: tables.EncodeID(rid)}}},
 				tables.FamName, tables.ColRoleID, nil)
 		}, "role %d (%q) has no name index row", rid, role.Name)
 		if err != nil {
 			return err
 		}
 	}
-	// Member rows against the users' cells (authoritative) and the roles.
+	// Member rows against the users' cells (the authority) and the roles.
 	count := map[weibo.RoleID]int64{}
 	for _, k := range sortedPairs(f.rmem) {
 		l := f.rmem[k]
@@ -417,7 +421,7 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 		cell := f.uroles[k]
 		if f.roles[rid] == nil {
 			err := f.issue(ctx, UserRoleDangling, 0, func() (bool, error) {
-				rs, err := f.s.GetRoles(ctx, []weibo.RoleID{rid})
+				rs, err := f.s.Org.GetRoles(ctx, []weibo.RoleID{rid})
 				if err != nil || rs[0] != nil {
 					return false, err
 				}
@@ -453,7 +457,7 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 			continue
 		}
 		err := f.issue(ctx, RoleCount, f.roleCountTS[rid], func() (bool, error) {
-			res, err := f.s.RecountCounters(ctx, []weibo.Counter{{Kind: weibo.MemberCount, Owner: uint64(rid)}})
+			res, err := f.s.Writes.RecountCounters(ctx, []counted.Counter{{Kind: org.MemberCount, Owner: uint64(rid)}})
 			return err == nil && res[0].Done, err
 		}, "role %d (%q) counts %d members, has %d", rid, role.Name, role.MemberCount, count[rid])
 		if err != nil {
@@ -510,7 +514,7 @@ func (f *fsck) checkDepartments(ctx context.Context) error {
 			continue
 		}
 		err := f.issue(ctx, DeptChildStale, l.ts, func() (bool, error) {
-			ds, err := f.s.GetDepartments(ctx, []weibo.DeptID{child})
+			ds, err := f.s.Org.GetDepartments(ctx, []weibo.DeptID{child})
 			if err != nil || (ds[0] != nil && ds[0].Parent == parent) {
 				return false, err
 			}
@@ -544,7 +548,7 @@ func (f *fsck) checkDepartments(ctx context.Context) error {
 		}
 		err := f.issue(ctx, DeptMemberStale, l.ts, func() (bool, error) {
 			r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
-			if err != nil || (weibo.DeptID(tables.DecodeU64(r.Value(tables.FamOrg, tables.ColUserDept))) == did && f.depts[did] != nil) {
+			if err != nil || (tables.UserDepartment(r) == did && f.depts[did] != nil) {
 				return false, err
 			}
 			return true, st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: tables.DeptMemberKey(did, uid)})
@@ -558,7 +562,7 @@ func (f *fsck) checkDepartments(ctx context.Context) error {
 		if f.depts[did] == nil {
 			err := f.issue(ctx, UserDeptDangling, 0, func() (bool, error) {
 				return st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
-					tables.FamOrg, tables.ColUserDept, tables.U64(uint64(did)))
+					tables.FamOrg, tables.ColUserDept, tables.EncodeID(did))
 			}, "user %d is in department %d, which does not exist", uid, did)
 			if err != nil {
 				return err
@@ -581,14 +585,14 @@ func (f *fsck) checkDepartments(ctx context.Context) error {
 // moveTop returns the repair that makes d a top-level department: the
 // root's child row, the parent (CheckAndPut expecting the old one), and the
 // delete of the old parent's child row.
-func (f *fsck) moveTop(ctx context.Context, d *weibo.Department) func() (bool, error) {
+func (f *fsck) moveTop(ctx context.Context, d *org.Department) func() (bool, error) {
 	return func() (bool, error) {
 		st := f.st
 		if err := st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptChildKey(weibo.RootDept, d.ID), Values: tables.LinkValues(f.now)}); err != nil {
 			return false, err
 		}
-		ok, err := st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(d.ID), Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.U64(0)}}},
-			tables.FamInfo, tables.ColParent, tables.U64(uint64(d.Parent)))
+		ok, err := st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(d.ID), Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.EncodeID(weibo.RootDept)}}},
+			tables.FamInfo, tables.ColParent, tables.EncodeID(d.Parent))
 		if err != nil || !ok {
 			return false, err
 		}

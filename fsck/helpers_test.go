@@ -8,7 +8,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/orgtest"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // faults is a WithPairWriteHook hook that fails the steps armed in it.
@@ -37,10 +37,10 @@ func (f *faults) arm(step string) {
 }
 
 // orgService returns a migrated service over st with a fault hook.
-func orgService(t *testing.T, st hbase.StoreAdmin) (*weibo.Service, *faults) {
+func orgService(t *testing.T, st hbase.StoreAdmin) (*domain.Domain, *faults) {
 	t.Helper()
 	f := &faults{armed: map[string]bool{}}
-	return orgtest.Service(t, st, weibo.WithPairWriteHook(f.hook)), f
+	return orgtest.Service(t, st, domain.WithStepHook(f.hook)), f
 }
 
 // The helpers the weibo, fsck and seed tests share (internal/orgtest).

@@ -10,13 +10,15 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // The social side: follows ↔ fans, the users' counters, the inboxes, and
 // the writes and fan-outs that did not finish. The authorities are the
 // attends row of a follow and the content row of a post; a repair settles
-// the rest from them through the domain (weibo.Service's RepairFollow,
+// the rest from them through the domain (domain.Domain's RepairFollow,
 // RecountCounters, RepairFanout, Repair), which is safe beside live writes.
 
 // Kinds of Issue on the social side.
@@ -79,7 +81,7 @@ func (f *fsck) loadMarkers(ctx context.Context) error {
 	err := f.scan(ctx, &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) {
 		if kind, owner, other, _, ok := tables.DecodePendingKey(r.Row); ok {
 			so.pending = append(so.pending, pendingRow{key: bytes.Clone(r.Row), kind: kind, owner: owner, other: other,
-				at: int64(tables.DecodeU64(r.Value(tables.FamPending, tables.ColPendingAt)))})
+				at: tables.PendingAt(r)})
 		}
 	})
 	if err != nil {
@@ -87,7 +89,7 @@ func (f *fsck) loadMarkers(ctx context.Context) error {
 	}
 	err = f.scan(ctx, &hbase.Scan{Table: tables.Outbox}, func(r *hbase.Result) {
 		if id, ok := tables.DecodeOutboxKey(r.Row); ok {
-			so.outbox = append(so.outbox, outboxRow{id: id, at: int64(tables.DecodeU64(r.Value(tables.FamOutbox, tables.ColOutboxAt))),
+			so.outbox = append(so.outbox, outboxRow{id: id, at: tables.OutboxAt(r),
 				counted: r.Value(tables.FamOutbox, tables.ColOutboxCounted) != nil})
 		}
 	})
@@ -104,9 +106,9 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 			return
 		}
 		u := &userCounts{
-			follows: int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColFollows))),
-			fans:    int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColFans))),
-			posts:   int64(tables.DecodeU64(r.Value(tables.FamCount, tables.ColPosts))),
+			follows: tables.CounterValue(r, tables.ColFollows),
+			fans:    tables.CounterValue(r, tables.ColFans),
+			posts:   tables.CounterValue(r, tables.ColPosts),
 		}
 		for _, c := range r.Family(tables.FamCount) {
 			u.ts = max(u.ts, c.Timestamp)
@@ -116,7 +118,7 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	large, err := f.s.LargeAccounts(ctx)
+	large, err := f.s.Feed.LargeAccounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -178,18 +180,21 @@ func (f *fsck) checkUnfinished(ctx context.Context, kinds ...tables.PendingKind)
 	grace := max(f.opt.RepairGrace, f.opt.Grace).Milliseconds()
 	repaired := map[string]bool{} // pending rows the repairer deleted
 	ran := false
+	rels := f.s.Writes.Relations()
 	for _, p := range f.so.pending {
 		if !slices.Contains(kinds, p.kind) || f.now-p.at <= grace {
 			continue
 		}
-		what := fmt.Sprintf("a follow or unfollow of user %d by user %d", p.other, p.owner)
-		if p.kind == tables.PendingRole {
-			what = fmt.Sprintf("an assignRole or revokeRole of role %d for user %d", p.owner, p.other)
+		// The relations registered with the protocol name what died; the
+		// repairer settles and recounts them the same way.
+		what := fmt.Sprintf("a write of the unregistered kind %q on (%d, %d)", p.kind, p.owner, p.other)
+		if rel := rels[p.kind]; rel != nil {
+			what = fmt.Sprintf("a %s write on (%d, %d)", rel.Name, p.owner, p.other)
 		}
 		err := f.issue(ctx, WriteUnfinished, 0, func() (bool, error) {
 			if !ran {
 				ran = true
-				if _, err := f.s.Repair(ctx); err != nil {
+				if _, err := f.s.Writes.Repair(ctx); err != nil {
 					return false, err
 				}
 				left := map[string]bool{}
@@ -217,7 +222,7 @@ func (f *fsck) checkUnfinished(ctx context.Context, kinds ...tables.PendingKind)
 			continue
 		}
 		err := f.issue(ctx, FanoutUnfinished, 0, func() (bool, error) {
-			return f.s.RepairFanout(ctx, o.id)
+			return f.s.Feed.RepairFanout(ctx, o.id)
 		}, "the fan-out of post %s was requested %d ms ago and never finished (counted: %v)", o.id, f.now-o.at, o.counted)
 		if err != nil {
 			return err
@@ -235,7 +240,7 @@ func (f *fsck) checkRelations(ctx context.Context) error {
 		}
 		a, b := weibo.UserID(k[0]), weibo.UserID(k[1])
 		err := f.issue(ctx, FansMissing, so.attends[k], func() (bool, error) {
-			return true, f.s.RepairFollow(ctx, a, b)
+			return true, f.s.Feed.RepairFollow(ctx, a, b)
 		}, "user %d follows user %d, whose fans rows lack user %d", a, b, a)
 		if err != nil {
 			return err
@@ -247,7 +252,7 @@ func (f *fsck) checkRelations(ctx context.Context) error {
 		}
 		a, b := weibo.UserID(k[0]), weibo.UserID(k[1])
 		err := f.issue(ctx, FansStale, so.fans[k], func() (bool, error) {
-			return true, f.s.RepairFollow(ctx, a, b)
+			return true, f.s.Feed.RepairFollow(ctx, a, b)
 		}, "user %d lists user %d as a fan, who does not follow them", b, a)
 		if err != nil {
 			return err
@@ -265,18 +270,18 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 	for k := range so.attends {
 		fanOf[weibo.UserID(k[1])]++
 	}
-	var fixes []weibo.Counter
+	var fixes []counted.Counter
 	var issues []int
 	for _, uid := range slices.Sorted(maps.Keys(so.users)) {
 		u := so.users[uid]
 		for _, c := range []struct {
 			kind      string
-			counter   weibo.CounterKind
+			counter   counted.CounterKind
 			has, want int64
 		}{
-			{FollowCount, weibo.FollowCount, u.follows, int64(len(so.followees[uid]))},
-			{FanCount, weibo.FanCount, u.fans, fanOf[uid]},
-			{PostCount, weibo.PostCount, u.posts, int64(len(so.posts[uid]))},
+			{FollowCount, feed.FollowCount, u.follows, int64(len(so.followees[uid]))},
+			{FanCount, feed.FanCount, u.fans, fanOf[uid]},
+			{PostCount, feed.PostCount, u.posts, int64(len(so.posts[uid]))},
 		} {
 			if c.has == c.want {
 				continue
@@ -285,7 +290,7 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 			if f.opt.Grace > 0 && f.now-u.ts < f.opt.Grace.Milliseconds() {
 				is.Pending = true
 			} else if f.opt.Repair {
-				fixes = append(fixes, weibo.Counter{Kind: c.counter, Owner: uint64(uid)})
+				fixes = append(fixes, counted.Counter{Kind: c.counter, Owner: uint64(uid)})
 				issues = append(issues, len(f.rep.Issues))
 			}
 			f.rep.Issues = append(f.rep.Issues, is)
@@ -294,7 +299,7 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 	if len(fixes) == 0 {
 		return nil
 	}
-	res, err := f.s.RecountCounters(ctx, fixes)
+	res, err := f.s.Writes.RecountCounters(ctx, fixes)
 	if err != nil {
 		return fmt.Errorf("fsck: recount %d counters: %w", len(fixes), err)
 	}
@@ -402,7 +407,7 @@ func (f *fsck) inboxIssues(ctx context.Context, owner weibo.UserID, t *inboxTall
 			ts = max(ts, at) // an unfollow may be settling
 		}
 		err := f.issue(ctx, InboxExtra, ts, func() (bool, error) {
-			return true, f.s.RepairFollow(ctx, owner, author)
+			return true, f.s.Feed.RepairFollow(ctx, owner, author)
 		}, "the inbox of user %d holds %d posts of user %d, whom they do not follow", owner, len(t.extra[author]), author)
 		if err != nil {
 			return err
@@ -446,7 +451,7 @@ func (f *fsck) inboxIssues(ctx context.Context, owner weibo.UserID, t *inboxTall
 		if len(missing) == 0 {
 			continue
 		}
-		fix := func() (bool, error) { return true, f.s.RepairFollow(ctx, owner, author) }
+		fix := func() (bool, error) { return true, f.s.Feed.RepairFollow(ctx, owner, author) }
 		what := fmt.Sprintf("of user %d (followed), within the backfill window", author)
 		if author == owner {
 			what = "of their own"

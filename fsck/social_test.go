@@ -45,13 +45,13 @@ func TestSocialChecks(t *testing.T) {
 			a, bu, c := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b")), mustUser(t, svc, uniq("c"))
 			var bPosts []weibo.PostID
 			for i := range 3 {
-				p, err := svc.Publish(ctx, bu.ID, fmt.Sprintf("b's post %d", i))
+				p, err := svc.Feed.Publish(ctx, bu.ID, fmt.Sprintf("b's post %d", i))
 				if err != nil {
 					t.Fatal(err)
 				}
 				bPosts = append(bPosts, p.ID)
 			}
-			cPost, err := svc.Publish(ctx, c.ID, "c's post")
+			cPost, err := svc.Feed.Publish(ctx, c.ID, "c's post")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,11 +61,11 @@ func TestSocialChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range [][2]weibo.UserID{{a.ID, bu.ID}, {c.ID, bu.ID}, {a.ID, c.ID}} {
-				if _, err := svc.Follow(ctx, f[0], f[1]); err != nil {
+				if _, err := svc.Feed.Follow(ctx, f[0], f[1]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := svc.Unfollow(ctx, a.ID, c.ID); err != nil {
+			if _, err := svc.Feed.Unfollow(ctx, a.ID, c.ID); err != nil {
 				t.Fatal(err)
 			}
 			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
@@ -145,14 +145,14 @@ func TestSocialChecks(t *testing.T) {
 			if len(rep.Issues) > 0 {
 				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
 			}
-			us, err := svc.GetUsers(ctx, []weibo.UserID{a.ID, bu.ID, c.ID})
+			us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{a.ID, bu.ID, c.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if us[0].FollowCount != 1 || us[1].FanCount != 2 || us[1].PostCount != 3 || us[2].FanCount != 0 || us[2].PostCount != 1 {
 				t.Errorf("counters after repair: a %+v, b %+v, c %+v", us[0], us[1], us[2])
 			}
-			page, err := svc.HomeTimeline(ctx, a.ID, weibo.Page{})
+			page, err := svc.Feed.HomeTimeline(ctx, a.ID, weibo.Page{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,6 +23,8 @@ import (
 	"github.com/weibohbase/gateway/internal/gqltime"
 	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -47,7 +49,8 @@ type ResolverRoot interface {
 }
 
 type DirectiveRoot struct {
-	HasRole func(ctx context.Context, obj any, next graphql.Resolver, role string) (res any, err error)
+	Authenticated func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	HasRole       func(ctx context.Context, obj any, next graphql.Resolver, role string) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -213,25 +216,25 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type DepartmentResolver interface {
-	Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error)
-	Ancestors(ctx context.Context, obj *weibo.Department) ([]*weibo.Department, error)
-	Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentConnection, error)
-	Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserConnection, error)
+	Parent(ctx context.Context, obj *org.Department) (*org.Department, error)
+	Ancestors(ctx context.Context, obj *org.Department) ([]*org.Department, error)
+	Children(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error)
+	Members(ctx context.Context, obj *org.Department, first *int, after *string) (*weibo.UserConnection, error)
 }
 type MutationResolver interface {
 	Register(ctx context.Context, username string, password string) (*model.AuthPayload, error)
 	Login(ctx context.Context, username string, password string) (*model.AuthPayload, error)
 	Follow(ctx context.Context, userID string) (*weibo.User, error)
 	Unfollow(ctx context.Context, userID string) (*weibo.User, error)
-	PublishPost(ctx context.Context, content string) (*weibo.Post, error)
-	CreateRole(ctx context.Context, name string) (*weibo.Role, error)
-	RenameRole(ctx context.Context, id string, name string) (*weibo.Role, error)
+	PublishPost(ctx context.Context, content string) (*feed.Post, error)
+	CreateRole(ctx context.Context, name string) (*org.Role, error)
+	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
 	AssignRole(ctx context.Context, userID string, roleID string, priority int) (*weibo.User, error)
 	RevokeRole(ctx context.Context, userID string, roleID string) (*weibo.User, error)
-	CreateDepartment(ctx context.Context, name string, parentID *string) (*weibo.Department, error)
-	RenameDepartment(ctx context.Context, id string, name string) (*weibo.Department, error)
-	MoveDepartment(ctx context.Context, id string, parentID *string) (*weibo.Department, error)
+	CreateDepartment(ctx context.Context, name string, parentID *string) (*org.Department, error)
+	RenameDepartment(ctx context.Context, id string, name string) (*org.Department, error)
+	MoveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error)
 	DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error)
 	SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error)
 }
@@ -241,22 +244,22 @@ type QueryResolver interface {
 	Me(ctx context.Context) (*weibo.User, error)
 	User(ctx context.Context, id string) (*weibo.User, error)
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
-	Post(ctx context.Context, id string) (*weibo.Post, error)
-	HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error)
-	Roles(ctx context.Context, first *int, after *string) (*weibo.RoleConnection, error)
-	Role(ctx context.Context, id string) (*weibo.Role, error)
-	RoleByName(ctx context.Context, name string) (*weibo.Role, error)
-	TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentConnection, error)
-	Department(ctx context.Context, id string) (*weibo.Department, error)
+	Post(ctx context.Context, id string) (*feed.Post, error)
+	HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	Roles(ctx context.Context, first *int, after *string) (*org.RoleConnection, error)
+	Role(ctx context.Context, id string) (*org.Role, error)
+	RoleByName(ctx context.Context, name string) (*org.Role, error)
+	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
+	Department(ctx context.Context, id string) (*org.Department, error)
 }
 type RoleResolver interface {
-	Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberConnection, error)
+	Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error)
 }
 type RoleMemberEdgeResolver interface {
-	Node(ctx context.Context, obj *weibo.RoleMemberEdge) (*weibo.User, error)
+	Node(ctx context.Context, obj *org.RoleMemberEdge) (*weibo.User, error)
 }
 type SubscriptionResolver interface {
-	HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error)
+	HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error)
 }
 type UserResolver interface {
 	CreatedAt(ctx context.Context, obj *weibo.User) (*time.Time, error)
@@ -266,9 +269,9 @@ type UserResolver interface {
 	FollowedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
 	Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
-	Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error)
-	Roles(ctx context.Context, obj *weibo.User) ([]*weibo.RoleAssignment, error)
-	Department(ctx context.Context, obj *weibo.User) (*weibo.Department, error)
+	Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error)
+	Department(ctx context.Context, obj *weibo.User) (*org.Department, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -1167,9 +1170,9 @@ type User implements Node {
   "This user's posts, newest first; pages both ways."
   posts(first: Int, after: String, last: Int, before: String): PostConnection!
   "This user's roles, highest priority first, ties by role name. Requires a token."
-  roles: [RoleAssignment!]!
+  roles: [RoleAssignment!]! @authenticated
   "The department this user belongs to, if any. Requires a token."
-  department: Department
+  department: Department @authenticated
 }
 
 "A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\"."
@@ -1257,17 +1260,17 @@ type Query {
   ways (` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` from the start cursor of the first page shown: the
   posts that arrived since). Requires a token.
   """
-  homeTimeline(first: Int, after: String, last: Int, before: String): TimelineConnection!
+  homeTimeline(first: Int, after: String, last: Int, before: String): TimelineConnection! @authenticated
   "Every role, by name. Requires a token."
-  roles(first: Int, after: String): RoleConnection!
+  roles(first: Int, after: String): RoleConnection! @authenticated
   "A role by id; null when there is none. Requires a token."
-  role(id: ID!): Role
+  role(id: ID!): Role @authenticated
   "A role by name (ignoring case); null when there is none. Requires a token."
-  roleByName(name: String!): Role
+  roleByName(name: String!): Role @authenticated
   "The top-level departments, in creation order. Requires a token."
-  topDepartments(first: Int, after: String): DepartmentConnection!
+  topDepartments(first: Int, after: String): DepartmentConnection! @authenticated
   "A department by id; null when there is none. Requires a token."
-  department(id: ID!): Department
+  department(id: ID!): Department @authenticated
 }
 
 type Subscription {
@@ -1278,7 +1281,7 @@ type Subscription {
   as ` + "`" + `{"headers": {"Authorization": "Bearer <token>"}}` + "`" + ` (Apollo, Hasura), or as the upgrade
   request's ` + "`" + `Authorization` + "`" + ` header. Requires a token.
   """
-  homeTimelineUpdates: Post!
+  homeTimelineUpdates: Post! @authenticated
 }
 
 type AuthPayload {
@@ -1292,11 +1295,11 @@ type Mutation {
   register(username: String!, password: String!): AuthPayload!
   login(username: String!, password: String!): AuthPayload!
   "Follow a user; returns that user. Idempotent."
-  follow(userId: ID!): User!
+  follow(userId: ID!): User! @authenticated
   "Unfollow a user; returns that user. Idempotent."
-  unfollow(userId: ID!): User!
+  unfollow(userId: ID!): User! @authenticated
   "Publish a post of 1 to 10,000 characters."
-  publishPost(content: String!): Post!
+  publishPost(content: String!): Post! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -1325,6 +1328,9 @@ type Mutation {
 # the first admin. Role ids are "role:<n>" and department ids
 # "department:<n>"; arguments still accept the bare "<n>" of earlier
 # versions (deprecated: it will be refused in a later version).
+
+"The field needs a logged-in viewer (error code UNAUTHENTICATED otherwise)."
+directive @authenticated on FIELD_DEFINITION
 
 "The field needs a logged-in viewer who holds the role named ` + "`" + `role` + "`" + ` (error codes UNAUTHENTICATED, FORBIDDEN)."
 directive @hasRole(role: String!) on FIELD_DEFINITION
@@ -2527,7 +2533,7 @@ func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Department_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
+func (ec *executionContext) _Department_id(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID(ctx, field.Selections, obj.ID)
 
 }
@@ -2535,7 +2541,7 @@ func (ec *executionContext) fieldContext_Department_id(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Department", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Department_name(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
+func (ec *executionContext) _Department_name(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 
 }
@@ -2543,7 +2549,7 @@ func (ec *executionContext) fieldContext_Department_name(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Department", field, false, false, "String")
 }
 
-func (ec *executionContext) _Department_parent(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
+func (ec *executionContext) _Department_parent(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2555,8 +2561,8 @@ func (ec *executionContext) _Department_parent(ctx context.Context, field graphq
 			return ec.Resolvers.Department().Parent(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
-			return ec.marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2575,7 +2581,7 @@ func (ec *executionContext) fieldContext_Department_parent(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Department_ancestors(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
+func (ec *executionContext) _Department_ancestors(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2587,8 +2593,8 @@ func (ec *executionContext) _Department_ancestors(ctx context.Context, field gra
 			return ec.Resolvers.Department().Ancestors(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.Department) graphql.Marshaler {
-			return ec.marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2607,7 +2613,7 @@ func (ec *executionContext) fieldContext_Department_ancestors(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Department_children(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
+func (ec *executionContext) _Department_children(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2620,8 +2626,8 @@ func (ec *executionContext) _Department_children(ctx context.Context, field grap
 			return ec.Resolvers.Department().Children(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.DepartmentConnection) graphql.Marshaler {
-			return ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.DepartmentConnection) graphql.Marshaler {
+			return ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2651,7 +2657,7 @@ func (ec *executionContext) fieldContext_Department_children(ctx context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Department_members(ctx context.Context, field graphql.CollectedField, obj *weibo.Department) (ret graphql.Marshaler) {
+func (ec *executionContext) _Department_members(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2695,12 +2701,12 @@ func (ec *executionContext) fieldContext_Department_members(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _DepartmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _DepartmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *org.DepartmentConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdgeᚄ)
+		ec.marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_DepartmentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2716,7 +2722,7 @@ func (ec *executionContext) fieldContext_DepartmentConnection_edges(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _DepartmentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _DepartmentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *org.DepartmentConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentConnection_pageInfo,
 
 		obj.PageInfo,
@@ -2737,7 +2743,7 @@ func (ec *executionContext) fieldContext_DepartmentConnection_pageInfo(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _DepartmentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _DepartmentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *org.DepartmentEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -2745,12 +2751,12 @@ func (ec *executionContext) fieldContext_DepartmentEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("DepartmentEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _DepartmentEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.DepartmentEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _DepartmentEdge_node(ctx context.Context, field graphql.CollectedField, obj *org.DepartmentEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_DepartmentEdge_node,
 
 		obj.Department,
 
-		ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment)
+		ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment)
 
 }
 func (ec *executionContext) fieldContext_DepartmentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2908,7 +2914,20 @@ func (ec *executionContext) _Mutation_follow(ctx context.Context, field graphql.
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().Follow(ctx, fc.Args["userId"].(string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
 		},
@@ -2952,7 +2971,20 @@ func (ec *executionContext) _Mutation_unfollow(ctx context.Context, field graphq
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().Unfollow(ctx, fc.Args["userId"].(string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
 		},
@@ -2996,9 +3028,22 @@ func (ec *executionContext) _Mutation_publishPost(ctx context.Context, field gra
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().PublishPost(ctx, fc.Args["content"].(string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Post
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3046,11 +3091,11 @@ func (ec *executionContext) _Mutation_createRole(ctx context.Context, field grap
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNString2string(ctx, "admin")
 				if err != nil {
-					var zeroVal *weibo.Role
+					var zeroVal *org.Role
 					return zeroVal, err
 				}
 				if ec.Directives.HasRole == nil {
-					var zeroVal *weibo.Role
+					var zeroVal *org.Role
 					return zeroVal, errors.New("directive hasRole is not implemented")
 				}
 				return ec.Directives.HasRole(ctx, nil, directive0, role)
@@ -3059,8 +3104,8 @@ func (ec *executionContext) _Mutation_createRole(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Role) graphql.Marshaler {
-			return ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Role) graphql.Marshaler {
+			return ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3108,11 +3153,11 @@ func (ec *executionContext) _Mutation_renameRole(ctx context.Context, field grap
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNString2string(ctx, "admin")
 				if err != nil {
-					var zeroVal *weibo.Role
+					var zeroVal *org.Role
 					return zeroVal, err
 				}
 				if ec.Directives.HasRole == nil {
-					var zeroVal *weibo.Role
+					var zeroVal *org.Role
 					return zeroVal, errors.New("directive hasRole is not implemented")
 				}
 				return ec.Directives.HasRole(ctx, nil, directive0, role)
@@ -3121,8 +3166,8 @@ func (ec *executionContext) _Mutation_renameRole(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Role) graphql.Marshaler {
-			return ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Role) graphql.Marshaler {
+			return ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3356,11 +3401,11 @@ func (ec *executionContext) _Mutation_createDepartment(ctx context.Context, fiel
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNString2string(ctx, "admin")
 				if err != nil {
-					var zeroVal *weibo.Department
+					var zeroVal *org.Department
 					return zeroVal, err
 				}
 				if ec.Directives.HasRole == nil {
-					var zeroVal *weibo.Department
+					var zeroVal *org.Department
 					return zeroVal, errors.New("directive hasRole is not implemented")
 				}
 				return ec.Directives.HasRole(ctx, nil, directive0, role)
@@ -3369,8 +3414,8 @@ func (ec *executionContext) _Mutation_createDepartment(ctx context.Context, fiel
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
-			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3418,11 +3463,11 @@ func (ec *executionContext) _Mutation_renameDepartment(ctx context.Context, fiel
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNString2string(ctx, "admin")
 				if err != nil {
-					var zeroVal *weibo.Department
+					var zeroVal *org.Department
 					return zeroVal, err
 				}
 				if ec.Directives.HasRole == nil {
-					var zeroVal *weibo.Department
+					var zeroVal *org.Department
 					return zeroVal, errors.New("directive hasRole is not implemented")
 				}
 				return ec.Directives.HasRole(ctx, nil, directive0, role)
@@ -3431,8 +3476,8 @@ func (ec *executionContext) _Mutation_renameDepartment(ctx context.Context, fiel
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
-			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3480,11 +3525,11 @@ func (ec *executionContext) _Mutation_moveDepartment(ctx context.Context, field 
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNString2string(ctx, "admin")
 				if err != nil {
-					var zeroVal *weibo.Department
+					var zeroVal *org.Department
 					return zeroVal, err
 				}
 				if ec.Directives.HasRole == nil {
-					var zeroVal *weibo.Department
+					var zeroVal *org.Department
 					return zeroVal, errors.New("directive hasRole is not implemented")
 				}
 				return ec.Directives.HasRole(ctx, nil, directive0, role)
@@ -3493,8 +3538,8 @@ func (ec *executionContext) _Mutation_moveDepartment(ctx context.Context, field 
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
-			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3680,7 +3725,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.ID)
 
 }
@@ -3688,7 +3733,7 @@ func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Post", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Post_content(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
+func (ec *executionContext) _Post_content(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
 
 }
@@ -3696,16 +3741,16 @@ func (ec *executionContext) fieldContext_Post_content(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Post", field, false, false, "String")
 }
 
-func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_createdAt, obj, (*weibo.Post).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_createdAt, obj, (*feed.Post).CreatedAt, ec.marshalNTime2timeᚐTime, true)
 
 }
 func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, true, false, "Time")
 }
 
-func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *weibo.Post) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_author, obj, (*weibo.Post).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
+func (ec *executionContext) _Post_author(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_author, obj, (*feed.Post).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
 
 }
 func (ec *executionContext) fieldContext_Post_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3721,12 +3766,12 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_PostConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ)
+		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3742,7 +3787,7 @@ func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_PostConnection_pageInfo,
 
 		obj.PageInfo,
@@ -3763,7 +3808,7 @@ func (ec *executionContext) fieldContext_PostConnection_pageInfo(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _PostConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
 
 }
@@ -3771,7 +3816,7 @@ func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Con
 	return graphql.NewScalarFieldContext("PostConnection", field, false, false, "Int")
 }
 
-func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.PostEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.PostEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -3779,12 +3824,12 @@ func (ec *executionContext) fieldContext_PostEdge_cursor(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("PostEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _PostEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.PostEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostEdge_node(ctx context.Context, field graphql.CollectedField, obj *feed.PostEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_PostEdge_node,
 
 		obj.Post,
 
-		ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost)
+		ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost)
 
 }
 func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4021,8 +4066,8 @@ func (ec *executionContext) _Query_post(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Post(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Post) graphql.Marshaler {
-			return ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4064,9 +4109,22 @@ func (ec *executionContext) _Query_homeTimeline(ctx context.Context, field graph
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().HomeTimeline(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.PostConnection) graphql.Marshaler {
-			return ec.marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.PostConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4108,9 +4166,22 @@ func (ec *executionContext) _Query_roles(ctx context.Context, field graphql.Coll
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Roles(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.RoleConnection) graphql.Marshaler {
-			return ec.marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleConnection(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.RoleConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.RoleConnection) graphql.Marshaler {
+			return ec.marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4152,9 +4223,22 @@ func (ec *executionContext) _Query_role(ctx context.Context, field graphql.Colle
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Role(ctx, fc.Args["id"].(string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Role) graphql.Marshaler {
-			return ec.marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.Role
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Role) graphql.Marshaler {
+			return ec.marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4196,9 +4280,22 @@ func (ec *executionContext) _Query_roleByName(ctx context.Context, field graphql
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().RoleByName(ctx, fc.Args["name"].(string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Role) graphql.Marshaler {
-			return ec.marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.Role
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Role) graphql.Marshaler {
+			return ec.marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4240,9 +4337,22 @@ func (ec *executionContext) _Query_topDepartments(ctx context.Context, field gra
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().TopDepartments(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.DepartmentConnection) graphql.Marshaler {
-			return ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.DepartmentConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.DepartmentConnection) graphql.Marshaler {
+			return ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4284,9 +4394,22 @@ func (ec *executionContext) _Query_department(ctx context.Context, field graphql
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().Department(ctx, fc.Args["id"].(string))
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
-			return ec.marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.Department
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4392,7 +4515,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Role_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
+func (ec *executionContext) _Role_id(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID(ctx, field.Selections, obj.ID)
 
 }
@@ -4400,7 +4523,7 @@ func (ec *executionContext) fieldContext_Role_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Role", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Role_name(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
+func (ec *executionContext) _Role_name(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 
 }
@@ -4408,7 +4531,7 @@ func (ec *executionContext) fieldContext_Role_name(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Role", field, false, false, "String")
 }
 
-func (ec *executionContext) _Role_memberCount(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
+func (ec *executionContext) _Role_memberCount(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.MemberCount)
 
 }
@@ -4416,7 +4539,7 @@ func (ec *executionContext) fieldContext_Role_memberCount(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Role", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Role_members(ctx context.Context, field graphql.CollectedField, obj *weibo.Role) (ret graphql.Marshaler) {
+func (ec *executionContext) _Role_members(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4429,8 +4552,8 @@ func (ec *executionContext) _Role_members(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Role().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.RoleMemberConnection) graphql.Marshaler {
-			return ec.marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *org.RoleMemberConnection) graphql.Marshaler {
+			return ec.marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4460,12 +4583,12 @@ func (ec *executionContext) fieldContext_Role_members(ctx context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleAssignment_role(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleAssignment) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleAssignment_role(ctx context.Context, field graphql.CollectedField, obj *org.RoleAssignment) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleAssignment_role,
 
 		obj.Role,
 
-		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole)
+		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole)
 
 }
 func (ec *executionContext) fieldContext_RoleAssignment_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4481,7 +4604,7 @@ func (ec *executionContext) fieldContext_RoleAssignment_role(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleAssignment_priority(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleAssignment) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleAssignment_priority(ctx context.Context, field graphql.CollectedField, obj *org.RoleAssignment) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.Priority)
 
 }
@@ -4489,12 +4612,12 @@ func (ec *executionContext) fieldContext_RoleAssignment_priority(_ context.Conte
 	return graphql.NewScalarFieldContext("RoleAssignment", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RoleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *org.RoleConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdgeᚄ)
+		ec.marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_RoleConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4510,7 +4633,7 @@ func (ec *executionContext) fieldContext_RoleConnection_edges(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *org.RoleConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleConnection_pageInfo,
 
 		obj.PageInfo,
@@ -4531,7 +4654,7 @@ func (ec *executionContext) fieldContext_RoleConnection_pageInfo(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *org.RoleEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -4539,12 +4662,12 @@ func (ec *executionContext) fieldContext_RoleEdge_cursor(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("RoleEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _RoleEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleEdge_node(ctx context.Context, field graphql.CollectedField, obj *org.RoleEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleEdge_node,
 
 		obj.Role,
 
-		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole)
+		ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole)
 
 }
 func (ec *executionContext) fieldContext_RoleEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4560,12 +4683,12 @@ func (ec *executionContext) fieldContext_RoleEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *org.RoleMemberConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleMemberConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdgeᚄ)
+		ec.marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_RoleMemberConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4581,7 +4704,7 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_edges(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *org.RoleMemberConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleMemberConnection_pageInfo,
 
 		obj.PageInfo,
@@ -4602,7 +4725,7 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_pageInfo(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleMemberConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *org.RoleMemberConnection) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
 
 }
@@ -4610,7 +4733,7 @@ func (ec *executionContext) fieldContext_RoleMemberConnection_totalCount(_ conte
 	return graphql.NewScalarFieldContext("RoleMemberConnection", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RoleMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *org.RoleMemberEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -4618,7 +4741,7 @@ func (ec *executionContext) fieldContext_RoleMemberEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("RoleMemberEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _RoleMemberEdge_node(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberEdge_node(ctx context.Context, field graphql.CollectedField, obj *org.RoleMemberEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4650,7 +4773,7 @@ func (ec *executionContext) fieldContext_RoleMemberEdge_node(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _RoleMemberEdge_priority(ctx context.Context, field graphql.CollectedField, obj *weibo.RoleMemberEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoleMemberEdge_priority(ctx context.Context, field graphql.CollectedField, obj *org.RoleMemberEdge) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.Priority)
 
 }
@@ -4669,9 +4792,22 @@ func (ec *executionContext) _Subscription_homeTimelineUpdates(ctx context.Contex
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Subscription().HomeTimelineUpdates(ctx)
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Post) graphql.Marshaler {
-			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Post
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4690,12 +4826,12 @@ func (ec *executionContext) fieldContext_Subscription_homeTimelineUpdates(_ cont
 	return fc, nil
 }
 
-func (ec *executionContext) _TimelineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _TimelineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TimelineConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ)
+		ec.marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_TimelineConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4711,7 +4847,7 @@ func (ec *executionContext) fieldContext_TimelineConnection_edges(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _TimelineConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *weibo.PostConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _TimelineConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TimelineConnection_pageInfo,
 
 		obj.PageInfo,
@@ -4964,8 +5100,8 @@ func (ec *executionContext) _User_posts(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.PostConnection) graphql.Marshaler {
-			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5006,9 +5142,22 @@ func (ec *executionContext) _User_roles(ctx context.Context, field graphql.Colle
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.User().Roles(ctx, obj)
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.RoleAssignment) graphql.Marshaler {
-			return ec.marshalNRoleAssignment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleAssignmentᚄ(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal []*org.RoleAssignment
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*org.RoleAssignment) graphql.Marshaler {
+			return ec.marshalNRoleAssignment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleAssignmentᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5038,9 +5187,22 @@ func (ec *executionContext) _User_department(ctx context.Context, field graphql.
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.User().Department(ctx, obj)
 		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
-			return ec.marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, selections, v)
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.Department
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5752,17 +5914,17 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case *weibo.Role:
+	case *org.Role:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Role(ctx, sel, obj)
-	case *weibo.Post:
+	case *feed.Post:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
-	case *weibo.Department:
+	case *org.Department:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -5820,7 +5982,7 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 
 var departmentImplementors = []string{"Department", "Node"}
 
-func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *weibo.Department) graphql.Marshaler {
+func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *org.Department) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -5882,7 +6044,7 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 
 var departmentConnectionImplementors = []string{"DepartmentConnection"}
 
-func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentConnection) graphql.Marshaler {
+func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *org.DepartmentConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -5920,7 +6082,7 @@ func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.S
 
 var departmentEdgeImplementors = []string{"DepartmentEdge"}
 
-func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.DepartmentEdge) graphql.Marshaler {
+func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.SelectionSet, obj *org.DepartmentEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6185,7 +6347,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var postImplementors = []string{"Post", "Node"}
 
-func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *weibo.Post) graphql.Marshaler {
+func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *feed.Post) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6233,7 +6395,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 
 var postConnectionImplementors = []string{"PostConnection"}
 
-func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
+func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.PostConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6276,7 +6438,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 
 var postEdgeImplementors = []string{"PostEdge"}
 
-func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostEdge) graphql.Marshaler {
+func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.PostEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6436,7 +6598,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var roleImplementors = []string{"Role", "Node"}
 
-func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj *weibo.Role) graphql.Marshaler {
+func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj *org.Role) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6485,7 +6647,7 @@ func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj
 
 var roleAssignmentImplementors = []string{"RoleAssignment"}
 
-func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleAssignment) graphql.Marshaler {
+func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.SelectionSet, obj *org.RoleAssignment) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleAssignmentImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6523,7 +6685,7 @@ func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.Selecti
 
 var roleConnectionImplementors = []string{"RoleConnection"}
 
-func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleConnection) graphql.Marshaler {
+func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *org.RoleConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6561,7 +6723,7 @@ func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.Selecti
 
 var roleEdgeImplementors = []string{"RoleEdge"}
 
-func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleEdge) graphql.Marshaler {
+func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet, obj *org.RoleEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6599,7 +6761,7 @@ func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet,
 
 var roleMemberConnectionImplementors = []string{"RoleMemberConnection"}
 
-func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberConnection) graphql.Marshaler {
+func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *org.RoleMemberConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleMemberConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6642,7 +6804,7 @@ func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.S
 
 var roleMemberEdgeImplementors = []string{"RoleMemberEdge"}
 
-func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.RoleMemberEdge) graphql.Marshaler {
+func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *org.RoleMemberEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleMemberEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -6706,7 +6868,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 
 var timelineConnectionImplementors = []string{"TimelineConnection"}
 
-func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.PostConnection) graphql.Marshaler {
+func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.PostConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, timelineConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -7306,11 +7468,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.Department) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*org.Department) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx, sel, v[i])
+		return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7322,7 +7484,7 @@ func (ec *executionContext) marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbase�
 	return ret
 }
 
-func (ec *executionContext) marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx context.Context, sel ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx context.Context, sel ast.SelectionSet, v *org.Department) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Department!")
 		return graphql.Null
@@ -7330,7 +7492,7 @@ func (ec *executionContext) marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._Department(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.DepartmentConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentConnection(ctx context.Context, sel ast.SelectionSet, v *org.DepartmentConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "DepartmentConnection!")
 		return graphql.Null
@@ -7338,15 +7500,15 @@ func (ec *executionContext) marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibo
 	return ec._DepartmentConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDepartmentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdge(ctx context.Context, sel ast.SelectionSet, v weibo.DepartmentEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartmentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentEdge(ctx context.Context, sel ast.SelectionSet, v org.DepartmentEdge) graphql.Marshaler {
 	return ec._DepartmentEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.DepartmentEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNDepartmentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []org.DepartmentEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNDepartmentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartmentEdge(ctx, sel, v[i])
+		return ec.marshalNDepartmentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7491,7 +7653,7 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgateway
 	return ec._PageInfo(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost(ctx context.Context, sel ast.SelectionSet, v *weibo.Post) graphql.Marshaler {
+func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx context.Context, sel ast.SelectionSet, v *feed.Post) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Post!")
 		return graphql.Null
@@ -7499,7 +7661,7 @@ func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 	return ec._Post(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.PostConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PostConnection!")
 		return graphql.Null
@@ -7507,15 +7669,15 @@ func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋweibohbase�
 	return ec._PostConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdge(ctx context.Context, sel ast.SelectionSet, v weibo.PostEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostEdge(ctx context.Context, sel ast.SelectionSet, v feed.PostEdge) graphql.Marshaler {
 	return ec._PostEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.PostEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []feed.PostEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNPostEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostEdge(ctx, sel, v[i])
+		return ec.marshalNPostEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7527,7 +7689,7 @@ func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgate
 	return ret
 }
 
-func (ec *executionContext) marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole(ctx context.Context, sel ast.SelectionSet, v *weibo.Role) graphql.Marshaler {
+func (ec *executionContext) marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx context.Context, sel ast.SelectionSet, v *org.Role) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Role!")
 		return graphql.Null
@@ -7535,11 +7697,11 @@ func (ec *executionContext) marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 	return ec._Role(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRoleAssignment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.RoleAssignment) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleAssignment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*org.RoleAssignment) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleAssignment(ctx, sel, v[i])
+		return ec.marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleAssignment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7551,7 +7713,7 @@ func (ec *executionContext) marshalNRoleAssignment2ᚕᚖgithubᚗcomᚋweibohba
 	return ret
 }
 
-func (ec *executionContext) marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleAssignment(ctx context.Context, sel ast.SelectionSet, v *weibo.RoleAssignment) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleAssignment(ctx context.Context, sel ast.SelectionSet, v *org.RoleAssignment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RoleAssignment!")
 		return graphql.Null
@@ -7559,7 +7721,7 @@ func (ec *executionContext) marshalNRoleAssignment2ᚖgithubᚗcomᚋweibohbase�
 	return ec._RoleAssignment(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.RoleConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleConnection(ctx context.Context, sel ast.SelectionSet, v *org.RoleConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RoleConnection!")
 		return graphql.Null
@@ -7567,15 +7729,15 @@ func (ec *executionContext) marshalNRoleConnection2ᚖgithubᚗcomᚋweibohbase�
 	return ec._RoleConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRoleEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdge(ctx context.Context, sel ast.SelectionSet, v weibo.RoleEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleEdge(ctx context.Context, sel ast.SelectionSet, v org.RoleEdge) graphql.Marshaler {
 	return ec._RoleEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.RoleEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []org.RoleEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRoleEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleEdge(ctx, sel, v[i])
+		return ec.marshalNRoleEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7587,7 +7749,7 @@ func (ec *executionContext) marshalNRoleEdge2ᚕgithubᚗcomᚋweibohbaseᚋgate
 	return ret
 }
 
-func (ec *executionContext) marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.RoleMemberConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberConnection(ctx context.Context, sel ast.SelectionSet, v *org.RoleMemberConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RoleMemberConnection!")
 		return graphql.Null
@@ -7595,15 +7757,15 @@ func (ec *executionContext) marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibo
 	return ec._RoleMemberConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRoleMemberEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdge(ctx context.Context, sel ast.SelectionSet, v weibo.RoleMemberEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleMemberEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberEdge(ctx context.Context, sel ast.SelectionSet, v org.RoleMemberEdge) graphql.Marshaler {
 	return ec._RoleMemberEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []weibo.RoleMemberEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNRoleMemberEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []org.RoleMemberEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRoleMemberEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRoleMemberEdge(ctx, sel, v[i])
+		return ec.marshalNRoleMemberEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7661,7 +7823,7 @@ func (ec *executionContext) marshalNTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
-func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v *weibo.PostConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx context.Context, sel ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TimelineConnection!")
 		return graphql.Null
@@ -7877,7 +8039,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐDepartment(ctx context.Context, sel ast.SelectionSet, v *weibo.Department) graphql.Marshaler {
+func (ec *executionContext) marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx context.Context, sel ast.SelectionSet, v *org.Department) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -7927,14 +8089,14 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋweibohbaseᚋgatewayᚋw
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPost(ctx context.Context, sel ast.SelectionSet, v *weibo.Post) graphql.Marshaler {
+func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx context.Context, sel ast.SelectionSet, v *feed.Post) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐRole(ctx context.Context, sel ast.SelectionSet, v *weibo.Role) graphql.Marshaler {
+func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx context.Context, sel ast.SelectionSet, v *org.Role) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -107,7 +107,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 		t.Error("ready while still down")
 	}
 
-	// Back: the probe closes it, within the 5 s.
+	// Back: the probe closes it, within the required 5 s.
 	changed, _ := br.Available()
 	faults.SetDown(false)
 	took := waitReady(t, br, true, 5*time.Second)

@@ -15,6 +15,9 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // Wait is how long a loader collects keys before it sends its batch. gqlgen
@@ -30,19 +33,19 @@ type Loaders struct {
 	// Users loads users rows by id (nil for a missing user).
 	Users *dataloader.Loader[weibo.UserID, *weibo.User]
 	// Posts loads content rows by post id (nil for a missing post).
-	Posts *dataloader.Loader[weibo.PostID, *weibo.Post]
+	Posts *dataloader.Loader[weibo.PostID, *feed.Post]
 	// FollowedByViewer loads whether the request's viewer follows a user.
 	FollowedByViewer *dataloader.Loader[weibo.UserID, bool]
 	// Roles loads role rows by id (nil for a missing role).
-	Roles *dataloader.Loader[weibo.RoleID, *weibo.Role]
+	Roles *dataloader.Loader[weibo.RoleID, *org.Role]
 	// Departments loads department rows by id (nil for a missing department).
-	Departments *dataloader.Loader[weibo.DeptID, *weibo.Department]
+	Departments *dataloader.Loader[weibo.DeptID, *org.Department]
 	// UserRoles loads users' roles, highest priority first (two GetMany per batch).
-	UserRoles *dataloader.Loader[weibo.UserID, []*weibo.RoleAssignment]
+	UserRoles *dataloader.Loader[weibo.UserID, []*org.RoleAssignment]
 	// UserDepartments loads users' departments (nil for none; two GetMany per batch).
-	UserDepartments *dataloader.Loader[weibo.UserID, *weibo.Department]
+	UserDepartments *dataloader.Loader[weibo.UserID, *org.Department]
 
-	svc   *weibo.Service
+	svc   *domain.Domain
 	mu    sync.Mutex
 	users map[weibo.UserID]*weibo.User // read by ReadUser
 }
@@ -59,7 +62,7 @@ func (l *Loaders) ReadUser(ctx context.Context, uid weibo.UserID) (*weibo.User, 
 	if ok {
 		return u, nil
 	}
-	us, err := l.svc.GetUsers(ctx, []weibo.UserID{uid})
+	us, err := l.svc.Feed.GetUsers(ctx, []weibo.UserID{uid})
 	if err != nil {
 		return nil, err
 	}
@@ -78,12 +81,12 @@ func (l *Loaders) checkViewer(ctx context.Context, uid weibo.UserID, created int
 }
 
 // New returns fresh loaders over svc for one request.
-func New(svc *weibo.Service) *Loaders {
+func New(svc *domain.Domain) *Loaders {
 	return &Loaders{
 		svc:   svc,
 		users: map[weibo.UserID]*weibo.User{},
-		Users: dataloader.NewBatchedLoader(batch(svc.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
-		Posts: dataloader.NewBatchedLoader(batch(svc.GetPosts), dataloader.WithWait[weibo.PostID, *weibo.Post](Wait)),
+		Users: dataloader.NewBatchedLoader(batch(svc.Feed.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
+		Posts: dataloader.NewBatchedLoader(batch(svc.Feed.GetPosts), dataloader.WithWait[weibo.PostID, *feed.Post](Wait)),
 		FollowedByViewer: dataloader.NewBatchedLoader(func(ctx context.Context, ids []weibo.UserID) []*dataloader.Result[bool] {
 			viewer, ok := auth.OptionalViewer(ctx)
 			if !ok {
@@ -94,13 +97,13 @@ func New(svc *weibo.Service) *Loaders {
 				return out
 			}
 			return batch(func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
-				return svc.Follows(ctx, viewer, ids)
+				return svc.Feed.IsFollowing(ctx, viewer, ids)
 			})(ctx, ids)
 		}, dataloader.WithWait[weibo.UserID, bool](Wait)),
-		Roles:           dataloader.NewBatchedLoader(batch(svc.GetRoles), dataloader.WithWait[weibo.RoleID, *weibo.Role](Wait)),
-		Departments:     dataloader.NewBatchedLoader(batch(svc.GetDepartments), dataloader.WithWait[weibo.DeptID, *weibo.Department](Wait)),
-		UserRoles:       dataloader.NewBatchedLoader(batch(svc.UserRoles), dataloader.WithWait[weibo.UserID, []*weibo.RoleAssignment](Wait)),
-		UserDepartments: dataloader.NewBatchedLoader(batch(svc.UserDepartments), dataloader.WithWait[weibo.UserID, *weibo.Department](Wait)),
+		Roles:           dataloader.NewBatchedLoader(batch(svc.Org.GetRoles), dataloader.WithWait[weibo.RoleID, *org.Role](Wait)),
+		Departments:     dataloader.NewBatchedLoader(batch(svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait)),
+		UserRoles:       dataloader.NewBatchedLoader(batch(svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait)),
+		UserDepartments: dataloader.NewBatchedLoader(batch(svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait)),
 	}
 }
 
@@ -126,7 +129,7 @@ type ctxKey struct{}
 // Middleware puts fresh Loaders into every request's context, and makes
 // the request's token checked against the users row through them
 // (auth.WithUserCheck, with Loaders.ReadUser).
-func Middleware(svc *weibo.Service) func(http.Handler) http.Handler {
+func Middleware(svc *domain.Domain) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			l := New(svc)

@@ -90,7 +90,7 @@ type Cost struct {
 	// expanded) and response names selected more than once, of half the
 	// square of those selections' expanded size. Selecting `id` 50 times
 	// in one set makes 1,250; 37 copies of a connection each selecting 50
-	// fields make about 1.9 million (and 0.4 s of validation).
+	// fields make about 1.9 million (and a validation slow enough to matter).
 	Overlap int64 `json:"overlap"`
 	// Introspection tells whether the document selects __schema or __type.
 	Introspection bool `json:"-"`

@@ -7,19 +7,39 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
+
+// Authenticated implements the schema's @authenticated directive: the
+// field runs only for a logged-in viewer whose token is valid and whose
+// user exists (UNAUTHENTICATED otherwise). The server wires it as
+// graph.DirectiveRoot.Authenticated; resolvers of such fields read the
+// viewer with viewerOf.
+func Authenticated(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+	if _, err := auth.Viewer(ctx); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+// viewerOf returns the viewer of a field marked @authenticated or
+// @hasRole, which the directive has checked.
+func viewerOf(ctx context.Context) weibo.UserID {
+	id, _ := auth.OptionalViewer(ctx)
+	return id
+}
 
 // HasRole implements the schema's @hasRole(role:) directive: the field runs
 // only for a logged-in viewer (UNAUTHENTICATED otherwise) who holds the
 // role named role (FORBIDDEN otherwise), checked against the role tables on
 // every call. The server wires it as graph.DirectiveRoot.HasRole.
-func HasRole(svc *weibo.Service) func(ctx context.Context, obj any, next graphql.Resolver, role string) (any, error) {
+func HasRole(svc *domain.Domain) func(ctx context.Context, obj any, next graphql.Resolver, role string) (any, error) {
 	return func(ctx context.Context, _ any, next graphql.Resolver, role string) (any, error) {
 		viewer, err := auth.Viewer(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := svc.RequireRole(ctx, viewer, role); err != nil {
+		if err := svc.Org.RequireRole(ctx, viewer, role); err != nil {
 			return nil, err
 		}
 		return next(ctx)

@@ -12,6 +12,8 @@ import (
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
 )
 
 // Prefetching makes a connection's batches deterministic. A dataloader
@@ -62,7 +64,7 @@ func selectsAny(ctx context.Context, sets []ast.SelectionSet, pred func(name str
 // complete is false: the edges carry ids only), followedByViewer when it
 // is selected, and with a token roles and department when they are
 // selected; the batched reads run in parallel and prime the loaders.
-func prefetchUsers(ctx context.Context, svc *weibo.Service, ids []weibo.UserID, complete bool, path ...string) error {
+func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, complete bool, path ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -74,20 +76,20 @@ func prefetchUsers(ctx context.Context, svc *weibo.Service, ids []weibo.UserID, 
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	g, gctx := errgroup.WithContext(ctx)
 	if !complete || selectsAny(ctx, sets, func(n string) bool { return n != "id" && n != "username" && n != "__typename" }) {
-		prime(ctx, g, gctx, ids, svc.GetUsers, l.Users)
+		prime(ctx, g, gctx, ids, svc.Feed.GetUsers, l.Users)
 	}
 	if viewer, ok := auth.OptionalViewer(ctx); ok {
 		if selected("followedByViewer") {
 			prime(ctx, g, gctx, ids, func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
-				return svc.Follows(ctx, viewer, ids)
+				return svc.Feed.IsFollowing(ctx, viewer, ids)
 			}, l.FollowedByViewer)
 		}
 		// User.roles and User.department answer only with a token.
 		if selected("roles") {
-			prime(ctx, g, gctx, ids, svc.UserRoles, l.UserRoles)
+			prime(ctx, g, gctx, ids, svc.Org.UserRoles, l.UserRoles)
 		}
 		if selected("department") {
-			prime(ctx, g, gctx, ids, svc.UserDepartments, l.UserDepartments)
+			prime(ctx, g, gctx, ids, svc.Org.UserDepartments, l.UserDepartments)
 		}
 	}
 	return g.Wait()
@@ -112,7 +114,7 @@ func prime[V any](ctx context.Context, g *errgroup.Group, gctx context.Context, 
 // prefetchAuthors prefetches the authors of a post page's edges (see
 // prefetchUsers): the rows of the authors when the query selects more of
 // them than id and username.
-func (r *Resolver) prefetchAuthors(ctx context.Context, page *weibo.PostConnection) error {
+func (r *Resolver) prefetchAuthors(ctx context.Context, page *feed.PostConnection) error {
 	ids := make([]weibo.UserID, len(page.Edges))
 	for i, e := range page.Edges {
 		ids[i] = e.Post.ID.Author

@@ -25,12 +25,14 @@ import (
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // Resolver is the root resolver: the dependencies every resolver shares.
 type Resolver struct {
 	// Svc is the domain service.
-	Svc *weibo.Service
+	Svc *domain.Domain
 	// Tokens issues the tokens that register and login return.
 	Tokens *auth.Issuer
 }
@@ -87,7 +89,7 @@ func (r *Resolver) userNow(ctx context.Context, uid weibo.UserID) (*weibo.User, 
 
 // loadDepartment loads a department through the dataloader; RootDept and a
 // missing department give nil.
-func loadDepartment(ctx context.Context, id weibo.DeptID) (*weibo.Department, error) {
+func loadDepartment(ctx context.Context, id weibo.DeptID) (*org.Department, error) {
 	if id == weibo.RootDept {
 		return nil, nil
 	}

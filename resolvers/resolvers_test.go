@@ -17,6 +17,8 @@ import (
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -33,7 +35,7 @@ var now = time.UnixMilli(1583020800123)
 // gateway is the GraphQL handler over a fresh embedded store.
 type gateway struct {
 	t      *testing.T
-	svc    *weibo.Service
+	svc    *domain.Domain
 	tokens *auth.Issuer
 	c      *client.Client
 }
@@ -45,8 +47,8 @@ func newGateway(t *testing.T) *gateway {
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
-		weibo.WithClock(func() time.Time { return now }))
+	svc := domain.New(st, domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0),
+		domain.WithClock(func() time.Time { return now }))
 	if err := svc.Start(t.Context()); err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -68,7 +70,7 @@ type account struct {
 // register registers a user through the domain and issues its token.
 func (g *gateway) register(name string) account {
 	g.t.Helper()
-	u, err := g.svc.Register(g.t.Context(), name, "correct horse")
+	u, err := g.svc.Feed.Register(g.t.Context(), name, "correct horse")
 	if err != nil {
 		g.t.Fatalf("register %s: %v", name, err)
 	}
@@ -83,7 +85,7 @@ func (g *gateway) register(name string) account {
 func (g *gateway) admin(name string) account {
 	g.t.Helper()
 	a := g.register(name)
-	if _, _, err := g.svc.GrantRoleByName(g.t.Context(), name, weibo.AdminRole, weibo.MaxPriority); err != nil {
+	if _, _, err := g.svc.GrantRoleByName(g.t.Context(), name, org.AdminRole, org.MaxPriority); err != nil {
 		g.t.Fatalf("grant admin: %v", err)
 	}
 	return a
@@ -157,11 +159,11 @@ func TestMalformedIDArguments(t *testing.T) {
 	g := newGateway(t)
 	adm := g.admin("ada")
 	bob := g.register("bob")
-	role, err := g.svc.CreateRole(t.Context(), "editor")
+	role, err := g.svc.Org.CreateRole(t.Context(), "editor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dept, err := g.svc.CreateDepartment(t.Context(), "sales", weibo.RootDept)
+	dept, err := g.svc.Org.CreateDepartment(t.Context(), "sales", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,15 +297,15 @@ func TestHasRoleDirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	carl := g.register("carl")
-	role, err := g.svc.CreateRole(t.Context(), "viewer")
+	role, err := g.svc.Org.CreateRole(t.Context(), "viewer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dept, err := g.svc.CreateDepartment(t.Context(), "sales", weibo.RootDept)
+	dept, err := g.svc.Org.CreateDepartment(t.Context(), "sales", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := g.svc.CreateDepartment(t.Context(), "support", weibo.RootDept)
+	other, err := g.svc.Org.CreateDepartment(t.Context(), "support", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +394,7 @@ func TestHasRoleCallsNext(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			called := false
 			next := graphql.Resolver(func(context.Context) (any, error) { called = true; return "done", nil })
-			res, err := hasRole(c.ctx, nil, next, weibo.AdminRole)
+			res, err := hasRole(c.ctx, nil, next, org.AdminRole)
 			if got := weibo.CodeOf(err); got != c.code || (c.code == "") != (err == nil) {
 				t.Fatalf("err = %v (code %q), want code %q", err, got, c.code)
 			}
@@ -420,7 +422,7 @@ func TestIDFormats(t *testing.T) {
 		}
 	}
 	g.ok("", `mutation { register(username: "bob", password: "correct horse") { token user { id username } } }`, &reg)
-	bobUser, err := g.svc.UserByUsername(t.Context(), "bob")
+	bobUser, err := g.svc.Feed.UserByUsername(t.Context(), "bob")
 	if err != nil || bobUser == nil {
 		t.Fatalf("bob: %v, %v", bobUser, err)
 	}
@@ -453,11 +455,11 @@ func TestIDFormats(t *testing.T) {
 	g.ok(adm.token, `mutation($u: ID!, $r: ID!) { assignRole(userId: $u, roleId: $r, priority: 3) { id } }`, &struct{}{}, "u", uid, "r", role.CreateRole.ID)
 	g.ok(adm.token, `mutation($u: ID!, $d: ID) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, &struct{}{}, "u", uid, "d", child.CreateDepartment.ID)
 
-	r, err := g.svc.RoleByName(t.Context(), "editor")
+	r, err := g.svc.Org.RoleByName(t.Context(), "editor")
 	if err != nil || r == nil {
 		t.Fatalf("role editor: %v, %v", r, err)
 	}
-	depts, err := g.svc.TopDepartments(t.Context(), nil, nil)
+	depts, err := g.svc.Org.TopDepartments(t.Context(), nil, nil)
 	if err != nil || len(depts.Edges) != 1 {
 		t.Fatalf("top departments: %+v, %v", depts, err)
 	}

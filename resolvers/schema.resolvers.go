@@ -15,31 +15,33 @@ import (
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // Parent is the resolver for the parent field.
-func (r *departmentResolver) Parent(ctx context.Context, obj *weibo.Department) (*weibo.Department, error) {
+func (r *departmentResolver) Parent(ctx context.Context, obj *org.Department) (*org.Department, error) {
 	return loadDepartment(ctx, obj.Parent)
 }
 
 // Ancestors is the resolver for the ancestors field.
-func (r *departmentResolver) Ancestors(ctx context.Context, obj *weibo.Department) ([]*weibo.Department, error) {
-	return r.Svc.Ancestors(ctx, obj)
+func (r *departmentResolver) Ancestors(ctx context.Context, obj *org.Department) ([]*org.Department, error) {
+	return r.Svc.Org.Ancestors(ctx, obj)
 }
 
 // Children is the resolver for the children field.
-func (r *departmentResolver) Children(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.DepartmentConnection, error) {
-	return r.Svc.DepartmentChildren(ctx, obj.ID, first, after)
+func (r *departmentResolver) Children(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error) {
+	return r.Svc.Org.DepartmentChildren(ctx, obj.ID, first, after)
 }
 
 // Members is the resolver for the members field.
-func (r *departmentResolver) Members(ctx context.Context, obj *weibo.Department, first *int, after *string) (*weibo.UserConnection, error) {
-	return r.Svc.DepartmentMembers(ctx, obj.ID, first, after)
+func (r *departmentResolver) Members(ctx context.Context, obj *org.Department, first *int, after *string) (*weibo.UserConnection, error) {
+	return r.Svc.Org.DepartmentMembers(ctx, obj.ID, first, after)
 }
 
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
-	u, err := r.Svc.Register(ctx, username, password)
+	u, err := r.Svc.Feed.Register(ctx, username, password)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +50,7 @@ func (r *mutationResolver) Register(ctx context.Context, username string, passwo
 
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
-	u, err := r.Svc.Login(ctx, username, password)
+	u, err := r.Svc.Feed.Login(ctx, username, password)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +63,8 @@ func (r *mutationResolver) Follow(ctx context.Context, userID string) (*weibo.Us
 	if err != nil {
 		return nil, err
 	}
-	viewer, err := auth.Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Svc.Follow(ctx, viewer, target)
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.Follow(ctx, viewer, target)
 }
 
 // Unfollow is the resolver for the unfollow field.
@@ -74,34 +73,28 @@ func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*weibo.
 	if err != nil {
 		return nil, err
 	}
-	viewer, err := auth.Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Svc.Unfollow(ctx, viewer, target)
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.Unfollow(ctx, viewer, target)
 }
 
 // PublishPost is the resolver for the publishPost field.
-func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*weibo.Post, error) {
-	viewer, err := auth.Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Svc.Publish(ctx, viewer, content)
+func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*feed.Post, error) {
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.Publish(ctx, viewer, content)
 }
 
 // CreateRole is the resolver for the createRole field.
-func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*weibo.Role, error) {
-	return r.Svc.CreateRole(ctx, name)
+func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
+	return r.Svc.Org.CreateRole(ctx, name)
 }
 
 // RenameRole is the resolver for the renameRole field.
-func (r *mutationResolver) RenameRole(ctx context.Context, id string, name string) (*weibo.Role, error) {
+func (r *mutationResolver) RenameRole(ctx context.Context, id string, name string) (*org.Role, error) {
 	role, err := parseID[weibo.RoleID]("id", id)
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.RenameRole(ctx, role, name)
+	return r.Svc.Org.RenameRole(ctx, role, name)
 }
 
 // DeleteRole is the resolver for the deleteRole field.
@@ -110,7 +103,7 @@ func (r *mutationResolver) DeleteRole(ctx context.Context, id string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	return r.Svc.DeleteRole(ctx, role)
+	return r.Svc.Org.DeleteRole(ctx, role)
 }
 
 // AssignRole is the resolver for the assignRole field.
@@ -123,7 +116,7 @@ func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.AssignRole(ctx, user, role, priority)
+	return r.Svc.Org.AssignRole(ctx, user, role, priority)
 }
 
 // RevokeRole is the resolver for the revokeRole field.
@@ -136,29 +129,29 @@ func (r *mutationResolver) RevokeRole(ctx context.Context, userID string, roleID
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.RevokeRole(ctx, user, role)
+	return r.Svc.Org.RevokeRole(ctx, user, role)
 }
 
 // CreateDepartment is the resolver for the createDepartment field.
-func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, parentID *string) (*weibo.Department, error) {
+func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, parentID *string) (*org.Department, error) {
 	parent, err := parseParentID("parentId", parentID)
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.CreateDepartment(ctx, name, parent)
+	return r.Svc.Org.CreateDepartment(ctx, name, parent)
 }
 
 // RenameDepartment is the resolver for the renameDepartment field.
-func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name string) (*weibo.Department, error) {
+func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name string) (*org.Department, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.RenameDepartment(ctx, dept, name)
+	return r.Svc.Org.RenameDepartment(ctx, dept, name)
 }
 
 // MoveDepartment is the resolver for the moveDepartment field.
-func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parentID *string) (*weibo.Department, error) {
+func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {
 		return nil, err
@@ -167,7 +160,7 @@ func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parent
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.MoveDepartment(ctx, dept, parent)
+	return r.Svc.Org.MoveDepartment(ctx, dept, parent)
 }
 
 // DeleteDepartment is the resolver for the deleteDepartment field.
@@ -176,7 +169,7 @@ func (r *mutationResolver) DeleteDepartment(ctx context.Context, id string, casc
 	if err != nil {
 		return false, err
 	}
-	return r.Svc.DeleteDepartment(ctx, dept, cascade != nil && *cascade)
+	return r.Svc.Org.DeleteDepartment(ctx, dept, cascade != nil && *cascade)
 }
 
 // SetUserDepartment is the resolver for the setUserDepartment field.
@@ -189,7 +182,7 @@ func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string,
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.SetUserDepartment(ctx, user, dept)
+	return r.Svc.Org.SetUserDepartment(ctx, user, dept)
 }
 
 // Node is the resolver for the node field.
@@ -238,11 +231,11 @@ func (r *queryResolver) User(ctx context.Context, id string) (*weibo.User, error
 
 // UserByUsername is the resolver for the userByUsername field.
 func (r *queryResolver) UserByUsername(ctx context.Context, username string) (*weibo.User, error) {
-	return r.Svc.UserByUsername(ctx, username)
+	return r.Svc.Feed.UserByUsername(ctx, username)
 }
 
 // Post is the resolver for the post field.
-func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error) {
+func (r *queryResolver) Post(ctx context.Context, id string) (*feed.Post, error) {
 	post, err := parseID[weibo.PostID]("id", id)
 	if err != nil {
 		return nil, err
@@ -251,12 +244,9 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*weibo.Post, error
 }
 
 // HomeTimeline is the resolver for the homeTimeline field.
-func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error) {
-	viewer, err := auth.Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	page, err := r.Svc.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before})
+func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
+	viewer := viewerOf(ctx)
+	page, err := r.Svc.Feed.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -264,18 +254,12 @@ func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *str
 }
 
 // Roles is the resolver for the roles field.
-func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*weibo.RoleConnection, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
-	return r.Svc.Roles(ctx, first, after)
+func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*org.RoleConnection, error) {
+	return r.Svc.Org.Roles(ctx, first, after)
 }
 
 // Role is the resolver for the role field.
-func (r *queryResolver) Role(ctx context.Context, id string) (*weibo.Role, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
+func (r *queryResolver) Role(ctx context.Context, id string) (*org.Role, error) {
 	role, err := parseID[weibo.RoleID]("id", id)
 	if err != nil {
 		return nil, err
@@ -284,26 +268,17 @@ func (r *queryResolver) Role(ctx context.Context, id string) (*weibo.Role, error
 }
 
 // RoleByName is the resolver for the roleByName field.
-func (r *queryResolver) RoleByName(ctx context.Context, name string) (*weibo.Role, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
-	return r.Svc.RoleByName(ctx, name)
+func (r *queryResolver) RoleByName(ctx context.Context, name string) (*org.Role, error) {
+	return r.Svc.Org.RoleByName(ctx, name)
 }
 
 // TopDepartments is the resolver for the topDepartments field.
-func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*weibo.DepartmentConnection, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
-	return r.Svc.TopDepartments(ctx, first, after)
+func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error) {
+	return r.Svc.Org.TopDepartments(ctx, first, after)
 }
 
 // Department is the resolver for the department field.
-func (r *queryResolver) Department(ctx context.Context, id string) (*weibo.Department, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
+func (r *queryResolver) Department(ctx context.Context, id string) (*org.Department, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {
 		return nil, err
@@ -312,8 +287,8 @@ func (r *queryResolver) Department(ctx context.Context, id string) (*weibo.Depar
 }
 
 // Members is the resolver for the members field.
-func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int, after *string) (*weibo.RoleMemberConnection, error) {
-	page, err := r.Svc.RoleMembers(ctx, obj.ID, first, after)
+func (r *roleResolver) Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error) {
+	page, err := r.Svc.Org.RoleMembers(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -322,17 +297,14 @@ func (r *roleResolver) Members(ctx context.Context, obj *weibo.Role, first *int,
 }
 
 // Node is the resolver for the node field.
-func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *weibo.RoleMemberEdge) (*weibo.User, error) {
+func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *org.RoleMemberEdge) (*weibo.User, error) {
 	return loadUser(ctx, obj.User)
 }
 
 // HomeTimelineUpdates is the resolver for the homeTimelineUpdates field.
-func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *weibo.Post, error) {
-	viewer, err := auth.Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Svc.WatchTimeline(ctx, viewer, 0)
+func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
 }
 
 // CreatedAt is the resolver for the createdAt field.
@@ -378,7 +350,7 @@ func (r *userResolver) FollowedByViewer(ctx context.Context, obj *weibo.User) (b
 
 // Follows is the resolver for the follows field.
 func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.FollowList(ctx, obj.ID, first, after)
+	page, err := r.Svc.Feed.FollowList(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +362,7 @@ func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int,
 
 // Fans is the resolver for the fans field.
 func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.FanList(ctx, obj.ID, first, after)
+	page, err := r.Svc.Feed.FanList(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -401,8 +373,8 @@ func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, af
 }
 
 // Posts is the resolver for the posts field.
-func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*weibo.PostConnection, error) {
-	page, err := r.Svc.UserPosts(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
+	page, err := r.Svc.Feed.UserPosts(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -413,18 +385,12 @@ func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, a
 }
 
 // Roles is the resolver for the roles field.
-func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*weibo.RoleAssignment, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
+func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error) {
 	return loaders.For(ctx).UserRoles.Load(ctx, obj.ID)()
 }
 
 // Department is the resolver for the department field.
-func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*weibo.Department, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
-		return nil, err
-	}
+func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*org.Department, error) {
 	return loaders.For(ctx).UserDepartments.Load(ctx, obj.ID)()
 }
 

@@ -46,7 +46,7 @@ for s in $bench; do
 		# Not a k6 script: the Go benchmarks, with a real standalone HBase.
 		trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 		zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
-		GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./weibo/ ./server/ ./seed/ ./cmd/gateway/
+		GATEWAY_TEST_HBASE_ZK="$zk" go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-2s}" ./hbase/... ./weibo/... ./server/ ./seed/ ./cmd/gateway/
 		exit
 	fi
 done

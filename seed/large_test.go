@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -23,7 +24,7 @@ func TestSeedLargeAccounts(t *testing.T) {
 	ctx := context.Background()
 	ds := smallDataset(t)
 	st := newSeedStore(t)
-	svc := weibo.New(st, weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), weibo.WithOutboxSweep(0))
+	svc := domain.New(st, domain.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), domain.WithOutboxSweep(0))
 	var large []uint64
 	for _, u := range ds.Users {
 		if ds.FanCount(u.ID) >= 3 {
@@ -46,7 +47,7 @@ func TestSeedLargeAccounts(t *testing.T) {
 		if stats.Large != int64(len(c.large)) {
 			t.Errorf("threshold %d: stats.Large = %d, want %d", c.threshold, stats.Large, len(c.large))
 		}
-		got, err := svc.LargeAccounts(ctx)
+		got, err := svc.Feed.LargeAccounts(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestSeedLargeAccounts(t *testing.T) {
 			slices.SortFunc(want, func(a, b weibo.PostID) int {
 				return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author))
 			})
-			conn, err := svc.HomeTimeline(ctx, weibo.UserID(u.ID), weibo.Page{First: new(weibo.MaxPageSize)})
+			conn, err := svc.Feed.HomeTimeline(ctx, weibo.UserID(u.ID), weibo.Page{First: new(weibo.MaxPageSize)})
 			if err != nil {
 				t.Fatal(err)
 			}

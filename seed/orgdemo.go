@@ -6,6 +6,8 @@ import (
 	"errors"
 
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // The seed's own examples of roles and departments (seed 001, cases 1 and 2),
@@ -37,7 +39,7 @@ var demoRoles = []struct {
 }{
 	{DemoXiaoming, "劳动委员", 10}, {DemoXiaoming, "体育委员", 9},
 	{DemoXiaohong, "学习委员", 10}, {DemoXiaohong, "劳动委员", 9}, {DemoXiaohong, "体育委员", 8},
-	{DemoAdminUsername, weibo.AdminRole, weibo.MaxPriority},
+	{DemoAdminUsername, org.AdminRole, org.MaxPriority},
 }
 
 // demoMembers put the demo users into departments (the seed has no members).
@@ -53,21 +55,21 @@ var demoMembers = []struct{ user, dept string }{
 // CEO, 开发1 and 测试1. It is idempotent: what exists (users and roles by
 // name, departments by name under their parent) is reused, so a second run
 // changes nothing. Errors are the domain's.
-func OrgDemo(ctx context.Context, svc *weibo.Service) error {
+func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 	users := map[string]weibo.UserID{}
 	for _, name := range []string{DemoAdminUsername, DemoXiaoming, DemoXiaohong} {
-		u, err := svc.UserByUsername(ctx, name)
+		u, err := svc.Feed.UserByUsername(ctx, name)
 		if err != nil {
 			return err
 		}
 		if u == nil {
-			if u, err = svc.Register(ctx, name, DefaultPassword); err != nil {
+			if u, err = svc.Feed.Register(ctx, name, DefaultPassword); err != nil {
 				e, ok := errors.AsType[*weibo.Error](err)
 				if !ok || e.Reason != weibo.ReasonUsernameTaken {
 					return err
 				}
 				// Registered concurrently (another seeding process).
-				if u, err = svc.UserByUsername(ctx, name); err != nil || u == nil {
+				if u, err = svc.Feed.UserByUsername(ctx, name); err != nil || u == nil {
 					return cmp.Or(err, error(e))
 				}
 			}
@@ -75,11 +77,11 @@ func OrgDemo(ctx context.Context, svc *weibo.Service) error {
 		users[name] = u.ID
 	}
 	for _, a := range demoRoles {
-		role, err := svc.EnsureRole(ctx, a.role)
+		role, err := svc.Org.EnsureRole(ctx, a.role)
 		if err != nil {
 			return err
 		}
-		if _, err := svc.AssignRole(ctx, users[a.user], role.ID, a.priority); err != nil {
+		if _, err := svc.Org.AssignRole(ctx, users[a.user], role.ID, a.priority); err != nil {
 			return err
 		}
 	}
@@ -91,7 +93,7 @@ func OrgDemo(ctx context.Context, svc *weibo.Service) error {
 			return err
 		}
 		if id == weibo.RootDept {
-			created, err := svc.CreateDepartment(ctx, d.name, parent)
+			created, err := svc.Org.CreateDepartment(ctx, d.name, parent)
 			if err != nil {
 				return err
 			}
@@ -100,7 +102,7 @@ func OrgDemo(ctx context.Context, svc *weibo.Service) error {
 		depts[d.name] = id
 	}
 	for _, m := range demoMembers {
-		if _, err := svc.SetUserDepartment(ctx, users[m.user], depts[m.dept]); err != nil {
+		if _, err := svc.Org.SetUserDepartment(ctx, users[m.user], depts[m.dept]); err != nil {
 			return err
 		}
 	}
@@ -109,10 +111,10 @@ func OrgDemo(ctx context.Context, svc *weibo.Service) error {
 
 // childNamed returns the id of the first child of parent named name, or
 // weibo.RootDept when it has none.
-func childNamed(ctx context.Context, svc *weibo.Service, parent weibo.DeptID, name string) (weibo.DeptID, error) {
+func childNamed(ctx context.Context, svc *domain.Domain, parent weibo.DeptID, name string) (weibo.DeptID, error) {
 	var after *string
 	for {
-		page, err := svc.DepartmentChildren(ctx, parent, new(weibo.MaxPageSize), after)
+		page, err := svc.Org.DepartmentChildren(ctx, parent, new(weibo.MaxPageSize), after)
 		if err != nil {
 			return 0, err
 		}

@@ -7,12 +7,13 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // The helpers the weibo, fsck and seed tests share (internal/orgtest).
 var (
-	orgService = func(t *testing.T, st hbase.StoreAdmin) *weibo.Service { return orgtest.Service(t, st) }
+	orgService = func(t *testing.T, st hbase.StoreAdmin) *domain.Domain { return orgtest.Service(t, st) }
 	userRoles  = orgtest.UserRoles
 	childNames = orgtest.ChildNames
 )
@@ -31,11 +32,11 @@ func TestSeedOrgDemo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			top, err := svc.TopDepartments(ctx, nil, nil)
+			top, err := svc.Org.TopDepartments(ctx, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ceo *weibo.Department
+			var ceo *org.Department
 			var names []string
 			for _, e := range top.Edges {
 				names = append(names, e.Department.Name)
@@ -49,7 +50,7 @@ func TestSeedOrgDemo(t *testing.T) {
 			if ceo == nil {
 				t.Fatalf("no CEO among %v", names)
 			}
-			kids, _ := svc.DepartmentChildren(ctx, ceo.ID, nil, nil)
+			kids, _ := svc.Org.DepartmentChildren(ctx, ceo.ID, nil, nil)
 			if got := childNames(t, svc, ceo.ID, 10); !slices.Equal(got, []string{"开发部", "测试部", "财务部"}) {
 				t.Fatalf("children of CEO = %v", got)
 			}
@@ -59,16 +60,16 @@ func TestSeedOrgDemo(t *testing.T) {
 			if got := childNames(t, svc, kids.Edges[1].Department.ID, 10); !slices.Equal(got, []string{"测试1"}) {
 				t.Fatalf("children of 测试部 = %v", got)
 			}
-			hong, _ := svc.UserByUsername(ctx, DemoXiaohong)
-			ming, _ := svc.UserByUsername(ctx, DemoXiaoming)
+			hong, _ := svc.Feed.UserByUsername(ctx, DemoXiaohong)
+			ming, _ := svc.Feed.UserByUsername(ctx, DemoXiaoming)
 			if got := userRoles(t, svc, hong.ID); !slices.Equal(got, []string{"学习委员:10", "劳动委员:9", "体育委员:8"}) {
 				t.Fatalf("小红's roles = %v", got)
 			}
 			if got := userRoles(t, svc, ming.ID); !slices.Equal(got, []string{"劳动委员:10", "体育委员:9"}) {
 				t.Fatalf("小明's roles = %v", got)
 			}
-			admin, _ := svc.UserByUsername(ctx, DemoAdminUsername)
-			if ok, err := svc.HasRole(ctx, admin.ID, weibo.AdminRole); !ok || err != nil {
+			admin, _ := svc.Feed.UserByUsername(ctx, DemoAdminUsername)
+			if ok, err := svc.Org.HasRole(ctx, admin.ID, org.AdminRole); !ok || err != nil {
 				t.Fatalf("demo admin is not admin: %v", err)
 			}
 		})

@@ -32,6 +32,7 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -61,23 +62,22 @@ type Options struct {
 	// BatchSize is the number of rows per PutMany; 0 means DefaultBatch.
 	BatchSize int
 	// Parallelism is the number of shards of a table written concurrently,
-	// each a contiguous rowkey range with one PutMany in flight while its
-	// next batch is built; 0 means 1 for the embedded backend and 4 for
-	// HBase. The embedded store (pebble) does best with one sorted write
-	// stream: interleaved streams make its flushed files overlap, and the
-	// full import on 2 cores took ~17 s with 1, ~21 s with 2 and ~25 s with
-	// 4. HBase's weibo tables are pre-split into four regions by salt
-	// (tables.SaltSplitKeys), and four shards of about equal row counts roughly
-	// follow them.
+	// each a contiguous rowkey range with one PutMany in flight while its next
+	// batch is built; 0 means 1 for the embedded backend and 4 for HBase. The
+	// embedded store (pebble) does best with one sorted write stream:
+	// interleaved streams make its flushed files overlap, so the full import
+	// gets slower with every stream added. HBase's weibo tables are pre-split
+	// into four regions by salt (tables.SaltSplitKeys), and four shards of
+	// about equal row counts roughly follow them.
 	Parallelism int
 	// Progress, when non-nil, receives a progress bar (rows written of the
 	// total, rate, ETA), e.g. os.Stderr.
 	Progress io.Writer
 	// FanoutThreshold is the gateway's fan-out threshold (the hybrid
-	// fan-out, weibo.WithFanoutThreshold): a user with at least this many
+	// fan-out, domain.WithFanoutThreshold): a user with at least this many
 	// fans in the data set is a large account, whose posts go into no
 	// fan's inbox (home timelines merge them at read time). 0 means
-	// weibo.DefaultFanoutThreshold; a negative value makes no user large.
+	// feed.DefaultFanoutThreshold; a negative value makes no user large.
 	FanoutThreshold int
 }
 
@@ -138,11 +138,11 @@ func (s Stats) RowsPerSecond() float64 {
 //
 // Every Put has Timestamp 0 (the store's clock). Import is idempotent: a
 // re-run writes the same values into the same cells, and never touches the
-// id sequence (registered users get ids from weibo.RegisteredIDBase on). It does
+// id sequence (registered users get ids from feed.RegisteredIDBase on). It does
 // not merge with activity through the API, though: a re-run sets the
 // seeded users' counters back to the data set's values and leaves rows the
 // API added (follows, posts, inbox entries) in place. It returns
-// an error for a user id of 0 or at/above weibo.RegisteredIDBase, an invalid
+// an error for a user id of 0 or at/above feed.RegisteredIDBase, an invalid
 // password, ctx's error when ctx ends, or the first store error (some rows
 // may then have been written; re-run to finish).
 func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts Options) (Stats, error) {
@@ -154,8 +154,8 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 	if opts.Password == "" {
 		opts.Password = DefaultPassword
 	}
-	if len(opts.Password) < weibo.MinPasswordLen || len(opts.Password) > weibo.MaxPasswordLen || !utf8.ValidString(opts.Password) {
-		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", weibo.MinPasswordLen, weibo.MaxPasswordLen)
+	if len(opts.Password) < feed.MinPasswordLen || len(opts.Password) > feed.MaxPasswordLen || !utf8.ValidString(opts.Password) {
+		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", feed.MinPasswordLen, feed.MaxPasswordLen)
 	}
 	if opts.BcryptCost == 0 {
 		opts.BcryptCost = bcrypt.DefaultCost
@@ -164,7 +164,7 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 		opts.BatchSize = DefaultBatch
 	}
 	if opts.FanoutThreshold == 0 {
-		opts.FanoutThreshold = weibo.DefaultFanoutThreshold
+		opts.FanoutThreshold = feed.DefaultFanoutThreshold
 	}
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
@@ -173,17 +173,17 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 		}
 	}
 	for _, u := range ds.Users {
-		if u.ID == 0 || u.ID >= weibo.RegisteredIDBase {
-			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, weibo.RegisteredIDBase)
+		if u.ID == 0 || u.ID >= feed.RegisteredIDBase {
+			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, feed.RegisteredIDBase)
 		}
 	}
 	if err := tables.Migrate(ctx, st); err != nil {
 		return stats, fmt.Errorf("seed: migrate: %w", err)
 	}
-	// ONE hash for every user: they share the demo password, and bcrypt
-	// costs ~50-100 ms per hash at the default cost, so hashing 76,851 times
-	// would take hours on a small machine. (Equal hashes reveal only that
-	// the passwords are equal, which is public here anyway.)
+	// ONE hash for every user: they share the demo password, and bcrypt is
+	// deliberately slow at the default cost, so hashing once per user of the
+	// full data set would take hours on a small machine. (Equal hashes reveal
+	// only that the passwords are equal, which is public here anyway.)
 	hash, err := bcrypt.GenerateFromPassword([]byte(opts.Password), opts.BcryptCost)
 	if err != nil {
 		return stats, fmt.Errorf("seed: bcrypt: %w", err)
@@ -367,16 +367,16 @@ func (s *seeder) forEachOwner(items []int32, weight func(i int32) int64, fn func
 }
 
 func (s *seeder) users(hash []byte) error {
-	created := tables.U64(uint64(Epoch.UnixMilli()))
+	created := tables.EncodeMillis(Epoch.UnixMilli())
 	return s.forEachOwner(s.owners, one, func(w *writer, i int32) error {
 		u := s.ds.Users[i]
 		k := tables.AppendUserKey(w.key(tables.IDKeyLen), weibo.UserID(u.ID))
 		return w.put(tables.Users, k, hbase.Values{
 			tables.FamInfo: {tables.ColUsername: []byte(u.Username), tables.ColPassword: hash, tables.ColCreated: created},
 			tables.FamCount: {
-				tables.ColFollows: tables.U64(uint64(s.ds.FollowCount(u.ID))),
-				tables.ColFans:    tables.U64(uint64(s.ds.FanCount(u.ID))),
-				tables.ColPosts:   tables.U64(uint64(s.ds.PostCount(u.ID))),
+				tables.ColFollows: tables.EncodeCounter(int64(s.ds.FollowCount(u.ID))),
+				tables.ColFans:    tables.EncodeCounter(int64(s.ds.FanCount(u.ID))),
+				tables.ColPosts:   tables.EncodeCounter(int64(s.ds.PostCount(u.ID))),
 			},
 		})
 	})
@@ -389,13 +389,13 @@ func (s *seeder) usernames() error {
 	})
 	return s.forEachOwner(byName, one, func(w *writer, i int32) error {
 		u := s.ds.Users[i]
-		return w.put(tables.Usernames, tables.UsernameKey(u.Username), hbase.Values{tables.FamName: {tables.ColUID: tables.U64(u.ID)}})
+		return w.put(tables.Usernames, tables.UsernameKey(u.Username), hbase.Values{tables.FamName: {tables.ColUID: tables.EncodeID(u.ID)}})
 	})
 }
 
 func (s *seeder) relations() error {
 	// One shared, read-only Values for every relation row.
-	vals := hbase.Values{tables.FamRel: {tables.ColRelSet: tables.U64(uint64(Epoch.UnixMilli()))}}
+	vals := hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(Epoch.UnixMilli())}}
 	weight := func(i int32) int64 {
 		id := s.ds.Users[i].ID
 		return int64(s.ds.FollowCount(id) + s.ds.FanCount(id))

@@ -14,9 +14,11 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
-// pairFaults fails the armed steps of two-sided writes (weibo.WithPairWriteHook).
+// pairFaults fails the armed steps of two-sided writes (domain.WithStepHook).
 type pairFaults struct {
 	mu    sync.Mutex
 	armed map[string]bool
@@ -44,13 +46,13 @@ func (f *pairFaults) arm(step string) {
 func startAdminGateway(t *testing.T, st hbase.StoreAdmin) (*gw, *pairFaults) {
 	t.Helper()
 	f := &pairFaults{armed: map[string]bool{}}
-	return startGateway(t, st, weibo.WithPairWriteHook(f.hook)), f
+	return startGateway(t, st, domain.WithStepHook(f.hook)), f
 }
 
 // makeAdmin grants the admin role the way `gateway admin grant` does.
 func (g *gw) makeAdmin(a account) {
 	g.t.Helper()
-	if _, _, err := g.svc.GrantRoleByName(g.t.Context(), a.Username, weibo.AdminRole, weibo.MaxPriority); err != nil {
+	if _, _, err := g.svc.GrantRoleByName(g.t.Context(), a.Username, org.AdminRole, org.MaxPriority); err != nil {
 		g.t.Fatalf("grant admin: %v", err)
 	}
 }
@@ -228,10 +230,10 @@ func TestAdminAuthorization(t *testing.T) {
 			}
 			g.fails(bob.token, "FORBIDDEN", `mutation($r: ID!) { deleteRole(id: $r) }`, map[string]any{"r": r.ID})
 			// The directive's verdict is the role table's: revoking admin locks out at once.
-			if got := g.userRoles(bob.token, boss.ID); len(got) == 0 || got[0] != weibo.AdminRole+":1000" {
+			if got := g.userRoles(bob.token, boss.ID); len(got) == 0 || got[0] != org.AdminRole+":1000" {
 				t.Fatalf("boss's roles = %v", got)
 			}
-			if err := g.svc.RevokeRoleByName(t.Context(), boss.Username, weibo.AdminRole); err != nil {
+			if err := g.svc.RevokeRoleByName(t.Context(), boss.Username, org.AdminRole); err != nil {
 				t.Fatal(err)
 			}
 			g.fails(boss.token, "FORBIDDEN", `mutation { createRole(name: "again") { id } }`, nil)
@@ -447,9 +449,9 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 			r := g.createRole(tk, uniqueName("crash"))
 			d := g.createDept(tk, uniqueName("crash"), nil)
 
-			faults.arm(weibo.PairStepAssignRole)
+			faults.arm(org.PairStepAssignRole)
 			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $r: ID!) { assignRole(userId: $u, roleId: $r, priority: 5) { id } }`, map[string]any{"u": ming.ID, "r": r.ID})
-			faults.arm(weibo.PairStepSetUserDepartment)
+			faults.arm(org.PairStepSetUserDepartment)
 			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $d: ID!) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, map[string]any{"u": ming.ID, "d": d.ID})
 
 			check := func(when string) {

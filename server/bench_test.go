@@ -55,12 +55,12 @@ func BenchmarkGraphQL(b *testing.B) {
 	}
 }
 
-// HomePageQuery is the home-timeline page of issue 11 (the query its
+// HomePageQuery is the home-timeline page of the benchmarks (the query the
 // PostGraphile comparison and the k6 script bench/k6/home.js send).
 const homePageQuery = `query($first: Int) { homeTimeline(first: $first) { edges { cursor node { id content createdAt author { id username } } } pageInfo { hasNextPage endCursor } } }`
 
 // BenchmarkHomePage measures the CPU and allocations of one home-timeline
-// page of 50 (issue 11's query) on the demo subset of the real data, served
+// page of 50 (homePageQuery) on the demo subset of the real data, served
 // in-process: the request goes straight to the gateway's http.Handler (chi
 // stack, token, loaders, gqlgen, store) with no socket and no client-side
 // decoding, so ns/op, B/op and allocs/op are the gateway's own; cpu-ms/op

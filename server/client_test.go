@@ -15,7 +15,7 @@ import (
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/server"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -23,20 +23,20 @@ import (
 type gw struct {
 	t   testing.TB
 	url string
-	svc *weibo.Service
+	svc *domain.Domain
 	h   http.Handler // the handler ts serves, for in-process benchmarks
 }
 
 // startGateway serves the gateway over st (migrated) until the test ends;
 // opts are added to the service's test options.
-func startGateway(t testing.TB, st hbase.StoreAdmin, opts ...weibo.Option) *gw {
+func startGateway(t testing.TB, st hbase.StoreAdmin, opts ...domain.Option) *gw {
 	t.Helper()
 	return startGatewayWith(t, st, nil, opts...)
 }
 
 // startGatewayWith is startGateway with configure, when not nil, changing
 // the server's Config (limits, logger) before it starts.
-func startGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.Config), opts ...weibo.Option) *gw {
+func startGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.Config), opts ...domain.Option) *gw {
 	t.Helper()
 	st = hbase.Instrument(st)
 	ctx := t.Context()
@@ -44,7 +44,7 @@ func startGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := weibo.New(st, append([]weibo.Option{weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0)}, opts...)...)
+	svc := domain.New(st, append([]domain.Option{domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0)}, opts...)...)
 	if err := svc.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}

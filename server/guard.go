@@ -35,8 +35,8 @@ func (guard) Validate(graphql.ExecutableSchema) error { return nil }
 // struct field or a method without context (fc.IsResolver false: a post's
 // content, a user's username, ...) reads memory only and makes no store
 // call, so it runs at once: checking the context and the lanes there would
-// cost a context walk per field of every item of a page (issue 11: nine
-// fields per home-timeline edge) and bound nothing.
+// cost a context walk per field of every item of a page (several fields
+// per home-timeline edge) and bound nothing.
 func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc != nil && !fc.IsResolver {

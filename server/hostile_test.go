@@ -21,7 +21,7 @@ import (
 	"github.com/weibohbase/gateway/server"
 )
 
-// Bounds the issue asks for: every hostile request is answered within a
+// The required bounds: every hostile request is answered within a
 // second, and the gateway's memory stays bounded (heapGrowth over what the
 // seeded store and the test process hold before the suite; the binary's
 // resident memory is tested in cmd/gateway).
@@ -79,10 +79,11 @@ func hostileEnv(t testing.TB, configure func(*server.Config)) (*gw, hostile.Env)
 	return g, hostile.Env{UserID: "4", Username: "u1", Password: seed.DefaultPassword, Token: poster.token}
 }
 
-// TestHostileRequests sends every request of issue 8 to a gateway serving
-// the demo data with its default limits: each is refused (or answered)
-// with its code and status within a second, before any store call when it
-// is refused as too big, and the heap stays bounded throughout.
+// TestHostileRequests sends every hostile request (hostile.Cases) to a
+// gateway serving the demo data with its default limits: each is refused
+// (or answered) with its code and status within a second, before any store
+// call when it is refused as too big, and the heap stays bounded
+// throughout.
 func TestHostileRequests(t *testing.T) {
 	g, env := hostileEnv(t, nil)
 	runtime.GC()

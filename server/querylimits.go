@@ -17,6 +17,7 @@ import (
 	"github.com/weibohbase/gateway/querycost"
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // QueryLimits bound what one GraphQL operation may ask for; each is
@@ -41,8 +42,8 @@ type QueryLimits struct {
 	MaxAliases int64
 	// MaxOverlap bounds the work of validation's overlapping-fields check,
 	// which grows with the square of how often fields are repeated
-	// (querycost.Cost.Overlap; default DefaultMaxQueryOverlap, about 10 ms
-	// of validation; QUERY_TOO_COMPLEX).
+	// (querycost.Cost.Overlap; default DefaultMaxQueryOverlap, which keeps
+	// validation short; QUERY_TOO_COMPLEX).
 	MaxOverlap int64
 }
 
@@ -144,7 +145,7 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// Unpaged lists of the schema: a department's ancestors are at most
 	// its depth; a user's roles are not bounded by the domain and count
 	// as a default page.
-	lists["Department.ancestors"] = weibo.MaxDepartmentDepth
+	lists["Department.ancestors"] = org.MaxDepartmentDepth
 	// nodes(ids:) returns one entry per id, at most MaxNodes.
 	lists["Query.nodes"] = resolvers.MaxNodes
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}

@@ -200,9 +200,9 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		// byRoles and byDepartment reach User.roles and User.department under
 		// every edge: the page's authors' roles and departments are
 		// prefetched in one batch each (the users rows' org family, then the
-		// role or department rows). Left to the dataloaders they took more
-		// calls the longer the page (5, 6, 9, 15, 25): gqlgen marshals at
-		// most worker_limit (4) edges at once, so their loads straddled batches.
+		// role or department rows). Left to the dataloaders they would take
+		// more calls the longer the page: gqlgen marshals at most
+		// worker_limit (4) edges at once, so their loads straddle batches.
 		const byRoles = `query($first: Int) { homeTimeline(first: $first) { edges { cursor node { id author { username roles { role { name } } } } } } }`
 		const byDepartment = `query($first: Int) { homeTimeline(first: $first) { edges { node { author { department { name } } } } } }`
 		for _, c := range []struct {

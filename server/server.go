@@ -36,13 +36,14 @@ import (
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/server/graphiql"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // Config is what the handler needs. Every limit's zero value means its
 // default; README "Limits" lists them with their flags.
 type Config struct {
 	// Svc is the domain service.
-	Svc *weibo.Service
+	Svc *domain.Domain
 	// Tokens issues and verifies bearer tokens.
 	Tokens *auth.Issuer
 	// Logger receives access logs and internal errors (default
@@ -175,7 +176,7 @@ func GraphQL(cfg Config) http.Handler {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Schema:     servedSchema(), // no @defer: see incremental.go
 		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
-		Directives: graph.DirectiveRoot{HasRole: resolvers.HasRole(cfg.Svc)},
+		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
 	var bud *budget
 	if cfg.RateLimit > 0 {

@@ -171,8 +171,8 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 // of a body through its 4 KiB connection buffer in two socket writes (the
 // buffer with the headers, then the rest), and three Writes in three (a
 // home-timeline page of 10 KiB: the last, tail's few bytes, after the
-// handler returned; issue 11). A larger response is written as it is,
-// without the copy.
+// handler returned). A larger response is written as it is, without the
+// copy.
 func writeResponse(w io.Writer, head, data, tail []byte) {
 	if len(head)+len(data)+len(tail) > respbuf.MaxPooled {
 		for _, b := range [][]byte{head, data, tail} {

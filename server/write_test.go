@@ -53,8 +53,8 @@ func (c *countingConn) Write(b []byte) (int, error) {
 // TestResponseWrites checks how a response reaches the socket: a response
 // of up to 4 KiB with its headers in one write, a page of ~10 KiB (a home
 // timeline's size) in two — net/http's 4 KiB connection buffer, then the
-// rest — not one more for the response's closing bytes (issue 11), and a
-// response larger than the joined limit (64 KiB) whole and unchanged.
+// rest — not one more for the response's closing bytes, and a response
+// larger than the joined limit (64 KiB) whole and unchanged.
 func TestResponseWrites(t *testing.T) {
 	g := startGateway(t, testenv.Embedded(t))
 	ts := httptest.NewUnstartedServer(g.h)

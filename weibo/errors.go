@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
-// Every error this package returns to an API caller is an *Error with one
-// of the codes below, and where callers branch on it, a reason. They are
-// all defined in this file; the GraphQL layer copies Code to
-// extensions.code and Reason to extensions.reason.
+// Every error the domain (packages feed and org) returns to an API caller
+// is an *Error with one of the codes below, and where callers branch on
+// it, a reason. They are all defined in this file; the GraphQL layer copies
+// Code to extensions.code and Reason to extensions.reason. Any other error
+// is an internal (store) failure, wrapped with the operation it served.
 
 // Error codes, the values of a GraphQL error's extensions.code.
 const (
@@ -70,52 +72,69 @@ func CodeOf(err error) string {
 // ErrUnauthenticated is returned when an operation needs a logged-in viewer.
 var ErrUnauthenticated = &Error{Code: CodeUnauthenticated, Message: "authentication required: send Authorization: Bearer <token>"}
 
-// errBadLogin is Login's answer for an unknown user and a wrong password alike.
-var errBadLogin = &Error{Code: CodeUnauthenticated, Message: "wrong username or password"}
-
-func badInput(field, format string, args ...any) error {
+// BadInput returns a BAD_USER_INPUT *Error on the argument field, its
+// message formatted from format and args.
+func BadInput(field, format string, args ...any) error {
 	return &Error{Code: CodeBadUserInput, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// badReason is a BAD_USER_INPUT error with a reason.
-func badReason(field, reason, message string) error {
+// BadReason returns a BAD_USER_INPUT *Error on field with a reason (one of
+// the Reason* constants).
+func BadReason(field, reason, message string) error {
 	return &Error{Code: CodeBadUserInput, Field: field, Reason: reason, Message: message}
 }
 
-func notFound(format string, args ...any) error {
+// NotFound returns a NOT_FOUND *Error, its message formatted from format
+// and args.
+func NotFound(format string, args ...any) error {
 	return &Error{Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-func errTaken(username string) error {
-	return badReason("username", ReasonUsernameTaken, "username "+username+" is taken")
+// NotFoundOn returns a NOT_FOUND *Error on the argument field.
+func NotFoundOn(field, message string) error {
+	return &Error{Code: CodeNotFound, Field: field, Message: message}
 }
 
-func errRoleNameTaken(name string) error {
-	return badReason("name", ReasonRoleNameTaken, "a role named "+strconv.Quote(name)+" exists")
+// Forbidden returns a FORBIDDEN *Error.
+func Forbidden(message string) error {
+	return &Error{Code: CodeForbidden, Message: message}
 }
 
-func errForbidden(roleName string) error {
-	return &Error{Code: CodeForbidden, Message: "this operation requires the role " + strconv.Quote(roleName)}
+// excerptBytes is how much of an input an error message quotes.
+const excerptBytes = 32
+
+// Excerpt quotes s for an error message: at most its first 32 bytes (cut
+// on a character boundary; invalid UTF-8 shown as escapes), followed by
+// "…" and its length in bytes when it is longer. No error message quotes
+// more of a caller's input.
+func Excerpt(s string) string {
+	if len(s) <= excerptBytes {
+		return strconv.Quote(s)
+	}
+	cut := excerptBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-func errDeptNotFound(field string, did DeptID) error {
-	return &Error{Code: CodeNotFound, Field: field, Message: "department " + did.String() + " not found"}
+// Wrap prefixes *err, when it is not nil, with the operation it served:
+// the business areas' entry points start with
+//
+//	defer weibo.Wrap(&err, "home timeline")
+//
+// so that a failed store call says which operation it failed. The edge
+// still finds an *Error inside (errors.As) and shows only its Message.
+func Wrap(err *error, op string) {
+	if *err != nil {
+		*err = fmt.Errorf("%s: %w", op, *err)
+	}
 }
 
-func errCycle() error {
-	return badReason("parentId", ReasonDepartmentCycle,
-		"a department cannot be moved under itself or one of its sub-departments")
-}
-
-func errTooDeep(message string) error {
-	return badReason("parentId", ReasonDepartmentTooDeep, message)
-}
-
-func errNotEmpty(did DeptID) error {
-	return badReason("id", ReasonDepartmentNotEmpty,
-		"department "+did.String()+" has sub-departments or members; pass cascade: true to delete them too")
-}
-
-func errConcurrent(field, message string) error {
-	return badReason(field, ReasonConcurrentUpdate, message)
+// Wrapf is Wrap with the operation formatted from format and args (ids of
+// the write): for writes, whose arguments are worth the formatting.
+func Wrapf(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), *err)
+	}
 }

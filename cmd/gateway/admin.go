@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // admin runs `gateway admin grant|revoke <username> [store flags]`: it gives
@@ -25,7 +27,7 @@ func admin(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("admin "+verb, flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
-	role := fs.String("role", weibo.AdminRole, "the role to grant or revoke")
+	role := fs.String("role", org.AdminRole, "the role to grant or revoke")
 	fs.Usage = func() { adminUsage(fs.Output()); fs.PrintDefaults() }
 	// The username may come before or after the flags.
 	rest := args[1:]
@@ -47,7 +49,7 @@ func admin(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	defer st.Close()
-	svc := weibo.New(st, weibo.WithLogger(log))
+	svc := domain.New(st, domain.WithLogger(log))
 	if verb == "revoke" {
 		if err := svc.RevokeRoleByName(ctx, username, *role); err != nil {
 			return describe(err)
@@ -55,7 +57,7 @@ func admin(ctx context.Context, log *slog.Logger, args []string) error {
 		log.Info("role revoked", "user", username, "role", *role, "store", st.Backend())
 		return nil
 	}
-	u, r, err := svc.GrantRoleByName(ctx, username, *role, weibo.MaxPriority)
+	u, r, err := svc.GrantRoleByName(ctx, username, *role, org.MaxPriority)
 	if err != nil {
 		return describe(err)
 	}

@@ -24,17 +24,17 @@ import (
 	"github.com/weibohbase/gateway/server"
 )
 
-// BenchmarkHostileLoad measures the "done" scenario on the real
-// binary serving the demo data: 4 clients each send, in a loop, the
-// heaviest refused request of the hostile suite (the slowest to refuse,
+// BenchmarkHostileLoad measures the request limits' acceptance scenario on
+// the real binary serving the demo data: 4 clients each send, in a loop,
+// the heaviest refused request of the hostile suite (the slowest to refuse,
 // measured first) and the heaviest allowed query (40,202 nodes), while a
 // logged-in reader asks for its home timeline (20 posts with authors) every
 // 10 ms; it reports the reader's p50, p99 and max latency, and how the
 // attackers' requests were answered. Sub-benchmarks: the default limits
-// (the attackers share one address and so one budget), and no budget at
-// all (--rate-limit 0: only the heavy-operation slots protect the reader);
-// and the reader alone ("idle"), the baseline.
-// On the real HBase too when GATEWAY_TEST_HBASE_ZK is set.
+// (the attackers share one address and so one budget), and no budget at all
+// (--rate-limit 0: only the heavy-operation slots protect the reader); and
+// the reader alone ("idle"), the baseline. On the real HBase too when
+// GATEWAY_TEST_HBASE_ZK is set.
 //
 //	BENCH=HostileLoad make bench   (or: go test ./cmd/gateway -run '^$' -bench HostileLoad -benchtime 1x)
 //

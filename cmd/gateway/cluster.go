@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // serveClusterFlags are serve's flags for running against an HBase cluster,
@@ -65,12 +65,12 @@ func (f *serveClusterFlags) err() error {
 	return nil
 }
 
-// serviceOptions are the weibo.Service options of these flags.
-func (f *serveClusterFlags) serviceOptions() []weibo.Option {
-	opts := []weibo.Option{weibo.WithFanoutLease(f.lease), weibo.WithOutboxSweep(f.sweep), weibo.WithFanoutWorkers(f.fanWorkers),
-		weibo.WithFanoutBatch(f.fanBatch)}
+// serviceOptions are the domain.Domain options of these flags.
+func (f *serveClusterFlags) serviceOptions() []domain.Option {
+	opts := []domain.Option{domain.WithFanoutLease(f.lease), domain.WithOutboxSweep(f.sweep), domain.WithFanoutWorkers(f.fanWorkers),
+		domain.WithFanoutBatch(f.fanBatch)}
 	if f.instance != "" {
-		opts = append(opts, weibo.WithInstanceName(f.instance))
+		opts = append(opts, domain.WithInstanceName(f.instance))
 	}
 	return opts
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // fsckListPerKind is how many issues of one kind fsck lists one by one;
@@ -43,7 +43,7 @@ func runFsck(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	defer st.Close()
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithRepairGrace(*rg))
+	svc := domain.New(st, domain.WithLogger(log), domain.WithRepairGrace(*rg))
 	start := time.Now()
 	rep, err := fsck.Run(ctx, svc, fsck.Options{Repair: *repair, Grace: *grace, RepairGrace: *rg})
 	if err != nil {

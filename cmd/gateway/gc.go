@@ -9,20 +9,17 @@ import (
 // The garbage collector settings of gateway serve, unless the environment
 // sets Go's own GOGC or GOMEMLIMIT (which then win, each on its own).
 //
-// The gateway's live heap is small (a few MiB between collections on the
-// home-timeline benchmark: caches, the store's buffers, the requests in
-// flight), and a page of 50 edges allocates about 220 KB. At Go's default
-// GOGC=100 it collected every few MiB allocated; at GOGC=400, every 25-30
-// MiB, 19 times a second at 2,600 pages/s (5 % of the CPU, and a stop of
-// 1-4 ms each). At GOGC=1600 the goal is 17 times the live heap (about 100
-// MiB there), 4-5 collections a second: k6 `home`, embedded store, 32 VUs,
-// alternated, gateway CPU per page 0.38 -> 0.35 ms, p99 38.1 -> 35.3 ms,
-// peak RSS 87 -> 154 MiB (docs/benchmarks.md). The soft memory limit is
-// what bounds the heap: once the live heap passes about 7 MiB, the goal is
-// the limit, and a heap that grows (the demo import at start, heavy
-// requests) makes the collector run as often as needed near it (Go bounds
-// its CPU share). TestBinaryHostileRSS (bound 300 MB) checks the peak with
-// these settings.
+// The gateway's live heap is small (caches, the store's buffers, the
+// requests in flight) next to what its pages allocate, so at Go's default
+// GOGC the collector runs many times a second under load and takes a
+// noticeable share of the CPU. At GOGC=1600 the goal is 17 times the live
+// heap: collections are rare, at the cost of a larger peak heap (the
+// measurements are in docs/benchmarks.md, "The collector again"). The soft
+// memory limit is what bounds the heap: once the live heap passes about
+// 7 MiB (the limit over 17), the goal is the limit, and a heap that grows
+// (the demo import at start, heavy requests) makes the collector run as
+// often as needed near it (Go bounds its CPU share). TestBinaryHostileRSS
+// (bound 300 MB) checks the peak with these settings.
 const (
 	defaultGCPercent   = 1600
 	defaultMemoryLimit = 128 << 20 // bytes, Go-managed memory (pebble's cgo memory is outside it)

@@ -22,7 +22,7 @@ import (
 	"github.com/weibohbase/gateway/server"
 )
 
-// rssBound is the bound on the gateway's resident memory
+// rssBound is the required bound on the gateway's resident memory
 // throughout the hostile suite.
 const rssBound = 300 << 20
 

@@ -14,7 +14,7 @@ import (
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/seed"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -145,7 +145,7 @@ func seedOrgDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
 	if err != nil || r.Exists() {
 		return err
 	}
-	if err := seed.OrgDemo(ctx, weibo.New(st, weibo.WithLogger(log))); err != nil {
+	if err := seed.OrgDemo(ctx, domain.New(st, domain.WithLogger(log))); err != nil {
 		return err
 	}
 	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: orgDemoMarker, Values: hbase.Values{

@@ -18,7 +18,9 @@ import (
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/server"
-	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -91,7 +93,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := weibo.New(st, append(cf.serviceOptions(), weibo.WithLogger(log), weibo.WithRepairGrace(*rg), weibo.WithFanoutThreshold(*ft))...)
+	svc := domain.New(st, append(cf.serviceOptions(), domain.WithLogger(log), domain.WithRepairGrace(*rg), domain.WithFanoutThreshold(*ft))...)
 	if err := svc.Start(ctx); err != nil {
 		return migrateHint(err)
 	}
@@ -145,14 +147,14 @@ func servePprof(log *slog.Logger, addr string) {
 // repairGraceFlag registers --repair-grace (env GATEWAY_REPAIR_GRACE),
 // which serve and fsck share.
 func repairGraceFlag(fs *flag.FlagSet) *time.Duration {
-	return fs.Duration("repair-grace", envDuration("GATEWAY_REPAIR_GRACE", weibo.DefaultRepairGrace),
+	return fs.Duration("repair-grace", envDuration("GATEWAY_REPAIR_GRACE", counted.DefaultRepairGrace),
 		"how old an unfinished write's marker must be before the repairer takes the write for dead; keep it well above the store's worst latency, the same on every gateway (env GATEWAY_REPAIR_GRACE)")
 }
 
 // fanoutThresholdFlag registers --fanout-threshold (env
 // GATEWAY_FANOUT_THRESHOLD), which serve and seed share.
 func fanoutThresholdFlag(fs *flag.FlagSet) *int {
-	return fs.Int("fanout-threshold", envInt("GATEWAY_FANOUT_THRESHOLD", weibo.DefaultFanoutThreshold),
+	return fs.Int("fanout-threshold", envInt("GATEWAY_FANOUT_THRESHOLD", feed.DefaultFanoutThreshold),
 		"hybrid fan-out: an author with at least this many fans is large — their posts are not pushed into the fans' inboxes but merged into home timelines at read time; 0 or less makes no author large (env GATEWAY_FANOUT_THRESHOLD)")
 }
 

@@ -299,11 +299,11 @@ func walkRow(it *pebble.Iterator, w *cellWalker, pg preparedGet, b *rowBuilder, 
 
 // results builds the Results of a batch of gets from the cells collected
 // for all of them, row i at b.recs[starts[i]:ends[i]]; the Results keep b's
-// value buffer, so b must not be reused. The batch shares a
-// handful of allocations (results, cells, rowkeys, qualifiers, values)
-// instead of five per row: a home-timeline page reads about a hundred
-// rows (issue 11). The values are capped slices, so appending to one never
-// overwrites another; a Result kept alone keeps its batch's buffers alive.
+// value buffer, so b must not be reused. The batch shares a handful of
+// allocations (results, cells, rowkeys, qualifiers, values) instead of five
+// per row: a home-timeline page reads about a hundred rows. The values are
+// capped slices, so appending to one never overwrites another; a Result
+// kept alone keeps its batch's buffers alive.
 func (b *rowBuilder) results(gets []*hbase.Get, starts, ends []int) []*hbase.Result {
 	out := make([]*hbase.Result, len(gets))
 	rs := make([]hbase.Result, len(gets))

@@ -27,9 +27,9 @@ func init() { prometheus.MustRegister(RowCacheReads) }
 
 // rowCache is the store's row cache (RocksDB's row_cache): what GetMany
 // returned for a row, by read shape, so that rows read again (a home
-// timeline page's 50 posts and their authors, issue 11) skip pebble's
-// seeks, about 2 µs a row. It holds results, never decides them: a hit
-// answers exactly what a read of the store would (see GetMany).
+// timeline page's 50 posts and their authors) skip pebble's seeks. It holds
+// results, never decides them: a hit answers exactly what a read of the
+// store would (see GetMany).
 //
 // Exactness rests on two rules:
 //   - Every write of a row invalidates it after its batch commits

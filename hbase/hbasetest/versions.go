@@ -13,9 +13,9 @@ import (
 // NEW_VERSION_BEHAVIOR, which the Store contract promises on every backend.
 // Without it (HBase's default) a delete marker masks every Put of a
 // timestamp <= its own until a major compaction: on the real HBase most of
-// these checks then fail (measured with a table created without the
-// setting: about 1 in 4 of the CheckAndDelete→CheckAndPut cycles, 2 in 3 of
-// the Delete→Put cycles and of the Increments after a Delete lost).
+// these checks then fail (on a table created without the setting, a good
+// share of the CheckAndDelete→CheckAndPut cycles, of the Delete→Put cycles
+// and of the Increments after a Delete lose their write).
 
 // cycles is how many write cycles on one row the same-millisecond checks
 // run: on a real HBase, consecutive calls land in the same millisecond often

@@ -14,18 +14,20 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Service migrates st (tables.Migrate) and returns a service over it with
 // a cheap bcrypt cost, no outbox sweep and a discarded log, then opts.
-func Service(t testing.TB, st hbase.StoreAdmin, opts ...weibo.Option) *weibo.Service {
+func Service(t testing.TB, st hbase.StoreAdmin, opts ...domain.Option) *domain.Domain {
 	t.Helper()
 	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	return weibo.New(st, append([]weibo.Option{weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0),
-		weibo.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
+	return domain.New(st, append([]domain.Option{domain.WithBcryptCost(4), domain.WithOutboxSweep(0),
+		domain.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 }
 
 // Uniq returns prefix followed by a time- and random-based suffix, so that
@@ -35,9 +37,9 @@ func Uniq(prefix string) string {
 }
 
 // MustUser registers name with the password "correct horse".
-func MustUser(t testing.TB, svc *weibo.Service, name string) *weibo.User {
+func MustUser(t testing.TB, svc *domain.Domain, name string) *weibo.User {
 	t.Helper()
-	u, err := svc.Register(t.Context(), name, "correct horse")
+	u, err := svc.Feed.Register(t.Context(), name, "correct horse")
 	if err != nil {
 		t.Fatalf("register %s: %v", name, err)
 	}
@@ -45,7 +47,7 @@ func MustUser(t testing.TB, svc *weibo.Service, name string) *weibo.User {
 }
 
 // RoleNames formats role assignments as "name:priority", in their order.
-func RoleNames(as []*weibo.RoleAssignment) []string {
+func RoleNames(as []*org.RoleAssignment) []string {
 	var out []string
 	for _, a := range as {
 		out = append(out, fmt.Sprintf("%s:%d", a.Role.Name, a.Priority))
@@ -54,9 +56,9 @@ func RoleNames(as []*weibo.RoleAssignment) []string {
 }
 
 // UserRoles returns the roles of uid as RoleNames does.
-func UserRoles(t testing.TB, svc *weibo.Service, uid weibo.UserID) []string {
+func UserRoles(t testing.TB, svc *domain.Domain, uid weibo.UserID) []string {
 	t.Helper()
-	rs, err := svc.UserRoles(t.Context(), []weibo.UserID{uid})
+	rs, err := svc.Org.UserRoles(t.Context(), []weibo.UserID{uid})
 	if err != nil {
 		t.Fatalf("user roles: %v", err)
 	}
@@ -65,12 +67,12 @@ func UserRoles(t testing.TB, svc *weibo.Service, uid weibo.UserID) []string {
 
 // Members returns every member of role rid as "user:priority", read in
 // pages of first.
-func Members(t testing.TB, svc *weibo.Service, rid weibo.RoleID, first int) []string {
+func Members(t testing.TB, svc *domain.Domain, rid weibo.RoleID, first int) []string {
 	t.Helper()
 	var out []string
 	var after *string
 	for {
-		p, err := svc.RoleMembers(t.Context(), rid, &first, after)
+		p, err := svc.Org.RoleMembers(t.Context(), rid, &first, after)
 		if err != nil {
 			t.Fatalf("role members: %v", err)
 		}
@@ -85,9 +87,9 @@ func Members(t testing.TB, svc *weibo.Service, rid weibo.RoleID, first int) []st
 }
 
 // Role reads role rid (nil when it does not exist).
-func Role(t testing.TB, svc *weibo.Service, rid weibo.RoleID) *weibo.Role {
+func Role(t testing.TB, svc *domain.Domain, rid weibo.RoleID) *org.Role {
 	t.Helper()
-	rs, err := svc.GetRoles(t.Context(), []weibo.RoleID{rid})
+	rs, err := svc.Org.GetRoles(t.Context(), []weibo.RoleID{rid})
 	if err != nil {
 		t.Fatalf("get role: %v", err)
 	}
@@ -96,12 +98,12 @@ func Role(t testing.TB, svc *weibo.Service, rid weibo.RoleID) *weibo.Role {
 
 // ChildNames returns the names of every child department of did (0: the
 // top level), read in pages of first.
-func ChildNames(t testing.TB, svc *weibo.Service, did weibo.DeptID, first int) []string {
+func ChildNames(t testing.TB, svc *domain.Domain, did weibo.DeptID, first int) []string {
 	t.Helper()
 	var out []string
 	var after *string
 	for {
-		p, err := svc.DepartmentChildren(t.Context(), did, &first, after)
+		p, err := svc.Org.DepartmentChildren(t.Context(), did, &first, after)
 		if err != nil {
 			t.Fatalf("children of %d: %v", did, err)
 		}
@@ -117,9 +119,9 @@ func ChildNames(t testing.TB, svc *weibo.Service, did weibo.DeptID, first int) [
 
 // DeptMembers returns the members of department did (the first page of the
 // default size).
-func DeptMembers(t testing.TB, svc *weibo.Service, did weibo.DeptID) []weibo.UserID {
+func DeptMembers(t testing.TB, svc *domain.Domain, did weibo.DeptID) []weibo.UserID {
 	t.Helper()
-	p, err := svc.DepartmentMembers(t.Context(), did, nil, nil)
+	p, err := svc.Org.DepartmentMembers(t.Context(), did, nil, nil)
 	if err != nil {
 		t.Fatalf("members of %d: %v", did, err)
 	}
@@ -131,9 +133,9 @@ func DeptMembers(t testing.TB, svc *weibo.Service, did weibo.DeptID) []weibo.Use
 }
 
 // UserDept reads the department of uid (nil when it has none).
-func UserDept(t testing.TB, svc *weibo.Service, uid weibo.UserID) *weibo.Department {
+func UserDept(t testing.TB, svc *domain.Domain, uid weibo.UserID) *org.Department {
 	t.Helper()
-	ds, err := svc.UserDepartments(t.Context(), []weibo.UserID{uid})
+	ds, err := svc.Org.UserDepartments(t.Context(), []weibo.UserID{uid})
 	if err != nil {
 		t.Fatal(err)
 	}

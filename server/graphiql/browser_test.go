@@ -28,13 +28,14 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // seeded is the gateway the browser test talks to and what it holds.
 type seeded struct {
 	url        string
-	svc        *weibo.Service
+	svc        *domain.Domain
 	alice, bob *weibo.User
 	bobsPost   string
 	password   string
@@ -50,28 +51,28 @@ func startSeeded(t *testing.T) *seeded {
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := weibo.New(st, weibo.WithLogger(log), weibo.WithBcryptCost(4), weibo.WithOutboxSweep(0))
+	svc := domain.New(st, domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0))
 	if err := svc.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	s := &seeded{svc: svc, password: "correct horse", bobsPost: "hello from bob, seen through GraphiQL"}
 	users := map[string]*weibo.User{}
 	for _, name := range []string{"alice", "bob", "carol"} {
-		u, err := svc.Register(ctx, name, s.password)
+		u, err := svc.Feed.Register(ctx, name, s.password)
 		if err != nil {
 			t.Fatalf("register %s: %v", name, err)
 		}
 		users[name] = u
 	}
 	s.alice, s.bob = users["alice"], users["bob"]
-	if _, err := svc.Follow(ctx, s.alice.ID, s.bob.ID); err != nil {
+	if _, err := svc.Feed.Follow(ctx, s.alice.ID, s.bob.ID); err != nil {
 		t.Fatalf("follow: %v", err)
 	}
 	for _, p := range []struct {
 		author  *weibo.User
 		content string
 	}{{s.bob, s.bobsPost}, {users["carol"], "carol's post, not in alice's timeline"}} {
-		if _, err := svc.Publish(ctx, p.author.ID, p.content); err != nil {
+		if _, err := svc.Feed.Publish(ctx, p.author.ID, p.content); err != nil {
 			t.Fatalf("publish: %v", err)
 		}
 	}
@@ -435,7 +436,7 @@ func TestGraphiQLInChromium(t *testing.T) {
 	arrived := ""
 	for i := 1; i <= 20 && arrived == ""; i++ {
 		content := fmt.Sprintf("live post %d from bob", i)
-		if _, err := g.svc.Publish(t.Context(), g.bob.ID, content); err != nil {
+		if _, err := g.svc.Feed.Publish(t.Context(), g.bob.ID, content); err != nil {
 			t.Fatalf("publish: %v", err)
 		}
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)

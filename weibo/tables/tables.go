@@ -28,7 +28,7 @@
 //     standard library is needed): package weibo aliases the types, and Go
 //     allows methods only in the package that defines a type.
 //   - Only byte layout lives here. What a row means (which side of a pair
-//     is authoritative, when a row is stale) is the domain's, in package weibo.
+//     is the authority, when a row is stale) is the domain's, in packages weibo/feed, weibo/org and weibo/counted.
 package tables
 
 import (

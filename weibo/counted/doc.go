@@ -1,0 +1,66 @@
+// Package counted is the counted two-row write protocol the domain's
+// business areas (package feed: follows, posts; package org: role
+// assignments) write every counted relation with.
+//
+// HBase has no cross-row transactions, and a gateway may be killed between
+// any two writes. A counted relation changes a two-sided pair together with
+// Increment counters. Each side has one name everywhere (code, docs/schema.md,
+// fsck): the AUTHORITY, the one row whose state decides the relation and
+// that every read trusts, and its DEPENDENTS, the rows derived from it,
+// which reads check against the authority and which are settled to agree
+// with it:
+//
+//	relation              authority                dependents                      counters
+//	follow / unfollow     attends row A→B          fans row B←A, B's posts in      A's followCount,
+//	                                               A's inbox (backfill window)     B's fanCount
+//	assign / revoke role  users o:<rid> of U       roles member row (rid, U)       the role's memberCount
+//	publish               content row              inbox rows (fan-out)            the author's postCount
+//
+// Every such write is made the same way:
+//
+//  1. A marker is written first: a weibo:pending row (Begin), or for a
+//     publish the weibo:outbox row, holding the time the write started.
+//  2. The operation sequence of every counter the write may change is
+//     Incremented (tables.ColFollowsSeq and friends), before any counted
+//     row changes.
+//  3. The authority is changed with one conditional write (CheckAndPut or
+//     CheckAndDelete), which decides whether this call changes the pair, so
+//     concurrent and repeated calls count once.
+//  4. The counters are Incremented (Count), only if the call changed the
+//     pair and only while the write is younger than half the repair grace
+//     (the budget); a write past its budget leaves the counting to the
+//     repairer.
+//  5. The dependents are settled (Settle): written for the authority's
+//     state, then the authority is read again, and again written and read
+//     until the read agrees with what was written. Whatever the
+//     interleaving, the last write to a dependent row is then made for the
+//     authority's final state: a writer whose writes land after the
+//     authority's last change reads that change afterwards and goes round
+//     again. (The fan-out reads the fans rows first and the attends rows
+//     only of fans whose fans row went: a follow pair's settle writes its
+//     fans row before its inbox rows; see package feed.)
+//  6. The marker is deleted (End; for a publish: marked counted, and
+//     deleted by the fan-out once it is done).
+//
+// A crash or an error anywhere leaves the marker. The repairer (Repair, run
+// at start-up and with every outbox sweep) takes every marker older than
+// the repair grace as the trace of a dead write: it settles the pair again
+// from its authority and recounts the counters, then deletes the marker. A
+// recount is exact because it is conditional: it reads the counter's
+// sequence, checks that no marker younger than the grace names the counter
+// (a live write between its steps 1 and 6), counts, and writes the count
+// with CheckAndPut on the sequence it read. A write that starts after the
+// sequence was read bumps it (step 2), so the Put fails and the counter is
+// recounted at the next pass; a write that started before has its marker
+// seen, or is finished, or is past its budget and will not Increment.
+// Recounts never race Increments, so counters are exact once writes quiesce
+// and the repairer has run.
+//
+// A business area adds a counted relation with one Register call (a
+// Relation: its marker kind, the counters a write may change, how to
+// settle its dependents) and one RegisterCounter per counter (its cell and
+// how to count the rows it counts); Repair, RecountCounters and `gateway
+// fsck` then handle it with no further change here.
+//
+// This package imports neither business area; they import it.
+package counted

@@ -1,0 +1,123 @@
+package counted
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// CounterKind names one kind of counter kept with Increment; its value is
+// the counter's GraphQL field name ("followCount", "memberCount", ...).
+type CounterKind string
+
+// Counter names one counter: its kind and its owner (a user's or a role's
+// id, as the kind says).
+type Counter struct {
+	// Kind is which counter.
+	Kind CounterKind
+	// Owner is the id of the row that holds it.
+	Owner uint64
+}
+
+// CounterSpec is a registered kind of counter: where it lives and how to
+// count what it counts.
+type CounterSpec struct {
+	// Kind names it.
+	Kind CounterKind
+	// Cell returns the table and row of owner's counter, its qualifier and
+	// the qualifier of its operation sequence, both in family
+	// tables.FamCount.
+	Cell func(owner uint64) (table string, row []byte, qual, seq string)
+	// Count counts the rows the counter of owner counts; exists is false
+	// when owner (the user or role row) does not exist.
+	Count func(ctx context.Context, owner uint64) (n int64, exists bool, err error)
+}
+
+// Relation is a registered counted relation: a two-sided pair whose writes
+// carry a marker and change counters.
+type Relation struct {
+	// Name names the relation in the step names of its writes
+	// ("<Name>:marked", "<Name>:sequenced", "<Name>:counted") and in logs
+	// and fsck's reports.
+	Name string
+	// Marker is the kind of its weibo:pending rows; 0 when its writes keep
+	// their markers elsewhere (InFlight then finds them).
+	Marker tables.PendingKind
+	// Counters returns the counters a write on (owner, other) may change,
+	// in the order Count returns their values.
+	Counters func(owner, other uint64) []Counter
+	// Settle makes the dependents of (owner, other) agree with the
+	// authority (see Settle); an error wrapping ErrUnsettled leaves the
+	// marker for the next pass. Required with a Marker.
+	Settle func(ctx context.Context, owner, other uint64) error
+	// Ready, when set, reports whether a dead write on (owner, other) may
+	// be repaired now; bound is the marker's time (ms) plus the repair
+	// grace, or the later time the write kept in tables.ColPendingFanouts.
+	// A follow pair waits for the fan-outs it raced.
+	Ready func(ctx context.Context, owner, other uint64, bound int64) (bool, error)
+	// InFlight, for a relation whose markers live elsewhere, returns the
+	// counters named by markers written at or after young (ms): writes
+	// that may still be running.
+	InFlight func(ctx context.Context, young int64) ([]Counter, error)
+}
+
+// Register adds a counted relation. It panics when rel is incomplete or
+// its marker kind is taken: registration is a program's wiring, not input.
+func (p *Protocol) Register(rel *Relation) {
+	if rel.Name == "" || rel.Counters == nil || (rel.Marker != 0 && rel.Settle == nil) || (rel.Marker == 0 && rel.InFlight == nil) {
+		panic(fmt.Sprintf("counted: incomplete relation %q", rel.Name))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rel.Marker == 0 {
+		p.inFlight = append(p.inFlight, rel)
+		return
+	}
+	if _, dup := p.relations[rel.Marker]; dup {
+		panic(fmt.Sprintf("counted: marker kind %q registered twice", rel.Marker))
+	}
+	p.relations[rel.Marker] = rel
+}
+
+// RegisterCounter adds a kind of counter. It panics when spec is incomplete
+// or its kind is taken.
+func (p *Protocol) RegisterCounter(spec *CounterSpec) {
+	if spec.Kind == "" || spec.Cell == nil || spec.Count == nil {
+		panic(fmt.Sprintf("counted: incomplete counter %q", spec.Kind))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, dup := p.counters[spec.Kind]; dup {
+		panic(fmt.Sprintf("counted: counter %q registered twice", spec.Kind))
+	}
+	p.counters[spec.Kind] = spec
+}
+
+// Relations returns the registered relations that keep weibo:pending
+// markers, by marker kind.
+func (p *Protocol) Relations() map[tables.PendingKind]*Relation {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make(map[tables.PendingKind]*Relation, len(p.relations))
+	for k, r := range p.relations {
+		out[k] = r
+	}
+	return out
+}
+
+func (p *Protocol) relation(k tables.PendingKind) *Relation {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.relations[k]
+}
+
+func (p *Protocol) spec(k CounterKind) (*CounterSpec, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	s := p.counters[k]
+	if s == nil {
+		return nil, fmt.Errorf("counted: counter %q is not registered", k)
+	}
+	return s, nil
+}

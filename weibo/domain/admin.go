@@ -1,0 +1,56 @@
+package domain
+
+import (
+	"context"
+
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/org"
+)
+
+// The command line's role grants (`gateway admin grant|revoke`), which
+// name a user by username (the feed's accounts) and a role by name (the
+// organisation's).
+
+// GrantRoleByName gives the user named username the role named roleName
+// (created when missing) with priority, for the command line (`gateway
+// admin grant`). Errors: NOT_FOUND for an unknown username, and those of
+// org.Service.EnsureRole and AssignRole.
+func (d *Domain) GrantRoleByName(ctx context.Context, username, roleName string, priority int) (*weibo.User, *org.Role, error) {
+	u, err := d.Feed.UserByUsername(ctx, username)
+	if err != nil {
+		return nil, nil, err
+	}
+	if u == nil {
+		return nil, nil, weibo.NotFound("no user named %q", username)
+	}
+	role, err := d.Org.EnsureRole(ctx, roleName)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := d.Org.AssignRole(ctx, u.ID, role.ID, priority); err != nil {
+		return nil, nil, err
+	}
+	return u, role, nil
+}
+
+// RevokeRoleByName takes the role named roleName from the user named
+// username (`gateway admin revoke`). Errors: NOT_FOUND for an unknown user
+// or role.
+func (d *Domain) RevokeRoleByName(ctx context.Context, username, roleName string) error {
+	u, err := d.Feed.UserByUsername(ctx, username)
+	if err != nil {
+		return err
+	}
+	if u == nil {
+		return weibo.NotFound("no user named %q", username)
+	}
+	role, err := d.Org.RoleByName(ctx, roleName)
+	if err != nil {
+		return err
+	}
+	if role == nil {
+		return weibo.NotFound("no role named %q", roleName)
+	}
+	_, err = d.Org.RevokeRole(ctx, u.ID, role.ID)
+	return err
+}

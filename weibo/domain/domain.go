@@ -1,0 +1,120 @@
+// Package domain wires the gateway's business areas over one store: the
+// counted-write protocol (package counted), the social feed (package feed)
+// and the organisation (package org), which reads accounts through the
+// feed. Every process of the gateway — serve, fsck, seed, admin — and the
+// tests build the domain here, so that every counted relation is
+// registered with the one protocol the repairer runs.
+package domain
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/org"
+)
+
+// Domain is the wired domain. Its parts are safe for concurrent use.
+type Domain struct {
+	// Writes is the counted-write protocol both areas write on: Repair,
+	// RecountCounters, the registered relations.
+	Writes *counted.Protocol
+	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
+	Feed *feed.Service
+	// Org is the organisation: roles, departments, authorization.
+	Org *org.Service
+}
+
+type config struct {
+	protocol []counted.Option
+	feed     []feed.Option
+}
+
+// Option configures a Domain: the options of the protocol and the feed,
+// each named here as in its own package.
+type Option func(*config)
+
+// WithLogger sets the structured logger of every part (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return protocol(counted.WithLogger(l)) }
+
+// WithClock replaces time.Now in every part (tests).
+func WithClock(now func() time.Time) Option { return protocol(counted.WithClock(now)) }
+
+// WithRepairGrace sets the protocol's repair grace (counted.WithRepairGrace).
+func WithRepairGrace(d time.Duration) Option { return protocol(counted.WithRepairGrace(d)) }
+
+// WithStepHook installs the protocol's fault-injection hook
+// (counted.WithStepHook; tests only).
+func WithStepHook(fn func(ctx context.Context, step string) error) Option {
+	return protocol(counted.WithStepHook(fn))
+}
+
+// WithFanoutWorkers sets the feed's fan-out workers (feed.WithFanoutWorkers).
+func WithFanoutWorkers(n int) Option { return feedOption(feed.WithFanoutWorkers(n)) }
+
+// WithFanoutBatch sets the rows of one fan-out write (feed.WithFanoutBatch),
+// and of one batched read of a recount or bulk change (counted.WithBatch).
+func WithFanoutBatch(n int) Option {
+	return func(c *config) {
+		c.feed = append(c.feed, feed.WithFanoutBatch(n))
+		c.protocol = append(c.protocol, counted.WithBatch(n))
+	}
+}
+
+// WithBackfillLimit sets the feed's backfill window (feed.WithBackfillLimit).
+func WithBackfillLimit(n int) Option { return feedOption(feed.WithBackfillLimit(n)) }
+
+// WithOutboxSweep sets the interval of the feed's outbox sweep and of the
+// repairer (feed.WithOutboxSweep).
+func WithOutboxSweep(d time.Duration) Option { return feedOption(feed.WithOutboxSweep(d)) }
+
+// WithFanoutLease sets the feed's fan-out lease (feed.WithFanoutLease).
+func WithFanoutLease(d time.Duration) Option { return feedOption(feed.WithFanoutLease(d)) }
+
+// WithInstanceName names this instance in fan-out leases (feed.WithInstanceName).
+func WithInstanceName(name string) Option { return feedOption(feed.WithInstanceName(name)) }
+
+// WithFanoutThreshold sets the fan count from which an author is large
+// (feed.WithFanoutThreshold).
+func WithFanoutThreshold(n int) Option { return feedOption(feed.WithFanoutThreshold(n)) }
+
+// WithBcryptCost sets the cost of new password hashes (feed.WithBcryptCost).
+func WithBcryptCost(c int) Option { return feedOption(feed.WithBcryptCost(c)) }
+
+func protocol(o counted.Option) Option {
+	return func(c *config) { c.protocol = append(c.protocol, o) }
+}
+
+func feedOption(o feed.Option) Option {
+	return func(c *config) { c.feed = append(c.feed, o) }
+}
+
+// New wires the domain over st. The weibo tables must exist
+// (tables.Migrate). Call Start to run the fan-out and the repairer, and
+// Close to drain them.
+func New(st hbase.Store, opts ...Option) *Domain {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	w := counted.New(st, c.protocol...)
+	f := feed.New(st, w, c.feed...)
+	return &Domain{Writes: w, Feed: f, Org: org.New(st, w, f)}
+}
+
+// Store returns the table API the domain runs on.
+func (d *Domain) Store() hbase.Store { return d.Writes.Store() }
+
+// Start runs the feed's fan-out workers and outbox sweeps and, with each
+// sweep, the protocol's repairer (feed.Service.Start).
+func (d *Domain) Start(ctx context.Context) error { return d.Feed.Start(ctx) }
+
+// Close drains the fan-out (feed.Service.Close).
+func (d *Domain) Close(ctx context.Context) error { return d.Feed.Close(ctx) }
+
+// FlushFanout waits for the fan-outs and drains queued so far
+// (feed.Service.FlushFanout).
+func (d *Domain) FlushFanout(ctx context.Context) error { return d.Feed.FlushFanout(ctx) }

@@ -1,0 +1,217 @@
+package domain_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+func quietService(st hbase.Store, opts ...domain.Option) *domain.Domain {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return domain.New(st, append([]domain.Option{domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0)}, opts...)...)
+}
+
+func inboxHas(t *testing.T, svc *domain.Domain, owner weibo.UserID, post weibo.PostID) int {
+	t.Helper()
+	n := 0
+	err := svc.Store().Scan(t.Context(), &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(owner)}, func(r *hbase.Result) error {
+		if _, id, ok := tables.DecodeInboxKey(r.Row); ok && id == post {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFanoutSurvivesCrash publishes with a gateway whose fan-out workers
+// never run (it "dies" right after acknowledging the post), then starts
+// another gateway on the same store: its outbox sweep delivers the post to
+// every fan, exactly once, and clears the outbox row. Running the fan-out
+// again adds no duplicate.
+func TestFanoutSurvivesCrash(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if err := tables.Migrate(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			crashed := quietService(st) // never started: no worker drains its queue
+			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+			author, err := crashed.Feed.Register(ctx, "author_"+tag, "correct horse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fans []*weibo.User
+			for i := range 3 {
+				f, err := crashed.Feed.Register(ctx, fmt.Sprintf("fan%d_%s", i, tag), "correct horse")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := crashed.Feed.Follow(ctx, f.ID, author.ID); err != nil {
+					t.Fatal(err)
+				}
+				fans = append(fans, f)
+			}
+			post, err := crashed.Feed.Publish(ctx, author.ID, "written just before the crash")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := inboxHas(t, crashed, fans[0].ID, post.ID); n != 0 {
+				t.Fatalf("fan-out ran without workers (%d)", n)
+			}
+			if n := inboxHas(t, crashed, author.ID, post.ID); n != 1 {
+				t.Fatalf("the author's own inbox has the post %d times, want 1 at once", n)
+			}
+			if r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(post.ID)}); err != nil || !r.Exists() {
+				t.Fatalf("no outbox row for an acknowledged post: %v", err)
+			}
+
+			for round := range 2 { // the second restart re-runs nothing, and would add nothing
+				next := quietService(st)
+				if round == 1 {
+					if err := st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(post.ID),
+						Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(1)}}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := next.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := next.FlushFanout(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := next.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range fans {
+					if n := inboxHas(t, next, f.ID, post.ID); n != 1 {
+						t.Fatalf("round %d: fan %s has the post %d times, want 1", round, f.Username, n)
+					}
+				}
+				if r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(post.ID)}); err != nil || r.Exists() {
+					t.Fatalf("round %d: outbox row left after the fan-out (%v)", round, err)
+				}
+			}
+			page, err := quietService(st).Feed.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
+			if err != nil || len(page.Edges) != 1 || page.Edges[0].Post.ID != post.ID {
+				t.Fatalf("fan's home timeline = %+v, %v", page, err)
+			}
+		})
+	}
+}
+
+// TestFanoutSettlesRacingUnfollow makes a fan's unfollow (and, in one
+// case, a new follow) run completely between a fan-out's read of the fans
+// list and its inbox write, the race settleFanout exists for: the hook at
+// StepFanoutWritten (after the first batch's inbox rows) runs the unfollow,
+// which removes the post, and then writes the fan's inbox row again, as the
+// fan-out's write would land were it slower than the whole unfollow. Once
+// the fan-out is done, the inbox must agree with the attends row at once,
+// without the repairer (its grace is an hour): the row is gone after the
+// unfollow, there after the follow again. The fans are batched three at a
+// time, so the racing fan sits at the start, in the middle or at the end of
+// its batch.
+func TestFanoutSettlesRacingUnfollow(t *testing.T) {
+	cases := []struct {
+		name     string
+		racer    int  // index of the racing fan, in id order
+		refollow bool // the fan follows again after the unfollow
+		want     int  // rows of the post in the racer's inbox afterwards
+	}{
+		{"unfollowed, middle of the batch", 1, false, 0},
+		{"unfollowed, end of the batch", 2, false, 0},
+		{"unfollowed and followed again, start of the batch", 0, true, 1},
+	}
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := ownStore(t, b)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					ctx := t.Context()
+					var svc *domain.Domain
+					var racer weibo.UserID
+					var author *weibo.User
+					var fired atomic.Bool
+					hook := func(_ context.Context, step string) error {
+						if step != feed.StepFanoutWritten || !fired.CompareAndSwap(false, true) {
+							return nil
+						}
+						if _, err := svc.Feed.Unfollow(ctx, racer, author.ID); err != nil {
+							return err
+						}
+						if c.refollow {
+							if _, err := svc.Feed.Follow(ctx, racer, author.ID); err != nil {
+								return err
+							}
+						}
+						var posts []*hbase.Put
+						err := st.Scan(ctx, &hbase.Scan{Table: tables.Outbox, Prefix: tables.ContentPrefix(author.ID)}, func(r *hbase.Result) error {
+							if id, ok := tables.DecodeOutboxKey(r.Row); ok {
+								posts = append(posts, &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(racer, id),
+									Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}})
+							}
+							return nil
+						})
+						if err == nil {
+							err = st.PutMany(ctx, posts)
+						}
+						return err
+					}
+					svc = quietService(st, domain.WithStepHook(hook), domain.WithRepairGrace(time.Hour),
+						domain.WithFanoutBatch(3), domain.WithFanoutWorkers(1))
+					if err := svc.Start(ctx); err != nil {
+						t.Fatal(err)
+					}
+					defer svc.Close(context.Background())
+					author = mustUser(t, svc, uniq("raceauthor"))
+					var fans []weibo.UserID
+					for i := range 5 {
+						fan := mustUser(t, svc, uniq(fmt.Sprintf("racefan%d", i)))
+						if _, err := svc.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+							t.Fatal(err)
+						}
+						fans = append(fans, fan.ID)
+					}
+					slices.Sort(fans)
+					racer = fans[c.racer]
+					post, err := svc.Feed.Publish(ctx, author.ID, "raced")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := svc.FlushFanout(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if !fired.Load() {
+						t.Fatal("the hook never ran")
+					}
+					for _, fan := range fans {
+						want := 1
+						if fan == racer {
+							want = c.want
+						}
+						if n := inboxHas(t, svc, fan, post.ID); n != want {
+							t.Errorf("fan %v (racer %v) has the post %d times, want %d", fan, racer, n, want)
+						}
+					}
+				})
+			}
+		})
+	}
+}

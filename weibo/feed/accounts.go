@@ -1,0 +1,181 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// RegisteredIDBase is added to the id sequence to make the ids of users
+// who register through the API; it keeps them clear of the data set's ids
+// (1..76851) so a later seed never collides with them.
+const RegisteredIDBase = 100_000_000
+
+var (
+	// usernameRE is what registration accepts.
+	usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
+	// lookupRE is what a lookup may ask for: seeded users are "u<id>", as
+	// short as "u1".
+	lookupRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
+)
+
+// Password length bounds, in bytes (bcrypt reads at most 72).
+const (
+	MinPasswordLen = 8
+	MaxPasswordLen = 72
+)
+
+// Register creates a user with a unique username (3-32 of A-Z a-z 0-9 _,
+// unique case-insensitively) and a password of 8 to 72 bytes, stored only
+// as a bcrypt hash. Errors: BAD_USER_INPUT for an invalid username or
+// password, and also (with reason USERNAME_TAKEN) when the username is taken.
+//
+// Writes, in order: the users row under a fresh id, then the usernames row
+// with CheckAndPut (absent). Losing the race or failing there deletes the
+// users row; a crash in between leaves only an unreachable users row.
+func (s *Service) Register(ctx context.Context, username, password string) (_ *weibo.User, err error) {
+	defer weibo.Wrap(&err, "register")
+	if !usernameRE.MatchString(username) {
+		return nil, weibo.BadInput("username", "username must be 3 to 32 letters, digits or underscores")
+	}
+	if len(password) < MinPasswordLen || len(password) > MaxPasswordLen || !utf8.ValidString(password) {
+		return nil, weibo.BadInput("password", "password must be %d to %d bytes", MinPasswordLen, MaxPasswordLen)
+	}
+	lower := strings.ToLower(username)
+	if r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Usernames, Row: tables.UsernameKey(lower)}); err != nil {
+		return nil, err
+	} else if r.Exists() {
+		return nil, errTaken(username)
+	}
+	hash, err := s.hashPassword(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.SeqKey, Family: tables.FamCount, Qualifier: tables.ColSeq, Amount: 1})
+	if err != nil {
+		return nil, err
+	}
+	uid := weibo.UserID(RegisteredIDBase + seq)
+	created := s.nowMillis()
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{
+		tables.FamInfo:  {tables.ColUsername: []byte(username), tables.ColPassword: hash, tables.ColCreated: tables.EncodeMillis(created)},
+		tables.FamCount: {tables.ColFollows: tables.EncodeCounter(0), tables.ColFans: tables.EncodeCounter(0), tables.ColPosts: tables.EncodeCounter(0)},
+	}}); err != nil {
+		return nil, err
+	}
+	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Usernames, Row: tables.UsernameKey(lower), Values: hbase.Values{
+		tables.FamName: {tables.ColUID: tables.EncodeID(uid)},
+	}}, tables.FamName, tables.ColUID, nil)
+	if err != nil || !ok {
+		// Undo the users row; it is unreachable without the index row anyway.
+		_ = s.st.Delete(context.WithoutCancel(ctx), &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid)})
+		if err != nil {
+			return nil, err
+		}
+		return nil, errTaken(username)
+	}
+	return &weibo.User{ID: uid, Username: username, CreatedAt: time.UnixMilli(created), Complete: true}, nil
+}
+
+// Login checks a username (case-insensitive) and password. Errors:
+// UNAUTHENTICATED for an unknown user or a wrong password (the same message
+// and, through a comparison with a dummy hash, the same time for both);
+// BAD_USER_INPUT for a password over 72 bytes.
+func (s *Service) Login(ctx context.Context, username, password string) (_ *weibo.User, err error) {
+	defer weibo.Wrap(&err, "login")
+	if err := checkLoginPassword(password); err != nil {
+		return nil, err
+	}
+	if !lookupRE.MatchString(username) {
+		return nil, s.failLogin(ctx, password)
+	}
+	uid, err := s.lookupUsername(ctx, strings.ToLower(username))
+	if err != nil {
+		return nil, err
+	}
+	if uid == 0 {
+		return nil, s.failLogin(ctx, password)
+	}
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid)})
+	if err != nil {
+		return nil, err
+	}
+	if !r.Exists() {
+		return nil, s.failLogin(ctx, password)
+	}
+	if err := comparePassword(ctx, r.Value(tables.FamInfo, tables.ColPassword), password); err != nil {
+		if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
+			return nil, errBadLogin
+		}
+		return nil, err
+	}
+	return userFromRow(uid, r), nil
+}
+
+func (s *Service) lookupUsername(ctx context.Context, lower string) (weibo.UserID, error) {
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Usernames, Row: tables.UsernameKey(lower)})
+	if err != nil {
+		return 0, err
+	}
+	return tables.UsernameUser(r), nil
+}
+
+// UserByUsername returns the user with that username (case-insensitive), or
+// nil when there is none.
+func (s *Service) UserByUsername(ctx context.Context, username string) (_ *weibo.User, err error) {
+	defer weibo.Wrap(&err, "user by username")
+	if !lookupRE.MatchString(username) {
+		return nil, nil
+	}
+	uid, err := s.lookupUsername(ctx, strings.ToLower(username))
+	if err != nil || uid == 0 {
+		return nil, err
+	}
+	us, err := s.GetUsers(ctx, []weibo.UserID{uid})
+	if err != nil {
+		return nil, err
+	}
+	return us[0], nil
+}
+
+// GetUsers reads users by id with one batched GetMany; the result has one
+// entry per id, nil where the user does not exist.
+func (s *Service) GetUsers(ctx context.Context, ids []weibo.UserID) (_ []*weibo.User, err error) {
+	defer weibo.Wrap(&err, "get users")
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(id), Families: []string{tables.FamInfo, tables.FamCount}}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*weibo.User, len(ids))
+	for i, r := range rs {
+		if r.Value(tables.FamInfo, tables.ColUsername) != nil {
+			out[i] = userFromRow(ids[i], r)
+		}
+	}
+	return out, nil
+}
+
+func userFromRow(uid weibo.UserID, r *hbase.Result) *weibo.User {
+	return &weibo.User{
+		ID:          uid,
+		Username:    string(r.Value(tables.FamInfo, tables.ColUsername)),
+		CreatedAt:   time.UnixMilli(tables.CreatedAt(r)),
+		FollowCount: tables.CounterValue(r, tables.ColFollows),
+		FanCount:    tables.CounterValue(r, tables.ColFans),
+		PostCount:   tables.CounterValue(r, tables.ColPosts),
+		Complete:    true,
+	}
+}

@@ -1,0 +1,215 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// The feed's counters, kept with Increment on the users row (family c) and
+// registered with the protocol by New.
+const (
+	// FollowCount is a user's followCount: their attends rows.
+	FollowCount counted.CounterKind = "followCount"
+	// FanCount is a user's fanCount: their fans rows whose attends row exists.
+	FanCount counted.CounterKind = "fanCount"
+	// PostCount is a user's postCount: their content rows.
+	PostCount counted.CounterKind = "postCount"
+)
+
+// Steps of the feed's counted writes, passed to the protocol's step hook
+// (counted.WithStepHook). Each names the point after the step's write; the
+// "relation:marked", "relation:sequenced" and "relation:counted" steps of
+// a follow are the protocol's (counted.Protocol.Begin and Count).
+const (
+	StepRelationMarked    = "relation:marked"    // after the pending row of a follow or unfollow
+	StepRelationSequenced = "relation:sequenced" // after the two operation sequences
+	StepRelationDecided   = "relation:attends"   // after the attends row's CheckAndPut/CheckAndDelete
+	StepRelationCounted   = "relation:counted"   // after the two counters
+	StepRelationFans      = "relation:fans"      // in every settle of a follow pair: after the fans row, before the inbox
+	StepRelationInbox     = "relation:inbox"     // in every settle of a follow pair: after the inbox, before the re-read
+	StepPublishOutbox     = "publish:outbox"     // after the outbox row
+	StepPublishSequenced  = "publish:sequenced"  // after the author's operation sequence
+	StepPublishContent    = "publish:content"    // after the content row
+	StepPublishCounted    = "publish:counted"    // after the own inbox row and the post counter, before the outbox row is marked counted
+	StepFanoutWritten     = "fanout:written"     // after one batch of a fan-out's inbox rows, before their re-check
+)
+
+// followRelation is the follow pair a → b: authority a's attends row,
+// dependents b's fans row and b's posts in a's inbox; counters a's
+// followCount and b's fanCount (in that order).
+func (s *Service) followRelation() *counted.Relation {
+	return &counted.Relation{
+		Name:   "relation",
+		Marker: tables.PendingFollow,
+		Counters: func(a, b uint64) []counted.Counter {
+			return []counted.Counter{{Kind: FollowCount, Owner: a}, {Kind: FanCount, Owner: b}}
+		},
+		Settle: func(ctx context.Context, a, b uint64) error {
+			return s.RepairFollow(ctx, weibo.UserID(a), weibo.UserID(b))
+		},
+		// A dead unfollow waits for the fan-outs of b it raced: such a
+		// fan-out read the fans list before the unfollow and, were it to
+		// die part-way, could leave one of b's posts in a's inbox.
+		Ready: func(ctx context.Context, _, b uint64, bound int64) (bool, error) {
+			busy, err := s.fanoutsBefore(ctx, weibo.UserID(b), bound)
+			return !busy, err
+		},
+	}
+}
+
+// publishRelation is a publish: authority the content row, dependents the
+// inbox rows of the fan-out, counter the author's postCount. Its marker is
+// the post's weibo:outbox row, whose dead rows the fan-out's sweep repairs.
+func (s *Service) publishRelation() *counted.Relation {
+	return &counted.Relation{
+		Name: "publish",
+		Counters: func(author, _ uint64) []counted.Counter {
+			return []counted.Counter{{Kind: PostCount, Owner: author}}
+		},
+		InFlight: s.publishesInFlight,
+	}
+}
+
+// register adds the feed's relations and counters to the protocol.
+func (s *Service) register() {
+	s.follows = s.followRelation()
+	s.w.Register(s.follows)
+	s.w.Register(s.publishRelation())
+	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
+		return &counted.CounterSpec{
+			Kind: kind,
+			Cell: func(owner uint64) (string, []byte, string, string) {
+				return tables.Users, tables.UserKey(weibo.UserID(owner)), qual, seq
+			},
+			Count: func(ctx context.Context, owner uint64) (int64, bool, error) {
+				us, err := s.GetUsers(ctx, []weibo.UserID{weibo.UserID(owner)})
+				if err != nil || us[0] == nil {
+					return 0, false, err
+				}
+				n, err := count(ctx, weibo.UserID(owner))
+				return n, true, err
+			},
+		}
+	}
+	s.w.RegisterCounter(userCounter(FollowCount, tables.ColFollows, tables.ColFollowsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
+		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(uid, tables.Attends)}, nil, nil)
+	}))
+	s.w.RegisterCounter(userCounter(FanCount, tables.ColFans, tables.ColFansSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
+		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(uid, tables.Fans)},
+			func(r *hbase.Result) *hbase.Get {
+				_, _, fan, ok := tables.DecodeRelationKey(r.Row)
+				if !ok {
+					return nil
+				}
+				return &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(fan, tables.Attends, uid)}
+			}, nil)
+	}))
+	s.w.RegisterCounter(userCounter(PostCount, tables.ColPosts, tables.ColPostsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
+		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, nil)
+	}))
+}
+
+// publishesInFlight returns the postCount counters of the authors with a
+// weibo:outbox row not marked counted written at or after young (ms): a
+// publish that may still be running. The outbox holds only fan-outs in
+// flight, so it is read with one scan.
+func (s *Service) publishesInFlight(ctx context.Context, young int64) ([]counted.Counter, error) {
+	var out []counted.Counter
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Outbox}, func(r *hbase.Result) error {
+		id, ok := tables.DecodeOutboxKey(r.Row)
+		if ok && !tables.OutboxCounted(r) && tables.OutboxAt(r) >= young {
+			out = append(out, counted.Counter{Kind: PostCount, Owner: uint64(id.Author)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// settleFollow makes the rows that depend on whether a follows b agree
+// with a's attends row, the authority: the fans row b←a, and b's posts in
+// a's inbox (b's newest posts up to the backfill limit while following —
+// none when b is large: home timelines merge them —, every post of b once
+// not). It settles (counted.Settle) from state, the attends row as the
+// caller just wrote or read it (nil to read it), and returns the state it
+// settled on; counted.ErrUnsettled when the row kept changing (the writes
+// that change it settle it themselves). Every write is an idempotent Put
+// or Delete. Each round writes the fans row before the inbox:
+// settleFanout relies on that order.
+func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bool) (bool, error) {
+	key := tables.RelationKey(a, tables.Attends, b)
+	read := func(ctx context.Context) (bool, error) {
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: key})
+		return r.Exists(), err
+	}
+	var following bool
+	if state != nil {
+		following = *state
+	} else {
+		var err error
+		if following, err = read(ctx); err != nil {
+			return false, err
+		}
+	}
+	write := func(ctx context.Context, following bool) error {
+		fans := tables.RelationKey(b, tables.Fans, a)
+		var err error
+		if following {
+			err = s.st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: fans,
+				Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.nowMillis())}}})
+		} else {
+			err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: fans})
+		}
+		if err == nil {
+			err = s.w.Step(ctx, StepRelationFans)
+		}
+		if err == nil {
+			if following {
+				// Read after the fans row is written: a drain of b that
+				// starts later finds a among the fans (large.go).
+				var large bool
+				if large, err = s.isLarge(ctx, b); err == nil && !large {
+					err = s.backfill(ctx, a, b)
+				}
+			} else {
+				err = s.unbackfill(ctx, a, b)
+			}
+		}
+		if err == nil {
+			err = s.w.Step(ctx, StepRelationInbox)
+		}
+		return err
+	}
+	return counted.Settle(ctx, following, func(x, y bool) bool { return x == y }, write, read)
+}
+
+// RepairFollow settles the follow pair a → b from a's attends row (see
+// settleFollow): the fans row and b's posts in a's inbox are made to agree
+// with it. It is what the repairer does for a dead follow or unfollow, and
+// what `gateway fsck --repair` does for an asymmetric pair or inbox.
+// Errors are the store's, or one wrapping counted.ErrUnsettled when the
+// pair kept changing.
+func (s *Service) RepairFollow(ctx context.Context, a, b weibo.UserID) error {
+	if _, err := s.settleFollow(ctx, a, b, nil); err != nil {
+		return fmt.Errorf("repair follow %s → %s: %w", a, b, err)
+	}
+	return nil
+}
+
+// fanoutsBefore reports whether author has a fan-out in weibo:outbox
+// requested before bound (ms): one prefix scan of the author's outbox rows.
+func (s *Service) fanoutsBefore(ctx context.Context, author weibo.UserID, bound int64) (bool, error) {
+	found := false
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Outbox, Prefix: tables.ContentPrefix(author)}, func(r *hbase.Result) error {
+		if _, ok := tables.DecodeOutboxKey(r.Row); ok && tables.OutboxAt(r) < bound {
+			found = true
+			return hbase.ErrStopScan
+		}
+		return nil
+	})
+	return found, err
+}

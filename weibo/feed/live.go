@@ -1,0 +1,188 @@
+package feed
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// Live updates of home timelines. A watcher polls the top of its viewer's
+// home timeline (one page, merged with the large accounts' posts) and
+// emits the entries it has not seen; the gateway is stateless, so polling is what makes an entry written
+// by another gateway instance reach it. Writes made by this process (a
+// publish, a fan-out batch) wake the watchers of the owners at once instead
+// of at the next tick.
+
+// watchWindow is how many of the newest inbox entries a poll reads. An entry
+// is emitted when it is among them and was not in the previous poll, so a
+// burst of more than watchWindow entries between two polls loses the oldest
+// of the burst for live delivery (the timeline query still has them).
+const watchWindow = 50
+
+// liveHub wakes the watchers of a user when this process writes to the
+// user's inbox, and the watchers following a large account (hybrid
+// fan-out) when this process stores one of its posts.
+type liveHub struct {
+	mu   sync.Mutex
+	subs map[weibo.UserID]map[chan struct{}]struct{}
+	// byAuthor: large account -> the wake channels of the watchers whose
+	// viewer follows it (as of their last poll).
+	byAuthor map[weibo.UserID]map[chan struct{}]struct{}
+}
+
+// follow sets the large accounts whose posts wake ch (replacing the set
+// given before).
+func (h *liveHub) follow(ch chan struct{}, before, now map[weibo.UserID]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for a := range before {
+		if !now[a] {
+			delete(h.byAuthor[a], ch)
+			if len(h.byAuthor[a]) == 0 {
+				delete(h.byAuthor, a)
+			}
+		}
+	}
+	for a := range now {
+		if h.byAuthor == nil {
+			h.byAuthor = map[weibo.UserID]map[chan struct{}]struct{}{}
+		}
+		if h.byAuthor[a] == nil {
+			h.byAuthor[a] = map[chan struct{}]struct{}{}
+		}
+		h.byAuthor[a][ch] = struct{}{}
+	}
+}
+
+// notifyAuthor wakes the watchers that follow the large account author; it
+// never blocks.
+func (h *liveHub) notifyAuthor(author weibo.UserID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.byAuthor[author] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (h *liveHub) subscribe(uid weibo.UserID) (chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[weibo.UserID]map[chan struct{}]struct{}{}
+	}
+	if h.subs[uid] == nil {
+		h.subs[uid] = map[chan struct{}]struct{}{}
+	}
+	h.subs[uid][ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(h.subs[uid], ch)
+		if len(h.subs[uid]) == 0 {
+			delete(h.subs, uid)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// notify wakes the watchers of owners; it never blocks.
+func (h *liveHub) notify(owners ...weibo.UserID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, uid := range owners {
+		for ch := range h.subs[uid] {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// WatchTimeline streams the posts that arrive in uid's home timeline from
+// now on (uid's own and, after fan-out, their followees'; the posts of
+// large accounts uid follows as soon as they are stored), oldest first,
+// until ctx ends; the channel is then closed. Posts older than a minute when
+// they arrive (a follow's backfill) are not emitted. interval is the polling
+// period (0: 2 s). Errors of a poll are logged and the next poll retries.
+//
+// A poll reads the top of the merged home timeline (HomeTimeline, first
+// watchWindow). It is woken at once by this process's writes to uid's
+// inbox, and — hybrid fan-out, whose posts reach no inbox — by this
+// process's publishes of the large accounts uid followed at the last poll
+// (by followee: a publish wakes only the watchers of that account's
+// followers, found without reading its fans). Writes of other gateway
+// instances are seen at the next tick.
+func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration) (_ <-chan *Post, err error) {
+	defer weibo.Wrapf(&err, "watch the timeline of %s", uid)
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	since := s.nowMillis() - time.Minute.Milliseconds()
+	seen, _, large, err := s.timelineTop(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	wake, unsubscribe := s.live.subscribe(uid)
+	s.live.follow(wake, nil, large)
+	out := make(chan *Post)
+	go func() {
+		defer close(out)
+		defer func() { s.live.follow(wake, large, nil); unsubscribe() }()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+			case <-tick.C:
+			}
+			top, posts, now, err := s.timelineTop(ctx, uid)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("timeline watch: poll failed", "user", uid.String(), "err", err)
+				}
+				continue
+			}
+			s.live.follow(wake, large, now)
+			large = now
+			var fresh []*Post // newest first, as read
+			for _, p := range posts {
+				if !seen[p.ID] && p.ID.Millis >= since {
+					fresh = append(fresh, p)
+				}
+			}
+			seen = top
+			for i := len(fresh) - 1; i >= 0; i-- {
+				select {
+				case out <- fresh[i]:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// timelineTop reads the newest watchWindow posts of uid's home timeline:
+// their ids, the posts newest first, and the large accounts uid follows.
+func (s *Service) timelineTop(ctx context.Context, uid weibo.UserID) (map[weibo.PostID]bool, []*Post, map[weibo.UserID]bool, error) {
+	c, large, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(watchWindow)})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	set := make(map[weibo.PostID]bool, len(c.Edges))
+	posts := make([]*Post, len(c.Edges))
+	for i, e := range c.Edges {
+		set[e.Post.ID] = true
+		posts[i] = e.Post
+	}
+	return set, posts, large, nil
+}

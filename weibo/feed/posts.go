@@ -1,0 +1,263 @@
+package feed
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// MaxPostLength is the longest post content, in user-perceived characters (grapheme clusters; see validateContent).
+const MaxPostLength = 10000
+
+// Post is one row of weibo:content.
+type Post struct {
+	// ID is the post's id (author and creation time).
+	ID weibo.PostID
+	// Content is the text as written.
+	Content string
+	// AuthorName is the author's username, stored with the post.
+	AuthorName string
+	// author, when set, is what Author returns (postFromRow).
+	author *weibo.User
+}
+
+// CreatedAt is the post's creation time (ms precision).
+func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
+
+// Publish stores a post by author and returns it once it is stored; the
+// fan-out into the fans' inboxes runs on the worker pool. Content must be 1
+// to 10,000 characters of valid UTF-8, at most 64 KiB, with a visible
+// character (validateContent; BAD_USER_INPUT otherwise); an author without a users row gives
+// UNAUTHENTICATED (a token for a user that is gone).
+//
+// Writes, in order (package counted explains the scheme):
+//  1. the outbox row (the durable fan-out request, and the marker of this
+//     write), holding the time it was requested;
+//  2. the operation sequence of the author's postCount;
+//  3. the content row with CheckAndPut(absent) — a post of the same author
+//     in the same millisecond moves to the next millisecond: it writes that
+//     millisecond's outbox row, then deletes its own row of the one before
+//     (outbox rows are written with CheckAndPut(absent), so a row of
+//     another post's fan-out is never overwritten; its millisecond is
+//     skipped) —;
+//  4. the author's own inbox row and, within the write's budget, the post
+//     counter, and the read of the author's large-account state (large.go;
+//     all three at once, after the content row: a drain that starts later
+//     sees the post);
+//  5. the outbox row's counted mark — or, for a large author (hybrid
+//     fan-out: nothing is pushed, home timelines merge the post at read
+//     time), the delete of the outbox row, the publish being counted and
+//     its fan-out empty.
+//
+// Fan-out workers then write one inbox row per fan and delete the outbox
+// row. A gateway that dies first leaves the outbox row, which any
+// gateway's sweep picks up: it re-runs the fan-out (inbox writes are
+// idempotent puts, so a repeated fan-out adds no duplicate), and when the
+// row carries no counted mark and is older than the repair grace, it
+// recounts the author's posts before deleting it.
+func (s *Service) Publish(ctx context.Context, author weibo.UserID, content string) (_ *Post, err error) {
+	defer weibo.Wrapf(&err, "publish by %s", author)
+	if err := validateContent(content); err != nil {
+		return nil, err
+	}
+	us, err := s.GetUsers(ctx, []weibo.UserID{author})
+	if err != nil {
+		return nil, err
+	}
+	if us[0] == nil {
+		return nil, weibo.ErrUnauthenticated
+	}
+	op := s.w.StartOp()
+	p := &Post{ID: weibo.PostID{Author: author, Millis: op.Start}, Content: content, AuthorName: us[0].Username}
+	postCount := counted.Counter{Kind: PostCount, Owner: uint64(author)}
+	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
+	sequenced := false
+	for {
+		at := tables.EncodeMillis(s.nowMillis())
+		mine, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
+			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: at}}}, tables.FamOutbox, tables.ColOutboxAt, nil)
+		if err != nil {
+			return nil, err
+		}
+		if !mine {
+			// Another post's fan-out request holds this millisecond: leave
+			// it alone and take the next one.
+			p.ID.Millis++
+			continue
+		}
+		if marked != nil {
+			// The row of the millisecond tried before is ours and no
+			// longer needed; the one just written is the marker now.
+			if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Outbox, Row: marked}, tables.FamOutbox, tables.ColOutboxAt, markedAt); err != nil {
+				return nil, err
+			}
+		}
+		marked, markedAt = tables.OutboxKey(p.ID), at
+		if !sequenced {
+			sequenced = true
+			if err := s.w.Step(ctx, StepPublishOutbox); err != nil {
+				return nil, err
+			}
+			if _, err := s.w.Increments(ctx, s.w.SeqIncrement(postCount)); err != nil {
+				return nil, err
+			}
+			if err := s.w.Step(ctx, StepPublishSequenced); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
+			tables.FamPost: {tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)},
+		}}, tables.FamPost, tables.ColText, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+		// An earlier post of this millisecond, its fan-out done, holds it.
+		p.ID.Millis++
+	}
+	if err := s.w.Step(ctx, StepPublishContent); err != nil {
+		return nil, err
+	}
+	counted := s.w.InBudget(op)
+	large := false
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.st.Put(gctx, inboxPut(author, p.ID)) })
+	if counted {
+		g.Go(func() error { _, err := s.st.Increment(gctx, s.w.Increment(postCount, 1)); return err })
+	}
+	g.Go(func() (err error) { large, err = s.isLarge(gctx, author); return err })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := s.w.Step(ctx, StepPublishCounted); err != nil {
+		return nil, err
+	}
+	if large {
+		// Nothing to push; the followers' watchers read the post at once.
+		s.live.notify(author)
+		s.live.notifyAuthor(author)
+		if !counted {
+			// Past its budget: the fan-out's sweep recounts (and pushes nothing).
+			s.fanout.enqueue(fanoutJob{id: p.ID, end: endKeep})
+			return p, nil
+		}
+		return p, s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(p.ID)})
+	}
+	job := fanoutJob{id: p.ID, end: endKeep} // past its budget: the repair counts it
+	if counted {
+		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
+			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxCounted: {}}}}); err != nil {
+			return nil, err
+		}
+		job.end = endDelete
+	}
+	s.live.notify(author)
+	s.fanout.enqueue(job)
+	return p, nil
+}
+
+// GetPosts reads posts by id with one batched GetMany; one entry per id, nil
+// where the post does not exist.
+func (s *Service) GetPosts(ctx context.Context, ids []weibo.PostID) (_ []*Post, err error) {
+	defer weibo.Wrap(&err, "get posts")
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Post, len(ids))
+	for i, r := range rs {
+		out[i] = postFromRow(ids[i], r)
+	}
+	return out, nil
+}
+
+func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
+	text := r.Cell(tables.FamPost, tables.ColText)
+	if text == nil {
+		return nil
+	}
+	// Two allocations a post (a page reads 50): the text and the username
+	// in one string, the post and its author in one postWithAuthor.
+	name := r.Value(tables.FamPost, tables.ColAuthorName)
+	var sb strings.Builder
+	sb.Grow(len(text.Value) + len(name))
+	sb.Write(text.Value)
+	sb.Write(name)
+	s := sb.String()
+	pa := &postWithAuthor{post: Post{ID: id, Content: s[:len(text.Value)], AuthorName: s[len(text.Value):]}}
+	pa.author = weibo.User{ID: id.Author, Username: pa.post.AuthorName}
+	pa.post.author = &pa.author
+	return &pa.post
+}
+
+// postWithAuthor is a post and the User its Author returns, allocated
+// together.
+type postWithAuthor struct {
+	post   Post
+	author weibo.User
+}
+
+// PostEdge is one edge of a PostConnection.
+type PostEdge struct {
+	// Post is the edge's node.
+	Post *Post
+	// Cursor is the edge's opaque cursor.
+	Cursor string
+}
+
+// PostConnection is one page of a list of posts (a user's posts or a home
+// timeline), newest first.
+type PostConnection struct {
+	// Edges are the page's edges, newest first.
+	Edges []PostEdge
+	// PageInfo is the Relay page info.
+	PageInfo weibo.PageInfo
+	// TotalCount is the length of a user's whole list of posts from the
+	// kept counter (postCount). The GraphQL layer fills it in when a query
+	// asks for it; the domain leaves it 0 (a timeline has no counter).
+	TotalCount int
+}
+
+// postEdge makes the PostEdge of a post (for paging.Read).
+func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
+
+// UserPosts pages through uid's posts newest first, both ways (Page): one
+// prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
+// "查看自己发布的微博"), reversed for Last/Before.
+// Errors: BAD_USER_INPUT for bad paging arguments.
+func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page) (_ *PostConnection, err error) {
+	defer weibo.Wrap(&err, "posts of a user")
+	q := paging.Query{Kind: paging.CursorPosts, RowLen: tables.ContentKeyLen,
+		Scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
+	edges, info, err := paging.ReadBoth(ctx, s.st, q, p,
+		func(_ context.Context, rows []*hbase.Result) ([]*Post, error) {
+			out := make([]*Post, len(rows))
+			for i, r := range rows {
+				if id, ok := tables.DecodeContentKey(r.Row); ok {
+					out[i] = postFromRow(id, r)
+				}
+			}
+			return out, nil
+		}, postEdge)
+	if err != nil {
+		return nil, err
+	}
+	return &PostConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// NodeID returns p's global id.
+func (p *Post) NodeID() weibo.NodeID { return weibo.NodeID{Kind: weibo.NodePost, Post: p.ID} }

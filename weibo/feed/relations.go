@@ -1,0 +1,288 @@
+package feed
+
+import (
+	"context"
+	"errors"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Follow makes viewer follow target and returns target. It is idempotent:
+// following someone already followed changes nothing and is not an error.
+// Errors: BAD_USER_INPUT when viewer == target, NOT_FOUND when target does
+// not exist.
+//
+// Writes, in order (HBase has no cross-row transactions; package counted says why
+// this order survives any interleaving and any crash):
+//  1. the weibo:pending row of the write (the marker);
+//  2. the operation sequences of the viewer's followCount and the
+//     target's fanCount;
+//  3. the viewer's attends row with CheckAndPut(absent), the authority —
+//     the single point that decides whether this call is the one that
+//     follows, so concurrent or repeated calls count once;
+//  4. if it did, the two counters (within the write's budget), and the
+//     target's large-account state when its fan count reaches the
+//     fan-out threshold (large.go);
+//  5. the settle of the dependents (settleFollow): the target's fans row,
+//     then the read of the target's large-account state and, unless it is
+//     large (hybrid fan-out: timelines merge its posts at read time), the
+//     backfill of the target's newest posts (up to the backfill
+//     limit) into the viewer's inbox, then a re-read of the attends row —
+//     written again the other way as long as a concurrent unfollow changed
+//     it meanwhile;
+//  6. the delete of the pending row.
+//
+// A call that dies anywhere leaves the pending row; the repairer settles
+// the pair and recounts both counters after the repair grace.
+func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *weibo.User, err error) {
+	defer weibo.Wrapf(&err, "follow %s → %s", viewer, target)
+	u, err := s.relationTarget(ctx, viewer, target)
+	if err != nil {
+		return nil, err
+	}
+	op, err := s.w.Begin(ctx, s.follows, uint64(viewer), uint64(target))
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
+		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.nowMillis())}}}, tables.FamRel, tables.ColRelSet, nil)
+	if err == nil {
+		err = s.w.Step(ctx, StepRelationDecided)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if applied {
+		if err := s.countRelation(ctx, op, u, target, +1); err != nil {
+			return nil, err
+		}
+	}
+	following := true
+	if _, err := s.settleFollow(ctx, viewer, target, &following); errors.Is(err, counted.ErrUnsettled) {
+		if err := s.w.Keep(ctx, op, nil); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return u, s.w.End(ctx, op)
+}
+
+// Unfollow makes viewer stop following target and returns target. It is
+// idempotent. Errors as for Follow.
+//
+// Writes, in order, as Follow's: the pending row; the two operation
+// sequences; the CheckAndDelete of the viewer's attends row (the
+// authority; it decides whether this call counts); the counters; the
+// settle of the dependents — delete of the target's fans row, removal of
+// the target's posts from the viewer's inbox (computed from the target's
+// content rowkeys, no inbox scan), re-read of the attends row —; then the
+// delete of the pending row, unless a fan-out of the target requested
+// before then is still in the outbox: such a fan-out read the fans list
+// before this call and, were it to die part-way, could leave one of the
+// target's posts in the viewer's inbox after the removal. The pending row
+// then stays, marked with that time, and the repairer settles the pair
+// again once those fan-outs are gone. Home-timeline reads skip inbox rows
+// of authors the viewer no longer follows, so a half-done unfollow is
+// never visible.
+func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ *weibo.User, err error) {
+	defer weibo.Wrapf(&err, "unfollow %s → %s", viewer, target)
+	u, err := s.relationTarget(ctx, viewer, target)
+	if err != nil {
+		return nil, err
+	}
+	op, err := s.w.Begin(ctx, s.follows, uint64(viewer), uint64(target))
+	if err != nil {
+		return nil, err
+	}
+	key := tables.RelationKey(viewer, tables.Attends, target)
+	cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: key})
+	if err != nil {
+		return nil, err
+	}
+	applied := false
+	var state *bool // the attends row's state, when known
+	if v := cur.Value(tables.FamRel, tables.ColRelSet); v != nil {
+		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Relations, Row: key}, tables.FamRel, tables.ColRelSet, v)
+		if err != nil {
+			return nil, err
+		}
+		if applied {
+			state = new(false)
+		}
+	} else {
+		state = new(false)
+	}
+	if err := s.w.Step(ctx, StepRelationDecided); err != nil {
+		return nil, err
+	}
+	if applied {
+		if err := s.countRelation(ctx, op, u, target, -1); err != nil {
+			return nil, err
+		}
+	}
+	following, err := s.settleFollow(ctx, viewer, target, state)
+	switch {
+	case errors.Is(err, counted.ErrUnsettled):
+		err = s.w.Keep(ctx, op, nil)
+	case err == nil && !following:
+		now := s.nowMillis()
+		var busy bool
+		if busy, err = s.fanoutsBefore(ctx, target, now); err == nil && busy {
+			extra := map[string][]byte{tables.ColPendingFanouts: tables.EncodeMillis(now)}
+			if !op.Kept() { // nothing else left to repair: the counters are exact
+				extra[tables.ColPendingCounted] = []byte{}
+			}
+			err = s.w.Keep(ctx, op, extra)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return u, s.w.End(ctx, op)
+}
+
+// countRelation makes step 4 of a follow or unfollow that changed the
+// pair: it adds d to the follower's follow count and the followee's fan
+// count (both at once) and sets the followee's new fan count on u — or,
+// when op has outlived its budget, leaves them to the repairer. A fan
+// count that crosses the fan-out threshold changes the followee's
+// large-account state (crossed, large.go).
+func (s *Service) countRelation(ctx context.Context, op *counted.Op, u *weibo.User, followee weibo.UserID, d int64) error {
+	vs, err := s.w.Count(ctx, op, d)
+	if err != nil || vs == nil {
+		return err
+	}
+	u.FanCount = vs[1]
+	s.crossed(ctx, followee, vs[1], d)
+	return nil
+}
+
+// relationTarget checks a follow or unfollow's arguments and reads the
+// target (returned to the caller, with its fan count updated by the call).
+func (s *Service) relationTarget(ctx context.Context, viewer, target weibo.UserID) (*weibo.User, error) {
+	if viewer == target {
+		return nil, weibo.BadInput("userId", "you cannot follow or unfollow yourself")
+	}
+	return s.existingUser(ctx, target)
+}
+
+func (s *Service) existingUser(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
+	us, err := s.GetUsers(ctx, []weibo.UserID{uid})
+	if err != nil {
+		return nil, err
+	}
+	if us[0] == nil {
+		return nil, weibo.NotFound("user %s not found", uid)
+	}
+	return us[0], nil
+}
+
+// backfill copies target's newest posts (up to the backfill limit) into
+// viewer's inbox, in PutMany batches.
+func (s *Service) backfill(ctx context.Context, viewer, target weibo.UserID) error {
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.opts.backfill},
+		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
+			p, ok := tables.DecodeContentKey(r.Row)
+			return inboxPut(viewer, p), ok
+		}, s.st.PutMany)
+}
+
+// unbackfill deletes every post of target from viewer's inbox, in
+// DeleteMany batches; the inbox rowkeys come from target's content rowkeys.
+func (s *Service) unbackfill(ctx context.Context, viewer, target weibo.UserID) error {
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}},
+		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Delete, bool) {
+			p, ok := tables.DecodeContentKey(r.Row)
+			return &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}, ok
+		}, s.st.DeleteMany)
+}
+
+// scanWrite runs scan and writes, for every row that each maps to a
+// mutation, the mutations with write in batches of size (after initial).
+func scanWrite[M any](ctx context.Context, st hbase.Store, scan *hbase.Scan, size int, initial []M,
+	each func(*hbase.Result) (M, bool), write func(context.Context, []M) error) error {
+	batch := initial
+	err := st.Scan(ctx, scan, func(r *hbase.Result) error {
+		m, ok := each(r)
+		if !ok {
+			return nil
+		}
+		if batch = append(batch, m); len(batch) < size {
+			return nil
+		}
+		err := write(ctx, batch)
+		batch = nil
+		return err
+	})
+	if err == nil && len(batch) > 0 {
+		err = write(ctx, batch)
+	}
+	return err
+}
+
+// inboxValues is the one cell of every inbox row (shared, read-only: a
+// fan-out writes many rows).
+var inboxValues = hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}
+
+// inboxPut is the Put of post p's row in owner's inbox.
+func inboxPut(owner weibo.UserID, p weibo.PostID) *hbase.Put {
+	return &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(owner, p), Values: inboxValues}
+}
+
+// IsFollowing reports, with one batched GetMany, whether viewer follows each of
+// targets ("does A follow B" is a single Get of the attends row, seed 001/004).
+func (s *Service) IsFollowing(ctx context.Context, viewer weibo.UserID, targets []weibo.UserID) (_ []bool, err error) {
+	defer weibo.Wrap(&err, "follows")
+	gets := make([]*hbase.Get, len(targets))
+	for i, t := range targets {
+		gets[i] = &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, t)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(targets))
+	for i, r := range rs {
+		out[i] = r.Exists()
+	}
+	return out, nil
+}
+
+// FollowList pages through whom uid follows (seed 004's "attends"), by user
+// id: a prefix scan of uid's attends rows. Errors: BAD_USER_INPUT for a bad
+// first or after.
+func (s *Service) FollowList(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *weibo.UserConnection, err error) {
+	defer weibo.Wrap(&err, "follow list")
+	return s.relationPage(ctx, uid, tables.Attends, first, after)
+}
+
+// FanList pages through uid's fans, by user id: a prefix scan of uid's fans
+// rows. Errors: BAD_USER_INPUT for a bad first or after.
+func (s *Service) FanList(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *weibo.UserConnection, err error) {
+	defer weibo.Wrap(&err, "fan list")
+	return s.relationPage(ctx, uid, tables.Fans, first, after)
+}
+
+func (s *Service) relationPage(ctx context.Context, uid weibo.UserID, dir tables.Dir, first *int, after *string) (*weibo.UserConnection, error) {
+	q := paging.Query{Kind: paging.CursorUsers, RowLen: tables.RelationKeyLen,
+		Scan: hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(uid, dir)}}
+	edges, info, err := paging.Read(ctx, s.st, q, first, after,
+		func(_ context.Context, rows []*hbase.Result) ([]*weibo.UserID, error) {
+			out := make([]*weibo.UserID, len(rows))
+			for i, r := range rows {
+				if _, _, other, ok := tables.DecodeRelationKey(r.Row); ok {
+					out[i] = &other
+				}
+			}
+			return out, nil
+		}, weibo.NewUserEdge)
+	if err != nil {
+		return nil, err
+	}
+	return &weibo.UserConnection{Edges: edges, PageInfo: info}, nil
+}

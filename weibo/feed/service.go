@@ -1,0 +1,153 @@
+// Package feed is the social feed of the seeds (000 and 004: the
+// weibo:content, weibo:relations and "receive-content-email" inbox tables):
+// accounts, follows and fans, posts, the durable inbox fan-out with hybrid
+// fan-out for large accounts and fan-out leases, home timelines and live
+// timeline updates. Its counted relations — follow (followCount, fanCount)
+// and publish (postCount) — are written on package counted's protocol and
+// registered with it by New.
+//
+// One file per concern: accounts.go and password.go, relations.go,
+// posts.go and fanout.go, lease.go, large.go (hybrid fan-out: the large
+// accounts), timeline.go, live.go, counted.go (the registered relations
+// and counters, the settles and recounts), validate.go (content rules).
+//
+// Errors meant for API callers are *weibo.Error values; every other error
+// is an internal store failure, wrapped with the operation it served.
+package feed
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/counted"
+)
+
+// Service is the feed's API. It is safe for concurrent use. Create it with
+// New, call Start to run the fan-out workers, and Close to drain them.
+type Service struct {
+	st      hbase.Store
+	w       *counted.Protocol
+	follows *counted.Relation // the follow pair, registered with w
+	log     *slog.Logger
+	fanout  *fanout
+	drains  *drains
+	live    liveHub
+	opts    options
+	bcryptC int
+}
+
+type options struct {
+	workers       int
+	batch         int
+	backfill      int
+	sweepInterval time.Duration
+	fanoutLease   time.Duration
+	instance      string
+	bcryptCost    int
+	threshold     int
+}
+
+// Option configures a Service.
+type Option func(*options)
+
+// WithFanoutWorkers sets the number of fan-out workers (default 4).
+func WithFanoutWorkers(n int) Option { return func(o *options) { o.workers = n } }
+
+// WithFanoutBatch sets how many inbox rows one fan-out PutMany writes (default 500).
+func WithFanoutBatch(n int) Option { return func(o *options) { o.batch = n } }
+
+// DefaultBackfillLimit is how many of a followee's newest posts a follow
+// copies into the follower's inbox unless WithBackfillLimit says otherwise
+// (like seed 004's 1000 versions): the backfill window.
+const DefaultBackfillLimit = 1000
+
+// WithBackfillLimit sets how many of a followee's newest posts a follow
+// copies into the follower's inbox (default DefaultBackfillLimit).
+func WithBackfillLimit(n int) Option { return func(o *options) { o.backfill = n } }
+
+// WithOutboxSweep sets how often the outbox is swept for fan-outs that no
+// worker finished (a crashed gateway's) and the protocol's repairer runs
+// (counted.Protocol.Repair), default 30 s; 0 disables both after the one
+// pass Start makes.
+func WithOutboxSweep(d time.Duration) Option { return func(o *options) { o.sweepInterval = d } }
+
+// WithFanoutLease sets how long a fan-out's lease lasts (default 30 s):
+// the gateway instance working a post holds it in the post's outbox row and
+// renews it every third of this; when the instance dies, another takes the
+// post over once the lease has expired (at its next outbox sweep). The
+// clocks of the instances must agree to well within this. A dead publish's
+// outbox row is repaired once its lease has expired and it is older than
+// the protocol's repair grace, so keep the lease shorter than the grace.
+func WithFanoutLease(d time.Duration) Option { return func(o *options) { o.fanoutLease = d } }
+
+// WithInstanceName names this gateway instance in the fan-out leases it
+// takes (default "HOST:PID:RANDOM"); every instance sharing the tables
+// needs its own.
+func WithInstanceName(name string) Option { return func(o *options) { o.instance = name } }
+
+// DefaultFanoutThreshold is the default of WithFanoutThreshold.
+const DefaultFanoutThreshold = 10000
+
+// WithFanoutThreshold sets the fan count (the kept fanCount counter) from
+// which an author is large (default DefaultFanoutThreshold): a large
+// author's posts are not pushed into the fans' inboxes, home timelines
+// merge them at read time (hybrid fan-out, large.go). n <= 0 makes no
+// author large from then on; the accounts already large (row
+// tables.LargeKey) stay so until their fan count drops with a threshold
+// set again.
+func WithFanoutThreshold(n int) Option { return func(o *options) { o.threshold = n } }
+
+// WithBcryptCost sets the bcrypt cost of new password hashes (default
+// bcrypt.DefaultCost; tests lower it).
+func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
+
+// New returns the feed over st, writing its counted relations on w (whose
+// clock and logger it uses) and registering them there. The weibo tables
+// must exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
+	o := options{
+		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
+		fanoutLease: 30 * time.Second, bcryptCost: 10, threshold: DefaultFanoutThreshold,
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.instance == "" {
+		o.instance = defaultInstanceName()
+	}
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost}
+	s.fanout = newFanout(s)
+	s.drains = newDrains()
+	s.register()
+	return s
+}
+
+// Store returns the table API the feed runs on.
+func (s *Service) Store() hbase.Store { return s.st }
+
+// Start launches the fan-out workers, re-queues the fan-outs left in the
+// outbox by an earlier process and runs one pass of the protocol's
+// repairer; then, every sweep interval, it sweeps the outbox and repairs
+// again. The workers and the sweeps run until Close. Errors are the
+// store's, from the first sweep.
+func (s *Service) Start(ctx context.Context) error { return s.fanout.start(ctx) }
+
+// Close stops accepting fan-outs and waits until the queued ones are written
+// or ctx ends; what is left unwritten stays in the outbox for the next start.
+func (s *Service) Close(ctx context.Context) error {
+	return errors.Join(s.fanout.close(ctx), s.drains.stop(ctx))
+}
+
+// FlushFanout waits until every fan-out queued so far has been written,
+// and every drain of a large account started so far (large.go) is done.
+func (s *Service) FlushFanout(ctx context.Context) error {
+	if err := s.fanout.flush(ctx); err != nil {
+		return err
+	}
+	return s.drains.wait(ctx)
+}
+
+func (s *Service) nowMillis() int64 { return s.w.NowMillis() }

@@ -1,0 +1,75 @@
+package tables
+
+import "github.com/weibohbase/gateway/hbase"
+
+// Cell values. Every value the domain writes or reads is encoded and
+// decoded here, beside the rowkeys, so that no business code handles raw
+// cell bytes; docs/schema.md documents each byte. Numbers are 8 bytes
+// big-endian (U64: HBase's counter and Bytes.toBytes(long) format) unless
+// said otherwise; times are ms since the epoch; a missing or malformed cell
+// decodes as 0.
+
+// EncodeMillis encodes a time in ms since the epoch (ColCreated,
+// ColPendingAt, ColOutboxAt, ColRelSet, ColLinkAt, ...).
+func EncodeMillis(ms int64) []byte { return U64(uint64(ms)) }
+
+// EncodeCounter encodes a counter's value (family FamCount).
+func EncodeCounter(n int64) []byte { return U64(uint64(n)) }
+
+// CounterValue decodes the counter qual of r's family FamCount.
+func CounterValue(r *hbase.Result, qual string) int64 {
+	return int64(DecodeU64(r.Value(FamCount, qual)))
+}
+
+// CreatedAt decodes ColCreated of r's family FamInfo (users, roles,
+// departments rows): the creation time, ms.
+func CreatedAt(r *hbase.Result) int64 { return int64(DecodeU64(r.Value(FamInfo, ColCreated))) }
+
+// EncodeID encodes an id of any type as a cell value (ColUID, ColRoleID,
+// ColUserDept, ColParent).
+func EncodeID[T ~uint64](id T) []byte { return U64(uint64(id)) }
+
+// UsernameUser decodes a weibo:usernames row's ColUID: the user it names,
+// 0 when absent.
+func UsernameUser(r *hbase.Result) UserID { return UserID(DecodeU64(r.Value(FamName, ColUID))) }
+
+// RoleNameRole decodes a weibo:rolenames row's ColRoleID: the role it
+// names, 0 when absent.
+func RoleNameRole(r *hbase.Result) RoleID { return RoleID(DecodeU64(r.Value(FamName, ColRoleID))) }
+
+// DecodeRoleID decodes a ColRoleID cell value.
+func DecodeRoleID(v []byte) RoleID { return RoleID(DecodeU64(v)) }
+
+// UserDepartment decodes a users row's ColUserDept (family FamOrg): the
+// user's department, 0 (RootDept) when absent.
+func UserDepartment(r *hbase.Result) DeptID { return DeptID(DecodeU64(r.Value(FamOrg, ColUserDept))) }
+
+// DecodeDeptID decodes a ColUserDept or ColParent cell value.
+func DecodeDeptID(v []byte) DeptID { return DeptID(DecodeU64(v)) }
+
+// DepartmentParent decodes a department row's ColParent (family FamInfo).
+func DepartmentParent(r *hbase.Result) DeptID { return DeptID(DecodeU64(r.Value(FamInfo, ColParent))) }
+
+// PendingAt decodes a weibo:pending row's ColPendingAt: when its write
+// started, ms.
+func PendingAt(r *hbase.Result) int64 { return int64(DecodeU64(r.Value(FamPending, ColPendingAt))) }
+
+// PendingFanouts decodes a weibo:pending row's ColPendingFanouts (an
+// unfollow's row only): the time before which fan-outs it raced were
+// requested, ms; ok is false when absent.
+func PendingFanouts(r *hbase.Result) (ms int64, ok bool) {
+	v := r.Value(FamPending, ColPendingFanouts)
+	return int64(DecodeU64(v)), v != nil
+}
+
+// PendingCounted reports whether a weibo:pending row carries
+// ColPendingCounted: its write's counters are exact.
+func PendingCounted(r *hbase.Result) bool { return r.Value(FamPending, ColPendingCounted) != nil }
+
+// OutboxAt decodes a weibo:outbox row's ColOutboxAt: when its fan-out was
+// requested, ms.
+func OutboxAt(r *hbase.Result) int64 { return int64(DecodeU64(r.Value(FamOutbox, ColOutboxAt))) }
+
+// OutboxCounted reports whether a weibo:outbox row carries
+// ColOutboxCounted: its publish has counted.
+func OutboxCounted(r *hbase.Result) bool { return r.Value(FamOutbox, ColOutboxCounted) != nil }

@@ -1,0 +1,46 @@
+package weibo
+
+import "time"
+
+// User is a user as stored in weibo:users. A User built from a post's
+// denormalized author name has only ID and Username (Complete false); the
+// API layer loads the rest through a batched read when asked for it.
+type User struct {
+	// ID is the user's id.
+	ID UserID
+	// Username is the name chosen at registration ("u<id>" for seeded users).
+	Username string
+	// CreatedAt is the registration (or import) time.
+	CreatedAt time.Time
+	// FollowCount, FanCount and PostCount are the counters of family c.
+	FollowCount, FanCount, PostCount int64
+	// Complete is true when every field above was read from the users row.
+	Complete bool
+}
+
+// NodeID returns u's global id.
+func (u *User) NodeID() NodeID { return NodeID{Kind: NodeUser, User: u.ID} }
+
+// UserEdge is one edge of a UserConnection.
+type UserEdge struct {
+	// User is the other user (only the id; load the rest in a batch).
+	User UserID
+	// Cursor is the edge's opaque cursor.
+	Cursor string
+}
+
+// UserConnection is one page of a list of users: follows, fans or a
+// department's members, in user-id order.
+type UserConnection struct {
+	// Edges are the page's edges in user-id order.
+	Edges []UserEdge
+	// PageInfo is the Relay page info.
+	PageInfo PageInfo
+	// TotalCount is the length of the whole list from the owner's kept
+	// counter (followCount or fanCount). The GraphQL layer fills it in when
+	// a query asks for it; the domain leaves it 0.
+	TotalCount int
+}
+
+// NewUserEdge makes the UserEdge of a user id (for paging.Read).
+func NewUserEdge(uid *UserID, cursor string) UserEdge { return UserEdge{User: *uid, Cursor: cursor} }
