@@ -50,8 +50,8 @@ export HBASE_REGIONSERVERS=3 HBASE_DATA_DIR="$PWD/.hbase/test-cluster-data"
 czk=$(HBASE_CLEAN=1 make -s hbase-up | tail -n 1)
 echo "test cluster (3 region servers) at $czk, up after $((SECONDS - t0))s" >&2
 GATEWAY_TEST_HBASE_CLUSTER_ZK="$czk" go test -count=1 -timeout 15m -run '^TestCluster' -v ./hbase/remote/ |
-  grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|cluster_test.go' >&2
+  grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|cluster[a-z_]*_test.go' >&2
 make -s hbase-up >/dev/null # restarts the region server that test killed
 GATEWAY_TEST_HBASE_CLUSTER_ZK="$czk" go test -count=1 -timeout 25m -run '^TestCluster' -v ./cmd/gateway/ |
-  grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|cluster_test.go' >&2
+  grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|cluster[a-z_]*_test.go' >&2
 echo "cluster fault tests: $((SECONDS - t0))s" >&2
