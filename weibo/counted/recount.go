@@ -21,14 +21,16 @@ func (p *Protocol) mustSpec(k CounterKind) *CounterSpec {
 // SeqIncrement is the Increment of c's operation sequence (step 2 of a
 // counted write).
 func (p *Protocol) SeqIncrement(c Counter) *hbase.Increment {
-	table, row, _, seq := p.mustSpec(c.Kind).Cell(c.Owner)
-	return &hbase.Increment{Table: table, Row: row, Family: tables.FamCount, Qualifier: seq, Amount: 1}
+	spec := p.mustSpec(c.Kind)
+	table, row, _, seq := spec.Cell(c.Owner)
+	return &hbase.Increment{Table: table, Row: row, Family: spec.family(), Qualifier: seq, Amount: 1}
 }
 
 // Increment is the Increment of c by d.
 func (p *Protocol) Increment(c Counter, d int64) *hbase.Increment {
-	table, row, qual, _ := p.mustSpec(c.Kind).Cell(c.Owner)
-	return &hbase.Increment{Table: table, Row: row, Family: tables.FamCount, Qualifier: qual, Amount: d}
+	spec := p.mustSpec(c.Kind)
+	table, row, qual, _ := spec.Cell(c.Owner)
+	return &hbase.Increment{Table: table, Row: row, Family: spec.family(), Qualifier: qual, Amount: d}
 }
 
 // Recount is the outcome of recounting one counter.
@@ -64,7 +66,7 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 		}
 		specs[i] = s
 		table, row, _, _ := s.Cell(c.Owner)
-		gets[i] = &hbase.Get{Table: table, Row: row, Families: []string{tables.FamCount}}
+		gets[i] = &hbase.Get{Table: table, Row: row, Families: []string{s.family()}}
 	}
 	rs, err := p.st.GetMany(ctx, gets)
 	if err != nil {
@@ -81,7 +83,8 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 			continue
 		}
 		table, row, qual, seq := specs[i].Cell(c.Owner)
-		out[i].Before = tables.CounterValue(rs[i], qual)
+		fam := specs[i].family()
+		out[i].Before = tables.CounterIn(rs[i], fam, qual)
 		n, exists, err := specs[i].Count(ctx, c.Owner)
 		if err != nil {
 			return nil, fmt.Errorf("recount %s of %d: %w", c.Kind, c.Owner, err)
@@ -93,11 +96,11 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 		// Increments write at max(now, the cell's timestamp + 1), so a busy
 		// counter's cell can be ahead of the clock: write past it, or the
 		// count would be an older version, hidden under the cell.
-		put := &hbase.Put{Table: table, Row: row, Values: hbase.Values{tables.FamCount: {qual: tables.EncodeCounter(n)}}}
-		if c := rs[i].Cell(tables.FamCount, qual); c != nil {
+		put := &hbase.Put{Table: table, Row: row, Values: hbase.Values{fam: {qual: tables.EncodeCounter(n)}}}
+		if c := rs[i].Cell(fam, qual); c != nil {
 			put.Timestamp = c.Timestamp + 1
 		}
-		ok, err := p.st.CheckAndPut(ctx, put, tables.FamCount, seq, rs[i].Value(tables.FamCount, seq))
+		ok, err := p.st.CheckAndPut(ctx, put, fam, seq, rs[i].Value(fam, seq))
 		if err != nil {
 			return nil, fmt.Errorf("recount %s of %d: write: %w", c.Kind, c.Owner, err)
 		}

@@ -26,9 +26,11 @@ type CounterSpec struct {
 	// Kind names it.
 	Kind CounterKind
 	// Cell returns the table and row of owner's counter, its qualifier and
-	// the qualifier of its operation sequence, both in family
-	// tables.FamCount.
+	// the qualifier of its operation sequence, both in Family.
 	Cell func(owner uint64) (table string, row []byte, qual, seq string)
+	// Family is the column family of the counter and its sequence; ""
+	// means tables.FamCount.
+	Family string
 	// Count counts the rows the counter of owner counts; exists is false
 	// when owner (the user or role row) does not exist.
 	Count func(ctx context.Context, owner uint64) (n int64, exists bool, err error)
@@ -120,4 +122,12 @@ func (p *Protocol) spec(k CounterKind) (*CounterSpec, error) {
 		return nil, fmt.Errorf("counted: counter %q is not registered", k)
 	}
 	return s, nil
+}
+
+// family returns the spec's column family.
+func (s *CounterSpec) family() string {
+	if s.Family == "" {
+		return tables.FamCount
+	}
+	return s.Family
 }

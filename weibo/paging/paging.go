@@ -40,6 +40,7 @@ const (
 	CursorRoleMembers CursorKind = 'M' // + uid(8): a role member rowkey suffix
 	CursorRoleNames   CursorKind = 'N' // + lower-cased name: a weibo:rolenames rowkey
 	CursorDepartments CursorKind = 'D' // + department id(8): a child rowkey suffix
+	CursorUsernames   CursorKind = 'S' // + lower-cased username: a weibo:usernames rowkey
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

@@ -246,8 +246,9 @@ func DecodeInboxKey(k []byte) (owner UserID, p PostID, ok bool) {
 // Markers of the tall link rows of weibo:roles and weibo:departments, the
 // byte after the owner's prefix.
 const (
-	linkMember byte = 'm' // a member row: prefix | 'm' | uid(8)
-	linkChild  byte = 'c' // a child row (departments): prefix | 'c' | child(8)
+	linkMember  byte = 'm' // a member row: prefix | 'm' | uid(8)
+	linkChild   byte = 'c' // a child row (departments): prefix | 'c' | child(8)
+	linkManager byte = 'g' // a manager row (departments): prefix | 'g' | uid(8)
 )
 
 // RoleKey is the rowkey of a role row of weibo:roles: salt(rid)(1) | rid(8).
@@ -324,6 +325,36 @@ func DecodeDeptChildKey(k []byte) (parent, child DeptID, ok bool) {
 	return DeptID(p), DeptID(c), ok
 }
 
+// DeptManagerKey is the rowkey of a manager row: salt(did)(1) | did(8) |
+// 'g' | uid(8), 18 bytes: the dependent side of a department's managers,
+// listing them by user id.
+func DeptManagerKey(did DeptID, uid UserID) []byte {
+	return binary.BigEndian.AppendUint64(DeptManagerPrefix(did), uint64(uid))
+}
+
+// DeptManagerPrefix is the 10-byte prefix of a department's manager rows.
+func DeptManagerPrefix(did DeptID) []byte { return append(idKey(did), linkManager) }
+
+// DecodeDeptManagerKey decodes the rowkey of a manager row.
+func DecodeDeptManagerKey(k []byte) (DeptID, UserID, bool) {
+	d, u, ok := decodeLinkKey(k, linkManager)
+	return DeptID(d), UserID(u), ok
+}
+
+// ManagerQualifier is the qualifier of a department a user manages in
+// family o of weibo:users (the authority of the manager pair): 'g' |
+// did(8), 9 bytes; the value is the time it was granted, ms.
+func ManagerQualifier(did DeptID) string { return "g" + string(U64(uint64(did))) }
+
+// DecodeManagerQualifier decodes ManagerQualifier; ok is false for role
+// qualifiers, ColUserDept and anything else.
+func DecodeManagerQualifier(q string) (DeptID, bool) {
+	if len(q) != 9 || q[0] != 'g' {
+		return 0, false
+	}
+	return DeptID(binary.BigEndian.Uint64([]byte(q[1:]))), true
+}
+
 // DeptMemberKey is the rowkey of a member row: salt(did)(1) | did(8) | 'm' |
 // uid(8), 18 bytes.
 func DeptMemberKey(did DeptID, uid UserID) []byte {
@@ -364,6 +395,10 @@ const (
 	// role (a RoleID), other the user. Its counter is the role's
 	// ColMemberCount.
 	PendingRole PendingKind = 'r'
+	// PendingDeptMember is a user joining or leaving a department: owner
+	// is the department (a DeptID), other the user. Its counter is the
+	// department's ColDeptMemberCount.
+	PendingDeptMember PendingKind = 'd'
 )
 
 // PendingKey is the rowkey of weibo:pending: salt(owner)(1) | owner(8) |
@@ -382,7 +417,7 @@ func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, o
 		return 0, 0, 0, 0, false
 	}
 	kind = PendingKind(k[IDKeyLen])
-	if kind != PendingFollow && kind != PendingRole {
+	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember {
 		return 0, 0, 0, 0, false
 	}
 	return kind, owner, binary.BigEndian.Uint64(k[IDKeyLen+1:]), binary.BigEndian.Uint64(k[IDKeyLen+9:]), true

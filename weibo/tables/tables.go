@@ -174,7 +174,18 @@ const (
 	// ColParent (departments, i, department rows) is the parent's id,
 	// 8 bytes BE; RootDept (0) for a top-level department (the seed's up).
 	ColParent = "up"
-	// ColLinkAt (departments, i, child and member rows) is the time the
+	// ColDeptMemberCount (departments, i, department rows) is the number
+	// of users directly in the department (Increment), memberCount.
+	ColDeptMemberCount = "m"
+	// ColDeptMemberSeq (departments, i, department rows) is the operation
+	// sequence of ColDeptMemberCount (see ColFollowsSeq).
+	ColDeptMemberSeq = "sm"
+	// ColPath (departments, i, department rows) is the department's
+	// ancestors, top level first, 8 bytes BE each (empty at the top
+	// level): a copy of the parent chain that authorization reads with one
+	// batched read and verifies against the rows it names.
+	ColPath = "pa"
+	// ColLinkAt (departments, i, child, member and manager rows) is the time the
 	// link was made, ms, 8 bytes BE.
 	ColLinkAt = "t"
 

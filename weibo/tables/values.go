@@ -1,6 +1,10 @@
 package tables
 
-import "github.com/weibohbase/gateway/hbase"
+import (
+	"encoding/binary"
+
+	"github.com/weibohbase/gateway/hbase"
+)
 
 // Cell values. Every value the domain writes or reads is encoded and
 // decoded here, beside the rowkeys, so that no business code handles raw
@@ -17,9 +21,11 @@ func EncodeMillis(ms int64) []byte { return U64(uint64(ms)) }
 func EncodeCounter(n int64) []byte { return U64(uint64(n)) }
 
 // CounterValue decodes the counter qual of r's family FamCount.
-func CounterValue(r *hbase.Result, qual string) int64 {
-	return int64(DecodeU64(r.Value(FamCount, qual)))
-}
+func CounterValue(r *hbase.Result, qual string) int64 { return CounterIn(r, FamCount, qual) }
+
+// CounterIn decodes the counter qual of r's family fam (a counter kept
+// beside other cells, like a department's ColDeptMemberCount).
+func CounterIn(r *hbase.Result, fam, qual string) int64 { return int64(DecodeU64(r.Value(fam, qual))) }
 
 // CreatedAt decodes ColCreated of r's family FamInfo (users, roles,
 // departments rows): the creation time, ms.
@@ -73,3 +79,26 @@ func OutboxAt(r *hbase.Result) int64 { return int64(DecodeU64(r.Value(FamOutbox,
 // OutboxCounted reports whether a weibo:outbox row carries
 // ColOutboxCounted: its publish has counted.
 func OutboxCounted(r *hbase.Result) bool { return r.Value(FamOutbox, ColOutboxCounted) != nil }
+
+// EncodePath encodes a department's ancestors, top level first (ColPath).
+func EncodePath(ancestors []DeptID) []byte {
+	b := make([]byte, 0, 8*len(ancestors))
+	for _, a := range ancestors {
+		b = binary.BigEndian.AppendUint64(b, uint64(a))
+	}
+	return b
+}
+
+// DepartmentPath decodes a department row's ColPath; ok is false when the
+// cell is missing or malformed (a department made before paths were kept).
+func DepartmentPath(r *hbase.Result) (ancestors []DeptID, ok bool) {
+	v := r.Value(FamInfo, ColPath)
+	if v == nil || len(v)%8 != 0 {
+		return nil, false
+	}
+	out := make([]DeptID, len(v)/8)
+	for i := range out {
+		out[i] = DeptID(binary.BigEndian.Uint64(v[8*i:]))
+	}
+	return out, true
+}
