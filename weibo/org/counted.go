@@ -40,6 +40,7 @@ func (s *Service) register() {
 		},
 	}
 	s.w.Register(s.roles)
+	s.registerMembership()
 	s.w.RegisterCounter(&counted.CounterSpec{
 		Kind: MemberCount,
 		Cell: func(rid uint64) (string, []byte, string, string) {

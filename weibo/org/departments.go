@@ -3,6 +3,7 @@ package org
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -49,6 +50,14 @@ type Department struct {
 	Parent weibo.DeptID
 	// CreatedAt is the creation time.
 	CreatedAt time.Time
+	// MemberCount is the number of users directly in the department (a
+	// kept counter: memberCount).
+	MemberCount int64
+
+	// path is the department's ancestors as its row keeps them, top level
+	// first; pathOK is false when the row has none (see ancestorsOf).
+	path   []weibo.DeptID
+	pathOK bool
 }
 
 // DepartmentEdge is one edge of a DepartmentConnection.
@@ -94,11 +103,15 @@ func deptFromRow(did weibo.DeptID, r *hbase.Result) *Department {
 	if name == nil {
 		return nil
 	}
+	path, ok := tables.DepartmentPath(r)
 	return &Department{
-		ID:        did,
-		Name:      string(name),
-		Parent:    tables.DepartmentParent(r),
-		CreatedAt: time.UnixMilli(tables.CreatedAt(r)),
+		ID:          did,
+		Name:        string(name),
+		Parent:      tables.DepartmentParent(r),
+		CreatedAt:   time.UnixMilli(tables.CreatedAt(r)),
+		MemberCount: tables.CounterIn(r, tables.FamInfo, tables.ColDeptMemberCount),
+		path:        path,
+		pathOK:      ok,
 	}
 }
 
@@ -113,12 +126,17 @@ func (s *Service) existingDepartment(ctx context.Context, field string, did weib
 	return ds[0], nil
 }
 
-// Ancestors returns d's ancestors, root first, excluding d: one Get per
+// Ancestors returns d's ancestors, root first, excluding d (ancestorsOf).
+func (s *Service) Ancestors(ctx context.Context, d *Department) (_ []*Department, err error) {
+	defer weibo.Wrap(&err, "ancestors")
+	return s.ancestorsOf(ctx, d)
+}
+
+// walkAncestors returns d's ancestors, root first, excluding d: one Get per
 // level, at most MaxDepartmentDepth. The walk stops at a missing parent or
 // a repeated id (which only a concurrent move race could leave, and Fsck
 // reports).
-func (s *Service) Ancestors(ctx context.Context, d *Department) (_ []*Department, err error) {
-	defer weibo.Wrap(&err, "ancestors")
+func (s *Service) walkAncestors(ctx context.Context, d *Department) ([]*Department, error) {
 	var up []*Department
 	seen := map[weibo.DeptID]bool{d.ID: true}
 	for id := d.Parent; id != weibo.RootDept && !seen[id] && len(up) < MaxDepartmentDepth; {
@@ -133,19 +151,8 @@ func (s *Service) Ancestors(ctx context.Context, d *Department) (_ []*Department
 		up = append(up, ds[0])
 		id = ds[0].Parent
 	}
-	for i, j := 0, len(up)-1; i < j; i, j = i+1, j-1 {
-		up[i], up[j] = up[j], up[i]
-	}
+	slices.Reverse(up)
 	return up, nil
-}
-
-// depth returns the depth of department did (RootDept: 0).
-func (s *Service) depth(ctx context.Context, d *Department) (int, error) {
-	if d == nil {
-		return 0, nil
-	}
-	up, err := s.Ancestors(ctx, d)
-	return len(up) + 1, err
 }
 
 // CreateDepartment creates a department under parent (RootDept: top level)
@@ -164,16 +171,20 @@ func (s *Service) CreateDepartment(ctx context.Context, name string, parent weib
 	if err != nil {
 		return nil, err
 	}
+	var path []weibo.DeptID // the new department's ancestors
 	if parent != weibo.RootDept {
 		p, err := s.existingDepartment(ctx, "parentId", parent)
 		if err != nil {
 			return nil, err
 		}
-		if d, err := s.depth(ctx, p); err != nil {
+		up, err := s.ancestorsOf(ctx, p)
+		if err != nil {
 			return nil, err
-		} else if d >= MaxDepartmentDepth {
+		}
+		if len(up)+1 >= MaxDepartmentDepth {
 			return nil, errTooDeep("departments may be at most " + strconv.Itoa(MaxDepartmentDepth) + " levels deep")
 		}
+		path = append(idsOf(up), parent)
 	}
 	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Departments, Row: tables.SeqKey, Family: tables.FamInfo, Qualifier: tables.ColSeq, Amount: 1})
 	if err != nil {
@@ -189,10 +200,11 @@ func (s *Service) CreateDepartment(ctx context.Context, name string, parent weib
 	}
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {
 		tables.ColDeptName: []byte(name), tables.ColParent: tables.EncodeID(parent), tables.ColCreated: tables.EncodeMillis(now),
+		tables.ColPath: tables.EncodePath(path), tables.ColDeptMemberCount: tables.EncodeCounter(0),
 	}}}); err != nil {
 		return nil, err
 	}
-	return &Department{ID: did, Name: name, Parent: parent, CreatedAt: time.UnixMilli(now)}, nil
+	return &Department{ID: did, Name: name, Parent: parent, CreatedAt: time.UnixMilli(now), path: path, pathOK: true}, nil
 }
 
 // RenameDepartment renames a department and returns it (one Put: the name
@@ -236,7 +248,7 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent weibo.DeptID) 
 	if parent == d.Parent {
 		return d, nil
 	}
-	pdepth := 0
+	var base []weibo.DeptID // did's new ancestors
 	if parent != weibo.RootDept {
 		if parent == did {
 			return nil, errCycle()
@@ -245,7 +257,7 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent weibo.DeptID) 
 		if err != nil {
 			return nil, err
 		}
-		up, err := s.Ancestors(ctx, p)
+		up, err := s.ancestorsOf(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -254,13 +266,13 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent weibo.DeptID) 
 				return nil, errCycle()
 			}
 		}
-		pdepth = len(up) + 1
+		base = append(idsOf(up), parent)
 	}
-	_, height, err := s.subtree(ctx, d)
+	sub, height, err := s.subtree(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	if pdepth+height > MaxDepartmentDepth {
+	if len(base)+height > MaxDepartmentDepth {
 		return nil, errTooDeep("the move would make the tree deeper than " + strconv.Itoa(MaxDepartmentDepth) + " levels")
 	}
 	if err := s.putLink(ctx, tables.DeptChildKey(parent, did), s.nowMillis()); err != nil {
@@ -281,7 +293,8 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent weibo.DeptID) 
 		return nil, err
 	}
 	d.Parent = parent
-	return d, nil
+	d.path, d.pathOK = base, true
+	return d, s.rewritePaths(ctx, sub, base)
 }
 
 // subtree returns d and its descendants in breadth-first order (d first)
@@ -379,11 +392,28 @@ func (s *Service) DeleteDepartment(ctx context.Context, did weibo.DeptID, cascad
 	return true, nil
 }
 
-// deleteOne deletes one department whose sub-departments are gone.
+// deleteOne deletes one department whose sub-departments are gone: its
+// managers' cells and their manager rows, its members' cells and member
+// rows, then the department.
 func (s *Service) deleteOne(ctx context.Context, d *Department) error {
+	mgrs, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Departments, Prefix: tables.DeptManagerPrefix(d.ID)})
+	if err != nil {
+		return err
+	}
+	for _, r := range mgrs {
+		if _, uid, ok := tables.DecodeDeptManagerKey(r.Row); ok {
+			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
+				Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(d.ID): nil}}}); err != nil {
+				return err
+			}
+		}
+		if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: r.Row}); err != nil {
+			return err
+		}
+	}
 	prefix := tables.DeptMemberPrefix(d.ID)
 	var dels []*hbase.Delete
-	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Departments, Prefix: prefix}, func(r *hbase.Result) error {
+	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Departments, Prefix: prefix}, func(r *hbase.Result) error {
 		if _, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
 			if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
 				tables.FamOrg, tables.ColUserDept, tables.EncodeID(d.ID)); err != nil {
@@ -420,69 +450,6 @@ func (s *Service) deleteOne(ctx context.Context, d *Department) error {
 		dels = append(dels, &hbase.Delete{Table: tables.Departments, Row: r.Row})
 	}
 	return s.st.DeleteMany(ctx, dels)
-}
-
-// SetUserDepartment puts user uid into department did, or into none when
-// did is RootDept, and returns the user. Errors: NOT_FOUND for an unknown
-// user or department.
-//
-// Writes, in order: the new department's member row (the index), the
-// user's cell o:dp with CheckAndPut (or CheckAndDelete for none) expecting
-// the value it had when read (the commit point; a concurrent change makes
-// the call re-read and retry), then the delete of the old department's
-// member row. A failure leaves a member row the user's cell disagrees with:
-// readers skip it and Fsck removes it.
-func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (_ *weibo.User, err error) {
-	defer weibo.Wrapf(&err, "set the department of %s to %s", uid, did)
-	u, err := s.existingUser(ctx, uid)
-	if err != nil {
-		return nil, err
-	}
-	if did != weibo.RootDept {
-		if _, err := s.existingDepartment(ctx, "departmentId", did); err != nil {
-			return nil, err
-		}
-	}
-	for attempt := 0; ; attempt++ {
-		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
-		if err != nil {
-			return nil, err
-		}
-		oldRaw := cur.Value(tables.FamOrg, tables.ColUserDept)
-		old := tables.DecodeDeptID(oldRaw)
-		if old == did {
-			return u, nil
-		}
-		var applied bool
-		if did != weibo.RootDept {
-			if err := s.putLink(ctx, tables.DeptMemberKey(did, uid), s.nowMillis()); err != nil {
-				return nil, err
-			}
-			if err := s.w.Step(ctx, PairStepSetUserDepartment); err != nil {
-				return nil, err
-			}
-			applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}}},
-				tables.FamOrg, tables.ColUserDept, oldRaw)
-		} else {
-			applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
-				tables.FamOrg, tables.ColUserDept, oldRaw)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !applied {
-			if attempt >= 3 {
-				return nil, errConcurrent("userId", "the user's department keeps changing; retry")
-			}
-			continue
-		}
-		if old != weibo.RootDept {
-			if err := s.deleteLink(ctx, tables.DeptMemberKey(old, uid)); err != nil {
-				return nil, err
-			}
-		}
-		return u, nil
-	}
 }
 
 // UserDepartments returns each user's department (nil for none, or when

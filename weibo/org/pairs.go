@@ -19,6 +19,7 @@ import (
 //	role ↔ name           roles i:n                          rolenames row
 //	parent ↔ child        departments i:up of the child      departments child row
 //	department ↔ member   users o:dp                         departments member row
+//	department ↔ manager  users o:g<did>                     departments manager row
 //
 // Adding writes the dependent first and the authority last (the commit
 // point); removing deletes the authority first and the dependent last. So a
@@ -44,6 +45,8 @@ const (
 	PairStepMoveDepartment    = "moveDepartment"    // after the new parent's child row, before the department's parent
 	PairStepDeleteDepartment  = "deleteDepartment"  // after the department row is deleted, before the parent's child row
 	PairStepSetUserDepartment = "setUserDepartment" // after the department's member row, before the user's cell
+	PairStepAddManager        = "addManager"        // after the department's manager row, before the user's cell
+	PairStepRemoveManager     = "removeManager"     // after the user's cell is deleted, before the manager row
 )
 
 // staleGrace is how old an index row without its authority must

@@ -33,11 +33,12 @@ type Users interface {
 
 // Service is the organisation's API. It is safe for concurrent use.
 type Service struct {
-	st    hbase.Store
-	w     *counted.Protocol
-	log   *slog.Logger
-	users Users
-	roles *counted.Relation // the role assignment, registered with w
+	st      hbase.Store
+	w       *counted.Protocol
+	log     *slog.Logger
+	users   Users
+	roles   *counted.Relation // the role assignment, registered with w
+	members *counted.Relation // department membership, registered with w
 }
 
 // New returns the organisation over st, reading accounts through users,

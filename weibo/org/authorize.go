@@ -1,0 +1,195 @@
+package org
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Authorization of org changes: the admins may change anything; a manager
+// of a department may change what lies in its subtree (managers.go). The
+// check reads, in one GetMany, the name index of AdminRole, the viewer's
+// family o (roles and managed departments) and the departments concerned,
+// then, in a second, the admin role's row and every department on those
+// departments' paths (path.go) — two round trips whatever the depth of the
+// tree. A path that does not verify falls back to a walk up the tree.
+
+// scope is what one authorization read learned: whether the viewer is an
+// admin, and for each department asked about whether the viewer manages
+// it or one of its ancestors.
+type scope struct {
+	admin   bool
+	manager bool // the viewer manages some department
+	manages map[weibo.DeptID]bool
+}
+
+// refuse returns the FORBIDDEN error of a change touching did: to a viewer
+// who manages nothing, the one @hasRole gives.
+func (sc scope) refuse(did weibo.DeptID) error {
+	if !sc.manager {
+		return errForbidden(AdminRole)
+	}
+	return errNotManager(did)
+}
+
+// may reports whether the scope allows a change touching did (RootDept:
+// the top level, which only admins manage).
+func (sc scope) may(did weibo.DeptID) bool {
+	return sc.admin || (did != weibo.RootDept && sc.manages[did])
+}
+
+// readScope reads the viewer's scope over dids.
+func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []weibo.DeptID) (scope, error) {
+	sc := scope{manages: map[weibo.DeptID]bool{}}
+	adminKey := tables.RoleNameKey(AdminRole)
+	gets := []*hbase.Get{
+		{Table: tables.RoleNames, Row: adminKey},
+		{Table: tables.Users, Row: tables.UserKey(viewer), Families: []string{tables.FamOrg}},
+	}
+	var asked []weibo.DeptID
+	for _, did := range dids {
+		if did != weibo.RootDept {
+			asked = append(asked, did)
+			gets = append(gets, &hbase.Get{Table: tables.Departments, Row: tables.DeptKey(did), Families: []string{tables.FamInfo}})
+		}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return sc, err
+	}
+	managed := map[weibo.DeptID]bool{}
+	for _, did := range managedIn(rs[1]) {
+		managed[did] = true
+	}
+	sc.manager = len(managed) > 0
+	depts := make([]*Department, len(asked))
+	var pathIDs []weibo.DeptID
+	for i, did := range asked {
+		if depts[i] = deptFromRow(did, rs[2+i]); depts[i] != nil && depts[i].pathOK {
+			pathIDs = append(pathIDs, depts[i].path...)
+		}
+	}
+	// Second round trip: the admin role's row and every ancestor named.
+	rid := tables.RoleNameRole(rs[0])
+	gets = gets[:0]
+	if rid != 0 && rs[1].Value(tables.FamOrg, tables.RoleQualifier(rid)) != nil {
+		gets = append(gets, &hbase.Get{Table: tables.Roles, Row: tables.RoleKey(rid), Families: []string{tables.FamInfo}})
+	}
+	for _, id := range pathIDs {
+		gets = append(gets, &hbase.Get{Table: tables.Departments, Row: tables.DeptKey(id), Families: []string{tables.FamInfo}})
+	}
+	if len(gets) == 0 {
+		return sc, nil
+	}
+	rs, err = s.st.GetMany(ctx, gets)
+	if err != nil {
+		return sc, err
+	}
+	if len(gets) > len(pathIDs) {
+		role := roleFromRow(rid, rs[0])
+		sc.admin = role != nil && bytes.Equal(tables.RoleNameKey(role.Name), adminKey)
+		rs = rs[1:]
+	}
+	if sc.admin || len(managed) == 0 {
+		return sc, nil
+	}
+	byID := map[weibo.DeptID]*Department{}
+	for i, id := range pathIDs {
+		if d := deptFromRow(id, rs[i]); d != nil {
+			byID[id] = d
+		}
+	}
+	for _, d := range depts {
+		if d == nil {
+			continue
+		}
+		if managed[d.ID] {
+			sc.manages[d.ID] = true
+			continue
+		}
+		up := make([]*Department, len(d.path))
+		for i, id := range d.path {
+			up[i] = byID[id]
+		}
+		if !d.pathOK || !verifyChain(d, up) {
+			if up, err = s.ancestorsOf(ctx, d); err != nil {
+				return sc, err
+			}
+		}
+		for _, a := range up {
+			if managed[a.ID] {
+				sc.manages[d.ID] = true
+				break
+			}
+		}
+	}
+	return sc, nil
+}
+
+// AuthorizeDepartments returns nil when viewer may change departments
+// dids — an admin, or a manager of each or of one of its ancestors
+// (RootDept: the top level, admins only) — and a FORBIDDEN *weibo.Error
+// otherwise. Unknown departments are left to the change itself (NOT_FOUND
+// there). Errors otherwise are the store's.
+func (s *Service) AuthorizeDepartments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) (err error) {
+	defer weibo.Wrap(&err, "authorize")
+	sc, err := s.readScope(ctx, viewer, dids)
+	if err != nil {
+		return err
+	}
+	for _, did := range dids {
+		if !sc.may(did) {
+			return sc.refuse(did)
+		}
+	}
+	return nil
+}
+
+// AuthorizeMemberships returns, for each user of uids, nil when viewer may
+// move them into department did (RootDept: into none) — an admin, or a
+// manager of both the user's current department and did — and a
+// FORBIDDEN *weibo.Error otherwise: one GetMany of the users' departments,
+// then the reads of readScope. Unknown users are left to the change
+// itself. Errors otherwise are the store's.
+func (s *Service) AuthorizeMemberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ []error, err error) {
+	defer weibo.Wrap(&err, "authorize")
+	gets := make([]*hbase.Get, len(uids))
+	for i, uid := range uids {
+		gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	olds := make([]weibo.DeptID, len(uids))
+	dids := []weibo.DeptID{did}
+	for i, r := range rs {
+		olds[i] = tables.UserDepartment(r)
+		dids = append(dids, olds[i])
+	}
+	sc, err := s.readScope(ctx, viewer, dids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]error, len(uids))
+	for i, old := range olds {
+		switch {
+		case !sc.may(did):
+			out[i] = sc.refuse(did)
+		case old != did && !sc.may(old):
+			out[i] = sc.refuse(old)
+		}
+	}
+	return out, nil
+}
+
+func errNotManager(did weibo.DeptID) error {
+	if did == weibo.RootDept {
+		return weibo.Forbidden("only admins change the top level of the department tree")
+	}
+	return weibo.Forbidden("this change needs the role " + strconv.Quote(AdminRole) + " or management of department " + did.String())
+}

@@ -1,0 +1,212 @@
+package org
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// DeptMemberCount is a department's memberCount: its member rows whose
+// user's cell o:dp names it. It is kept with Increment in the department
+// row (family i) and registered with the protocol by New.
+const DeptMemberCount counted.CounterKind = "departmentMemberCount"
+
+// The membership of a user in a department (did, uid) is a counted
+// relation: authority the user's cell o:dp (naming did or not), dependent
+// the department's member row, counter the department's memberCount. A
+// move from one department to another is two writes of it (leave the old,
+// join the new) decided by one conditional write of the cell.
+func (s *Service) membershipRelation() *counted.Relation {
+	return &counted.Relation{
+		Name:   "department",
+		Marker: tables.PendingDeptMember,
+		Counters: func(did, _ uint64) []counted.Counter {
+			return []counted.Counter{{Kind: DeptMemberCount, Owner: did}}
+		},
+		Settle: func(ctx context.Context, did, uid uint64) error {
+			return s.RepairDeptMember(ctx, weibo.UserID(uid), weibo.DeptID(did))
+		},
+	}
+}
+
+// registerMembership adds the membership relation and its counter.
+func (s *Service) registerMembership() {
+	s.members = s.membershipRelation()
+	s.w.Register(s.members)
+	s.w.RegisterCounter(&counted.CounterSpec{
+		Kind:   DeptMemberCount,
+		Family: tables.FamInfo,
+		Cell: func(did uint64) (string, []byte, string, string) {
+			return tables.Departments, tables.DeptKey(weibo.DeptID(did)), tables.ColDeptMemberCount, tables.ColDeptMemberSeq
+		},
+		Count: func(ctx context.Context, did uint64) (int64, bool, error) {
+			ds, err := s.GetDepartments(ctx, []weibo.DeptID{weibo.DeptID(did)})
+			if err != nil || ds[0] == nil {
+				return 0, false, err
+			}
+			want := tables.EncodeID(weibo.DeptID(did))
+			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Departments, Prefix: tables.DeptMemberPrefix(weibo.DeptID(did))},
+				func(r *hbase.Result) *hbase.Get {
+					if _, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
+						return &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}}
+					}
+					return nil
+				}, func(r *hbase.Result) bool { return bytes.Equal(r.Value(tables.FamOrg, tables.ColUserDept), want) })
+			return n, true, err
+		},
+	})
+}
+
+// SetUserDepartment puts user uid into department did, or into none when
+// did is RootDept, and returns the user. Errors: NOT_FOUND for an unknown
+// user or department; BAD_USER_INPUT (reason CONCURRENT_UPDATE) when the
+// user's department keeps changing under concurrent calls.
+//
+// Writes, in order (package counted explains the scheme), for the
+// department joined and the one left (each a write of the membership
+// relation):
+//  1. the weibo:pending rows of both;
+//  2. the operation sequences of both departments' member counters;
+//  3. the new department's member row (the dependent);
+//  4. the user's cell o:dp with CheckAndPut (CheckAndDelete for none)
+//     expecting the value read (the authority, the commit point; a
+//     concurrent change makes the call end its markers, re-read and
+//     retry);
+//  5. the counters: +1 for the department joined, -1 for the one left
+//     (within the write's budget);
+//  6. the settles of both member rows from the cell (the old one deleted);
+//  7. the deletes of the pending rows.
+func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (_ *weibo.User, err error) {
+	defer weibo.Wrapf(&err, "set the department of %s to %s", uid, did)
+	u, err := s.existingUser(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	if did != weibo.RootDept {
+		if _, err := s.existingDepartment(ctx, "departmentId", did); err != nil {
+			return nil, err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+		if err != nil {
+			return nil, err
+		}
+		oldRaw := cur.Value(tables.FamOrg, tables.ColUserDept)
+		old := tables.DecodeDeptID(oldRaw)
+		if old == did {
+			return u, nil
+		}
+		done, err := s.moveMember(ctx, uid, old, did, oldRaw)
+		if err != nil || done {
+			return u, err
+		}
+		if attempt >= 3 {
+			return nil, errConcurrent("userId", "the user's department keeps changing; retry")
+		}
+	}
+}
+
+// moveMember makes one attempt of SetUserDepartment's writes from old
+// (its cell value oldRaw) to did; done is false when the cell changed
+// since it was read (nothing was changed; the markers are ended).
+func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte) (done bool, err error) {
+	var join, leave *counted.Op
+	if did != weibo.RootDept {
+		if join, err = s.w.Begin(ctx, s.members, uint64(did), uint64(uid)); err != nil {
+			return false, err
+		}
+	}
+	if old != weibo.RootDept {
+		if leave, err = s.w.Begin(ctx, s.members, uint64(old), uint64(uid)); err != nil {
+			return false, err
+		}
+	}
+	var applied bool
+	if did != weibo.RootDept {
+		if err := s.putLink(ctx, tables.DeptMemberKey(did, uid), s.nowMillis()); err != nil {
+			return false, err
+		}
+		if err := s.w.Step(ctx, PairStepSetUserDepartment); err != nil {
+			return false, err
+		}
+		applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}}},
+			tables.FamOrg, tables.ColUserDept, oldRaw)
+	} else {
+		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
+			tables.FamOrg, tables.ColUserDept, oldRaw)
+	}
+	if err != nil {
+		return false, err
+	}
+	if applied {
+		for _, c := range []struct {
+			op *counted.Op
+			d  int64
+		}{{join, +1}, {leave, -1}} {
+			if c.op != nil {
+				if _, err := s.w.Count(ctx, c.op, c.d); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	// Settle both member rows from the cell: the joined one (written
+	// above; a racing change may have made it wrong) and the left one.
+	for _, m := range []struct {
+		op  *counted.Op
+		did weibo.DeptID
+	}{{join, did}, {leave, old}} {
+		if m.op == nil {
+			continue
+		}
+		if err := s.settleDeptMember(ctx, uid, m.did); errors.Is(err, counted.ErrUnsettled) {
+			err = s.w.Keep(ctx, m.op, nil)
+		}
+		if err != nil {
+			return false, err
+		}
+		if err := s.w.End(ctx, m.op); err != nil {
+			return false, err
+		}
+	}
+	return applied, nil
+}
+
+// settleDeptMember makes the member row (did, uid) agree with the user's
+// cell o:dp, the authority: present when it names did, absent otherwise
+// (counted.Settle).
+func (s *Service) settleDeptMember(ctx context.Context, uid weibo.UserID, did weibo.DeptID) error {
+	read := func(ctx context.Context) (bool, error) {
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+		return tables.UserDepartment(r) == did, err
+	}
+	in, err := read(ctx)
+	if err != nil {
+		return err
+	}
+	write := func(ctx context.Context, in bool) error {
+		if in {
+			return s.putLink(ctx, tables.DeptMemberKey(did, uid), s.nowMillis())
+		}
+		return s.deleteLink(ctx, tables.DeptMemberKey(did, uid))
+	}
+	_, err = counted.Settle(ctx, in, func(a, b bool) bool { return a == b }, write, read)
+	return err
+}
+
+// RepairDeptMember settles the member row of user uid in department did
+// from the user's cell (settleDeptMember). Errors are the store's, or one
+// wrapping counted.ErrUnsettled when the cell kept changing.
+func (s *Service) RepairDeptMember(ctx context.Context, uid weibo.UserID, did weibo.DeptID) error {
+	if err := s.settleDeptMember(ctx, uid, did); err != nil {
+		return fmt.Errorf("repair department member %s of %s: %w", uid, did, err)
+	}
+	return nil
+}
