@@ -53,21 +53,25 @@ import (
 
 // Kinds of Issue.
 const (
-	RoleNameStale      = "role-name-stale"           // a rolenames row whose role is gone or renamed: deleted
-	RoleNameMissing    = "role-name-missing"         // a role without its rolenames row: written
-	RoleNameConflict   = "role-name-conflict"        // two roles with one name: reported only (rename one)
-	RoleMemberStale    = "role-member-stale"         // a member row without the user's cell or role: deleted
-	RoleMemberPriority = "role-member-priority"      // a member row whose priority differs from the user's: rewritten
-	RoleMemberMissing  = "role-member-missing"       // a user's role cell without its member row: written
-	UserRoleDangling   = "user-role-dangling"        // a user's cell of a role that does not exist: deleted
-	RoleCount          = "role-member-count"         // a member counter that differs from the members: recounted
-	DeptChildStale     = "department-child-stale"    // a child row the child's parent disagrees with: deleted
-	DeptChildMissing   = "department-child-missing"  // a department missing from its parent's child rows: written
-	DeptOrphan         = "department-orphan"         // a department whose parent is gone: moved to the top level
-	DeptCycle          = "department-cycle"          // a department on a parent cycle: moved to the top level
-	DeptMemberStale    = "department-member-stale"   // a member row the user's cell disagrees with: deleted
-	DeptMemberMissing  = "department-member-missing" // a user's department cell without its member row: written
-	UserDeptDangling   = "user-department-dangling"  // a user's cell naming a missing department: deleted
+	RoleNameStale       = "role-name-stale"            // a rolenames row whose role is gone or renamed: deleted
+	RoleNameMissing     = "role-name-missing"          // a role without its rolenames row: written
+	RoleNameConflict    = "role-name-conflict"         // two roles with one name: reported only (rename one)
+	RoleMemberStale     = "role-member-stale"          // a member row without the user's cell or role: deleted
+	RoleMemberPriority  = "role-member-priority"       // a member row whose priority differs from the user's: rewritten
+	RoleMemberMissing   = "role-member-missing"        // a user's role cell without its member row: written
+	UserRoleDangling    = "user-role-dangling"         // a user's cell of a role that does not exist: deleted
+	RoleCount           = "role-member-count"          // a member counter that differs from the members: recounted
+	DeptChildStale      = "department-child-stale"     // a child row the child's parent disagrees with: deleted
+	DeptChildMissing    = "department-child-missing"   // a department missing from its parent's child rows: written
+	DeptOrphan          = "department-orphan"          // a department whose parent is gone: moved to the top level
+	DeptCycle           = "department-cycle"           // a department on a parent cycle: moved to the top level
+	DeptMemberStale     = "department-member-stale"    // a member row the user's cell disagrees with: deleted
+	DeptMemberMissing   = "department-member-missing"  // a user's department cell without its member row: written
+	DeptCount           = "department-member-count"    // a department's member counter that differs from its members: recounted
+	DeptManagerStale    = "department-manager-stale"   // a manager row without the user's cell or its department: deleted
+	DeptManagerMissing  = "department-manager-missing" // a user's manager cell without its manager row: written
+	UserManagerDangling = "user-manager-dangling"      // a user's manager cell of a department that does not exist: deleted
+	UserDeptDangling    = "user-department-dangling"   // a user's cell naming a missing department: deleted
 )
 
 // Area selects what Run checks.
@@ -167,6 +171,7 @@ type fsck struct {
 	kids   map[[2]uint64]fsckLink // (parent, child)
 	dmem   map[[2]uint64]fsckLink // (did, uid)
 	so     *social                // the social side (social.go)
+	mgr    *managers              // department managers and counters (org.go)
 
 	roleCountTS map[weibo.RoleID]int64 // newest cell of a role row's family c
 }
@@ -191,10 +196,10 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 	f := &fsck{s: svc, st: svc.Store(), opt: opt, rep: &Report{Rows: map[string]int{}}, now: time.Now().UnixMilli(),
 		roles: map[weibo.RoleID]*org.Role{}, names: map[string]fsckLink{}, rmem: map[[2]uint64]fsckLink{},
 		uroles: map[[2]uint64][]byte{}, udept: map[weibo.UserID]weibo.DeptID{}, depts: map[weibo.DeptID]*org.Department{},
-		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}, roleCountTS: map[weibo.RoleID]int64{}}
+		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}, roleCountTS: map[weibo.RoleID]int64{}, mgr: newManagers()}
 	var kinds []tables.PendingKind
 	if opt.Areas&AreaOrg != 0 {
-		kinds = append(kinds, tables.PendingRole)
+		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
 		kinds = append(kinds, tables.PendingFollow)
@@ -214,6 +219,12 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkDepartments(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkDeptCounters(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkManagers(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -284,6 +295,8 @@ func (f *fsck) load(ctx context.Context) error {
 				f.uroles[[2]uint64{uint64(rid), uint64(uid)}] = c.Value
 			} else if c.Qualifier == tables.ColUserDept {
 				f.udept[uid] = tables.DecodeDeptID(c.Value)
+			} else if did, ok := tables.DecodeManagerQualifier(c.Qualifier); ok {
+				f.mgr.cells[[2]uint64{uint64(did), uint64(uid)}] = true
 			}
 		}
 	})
@@ -294,12 +307,14 @@ func (f *fsck) load(ctx context.Context) error {
 		if did, ok := tables.DecodeDeptKey(r.Row); ok {
 			if name := r.Value(tables.FamInfo, tables.ColDeptName); name != nil {
 				f.depts[did] = &org.Department{ID: did, Name: string(name),
-					Parent: tables.DepartmentParent(r)}
+					Parent: tables.DepartmentParent(r), MemberCount: tables.CounterIn(r, tables.FamInfo, tables.ColDeptMemberCount)}
 			}
 		} else if parent, child, ok := tables.DecodeDeptChildKey(r.Row); ok {
 			f.kids[[2]uint64{uint64(parent), uint64(child)}] = fsckLink{a: uint64(parent), b: uint64(child), ts: newestTS(r)}
 		} else if did, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
 			f.dmem[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: newestTS(r)}
+		} else if did, uid, ok := tables.DecodeDeptManagerKey(r.Row); ok {
+			f.mgr.rows[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: newestTS(r)}
 		}
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/weibohbase/gateway/internal/gqltime"
 	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -54,18 +55,53 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AuditEvent struct {
+		Action    func(childComplexity int) int
+		Actor     func(childComplexity int) int
+		After     func(childComplexity int) int
+		At        func(childComplexity int) int
+		Before    func(childComplexity int) int
+		ID        func(childComplexity int) int
+		RequestID func(childComplexity int) int
+		TargetID  func(childComplexity int) int
+	}
+
+	AuditEventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	AuditEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	AuthPayload struct {
 		Token func(childComplexity int) int
 		User  func(childComplexity int) int
 	}
 
+	BulkFailure struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		UserID  func(childComplexity int) int
+	}
+
+	BulkResult struct {
+		Failed    func(childComplexity int) int
+		Succeeded func(childComplexity int) int
+	}
+
 	Department struct {
-		Ancestors func(childComplexity int) int
-		Children  func(childComplexity int, first *int, after *string) int
-		ID        func(childComplexity int) int
-		Members   func(childComplexity int, first *int, after *string) int
-		Name      func(childComplexity int) int
-		Parent    func(childComplexity int) int
+		Ancestors      func(childComplexity int) int
+		Children       func(childComplexity int, first *int, after *string) int
+		ID             func(childComplexity int) int
+		Managers       func(childComplexity int) int
+		MemberCount    func(childComplexity int) int
+		Members        func(childComplexity int, first *int, after *string) int
+		Name           func(childComplexity int) int
+		Parent         func(childComplexity int) int
+		SubDepartments func(childComplexity int, first *int, after *string) int
 	}
 
 	DepartmentConnection struct {
@@ -79,26 +115,32 @@ type ComplexityRoot struct {
 	}
 
 	DepartmentMemberConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	Mutation struct {
-		AssignRole        func(childComplexity int, userID string, roleID string, priority int) int
-		CreateDepartment  func(childComplexity int, name string, parentID *string) int
-		CreateRole        func(childComplexity int, name string) int
-		DeleteDepartment  func(childComplexity int, id string, cascade *bool) int
-		DeleteRole        func(childComplexity int, id string) int
-		Follow            func(childComplexity int, userID string) int
-		Login             func(childComplexity int, username string, password string) int
-		MoveDepartment    func(childComplexity int, id string, parentID *string) int
-		PublishPost       func(childComplexity int, content string) int
-		Register          func(childComplexity int, username string, password string) int
-		RenameDepartment  func(childComplexity int, id string, name string) int
-		RenameRole        func(childComplexity int, id string, name string) int
-		RevokeRole        func(childComplexity int, userID string, roleID string) int
-		SetUserDepartment func(childComplexity int, userID string, departmentID *string) int
-		Unfollow          func(childComplexity int, userID string) int
+		AddDepartmentManager    func(childComplexity int, departmentID string, userID string) int
+		AssignRole              func(childComplexity int, userID string, roleID string, priority int) int
+		AssignRoleToUsers       func(childComplexity int, userIds []string, roleID string, priority int) int
+		CreateDepartment        func(childComplexity int, name string, parentID *string) int
+		CreateRole              func(childComplexity int, name string) int
+		DeleteDepartment        func(childComplexity int, id string, cascade *bool) int
+		DeleteRole              func(childComplexity int, id string) int
+		Follow                  func(childComplexity int, userID string) int
+		Login                   func(childComplexity int, username string, password string) int
+		MoveDepartment          func(childComplexity int, id string, parentID *string) int
+		PublishPost             func(childComplexity int, content string) int
+		Register                func(childComplexity int, username string, password string) int
+		RemoveDepartmentManager func(childComplexity int, departmentID string, userID string) int
+		RenameDepartment        func(childComplexity int, id string, name string) int
+		RenameRole              func(childComplexity int, id string, name string) int
+		RevokeRole              func(childComplexity int, userID string, roleID string) int
+		RevokeRoleFromUsers     func(childComplexity int, userIds []string, roleID string) int
+		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
+		SetUsersDepartment      func(childComplexity int, userIds []string, departmentID *string) int
+		Unfollow                func(childComplexity int, userID string) int
 	}
 
 	PageInfo struct {
@@ -127,6 +169,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AuditLog       func(childComplexity int, first *int, after *string, filter *model.AuditFilter) int
 		Department     func(childComplexity int, id string) int
 		HomeTimeline   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Me             func(childComplexity int) int
@@ -139,6 +182,7 @@ type ComplexityRoot struct {
 		TopDepartments func(childComplexity int, first *int, after *string) int
 		User           func(childComplexity int, id string) int
 		UserByUsername func(childComplexity int, username string) int
+		Users          func(childComplexity int, first *int, after *string, filter *model.UserFilter) int
 	}
 
 	Role struct {
@@ -185,18 +229,19 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
-		CreatedAt        func(childComplexity int) int
-		Department       func(childComplexity int) int
-		FanCount         func(childComplexity int) int
-		Fans             func(childComplexity int, first *int, after *string) int
-		FollowCount      func(childComplexity int) int
-		FollowedByViewer func(childComplexity int) int
-		Follows          func(childComplexity int, first *int, after *string) int
-		ID               func(childComplexity int) int
-		PostCount        func(childComplexity int) int
-		Posts            func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Roles            func(childComplexity int) int
-		Username         func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Department         func(childComplexity int) int
+		FanCount           func(childComplexity int) int
+		Fans               func(childComplexity int, first *int, after *string) int
+		FollowCount        func(childComplexity int) int
+		FollowedByViewer   func(childComplexity int) int
+		Follows            func(childComplexity int, first *int, after *string) int
+		ID                 func(childComplexity int) int
+		ManagedDepartments func(childComplexity int) int
+		PostCount          func(childComplexity int) int
+		Posts              func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Roles              func(childComplexity int) int
+		Username           func(childComplexity int) int
 	}
 
 	UserConnection struct {
@@ -209,6 +254,12 @@ type ComplexityRoot struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
+
+	UserSearchConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -218,8 +269,11 @@ type ComplexityRoot struct {
 type DepartmentResolver interface {
 	Parent(ctx context.Context, obj *org.Department) (*org.Department, error)
 	Ancestors(ctx context.Context, obj *org.Department) ([]*org.Department, error)
+	SubDepartments(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error)
 	Children(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error)
 	Members(ctx context.Context, obj *org.Department, first *int, after *string) (*weibo.UserConnection, error)
+
+	Managers(ctx context.Context, obj *org.Department) ([]*weibo.User, error)
 }
 type MutationResolver interface {
 	Register(ctx context.Context, username string, password string) (*model.AuthPayload, error)
@@ -237,6 +291,11 @@ type MutationResolver interface {
 	MoveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error)
 	DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error)
 	SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error)
+	AssignRoleToUsers(ctx context.Context, userIds []string, roleID string, priority int) (*org.BulkResult, error)
+	RevokeRoleFromUsers(ctx context.Context, userIds []string, roleID string) (*org.BulkResult, error)
+	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
+	AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
+	RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -251,6 +310,8 @@ type QueryResolver interface {
 	RoleByName(ctx context.Context, name string) (*org.Role, error)
 	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*org.Department, error)
+	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
+	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*model.AuditEventConnection, error)
 }
 type RoleResolver interface {
 	Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error)
@@ -272,6 +333,7 @@ type UserResolver interface {
 	Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
 	Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error)
 	Department(ctx context.Context, obj *weibo.User) (*org.Department, error)
+	ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -295,6 +357,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "AuditEvent.action":
+		if e.ComplexityRoot.AuditEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Action(childComplexity), true
+	case "AuditEvent.actor":
+		if e.ComplexityRoot.AuditEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Actor(childComplexity), true
+	case "AuditEvent.after":
+		if e.ComplexityRoot.AuditEvent.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.After(childComplexity), true
+	case "AuditEvent.at":
+		if e.ComplexityRoot.AuditEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.At(childComplexity), true
+	case "AuditEvent.before":
+		if e.ComplexityRoot.AuditEvent.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Before(childComplexity), true
+	case "AuditEvent.id":
+		if e.ComplexityRoot.AuditEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ID(childComplexity), true
+	case "AuditEvent.requestId":
+		if e.ComplexityRoot.AuditEvent.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.RequestID(childComplexity), true
+	case "AuditEvent.targetId":
+		if e.ComplexityRoot.AuditEvent.TargetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.TargetID(childComplexity), true
+
+	case "AuditEventConnection.edges":
+		if e.ComplexityRoot.AuditEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.Edges(childComplexity), true
+	case "AuditEventConnection.pageInfo":
+		if e.ComplexityRoot.AuditEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.PageInfo(childComplexity), true
+
+	case "AuditEventEdge.cursor":
+		if e.ComplexityRoot.AuditEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Cursor(childComplexity), true
+	case "AuditEventEdge.node":
+		if e.ComplexityRoot.AuditEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
+
 	case "AuthPayload.token":
 		if e.ComplexityRoot.AuthPayload.Token == nil {
 			break
@@ -307,6 +444,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuthPayload.User(childComplexity), true
+
+	case "BulkFailure.code":
+		if e.ComplexityRoot.BulkFailure.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFailure.Code(childComplexity), true
+	case "BulkFailure.message":
+		if e.ComplexityRoot.BulkFailure.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFailure.Message(childComplexity), true
+	case "BulkFailure.userId":
+		if e.ComplexityRoot.BulkFailure.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFailure.UserID(childComplexity), true
+
+	case "BulkResult.failed":
+		if e.ComplexityRoot.BulkResult.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Failed(childComplexity), true
+	case "BulkResult.succeeded":
+		if e.ComplexityRoot.BulkResult.Succeeded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Succeeded(childComplexity), true
 
 	case "Department.ancestors":
 		if e.ComplexityRoot.Department.Ancestors == nil {
@@ -331,6 +500,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Department.ID(childComplexity), true
+	case "Department.managers":
+		if e.ComplexityRoot.Department.Managers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Department.Managers(childComplexity), true
+	case "Department.memberCount":
+		if e.ComplexityRoot.Department.MemberCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Department.MemberCount(childComplexity), true
 	case "Department.members":
 		if e.ComplexityRoot.Department.Members == nil {
 			break
@@ -354,6 +535,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Department.Parent(childComplexity), true
+	case "Department.subDepartments":
+		if e.ComplexityRoot.Department.SubDepartments == nil {
+			break
+		}
+
+		args, err := ec.field_Department_subDepartments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Department.SubDepartments(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
 	case "DepartmentConnection.edges":
 		if e.ComplexityRoot.DepartmentConnection.Edges == nil {
@@ -393,7 +585,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DepartmentMemberConnection.PageInfo(childComplexity), true
+	case "DepartmentMemberConnection.totalCount":
+		if e.ComplexityRoot.DepartmentMemberConnection.TotalCount == nil {
+			break
+		}
 
+		return e.ComplexityRoot.DepartmentMemberConnection.TotalCount(childComplexity), true
+
+	case "Mutation.addDepartmentManager":
+		if e.ComplexityRoot.Mutation.AddDepartmentManager == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addDepartmentManager_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddDepartmentManager(childComplexity, args["departmentId"].(string), args["userId"].(string)), true
 	case "Mutation.assignRole":
 		if e.ComplexityRoot.Mutation.AssignRole == nil {
 			break
@@ -405,6 +614,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignRole(childComplexity, args["userId"].(string), args["roleId"].(string), args["priority"].(int)), true
+	case "Mutation.assignRoleToUsers":
+		if e.ComplexityRoot.Mutation.AssignRoleToUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_assignRoleToUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AssignRoleToUsers(childComplexity, args["userIds"].([]string), args["roleId"].(string), args["priority"].(int)), true
 	case "Mutation.createDepartment":
 		if e.ComplexityRoot.Mutation.CreateDepartment == nil {
 			break
@@ -504,6 +724,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Register(childComplexity, args["username"].(string), args["password"].(string)), true
+	case "Mutation.removeDepartmentManager":
+		if e.ComplexityRoot.Mutation.RemoveDepartmentManager == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeDepartmentManager_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveDepartmentManager(childComplexity, args["departmentId"].(string), args["userId"].(string)), true
 	case "Mutation.renameDepartment":
 		if e.ComplexityRoot.Mutation.RenameDepartment == nil {
 			break
@@ -537,6 +768,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeRole(childComplexity, args["userId"].(string), args["roleId"].(string)), true
+	case "Mutation.revokeRoleFromUsers":
+		if e.ComplexityRoot.Mutation.RevokeRoleFromUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeRoleFromUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeRoleFromUsers(childComplexity, args["userIds"].([]string), args["roleId"].(string)), true
 	case "Mutation.setUserDepartment":
 		if e.ComplexityRoot.Mutation.SetUserDepartment == nil {
 			break
@@ -548,6 +790,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetUserDepartment(childComplexity, args["userId"].(string), args["departmentId"].(*string)), true
+	case "Mutation.setUsersDepartment":
+		if e.ComplexityRoot.Mutation.SetUsersDepartment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setUsersDepartment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetUsersDepartment(childComplexity, args["userIds"].([]string), args["departmentId"].(*string)), true
 	case "Mutation.unfollow":
 		if e.ComplexityRoot.Mutation.Unfollow == nil {
 			break
@@ -642,6 +895,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEdge.Post(childComplexity), true
 
+	case "Query.auditLog":
+		if e.ComplexityRoot.Query.AuditLog == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.AuditFilter)), true
 	case "Query.department":
 		if e.ComplexityRoot.Query.Department == nil {
 			break
@@ -770,6 +1034,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.UserByUsername(childComplexity, args["username"].(string)), true
+	case "Query.users":
+		if e.ComplexityRoot.Query.Users == nil {
+			break
+		}
+
+		args, err := ec.field_Query_users_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Users(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.UserFilter)), true
 
 	case "Role.id":
 		if e.ComplexityRoot.Role.ID == nil {
@@ -956,6 +1231,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ID(childComplexity), true
+	case "User.managedDepartments":
+		if e.ComplexityRoot.User.ManagedDepartments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.ManagedDepartments(childComplexity), true
 	case "User.postCount":
 		if e.ComplexityRoot.User.PostCount == nil {
 			break
@@ -1018,6 +1299,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UserEdge.Node(childComplexity), true
 
+	case "UserSearchConnection.edges":
+		if e.ComplexityRoot.UserSearchConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSearchConnection.Edges(childComplexity), true
+	case "UserSearchConnection.pageInfo":
+		if e.ComplexityRoot.UserSearchConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSearchConnection.PageInfo(childComplexity), true
+	case "UserSearchConnection.totalCount":
+		if e.ComplexityRoot.UserSearchConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSearchConnection.TotalCount(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1026,7 +1326,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
-		return graphql.NewInputUnmarshalerIndex()
+		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AuditFilter", ec.unmarshalInputAuditFilter),
+			graphql.NewInputUnmarshaler("UserFilter", ec.unmarshalInputUserFilter),
+		)
 	}
 	first := true
 
@@ -1173,6 +1476,8 @@ type User implements Node {
   roles: [RoleAssignment!]! @authenticated
   "The department this user belongs to, if any. Requires a token."
   department: Department @authenticated
+  "The departments this user manages, each with its subtree."
+  managedDepartments: [Department!]! @authenticated
 }
 
 "A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\"."
@@ -1216,6 +1521,28 @@ type UserConnection {
 type DepartmentMemberConnection {
   edges: [UserEdge!]!
   pageInfo: PageInfo!
+  "The number of members, from the department's kept counter (memberCount)."
+  totalCount: Int!
+}
+
+"Users matching a UserFilter."
+type UserSearchConnection {
+  edges: [UserEdge!]!
+  pageInfo: PageInfo!
+  "The number of users matching, when a kept counter gives it (a role's or a department's members alone); null otherwise."
+  totalCount: Int
+}
+
+"Which users Query.users lists; the criteria combine."
+input UserFilter {
+  "Usernames starting with this, ignoring case (a prefix scan of the usernames table)."
+  usernamePrefix: String
+  "Members of this role."
+  roleId: ID
+  "Members of this department (directly)."
+  departmentId: ID
+  "Users in no department."
+  withoutDepartment: Boolean
 }
 
 type PostEdge {
@@ -1271,6 +1598,10 @@ type Query {
   topDepartments(first: Int, after: String): DepartmentConnection! @authenticated
   "A department by id; null when there is none. Requires a token."
   department(id: ID!): Department @authenticated
+  "Users, filtered (filter criteria combine): in username order with usernamePrefix alone, in user-id order otherwise. An unknown role or department is NOT_FOUND."
+  users(first: Int, after: String, filter: UserFilter): UserSearchConnection! @authenticated
+  "The audit log of admin changes, newest first. Admins only."
+  auditLog(first: Int, after: String, filter: AuditFilter): AuditEventConnection! @hasRole(role: "admin")
 }
 
 type Subscription {
@@ -1309,15 +1640,26 @@ type Mutation {
   assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasRole(role: "admin")
   "Take a role from a user; idempotent."
   revokeRole(userId: ID!, roleId: ID!): User! @hasRole(role: "admin")
-  "Create a department (name: 1-64 characters) under parentId; no parent = top level."
-  createDepartment(name: String!, parentId: ID): Department! @hasRole(role: "admin")
-  renameDepartment(id: ID!, name: String!): Department! @hasRole(role: "admin")
-  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle."
-  moveDepartment(id: ID!, parentId: ID): Department! @hasRole(role: "admin")
-  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department)."
-  deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @hasRole(role: "admin")
-  "Put a user into a department, or into none with departmentId null."
-  setUserDepartment(userId: ID!, departmentId: ID): User! @hasRole(role: "admin")
+  "Create a department (name: 1-64 characters) under parentId; no parent = top level. Admins, or managers of the parent's subtree (top level: admins only)."
+  createDepartment(name: String!, parentId: ID): Department! @authenticated
+  "Rename a department. Admins, or managers of its subtree."
+  renameDepartment(id: ID!, name: String!): Department! @authenticated
+  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle. Admins, or managers of both the department and the new parent."
+  moveDepartment(id: ID!, parentId: ID): Department! @authenticated
+  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department). Admins, or managers of its subtree."
+  deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @authenticated
+  "Put a user into a department, or into none with departmentId null. Admins, or managers of both the old and the new department."
+  setUserDepartment(userId: ID!, departmentId: ID): User! @authenticated
+  "Give a role to up to 100 users, each as assignRole would."
+  assignRoleToUsers(userIds: [ID!]!, roleId: ID!, priority: Int!): BulkResult! @hasRole(role: "admin")
+  "Take a role from up to 100 users, each as revokeRole would."
+  revokeRoleFromUsers(userIds: [ID!]!, roleId: ID!): BulkResult! @hasRole(role: "admin")
+  "Put up to 100 users into a department, or into none with departmentId null, each as setUserDepartment would (admins, or managers of both ends)."
+  setUsersDepartment(userIds: [ID!]!, departmentId: ID): BulkResult! @authenticated
+  "Make a user a manager of a department and its subtree."
+  addDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
+  "Take a department's subtree from one of its managers."
+  removeDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
 }
 
 # ---------------------------------------------------------------------------
@@ -1386,9 +1728,69 @@ type Department implements Node {
   "The path from the top-level department down to the parent, root first, excluding this department."
   ancestors: [Department!]!
   "Sub-departments, in creation order."
-  children(first: Int, after: String): DepartmentConnection!
+  subDepartments(first: Int, after: String): DepartmentConnection!
+  "Sub-departments, in creation order."
+  children(first: Int, after: String): DepartmentConnection! @deprecated(reason: "use subDepartments")
   "The users in this department, by user id."
   members(first: Int, after: String): DepartmentMemberConnection!
+  "The number of users directly in this department (a kept counter, exact)."
+  memberCount: Int!
+  "The users who manage this department's subtree, by user id."
+  managers: [User!]!
+}
+
+"One user's failure in a bulk change."
+type BulkFailure {
+  userId: ID!
+  "The error's extensions.code (NOT_FOUND, FORBIDDEN, BAD_USER_INPUT, INTERNAL_SERVER_ERROR)."
+  code: String!
+  message: String!
+}
+
+"The outcome of a bulk change: each user's change is made on its own."
+type BulkResult {
+  succeeded: [User!]!
+  failed: [BulkFailure!]!
+}
+
+"One recorded admin change."
+type AuditEvent {
+  id: ID!
+  at: Time!
+  "Who made the change; null when made from the command line, or by a user since deleted."
+  actor: User
+  "What was done: role.create, role.rename, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager."
+  action: String!
+  "The global id of what was changed (a user, role or department id)."
+  targetId: ID!
+  "Compact JSON of what changed, before the change."
+  before: String
+  "Compact JSON of what changed, after the change."
+  after: String
+  "The X-Request-Id of the request that made the change."
+  requestId: String
+}
+
+type AuditEventEdge {
+  cursor: String!
+  node: AuditEvent!
+}
+
+"Audit events, newest first."
+type AuditEventConnection {
+  edges: [AuditEventEdge!]!
+  pageInfo: PageInfo!
+}
+
+"Which audit events Query.auditLog lists; the criteria combine."
+input AuditFilter {
+  actorId: ID
+  targetId: ID
+  action: String
+  "Events at or after this time."
+  since: Time
+  "Events before this time."
+  until: Time
 }
 
 type DepartmentEdge {
@@ -1408,6 +1810,48 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEvent_id(ctx, field)
+	case "at":
+		return ec.fieldContext_AuditEvent_at(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEvent_actor(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEvent_action(ctx, field)
+	case "targetId":
+		return ec.fieldContext_AuditEvent_targetId(ctx, field)
+	case "before":
+		return ec.fieldContext_AuditEvent_before(ctx, field)
+	case "after":
+		return ec.fieldContext_AuditEvent_after(ctx, field)
+	case "requestId":
+		return ec.fieldContext_AuditEvent_requestId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AuditEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -1416,6 +1860,28 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 		return ec.fieldContext_AuthPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuthPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userId":
+		return ec.fieldContext_BulkFailure_userId(ctx, field)
+	case "code":
+		return ec.fieldContext_BulkFailure_code(ctx, field)
+	case "message":
+		return ec.fieldContext_BulkFailure_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkFailure", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "succeeded":
+		return ec.fieldContext_BulkResult_succeeded(ctx, field)
+	case "failed":
+		return ec.fieldContext_BulkResult_failed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkResult", field.Name)
 }
 
 func (ec *executionContext) childFields_Department(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1428,10 +1894,16 @@ func (ec *executionContext) childFields_Department(ctx context.Context, field gr
 		return ec.fieldContext_Department_parent(ctx, field)
 	case "ancestors":
 		return ec.fieldContext_Department_ancestors(ctx, field)
+	case "subDepartments":
+		return ec.fieldContext_Department_subDepartments(ctx, field)
 	case "children":
 		return ec.fieldContext_Department_children(ctx, field)
 	case "members":
 		return ec.fieldContext_Department_members(ctx, field)
+	case "memberCount":
+		return ec.fieldContext_Department_memberCount(ctx, field)
+	case "managers":
+		return ec.fieldContext_Department_managers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Department", field.Name)
 }
@@ -1462,6 +1934,8 @@ func (ec *executionContext) childFields_DepartmentMemberConnection(ctx context.C
 		return ec.fieldContext_DepartmentMemberConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_DepartmentMemberConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_DepartmentMemberConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DepartmentMemberConnection", field.Name)
 }
@@ -1620,6 +2094,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_roles(ctx, field)
 	case "department":
 		return ec.fieldContext_User_department(ctx, field)
+	case "managedDepartments":
+		return ec.fieldContext_User_managedDepartments(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -1644,6 +2120,18 @@ func (ec *executionContext) childFields_UserEdge(ctx context.Context, field grap
 		return ec.fieldContext_UserEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UserEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_UserSearchConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_UserSearchConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UserSearchConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_UserSearchConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserSearchConnection", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1817,6 +2305,80 @@ func (ec *executionContext) field_Department_members_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Department_subDepartments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addDepartmentManager_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "departmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["departmentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_assignRoleToUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userIds"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "roleId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["roleId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "priority",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["priority"] = arg2
 	return args, nil
 }
 
@@ -2016,6 +2578,28 @@ func (ec *executionContext) field_Mutation_register_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeDepartmentManager_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "departmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["departmentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_renameDepartment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2057,6 +2641,28 @@ func (ec *executionContext) field_Mutation_renameRole_args(ctx context.Context, 
 		return nil, err
 	}
 	args["name"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeRoleFromUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userIds"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "roleId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["roleId"] = arg1
 	return args, nil
 }
 
@@ -2104,6 +2710,28 @@ func (ec *executionContext) field_Mutation_setUserDepartment_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setUsersDepartment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userIds"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "departmentId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["departmentId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unfollow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2129,6 +2757,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AuditFilter, error) {
+			return ec.unmarshalOAuditFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -2326,6 +2984,36 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.UserFilter, error) {
+			return ec.unmarshalOUserFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐUserFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Role_members_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2504,6 +3192,154 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.At)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AuditEvent_actor(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEvent_actor,
+
+		obj.Actor,
+
+		ec.marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEvent_action(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Action)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_targetId(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.TargetID)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_targetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEvent_before(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Before)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_after(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.After)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_after(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEvent_requestId(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.RequestID)
+
+}
+func (ec *executionContext) fieldContext_AuditEvent_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventEdge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_AuditEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEventEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventEdge) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventEdge_node,
+
+		obj.Node,
+
+		ec.marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEvent)
+
+}
+func (ec *executionContext) fieldContext_AuditEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AuthPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.AuthPayload) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Token)
 
@@ -2528,6 +3364,72 @@ func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, fie
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkFailure_userId(ctx context.Context, field graphql.CollectedField, obj *org.BulkFailure) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID(ctx, field.Selections, obj.UserID)
+
+}
+func (ec *executionContext) fieldContext_BulkFailure_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFailure", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BulkFailure_code(ctx context.Context, field graphql.CollectedField, obj *org.BulkFailure) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
+
+}
+func (ec *executionContext) fieldContext_BulkFailure_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _BulkFailure_message(ctx context.Context, field graphql.CollectedField, obj *org.BulkFailure) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Message)
+
+}
+func (ec *executionContext) fieldContext_BulkFailure_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _BulkResult_succeeded(ctx context.Context, field graphql.CollectedField, obj *org.BulkResult) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_BulkResult_succeeded,
+
+		obj.Succeeded,
+
+		ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ)
+
+}
+func (ec *executionContext) fieldContext_BulkResult_succeeded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkResult_failed(ctx context.Context, field graphql.CollectedField, obj *org.BulkResult) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_BulkResult_failed,
+
+		obj.Failed,
+
+		ec.marshalNBulkFailure2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkFailureᚄ)
+
+}
+func (ec *executionContext) fieldContext_BulkResult_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkFailure(ctx, field)
 		},
 	}
 	return fc, nil
@@ -2609,6 +3511,50 @@ func (ec *executionContext) fieldContext_Department_ancestors(_ context.Context,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Department(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Department_subDepartments(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Department_subDepartments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Department().SubDepartments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *org.DepartmentConnection) graphql.Marshaler {
+			return ec.marshalNDepartmentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Department_subDepartments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Department",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DepartmentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Department_subDepartments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -2697,6 +3643,46 @@ func (ec *executionContext) fieldContext_Department_members(ctx context.Context,
 	if fc.Args, err = ec.field_Department_members_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Department_memberCount(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.MemberCount)
+
+}
+func (ec *executionContext) fieldContext_Department_memberCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Department", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Department_managers(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Department_managers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Department().Managers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Department_managers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Department",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -2812,6 +3798,14 @@ func (ec *executionContext) fieldContext_DepartmentMemberConnection_pageInfo(_ c
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DepartmentMemberConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+
+}
+func (ec *executionContext) fieldContext_DepartmentMemberConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepartmentMemberConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Mutation_register(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3399,16 +4393,11 @@ func (ec *executionContext) _Mutation_createDepartment(ctx context.Context, fiel
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
+				if ec.Directives.Authenticated == nil {
 					var zeroVal *org.Department
-					return zeroVal, err
+					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.Authenticated(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3461,16 +4450,11 @@ func (ec *executionContext) _Mutation_renameDepartment(ctx context.Context, fiel
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
+				if ec.Directives.Authenticated == nil {
 					var zeroVal *org.Department
-					return zeroVal, err
+					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.Authenticated(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3523,16 +4507,11 @@ func (ec *executionContext) _Mutation_moveDepartment(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
+				if ec.Directives.Authenticated == nil {
 					var zeroVal *org.Department
-					return zeroVal, err
+					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.Authenticated(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3585,16 +4564,11 @@ func (ec *executionContext) _Mutation_deleteDepartment(ctx context.Context, fiel
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
+				if ec.Directives.Authenticated == nil {
 					var zeroVal bool
-					return zeroVal, err
+					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal bool
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.Authenticated(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3647,16 +4621,11 @@ func (ec *executionContext) _Mutation_setUserDepartment(ctx context.Context, fie
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
+				if ec.Directives.Authenticated == nil {
 					var zeroVal *weibo.User
-					return zeroVal, err
+					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal *weibo.User
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.Authenticated(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3687,6 +4656,311 @@ func (ec *executionContext) fieldContext_Mutation_setUserDepartment(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setUserDepartment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_assignRoleToUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_assignRoleToUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AssignRoleToUsers(ctx, fc.Args["userIds"].([]string), fc.Args["roleId"].(string), fc.Args["priority"].(int))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *org.BulkResult
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *org.BulkResult
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.BulkResult) graphql.Marshaler {
+			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_assignRoleToUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_assignRoleToUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeRoleFromUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeRoleFromUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeRoleFromUsers(ctx, fc.Args["userIds"].([]string), fc.Args["roleId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *org.BulkResult
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *org.BulkResult
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.BulkResult) graphql.Marshaler {
+			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeRoleFromUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeRoleFromUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setUsersDepartment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setUsersDepartment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetUsersDepartment(ctx, fc.Args["userIds"].([]string), fc.Args["departmentId"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *org.BulkResult
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.BulkResult) graphql.Marshaler {
+			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setUsersDepartment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setUsersDepartment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addDepartmentManager(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addDepartmentManager(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddDepartmentManager(ctx, fc.Args["departmentId"].(string), fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *org.Department
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *org.Department
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addDepartmentManager(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Department(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addDepartmentManager_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeDepartmentManager(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeDepartmentManager(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveDepartmentManager(ctx, fc.Args["departmentId"].(string), fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *org.Department
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *org.Department
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeDepartmentManager(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Department(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeDepartmentManager_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4433,6 +5707,125 @@ func (ec *executionContext) fieldContext_Query_department(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_department_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_users(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_users(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Users(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*model.UserFilter))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *domain.UserSearchConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.UserSearchConnection) graphql.Marshaler {
+			return ec.marshalNUserSearchConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋdomainᚐUserSearchConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_users(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserSearchConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_users_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*model.AuditFilter))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *model.AuditEventConnection
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *model.AuditEventConnection
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditEventConnection) graphql.Marshaler {
+			return ec.marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5221,6 +6614,51 @@ func (ec *executionContext) fieldContext_User_department(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _User_managedDepartments(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_managedDepartments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().ManagedDepartments(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal []*org.Department
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_managedDepartments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Department(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_UserConnection_edges,
 
@@ -5309,6 +6747,56 @@ func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _UserSearchConnection_edges(ctx context.Context, field graphql.CollectedField, obj *domain.UserSearchConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_UserSearchConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_UserSearchConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserSearchConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserSearchConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *domain.UserSearchConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_UserSearchConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_UserSearchConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserSearchConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserSearchConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *domain.UserSearchConnection) (ret graphql.Marshaler) {
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.TotalCount)
+
+}
+func (ec *executionContext) fieldContext_UserSearchConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserSearchConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -5901,6 +7389,139 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAuditFilter(ctx context.Context, obj any) (model.AuditFilter, error) {
+	var it model.AuditFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"actorId", "targetId", "action", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "actorId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorID = data
+		case "targetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetID = data
+		case "action":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("action"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Action = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAuditFilter unmarshals raw into the AuditFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAuditFilter(ctx context.Context, raw any) (model.AuditFilter, error) {
+	var out model.AuditFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AuditFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUserFilter(ctx context.Context, obj any) (model.UserFilter, error) {
+	var it model.UserFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"usernamePrefix", "roleId", "departmentId", "withoutDepartment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "usernamePrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usernamePrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsernamePrefix = data
+		case "roleId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleID = data
+		case "departmentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("departmentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DepartmentID = data
+		case "withoutDepartment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("withoutDepartment"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WithoutDepartment = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUserFilter unmarshals raw into the UserFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUserFilter(ctx context.Context, raw any) (model.UserFilter, error) {
+	var out model.UserFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UserFilter", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -5942,6 +7563,150 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var auditEventImplementors = []string{"AuditEvent"}
+
+func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEvent) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEvent")
+		case "id":
+			out.Values[i] = ec._AuditEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._AuditEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._AuditEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._AuditEvent_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetId":
+			out.Values[i] = ec._AuditEvent_targetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "before":
+			out.Values[i] = ec._AuditEvent_before(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "after":
+			out.Values[i] = ec._AuditEvent_after(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "requestId":
+			out.Values[i] = ec._AuditEvent_requestId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditEventConnectionImplementors = []string{"AuditEventConnection"}
+
+func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEventConnection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEventConnection")
+		case "edges":
+			out.Values[i] = ec._AuditEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AuditEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditEventEdgeImplementors = []string{"AuditEventEdge"}
+
+func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEventEdge) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventEdgeImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEventEdge")
+		case "cursor":
+			out.Values[i] = ec._AuditEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AuditEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var authPayloadImplementors = []string{"AuthPayload"}
 
 func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthPayload) graphql.Marshaler {
@@ -5960,6 +7725,87 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 			}
 		case "user":
 			out.Values[i] = ec._AuthPayload_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var bulkFailureImplementors = []string{"BulkFailure"}
+
+func (ec *executionContext) _BulkFailure(ctx context.Context, sel ast.SelectionSet, obj *org.BulkFailure) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, bulkFailureImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkFailure")
+		case "userId":
+			out.Values[i] = ec._BulkFailure_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._BulkFailure_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._BulkFailure_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var bulkResultImplementors = []string{"BulkResult"}
+
+func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSet, obj *org.BulkResult) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, bulkResultImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkResult")
+		case "succeeded":
+			out.Values[i] = ec._BulkResult_succeeded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._BulkResult_failed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6013,6 +7859,12 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Department_ancestors(ctx, field, obj)
 				})
+		case "subDepartments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Department_subDepartments(ctx, field, obj)
+				})
 		case "children":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -6024,6 +7876,17 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Department_members(ctx, field, obj)
+				})
+		case "memberCount":
+			out.Values[i] = ec._Department_memberCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "managers":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Department_managers(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -6136,6 +7999,11 @@ func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel
 			}
 		case "pageInfo":
 			out.Values[i] = ec._DepartmentMemberConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._DepartmentMemberConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6276,6 +8144,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setUserDepartment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setUserDepartment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assignRoleToUsers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_assignRoleToUsers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeRoleFromUsers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeRoleFromUsers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setUsersDepartment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setUsersDepartment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addDepartmentManager":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addDepartmentManager(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeDepartmentManager":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeDepartmentManager(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -6564,6 +8467,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_department(ctx, field)
+				})
+		case "users":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_users(ctx, field)
+				})
+		case "auditLog":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_auditLog(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -6985,6 +8900,12 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_department(ctx, field, obj)
 				})
+		case "managedDepartments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_managedDepartments(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7067,6 +8988,49 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._UserEdge_node(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var userSearchConnectionImplementors = []string{"UserSearchConnection"}
+
+func (ec *executionContext) _UserSearchConnection(ctx context.Context, sel ast.SelectionSet, obj *domain.UserSearchConnection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, userSearchConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserSearchConnection")
+		case "edges":
+			out.Values[i] = ec._UserSearchConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._UserSearchConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._UserSearchConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7446,6 +9410,46 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *model.AuditEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEvent!")
+		return graphql.Null
+	}
+	return ec._AuditEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.AuditEventConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEventConnection!")
+		return graphql.Null
+	}
+	return ec._AuditEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEventEdge) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEventEdge2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEventEdge2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.AuditEventEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEventEdge!")
+		return graphql.Null
+	}
+	return ec._AuditEventEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAuthPayload2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuthPayload(ctx context.Context, sel ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "AuthPayload!")
@@ -7466,6 +9470,34 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNBulkFailure2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkFailure(ctx context.Context, sel ast.SelectionSet, v org.BulkFailure) graphql.Marshaler {
+	return ec._BulkFailure(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBulkFailure2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []org.BulkFailure) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBulkFailure2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkFailure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐBulkResult(ctx context.Context, sel ast.SelectionSet, v *org.BulkResult) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BulkResult!")
+		return graphql.Null
+	}
+	return ec._BulkResult(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*org.Department) graphql.Marshaler {
@@ -7653,6 +9685,14 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgateway
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *weibo.PageInfo) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PageInfo!")
+		return graphql.Null
+	}
+	return ec._PageInfo(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx context.Context, sel ast.SelectionSet, v *feed.Post) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Post!")
@@ -7831,6 +9871,22 @@ func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohb
 	return ec._TimelineConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.User) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx context.Context, sel ast.SelectionSet, v *weibo.User) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "User!")
@@ -7865,6 +9921,14 @@ func (ec *executionContext) marshalNUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgate
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNUserSearchConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋdomainᚐUserSearchConnection(ctx context.Context, sel ast.SelectionSet, v *domain.UserSearchConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UserSearchConnection!")
+		return graphql.Null
+	}
+	return ec._UserSearchConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -8009,6 +10073,14 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalOAuditFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditFilter(ctx context.Context, v any) (*model.AuditFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8121,11 +10193,37 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := gqltime.UnmarshalTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := gqltime.MarshalTime(*v)
+	return res
+}
+
 func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx context.Context, sel ast.SelectionSet, v *weibo.User) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOUserFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐUserFilter(ctx context.Context, v any) (*model.UserFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputUserFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -125,8 +125,13 @@ func (r *Resolver) prefetchAuthors(ctx context.Context, page *feed.PostConnectio
 // prefetchNodes prefetches the nodes of a user page's edges (see
 // prefetchUsers): the edges carry user ids only.
 func (r *Resolver) prefetchNodes(ctx context.Context, page *weibo.UserConnection) error {
-	ids := make([]weibo.UserID, len(page.Edges))
-	for i, e := range page.Edges {
+	return r.prefetchUserEdges(ctx, page.Edges)
+}
+
+// prefetchUserEdges prefetches the nodes of a page's user edges.
+func (r *Resolver) prefetchUserEdges(ctx context.Context, edges []weibo.UserEdge) error {
+	ids := make([]weibo.UserID, len(edges))
+	for i, e := range edges {
 		ids[i] = e.User
 	}
 	return prefetchUsers(ctx, r.Svc, ids, false, "edges", "node")

@@ -15,6 +15,7 @@ import (
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 )
@@ -29,6 +30,11 @@ func (r *departmentResolver) Ancestors(ctx context.Context, obj *org.Department)
 	return r.Svc.Org.Ancestors(ctx, obj)
 }
 
+// SubDepartments is the resolver for the subDepartments field.
+func (r *departmentResolver) SubDepartments(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error) {
+	return r.Svc.Org.DepartmentChildren(ctx, obj.ID, first, after)
+}
+
 // Children is the resolver for the children field.
 func (r *departmentResolver) Children(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error) {
 	return r.Svc.Org.DepartmentChildren(ctx, obj.ID, first, after)
@@ -36,7 +42,21 @@ func (r *departmentResolver) Children(ctx context.Context, obj *org.Department, 
 
 // Members is the resolver for the members field.
 func (r *departmentResolver) Members(ctx context.Context, obj *org.Department, first *int, after *string) (*weibo.UserConnection, error) {
-	return r.Svc.Org.DepartmentMembers(ctx, obj.ID, first, after)
+	page, err := r.Svc.Org.DepartmentMembers(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.MemberCount)
+	return page, nil
+}
+
+// Managers is the resolver for the managers field.
+func (r *departmentResolver) Managers(ctx context.Context, obj *org.Department) ([]*weibo.User, error) {
+	ids, err := r.Svc.Org.Managers(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return loadUsers(ctx, ids)
 }
 
 // Register is the resolver for the register field.
@@ -138,6 +158,9 @@ func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, pa
 	if err != nil {
 		return nil, err
 	}
+	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), parent); err != nil {
+		return nil, err
+	}
 	return r.Svc.Org.CreateDepartment(ctx, name, parent)
 }
 
@@ -145,6 +168,9 @@ func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, pa
 func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name string) (*org.Department, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept); err != nil {
 		return nil, err
 	}
 	return r.Svc.Org.RenameDepartment(ctx, dept, name)
@@ -160,6 +186,9 @@ func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parent
 	if err != nil {
 		return nil, err
 	}
+	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept, parent); err != nil {
+		return nil, err
+	}
 	return r.Svc.Org.MoveDepartment(ctx, dept, parent)
 }
 
@@ -167,6 +196,9 @@ func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parent
 func (r *mutationResolver) DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {
+		return false, err
+	}
+	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept); err != nil {
 		return false, err
 	}
 	return r.Svc.Org.DeleteDepartment(ctx, dept, cascade != nil && *cascade)
@@ -182,7 +214,79 @@ func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string,
 	if err != nil {
 		return nil, err
 	}
+	denied, err := r.Svc.Org.AuthorizeMemberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
+	if err != nil {
+		return nil, err
+	}
+	if denied[0] != nil {
+		return nil, denied[0]
+	}
 	return r.Svc.Org.SetUserDepartment(ctx, user, dept)
+}
+
+// AssignRoleToUsers is the resolver for the assignRoleToUsers field.
+func (r *mutationResolver) AssignRoleToUsers(ctx context.Context, userIds []string, roleID string, priority int) (*org.BulkResult, error) {
+	users, err := parseIDs[weibo.UserID]("userIds", userIds)
+	if err != nil {
+		return nil, err
+	}
+	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.AssignRoleToUsers(ctx, users, role, priority)
+}
+
+// RevokeRoleFromUsers is the resolver for the revokeRoleFromUsers field.
+func (r *mutationResolver) RevokeRoleFromUsers(ctx context.Context, userIds []string, roleID string) (*org.BulkResult, error) {
+	users, err := parseIDs[weibo.UserID]("userIds", userIds)
+	if err != nil {
+		return nil, err
+	}
+	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.RevokeRoleFromUsers(ctx, users, role)
+}
+
+// SetUsersDepartment is the resolver for the setUsersDepartment field.
+func (r *mutationResolver) SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error) {
+	users, err := parseIDs[weibo.UserID]("userIds", userIds)
+	if err != nil {
+		return nil, err
+	}
+	dept, err := parseParentID("departmentId", departmentID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.SetUsersDepartment(ctx, viewerOf(ctx), users, dept)
+}
+
+// AddDepartmentManager is the resolver for the addDepartmentManager field.
+func (r *mutationResolver) AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error) {
+	dept, err := parseID[weibo.DeptID]("departmentId", departmentID)
+	if err != nil {
+		return nil, err
+	}
+	user, err := parseID[weibo.UserID]("userId", userID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.AddDepartmentManager(ctx, dept, user)
+}
+
+// RemoveDepartmentManager is the resolver for the removeDepartmentManager field.
+func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error) {
+	dept, err := parseID[weibo.DeptID]("departmentId", departmentID)
+	if err != nil {
+		return nil, err
+	}
+	user, err := parseID[weibo.UserID]("userId", userID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
 }
 
 // Node is the resolver for the node field.
@@ -284,6 +388,24 @@ func (r *queryResolver) Department(ctx context.Context, id string) (*org.Departm
 		return nil, err
 	}
 	return loadDepartment(ctx, dept)
+}
+
+// Users is the resolver for the users field.
+func (r *queryResolver) Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error) {
+	f, err := userFilter(filter)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.Svc.SearchUsers(ctx, f, first, after)
+	if err != nil {
+		return nil, err
+	}
+	return page, r.prefetchUserEdges(ctx, page.Edges)
+}
+
+// AuditLog is the resolver for the auditLog field.
+func (r *queryResolver) AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*model.AuditEventConnection, error) {
+	panic(fmt.Errorf("not implemented: AuditLog - auditLog"))
 }
 
 // Members is the resolver for the members field.
@@ -392,6 +514,15 @@ func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleA
 // Department is the resolver for the department field.
 func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*org.Department, error) {
 	return loaders.For(ctx).UserDepartments.Load(ctx, obj.ID)()
+}
+
+// ManagedDepartments is the resolver for the managedDepartments field.
+func (r *userResolver) ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error) {
+	ds, err := r.Svc.Org.ManagedDepartments(ctx, []weibo.UserID{obj.ID})
+	if err != nil {
+		return nil, err
+	}
+	return ds[0], nil
 }
 
 // Node is the resolver for the node field.

@@ -52,7 +52,7 @@ var demoMembers = []struct{ user, dept string }{
 // missing); the roles 体育委员, 劳动委员, 学习委员 and admin with the seed's
 // assignments; admin holding the admin role; the department tree CEO →
 // 开发部 (开发1, 开发2, 大数据部), 测试部 (测试1), 财务部; and the demo users in
-// CEO, 开发1 and 测试1. It is idempotent: what exists (users and roles by
+// CEO, 开发1 and 测试1; xiaohong managing 开发部. It is idempotent: what exists (users and roles by
 // name, departments by name under their parent) is reused, so a second run
 // changes nothing. Errors are the domain's.
 func OrgDemo(ctx context.Context, svc *domain.Domain) error {
@@ -106,8 +106,13 @@ func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 			return err
 		}
 	}
-	return nil
+	// A department head: 小红 manages 开发部 and its subtree.
+	_, err := svc.Org.AddDepartmentManager(ctx, depts[demoManaged], users[DemoXiaohong])
+	return err
 }
+
+// demoManaged is the department the demo's manager (xiaohong) manages.
+const demoManaged = "开发部"
 
 // childNamed returns the id of the first child of parent named name, or
 // weibo.RootDept when it has none.

@@ -3,8 +3,50 @@
 package model
 
 import (
+	"time"
+
 	"github.com/weibohbase/gateway/weibo"
 )
+
+// One recorded admin change.
+type AuditEvent struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+	// Who made the change; null when made from the command line, or by a user since deleted.
+	Actor *weibo.User `json:"actor,omitempty"`
+	// What was done: role.create, role.rename, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager.
+	Action string `json:"action"`
+	// The global id of what was changed (a user, role or department id).
+	TargetID string `json:"targetId"`
+	// Compact JSON of what changed, before the change.
+	Before *string `json:"before,omitempty"`
+	// Compact JSON of what changed, after the change.
+	After *string `json:"after,omitempty"`
+	// The X-Request-Id of the request that made the change.
+	RequestID *string `json:"requestId,omitempty"`
+}
+
+// Audit events, newest first.
+type AuditEventConnection struct {
+	Edges    []*AuditEventEdge `json:"edges"`
+	PageInfo *weibo.PageInfo   `json:"pageInfo"`
+}
+
+type AuditEventEdge struct {
+	Cursor string      `json:"cursor"`
+	Node   *AuditEvent `json:"node"`
+}
+
+// Which audit events Query.auditLog lists; the criteria combine.
+type AuditFilter struct {
+	ActorID  *string `json:"actorId,omitempty"`
+	TargetID *string `json:"targetId,omitempty"`
+	Action   *string `json:"action,omitempty"`
+	// Events at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Events before this time.
+	Until *time.Time `json:"until,omitempty"`
+}
 
 type AuthPayload struct {
 	// A JWT; send it as `Authorization: Bearer <token>`.
@@ -19,4 +61,16 @@ type Query struct {
 }
 
 type Subscription struct {
+}
+
+// Which users Query.users lists; the criteria combine.
+type UserFilter struct {
+	// Usernames starting with this, ignoring case (a prefix scan of the usernames table).
+	UsernamePrefix *string `json:"usernamePrefix,omitempty"`
+	// Members of this role.
+	RoleID *string `json:"roleId,omitempty"`
+	// Members of this department (directly).
+	DepartmentID *string `json:"departmentId,omitempty"`
+	// Users in no department.
+	WithoutDepartment *bool `json:"withoutDepartment,omitempty"`
 }

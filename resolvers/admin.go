@@ -1,0 +1,71 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/loaders"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+)
+
+// parseIDs parses the ID list argument named field (parseID for each): a
+// malformed id refuses the whole call, naming it.
+func parseIDs[T any, PT interface {
+	*T
+	graphql.Unmarshaler
+}](field string, ss []string) ([]T, error) {
+	out := make([]T, len(ss))
+	for i, s := range ss {
+		id, err := parseID[T, PT](field, s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = id
+	}
+	return out, nil
+}
+
+// loadUsers loads users through the dataloader, in order, skipping those
+// that no longer exist.
+func loadUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error) {
+	us, errs := loaders.For(ctx).Users.LoadMany(ctx, ids)()
+	out := make([]*weibo.User, 0, len(us))
+	for i, u := range us {
+		if len(errs) > i && errs[i] != nil {
+			return nil, errs[i]
+		}
+		if u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// userFilter converts Query.users' filter argument (nil: no criterion).
+func userFilter(in *model.UserFilter) (domain.UserFilter, error) {
+	var f domain.UserFilter
+	if in == nil {
+		return f, nil
+	}
+	if in.UsernamePrefix != nil {
+		f.UsernamePrefix = *in.UsernamePrefix
+	}
+	if in.RoleID != nil {
+		rid, err := parseID[weibo.RoleID]("filter.roleId", *in.RoleID)
+		if err != nil {
+			return f, err
+		}
+		f.Role = &rid
+	}
+	if in.DepartmentID != nil {
+		did, err := parseID[weibo.DeptID]("filter.departmentId", *in.DepartmentID)
+		if err != nil {
+			return f, err
+		}
+		f.Department = &did
+	}
+	f.WithoutDepartment = in.WithoutDepartment != nil && *in.WithoutDepartment
+	return f, nil
+}

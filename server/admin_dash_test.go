@@ -1,0 +1,276 @@
+package server_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weibohbase/gateway/internal/testenv"
+)
+
+// userSearch is one page of Query.users.
+type userSearch struct {
+	Edges []struct {
+		Cursor string
+		Node   struct{ ID, Username string }
+	}
+	PageInfo struct {
+		HasNextPage bool
+		EndCursor   *string
+	}
+	TotalCount *int
+}
+
+func (u userSearch) names() []string {
+	var out []string
+	for _, e := range u.Edges {
+		out = append(out, e.Node.Username)
+	}
+	return out
+}
+
+// users runs Query.users with filter and paging.
+func (g *gw) users(token string, filter map[string]any, first int, after *string) userSearch {
+	g.t.Helper()
+	var d struct{ Users userSearch }
+	g.ok(token, `query($f: UserFilter, $first: Int, $after: String) { users(filter: $f, first: $first, after: $after) {
+		edges { cursor node { id username } } pageInfo { hasNextPage endCursor } totalCount } }`,
+		map[string]any{"f": filter, "first": first, "after": after}, &d)
+	return d.Users
+}
+
+// allUsers pages through Query.users with filter, pages of size first.
+func (g *gw) allUsers(token string, filter map[string]any, first int) []string {
+	g.t.Helper()
+	var out []string
+	var after *string
+	for range 100 {
+		p := g.users(token, filter, first, after)
+		out = append(out, p.names()...)
+		if !p.PageInfo.HasNextPage {
+			return out
+		}
+		after = p.PageInfo.EndCursor
+	}
+	g.t.Fatal("users: more than 100 pages")
+	return nil
+}
+
+// bulkResult is a BulkResult.
+type bulkResult struct {
+	Succeeded []struct{ ID string }
+	Failed    []struct{ UserID, Code, Message string }
+}
+
+func (b bulkResult) ok() []string {
+	var out []string
+	for _, s := range b.Succeeded {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+const bulkFields = `succeeded { id } failed { userId code message }`
+
+// deptCount returns a department's memberCount and its members' totalCount
+// and ids.
+func (g *gw) deptCount(token, id string) (memberCount, total int, members []string) {
+	g.t.Helper()
+	var d struct {
+		Department struct {
+			MemberCount int
+			Members     struct {
+				TotalCount int
+				Edges      []struct{ Node struct{ ID string } }
+			}
+		}
+	}
+	g.ok(token, `query($id: ID!) { department(id: $id) { memberCount members(first: 100) { totalCount edges { node { id } } } } }`,
+		map[string]any{"id": id}, &d)
+	for _, e := range d.Department.Members.Edges {
+		members = append(members, e.Node.ID)
+	}
+	return d.Department.MemberCount, d.Department.Members.TotalCount, members
+}
+
+// TestAdminDashboards drives the admin dashboards' API over HTTP on both
+// backends: subDepartments and member counts, user search with every
+// filter, the bulk changes with their per-user failures, and department
+// managers, whose powers stop at their subtree.
+func TestAdminDashboards(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g, _ := startAdminGateway(t, b.Open(t))
+			tag := strings.ToLower(uniqueName("dash"))
+			boss, mgr := g.register(tag+"boss"), g.register(tag+"mgr")
+			g.makeAdmin(boss)
+			tk := boss.token
+			var us []account
+			for i := range 5 {
+				us = append(us, g.register(fmt.Sprintf("%su%d", tag, i)))
+			}
+			ids := func(as ...account) []string {
+				var out []string
+				for _, a := range as {
+					out = append(out, a.ID)
+				}
+				return out
+			}
+			root := g.createDept(tk, "R"+tag, nil)
+			a := g.createDept(tk, "A", &root.ID)
+			a1 := g.createDept(tk, "A1", &a.ID)
+			bDept := g.createDept(tk, "B", &root.ID)
+			role := g.createRole(tk, "dash"+tag)
+
+			// subDepartments is children's new name.
+			var sub struct {
+				Department struct {
+					SubDepartments struct{ Edges []struct{ Node struct{ Name string } } }
+				}
+			}
+			g.ok(us[0].token, `query($id: ID!) { department(id: $id) { subDepartments { edges { node { name } } } } }`, map[string]any{"id": root.ID}, &sub)
+			if e := sub.Department.SubDepartments.Edges; len(e) != 2 || e[0].Node.Name != "A" || e[1].Node.Name != "B" {
+				t.Fatalf("subDepartments = %+v", e)
+			}
+
+			// Bulk moves, counted like single ones.
+			var mv struct{ SetUsersDepartment bulkResult }
+			g.ok(tk, `mutation($u: [ID!]!, $d: ID) { setUsersDepartment(userIds: $u, departmentId: $d) { `+bulkFields+` } }`,
+				map[string]any{"u": append(ids(us[0], us[1], us[2], us[0]), "999999999999"), "d": a.ID}, &mv)
+			if got := mv.SetUsersDepartment; !slices.Equal(got.ok(), ids(us[0], us[1], us[2])) ||
+				len(got.Failed) != 1 || got.Failed[0].UserID != "999999999999" || got.Failed[0].Code != "NOT_FOUND" {
+				t.Fatalf("setUsersDepartment = %+v", got)
+			}
+			if mc, total, members := g.deptCount(tk, a.ID); mc != 3 || total != 3 || len(members) != 3 {
+				t.Fatalf("A: memberCount %d, totalCount %d, members %v", mc, total, members)
+			}
+			g.ok(tk, `mutation($u: [ID!]!, $d: ID) { setUsersDepartment(userIds: $u, departmentId: $d) { `+bulkFields+` } }`,
+				map[string]any{"u": ids(us[2]), "d": bDept.ID}, &mv)
+			if mc, _, _ := g.deptCount(tk, a.ID); mc != 2 {
+				t.Fatalf("A after a member left: memberCount %d", mc)
+			}
+			if mc, _, _ := g.deptCount(tk, bDept.ID); mc != 1 {
+				t.Fatalf("B after a member joined: memberCount %d", mc)
+			}
+
+			// Bulk roles.
+			var as struct{ AssignRoleToUsers bulkResult }
+			g.ok(tk, `mutation($u: [ID!]!, $r: ID!) { assignRoleToUsers(userIds: $u, roleId: $r, priority: 7) { `+bulkFields+` } }`,
+				map[string]any{"u": ids(us[1], us[3]), "r": role.ID}, &as)
+			if !slices.Equal(as.AssignRoleToUsers.ok(), ids(us[1], us[3])) || len(as.AssignRoleToUsers.Failed) != 0 {
+				t.Fatalf("assignRoleToUsers = %+v", as)
+			}
+			if r := g.role(tk, role.ID, 10, nil); r.MemberCount != 2 {
+				t.Fatalf("role after the bulk assign: %+v", r)
+			}
+			var rv struct{ RevokeRoleFromUsers bulkResult }
+			g.ok(tk, `mutation($u: [ID!]!, $r: ID!) { revokeRoleFromUsers(userIds: $u, roleId: $r) { `+bulkFields+` } }`,
+				map[string]any{"u": ids(us[3]), "r": role.ID}, &rv)
+			if r := g.role(tk, role.ID, 10, nil); r.MemberCount != 1 {
+				t.Fatalf("role after the bulk revoke: %+v", r)
+			}
+			many := make([]string, 101)
+			for i := range many {
+				many[i] = fmt.Sprint(i + 1)
+			}
+			for _, c := range []struct {
+				code, q string
+				vars    map[string]any
+			}{
+				{"BAD_USER_INPUT", `mutation($u: [ID!]!, $r: ID!) { assignRoleToUsers(userIds: $u, roleId: $r, priority: 1) { failed { code } } }`, map[string]any{"u": many, "r": role.ID}},
+				{"BAD_USER_INPUT", `mutation($u: [ID!]!, $r: ID!) { assignRoleToUsers(userIds: $u, roleId: $r, priority: 1) { failed { code } } }`, map[string]any{"u": []string{}, "r": role.ID}},
+				{"BAD_USER_INPUT", `mutation($u: [ID!]!, $r: ID!) { assignRoleToUsers(userIds: $u, roleId: $r, priority: 0) { failed { code } } }`, map[string]any{"u": ids(us[0]), "r": role.ID}},
+				{"BAD_USER_INPUT", `mutation($u: [ID!]!, $r: ID!) { revokeRoleFromUsers(userIds: $u, roleId: $r) { failed { code } } }`, map[string]any{"u": []string{"x!"}, "r": role.ID}},
+				{"NOT_FOUND", `mutation($u: [ID!]!) { assignRoleToUsers(userIds: $u, roleId: "999999999", priority: 1) { failed { code } } }`, map[string]any{"u": ids(us[0])}},
+				{"NOT_FOUND", `mutation($u: [ID!]!) { setUsersDepartment(userIds: $u, departmentId: "999999999") { failed { code } } }`, map[string]any{"u": ids(us[0])}},
+			} {
+				g.fails(tk, c.code, c.q, c.vars)
+			}
+			g.fails(us[0].token, "FORBIDDEN", `mutation($u: [ID!]!, $r: ID!) { assignRoleToUsers(userIds: $u, roleId: $r, priority: 1) { failed { code } } }`, map[string]any{"u": ids(us[0]), "r": role.ID})
+			if r := g.role(tk, role.ID, 10, nil); r.MemberCount != 1 {
+				t.Fatalf("refused bulk calls changed the role: %+v", r)
+			}
+
+			// User search.
+			upper := strings.ToUpper(tag)
+			all := []string{tag + "boss", tag + "mgr", tag + "u0", tag + "u1", tag + "u2", tag + "u3", tag + "u4"}
+			if got := g.allUsers(us[0].token, map[string]any{"usernamePrefix": upper}, 3); !slices.Equal(got, all) {
+				t.Fatalf("users(prefix) = %v, want %v", got, all)
+			}
+			if p := g.users(tk, map[string]any{"usernamePrefix": tag}, 2, nil); p.TotalCount != nil || len(p.Edges) != 2 || !p.PageInfo.HasNextPage {
+				t.Fatalf("users(prefix) page 1 = %+v", p)
+			}
+			p := g.users(tk, map[string]any{"departmentId": a.ID}, 10, nil)
+			if p.TotalCount == nil || *p.TotalCount != 2 || !slices.Equal(p.names(), []string{tag + "u0", tag + "u1"}) {
+				t.Fatalf("users(department A) = %+v", p)
+			}
+			if p := g.users(tk, map[string]any{"roleId": role.ID}, 10, nil); p.TotalCount == nil || *p.TotalCount != 1 || !slices.Equal(p.names(), []string{tag + "u1"}) {
+				t.Fatalf("users(role) = %+v", p)
+			}
+			if p := g.users(tk, map[string]any{"roleId": role.ID, "departmentId": a.ID, "usernamePrefix": tag + "U"}, 10, nil); p.TotalCount != nil || !slices.Equal(p.names(), []string{tag + "u1"}) {
+				t.Fatalf("users(role, department, prefix) = %+v", p)
+			}
+			if got := g.allUsers(tk, map[string]any{"usernamePrefix": tag + "u", "withoutDepartment": true}, 10); !slices.Equal(got, []string{tag + "u3", tag + "u4"}) {
+				t.Fatalf("users(prefix, withoutDepartment) = %v", got)
+			}
+			g.fails(tk, "NOT_FOUND", `{ users(filter: {roleId: "999999999"}) { totalCount } }`, nil)
+			g.fails(tk, "NOT_FOUND", `{ users(filter: {departmentId: "999999999"}) { totalCount } }`, nil)
+			g.fails(tk, "BAD_USER_INPUT", `query($d: ID) { users(filter: {departmentId: $d, withoutDepartment: true}) { totalCount } }`, map[string]any{"d": a.ID})
+			g.fails(tk, "BAD_USER_INPUT", `{ users(filter: {usernamePrefix: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}) { totalCount } }`, nil)
+			g.fails("", "UNAUTHENTICATED", `{ users { totalCount } }`, nil)
+
+			// Managers: a subtree and nothing else.
+			var am struct {
+				AddDepartmentManager struct{ Managers []struct{ ID string } }
+			}
+			g.ok(tk, `mutation($d: ID!, $u: ID!) { addDepartmentManager(departmentId: $d, userId: $u) { managers { id } } }`,
+				map[string]any{"d": a.ID, "u": mgr.ID}, &am)
+			if m := am.AddDepartmentManager.Managers; len(m) != 1 || m[0].ID != mgr.ID {
+				t.Fatalf("managers = %+v", m)
+			}
+			var md struct {
+				User struct{ ManagedDepartments []struct{ ID string } }
+			}
+			g.ok(mgr.token, `query($u: ID!) { user(id: $u) { managedDepartments { id } } }`, map[string]any{"u": mgr.ID}, &md)
+			if m := md.User.ManagedDepartments; len(m) != 1 || m[0].ID != a.ID {
+				t.Fatalf("managedDepartments = %+v", m)
+			}
+			mt := mgr.token
+			g.fails(mt, "FORBIDDEN", `mutation($d: ID!, $u: ID!) { addDepartmentManager(departmentId: $d, userId: $u) { id } }`, map[string]any{"d": a.ID, "u": us[0].ID})
+			a2 := g.createDept(mt, "A2", &a1.ID) // inside: a grandchild
+			g.ok(mt, `mutation($d: ID!) { renameDepartment(id: $d, name: "A1'") { id } }`, map[string]any{"d": a1.ID}, nil)
+			g.ok(mt, `mutation($d: ID!, $p: ID) { moveDepartment(id: $d, parentId: $p) { id } }`, map[string]any{"d": a2.ID, "p": a.ID}, nil)
+			for _, q := range []struct {
+				q    string
+				vars map[string]any
+			}{
+				{`mutation { createDepartment(name: "top") { id } }`, nil},
+				{`mutation($d: ID!) { createDepartment(name: "x", parentId: $d) { id } }`, map[string]any{"d": bDept.ID}},
+				{`mutation($d: ID!) { renameDepartment(id: $d, name: "x") { id } }`, map[string]any{"d": root.ID}},
+				{`mutation($d: ID!, $p: ID) { moveDepartment(id: $d, parentId: $p) { id } }`, map[string]any{"d": a2.ID, "p": bDept.ID}},
+				{`mutation($d: ID!) { moveDepartment(id: $d) { id } }`, map[string]any{"d": a2.ID}},
+				{`mutation($d: ID!) { deleteDepartment(id: $d) }`, map[string]any{"d": bDept.ID}},
+				{`mutation($u: ID!, $d: ID) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, map[string]any{"u": us[2].ID, "d": a1.ID}},
+			} {
+				g.fails(mt, "FORBIDDEN", q.q, q.vars)
+			}
+			// Moves of users: both ends must be managed.
+			g.ok(mt, `mutation($u: [ID!]!, $d: ID) { setUsersDepartment(userIds: $u, departmentId: $d) { `+bulkFields+` } }`,
+				map[string]any{"u": ids(us[0], us[2], us[4]), "d": a1.ID}, &mv)
+			got := mv.SetUsersDepartment
+			if !slices.Equal(got.ok(), ids(us[0])) || len(got.Failed) != 2 || got.Failed[0].Code != "FORBIDDEN" || got.Failed[1].Code != "FORBIDDEN" {
+				t.Fatalf("manager's setUsersDepartment = %+v", got)
+			}
+			if mc, _, _ := g.deptCount(tk, a1.ID); mc != 1 {
+				t.Fatalf("A1's memberCount = %d", mc)
+			}
+			var del struct{ DeleteDepartment bool }
+			g.ok(mt, `mutation($d: ID!) { deleteDepartment(id: $d) }`, map[string]any{"d": a2.ID}, &del)
+			g.ok(tk, `mutation($d: ID!, $u: ID!) { removeDepartmentManager(departmentId: $d, userId: $u) { id } }`, map[string]any{"d": a.ID, "u": mgr.ID}, nil)
+			g.fails(mt, "FORBIDDEN", `mutation($d: ID!) { renameDepartment(id: $d, name: "again") { id } }`, map[string]any{"d": a1.ID})
+			g.fails(tk, "NOT_FOUND", `mutation($u: ID!) { addDepartmentManager(departmentId: "999999999", userId: $u) { id } }`, map[string]any{"u": mgr.ID})
+			g.fails(tk, "NOT_FOUND", `mutation($d: ID!) { addDepartmentManager(departmentId: $d, userId: "999999999999") { id } }`, map[string]any{"d": a.ID})
+		})
+	}
+}
