@@ -126,7 +126,9 @@ func TestAdminDashboards(t *testing.T) {
 			// subDepartments is children's new name.
 			var sub struct {
 				Department struct {
-					SubDepartments struct{ Edges []struct{ Node struct{ Name string } } }
+					SubDepartments struct {
+						Edges []struct{ Node struct{ Name string } }
+					}
 				}
 			}
 			g.ok(us[0].token, `query($id: ID!) { department(id: $id) { subDepartments { edges { node { name } } } } }`, map[string]any{"id": root.ID}, &sub)
