@@ -166,7 +166,8 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 		if m.op == nil {
 			continue
 		}
-		if err := s.settleDeptMember(ctx, uid, m.did); errors.Is(err, counted.ErrUnsettled) {
+		err := s.settleDeptMember(ctx, uid, m.did)
+		if errors.Is(err, counted.ErrUnsettled) {
 			err = s.w.Keep(ctx, m.op, nil)
 		}
 		if err != nil {
