@@ -47,7 +47,7 @@ func (r *departmentResolver) Members(ctx context.Context, obj *org.Department, f
 		return nil, err
 	}
 	page.TotalCount = int(obj.MemberCount)
-	return page, nil
+	return page, r.prefetchNodes(ctx, page)
 }
 
 // Managers is the resolver for the managers field.

@@ -276,3 +276,46 @@ func TestAdminDashboards(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminStoreCallsConstant: a page of user search by username prefix
+// and a department's page of members with its counts cost the same number
+// of store round trips for any page size (gateway_store_calls_total).
+func TestAdminStoreCallsConstant(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g, _ := startAdminGateway(t, b.Open(t))
+			tag := strings.ToLower(uniqueName("calls"))
+			boss := g.register(tag + "boss")
+			g.makeAdmin(boss)
+			tk := boss.token
+			var ids []string
+			for i := range 60 { // through the domain: sign-ups over HTTP are rate limited
+				u, err := g.svc.Feed.Register(t.Context(), fmt.Sprintf("%su%02d", tag, i), "password1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, u.ID.String())
+			}
+			d := g.createDept(tk, "D"+tag, nil)
+			g.ok(tk, `mutation($u: [ID!]!, $d: ID) { setUsersDepartment(userIds: $u, departmentId: $d) { failed { code } } }`,
+				map[string]any{"u": ids, "d": d.ID}, nil)
+			cost := func(query string, vars map[string]any) float64 {
+				before := g.storeCalls()
+				g.ok(tk, query, vars, nil)
+				return g.storeCalls() - before
+			}
+			for _, q := range []string{
+				`query($p: String, $first: Int) { users(filter: {usernamePrefix: $p}, first: $first) { totalCount edges { cursor node { id username postCount } } pageInfo { hasNextPage } } }`,
+				`query($d: ID!, $first: Int) { department(id: $d) { name memberCount members(first: $first) { totalCount edges { node { id username } } } } }`,
+			} {
+				var costs []float64
+				for _, first := range []int{1, 5, 50} {
+					costs = append(costs, cost(q, map[string]any{"p": tag + "u", "d": d.ID, "first": first}))
+				}
+				if costs[0] != costs[1] || costs[1] != costs[2] {
+					t.Errorf("store calls for first = 1, 5, 50: %v\nquery: %.40s", costs, q)
+				}
+			}
+		})
+	}
+}
