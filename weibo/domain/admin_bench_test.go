@@ -69,14 +69,17 @@ func adminStores(b *testing.B) map[string]func() hbase.StoreAdmin {
 
 // BenchmarkAdmin measures the admin dashboards' reads and a bulk change,
 // per operation:
+//
 //   - users-prefix-50: SearchUsers by username prefix, a page of 50;
+//
 //   - department-page-50: a department with its member count and a page
 //     of 50 of its members, with the users' rows (as GraphQL reads them);
+//
 //   - bulk-100: assignRoleToUsers and revokeRoleFromUsers of 100 users in
 //     turn (each a counted write per user).
 //
-//	go test ./weibo/domain -run '^$' -bench Admin -benchtime 20x
-//	GATEWAY_TEST_HBASE_ZK=127.0.0.1:PORT go test ./weibo/domain -run '^$' -bench Admin/hbase -benchtime 20x
+//     go test ./weibo/domain -run '^$' -bench Admin -benchtime 20x
+//     GATEWAY_TEST_HBASE_ZK=127.0.0.1:PORT go test ./weibo/domain -run '^$' -bench Admin/hbase -benchtime 20x
 func BenchmarkAdmin(b *testing.B) {
 	for name, open := range adminStores(b) {
 		b.Run(name, func(b *testing.B) {
