@@ -24,6 +24,7 @@ type toy struct {
 	w       *counted.Protocol
 	st      hbase.Store
 	settled atomic.Int32
+	extra   atomic.Value // the extra bytes the last Settle got
 }
 
 const toyCounter counted.CounterKind = "toyCount"
@@ -33,7 +34,11 @@ func (x *toy) register() *counted.Relation {
 		Name:     "toy",
 		Marker:   tables.PendingRole,
 		Counters: func(owner, _ uint64) []counted.Counter { return []counted.Counter{{Kind: toyCounter, Owner: owner}} },
-		Settle:   func(context.Context, uint64, uint64) error { x.settled.Add(1); return nil },
+		Settle: func(_ context.Context, _, _ uint64, extra []byte) error {
+			x.settled.Add(1)
+			x.extra.Store(string(extra))
+			return nil
+		},
 	}
 	x.w.Register(rel)
 	x.w.RegisterCounter(&counted.CounterSpec{
@@ -78,7 +83,7 @@ func TestRegisteredRelationRepaired(t *testing.T) {
 	if err := st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: row, Values: hbase.Values{tables.FamCount: {tables.ColMemberCount: tables.EncodeCounter(5)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Begin(ctx, rel, owner, other); err != nil {
+	if _, err := w.BeginWith(ctx, rel, owner, other, []byte("post 42")); err != nil {
 		t.Fatal(err)
 	}
 	// The authority changes; then the write dies: no Count, no End.
@@ -99,8 +104,8 @@ func TestRegisteredRelationRepaired(t *testing.T) {
 	if err != nil || rep.Dead != 1 || rep.Repaired != 1 {
 		t.Fatalf("repair: %+v, %v; want 1 dead, 1 repaired", rep, err)
 	}
-	if x.settled.Load() != 1 {
-		t.Errorf("settled %d times, want 1", x.settled.Load())
+	if x.settled.Load() != 1 || x.extra.Load() != "post 42" {
+		t.Errorf("settled %d times with %q, want once with the marker's extra", x.settled.Load(), x.extra.Load())
 	}
 	r, err := st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: row})
 	if err != nil {

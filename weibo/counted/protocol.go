@@ -123,6 +123,7 @@ func (p *Protocol) Step(ctx context.Context, step string) error {
 type Op struct {
 	rel          *Relation
 	owner, other uint64
+	extra        []byte
 	key          []byte // the pending row; nil when the marker lives elsewhere
 	// Start is when the write started, ms by the writing process's clock.
 	Start int64
@@ -138,10 +139,16 @@ func (op *Op) Kept() bool { return op.kept }
 // sequences of every counter rel.Counters names, and the step
 // "<rel.Name>:sequenced". Errors are the store's or the hook's.
 func (p *Protocol) Begin(ctx context.Context, rel *Relation, owner, other uint64) (*Op, error) {
-	op := &Op{rel: rel, owner: owner, other: other, Start: p.NowMillis(),
+	return p.BeginWith(ctx, rel, owner, other, nil)
+}
+
+// BeginWith is Begin for a pair that owner and other do not name whole:
+// the marker carries extra (tables.ColPendingExtra), which the repairer
+// passes to rel.Settle.
+func (p *Protocol) BeginWith(ctx context.Context, rel *Relation, owner, other uint64, extra []byte) (*Op, error) {
+	op := &Op{rel: rel, owner: owner, other: other, extra: extra, Start: p.NowMillis(),
 		key: tables.PendingKey(rel.Marker, owner, other, rand.Uint64())}
-	err := p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key,
-		Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: tables.EncodeMillis(op.Start)}}})
+	err := p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key, Values: hbase.Values{tables.FamPending: op.cells(nil)}})
 	if err == nil {
 		err = p.Step(ctx, rel.Name+":marked")
 	}
@@ -196,11 +203,19 @@ func (p *Protocol) Count(ctx context.Context, op *Op, d int64) ([]int64, error) 
 // keeps it.
 func (p *Protocol) Keep(ctx context.Context, op *Op, extra map[string][]byte) error {
 	op.kept = true
+	return p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key, Values: hbase.Values{tables.FamPending: op.cells(extra)}})
+}
+
+// cells returns the cells of op's marker, with more.
+func (op *Op) cells(more map[string][]byte) map[string][]byte {
 	vals := map[string][]byte{tables.ColPendingAt: tables.EncodeMillis(op.Start)}
-	for q, v := range extra {
+	if op.extra != nil {
+		vals[tables.ColPendingExtra] = op.extra
+	}
+	for q, v := range more {
 		vals[q] = v
 	}
-	return p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key, Values: hbase.Values{tables.FamPending: vals}})
+	return vals
 }
 
 // End makes step 6: it deletes op's marker unless it is kept.

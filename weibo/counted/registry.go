@@ -49,10 +49,11 @@ type Relation struct {
 	// Counters returns the counters a write on (owner, other) may change,
 	// in the order Count returns their values.
 	Counters func(owner, other uint64) []Counter
-	// Settle makes the dependents of (owner, other) agree with the
-	// authority (see Settle); an error wrapping ErrUnsettled leaves the
-	// marker for the next pass. Required with a Marker.
-	Settle func(ctx context.Context, owner, other uint64) error
+	// Settle makes the dependents of (owner, other) — with extra, the
+	// bytes the write's marker carried (BeginWith), nil for none — agree
+	// with the authority (see Settle); an error wrapping ErrUnsettled
+	// leaves the marker for the next pass. Required with a Marker.
+	Settle func(ctx context.Context, owner, other uint64, extra []byte) error
 	// Ready, when set, reports whether a dead write on (owner, other) may
 	// be repaired now; bound is the marker's time (ms) plus the repair
 	// grace, or the later time the write kept in tables.ColPendingFanouts.

@@ -45,7 +45,7 @@ func (p *Protocol) Repair(ctx context.Context) (RepairReport, error) {
 		if !ok || now-at <= p.GraceMillis() || p.relation(kind) == nil {
 			return nil
 		}
-		m := mark{key: bytes.Clone(r.Row), pair: pair{kind, owner, other}, bound: at + p.GraceMillis()}
+		m := mark{key: bytes.Clone(r.Row), pair: pair{kind, owner, other, string(tables.PendingExtra(r))}, bound: at + p.GraceMillis()}
 		if b, ok := tables.PendingFanouts(r); ok {
 			m.bound = b
 		}
@@ -123,6 +123,7 @@ func (p *Protocol) Repair(ctx context.Context) (RepairReport, error) {
 type pair struct {
 	kind         tables.PendingKind
 	owner, other uint64
+	extra        string // the marker's ColPendingExtra
 }
 
 func (pr pair) counters(p *Protocol) []Counter {
@@ -139,7 +140,11 @@ func (p *Protocol) settle(ctx context.Context, pr pair, bound int64) (bool, erro
 			return false, err
 		}
 	}
-	err := rel.Settle(ctx, pr.owner, pr.other)
+	var extra []byte
+	if pr.extra != "" {
+		extra = []byte(pr.extra)
+	}
+	err := rel.Settle(ctx, pr.owner, pr.other, extra)
 	if errors.Is(err, ErrUnsettled) {
 		return false, nil
 	}

@@ -49,7 +49,7 @@ func (s *Service) followRelation() *counted.Relation {
 		Counters: func(a, b uint64) []counted.Counter {
 			return []counted.Counter{{Kind: FollowCount, Owner: a}, {Kind: FanCount, Owner: b}}
 		},
-		Settle: func(ctx context.Context, a, b uint64) error {
+		Settle: func(ctx context.Context, a, b uint64, _ []byte) error {
 			return s.RepairFollow(ctx, weibo.UserID(a), weibo.UserID(b))
 		},
 		// A dead unfollow waits for the fan-outs of b it raced: such a

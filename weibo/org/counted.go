@@ -35,7 +35,7 @@ func (s *Service) register() {
 		Counters: func(rid, _ uint64) []counted.Counter {
 			return []counted.Counter{{Kind: MemberCount, Owner: rid}}
 		},
-		Settle: func(ctx context.Context, rid, uid uint64) error {
+		Settle: func(ctx context.Context, rid, uid uint64, _ []byte) error {
 			return s.RepairRoleMember(ctx, weibo.UserID(uid), weibo.RoleID(rid))
 		},
 	}

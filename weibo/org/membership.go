@@ -29,7 +29,7 @@ func (s *Service) membershipRelation() *counted.Relation {
 		Counters: func(did, _ uint64) []counted.Counter {
 			return []counted.Counter{{Kind: DeptMemberCount, Owner: did}}
 		},
-		Settle: func(ctx context.Context, did, uid uint64) error {
+		Settle: func(ctx context.Context, did, uid uint64, _ []byte) error {
 			return s.RepairDeptMember(ctx, weibo.UserID(uid), weibo.DeptID(did))
 		},
 	}

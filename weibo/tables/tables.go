@@ -206,6 +206,10 @@ const (
 	// counters included: the repairer then only settles the pair again and
 	// recounts nothing.
 	ColPendingCounted = "c"
+	// ColPendingExtra (pending, p) is what a relation's marker carries
+	// beyond its owner and other (8 bytes each in the rowkey): the rest of
+	// its pair, in the relation's own encoding (a like's post, for one).
+	ColPendingExtra = "x"
 )
 
 // OutboxTTL is how long an outbox row lives at most (the table's TTL): a

@@ -72,6 +72,9 @@ func PendingFanouts(r *hbase.Result) (ms int64, ok bool) {
 // ColPendingCounted: its write's counters are exact.
 func PendingCounted(r *hbase.Result) bool { return r.Value(FamPending, ColPendingCounted) != nil }
 
+// PendingExtra returns a weibo:pending row's ColPendingExtra, nil when absent.
+func PendingExtra(r *hbase.Result) []byte { return r.Value(FamPending, ColPendingExtra) }
+
 // OutboxAt decodes a weibo:outbox row's ColOutboxAt: when its fan-out was
 // requested, ms.
 func OutboxAt(r *hbase.Result) int64 { return int64(DecodeU64(r.Value(FamOutbox, ColOutboxAt))) }
