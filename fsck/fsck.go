@@ -68,6 +68,8 @@ const (
 	DeptMemberStale    = "department-member-stale"   // a member row the user's cell disagrees with: deleted
 	DeptMemberMissing  = "department-member-missing" // a user's department cell without its member row: written
 	UserDeptDangling   = "user-department-dangling"  // a user's cell naming a missing department: deleted
+	AuditIndexStale    = "audit-index-stale"         // an audit index row whose event row is missing: deleted
+	AuditIndexMissing  = "audit-index-missing"       // an audit event row missing an index row (or its copy): written
 )
 
 // Area selects what Run checks.
@@ -214,6 +216,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkDepartments(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkAudit(ctx); err != nil {
 			return nil, err
 		}
 	}
