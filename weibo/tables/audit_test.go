@@ -2,6 +2,7 @@ package tables_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"math"
 	"strings"
@@ -38,6 +39,10 @@ func TestAuditKeys(t *testing.T) {
 		if !bytes.Equal(c.got, c.want) {
 			t.Errorf("%s: %x, want %x", c.name, c.got, c.want)
 		}
+	}
+	// The example of docs/schema.md, byte for byte.
+	if got := hex.EncodeToString(tables.AuditKey(auditID)); got != "747ffffe8f6b9fcf6a00c0ffee00c0ffee" {
+		t.Errorf("the documented event row is %s", got)
 	}
 	if len(tables.AuditKey(auditID)) != tables.AuditKeyLen {
 		t.Error("AuditKeyLen")
