@@ -72,6 +72,8 @@ const (
 	DeptManagerMissing  = "department-manager-missing" // a user's manager cell without its manager row: written
 	UserManagerDangling = "user-manager-dangling"      // a user's manager cell of a department that does not exist: deleted
 	UserDeptDangling    = "user-department-dangling"   // a user's cell naming a missing department: deleted
+	AuditIndexStale     = "audit-index-stale"          // an audit index row whose event row is missing: deleted
+	AuditIndexMissing   = "audit-index-missing"        // an audit event row missing an index row (or its copy): written
 )
 
 // Area selects what Run checks.
@@ -225,6 +227,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkManagers(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkAudit(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,6 @@
 // Package paging reads one page of a connection. Every connection of the API — follows, fans, a user's posts, the
 // home timeline, roles, a role's members, a department's children and
-// members — is one page of the rows under one prefix of one table, in
+// members, the audit log — is one page of the rows under one prefix of one table, in
 // rowkey order, and is read by Read: validate the arguments, scan from
 // the cursor, keep the rows that verify accepts (one batched read per chunk
 // of rows), and build at most n edges. The home timeline and a user's posts
@@ -41,6 +41,7 @@ const (
 	CursorRoleNames   CursorKind = 'N' // + lower-cased name: a weibo:rolenames rowkey
 	CursorDepartments CursorKind = 'D' // + department id(8): a child rowkey suffix
 	CursorUsernames   CursorKind = 'S' // + lower-cased username: a weibo:usernames rowkey
+	CursorAudit       CursorKind = 'A' // + a weibo:audit rowkey after its marker byte: the index's key, rev(8), nonce(8)
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte
@@ -99,7 +100,9 @@ type Query struct {
 	Kind CursorKind
 	// Scan names the table, the prefix every row of the connection starts
 	// with (nil: the whole table) and the families to read. Its Start and
-	// Limit are set per page.
+	// Stop, when set, bound the connection further (a window of time
+	// within the prefix): a page scans their intersection with the
+	// cursors' range. Its Limit is set per page.
 	Scan hbase.Scan
 	// RowLen is the length of every rowkey of the connection (a cursor's
 	// payload is RowLen - len(prefix) bytes); 0 when rowkeys vary in
@@ -107,7 +110,10 @@ type Query struct {
 	RowLen, MaxRowLen int
 	// Rounds bounds the scans one page may take (each skips the rows verify
 	// rejects and reads on); 0 scans until the page is full or the prefix
-	// ends.
+	// ends. A page of ReadBoth cut short by it ends at the last row read:
+	// HasNextPage (HasPreviousPage paging backward) is true and EndCursor
+	// (StartCursor) is that row's cursor, which may be no edge's, so that
+	// the next page goes on after the rows already read.
 	Rounds int
 }
 
@@ -153,30 +159,48 @@ type Window struct {
 }
 
 // Scan returns base narrowed to w — from after to before, or reversed
-// from before down to after when w goes backward — and how many rows to
-// read: one more than the page, to learn whether more follow, and one more
-// again for the near cursor's own row (the scan includes it, so that a
-// page can tell a cursor whose row is gone); near is that cursor's row (nil
-// without it).
+// from before down to after when w goes backward, within base's own Start
+// and Stop when set — and how many rows to read: one more than the page,
+// to learn whether more follow, and one more again for the near cursor's
+// own row (the scan includes it, so that a page can tell a cursor whose
+// row is gone); near is that cursor's row (nil without it).
 func (w Window) Scan(base hbase.Scan) (sc hbase.Scan, want int, near []byte) {
 	sc = base
 	near = w.After
-	sc.Start, sc.Stop = w.After, w.Before
+	start, stop := w.After, w.Before
 	if w.Backward {
 		near = w.Before
 		sc.Reversed = true
+		start, stop = nil, nil
 		if w.After != nil {
-			sc.Start = append(bytes.Clone(w.After), 0)
+			start = append(bytes.Clone(w.After), 0)
 		}
 		if w.Before != nil {
-			sc.Stop = append(bytes.Clone(w.Before), 0)
+			stop = append(bytes.Clone(w.Before), 0)
 		}
 	}
+	sc.Start, sc.Stop = laterStart(base.Start, start), earlierStop(base.Stop, stop)
 	want = w.N + 1
 	if near != nil {
 		want++
 	}
 	return sc, want, near
+}
+
+// laterStart returns the later of two start rows (nil: the table's start).
+func laterStart(a, b []byte) []byte {
+	if a == nil || (b != nil && bytes.Compare(b, a) > 0) {
+		return b
+	}
+	return a
+}
+
+// earlierStop returns the earlier of two stop rows (nil: the table's end).
+func earlierStop(a, b []byte) []byte {
+	if a == nil || (b != nil && bytes.Compare(b, a) < 0) {
+		return b
+	}
+	return a
 }
 
 // Window validates p. Errors: BAD_USER_INPUT on "first", "after", "last"
@@ -221,7 +245,8 @@ const lookRounds = 3
 // near cursor's own row (inclusive) toward the far one (exclusive) —
 // forward from after, or reversed from before — with ScanVerified (verify
 // returns one entry per row, nil for a row to skip), and turns each kept
-// item and its cursor into an edge with edge, in list order. Errors:
+// item and its cursor into an edge with edge, in list order. A page cut
+// short by q.Rounds ends at the last row read (see Query.Rounds). Errors:
 // BAD_USER_INPUT on "first", "after", "last" or "before", and the store's.
 func ReadBoth[T, E any](ctx context.Context, st hbase.Store, q Query, p weibo.Page,
 	verify func(context.Context, []*hbase.Result) ([]*T, error),
@@ -231,7 +256,7 @@ func ReadBoth[T, E any](ctx context.Context, st hbase.Store, q Query, p weibo.Pa
 		return nil, weibo.PageInfo{}, err
 	}
 	sc, want, near := w.Scan(q.Scan)
-	items, keys, err := ScanVerified(ctx, st, &sc, want-1, q.Rounds, verify)
+	items, keys, frontier, err := ScanVerifiedUpTo(ctx, st, &sc, want-1, q.Rounds, verify)
 	if err != nil {
 		return nil, weibo.PageInfo{}, err
 	}
@@ -255,6 +280,16 @@ func ReadBoth[T, E any](ctx context.Context, st hbase.Store, q Query, p weibo.Pa
 	edges, info := Build(items, keys, w.N, func(dst, key []byte) []byte {
 		return AppendCursor(dst, q.Kind, key[len(q.Scan.Prefix):])
 	}, edge)
+	if frontier != nil {
+		// Rows past the frontier were not read: the page ends there.
+		more = true
+		c := EncodeCursor(q.Kind, frontier[len(q.Scan.Prefix):])
+		if w.Backward {
+			info.StartCursor = &c
+		} else {
+			info.EndCursor = &c
+		}
+	}
 	info.HasNextPage, info.HasPreviousPage = more, beyond
 	if w.Backward {
 		info.HasNextPage, info.HasPreviousPage = beyond, more
@@ -270,9 +305,9 @@ func EdgeBeyond[T any](ctx context.Context, st hbase.Store, q *Query, near []byt
 	verify func(context.Context, []*hbase.Result) ([]*T, error)) (bool, error) {
 	sc := q.Scan
 	if backward {
-		sc.Start = append(bytes.Clone(near), 0)
+		sc.Start = laterStart(q.Scan.Start, append(bytes.Clone(near), 0))
 	} else {
-		sc.Stop, sc.Reversed = near, true
+		sc.Stop, sc.Reversed = earlierStop(q.Scan.Stop, near), true
 	}
 	items, _, err := ScanVerified(ctx, st, &sc, 0, lookRounds, verify)
 	return len(items) > 0, err

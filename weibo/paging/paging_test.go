@@ -25,6 +25,8 @@ func TestCursorRoundTrip(t *testing.T) {
 		{CursorDepartments, tables.U64(1<<64 - 1)},
 		{CursorRoleNames, []byte("体育委员")},
 		{CursorRoleNames, []byte("a")},
+		// The longest audit cursor: an action of 64 bytes, 0x00, rev, nonce.
+		{CursorAudit, tables.AuditRowKey(tables.AuditActionPrefix(strings.Repeat("x", 64)), tables.AuditID{Millis: 1, Nonce: 2})[1:]},
 	} {
 		cur := EncodeCursor(c.kind, c.suffix)
 		if strings.ContainsAny(cur, "+/=") {

@@ -73,6 +73,10 @@ const (
 	// deleted after its last, so that a row older than the repair grace is
 	// the trace of a write that died. Rowkey PendingKey.
 	Pending = Namespace + ":pending"
+	// Audit is the admin audit log: one event row per event (the
+	// authority) and its index rows by actor, target and action, all
+	// newest first. Rowkeys AuditKey and AuditIndexKeys (audit.go).
+	Audit = Namespace + ":audit"
 )
 
 // Column families and qualifiers. Names are one or two bytes: HBase stores
@@ -254,6 +258,11 @@ func Specs() []hbase.TableSpec {
 		}},
 		{Name: "pending", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamPending, MaxVersions: 1, Bloom: hbase.BloomNone},
+		}},
+		// Not salted and not pre-split: admin writes are rare, and the
+		// listing of every event is one contiguous range.
+		{Name: "audit", Families: []hbase.FamilySpec{
+			{Name: FamAudit, MaxVersions: 1, Bloom: hbase.BloomRow},
 		}},
 	}
 }

@@ -1,0 +1,226 @@
+package fsck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// The audit log (weibo:audit, package weibo/audit) is checked in AreaOrg:
+//
+//	pair                      authority                        dependent
+//	audit event               its event row ('t')              its index rows by actor, target, action
+//
+// Record writes the index rows first and the event row last; Remove
+// deletes the event row first. So a write that died leaves index rows
+// without their event (AuditIndexStale, deleted; pending while younger
+// than Options.Grace, as a Record in flight may still write its event
+// row), and no write in flight ever leaves an event row without an index
+// row or with a copy that differs from it (AuditIndexMissing, rewritten
+// from the event row; never pending).
+//
+// The table is streamed in chunks of auditChunk rows, each checked with
+// one GetMany (an index row's event row; an event row's index rows), so
+// the check's memory does not grow with the log.
+
+// auditChunk is how many rows of weibo:audit are checked at a time.
+const auditChunk = 500
+
+// checkAudit checks every row of weibo:audit against its other side.
+func (f *fsck) checkAudit(ctx context.Context) error {
+	var start []byte
+	for {
+		rows, err := hbase.ScanAll(ctx, f.st, &hbase.Scan{Table: tables.Audit, Start: start, Limit: auditChunk})
+		if errors.Is(err, hbase.ErrTableNotFound) {
+			return fmt.Errorf("fsck: %s is missing (run gateway migrate): %w", tables.Audit, err)
+		}
+		if err != nil {
+			return err
+		}
+		f.rep.Rows[tables.Audit] += len(rows)
+		var index, events []*hbase.Result
+		for _, r := range rows {
+			if len(r.Row) > 0 && tables.AuditIndex(r.Row[0]) == tables.AuditByTime {
+				events = append(events, r)
+			} else {
+				index = append(index, r)
+			}
+		}
+		if err := f.checkAuditIndex(ctx, index); err != nil {
+			return err
+		}
+		if err := f.checkAuditEvents(ctx, events); err != nil {
+			return err
+		}
+		if len(rows) < auditChunk {
+			return nil
+		}
+		start = append(bytes.Clone(rows[len(rows)-1].Row), 0)
+	}
+}
+
+// auditEvents reads the event rows of ids with one GetMany: the stored
+// entry of each, nil where there is none (or it does not decode).
+func (f *fsck) auditEvents(ctx context.Context, ids []tables.AuditID) ([]*tables.AuditEntry, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Audit, Row: tables.AuditKey(id), Families: []string{tables.FamAudit}}
+	}
+	rs, err := f.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*tables.AuditEntry, len(ids))
+	for i, r := range rs {
+		if ix, e, ok := tables.DecodeAuditRow(r); ok && ix == tables.AuditByTime {
+			out[i] = e
+		}
+	}
+	return out, nil
+}
+
+// lists reports whether event e (nil: none) has an index row at key.
+func lists(e *tables.AuditEntry, key []byte) bool {
+	return e != nil && slices.ContainsFunc(tables.AuditIndexKeys(e), func(k []byte) bool { return bytes.Equal(k, key) })
+}
+
+// checkAuditIndex checks index rows: each must be one its event row
+// lists. A row whose key does not decode is listed by no event.
+func (f *fsck) checkAuditIndex(ctx context.Context, rows []*hbase.Result) error {
+	ids := make([]tables.AuditID, 0, len(rows))
+	at := make([]int, 0, len(rows)) // ids[j] is the event of rows[at[j]]
+	for i, r := range rows {
+		if _, id, _, ok := tables.DecodeAuditKey(r.Row); ok {
+			ids = append(ids, id)
+			at = append(at, i)
+		}
+	}
+	evs, err := f.auditEvents(ctx, ids)
+	if err != nil {
+		return err
+	}
+	owner := make([]*tables.AuditEntry, len(rows))
+	for j, e := range evs {
+		owner[at[j]] = e
+	}
+	for i, r := range rows {
+		if lists(owner[i], r.Row) {
+			continue
+		}
+		key := r.Row
+		err := f.issue(ctx, AuditIndexStale, newestTS(r), func() (bool, error) {
+			_, id, _, ok := tables.DecodeAuditKey(key)
+			if ok {
+				cur, err := f.auditEvents(ctx, []tables.AuditID{id})
+				if err != nil || lists(cur[0], key) {
+					return false, err // the event was written meanwhile
+				}
+			}
+			return true, f.st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: key})
+		}, "%s: its event does not exist or does not list it", describeAuditRow(key))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkAuditEvents checks event rows: each of their index rows must exist
+// and hold the event. An event row that does not decode is left alone
+// (reads skip it; no index row can be derived from it).
+func (f *fsck) checkAuditEvents(ctx context.Context, rows []*hbase.Result) error {
+	var (
+		entries []*tables.AuditEntry
+		gets    []*hbase.Get
+		of      []int // gets[j] is an index row of entries[of[j]]
+	)
+	for _, r := range rows {
+		if ix, e, ok := tables.DecodeAuditRow(r); ok && ix == tables.AuditByTime {
+			for _, k := range tables.AuditIndexKeys(e) {
+				gets = append(gets, &hbase.Get{Table: tables.Audit, Row: k, Families: []string{tables.FamAudit}})
+				of = append(of, len(entries))
+			}
+			entries = append(entries, e)
+		}
+	}
+	if len(gets) == 0 {
+		return nil
+	}
+	rs, err := f.st.GetMany(ctx, gets)
+	if err != nil {
+		return err
+	}
+	var bad []int // indexes into gets of the rows missing or differing
+	for j, r := range rs {
+		if _, e, ok := tables.DecodeAuditRow(r); !ok || *e != *entries[of[j]] {
+			bad = append(bad, j)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	// Read the events again: one removed since the scan (Remove deletes
+	// its event row first) is not an issue.
+	ids := make([]tables.AuditID, len(bad))
+	for i, j := range bad {
+		ids[i] = entries[of[j]].ID
+	}
+	now, err := f.auditEvents(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i, j := range bad {
+		e := entries[of[j]]
+		if now[i] == nil || *now[i] != *e {
+			continue
+		}
+		key := gets[j].Row
+		err := f.issue(ctx, AuditIndexMissing, 0, func() (bool, error) {
+			return f.writeAuditIndex(ctx, e, key)
+		}, "%s is missing or differs from its event", describeAuditRow(key))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeAuditIndex writes e's index row key from e, then reads e's event
+// row again and deletes the row it wrote if the event was removed
+// meanwhile.
+func (f *fsck) writeAuditIndex(ctx context.Context, e *tables.AuditEntry, key []byte) (bool, error) {
+	if err := f.st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: key, Values: tables.AuditValues(e)}); err != nil {
+		return false, err
+	}
+	cur, err := f.auditEvents(ctx, []tables.AuditID{e.ID})
+	if err != nil || cur[0] != nil {
+		return err == nil, err
+	}
+	return false, f.st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: key})
+}
+
+// describeAuditRow names a weibo:audit row for an issue's detail: its
+// listing, the listing's key and the event's id.
+func describeAuditRow(key []byte) string {
+	ix, id, prefix, ok := tables.DecodeAuditKey(key)
+	if !ok {
+		return fmt.Sprintf("audit row %q", key)
+	}
+	switch ix {
+	case tables.AuditByActor:
+		return fmt.Sprintf("actor index row (user %d) of %s", tables.DecodeU64(prefix[1:]), id)
+	case tables.AuditByTarget:
+		return fmt.Sprintf("target index row (%c %d) of %s", prefix[1], tables.DecodeU64(prefix[2:]), id)
+	case tables.AuditByAction:
+		return fmt.Sprintf("action index row (%s) of %s", prefix[1:len(prefix)-1], id)
+	}
+	return fmt.Sprintf("event row of %s", id)
+}
