@@ -23,6 +23,7 @@ import (
 	"github.com/weibohbase/gateway/internal/gqltime"
 	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
@@ -39,6 +40,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AuditEvent() AuditEventResolver
 	Department() DepartmentResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -73,7 +75,7 @@ type ComplexityRoot struct {
 
 	AuditEventEdge struct {
 		Cursor func(childComplexity int) int
-		Node   func(childComplexity int) int
+		Event  func(childComplexity int) int
 	}
 
 	AuthPayload struct {
@@ -266,6 +268,14 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AuditEventResolver interface {
+	Actor(ctx context.Context, obj *audit.Event) (*weibo.User, error)
+
+	TargetID(ctx context.Context, obj *audit.Event) (string, error)
+	Before(ctx context.Context, obj *audit.Event) (*string, error)
+	After(ctx context.Context, obj *audit.Event) (*string, error)
+	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
+}
 type DepartmentResolver interface {
 	Parent(ctx context.Context, obj *org.Department) (*org.Department, error)
 	Ancestors(ctx context.Context, obj *org.Department) ([]*org.Department, error)
@@ -311,7 +321,7 @@ type QueryResolver interface {
 	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*org.Department, error)
 	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
-	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*model.AuditEventConnection, error)
+	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error)
 }
 type RoleResolver interface {
 	Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error)
@@ -426,11 +436,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditEventEdge.Cursor(childComplexity), true
 	case "AuditEventEdge.node":
-		if e.ComplexityRoot.AuditEventEdge.Node == nil {
+		if e.ComplexityRoot.AuditEventEdge.Event == nil {
 			break
 		}
 
-		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
+		return e.ComplexityRoot.AuditEventEdge.Event(childComplexity), true
 
 	case "AuthPayload.token":
 		if e.ComplexityRoot.AuthPayload.Token == nil {
@@ -3192,7 +3202,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
 	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
 
 }
@@ -3200,7 +3210,7 @@ func (ec *executionContext) fieldContext_AuditEvent_id(_ context.Context, field 
 	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "ID")
 }
 
-func (ec *executionContext) _AuditEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEvent_at(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
 	return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.At)
 
 }
@@ -3208,20 +3218,31 @@ func (ec *executionContext) fieldContext_AuditEvent_at(_ context.Context, field 
 	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "Time")
 }
 
-func (ec *executionContext) _AuditEvent_actor(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
-	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEvent_actor,
-
-		obj.Actor,
-
-		ec.marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser)
-
+func (ec *executionContext) _AuditEvent_actor(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_AuditEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "AuditEvent",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
@@ -3229,7 +3250,7 @@ func (ec *executionContext) fieldContext_AuditEvent_actor(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _AuditEvent_action(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEvent_action(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Action)
 
 }
@@ -3237,44 +3258,104 @@ func (ec *executionContext) fieldContext_AuditEvent_action(_ context.Context, fi
 	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _AuditEvent_targetId(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
-	return ec.marshalNID2string(ctx, field.Selections, obj.TargetID)
-
+func (ec *executionContext) _AuditEvent_targetId(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_targetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().TargetID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_AuditEvent_targetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "ID")
 }
 
-func (ec *executionContext) _AuditEvent_before(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Before)
-
+func (ec *executionContext) _AuditEvent_before(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_before(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().Before(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_AuditEvent_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
 }
 
-func (ec *executionContext) _AuditEvent_after(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.After)
-
+func (ec *executionContext) _AuditEvent_after(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_after(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().After(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_AuditEvent_after(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
 }
 
-func (ec *executionContext) _AuditEvent_requestId(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.RequestID)
-
+func (ec *executionContext) _AuditEvent_requestId(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_requestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().RequestID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_AuditEvent_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, "String")
+	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
 }
 
-func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *audit.EventConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdgeᚄ)
+		ec.marshalNAuditEventEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEventEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_AuditEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3290,12 +3371,12 @@ func (ec *executionContext) fieldContext_AuditEventConnection_edges(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _AuditEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *audit.EventConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventConnection_pageInfo,
 
 		obj.PageInfo,
 
-		ec.marshalNPageInfo2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
 
 }
 func (ec *executionContext) fieldContext_AuditEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3311,7 +3392,7 @@ func (ec *executionContext) fieldContext_AuditEventConnection_pageInfo(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _AuditEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *audit.EventEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -3319,12 +3400,12 @@ func (ec *executionContext) fieldContext_AuditEventEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("AuditEventEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _AuditEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AuditEventEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _AuditEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *audit.EventEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventEdge_node,
 
-		obj.Node,
+		obj.Event,
 
-		ec.marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEvent)
+		ec.marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEvent)
 
 }
 func (ec *executionContext) fieldContext_AuditEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5788,11 +5869,11 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 			directive1 := func(ctx context.Context) (any, error) {
 				role, err := ec.unmarshalNString2string(ctx, "admin")
 				if err != nil {
-					var zeroVal *model.AuditEventConnection
+					var zeroVal *audit.EventConnection
 					return zeroVal, err
 				}
 				if ec.Directives.HasRole == nil {
-					var zeroVal *model.AuditEventConnection
+					var zeroVal *audit.EventConnection
 					return zeroVal, errors.New("directive hasRole is not implemented")
 				}
 				return ec.Directives.HasRole(ctx, nil, directive0, role)
@@ -5801,8 +5882,8 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditEventConnection) graphql.Marshaler {
-			return ec.marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *audit.EventConnection) graphql.Marshaler {
+			return ec.marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEventConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7565,7 +7646,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 var auditEventImplementors = []string{"AuditEvent"}
 
-func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEvent) graphql.Marshaler {
+func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *audit.Event) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -7577,43 +7658,48 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 		case "id":
 			out.Values[i] = ec._AuditEvent_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "at":
 			out.Values[i] = ec._AuditEvent_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actor":
-			out.Values[i] = ec._AuditEvent_actor(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_actor(ctx, field, obj)
+				})
 		case "action":
 			out.Values[i] = ec._AuditEvent_action(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "targetId":
-			out.Values[i] = ec._AuditEvent_targetId(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_targetId(ctx, field, obj)
+				})
 		case "before":
-			out.Values[i] = ec._AuditEvent_before(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_before(ctx, field, obj)
+				})
 		case "after":
-			out.Values[i] = ec._AuditEvent_after(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_after(ctx, field, obj)
+				})
 		case "requestId":
-			out.Values[i] = ec._AuditEvent_requestId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_requestId(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7633,7 +7719,7 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 
 var auditEventConnectionImplementors = []string{"AuditEventConnection"}
 
-func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEventConnection) graphql.Marshaler {
+func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.SelectionSet, obj *audit.EventConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -7671,7 +7757,7 @@ func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.S
 
 var auditEventEdgeImplementors = []string{"AuditEventEdge"}
 
-func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEventEdge) graphql.Marshaler {
+func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.SelectionSet, obj *audit.EventEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -9410,7 +9496,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *model.AuditEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEvent(ctx context.Context, sel ast.SelectionSet, v *audit.Event) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "AuditEvent!")
 		return graphql.Null
@@ -9418,7 +9504,7 @@ func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._AuditEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.AuditEventConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *audit.EventConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "AuditEventConnection!")
 		return graphql.Null
@@ -9426,11 +9512,15 @@ func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋweibo
 	return ec._AuditEventConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEventEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEventEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v audit.EventEdge) graphql.Marshaler {
+	return ec._AuditEventEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAuditEventEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []audit.EventEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNAuditEventEdge2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdge(ctx, sel, v[i])
+		return ec.marshalNAuditEventEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋauditᚐEventEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9440,14 +9530,6 @@ func (ec *executionContext) marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋweibohba
 	}
 
 	return ret
-}
-
-func (ec *executionContext) marshalNAuditEventEdge2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuditEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.AuditEventEdge) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "AuditEventEdge!")
-		return graphql.Null
-	}
-	return ec._AuditEventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNAuthPayload2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuthPayload(ctx context.Context, sel ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {
@@ -9683,14 +9765,6 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋweibohbaseᚋgateway�
 
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v weibo.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *weibo.PageInfo) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "PageInfo!")
-		return graphql.Null
-	}
-	return ec._PageInfo(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx context.Context, sel ast.SelectionSet, v *feed.Post) graphql.Marshaler {

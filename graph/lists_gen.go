@@ -8,7 +8,7 @@ import "github.com/weibohbase/gateway/internal/gqllist"
 // fields gqlgen resolves concurrently: the list marshallers below pass it to
 // gqllist.Marshal.
 var listObjects = gqllist.Objects{
-	"AuditEvent":                 {Implements: []string{"AuditEvent"}},
+	"AuditEvent":                 {Implements: []string{"AuditEvent"}, Concurrent: map[string]bool{"actor": true, "targetId": true, "before": true, "after": true, "requestId": true}},
 	"AuditEventConnection":       {Implements: []string{"AuditEventConnection"}},
 	"AuditEventEdge":             {Implements: []string{"AuditEventEdge"}},
 	"AuthPayload":                {Implements: []string{"AuthPayload"}},

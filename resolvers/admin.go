@@ -7,6 +7,7 @@ import (
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
@@ -68,4 +69,39 @@ func userFilter(in *model.UserFilter) (domain.UserFilter, error) {
 	}
 	f.WithoutDepartment = in.WithoutDepartment != nil && *in.WithoutDepartment
 	return f, nil
+}
+
+// auditFilter converts Query.auditLog's filter argument (nil: no criterion).
+func auditFilter(in *model.AuditFilter) (audit.Filter, error) {
+	var f audit.Filter
+	if in == nil {
+		return f, nil
+	}
+	if in.ActorID != nil {
+		uid, err := parseID[weibo.UserID]("filter.actorId", *in.ActorID)
+		if err != nil {
+			return f, err
+		}
+		f.Actor = &uid
+	}
+	if in.TargetID != nil {
+		nid, err := parseID[weibo.NodeID]("filter.targetId", *in.TargetID)
+		if err != nil {
+			return f, err
+		}
+		f.Target = &nid
+	}
+	if in.Action != nil {
+		f.Action = *in.Action
+	}
+	f.Since, f.Until = in.Since, in.Until
+	return f, nil
+}
+
+// optional is s as a nullable String: nil for "".
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
@@ -16,10 +18,17 @@ import (
 // graph.DirectiveRoot.Authenticated; resolvers of such fields read the
 // viewer with viewerOf.
 func Authenticated(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
-	if _, err := auth.Viewer(ctx); err != nil {
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return next(ctx)
+	return next(withSource(ctx, viewer))
+}
+
+// withSource names the viewer and the request as the source of the
+// changes the field makes, for the audit log (audit.Source).
+func withSource(ctx context.Context, viewer weibo.UserID) context.Context {
+	return audit.WithSource(ctx, viewer, middleware.GetReqID(ctx))
 }
 
 // viewerOf returns the viewer of a field marked @authenticated or
@@ -42,6 +51,6 @@ func HasRole(svc *domain.Domain) func(ctx context.Context, obj any, next graphql
 		if err := svc.Org.RequireRole(ctx, viewer, role); err != nil {
 			return nil, err
 		}
-		return next(ctx)
+		return next(withSource(ctx, viewer))
 	}
 }

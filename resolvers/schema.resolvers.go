@@ -15,10 +15,39 @@ import (
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 )
+
+// Actor is the resolver for the actor field.
+func (r *auditEventResolver) Actor(ctx context.Context, obj *audit.Event) (*weibo.User, error) {
+	if obj.Actor == 0 {
+		return nil, nil
+	}
+	return loaders.For(ctx).Users.Load(ctx, obj.Actor)()
+}
+
+// TargetID is the resolver for the targetId field.
+func (r *auditEventResolver) TargetID(ctx context.Context, obj *audit.Event) (string, error) {
+	return obj.Target.String(), nil
+}
+
+// Before is the resolver for the before field.
+func (r *auditEventResolver) Before(ctx context.Context, obj *audit.Event) (*string, error) {
+	return optional(obj.Before), nil
+}
+
+// After is the resolver for the after field.
+func (r *auditEventResolver) After(ctx context.Context, obj *audit.Event) (*string, error) {
+	return optional(obj.After), nil
+}
+
+// RequestID is the resolver for the requestId field.
+func (r *auditEventResolver) RequestID(ctx context.Context, obj *audit.Event) (*string, error) {
+	return optional(obj.RequestID), nil
+}
 
 // Parent is the resolver for the parent field.
 func (r *departmentResolver) Parent(ctx context.Context, obj *org.Department) (*org.Department, error) {
@@ -404,8 +433,12 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, fi
 }
 
 // AuditLog is the resolver for the auditLog field.
-func (r *queryResolver) AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*model.AuditEventConnection, error) {
-	panic(fmt.Errorf("not implemented: AuditLog - auditLog"))
+func (r *queryResolver) AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error) {
+	f, err := auditFilter(filter)
+	if err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.AuditLog(ctx, f, first, after)
 }
 
 // Members is the resolver for the members field.
@@ -530,6 +563,9 @@ func (r *userEdgeResolver) Node(ctx context.Context, obj *weibo.UserEdge) (*weib
 	return loadUser(ctx, obj.User)
 }
 
+// AuditEvent returns graph.AuditEventResolver implementation.
+func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventResolver{r} }
+
 // Department returns graph.DepartmentResolver implementation.
 func (r *Resolver) Department() graph.DepartmentResolver { return &departmentResolver{r} }
 
@@ -555,6 +591,7 @@ func (r *Resolver) User() graph.UserResolver { return &userResolver{r} }
 func (r *Resolver) UserEdge() graph.UserEdgeResolver { return &userEdgeResolver{r} }
 
 type (
+	auditEventResolver     struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
 	queryResolver          struct{ *Resolver }

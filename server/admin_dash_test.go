@@ -319,3 +319,133 @@ func TestAdminStoreCallsConstant(t *testing.T) {
 		})
 	}
 }
+
+// auditEvent is an AuditEvent.
+type auditEvent struct {
+	ID        string
+	At        string
+	Actor     *struct{ ID string }
+	Action    string
+	TargetID  string
+	Before    *string
+	After     *string
+	RequestID *string
+}
+
+// audit returns the audit log's events for filter, newest first (pages of 50).
+func (g *gw) audit(token string, filter map[string]any) []auditEvent {
+	g.t.Helper()
+	var out []auditEvent
+	var after *string
+	for range 100 {
+		var d struct {
+			AuditLog struct {
+				Edges    []struct{ Node auditEvent }
+				PageInfo struct {
+					HasNextPage bool
+					EndCursor   *string
+				}
+			}
+		}
+		g.ok(token, `query($f: AuditFilter, $after: String) { auditLog(filter: $f, first: 50, after: $after) {
+			edges { node { id at actor { id } action targetId before after requestId } } pageInfo { hasNextPage endCursor } } }`,
+			map[string]any{"f": filter, "after": after}, &d)
+		for _, e := range d.AuditLog.Edges {
+			out = append(out, e.Node)
+		}
+		if !d.AuditLog.PageInfo.HasNextPage {
+			return out
+		}
+		after = d.AuditLog.PageInfo.EndCursor
+	}
+	g.t.Fatal("auditLog: more than 100 pages")
+	return nil
+}
+
+func actions(es []auditEvent) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Action)
+	}
+	return out
+}
+
+// TestAuditLog: every admin change records one event (actor, action,
+// target, before and after, request id), listed newest first and by each
+// filter; a refused change records nothing; admins only. A change that
+// dies after its event is written and before it commits leaves the event
+// (an attempt), one that dies after its commit point keeps it: no change
+// exists without its event.
+func TestAuditLog(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g, faults := startAdminGateway(t, b.Open(t))
+			tag := strings.ToLower(uniqueName("audit"))
+			boss, u := g.register(tag+"boss"), g.register(tag+"u")
+			g.makeAdmin(boss)
+			tk := boss.token
+			role := g.createRole(tk, "r"+tag)
+			g.assign(tk, u.ID, role.ID, 3)
+			d1 := g.createDept(tk, "A"+tag, nil)
+			d2 := g.createDept(tk, "B"+tag, &d1.ID)
+			g.ok(tk, `mutation($u: ID!, $d: ID) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, map[string]any{"u": u.ID, "d": d2.ID}, nil)
+			g.fails(tk, "BAD_USER_INPUT", `mutation($d: ID!, $p: ID) { moveDepartment(id: $d, parentId: $p) { id } }`, map[string]any{"d": d1.ID, "p": d2.ID})
+			g.ok(tk, `mutation($d: ID!) { moveDepartment(id: $d) { id } }`, map[string]any{"d": d2.ID}, nil)
+
+			mine := g.audit(tk, map[string]any{"actorId": boss.ID})
+			want := []string{"department.move", "department.setMember", "department.create", "department.create", "role.assign", "role.create"}
+			if got := actions(mine); !slices.Equal(got, want) {
+				t.Fatalf("boss's events = %v, want %v (newest first; the refused move records nothing)", got, want)
+			}
+			assign := mine[4]
+			if assign.TargetID != u.ID || assign.Actor == nil || assign.Actor.ID != boss.ID || assign.RequestID == nil || *assign.RequestID == "" ||
+				assign.Before != nil || assign.After == nil || !strings.Contains(*assign.After, `"priority":3`) {
+				t.Fatalf("role.assign event = %+v", assign)
+			}
+			move := mine[0]
+			if move.TargetID != d2.ID || move.Before == nil || !strings.Contains(*move.Before, d1.ID) || move.After == nil || *move.After != `{"parent":null}` {
+				t.Fatalf("department.move event = %+v (before %v, after %v)", move, deref(move.Before), deref(move.After))
+			}
+			if got := actions(g.audit(tk, map[string]any{"targetId": u.ID})); !slices.Equal(got, []string{"department.setMember", "role.assign"}) {
+				t.Fatalf("events about u = %v", got)
+			}
+			if got := g.audit(tk, map[string]any{"action": "department.create", "actorId": boss.ID}); len(got) != 2 {
+				t.Fatalf("department.create events = %v", actions(got))
+			}
+			if got := g.audit(tk, map[string]any{"actorId": boss.ID, "since": move.At}); len(got) == 0 || got[0].ID != move.ID {
+				t.Fatalf("events since the move = %v", actions(got))
+			}
+			if got := g.audit(tk, map[string]any{"actorId": boss.ID, "until": mine[len(mine)-1].At}); len(got) != 0 {
+				t.Fatalf("events before the first = %v", actions(got))
+			}
+			g.fails(u.token, "FORBIDDEN", `{ auditLog { edges { cursor } } }`, nil)
+			g.fails(tk, "BAD_USER_INPUT", `{ auditLog(filter: {action: "no spaces"}) { edges { cursor } } }`, nil)
+
+			// Killed after the event, before the change: the event stays, the change is not made.
+			faults.arm("audit:recorded")
+			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($d: ID!) { renameDepartment(id: $d, name: "never") { id } }`, map[string]any{"d": d1.ID})
+			if got := g.dept(tk, d1.ID).Name; got != "A"+tag {
+				t.Fatalf("the name after the killed rename: %q", got)
+			}
+			if got := actions(g.audit(tk, map[string]any{"targetId": d1.ID, "action": "department.rename"})); len(got) != 1 {
+				t.Fatalf("the killed rename's event: %v", got)
+			}
+			// Killed after its commit point: the change stays, with its event.
+			faults.arm("role:counted")
+			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $r: ID!) { revokeRole(userId: $u, roleId: $r) { id } }`, map[string]any{"u": u.ID, "r": role.ID})
+			if got := g.userRoles(tk, u.ID); len(got) != 0 {
+				t.Fatalf("roles after the killed revoke: %v", got)
+			}
+			if got := actions(g.audit(tk, map[string]any{"targetId": u.ID, "action": "role.revoke"})); len(got) != 1 {
+				t.Fatalf("the killed revoke's event: %v", got)
+			}
+		})
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}

@@ -8,35 +8,6 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// One recorded admin change.
-type AuditEvent struct {
-	ID string    `json:"id"`
-	At time.Time `json:"at"`
-	// Who made the change; null when made from the command line, or by a user since deleted.
-	Actor *weibo.User `json:"actor,omitempty"`
-	// What was done: role.create, role.rename, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager.
-	Action string `json:"action"`
-	// The global id of what was changed (a user, role or department id).
-	TargetID string `json:"targetId"`
-	// Compact JSON of what changed, before the change.
-	Before *string `json:"before,omitempty"`
-	// Compact JSON of what changed, after the change.
-	After *string `json:"after,omitempty"`
-	// The X-Request-Id of the request that made the change.
-	RequestID *string `json:"requestId,omitempty"`
-}
-
-// Audit events, newest first.
-type AuditEventConnection struct {
-	Edges    []*AuditEventEdge `json:"edges"`
-	PageInfo *weibo.PageInfo   `json:"pageInfo"`
-}
-
-type AuditEventEdge struct {
-	Cursor string      `json:"cursor"`
-	Node   *AuditEvent `json:"node"`
-}
-
 // Which audit events Query.auditLog lists; the criteria combine.
 type AuditFilter struct {
 	ActorID  *string `json:"actorId,omitempty"`

@@ -191,6 +191,11 @@ func (s *Service) CreateDepartment(ctx context.Context, name string, parent weib
 		return nil, err
 	}
 	did := weibo.DeptID(seq)
+	rec, err := s.record(ctx, ActionDeptCreate, deptNode(did), nil, map[string]any{"name": name, "parent": deptRef(parent)})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	now := s.nowMillis()
 	if err := s.putLink(ctx, tables.DeptChildKey(parent, did), now); err != nil {
 		return nil, err
@@ -204,6 +209,7 @@ func (s *Service) CreateDepartment(ctx context.Context, name string, parent weib
 	}}}); err != nil {
 		return nil, err
 	}
+	rec.committed = true
 	return &Department{ID: did, Name: name, Parent: parent, CreatedAt: time.UnixMilli(now), path: path, pathOK: true}, nil
 }
 
@@ -220,9 +226,15 @@ func (s *Service) RenameDepartment(ctx context.Context, did weibo.DeptID, name s
 	if err != nil {
 		return nil, err
 	}
+	rec, err := s.record(ctx, ActionDeptRename, deptNode(did), map[string]any{"name": d.Name}, map[string]any{"name": name})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {tables.ColDeptName: []byte(name)}}}); err != nil {
 		return nil, err
 	}
+	rec.committed = true
 	d.Name = name
 	return d, nil
 }
@@ -281,6 +293,11 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent weibo.DeptID) 
 	if err := s.w.Step(ctx, PairStepMoveDepartment); err != nil {
 		return nil, err
 	}
+	rec, err := s.record(ctx, ActionDeptMove, deptNode(did), map[string]any{"parent": deptRef(d.Parent)}, map[string]any{"parent": deptRef(parent)})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.EncodeID(parent)}}},
 		tables.FamInfo, tables.ColParent, tables.EncodeID(d.Parent))
 	if err != nil {
@@ -289,6 +306,7 @@ func (s *Service) MoveDepartment(ctx context.Context, did, parent weibo.DeptID) 
 	if !ok {
 		return nil, errConcurrent("id", did.String()+" was changed meanwhile; retry")
 	}
+	rec.committed = true
 	if err := s.deleteLink(ctx, tables.DeptChildKey(d.Parent, did)); err != nil {
 		return nil, err
 	}
@@ -378,10 +396,16 @@ func (s *Service) DeleteDepartment(ctx context.Context, did weibo.DeptID, cascad
 		if len(kids.Edges) > 0 || len(members.Edges) > 0 {
 			return false, errNotEmpty(did)
 		}
-		return true, s.deleteOne(ctx, d)
 	}
-	all, _, err := s.subtree(ctx, d)
-	if err != nil {
+	all := []*Department{d}
+	if cascade {
+		if all, _, err = s.subtree(ctx, d); err != nil {
+			return false, err
+		}
+	}
+	// Recorded as one event; the deletes that follow are committed as they
+	// go (a failure part-way leaves a smaller tree, and the event).
+	if _, err := s.record(ctx, ActionDeptDelete, deptNode(did), map[string]any{"name": d.Name, "parent": deptRef(d.Parent), "departments": len(all)}, nil); err != nil {
 		return false, err
 	}
 	for i := len(all) - 1; i >= 0; i-- {

@@ -43,8 +43,17 @@ func (s *Service) AddDepartmentManager(ctx context.Context, did weibo.DeptID, ui
 	if err := s.w.Step(ctx, PairStepAddManager); err != nil {
 		return nil, err
 	}
-	return d, s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
-		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): tables.EncodeMillis(now)}}})
+	rec, err := s.record(ctx, ActionDeptAddManager, deptNode(did), nil, map[string]any{"manager": uid.String()})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
+		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): tables.EncodeMillis(now)}}}); err != nil {
+		return nil, err
+	}
+	rec.committed = true
+	return d, nil
 }
 
 // RemoveDepartmentManager takes department did from manager uid and
@@ -62,10 +71,16 @@ func (s *Service) RemoveDepartmentManager(ctx context.Context, did weibo.DeptID,
 	if _, err := s.existingUser(ctx, uid); err != nil {
 		return nil, err
 	}
+	rec, err := s.record(ctx, ActionDeptRemoveManager, deptNode(did), map[string]any{"manager": uid.String()}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): nil}}}); err != nil {
 		return nil, err
 	}
+	rec.committed = true
 	if err := s.w.Step(ctx, PairStepRemoveManager); err != nil {
 		return nil, err
 	}

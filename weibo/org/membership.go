@@ -93,6 +93,8 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did w
 			return nil, err
 		}
 	}
+	var rec *recorded
+	defer func() { s.finish(ctx, rec, err) }()
 	for attempt := 0; ; attempt++ {
 		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
@@ -103,7 +105,15 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did w
 		if old == did {
 			return u, nil
 		}
+		if rec == nil {
+			if rec, err = s.record(ctx, ActionDeptSetMember, userNode(uid), map[string]any{"department": deptRef(old)}, map[string]any{"department": deptRef(did)}); err != nil {
+				return nil, err
+			}
+		}
 		done, err := s.moveMember(ctx, uid, old, did, oldRaw)
+		if done {
+			rec.committed = true
+		}
 		if err != nil || done {
 			return u, err
 		}
@@ -115,7 +125,8 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did w
 
 // moveMember makes one attempt of SetUserDepartment's writes from old
 // (its cell value oldRaw) to did; done is false when the cell changed
-// since it was read (nothing was changed; the markers are ended).
+// since it was read (nothing was changed; the markers are ended). After
+// the commit point done is true even with an error.
 func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte) (done bool, err error) {
 	var join, leave *counted.Op
 	if did != weibo.RootDept {
@@ -152,7 +163,7 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 		}{{join, +1}, {leave, -1}} {
 			if c.op != nil {
 				if _, err := s.w.Count(ctx, c.op, c.d); err != nil {
-					return false, err
+					return applied, err
 				}
 			}
 		}
@@ -171,10 +182,10 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 			err = s.w.Keep(ctx, m.op, nil)
 		}
 		if err != nil {
-			return false, err
+			return applied, err
 		}
 		if err := s.w.End(ctx, m.op); err != nil {
-			return false, err
+			return applied, err
 		}
 	}
 	return applied, nil

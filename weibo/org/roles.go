@@ -142,6 +142,11 @@ func (s *Service) CreateRole(ctx context.Context, name string) (_ *Role, err err
 		return nil, err
 	}
 	rid := weibo.RoleID(seq)
+	rec, err := s.record(ctx, ActionRoleCreate, roleNode(rid), nil, map[string]any{"name": name})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	if err := s.claimRoleName(ctx, name, rid); err != nil {
 		return nil, err
 	}
@@ -155,6 +160,7 @@ func (s *Service) CreateRole(ctx context.Context, name string) (_ *Role, err err
 	}}); err != nil {
 		return nil, err
 	}
+	rec.committed = true
 	return &Role{ID: rid, Name: name, CreatedAt: time.UnixMilli(now)}, nil
 }
 
@@ -216,6 +222,11 @@ func (s *Service) RenameRole(ctx context.Context, rid weibo.RoleID, name string)
 	if err != nil {
 		return nil, err
 	}
+	rec, err := s.record(ctx, ActionRoleRename, roleNode(rid), map[string]any{"name": role.Name}, map[string]any{"name": name})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	oldKey, newKey := tables.RoleNameKey(role.Name), tables.RoleNameKey(name)
 	sameKey := bytes.Equal(oldKey, newKey)
 	if !sameKey {
@@ -230,6 +241,7 @@ func (s *Service) RenameRole(ctx context.Context, rid weibo.RoleID, name string)
 		tables.FamInfo: {tables.ColRoleName: []byte(name)}}}); err != nil {
 		return nil, err
 	}
+	rec.committed = true
 	if !sameKey {
 		if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.RoleNames, Row: oldKey}, tables.FamName, tables.ColRoleID, tables.EncodeID(rid)); err != nil {
 			return nil, err
@@ -254,9 +266,15 @@ func (s *Service) DeleteRole(ctx context.Context, rid weibo.RoleID) (_ bool, err
 	if err != nil {
 		return false, err
 	}
+	rec, err := s.record(ctx, ActionRoleDelete, roleNode(rid), map[string]any{"name": role.Name, "memberCount": role.MemberCount}, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleKey(rid)}); err != nil {
 		return false, err
 	}
+	rec.committed = true
 	if err := s.w.Step(ctx, PairStepDeleteRole); err != nil {
 		return false, err
 	}
@@ -352,10 +370,20 @@ func (s *Service) AssignRole(ctx context.Context, uid weibo.UserID, rid weibo.Ro
 	if err := s.w.Step(ctx, PairStepAssignRole); err != nil {
 		return nil, err
 	}
+	before, err := s.rolePriority(ctx, uid, rid)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.record(ctx, ActionRoleAssign, userNode(uid), before, map[string]any{"role": rid.String(), "priority": priority})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	added, err := s.setRoleCell(ctx, uid, rid, prio)
 	if err != nil {
 		return nil, err
 	}
+	rec.committed = true
 	if added {
 		if _, err := s.w.Count(ctx, op, +1); err != nil {
 			return nil, err
@@ -365,6 +393,20 @@ func (s *Service) AssignRole(ctx context.Context, uid weibo.UserID, rid weibo.Ro
 		return nil, err
 	}
 	return u, s.w.End(ctx, op)
+}
+
+// rolePriority returns, for the audit log, user uid's assignment of rid as
+// {"role", "priority"}, or nil when the user does not hold it.
+func (s *Service) rolePriority(ctx context.Context, uid weibo.UserID, rid weibo.RoleID) (any, error) {
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
+	if err != nil {
+		return nil, err
+	}
+	p, ok := tables.DecodePriority(r.Value(tables.FamOrg, tables.RoleQualifier(rid)))
+	if !ok {
+		return nil, nil
+	}
+	return map[string]any{"role": rid.String(), "priority": p}, nil
 }
 
 // setRoleCell writes the user's cell o:<rid> = prio with CheckAndPut:
@@ -417,6 +459,15 @@ func (s *Service) RevokeRole(ctx context.Context, uid weibo.UserID, rid weibo.Ro
 	if err != nil {
 		return nil, err
 	}
+	before, err := s.rolePriority(ctx, uid, rid)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.record(ctx, ActionRoleRevoke, userNode(uid), before, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { s.finish(ctx, rec, err) }()
 	qual := tables.RoleQualifier(rid)
 	removed := false
 	for attempt := 0; ; attempt++ {
@@ -440,6 +491,7 @@ func (s *Service) RevokeRole(ctx context.Context, uid weibo.UserID, rid weibo.Ro
 			break
 		}
 	}
+	rec.committed = true
 	if removed {
 		if _, err := s.w.Count(ctx, op, -1); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/counted"
 )
 
@@ -39,13 +40,14 @@ type Service struct {
 	users   Users
 	roles   *counted.Relation // the role assignment, registered with w
 	members *counted.Relation // department membership, registered with w
+	audit   *audit.Log        // the admin audit log (audit.go)
 }
 
 // New returns the organisation over st, reading accounts through users,
 // writing its counted relation on w (whose clock and logger it uses) and
 // registering it there. The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, users Users) *Service {
-	s := &Service{st: st, w: w, log: w.Logger(), users: users}
+	s := &Service{st: st, w: w, log: w.Logger(), users: users, audit: audit.New(st, w.Now)}
 	s.register()
 	return s
 }
