@@ -66,18 +66,23 @@ func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 		return nil, rateLimited(wait, "too many failed attempts: retry later", nil)
 	}
 	res, err := next(ctx)
-	outcome := attemptCounted
-	switch {
-	case username == "" && err != nil:
-		outcome = attemptVoid // a registration refused (before hashing, or a store error)
-	case username == "" || err == nil:
-		// a registration that hashed a password stays counted; a login that worked is not
-		if username != "" {
-			outcome = attemptSucceeded
-		}
-	case weibo.CodeOf(err) != weibo.CodeUnauthenticated:
-		outcome = attemptVoid // a login refused before comparing (bad input, store error)
-	}
-	g.logins.end(username, addr, outcome, g.now())
+	g.logins.end(username, addr, outcome(username == "", err), g.now())
 	return res, err
+}
+
+// outcome classifies how a login (register false) or a registration ended,
+// for logins.end: a login failed when its password was wrong
+// (UNAUTHENTICATED), a registration when the domain refused it (an invalid
+// username or password, or a taken username: BAD_USER_INPUT); any other
+// error (a login's bad input, a store error, the request's end) is void,
+// and no error is a success.
+func outcome(register bool, err error) int {
+	switch code := weibo.CodeOf(err); {
+	case err == nil:
+		return attemptSucceeded
+	case register && code != "", !register && code == weibo.CodeUnauthenticated:
+		return attemptFailed
+	default:
+		return attemptVoid
+	}
 }

@@ -116,22 +116,24 @@ func (f *failures) reset(key string) { f.counts.Remove(key) }
 // LoginThrottle configures how failed logins slow down: per username and
 // per client address, the first failures are free, then each attempt must
 // wait 1 s, 2 s, 4 s, … (at most MaxDelay) after the previous one, and a
-// key with no attempt for 15 minutes starts over. Registrations count as
-// attempts of their address (each computes a password hash).
+// key with no attempt for 15 minutes starts over. Failed registrations (a
+// taken username, an invalid username or password) count as failures of
+// their address; successful ones do not.
 type LoginThrottle struct {
 	// UserFailures is how many failed logins of one username are free
 	// (default 5; negative: no per-username throttling).
 	UserFailures int
-	// AddressFailures is how many failed logins and registrations of one
-	// client address are free (default 20; negative: none).
+	// AddressFailures is how many failed logins and failed registrations
+	// of one client address are free (default 20; negative: none).
 	AddressFailures int
 	// MaxDelay caps the wait between attempts (default 5 minutes).
 	MaxDelay time.Duration
 }
 
-// logins is the login throttle. Attempts are counted as failures when they
-// begin, so that concurrent attempts cannot all pass before the first
-// fails; end undoes that for what turned out not to be a failure.
+// logins is the login throttle, of logins and registrations. Attempts are
+// counted as failures when they begin, so that concurrent attempts cannot
+// all pass before the first fails; end undoes that for what turned out not
+// to be a failure.
 type logins struct {
 	mu    sync.Mutex
 	users *failures // nil: off
@@ -190,9 +192,9 @@ func (l *logins) begin(username, addr string, now time.Time) time.Duration {
 
 // Outcomes of an attempt, for end.
 const (
-	attemptCounted   = iota // a wrong password, or a registration: it stays counted
-	attemptSucceeded        // a login that worked
-	attemptVoid             // refused before any password work (bad input, store error)
+	attemptFailed    = iota // a wrong password, a refused registration: it stays counted
+	attemptSucceeded        // a login or registration that worked: it clears its username, and is not counted
+	attemptVoid             // neither (a login's bad input, a store error): not counted
 )
 
 // end finishes an attempt begun with begin.
