@@ -14,7 +14,10 @@ import (
 )
 
 // Messages of the throttles, as clients see them.
-const failedAttemptsMessage = "too many failed attempts: retry later"
+const (
+	failedAttemptsMessage = "too many failed attempts: retry later"
+	signupsMessage        = "too many sign-ups from this address: retry later"
+)
 
 // fakeClock is a settable clock for Config.Now.
 type fakeClock struct {
@@ -99,9 +102,10 @@ func wantRateLimited(t *testing.T, what string, a authAnswer, message string, re
 	}
 }
 
-// TestRegistrationFailuresCount: successful registrations are not failures
-// of their address (25 from one address all pass, where the 21st used to
-// be refused as a failed attempt), and failed ones are: taken usernames and
+// TestRegistrationFailuresCount: with the sign-up limit off, successful
+// registrations are not failures of their address (25 from one address all
+// pass, where the 21st used to be refused as a failed attempt), and failed
+// ones are: taken usernames and
 // invalid passwords at registration, with wrong passwords at login, make
 // the address wait after its 20 free failures.
 func TestRegistrationFailuresCount(t *testing.T) {
@@ -109,6 +113,7 @@ func TestRegistrationFailuresCount(t *testing.T) {
 	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) {
 		c.Now = clock.Now
 		c.ClientIPHeader = "X-Forwarded-For"
+		c.Signups = server.SignupLimit{Rate: -1}
 	})
 	const office, prober = "198.51.100.1", "198.51.100.2"
 	var names []string
@@ -144,4 +149,70 @@ func TestRegistrationFailuresCount(t *testing.T) {
 	if a := g.authAs(prober, "register", fresh, "correct horse"); !a.ok() {
 		t.Fatalf("the sign-up after the wait: %v", a)
 	}
+}
+
+// TestSignupLimit: successful sign-ups of one address are limited to the
+// rate per window (here 5 per 5 minutes): of 30 attempts from one address
+// the first 5 pass, and the 6th to the 30th are refused with the sign-up
+// message, retrying after the minute one sign-up takes to refill; the
+// refusals are not failures, refused usernames are not created, other
+// addresses are not affected, failed registrations take no sign-up, and
+// they still count as failures with the failure message.
+func TestSignupLimit(t *testing.T) {
+	clock := newFakeClock()
+	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) {
+		c.Now = clock.Now
+		c.ClientIPHeader = "X-Forwarded-For"
+		c.Signups = server.SignupLimit{Rate: 5, Window: 5 * time.Minute}
+	})
+	const office = "198.51.100.1"
+	var names []string
+	for i := range 30 {
+		name := uniqueName("office") + string(rune('a'+i))
+		names = append(names, name)
+		a := g.authAs(office, "register", name, "correct horse")
+		if i < 5 {
+			if !a.ok() {
+				t.Fatalf("sign-up %d of 5: %v", i+1, a)
+			}
+			continue
+		}
+		// 25 refusals, more than the 20 free failures: had they counted as
+		// failures, the last would say so.
+		wantRateLimited(t, "sign-up "+strconv.Itoa(i+1), a, signupsMessage, 60)
+	}
+	if a := g.authAs("198.51.100.2", "register", uniqueName("neighbour"), "correct horse"); !a.ok() {
+		t.Fatalf("a sign-up from another address: %v", a)
+	}
+	clock.advance(time.Minute) // one sign-up back
+	if a := g.authAs(office, "register", names[5], "correct horse"); !a.ok() {
+		t.Fatalf("a refused username, a minute later: %v", a)
+	}
+	wantRateLimited(t, "the next sign-up", g.authAs(office, "register", names[6], "correct horse"), signupsMessage, 60)
+	clock.advance(30 * time.Second)
+	wantRateLimited(t, "half a minute later", g.authAs(office, "register", names[6], "correct horse"), signupsMessage, 30)
+
+	// Failed registrations from another address take none of its 5
+	// sign-ups, and count as failures: 20 are free, then it waits.
+	const prober = "198.51.100.3"
+	for i := range 20 {
+		var a authAnswer
+		if i%2 == 0 {
+			a = g.authAs(prober, "register", strings.ToLower(names[i%5]), "correct horse") // taken
+		} else {
+			a = g.authAs(prober, "register", uniqueName("short")+string(rune('a'+i)), "short")
+		}
+		if a.code() != "BAD_USER_INPUT" {
+			t.Fatalf("failed registration %d: %v", i+1, a)
+		}
+	}
+	wantRateLimited(t, "a sign-up after 20 failures", g.authAs(prober, "register", uniqueName("prober"), "correct horse"), failedAttemptsMessage, 1)
+	for i := range 5 {
+		clock.advance(time.Second) // the failure throttle's wait after each attempt
+		if a := g.authAs(prober, "register", uniqueName("prober")+string(rune('a'+i)), "correct horse"); !a.ok() {
+			t.Fatalf("sign-up %d of 5 after the failures: %v", i+1, a)
+		}
+	}
+	clock.advance(time.Second)
+	wantRateLimited(t, "the 6th sign-up after the failures", g.authAs(prober, "register", uniqueName("prober"), "correct horse"), signupsMessage, 55)
 }
