@@ -13,11 +13,13 @@ import (
 // request's context is done (its deadline passed, or the client went away)
 // no further resolver runs and so no further store call is made; a heavy
 // operation's resolvers give way to light operations (lanes); and it
-// throttles login and register (logins).
+// throttles failed logins and registrations (logins) and limits
+// successful registrations per address (signups).
 type guard struct {
-	logins *logins
-	lanes  *lanes
-	now    func() time.Time
+	logins  *logins  // nil: off
+	signups *signups // nil: off
+	lanes   *lanes
+	now     func() time.Time
 }
 
 var (
@@ -46,7 +48,7 @@ func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 		return nil, err
 	}
 	g.lanes.yield(ctx)
-	if fc == nil || fc.Object != "Mutation" || g.logins == nil {
+	if fc == nil || fc.Object != "Mutation" || g.logins == nil && g.signups == nil {
 		return next(ctx)
 	}
 	var username string
@@ -63,21 +65,43 @@ func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 	addr := clientAddr(ctx)
 	if wait := g.logins.begin(username, addr, g.now()); wait > 0 {
 		stateOf(ctx).retryAfter(wait)
-		return nil, rateLimited(wait, "too many failed attempts: retry later", nil)
+		return nil, rateLimited(wait, msgFailedAttempts, nil)
+	}
+	var signup *signupBucket
+	if username == "" {
+		var wait time.Duration
+		if signup, wait = g.signups.begin(addr, g.now()); wait > 0 {
+			g.logins.end(username, addr, attemptVoid, g.now())
+			stateOf(ctx).retryAfter(wait)
+			return nil, rateLimited(wait, msgTooManySignups, nil)
+		}
 	}
 	res, err := next(ctx)
-	outcome := attemptCounted
-	switch {
-	case username == "" && err != nil:
-		outcome = attemptVoid // a registration refused (before hashing, or a store error)
-	case username == "" || err == nil:
-		// a registration that hashed a password stays counted; a login that worked is not
-		if username != "" {
-			outcome = attemptSucceeded
-		}
-	case weibo.CodeOf(err) != weibo.CodeUnauthenticated:
-		outcome = attemptVoid // a login refused before comparing (bad input, store error)
-	}
-	g.logins.end(username, addr, outcome, g.now())
+	oc := outcome(username == "", err)
+	g.logins.end(username, addr, oc, g.now())
+	g.signups.end(signup, oc == attemptSucceeded, g.now())
 	return res, err
+}
+
+// Messages of the login throttle and of the sign-up limit.
+const (
+	msgFailedAttempts = "too many failed attempts: retry later"
+	msgTooManySignups = "too many sign-ups from this address: retry later"
+)
+
+// outcome classifies how a login (register false) or a registration ended,
+// for logins.end: a login failed when its password was wrong
+// (UNAUTHENTICATED), a registration when the domain refused it (an invalid
+// username or password, or a taken username: BAD_USER_INPUT); any other
+// error (a login's bad input, a store error, the request's end) is void,
+// and no error is a success.
+func outcome(register bool, err error) int {
+	switch code := weibo.CodeOf(err); {
+	case err == nil:
+		return attemptSucceeded
+	case register && code != "", !register && code == weibo.CodeUnauthenticated:
+		return attemptFailed
+	default:
+		return attemptVoid
+	}
 }

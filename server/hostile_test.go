@@ -290,8 +290,9 @@ func TestLoginThrottle(t *testing.T) {
 	if r := login(victim.Username, "wrong horse"); !strings.Contains(string(r.body), "UNAUTHENTICATED") {
 		t.Fatalf("after a success: %s", r.body)
 	}
-	// One address, many usernames: 10 failures in all are free (4 spent
-	// above on failures, the successful ones undone), then it waits.
+	// One address, many usernames: 10 failures in all are free (5 spent
+	// above; the registration and the successful login are not failures),
+	// then it waits.
 	var last rawResponse
 	for i := range 8 {
 		last = login(uniqueName("nobody")+string(rune('a'+i)), "whatever1")

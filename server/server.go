@@ -3,9 +3,10 @@
 // log; panic recovery; CORS; gzip; client address; request timeout; JWT
 // auth; per-request dataloaders), the gqlgen GraphQL handler at /graphql
 // with its limits (query cost before execution, bounded execution,
-// per-client budget, login throttling; see README "Limits"), its metrics
-// and OpenTelemetry spans per operation (metrics.go, trace.go), GraphiQL at
-// /, Prometheus metrics at /metrics, and the /healthz and /readyz probes.
+// per-client budget, login throttling, sign-up limit; see README
+// "Limits"), its metrics and OpenTelemetry spans per operation (metrics.go,
+// trace.go), GraphiQL at /, Prometheus metrics at /metrics, and the
+// /healthz and /readyz probes.
 package server
 
 import (
@@ -78,6 +79,8 @@ type Config struct {
 	HeavyQueries int
 	// Logins throttles failed logins and registrations.
 	Logins LoginThrottle
+	// Signups limits successful registrations per client address.
+	Signups SignupLimit
 	// CORSOrigins are the origins of browser pages on other origins that
 	// may call the gateway, as ParseCORSOrigins returns them ("*", or
 	// scheme://host[:port] with at most one "*" wildcard, lower case):
@@ -105,6 +108,10 @@ const (
 	DefaultLoginUserFailures    = 5
 	DefaultLoginAddressFailures = 20
 	DefaultLoginMaxDelay        = 5 * time.Minute
+	// DefaultSignupRate sign-ups per DefaultSignupWindow per address, as
+	// Mastodon allows.
+	DefaultSignupRate   = 25
+	DefaultSignupWindow = 5 * time.Minute
 )
 
 func (cfg Config) withDefaults() Config {
@@ -125,6 +132,10 @@ func (cfg Config) withDefaults() Config {
 	cfg.Logins.UserFailures = orDefault(cfg.Logins.UserFailures, DefaultLoginUserFailures)
 	cfg.Logins.AddressFailures = orDefault(cfg.Logins.AddressFailures, DefaultLoginAddressFailures)
 	cfg.Logins.MaxDelay = orDefault(cfg.Logins.MaxDelay, DefaultLoginMaxDelay)
+	cfg.Signups.Rate = orDefault(cfg.Signups.Rate, DefaultSignupRate)
+	if cfg.Signups.Window <= 0 {
+		cfg.Signups.Window = DefaultSignupWindow
+	}
 	return cfg
 }
 
@@ -169,8 +180,9 @@ func New(cfg Config) http.Handler {
 // from same-origin pages and Config.CORSOrigins; the token may come in the
 // connection_init payload, see wsInit), automatic persisted
 // queries, the query limits and budget (queryLimits), bounded execution and
-// login throttling (guard), introspection unless disabled, and an error
-// presenter that gives every error an extensions.code.
+// login throttling and the sign-up limit (guard), introspection unless
+// disabled, and an error presenter that gives every error an
+// extensions.code.
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
@@ -213,7 +225,7 @@ func GraphQL(cfg Config) http.Handler {
 		ln.heavy = make(chan struct{}, cfg.HeavyQueries)
 	}
 	srv.Use(&queryLimits{limits: cfg.Limits, introspection: !cfg.DisableIntrospection, budget: bud, lanes: ln, now: cfg.Now, docs: docs})
-	srv.Use(guard{logins: newLogins(cfg.Logins), lanes: ln, now: cfg.Now})
+	srv.Use(guard{logins: newLogins(cfg.Logins), signups: newSignups(cfg.Signups), lanes: ln, now: cfg.Now})
 	srv.SetErrorPresenter(errorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "panic", p, "request_id", middleware.GetReqID(ctx))

@@ -116,22 +116,24 @@ func (f *failures) reset(key string) { f.counts.Remove(key) }
 // LoginThrottle configures how failed logins slow down: per username and
 // per client address, the first failures are free, then each attempt must
 // wait 1 s, 2 s, 4 s, … (at most MaxDelay) after the previous one, and a
-// key with no attempt for 15 minutes starts over. Registrations count as
-// attempts of their address (each computes a password hash).
+// key with no attempt for 15 minutes starts over. Failed registrations (a
+// taken username, an invalid username or password) count as failures of
+// their address; successful ones do not.
 type LoginThrottle struct {
 	// UserFailures is how many failed logins of one username are free
 	// (default 5; negative: no per-username throttling).
 	UserFailures int
-	// AddressFailures is how many failed logins and registrations of one
-	// client address are free (default 20; negative: none).
+	// AddressFailures is how many failed logins and failed registrations
+	// of one client address are free (default 20; negative: none).
 	AddressFailures int
 	// MaxDelay caps the wait between attempts (default 5 minutes).
 	MaxDelay time.Duration
 }
 
-// logins is the login throttle. Attempts are counted as failures when they
-// begin, so that concurrent attempts cannot all pass before the first
-// fails; end undoes that for what turned out not to be a failure.
+// logins is the login throttle, of logins and registrations. Attempts are
+// counted as failures when they begin, so that concurrent attempts cannot
+// all pass before the first fails; end undoes that for what turned out not
+// to be a failure.
 type logins struct {
 	mu    sync.Mutex
 	users *failures // nil: off
@@ -165,8 +167,12 @@ func userKey(username string) string {
 }
 
 // begin starts an attempt of username ("" for a registration) from addr:
-// 0 when it may go ahead (it is then counted), else how long to wait.
+// 0 when it may go ahead (it is then counted), else how long to wait. A nil
+// throttle lets all go ahead.
 func (l *logins) begin(username, addr string, now time.Time) time.Duration {
+	if l == nil {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var w time.Duration
@@ -190,13 +196,16 @@ func (l *logins) begin(username, addr string, now time.Time) time.Duration {
 
 // Outcomes of an attempt, for end.
 const (
-	attemptCounted   = iota // a wrong password, or a registration: it stays counted
-	attemptSucceeded        // a login that worked
-	attemptVoid             // refused before any password work (bad input, store error)
+	attemptFailed    = iota // a wrong password, a refused registration: it stays counted
+	attemptSucceeded        // a login or registration that worked: it clears its username, and is not counted
+	attemptVoid             // neither (a login's bad input, a store error): not counted
 )
 
 // end finishes an attempt begun with begin.
 func (l *logins) end(username, addr string, outcome int, now time.Time) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch outcome {
@@ -214,5 +223,88 @@ func (l *logins) end(username, addr string, outcome int, now time.Time) {
 		if l.addrs != nil {
 			l.addrs.add(addr, now, -1)
 		}
+	}
+}
+
+// SignupLimit bounds successful registrations (register) per client
+// address: each address may sign up Rate times at once, and the allowance
+// refills at Rate per Window (a token bucket, golang.org/x/time/rate), so
+// that over time an address gets Rate sign-ups a Window — as Mastodon
+// allows 25 per 5 minutes per address. Failed registrations do not count
+// here (LoginThrottle counts them).
+type SignupLimit struct {
+	// Rate is how many sign-ups one address may make per Window (default
+	// DefaultSignupRate; negative: no limit).
+	Rate int
+	// Window is the period of Rate (default DefaultSignupWindow; 0 or
+	// negative: the default).
+	Window time.Duration
+}
+
+// signups is the sign-up limit: a token bucket per client address (the
+// least recently seen forgotten first, as the other throttles). A
+// registration takes its address's token only when it succeeds; while it
+// runs it holds a claim on one (pending), so that concurrent registrations
+// cannot all pass on the same token, and a failed one takes nothing.
+// (rate.Reservation.CancelAt could not give a token back: it restores
+// nothing once the reservation's time has passed, that is, after any
+// registration that took time.)
+type signups struct {
+	mu     sync.Mutex
+	rate   int // sign-ups per window, and at once
+	window time.Duration
+	addrs  *lru.Cache[string, *signupBucket]
+}
+
+// signupBucket is one address's bucket and its registrations running.
+type signupBucket struct {
+	lim     *rate.Limiter
+	pending int
+}
+
+// newSignups returns the sign-up limit of c (defaults applied), or nil
+// when it is off.
+func newSignups(c SignupLimit) *signups {
+	if c.Rate <= 0 || c.Window <= 0 {
+		return nil
+	}
+	a, _ := lru.New[string, *signupBucket](maxThrottled)
+	return &signups{rate: c.Rate, window: c.Window, addrs: a}
+}
+
+// begin starts a registration from addr at now: the bucket to end it
+// with, or how long until addr may sign up again. A nil limit allows all.
+func (s *signups) begin(addr string, now time.Time) (*signupBucket, time.Duration) {
+	if s == nil {
+		return nil, 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.addrs.Get(addr)
+	if !ok {
+		b = &signupBucket{lim: rate.NewLimiter(rate.Limit(float64(s.rate)/s.window.Seconds()), s.rate)}
+		s.addrs.Add(addr, b)
+	}
+	if short := float64(b.pending+1) - b.lim.TokensAt(now); short > 0 {
+		// What the missing tokens take to refill, at window/rate each.
+		return nil, time.Duration(short * float64(s.window) / float64(s.rate))
+	}
+	b.pending++
+	return b, 0
+}
+
+// end finishes a registration begun with begin: one that succeeded takes
+// its token, one that did not gives up its claim.
+func (s *signups) end(b *signupBucket, succeeded bool, now time.Time) {
+	if b == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b.pending--
+	if succeeded {
+		// Granted at once: the claim kept the token. (A bucket forgotten
+		// meanwhile, among maxThrottled addresses, loses it.)
+		b.lim.ReserveN(now, 1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -55,6 +56,55 @@ func TestLoginsConcurrentAttemptsCount(t *testing.T) {
 	if w := l.begin("bob", "d", now); w != 0 {
 		t.Fatalf("after a success: wait %v", w)
 	}
+}
+
+// TestSignupsClaims: a registration running holds a claim on a sign-up,
+// so concurrent ones cannot all pass on the last; one that fails gives
+// it back even when it ended later than it began (as real ones do); one
+// that succeeds takes it; the wait is what the missing sign-up takes to
+// refill; addresses are apart, and at most maxThrottled are remembered.
+func TestSignupsClaims(t *testing.T) {
+	s := newSignups(SignupLimit{Rate: 2, Window: time.Minute}) // 2 at once, one back every 30 s
+	t0 := time.Unix(1000, 0)
+	b1, w1 := s.begin("a", t0)
+	b2, w2 := s.begin("a", t0)
+	if b1 == nil || b2 == nil || w1 != 0 || w2 != 0 {
+		t.Fatalf("the first two: waits %v, %v", w1, w2)
+	}
+	if b, w := s.begin("a", t0); b != nil || w != 30*time.Second {
+		t.Fatalf("a third while two run: wait %v, want 30s", w)
+	}
+	later := t0.Add(200 * time.Millisecond)
+	s.end(b1, false, later) // failed, 200 ms after it began
+	b3, w3 := s.begin("a", later)
+	if b3 == nil || w3 != 0 {
+		t.Fatalf("after a failed one: wait %v", w3)
+	}
+	s.end(b2, true, later)
+	s.end(b3, true, later)
+	if b, w := s.begin("a", later); b != nil || w != 30*time.Second {
+		t.Fatalf("after two successes: wait %v, want 30s", w)
+	}
+	if b, w := s.begin("b", later); b == nil || w != 0 {
+		t.Fatalf("another address: wait %v", w)
+	}
+	if b, w := s.begin("a", later.Add(30*time.Second)); b == nil || w != 0 {
+		t.Fatalf("30 s later: wait %v", w)
+	}
+	for i := range maxThrottled + 10 {
+		s.begin(strconv.Itoa(i), t0)
+	}
+	if n := s.addrs.Len(); n != maxThrottled {
+		t.Errorf("%d addresses remembered, want %d", n, maxThrottled)
+	}
+	if newSignups(SignupLimit{Rate: -1, Window: time.Minute}) != nil {
+		t.Error("a negative rate is not off")
+	}
+	var off *signups
+	if b, w := off.begin("a", t0); b != nil || w != 0 {
+		t.Errorf("off: wait %v", w)
+	}
+	off.end(nil, true, t0)
 }
 
 func TestBudget(t *testing.T) {
@@ -147,10 +197,14 @@ func TestNegotiate(t *testing.T) {
 }
 
 func TestDefaultsTwice(t *testing.T) {
-	c := Config{RateLimit: -1, Limits: QueryLimits{MaxNodes: -1}, Logins: LoginThrottle{UserFailures: -1}}
+	c := Config{RateLimit: -1, Limits: QueryLimits{MaxNodes: -1}, Logins: LoginThrottle{UserFailures: -1}, Signups: SignupLimit{Rate: -1}}
 	c2 := c.withDefaults().withDefaults()
-	if c2.RateLimit != -1 || c2.Limits.MaxNodes != -1 || c2.Logins.UserFailures != -1 || c2.Limits.MaxDepth != DefaultMaxQueryDepth {
+	if c2.RateLimit != -1 || c2.Limits.MaxNodes != -1 || c2.Logins.UserFailures != -1 || c2.Limits.MaxDepth != DefaultMaxQueryDepth ||
+		c2.Signups.Rate != -1 || c2.Signups.Window != DefaultSignupWindow {
 		t.Errorf("defaults applied twice: %+v", c2)
+	}
+	if d := (Config{}).withDefaults().Signups; d.Rate != DefaultSignupRate || d.Window != DefaultSignupWindow {
+		t.Errorf("sign-up defaults: %+v", d)
 	}
 }
 

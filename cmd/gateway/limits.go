@@ -16,9 +16,9 @@ import (
 // an environment variable, and a flag given on the command line wins.
 type limitFlags struct {
 	nodes, fields, aliases, overlap, bodyBytes, responseBytes, rateLimit int64
-	depth, tokens, batch, userFailures, addrFailures, heavy              int
+	depth, tokens, batch, userFailures, addrFailures, heavy, signupRate  int
 	introspection                                                        bool
-	requestTimeout, loginMaxDelay                                        time.Duration
+	requestTimeout, loginMaxDelay, signupWindow                          time.Duration
 	clientIPHeader                                                       string
 	errs                                                                 []error
 }
@@ -60,8 +60,11 @@ func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
 	i(&f.userFailures, "login-user-failures", "GATEWAY_LOGIN_USER_FAILURES", server.DefaultLoginUserFailures,
 		"failed logins of one username before each attempt must wait, 1 s doubling (RATE_LIMITED); 0 or negative: off")
 	i(&f.addrFailures, "login-address-failures", "GATEWAY_LOGIN_ADDRESS_FAILURES", server.DefaultLoginAddressFailures,
-		"failed logins and registrations of one client address before each attempt must wait, 1 s doubling (RATE_LIMITED); 0 or negative: off")
+		"failed logins and failed registrations of one client address before each attempt must wait, 1 s doubling (RATE_LIMITED); 0 or negative: off")
 	d(&f.loginMaxDelay, "login-max-delay", "GATEWAY_LOGIN_MAX_DELAY", server.DefaultLoginMaxDelay, "longest wait the login throttle imposes")
+	i(&f.signupRate, "signup-rate", "GATEWAY_SIGNUP_RATE", server.DefaultSignupRate,
+		"successful registrations of one client address per --signup-window, as many at once, then refilling evenly (RATE_LIMITED, HTTP 429); 0 or negative: off")
+	d(&f.signupWindow, "signup-window", "GATEWAY_SIGNUP_WINDOW", server.DefaultSignupWindow, "the period of --signup-rate; must be positive while it is on")
 	return f
 }
 
@@ -80,7 +83,15 @@ func envParse[T any](f *limitFlags, key string, def T, parse func(string) (T, er
 	return v
 }
 
-func (f *limitFlags) err() error { return errors.Join(f.errs...) }
+// err reports the malformed environment variables, and a flag value out
+// of its range.
+func (f *limitFlags) err() error {
+	errs := append([]error(nil), f.errs...)
+	if f.signupRate > 0 && f.signupWindow <= 0 {
+		errs = append(errs, fmt.Errorf("--signup-window %v: want a positive duration (or --signup-rate 0: no sign-up limit)", f.signupWindow))
+	}
+	return errors.Join(errs...)
+}
 
 // config returns cfg with the limits set. A flag's 0 means the same as
 // omitting it would in server.Config (the default): the flags' defaults
@@ -112,5 +123,6 @@ func (f *limitFlags) config(cfg server.Config) server.Config {
 	cfg.ClientIPHeader = f.clientIPHeader
 	cfg.HeavyQueries = off(f.heavy)
 	cfg.Logins = server.LoginThrottle{UserFailures: off(f.userFailures), AddressFailures: off(f.addrFailures), MaxDelay: f.loginMaxDelay}
+	cfg.Signups = server.SignupLimit{Rate: off(f.signupRate), Window: f.signupWindow}
 	return cfg
 }

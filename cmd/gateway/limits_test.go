@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/server"
+)
+
+// TestSignupFlags: --signup-rate and --signup-window (and
+// GATEWAY_SIGNUP_RATE, GATEWAY_SIGNUP_WINDOW; a flag given wins) reach
+// server.Config.Signups, 0 turning the limit off as for every limit; a
+// malformed variable, or a window not positive while the limit is on, is
+// refused before anything starts.
+func TestSignupFlags(t *testing.T) {
+	tests := []struct {
+		args   []string
+		env    map[string]string
+		want   server.SignupLimit
+		failed string
+	}{
+		{args: nil, want: server.SignupLimit{Rate: 25, Window: 5 * time.Minute}},
+		{args: []string{"--signup-rate", "5", "--signup-window", "1m"}, want: server.SignupLimit{Rate: 5, Window: time.Minute}},
+		{env: map[string]string{"GATEWAY_SIGNUP_RATE": "7", "GATEWAY_SIGNUP_WINDOW": "30s"}, want: server.SignupLimit{Rate: 7, Window: 30 * time.Second}},
+		{args: []string{"--signup-rate", "9"}, env: map[string]string{"GATEWAY_SIGNUP_RATE": "7"}, want: server.SignupLimit{Rate: 9, Window: 5 * time.Minute}},
+		{args: []string{"--signup-rate", "0"}, want: server.SignupLimit{Rate: -1, Window: 5 * time.Minute}},
+		{env: map[string]string{"GATEWAY_SIGNUP_RATE": "-3"}, want: server.SignupLimit{Rate: -3, Window: 5 * time.Minute}},
+		{args: []string{"--signup-rate", "0", "--signup-window", "0"}, want: server.SignupLimit{Rate: -1, Window: 0}},
+		{env: map[string]string{"GATEWAY_SIGNUP_RATE": "lots"}, failed: `GATEWAY_SIGNUP_RATE="lots"`},
+		{env: map[string]string{"GATEWAY_SIGNUP_WINDOW": "5"}, failed: `GATEWAY_SIGNUP_WINDOW="5"`},
+		{args: []string{"--signup-window", "0"}, failed: "--signup-window 0s: want a positive duration"},
+		{env: map[string]string{"GATEWAY_SIGNUP_WINDOW": "-1m"}, failed: "--signup-window -1m0s: want a positive duration"},
+	}
+	for _, tt := range tests {
+		name := strings.Join(tt.args, " ")
+		for k, v := range tt.env {
+			name += " " + k + "=" + v
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, k := range []string{"GATEWAY_SIGNUP_RATE", "GATEWAY_SIGNUP_WINDOW"} {
+				t.Setenv(k, "") // restored after the test
+				os.Unsetenv(k)
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			f := registerLimitFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := f.err()
+			switch {
+			case tt.failed == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.failed != "" && (err == nil || !strings.Contains(err.Error(), tt.failed)):
+				t.Fatalf("err = %v, want one saying %q", err, tt.failed)
+			case tt.failed == "":
+				if got := f.config(server.Config{}).Signups; got != tt.want {
+					t.Errorf("Config.Signups = %+v, want %+v", got, tt.want)
+				}
+			}
+		})
+	}
+	// The usage names each flag's variable and default.
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	registerLimitFlags(fs)
+	for name, env := range map[string]string{"signup-rate": "GATEWAY_SIGNUP_RATE", "signup-window": "GATEWAY_SIGNUP_WINDOW"} {
+		if fl := fs.Lookup(name); fl == nil || !strings.Contains(fl.Usage, "(env "+env+")") {
+			t.Errorf("--%s: %+v, want a usage naming %s", name, fl, env)
+		}
+	}
+}
