@@ -353,8 +353,9 @@ func TestSpecs(t *testing.T) {
 	want := map[string][]string{
 		"users": {"i", "c", "o"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
+		"likes": {"l"},
 	}
-	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true}
+	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
@@ -381,7 +382,7 @@ func TestSpecs(t *testing.T) {
 
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
-		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending}, name)
+		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Likes}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {
