@@ -80,6 +80,7 @@ func (s *Service) register() {
 	s.follows = s.followRelation()
 	s.w.Register(s.follows)
 	s.w.Register(s.publishRelation())
+	s.registerLikes()
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,
@@ -110,7 +111,7 @@ func (s *Service) register() {
 			}, nil)
 	}))
 	s.w.RegisterCounter(userCounter(PostCount, tables.ColPosts, tables.ColPostsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
-		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, nil)
+		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, tables.PostStored)
 	}))
 }
 

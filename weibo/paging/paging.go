@@ -41,6 +41,8 @@ const (
 	CursorRoleNames   CursorKind = 'N' // + lower-cased name: a weibo:rolenames rowkey
 	CursorDepartments CursorKind = 'D' // + department id(8): a child rowkey suffix
 	CursorUsernames   CursorKind = 'S' // + lower-cased username: a weibo:usernames rowkey
+	CursorLikers      CursorKind = 'K' // + like rev(8) + uid(8): a post's likers rowkey suffix (weibo:likes)
+	CursorLikedPosts  CursorKind = 'L' // + like rev(8) + author(8) + rev(8): a user's likes rowkey suffix
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

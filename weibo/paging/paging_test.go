@@ -25,6 +25,8 @@ func TestCursorRoundTrip(t *testing.T) {
 		{CursorDepartments, tables.U64(1<<64 - 1)},
 		{CursorRoleNames, []byte("体育委员")},
 		{CursorRoleNames, []byte("a")},
+		{CursorLikers, tables.PostLikerKey(weibo.PostID{Author: 9, Millis: 1}, 2, 7)[tables.IDKeyLen+9:]},
+		{CursorLikedPosts, tables.UserLikeKey(7, 2, weibo.PostID{Author: 9, Millis: 1})[tables.IDKeyLen+1:]},
 	} {
 		cur := EncodeCursor(c.kind, c.suffix)
 		if strings.ContainsAny(cur, "+/=") {
