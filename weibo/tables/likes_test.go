@@ -139,3 +139,24 @@ func TestLikeValues(t *testing.T) {
 		t.Error("a counter-only content row")
 	}
 }
+
+// TestLikeGolden pins the example of docs/schema.md ("weibo:likes"): post
+// 5802_1583037296789 liked by user 22732 one minute later.
+func TestLikeGolden(t *testing.T) {
+	post := tables.PostID{Author: 5802, Millis: 1583037296789}
+	const at = 1583037356789
+	for _, c := range []struct {
+		name string
+		got  []byte
+		want string
+	}{
+		{"like", tables.LikeKey(post, 22732), "0100000000000016aa757ffffe8f6b9fcf6a00000000000058cc"},
+		{"like time", tables.LikeValues(at)[tables.FamLike][tables.ColLikeAt], "0000017094611af5"},
+		{"post's likers", tables.PostLikerKey(post, at, 22732), "0100000000000016aa747ffffe8f6b9fcf6a7ffffe8f6b9ee50a00000000000058cc"},
+		{"user's likes", tables.UserLikeKey(22732, at, post), "0900000000000058cc707ffffe8f6b9ee50a00000000000016aa7ffffe8f6b9fcf6a"},
+	} {
+		if hex.EncodeToString(c.got) != c.want {
+			t.Errorf("%s = %x, docs/schema.md says %s", c.name, c.got, c.want)
+		}
+	}
+}
