@@ -66,6 +66,9 @@ var (
 	// OrgDemoMarkerKey marks a store into which the seed's roles and
 	// department tree were loaded.
 	OrgDemoMarkerKey = []byte("\xfforgdemo")
+	// LikesDemoMarkerKey marks a store into which the demo's likes were
+	// loaded.
+	LikesDemoMarkerKey = []byte("\xfflikesdemo")
 )
 
 // appendIDKey appends salt(id) | id(8).
