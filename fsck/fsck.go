@@ -13,6 +13,8 @@
 //	follow                    relations attends row A→B        fans row B←A, A's followCount, B's fanCount,
 //	                                                           B's posts in A's inbox (backfill window)
 //	post                      content row                      the author's postCount, inbox entries
+//	like                      likes row of (post, user)        the post's likers row and the user's likes
+//	                          holding the time of the like     row at that time, the post's likeCount
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -22,7 +24,7 @@
 // weibo/tables, and keeps what it compares in memory — except weibo:inbox,
 // which it streams owner by owner; it is an operator's tool, not a request
 // path. Its repairs go through the domain (domain.Domain's GetRoles,
-// GetDepartments, RepairFollow, RecountCounters, RepairFanout, Repair) or
+// GetDepartments, RepairFollow, RepairLike, RecountCounters, RepairFanout, Repair) or
 // write through the store with conditional writes where a concurrent
 // change could race them.
 //
@@ -84,8 +86,9 @@ const (
 	// AreaOrg is roles and departments: user ↔ role, role ↔ name, parent
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
-	// AreaSocial is follows ↔ fans, the users' counters, the inboxes, and
-	// unfinished follows, unfollows and fan-outs.
+	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
+	// likes and the posts' like counters, and unfinished follows,
+	// unfollows, likes, unlikes and fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -204,7 +207,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingLike)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -244,6 +247,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkCounters(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkLikes(ctx); err != nil {
 			return nil, err
 		}
 	}

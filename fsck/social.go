@@ -15,11 +15,12 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// The social side: follows ↔ fans, the users' counters, the inboxes, and
-// the writes and fan-outs that did not finish. The authorities are the
-// attends row of a follow and the content row of a post; a repair settles
-// the rest from them through the domain (domain.Domain's RepairFollow,
-// RecountCounters, RepairFanout, Repair), which is safe beside live writes.
+// The social side: follows ↔ fans, the users' counters, the inboxes, the
+// likes (likes.go), and the writes and fan-outs that did not finish. The
+// authorities are the attends row of a follow, the content row of a post
+// and the like row of a like; a repair settles the rest from them through
+// the domain (domain.Domain's RepairFollow, RepairLike, RecountCounters,
+// RepairFanout, Repair), which is safe beside live writes.
 
 // Kinds of Issue on the social side.
 const (
@@ -40,9 +41,11 @@ type userCounts struct {
 	ts                   int64 // newest cell of family c (counters and their sequences)
 }
 
-// post is one content row: its time and the cell time.
+// post is one content row: its time, the time of its cells, its like
+// count and the time of its counter cells.
 type post struct {
-	millis, ts int64
+	millis, ts     int64
+	likes, likesTS int64
 }
 
 // social is what the social checks load.
@@ -142,8 +145,9 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 		return err
 	}
 	err = f.scan(ctx, &hbase.Scan{Table: tables.Content, Families: []string{tables.FamPost}}, func(r *hbase.Result) {
-		if id, ok := tables.DecodeContentKey(r.Row); ok {
-			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: newestTS(r)})
+		if id, ok := tables.DecodeContentKey(r.Row); ok && tables.PostStored(r) {
+			ts, likes, likesTS := postCells(r)
+			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: ts, likes: likes, likesTS: likesTS})
 		}
 	})
 	return err

@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	AuditEvent() AuditEventResolver
 	Department() DepartmentResolver
 	Mutation() MutationResolver
+	Post() PostResolver
 	Query() QueryResolver
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
@@ -131,6 +132,7 @@ type ComplexityRoot struct {
 		DeleteDepartment        func(childComplexity int, id string, cascade *bool) int
 		DeleteRole              func(childComplexity int, id string) int
 		Follow                  func(childComplexity int, userID string) int
+		LikePost                func(childComplexity int, postID string) int
 		Login                   func(childComplexity int, username string, password string) int
 		MoveDepartment          func(childComplexity int, id string, parentID *string) int
 		PublishPost             func(childComplexity int, content string) int
@@ -143,6 +145,7 @@ type ComplexityRoot struct {
 		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
 		SetUsersDepartment      func(childComplexity int, userIds []string, departmentID *string) int
 		Unfollow                func(childComplexity int, userID string) int
+		UnlikePost              func(childComplexity int, postID string) int
 	}
 
 	PageInfo struct {
@@ -153,10 +156,13 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author    func(childComplexity int) int
-		Content   func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
+		Author        func(childComplexity int) int
+		Content       func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		LikeCount     func(childComplexity int) int
+		LikedByViewer func(childComplexity int) int
+		Likes         func(childComplexity int, first *int, after *string) int
 	}
 
 	PostConnection struct {
@@ -239,6 +245,7 @@ type ComplexityRoot struct {
 		FollowedByViewer   func(childComplexity int) int
 		Follows            func(childComplexity int, first *int, after *string) int
 		ID                 func(childComplexity int) int
+		LikedPosts         func(childComplexity int, first *int, after *string) int
 		ManagedDepartments func(childComplexity int) int
 		PostCount          func(childComplexity int) int
 		Posts              func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -291,6 +298,8 @@ type MutationResolver interface {
 	Follow(ctx context.Context, userID string) (*weibo.User, error)
 	Unfollow(ctx context.Context, userID string) (*weibo.User, error)
 	PublishPost(ctx context.Context, content string) (*feed.Post, error)
+	LikePost(ctx context.Context, postID string) (*feed.Post, error)
+	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
@@ -306,6 +315,10 @@ type MutationResolver interface {
 	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
 	AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
 	RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
+}
+type PostResolver interface {
+	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
+	Likes(ctx context.Context, obj *feed.Post, first *int, after *string) (*weibo.UserConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -344,6 +357,7 @@ type UserResolver interface {
 	Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error)
 	Department(ctx context.Context, obj *weibo.User) (*org.Department, error)
 	ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error)
+	LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -690,6 +704,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Follow(childComplexity, args["userId"].(string)), true
+	case "Mutation.likePost":
+		if e.ComplexityRoot.Mutation.LikePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_likePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LikePost(childComplexity, args["postId"].(string)), true
 	case "Mutation.login":
 		if e.ComplexityRoot.Mutation.Login == nil {
 			break
@@ -822,6 +847,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Unfollow(childComplexity, args["userId"].(string)), true
+	case "Mutation.unlikePost":
+		if e.ComplexityRoot.Mutation.UnlikePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unlikePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnlikePost(childComplexity, args["postId"].(string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -872,6 +908,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.likeCount":
+		if e.ComplexityRoot.Post.LikeCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.LikeCount(childComplexity), true
+	case "Post.likedByViewer":
+		if e.ComplexityRoot.Post.LikedByViewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.LikedByViewer(childComplexity), true
+	case "Post.likes":
+		if e.ComplexityRoot.Post.Likes == nil {
+			break
+		}
+
+		args, err := ec.field_Post_likes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Likes(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
@@ -1241,6 +1300,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ID(childComplexity), true
+	case "User.likedPosts":
+		if e.ComplexityRoot.User.LikedPosts == nil {
+			break
+		}
+
+		args, err := ec.field_User_likedPosts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.LikedPosts(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "User.managedDepartments":
 		if e.ComplexityRoot.User.ManagedDepartments == nil {
 			break
@@ -1488,6 +1558,12 @@ type User implements Node {
   department: Department @authenticated
   "The departments this user manages, each with its subtree."
   managedDepartments: [Department!]! @authenticated
+  """
+  The posts this user likes, newest like first. A post deleted since is not
+  shown. No counter is kept of them: ` + "`" + `totalCount` + "`" + ` counts them when asked for,
+  reading the whole list.
+  """
+  likedPosts(first: Int, after: String): PostConnection!
 }
 
 "A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\"."
@@ -1496,6 +1572,12 @@ type Post implements Node {
   content: String!
   createdAt: Time!
   author: User!
+  "How many users like this post (a kept counter, exact)."
+  likeCount: Int!
+  "Whether the logged-in viewer likes this post (false when not logged in)."
+  likedByViewer: Boolean!
+  "The users who like this post, newest like first."
+  likes(first: Int, after: String): UserConnection!
 }
 
 """
@@ -1519,11 +1601,11 @@ type UserEdge {
   node: User!
 }
 
-"Users by id: whom a user follows, or who follows a user."
+"Users by id: whom a user follows, or who follows a user; or who likes a post, newest like first."
 type UserConnection {
   edges: [UserEdge!]!
   pageInfo: PageInfo!
-  "The length of the whole list, from the user's kept counter (followCount or fanCount)."
+  "The length of the whole list, from the kept counter (the user's followCount or fanCount, the post's likeCount)."
   totalCount: Int!
 }
 
@@ -1560,11 +1642,11 @@ type PostEdge {
   node: Post!
 }
 
-"A user's posts, newest first."
+"A user's posts, newest first; or the posts a user likes, newest like first."
 type PostConnection {
   edges: [PostEdge!]!
   pageInfo: PageInfo!
-  "The length of the whole list, from the user's kept counter (postCount)."
+  "The length of the whole list: a user's posts from the kept counter (postCount); the posts a user likes counted when asked for."
   totalCount: Int!
 }
 
@@ -1641,6 +1723,10 @@ type Mutation {
   unfollow(userId: ID!): User! @authenticated
   "Publish a post of 1 to 10,000 characters."
   publishPost(content: String!): Post! @authenticated
+  "Like a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
+  likePost(postId: ID!): Post! @authenticated
+  "Stop liking a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
+  unlikePost(postId: ID!): Post! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -1974,6 +2060,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_createdAt(ctx, field)
 	case "author":
 		return ec.fieldContext_Post_author(ctx, field)
+	case "likeCount":
+		return ec.fieldContext_Post_likeCount(ctx, field)
+	case "likedByViewer":
+		return ec.fieldContext_Post_likedByViewer(ctx, field)
+	case "likes":
+		return ec.fieldContext_Post_likes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2106,6 +2198,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_department(ctx, field)
 	case "managedDepartments":
 		return ec.fieldContext_User_managedDepartments(ctx, field)
+	case "likedPosts":
+		return ec.fieldContext_User_likedPosts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -2508,6 +2602,20 @@ func (ec *executionContext) field_Mutation_follow_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_likePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_login_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2753,6 +2861,42 @@ func (ec *executionContext) field_Mutation_unfollow_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_likes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -3069,6 +3213,28 @@ func (ec *executionContext) field_User_fans_args(ctx context.Context, rawArgs ma
 }
 
 func (ec *executionContext) field_User_follows_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_User_likedPosts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -4148,6 +4314,120 @@ func (ec *executionContext) fieldContext_Mutation_publishPost(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_likePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_likePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LikePost(ctx, fc.Args["postId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Post
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_likePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_likePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unlikePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unlikePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnlikePost(ctx, fc.Args["postId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Post
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unlikePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unlikePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5117,6 +5397,81 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_likeCount(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.LikeCount)
+
+}
+func (ec *executionContext) fieldContext_Post_likeCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Post_likedByViewer(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_likedByViewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().LikedByViewer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_likedByViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_likes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Likes(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_likes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_likes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -6740,6 +7095,50 @@ func (ec *executionContext) fieldContext_User_managedDepartments(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _User_likedPosts(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_likedPosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().LikedPosts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_likedPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_likedPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_UserConnection_edges,
 
@@ -8164,6 +8563,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "likePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_likePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unlikePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unlikePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createRole":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRole(ctx, field)
@@ -8348,23 +8761,40 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "id":
 			out.Values[i] = ec._Post_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "content":
 			out.Values[i] = ec._Post_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Post_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "author":
 			out.Values[i] = ec._Post_author(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "likeCount":
+			out.Values[i] = ec._Post_likeCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "likedByViewer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_likedByViewer(ctx, field, obj)
+				})
+		case "likes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_likes(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8991,6 +9421,12 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_managedDepartments(ctx, field, obj)
+				})
+		case "likedPosts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_likedPosts(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -36,6 +36,8 @@ type Loaders struct {
 	Posts *dataloader.Loader[weibo.PostID, *feed.Post]
 	// FollowedByViewer loads whether the request's viewer follows a user.
 	FollowedByViewer *dataloader.Loader[weibo.UserID, bool]
+	// LikedByViewer loads whether the request's viewer likes a post.
+	LikedByViewer *dataloader.Loader[weibo.PostID, bool]
 	// Roles loads role rows by id (nil for a missing role).
 	Roles *dataloader.Loader[weibo.RoleID, *org.Role]
 	// Departments loads department rows by id (nil for a missing department).
@@ -83,27 +85,33 @@ func (l *Loaders) checkViewer(ctx context.Context, uid weibo.UserID, created int
 // New returns fresh loaders over svc for one request.
 func New(svc *domain.Domain) *Loaders {
 	return &Loaders{
-		svc:   svc,
-		users: map[weibo.UserID]*weibo.User{},
-		Users: dataloader.NewBatchedLoader(batch(svc.Feed.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
-		Posts: dataloader.NewBatchedLoader(batch(svc.Feed.GetPosts), dataloader.WithWait[weibo.PostID, *feed.Post](Wait)),
-		FollowedByViewer: dataloader.NewBatchedLoader(func(ctx context.Context, ids []weibo.UserID) []*dataloader.Result[bool] {
-			viewer, ok := auth.OptionalViewer(ctx)
-			if !ok {
-				out := make([]*dataloader.Result[bool], len(ids))
-				for i := range out {
-					out[i] = &dataloader.Result[bool]{}
-				}
-				return out
+		svc:              svc,
+		users:            map[weibo.UserID]*weibo.User{},
+		Users:            dataloader.NewBatchedLoader(batch(svc.Feed.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
+		Posts:            dataloader.NewBatchedLoader(batch(svc.Feed.GetPosts), dataloader.WithWait[weibo.PostID, *feed.Post](Wait)),
+		FollowedByViewer: dataloader.NewBatchedLoader(viewerBatch(svc.Feed.IsFollowing), dataloader.WithWait[weibo.UserID, bool](Wait)),
+		LikedByViewer:    dataloader.NewBatchedLoader(viewerBatch(svc.Feed.IsLiked), dataloader.WithWait[weibo.PostID, bool](Wait)),
+		Roles:            dataloader.NewBatchedLoader(batch(svc.Org.GetRoles), dataloader.WithWait[weibo.RoleID, *org.Role](Wait)),
+		Departments:      dataloader.NewBatchedLoader(batch(svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait)),
+		UserRoles:        dataloader.NewBatchedLoader(batch(svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait)),
+		UserDepartments:  dataloader.NewBatchedLoader(batch(svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait)),
+	}
+}
+
+// viewerBatch adapts a domain batch read of the viewer's relation to keys
+// (whether the viewer follows users, likes posts) to a dataloader batch
+// function: false for every key without a viewer, with no read.
+func viewerBatch[K comparable](fn func(ctx context.Context, viewer weibo.UserID, keys []K) ([]bool, error)) dataloader.BatchFunc[K, bool] {
+	return func(ctx context.Context, keys []K) []*dataloader.Result[bool] {
+		viewer, ok := auth.OptionalViewer(ctx)
+		if !ok {
+			out := make([]*dataloader.Result[bool], len(keys))
+			for i := range out {
+				out[i] = &dataloader.Result[bool]{}
 			}
-			return batch(func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
-				return svc.Feed.IsFollowing(ctx, viewer, ids)
-			})(ctx, ids)
-		}, dataloader.WithWait[weibo.UserID, bool](Wait)),
-		Roles:           dataloader.NewBatchedLoader(batch(svc.Org.GetRoles), dataloader.WithWait[weibo.RoleID, *org.Role](Wait)),
-		Departments:     dataloader.NewBatchedLoader(batch(svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait)),
-		UserRoles:       dataloader.NewBatchedLoader(batch(svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait)),
-		UserDepartments: dataloader.NewBatchedLoader(batch(svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait)),
+			return out
+		}
+		return batch(func(ctx context.Context, keys []K) ([]bool, error) { return fn(ctx, viewer, keys) })(ctx, keys)
 	}
 }
 

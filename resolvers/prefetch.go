@@ -97,8 +97,8 @@ func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, 
 
 // prime runs read(gctx, ids) in g and primes the request's loader (of ctx)
 // with its results, one per id in order.
-func prime[V any](ctx context.Context, g *errgroup.Group, gctx context.Context, ids []weibo.UserID,
-	read func(context.Context, []weibo.UserID) ([]V, error), loader *dataloader.Loader[weibo.UserID, V]) {
+func prime[K comparable, V any](ctx context.Context, g *errgroup.Group, gctx context.Context, ids []K,
+	read func(context.Context, []K) ([]V, error), loader *dataloader.Loader[K, V]) {
 	g.Go(func() error {
 		vs, err := read(gctx, ids)
 		if err != nil {
@@ -120,6 +120,36 @@ func (r *Resolver) prefetchAuthors(ctx context.Context, page *feed.PostConnectio
 		ids[i] = e.Post.ID.Author
 	}
 	return prefetchUsers(ctx, r.Svc, ids, true, "edges", "node", "author")
+}
+
+// prefetchPosts prefetches what the edges of a post page (a home
+// timeline, a user's posts, the posts a user likes) need beyond the posts:
+// their authors (prefetchAuthors) and, when the query selects it and a
+// viewer is logged in, likedByViewer — one GetMany of the viewer's like
+// rows of the page's posts —, both at once.
+func (r *Resolver) prefetchPosts(ctx context.Context, page *feed.PostConnection) error {
+	viewer, ok := auth.OptionalViewer(ctx)
+	if !ok || len(page.Edges) == 0 ||
+		!selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return n == "likedByViewer" }) {
+		return r.prefetchAuthors(ctx, page)
+	}
+	ids := make([]weibo.PostID, len(page.Edges))
+	for i, e := range page.Edges {
+		ids[i] = e.Post.ID
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.prefetchAuthors(gctx, page) })
+	prime(ctx, g, gctx, ids, func(ctx context.Context, ids []weibo.PostID) ([]bool, error) {
+		return r.Svc.Feed.IsLiked(ctx, viewer, ids)
+	}, loaders.For(ctx).LikedByViewer)
+	return g.Wait()
+}
+
+// primeLiked sets, after a like or an unlike by the viewer, whether the
+// viewer likes post for the rest of the request (its likedByViewer
+// answers without a read, and right even when read earlier in it).
+func primeLiked(ctx context.Context, post weibo.PostID, liked bool) {
+	loaders.For(ctx).LikedByViewer.Clear(ctx, post).Prime(ctx, post, liked)
 }
 
 // prefetchNodes prefetches the nodes of a user page's edges (see

@@ -132,6 +132,34 @@ func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*fe
 	return r.Svc.Feed.Publish(ctx, viewer, content)
 }
 
+// LikePost is the resolver for the likePost field.
+func (r *mutationResolver) LikePost(ctx context.Context, postID string) (*feed.Post, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Svc.Feed.Like(ctx, viewerOf(ctx), post)
+	if err != nil {
+		return nil, err
+	}
+	primeLiked(ctx, post, true)
+	return p, nil
+}
+
+// UnlikePost is the resolver for the unlikePost field.
+func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*feed.Post, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Svc.Feed.Unlike(ctx, viewerOf(ctx), post)
+	if err != nil {
+		return nil, err
+	}
+	primeLiked(ctx, post, false)
+	return p, nil
+}
+
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
 	return r.Svc.Org.CreateRole(ctx, name)
@@ -318,6 +346,21 @@ func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departme
 	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
 }
 
+// LikedByViewer is the resolver for the likedByViewer field.
+func (r *postResolver) LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error) {
+	return loaders.For(ctx).LikedByViewer.Load(ctx, obj.ID)()
+}
+
+// Likes is the resolver for the likes field.
+func (r *postResolver) Likes(ctx context.Context, obj *feed.Post, first *int, after *string) (*weibo.UserConnection, error) {
+	page, err := r.Svc.Feed.PostLikes(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.LikeCount)
+	return page, r.prefetchNodes(ctx, page)
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (weibo.Node, error) {
 	nid, err := parseID[weibo.NodeID]("id", id)
@@ -383,7 +426,7 @@ func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *str
 	if err != nil {
 		return nil, err
 	}
-	return page, r.prefetchAuthors(ctx, page)
+	return page, r.prefetchPosts(ctx, page)
 }
 
 // Roles is the resolver for the roles field.
@@ -536,7 +579,7 @@ func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, a
 	if page.TotalCount, err = totalCount(ctx, obj, func(u *weibo.User) int64 { return u.PostCount }); err != nil {
 		return nil, err
 	}
-	return page, r.prefetchAuthors(ctx, page)
+	return page, r.prefetchPosts(ctx, page)
 }
 
 // Roles is the resolver for the roles field.
@@ -558,6 +601,22 @@ func (r *userResolver) ManagedDepartments(ctx context.Context, obj *weibo.User) 
 	return ds[0], nil
 }
 
+// LikedPosts is the resolver for the likedPosts field.
+func (r *userResolver) LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error) {
+	page, err := r.Svc.Feed.LikedPosts(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	if selectsAny(ctx, selections(ctx), func(n string) bool { return n == "totalCount" }) {
+		n, err := r.Svc.Feed.CountLikedPosts(ctx, obj.ID)
+		if err != nil {
+			return nil, err
+		}
+		page.TotalCount = int(n)
+	}
+	return page, r.prefetchPosts(ctx, page)
+}
+
 // Node is the resolver for the node field.
 func (r *userEdgeResolver) Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error) {
 	return loadUser(ctx, obj.User)
@@ -571,6 +630,9 @@ func (r *Resolver) Department() graph.DepartmentResolver { return &departmentRes
 
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
+
+// Post returns graph.PostResolver implementation.
+func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
@@ -594,6 +656,7 @@ type (
 	auditEventResolver     struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
+	postResolver           struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	roleResolver           struct{ *Resolver }
 	roleMemberEdgeResolver struct{ *Resolver }

@@ -141,7 +141,7 @@ func checkSeeded(t *testing.T, g *gw, ds *dataset.Dataset, users []uint64) {
 // (hybrid fan-out), then one batched get — plus one ScanMany of the large
 // accounts' posts when the viewer follows some ("large": the data set seeded
 // with a fan-out threshold that makes the viewer's most followed followees
-// large).
+// large), and one GetMany of the viewer's like rows with likedByViewer.
 func TestTimelineStoreCallsConstant(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		for _, large := range []bool{false, true} {
@@ -205,10 +205,15 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		// worker_limit (4) edges at once, so their loads straddle batches.
 		const byRoles = `query($first: Int) { homeTimeline(first: $first) { edges { cursor node { id author { username roles { role { name } } } } } } }`
 		const byDepartment = `query($first: Int) { homeTimeline(first: $first) { edges { node { author { department { name } } } } } }`
+		// likeCount is read with the posts (a cell of their content rows);
+		// likedByViewer is one more batched read, of the viewer's like rows
+		// of the page's posts, prefetched for the page.
+		const byLikeCount = `query($first: Int) { homeTimeline(first: $first) { edges { node { id likeCount } } } }`
+		const byLikes = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content likeCount likedByViewer author { username } } } } }`
 		for _, c := range []struct {
 			query string
 			want  float64
-		}{{byName, 3 + extra}, {byCounts, 5 + extra}, {byRoles, 5 + extra}, {byDepartment, 5 + extra}} {
+		}{{byName, 3 + extra}, {byCounts, 5 + extra}, {byRoles, 5 + extra}, {byDepartment, 5 + extra}, {byLikeCount, 3 + extra}, {byLikes, 4 + extra}} {
 			var costs []float64
 			for _, first := range []int{1, 5, 20, 50, 100} {
 				costs = append(costs, cost(c.query, first))

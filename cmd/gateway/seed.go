@@ -118,7 +118,7 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin, thresh
 		return err
 	}
 	if r.Exists() { // imported by an earlier start
-		return seedOrgDemo(ctx, log, st)
+		return seedDemoExtras(ctx, log, st)
 	}
 	log.Info("first start: importing the demo data set", "users", len(ds.Users), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
 	stats, err := seed.Import(ctx, st, ds, seed.Options{Password: seed.DefaultPassword, Progress: os.Stderr, FanoutThreshold: thresholdOption(threshold)})
@@ -130,7 +130,35 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin, thresh
 		return err
 	}
 	log.Info("demo data imported", "elapsed", stats.Elapsed.Round(1e6), "login_as", ds.Users[0].Username+" .. "+ds.Users[len(ds.Users)-1].Username, "password", seed.DefaultPassword)
-	return seedOrgDemo(ctx, log, st)
+	return seedDemoExtras(ctx, log, st)
+}
+
+// seedDemoExtras loads what the demo adds to the data set, each once per
+// store: the seed's roles and departments, then the likes (some of them
+// by the demo's org users).
+func seedDemoExtras(ctx context.Context, log *slog.Logger, st hbase.Store) error {
+	if err := seedOrgDemo(ctx, log, st); err != nil {
+		return err
+	}
+	return seedLikesDemo(ctx, log, st)
+}
+
+// seedLikesDemo loads the demo's likes (seed.LikesDemo) once per store, so
+// that the likes users take back later stay taken back.
+func seedLikesDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.LikesDemoMarkerKey})
+	if err != nil || r.Exists() {
+		return err
+	}
+	if err := seed.LikesDemo(ctx, domain.New(st, domain.WithLogger(log)), seed.DemoLikesViewer, seed.DemoLikers); err != nil {
+		return err
+	}
+	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.LikesDemoMarkerKey, Values: hbase.Values{
+		tables.FamInfo: {tables.ColCreated: tables.U64(uint64(time.Now().UnixMilli()))}}}); err != nil {
+		return err
+	}
+	log.Info("demo likes loaded", "posts_of_the_home_timeline_of", seed.DemoLikesViewer)
+	return nil
 }
 
 // orgDemoMarker is the weibo:users row written once the seed's role and

@@ -1,6 +1,6 @@
 // Package counted is the counted two-row write protocol the domain's
-// business areas (package feed: follows, posts; package org: role
-// assignments) write every counted relation with.
+// business areas (package feed: follows, posts, likes; package org: role
+// assignments, department memberships) write every counted relation with.
 //
 // HBase has no cross-row transactions, and a gateway may be killed between
 // any two writes. A counted relation changes a two-sided pair together with
@@ -15,6 +15,8 @@
 //	                                               A's inbox (backfill window)     B's fanCount
 //	assign / revoke role  users o:<rid> of U       roles member row (rid, U)       the role's memberCount
 //	publish               content row              inbox rows (fan-out)            the author's postCount
+//	like / unlike post    likes row (post, user)   the post's likers row and the   the post's likeCount
+//	                      holding the like's time  user's likes row at that time   (on its content row)
 //
 // Every such write is made the same way:
 //
@@ -60,7 +62,11 @@
 // Relation: its marker kind, the counters a write may change, how to
 // settle its dependents) and one RegisterCounter per counter (its cell and
 // how to count the rows it counts); Repair, RecountCounters and `gateway
-// fsck` then handle it with no further change here.
+// fsck` then handle it with no further change here. A pair that owner and
+// other do not name whole (a like: author and ms of the post, and the
+// liker) writes its marker with BeginWith, whose extra bytes reach the
+// relation's Settle; a counter whose row two ids name (a post's) has
+// Counter.Sub.
 //
 // This package imports neither business area; they import it.
 package counted

@@ -80,18 +80,19 @@ func (s *Service) register() {
 	s.follows = s.followRelation()
 	s.w.Register(s.follows)
 	s.w.Register(s.publishRelation())
+	s.registerLikes()
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,
-			Cell: func(owner uint64) (string, []byte, string, string) {
-				return tables.Users, tables.UserKey(weibo.UserID(owner)), qual, seq
+			Cell: func(c counted.Counter) (string, []byte, string, string) {
+				return tables.Users, tables.UserKey(weibo.UserID(c.Owner)), qual, seq
 			},
-			Count: func(ctx context.Context, owner uint64) (int64, bool, error) {
-				us, err := s.GetUsers(ctx, []weibo.UserID{weibo.UserID(owner)})
+			Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+				us, err := s.GetUsers(ctx, []weibo.UserID{weibo.UserID(c.Owner)})
 				if err != nil || us[0] == nil {
 					return 0, false, err
 				}
-				n, err := count(ctx, weibo.UserID(owner))
+				n, err := count(ctx, weibo.UserID(c.Owner))
 				return n, true, err
 			},
 		}
@@ -110,7 +111,7 @@ func (s *Service) register() {
 			}, nil)
 	}))
 	s.w.RegisterCounter(userCounter(PostCount, tables.ColPosts, tables.ColPostsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
-		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, nil)
+		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, tables.PostStored)
 	}))
 }
 

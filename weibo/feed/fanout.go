@@ -308,7 +308,7 @@ func (s *Service) RepairFanout(ctx context.Context, id weibo.PostID) (_ bool, er
 // merge it at read time.
 func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
-	if err != nil || !exists.Exists() {
+	if err != nil || !tables.PostStored(exists) {
 		return err
 	}
 	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {

@@ -183,7 +183,7 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 	}
 	ids := make([]weibo.PostID, 0, len(posts))
 	for _, r := range posts {
-		if id, ok := tables.DecodeContentKey(r.Row); ok {
+		if id, ok := tables.DecodeContentKey(r.Row); ok && tables.PostStored(r) {
 			ids = append(ids, id)
 		}
 	}

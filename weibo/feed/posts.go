@@ -25,6 +25,9 @@ type Post struct {
 	Content string
 	// AuthorName is the author's username, stored with the post.
 	AuthorName string
+	// LikeCount is the post's kept like count (its content row's c:l),
+	// read with the post.
+	LikeCount int64
 	// author, when set, is what Author returns (postFromRow).
 	author *weibo.User
 }
@@ -198,7 +201,7 @@ func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	sb.Write(text.Value)
 	sb.Write(name)
 	s := sb.String()
-	pa := &postWithAuthor{post: Post{ID: id, Content: s[:len(text.Value)], AuthorName: s[len(text.Value):]}}
+	pa := &postWithAuthor{post: Post{ID: id, Content: s[:len(text.Value)], AuthorName: s[len(text.Value):], LikeCount: tables.PostLikes(r)}}
 	pa.author = weibo.User{ID: id.Author, Username: pa.post.AuthorName}
 	pa.post.author = &pa.author
 	return &pa.post

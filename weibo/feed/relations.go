@@ -188,7 +188,7 @@ func (s *Service) backfill(ctx context.Context, viewer, target weibo.UserID) err
 	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.opts.backfill},
 		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
 			p, ok := tables.DecodeContentKey(r.Row)
-			return inboxPut(viewer, p), ok
+			return inboxPut(viewer, p), ok && tables.PostStored(r)
 		}, s.st.PutMany)
 }
 

@@ -42,6 +42,8 @@ const (
 	CursorDepartments CursorKind = 'D' // + department id(8): a child rowkey suffix
 	CursorUsernames   CursorKind = 'S' // + lower-cased username: a weibo:usernames rowkey
 	CursorAudit       CursorKind = 'A' // + a weibo:audit rowkey after its marker byte: the index's key, rev(8), nonce(8)
+	CursorLikers      CursorKind = 'K' // + like rev(8) + uid(8): a post's likers rowkey suffix (weibo:likes)
+	CursorLikedPosts  CursorKind = 'L' // + like rev(8) + author(8) + rev(8): a user's likes rowkey suffix
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

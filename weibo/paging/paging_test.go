@@ -27,6 +27,8 @@ func TestCursorRoundTrip(t *testing.T) {
 		{CursorRoleNames, []byte("a")},
 		// The longest audit cursor: an action of 64 bytes, 0x00, rev, nonce.
 		{CursorAudit, tables.AuditRowKey(tables.AuditActionPrefix(strings.Repeat("x", 64)), tables.AuditID{Millis: 1, Nonce: 2})[1:]},
+		{CursorLikers, tables.PostLikerKey(weibo.PostID{Author: 9, Millis: 1}, 2, 7)[tables.IDKeyLen+9:]},
+		{CursorLikedPosts, tables.UserLikeKey(7, 2, weibo.PostID{Author: 9, Millis: 1})[tables.IDKeyLen+1:]},
 	} {
 		cur := EncodeCursor(c.kind, c.suffix)
 		if strings.ContainsAny(cur, "+/=") {

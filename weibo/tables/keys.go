@@ -66,6 +66,9 @@ var (
 	// OrgDemoMarkerKey marks a store into which the seed's roles and
 	// department tree were loaded.
 	OrgDemoMarkerKey = []byte("\xfforgdemo")
+	// LikesDemoMarkerKey marks a store into which the demo's likes were
+	// loaded.
+	LikesDemoMarkerKey = []byte("\xfflikesdemo")
 )
 
 // appendIDKey appends salt(id) | id(8).
@@ -417,7 +420,7 @@ func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, o
 		return 0, 0, 0, 0, false
 	}
 	kind = PendingKind(k[IDKeyLen])
-	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember {
+	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember && kind != PendingLike {
 		return 0, 0, 0, 0, false
 	}
 	return kind, owner, binary.BigEndian.Uint64(k[IDKeyLen+1:]), binary.BigEndian.Uint64(k[IDKeyLen+9:]), true

@@ -69,7 +69,7 @@ const (
 	Departments = Namespace + ":departments"
 	// Pending holds one row per write in flight that changes a counter
 	// together with a two-sided pair (a follow or unfollow, an assignment
-	// or revocation of a role): written before the write's first row and
+	// or revocation of a role, a like or unlike): written before the write's first row and
 	// deleted after its last, so that a row older than the repair grace is
 	// the trace of a write that died. Rowkey PendingKey.
 	Pending = Namespace + ":pending"
@@ -263,6 +263,9 @@ func Specs() []hbase.TableSpec {
 		// listing of every event is one contiguous range.
 		{Name: "audit", Families: []hbase.FamilySpec{
 			{Name: FamAudit, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
+		{Name: "likes", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamLike, MaxVersions: 1, Bloom: hbase.BloomRow},
 		}},
 	}
 }

@@ -1,0 +1,64 @@
+package seed
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// TestLikesDemo checks the demo's likes on both backends, with users of its
+// own: the newest posts of the viewer's home timeline get the counts and
+// likedByViewer LikesDemo promises, a liker who does not exist is left
+// out, and loading twice changes nothing.
+func TestLikesDemo(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			svc := orgService(t, b.Open(t))
+			viewer := orgtest.MustUser(t, svc, orgtest.Uniq("viewer"))
+			var likers []string
+			for i := range 3 {
+				likers = append(likers, orgtest.MustUser(t, svc, orgtest.Uniq(fmt.Sprintf("liker%d", i))).Username)
+			}
+			likers = append(likers, orgtest.Uniq("nobody"))
+			var posts []weibo.PostID // newest first
+			for i := range 4 {
+				p, err := svc.Feed.Publish(ctx, viewer.ID, fmt.Sprintf("demo post %d", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				posts = append([]weibo.PostID{p.ID}, posts...)
+				time.Sleep(2 * time.Millisecond)
+			}
+			for range 2 {
+				if err := LikesDemo(ctx, svc, viewer.Username, likers); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ps, err := svc.Feed.GetPosts(ctx, posts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			liked, err := svc.Feed.IsLiked(ctx, viewer.ID, posts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var counts []int64
+			for _, p := range ps {
+				counts = append(counts, p.LikeCount)
+			}
+			// The i-th newest: the 3 likers but the last i, and the viewer every other one.
+			if !slices.Equal(counts, []int64{4, 2, 2, 0}) || !slices.Equal(liked, []bool{true, false, true, false}) {
+				t.Fatalf("likeCounts %v, likedByViewer %v; want [4 2 2 0], [true false true false]", counts, liked)
+			}
+			if err := LikesDemo(ctx, svc, orgtest.Uniq("nobody"), likers); err != nil {
+				t.Fatalf("without the viewer: %v", err)
+			}
+		})
+	}
+}

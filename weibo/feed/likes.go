@@ -1,0 +1,419 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Likes of posts (点赞). A like of post P by user U is a counted relation
+// (package counted): authority U's like row of P in weibo:likes, whose
+// cell holds t, the time of the like; dependents the row of P's likers
+// and the row of U's likes, both keyed by t (newest like first); counter
+// P's likeCount on its content row. The time names the like: the list
+// rows at t are written and deleted only by the writes of the like at t
+// (the like that made it and the unlike that undoes it, whose markers
+// carry t), each settling them against the like row afterwards, so a like
+// made again later, at another time, has list rows of its own and never
+// races the old ones.
+
+// LikeCount is a post's likeCount: its like rows. It is kept with
+// Increment on the post's content row (family c), so reading a post reads
+// its count, and registered with the protocol by New.
+const LikeCount counted.CounterKind = "likeCount"
+
+// Steps of a like's counted write, passed to the protocol's step hook
+// (counted.WithStepHook). "like:marked", "like:sequenced" and
+// "like:counted" are the protocol's (counted.Protocol.BeginWith and Count).
+const (
+	StepLikeMarked     = "like:marked"     // after the pending row of a likePost or unlikePost
+	StepLikeSequenced  = "like:sequenced"  // after the operation sequence of the post's likeCount
+	StepLikeDecided    = "like:authority"  // after the like row's CheckAndPut/CheckAndDelete
+	StepLikeCounted    = "like:counted"    // after the post's likeCount
+	StepLikeDependents = "like:dependents" // in every settle of a like: after the list rows, before the re-read
+)
+
+// likeRelation is the like of a post: owner its author, other its ms, the
+// liker and the like's time in the marker's extra bytes.
+func (s *Service) likeRelation() *counted.Relation {
+	return &counted.Relation{
+		Name:   "like",
+		Marker: tables.PendingLike,
+		Counters: func(author, ms uint64) []counted.Counter {
+			return []counted.Counter{{Kind: LikeCount, Owner: author, Sub: ms}}
+		},
+		Settle: func(ctx context.Context, author, ms uint64, extra []byte) error {
+			post := weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)}
+			uid, at, ok := tables.DecodeLikeExtra(extra)
+			if !ok {
+				// Not a marker this code writes: nothing names the list
+				// rows to settle (fsck finds them); the count is recounted.
+				s.log.Warn("repair: a like's marker without its liker", "post", post.String())
+				return nil
+			}
+			return s.RepairLike(ctx, post, uid, at)
+		},
+	}
+}
+
+// registerLikes adds the like relation and the likeCount counter.
+func (s *Service) registerLikes() {
+	s.likes = s.likeRelation()
+	s.w.Register(s.likes)
+	s.w.RegisterCounter(&counted.CounterSpec{
+		Kind:   LikeCount,
+		Family: tables.FamPost,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Content, tables.ContentKey(likedPost(c)), tables.ColLikes, tables.ColLikesSeq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			post := likedPost(c)
+			ps, err := s.GetPosts(ctx, []weibo.PostID{post})
+			if err != nil || ps[0] == nil {
+				return 0, false, err
+			}
+			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
+			return n, true, err
+		},
+	})
+}
+
+// likedPost is the post a LikeCount counter counts.
+func likedPost(c counted.Counter) weibo.PostID {
+	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
+}
+
+// Like makes viewer like post and returns the post, its likeCount
+// updated by the call. It is idempotent: liking a post already liked
+// changes nothing. Errors: NOT_FOUND when the post does not exist.
+//
+// Writes, in order (package counted explains why this order survives any
+// interleaving and any crash), after one batched read of the post and
+// the viewer's like row (a post already liked ends there):
+//  1. the weibo:pending row of the write (the marker), carrying the
+//     viewer and t, the time of this like;
+//  2. the operation sequence of the post's likeCount;
+//  3. the like row with CheckAndPut(absent) holding t, the authority —
+//     the single point that decides whether this call is the one that
+//     likes, so concurrent or repeated calls count once;
+//  4. if it did, the post's likeCount +1 (within the write's budget);
+//  5. the settle of the like at t (settleLike): the post's likers row and
+//     the viewer's likes row at t (one PutMany), then a re-read of the
+//     like row — the rows deleted again as long as it no longer holds t
+//     (a concurrent unlike);
+//  6. the delete of the pending row.
+//
+// A call that loses the CheckAndPut to a concurrent like of the same
+// viewer wrote nothing but its marker and sequence: that like settles its
+// own rows. A call that dies anywhere leaves the pending row; the
+// repairer settles the like at t and recounts the post's likes after the
+// repair grace.
+func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *Post, err error) {
+	defer weibo.Wrapf(&err, "like %s by %s", post, viewer)
+	p, _, liked, err := s.likeState(ctx, post, viewer)
+	if err != nil || liked {
+		return p, err
+	}
+	t := s.nowMillis()
+	op, err := s.w.BeginWith(ctx, s.likes, uint64(post.Author), uint64(post.Millis), tables.EncodeLikeExtra(viewer, t))
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Likes, Row: tables.LikeKey(post, viewer), Values: tables.LikeValues(t)},
+		tables.FamLike, tables.ColLikeAt, nil)
+	if err == nil {
+		err = s.w.Step(ctx, StepLikeDecided)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if applied {
+		if err := s.countLike(ctx, op, p, viewer, +1, t, true); err != nil {
+			return nil, err
+		}
+	}
+	return p, s.w.End(ctx, op)
+}
+
+// Unlike makes viewer stop liking post and returns the post, its
+// likeCount updated by the call. It is idempotent. Errors as for Like.
+//
+// Writes, in order, as Like's, after the batched read of the post and
+// the viewer's like row (a post not liked ends there; else t is the time
+// the like row holds): the pending row carrying the viewer and t; the
+// operation sequence; the CheckAndDelete of the like row expecting t (the
+// authority; it decides whether this call counts); the likeCount -1; the
+// settle of the like at t — delete of the post's likers row and of the
+// viewer's likes row at t, re-read of the like row —; the delete of the
+// pending row. A call whose CheckAndDelete fails met another unlike of the
+// like at t (which settles its rows), perhaps followed by a new like: it
+// counts nothing and settles nothing.
+func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *Post, err error) {
+	defer weibo.Wrapf(&err, "unlike %s by %s", post, viewer)
+	p, t, liked, err := s.likeState(ctx, post, viewer)
+	if err != nil || !liked {
+		return p, err
+	}
+	op, err := s.w.BeginWith(ctx, s.likes, uint64(post.Author), uint64(post.Millis), tables.EncodeLikeExtra(viewer, t))
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.LikeKey(post, viewer)},
+		tables.FamLike, tables.ColLikeAt, tables.EncodeMillis(t))
+	if err == nil {
+		err = s.w.Step(ctx, StepLikeDecided)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if applied {
+		if err := s.countLike(ctx, op, p, viewer, -1, t, false); err != nil {
+			return nil, err
+		}
+	}
+	return p, s.w.End(ctx, op)
+}
+
+// countLike makes steps 4 and 5 of a like or unlike by uid that changed
+// the like at t: it adds d to the post's likeCount and sets the new count
+// on p (or, past op's budget, leaves it to the repairer), then settles the
+// like's list rows from liked, the state the call gave the like row; op's
+// marker is kept when the like row kept changing.
+func (s *Service) countLike(ctx context.Context, op *counted.Op, p *Post, uid weibo.UserID, d, t int64, liked bool) error {
+	vs, err := s.w.Count(ctx, op, d)
+	if err != nil {
+		return err
+	}
+	if vs != nil {
+		p.LikeCount = vs[0]
+	}
+	err = s.settleLike(ctx, p.ID, uid, t, &liked)
+	if errors.Is(err, counted.ErrUnsettled) {
+		return s.w.Keep(ctx, op, nil)
+	}
+	return err
+}
+
+// likeState reads, with one GetMany, post's content row and uid's like
+// row of it: the post, and the time of the like when uid likes it.
+// Errors: NOT_FOUND when the post does not exist.
+func (s *Service) likeState(ctx context.Context, post weibo.PostID, uid weibo.UserID) (*Post, int64, bool, error) {
+	rs, err := s.st.GetMany(ctx, []*hbase.Get{
+		{Table: tables.Content, Row: tables.ContentKey(post)},
+		{Table: tables.Likes, Row: tables.LikeKey(post, uid)},
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	p := postFromRow(post, rs[0])
+	if p == nil {
+		return nil, 0, false, weibo.NotFound("post %s not found", post)
+	}
+	t, liked := tables.LikeAt(rs[1])
+	return p, t, liked, nil
+}
+
+// settleLike makes the list rows of uid's like of post at time t — the
+// post's likers row and uid's likes row — agree with the like row, the
+// authority: present while it holds t, absent otherwise (counted.Settle).
+// It settles from state, the like row's state as the caller just wrote
+// it (nil to read it); counted.ErrUnsettled when the row kept changing.
+// Every write is an idempotent PutMany or DeleteMany.
+func (s *Service) settleLike(ctx context.Context, post weibo.PostID, uid weibo.UserID, t int64, state *bool) error {
+	key := tables.LikeKey(post, uid)
+	read := func(ctx context.Context) (bool, error) {
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: key})
+		at, ok := tables.LikeAt(r)
+		return ok && at == t, err
+	}
+	var liked bool
+	if state != nil {
+		liked = *state
+	} else {
+		var err error
+		if liked, err = read(ctx); err != nil {
+			return err
+		}
+	}
+	rows := [][]byte{tables.PostLikerKey(post, t, uid), tables.UserLikeKey(uid, t, post)}
+	write := func(ctx context.Context, liked bool) error {
+		var err error
+		if liked {
+			puts := make([]*hbase.Put, len(rows))
+			for i, k := range rows {
+				puts[i] = &hbase.Put{Table: tables.Likes, Row: k, Values: tables.LikeEntryValues()}
+			}
+			err = s.st.PutMany(ctx, puts)
+		} else {
+			dels := make([]*hbase.Delete, len(rows))
+			for i, k := range rows {
+				dels[i] = &hbase.Delete{Table: tables.Likes, Row: k}
+			}
+			err = s.st.DeleteMany(ctx, dels)
+		}
+		if err == nil {
+			err = s.w.Step(ctx, StepLikeDependents)
+		}
+		return err
+	}
+	_, err := counted.Settle(ctx, liked, func(a, b bool) bool { return a == b }, write, read)
+	return err
+}
+
+// RepairLike settles the list rows of uid's like of post at time t (ms)
+// from the like row (see settleLike): present when the like row holds t,
+// absent otherwise. It is what the repairer does for a dead like or
+// unlike, and what `gateway fsck --repair` does for a list row without its
+// like or a like without its list rows. Errors are the store's, or one
+// wrapping counted.ErrUnsettled when the like row kept changing.
+func (s *Service) RepairLike(ctx context.Context, post weibo.PostID, uid weibo.UserID, t int64) error {
+	if err := s.settleLike(ctx, post, uid, t, nil); err != nil {
+		return fmt.Errorf("repair like of %s by %s at %d: %w", post, uid, t, err)
+	}
+	return nil
+}
+
+// IsLiked reports, with one batched GetMany of viewer's like rows, whether
+// viewer likes each of posts.
+func (s *Service) IsLiked(ctx context.Context, viewer weibo.UserID, posts []weibo.PostID) (_ []bool, err error) {
+	defer weibo.Wrap(&err, "likes")
+	gets := make([]*hbase.Get, len(posts))
+	for i, p := range posts {
+		gets[i] = &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(p, viewer)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(posts))
+	for i, r := range rs {
+		_, out[i] = tables.LikeAt(r)
+	}
+	return out, nil
+}
+
+// PostLikes pages through the users who like post, newest like first
+// (ties in one millisecond by user id): a prefix scan of the post's
+// likers rows, each verified against its like row with one batched read
+// per chunk (a row whose like is gone or was made at another time is
+// skipped: a like or unlike in flight). Errors: BAD_USER_INPUT for a bad
+// first or after.
+func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, after *string) (_ *weibo.UserConnection, err error) {
+	defer weibo.Wrap(&err, "likes of a post")
+	q := paging.Query{Kind: paging.CursorLikers, RowLen: tables.LikeListKeyLen,
+		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.PostLikersPrefix(post)}}
+	edges, info, err := paging.Read(ctx, s.st, q, first, after,
+		func(ctx context.Context, rows []*hbase.Result) ([]*weibo.UserID, error) {
+			out := make([]*weibo.UserID, len(rows))
+			gets := make([]*hbase.Get, len(rows))
+			at := make([]int64, len(rows))
+			for i, r := range rows {
+				p, t, uid, ok := tables.DecodePostLikerKey(r.Row)
+				if !ok || p != post {
+					uid = 0 // never a user: its like row does not exist
+				}
+				out[i], at[i] = &uid, t
+				gets[i] = &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, uid)}
+			}
+			rs, err := s.st.GetMany(ctx, gets)
+			if err != nil {
+				return nil, err
+			}
+			for i, r := range rs {
+				if t, ok := tables.LikeAt(r); !ok || t != at[i] {
+					out[i] = nil
+				}
+			}
+			return out, nil
+		}, weibo.NewUserEdge)
+	if err != nil {
+		return nil, err
+	}
+	return &weibo.UserConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// LikedPosts pages through the posts uid likes, newest like first: a
+// prefix scan of uid's likes rows, each verified with one batched read per
+// chunk of the like rows and the posts' content rows (a row whose like is
+// gone or was made at another time is skipped, and so is the like of a
+// post that no longer exists). Errors: BAD_USER_INPUT for a bad first or
+// after.
+func (s *Service) LikedPosts(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *PostConnection, err error) {
+	defer weibo.Wrap(&err, "posts a user likes")
+	q := paging.Query{Kind: paging.CursorLikedPosts, RowLen: tables.LikeListKeyLen,
+		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}}
+	edges, info, err := paging.Read(ctx, s.st, q, first, after,
+		func(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
+			return s.verifyLikedPosts(ctx, uid, rows)
+		}, postEdge)
+	if err != nil {
+		return nil, err
+	}
+	return &PostConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// CountLikedPosts counts the posts uid likes, as LikedPosts lists them: a
+// scan of all of uid's likes rows, verified one batch at a time. No
+// counter is kept for it, so it costs a read of the whole list.
+func (s *Service) CountLikedPosts(ctx context.Context, uid weibo.UserID) (_ int64, err error) {
+	defer weibo.Wrap(&err, "count the posts a user likes")
+	var n int64
+	var batch []*hbase.Result
+	check := func() error {
+		ps, err := s.verifyLikedPosts(ctx, uid, batch)
+		for _, p := range ps {
+			if p != nil {
+				n++
+			}
+		}
+		batch = batch[:0]
+		return err
+	}
+	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}, func(r *hbase.Result) error {
+		if batch = append(batch, r); len(batch) >= s.w.Batch() {
+			return check()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = check()
+	}
+	return n, err
+}
+
+// verifyLikedPosts resolves rows of uid's likes with one GetMany of their
+// like rows and content rows: the post of each row whose like row holds
+// the row's time and whose post exists, nil for the others.
+func (s *Service) verifyLikedPosts(ctx context.Context, uid weibo.UserID, rows []*hbase.Result) ([]*Post, error) {
+	out := make([]*Post, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]weibo.PostID, len(rows))
+	at := make([]int64, len(rows))
+	gets := make([]*hbase.Get, 0, 2*len(rows))
+	for i, r := range rows {
+		u, t, p, ok := tables.DecodeUserLikeKey(r.Row)
+		if !ok || u != uid {
+			u = 0 // never a user: its like row does not exist
+		}
+		ids[i], at[i] = p, t
+		gets = append(gets, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(p, u)}, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p)})
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] {
+			out[i] = postFromRow(ids[i], rs[2*i+1])
+		}
+	}
+	return out, nil
+}
