@@ -43,7 +43,9 @@ func TestDeletePost(t *testing.T) {
 				Post *struct{ ID string }
 				User struct {
 					PostCount int
-					Posts     struct{ Edges []struct{ Node struct{ ID string } } }
+					Posts     struct {
+						Edges []struct{ Node struct{ ID string } }
+					}
 				}
 			}
 			g.ok(fan.token, `query($p: ID!, $u: ID!) { post(id: $p) { id } user(id: $u) { postCount posts { edges { node { id } } } } }`,
