@@ -130,6 +130,7 @@ type ComplexityRoot struct {
 		CreateDepartment        func(childComplexity int, name string, parentID *string) int
 		CreateRole              func(childComplexity int, name string) int
 		DeleteDepartment        func(childComplexity int, id string, cascade *bool) int
+		DeletePost              func(childComplexity int, id string) int
 		DeleteRole              func(childComplexity int, id string) int
 		Follow                  func(childComplexity int, userID string) int
 		LikePost                func(childComplexity int, postID string) int
@@ -300,6 +301,7 @@ type MutationResolver interface {
 	PublishPost(ctx context.Context, content string) (*feed.Post, error)
 	LikePost(ctx context.Context, postID string) (*feed.Post, error)
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
+	DeletePost(ctx context.Context, id string) (bool, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
@@ -682,6 +684,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteDepartment(childComplexity, args["id"].(string), args["cascade"].(*bool)), true
+	case "Mutation.deletePost":
+		if e.ComplexityRoot.Mutation.DeletePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deletePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["id"].(string)), true
 	case "Mutation.deleteRole":
 		if e.ComplexityRoot.Mutation.DeleteRole == nil {
 			break
@@ -1727,6 +1740,8 @@ type Mutation {
   likePost(postId: ID!): Post! @authenticated
   "Stop liking a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
   unlikePost(postId: ID!): Post! @authenticated
+  "Delete a post: its author's, or any post for an admin (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
+  deletePost(id: ID!): Boolean! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -2571,6 +2586,20 @@ func (ec *executionContext) field_Mutation_deleteDepartment_args(ctx context.Con
 		return nil, err
 	}
 	args["cascade"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -4422,6 +4451,63 @@ func (ec *executionContext) fieldContext_Mutation_unlikePost(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unlikePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deletePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deletePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeletePost(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deletePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8573,6 +8659,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unlikePost":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unlikePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deletePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deletePost(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

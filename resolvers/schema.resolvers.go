@@ -160,6 +160,20 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*feed
 	return p, nil
 }
 
+// DeletePost is the resolver for the deletePost field.
+func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, error) {
+	post, err := parseID[weibo.PostID]("id", id)
+	if err != nil {
+		return false, err
+	}
+	if viewer := viewerOf(ctx); viewer != post.Author {
+		if err := r.Svc.Org.RequireRole(ctx, viewer, org.AdminRole); err != nil {
+			return false, err
+		}
+	}
+	return r.Svc.Feed.DeletePost(ctx, post)
+}
+
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
 	return r.Svc.Org.CreateRole(ctx, name)

@@ -81,6 +81,8 @@ func (s *Service) register() {
 	s.w.Register(s.follows)
 	s.w.Register(s.publishRelation())
 	s.registerLikes()
+	s.deletes = s.deleteRelation()
+	s.w.Register(s.deletes)
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,

@@ -29,16 +29,18 @@ import (
 // Service is the feed's API. It is safe for concurrent use. Create it with
 // New, call Start to run the fan-out workers, and Close to drain them.
 type Service struct {
-	st      hbase.Store
-	w       *counted.Protocol
-	follows *counted.Relation // the follow pair, registered with w
-	likes   *counted.Relation // the like of a post, registered with w
-	log     *slog.Logger
-	fanout  *fanout
-	drains  *drains
-	live    liveHub
-	opts    options
-	bcryptC int
+	st          hbase.Store
+	w           *counted.Protocol
+	follows     *counted.Relation // the follow pair, registered with w
+	likes       *counted.Relation // the like of a post, registered with w
+	deletes     *counted.Relation // a post's deletion, registered with w
+	retractions *retractions
+	log         *slog.Logger
+	fanout      *fanout
+	drains      *drains
+	live        liveHub
+	opts        options
+	bcryptC     int
 }
 
 type options struct {
@@ -123,6 +125,7 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()
+	s.retractions = newRetractions()
 	s.register()
 	return s
 }
@@ -140,13 +143,16 @@ func (s *Service) Start(ctx context.Context) error { return s.fanout.start(ctx) 
 // Close stops accepting fan-outs and waits until the queued ones are written
 // or ctx ends; what is left unwritten stays in the outbox for the next start.
 func (s *Service) Close(ctx context.Context) error {
-	return errors.Join(s.fanout.close(ctx), s.drains.stop(ctx))
+	return errors.Join(s.fanout.close(ctx), s.drains.stop(ctx), s.retractions.stop(ctx))
 }
 
 // FlushFanout waits until every fan-out queued so far has been written,
 // and every drain of a large account started so far (large.go) is done.
 func (s *Service) FlushFanout(ctx context.Context) error {
 	if err := s.fanout.flush(ctx); err != nil {
+		return err
+	}
+	if err := s.retractions.wait(ctx); err != nil {
 		return err
 	}
 	return s.drains.wait(ctx)

@@ -402,6 +402,10 @@ const (
 	// is the department (a DeptID), other the user. Its counter is the
 	// department's ColDeptMemberCount.
 	PendingDeptMember PendingKind = 'd'
+	// PendingPostDelete is a deletePost: owner is the post's author (a
+	// UserID), other the post's creation time (ms). Its counter is the
+	// author's ColPosts.
+	PendingPostDelete PendingKind = 'x'
 )
 
 // PendingKey is the rowkey of weibo:pending: salt(owner)(1) | owner(8) |
@@ -420,7 +424,7 @@ func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, o
 		return 0, 0, 0, 0, false
 	}
 	kind = PendingKind(k[IDKeyLen])
-	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember && kind != PendingLike {
+	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember && kind != PendingLike && kind != PendingPostDelete {
 		return 0, 0, 0, 0, false
 	}
 	return kind, owner, binary.BigEndian.Uint64(k[IDKeyLen+1:]), binary.BigEndian.Uint64(k[IDKeyLen+9:]), true

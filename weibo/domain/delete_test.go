@@ -1,0 +1,213 @@
+package domain_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// inboxHolders returns how many of owners' inboxes hold post: one GetMany.
+func inboxHolders(t *testing.T, st hbase.Store, owners []weibo.UserID, post weibo.PostID) int {
+	t.Helper()
+	gets := make([]*hbase.Get, len(owners))
+	for i, o := range owners {
+		gets[i] = &hbase.Get{Table: tables.Inbox, Row: tables.InboxKey(o, post)}
+	}
+	rs, err := st.GetMany(t.Context(), gets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rs {
+		if r.Exists() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDeletePostRetracts: a post of an author with 1,000 fans, pushed into
+// every inbox, leaves every inbox when deleted (the retraction runs in the
+// background; FlushFanout waits for it); the author's postCount drops by
+// one; a second delete reports false. A large account's post (never
+// pushed) is gone from its followers' home timelines at once.
+func TestDeletePostRetracts(t *testing.T) {
+	const fans = 1000
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := ownStore(t, b)
+			svc := quietService(st, domain.WithFanoutThreshold(0))
+			author := mustUser(t, svc, uniq("author"))
+			// The fans' follow rows, written as the importer writes them.
+			var owners []weibo.UserID
+			var puts []*hbase.Put
+			rel := hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(time.Now().UnixMilli())}}
+			for i := range fans {
+				fan := weibo.UserID(900_000_000 + i)
+				owners = append(owners, fan)
+				puts = append(puts, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(author.ID, tables.Fans, fan), Values: rel},
+					&hbase.Put{Table: tables.Relations, Row: tables.RelationKey(fan, tables.Attends, author.ID), Values: rel})
+			}
+			if err := st.PutMany(ctx, puts); err != nil {
+				t.Fatal(err)
+			}
+			p, err := svc.Feed.Publish(ctx, author.ID, "to be deleted")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(t.Context())
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := inboxHolders(t, st, owners, p.ID); n != fans {
+				t.Fatalf("%d inboxes hold the post before the delete, want %d", n, fans)
+			}
+			ok, err := svc.Feed.DeletePost(ctx, p.ID)
+			if err != nil || !ok {
+				t.Fatalf("delete: %v, %v", ok, err)
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := inboxHolders(t, st, append(owners, author.ID), p.ID); n != 0 {
+				t.Fatalf("%d inboxes still hold the deleted post", n)
+			}
+			us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{author.ID})
+			if err != nil || us[0].PostCount != 0 {
+				t.Fatalf("postCount after the delete: %+v, %v", us[0], err)
+			}
+			if ok, err := svc.Feed.DeletePost(ctx, p.ID); err != nil || ok {
+				t.Fatalf("second delete: %v, %v; want false", ok, err)
+			}
+			left, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Pending})
+			if err != nil || len(left) != 0 {
+				t.Fatalf("markers left: %d, %v", len(left), err)
+			}
+
+			// A large account: nothing was pushed, the post leaves at once.
+			big := quietService(st, domain.WithFanoutThreshold(1))
+			star, fan := mustUser(t, big, uniq("star")), mustUser(t, big, uniq("fan"))
+			if _, err := big.Feed.Follow(ctx, fan.ID, star.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := big.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sp, err := big.Feed.Publish(ctx, star.ID, "large")
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := func() int {
+				c, err := big.Feed.HomeTimeline(ctx, fan.ID, weibo.Page{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, e := range c.Edges {
+					if e.Post.ID == sp.ID {
+						n++
+					}
+				}
+				return n
+			}
+			if page() != 1 {
+				t.Fatal("the large account's post is not in its follower's timeline")
+			}
+			if ok, err := big.Feed.DeletePost(ctx, sp.ID); err != nil || !ok {
+				t.Fatalf("delete: %v, %v", ok, err)
+			}
+			if page() != 0 {
+				t.Fatal("the deleted post of a large account is still in its follower's timeline")
+			}
+		})
+	}
+}
+
+// TestDeletePostCrash kills a delete at each of its steps; a restarted
+// service, its clock past the repair grace, repairs it: the post is
+// either there with its inbox entries or gone with none, postCount equals
+// the posts, and fsck finds nothing.
+func TestDeletePostCrash(t *testing.T) {
+	steps := []string{"delete:marked", "delete:sequenced", feed.StepDeleteContent, "delete:counted", feed.StepDeleteRetracted}
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := ownStore(t, b)
+			for _, step := range steps {
+				t.Run(step, func(t *testing.T) {
+					var clk clock
+					setup := quietService(st, clk.option())
+					author, fan := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("fan"))
+					if _, err := setup.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+						t.Fatal(err)
+					}
+					p, err := setup.Feed.Publish(ctx, author.ID, "doomed")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := setup.Start(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if err := setup.FlushFanout(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if err := setup.Close(ctx); err != nil {
+						t.Fatal(err)
+					}
+					hook, hit := crashAt(step)
+					crashed := quietService(st, clk.option(), domain.WithStepHook(hook))
+					_, err = crashed.Feed.DeletePost(ctx, p.ID)
+					if err := crashed.FlushFanout(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if !hit() {
+						t.Fatalf("the delete never reached %s (err %v)", step, err)
+					}
+					if step != feed.StepDeleteRetracted && !errors.Is(err, errCrash) {
+						t.Fatalf("delete: %v, want the crash", err)
+					}
+					clk.advance(2 * counted.DefaultRepairGrace)
+					fresh := quietService(st, clk.option())
+					if _, err := fresh.Writes.Repair(ctx); err != nil {
+						t.Fatal(err)
+					}
+					ps, err := fresh.Feed.GetPosts(ctx, []weibo.PostID{p.ID})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := 0
+					if ps[0] != nil {
+						want = 1
+					}
+					if n := inboxHolders(t, st, []weibo.UserID{author.ID, fan.ID}, p.ID); n != 2*want {
+						t.Fatalf("post there: %v; %d inboxes hold it", ps[0] != nil, n)
+					}
+					us, err := fresh.Feed.GetUsers(ctx, []weibo.UserID{author.ID})
+					if err != nil || us[0].PostCount != int64(want) {
+						t.Fatalf("postCount %d with the post there: %v (%v)", us[0].PostCount, ps[0] != nil, err)
+					}
+					rep, err := fsck.Run(ctx, fresh, fsck.Options{Areas: fsck.AreaSocial})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(rep.Issues) != 0 {
+						t.Errorf("fsck: %+v", rep.Issues)
+					}
+				})
+			}
+		})
+	}
+}
