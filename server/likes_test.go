@@ -265,9 +265,11 @@ func TestLikeStormGraphQL(t *testing.T) {
 	const clients, calls = 32, 6
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			// 33 registrations from one address: more than the login throttle lets through.
+			// 33 registrations from one address: more than the login throttle
+			// and the sign-up limit let through.
 			g := startGatewayWith(t, b.Open(t), func(c *server.Config) {
 				c.Logins = server.LoginThrottle{UserFailures: -1, AddressFailures: -1}
+				c.Signups.Rate = -1
 			})
 			author := g.register(uniqueName("stormauthor"))
 			post := g.publish(author.token, "a post 32 clients like at once")
