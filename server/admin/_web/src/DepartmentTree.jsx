@@ -15,19 +15,18 @@ import { Alert, Button, Chip, Tooltip } from '@mui/material';
 import { forwardRef, useCallback, useEffect, useImperativeHandle, useRef, useState } from 'react';
 import { Tree } from 'react-arborist';
 import { useDragDropManager } from 'react-dnd';
-import { describe, gql, hasDashboardAPI } from './api.js';
+import { describe, gql } from './api.js';
 
-function fragment(modern) {
+function fragment() {
   return `fragment ConsoleDept on Department {
-  id name ${modern ? 'memberCount' : ''}
-  first: ${modern ? 'subDepartments' : 'children'}(first: 1) { edges { node { id } } }
+  id name memberCount
+  first: subDepartments(first: 1) { edges { node { id } } }
 }`;
 }
 
 // loadChildren returns every sub-department of parentId (null: the top level)
 // as tree nodes, or null when the department is gone.
 async function loadChildren(parentId) {
-  const modern = await hasDashboardAPI();
   const page = 'edges { node { ...ConsoleDept } } pageInfo { hasNextPage endCursor }';
   const list = [];
   let after = null;
@@ -35,15 +34,15 @@ async function loadChildren(parentId) {
     let conn;
     if (parentId == null) {
       const d = await gql(
-        `query ConsoleTopDepartments($after: String) { conn: topDepartments(first: 100, after: $after) { ${page} } } ${fragment(modern)}`,
+        `query ConsoleTopDepartments($after: String) { conn: topDepartments(first: 100, after: $after) { ${page} } } ${fragment()}`,
         { after },
       );
       conn = d.conn;
     } else {
       const d = await gql(
         `query ConsoleSubDepartments($id: ID!, $after: String) {
-  department(id: $id) { id conn: ${modern ? 'subDepartments' : 'children'}(first: 100, after: $after) { ${page} } }
-} ${fragment(modern)}`,
+  department(id: $id) { id conn: subDepartments(first: 100, after: $after) { ${page} } }
+} ${fragment()}`,
         { id: parentId, after },
       );
       if (!d.department) return null;
@@ -53,7 +52,7 @@ async function loadChildren(parentId) {
       list.push({
         id: node.id,
         name: node.name,
-        memberCount: node.memberCount ?? null,
+        memberCount: node.memberCount,
         hasChildren: node.first.edges.length > 0,
         loaded: false,
         children: [],

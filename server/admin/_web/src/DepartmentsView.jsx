@@ -16,7 +16,7 @@ import {
   Typography,
 } from '@mui/material';
 import { useRef, useState } from 'react';
-import { describe, gql, hasDashboardAPI } from './api.js';
+import { describe, gql } from './api.js';
 import { DepartmentTree } from './DepartmentTree.jsx';
 import { Pager, usePaged } from './paging.jsx';
 
@@ -93,14 +93,13 @@ export function DepartmentsView() {
 function DepartmentMembers({ id }) {
   const [info, setInfo] = useState(null);
   const paged = usePaged(async (first, after) => {
-    const modern = await hasDashboardAPI();
     const d = await gql(
       `query ConsoleDepartmentMembers($id: ID!, $first: Int, $after: String) {
   department(id: $id) {
-    id name ${modern ? 'memberCount managers { id username }' : ''}
+    id name memberCount managers { id username }
     ancestors { id name }
     members(first: $first, after: $after) {
-      ${modern ? 'totalCount' : ''}
+      totalCount
       edges { cursor node { id username roles { role { name } priority } } }
       pageInfo { hasNextPage endCursor }
     }

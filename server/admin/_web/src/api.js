@@ -70,26 +70,6 @@ export function describe(err) {
   return err?.message ?? String(err);
 }
 
-// The admin dashboards' API (Department.subDepartments and memberCount,
-// DepartmentMemberConnection.totalCount, Query.users and auditLog, the bulk
-// mutations) came after moveDepartment and the rest of the admin side. The
-// console is embedded in the gateway it talks to, so the two match; this
-// probe only lets the department tree and member list work on a gateway
-// from before that API, with Department.children and without the counts.
-// It resolves to true when the gateway has the newer API.
-let probe;
-export function hasDashboardAPI() {
-  probe ??= gql('query ConsoleProbe { topDepartments(first: 1) { edges { node { memberCount } } } }').then(
-    () => true,
-    err => {
-      if (err instanceof GraphQLError && err.code === 'GRAPHQL_VALIDATION_FAILED') return false;
-      probe = undefined; // not an answer about the schema: ask again next time
-      throw err;
-    },
-  );
-  return probe;
-}
-
 // The actions of the audit log (AuditEvent.action).
 export const auditActions = [
   'role.create',
