@@ -360,7 +360,31 @@ func openDept(name, id string, children ...string) chromedp.Action[chromedp.Void
 	return chromedp.Steps(steps...)
 }
 
-// dragOnto drags the element matching from and drops it on the middle of
+// dragUntil drags from onto to until the page shows done (a JavaScript
+// boolean), trying up to three times, each resting longer on the target
+// before the drop: on a loaded machine the drag library may not have
+// registered the pointer over the target yet when the drop comes, and the
+// drop then lands elsewhere or nowhere.
+func (b *browser) dragUntil(from, to, done string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		var last error
+		for attempt := 1; attempt <= 3; attempt++ {
+			if _, err := b.dragOntoResting(from, to, time.Duration(attempt)*300*time.Millisecond)(ctx, t); err != nil {
+				last = err
+				continue
+			}
+			_, err := chromedp.Poll[chromedp.Void](done, chromedp.WithPollingInterval(100*time.Millisecond),
+				chromedp.WithPollingTimeout(10*time.Second))(ctx, t)
+			if err == nil {
+				return nil
+			}
+			last = fmt.Errorf("attempt %d: %w", attempt, err)
+		}
+		return last
+	})
+}
+
+// dragOntoResting drags the element matching from and drops it on the middle of
 // the one matching to, as a person would with the mouse: press, move a few
 // pixels (the browser starts a native drag, which it hands to the test:
 // Input.setInterceptDrags), move over the target and rest there a moment,
@@ -368,7 +392,8 @@ func openDept(name, id string, children ...string) chromedp.Action[chromedp.Void
 // target once per animation frame, and a drop that comes before that frame
 // lands where the pointer was before. (chromedp.DragAndDrop moves without
 // resting.)
-func (b *browser) dragOnto(from, to string) chromedp.Action[chromedp.Void] {
+// It rests on the target for rest before the drop.
+func (b *browser) dragOntoResting(from, to string, rest time.Duration) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) (err error) {
 		center := func(sel string) (x, y float64, err error) {
 			if _, err := chromedp.ScrollIntoView(chromedp.CSS(sel))(ctx, t); err != nil {
@@ -445,12 +470,12 @@ func (b *browser) dragOnto(from, to string) chromedp.Action[chromedp.Void] {
 			time.Sleep(30 * time.Millisecond)
 		}
 		for range 3 { // resting on the target
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(rest)
 			if err := drag(input.DispatchDragEventTypeDragOver, tx, ty, data); err != nil {
 				return err
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(rest)
 		if err := drag(input.DispatchDragEventTypeDrop, tx, ty, data); err != nil {
 			return err
 		}
@@ -546,8 +571,8 @@ func TestAdminConsoleInChromium(t *testing.T) {
 
 	t.Run("drag-move", func(t *testing.T) {
 		if err := chromedp.Do(ctx,
-			b.dragOnto(deptRow("大数据部"), deptRow("测试部")),
-			textIncludes(`[data-testid="tree-status"]`, "Moved 大数据部 under 测试部"),
+			b.dragUntil(deptRow("大数据部"), deptRow("测试部"),
+				`(() => { const el = document.querySelector('[data-testid="tree-status"]'); return !!el && el.innerText.includes("Moved 大数据部 under 测试部"); })()`),
 			until(fmt.Sprintf(`%s === %q`, rowParent("大数据部"), ids["测试部"])),
 			screenshot(t, "3-moved"),
 		); err != nil {
@@ -564,8 +589,8 @@ func TestAdminConsoleInChromium(t *testing.T) {
 		g.gql(nil, `mutation($id: ID!, $p: ID) { moveDepartment(id: $id, parentId: $p) { id } }`,
 			map[string]any{"id": ids["测试部"], "p": ids["开发部"]})
 		if err := chromedp.Do(ctx,
-			b.dragOnto(deptRow("开发部"), deptRow("测试部")),
-			textIncludes(`[data-testid="tree-error"]`, "DEPARTMENT_CYCLE"),
+			b.dragUntil(deptRow("开发部"), deptRow("测试部"),
+				`(() => { const el = document.querySelector('[data-testid="tree-error"]'); return !!el && el.innerText.includes("DEPARTMENT_CYCLE"); })()`),
 			screenshot(t, "4-cycle"),
 		); err != nil {
 			t.Fatalf("drag 开发部 onto 测试部: %v", err)
