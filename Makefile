@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/gateway
 
-.PHONY: run build generate graphiql test test-short hbase-up hbase-down hbase-jars bench lint clean
+.PHONY: run build generate graphiql admin-console test test-short hbase-up hbase-down hbase-jars bench lint clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
@@ -20,6 +20,11 @@ generate:
 # embedded in the binary: only for changing GraphiQL (needs Node.js and npm).
 graphiql:
 	cd server/graphiql/_web && npm ci --no-audit --no-fund && npm run build
+
+# The admin console at /admin (README "Admin console"), rebuilt the same way
+# from server/admin/_web into server/admin/dist, also committed and embedded.
+admin-console:
+	cd server/admin/_web && npm ci --no-audit --no-fund && npm run build
 
 # Everything, with a real standalone HBase (started and stopped here).
 test:

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# make test: vet, then every Go test with a real standalone HBase started for
-# the run (its ZooKeeper address goes to the tests in GATEWAY_TEST_HBASE_ZK)
-# and stopped afterwards, whatever happens; then the cluster fault tests
-# (TestCluster…) on a local cluster of three region servers started for them
-# (GATEWAY_TEST_HBASE_CLUSTER_ZK), with a data directory of its own, also
-# stopped whatever happens. GATEWAY_TEST_SKIP_CLUSTER=1 leaves the cluster
-# tests out (never in CI).
+# make test: vet, the generated code and the embedded JavaScript bundles
+# checked against their sources, then every Go test with a real standalone
+# HBase started for the run (its ZooKeeper address goes to the tests in
+# GATEWAY_TEST_HBASE_ZK) and stopped afterwards, whatever happens; then the
+# cluster fault tests (TestCluster…) on a local cluster of three region
+# servers started for them (GATEWAY_TEST_HBASE_CLUSTER_ZK), with a data
+# directory of its own, also stopped whatever happens.
+# GATEWAY_TEST_SKIP_CLUSTER=1 leaves the cluster tests out (never in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,20 @@ before=$(generated)
 go run ./internal/generate
 if ! diff <(echo "$before") <(generated) >&2; then
   echo "make generate changed graph/ or resolvers/ (above): run make generate and commit the result" >&2
+  exit 1
+fi
+
+# The JavaScript the binary embeds (GraphiQL at /, the admin console at
+# /admin) must be what the pinned sources make: rebuild both bundles from
+# their package-lock.json (make graphiql, make admin-console) and fail when
+# that changed, added or removed a file of the committed dist/ folders.
+for web in server/graphiql/_web server/admin/_web; do
+  (cd "$web" && npm ci --no-audit --no-fund >&2 && npm run build >&2)
+done
+bundles=$(git status --porcelain server/graphiql/dist server/admin/dist)
+if [ -n "$bundles" ]; then
+  echo "$bundles" >&2
+  echo "rebuilding the GraphiQL or admin console bundle changed the committed files (above): run make graphiql / make admin-console and commit dist/" >&2
   exit 1
 fi
 

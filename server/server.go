@@ -5,8 +5,8 @@
 // with its limits (query cost before execution, bounded execution,
 // per-client budget, login throttling, sign-up limit; see README
 // "Limits"), its metrics and OpenTelemetry spans per operation (metrics.go,
-// trace.go), GraphiQL at /, Prometheus metrics at /metrics, and the
-// /healthz and /readyz probes.
+// trace.go), GraphiQL at /, the admin console at /admin, Prometheus metrics
+// at /metrics, and the /healthz and /readyz probes.
 package server
 
 import (
@@ -35,6 +35,7 @@ import (
 	"github.com/weibohbase/gateway/graph"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/resolvers"
+	"github.com/weibohbase/gateway/server/admin"
 	"github.com/weibohbase/gateway/server/graphiql"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -165,6 +166,8 @@ func New(cfg Config) http.Handler {
 	gi := graphiql.Handler()
 	r.Handle("/", gi)
 	r.Handle("/"+graphiql.AssetsPrefix+"*", gi)
+	r.Handle(admin.Path, admin.Handler())
+	r.Handle(admin.Path+"/*", admin.Handler())
 	r.Group(func(r chi.Router) {
 		r.Use(withRequestState)
 		r.Use(cfg.Tokens.Middleware)
