@@ -1,5 +1,5 @@
 // Package paging reads one page of a connection. Every connection of the API — follows, fans, a user's posts, the
-// home timeline, roles, a role's members, a department's children and
+// home timeline, a post's reposts, roles, a role's members, a department's children and
 // members, the audit log — is one page of the rows under one prefix of one table, in
 // rowkey order, and is read by Read: validate the arguments, scan from
 // the cursor, keep the rows that verify accepts (one batched read per chunk
@@ -42,6 +42,7 @@ const (
 	CursorDepartments CursorKind = 'D' // + department id(8): a child rowkey suffix
 	CursorUsernames   CursorKind = 'S' // + lower-cased username: a weibo:usernames rowkey
 	CursorAudit       CursorKind = 'A' // + a weibo:audit rowkey after its marker byte: the index's key, rev(8), nonce(8)
+	CursorReposts     CursorKind = 'R' // + reverse ms(8) + author(8): a weibo:reposts rowkey suffix (after the root's content rowkey)
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte
