@@ -80,6 +80,7 @@ func (s *Service) register() {
 	s.follows = s.followRelation()
 	s.w.Register(s.follows)
 	s.w.Register(s.publishRelation())
+	s.registerReposts()
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,

@@ -2,14 +2,16 @@
 // weibo:content, weibo:relations and "receive-content-email" inbox tables):
 // accounts, follows and fans, posts, the durable inbox fan-out with hybrid
 // fan-out for large accounts and fan-out leases, home timelines and live
-// timeline updates. Its counted relations — follow (followCount, fanCount)
-// and publish (postCount) — are written on package counted's protocol and
-// registered with it by New.
+// timeline updates, and reposts. Its counted relations — follow
+// (followCount, fanCount), publish (postCount) and repost (a post's
+// repostCount) — are written on package counted's protocol and registered
+// with it by New.
 //
 // One file per concern: accounts.go and password.go, relations.go,
 // posts.go and fanout.go, lease.go, large.go (hybrid fan-out: the large
 // accounts), timeline.go, live.go, counted.go (the registered relations
-// and counters, the settles and recounts), validate.go (content rules).
+// and counters, the settles and recounts), reposts.go (the repost pair,
+// its counter, settle and list), validate.go (content rules).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -31,6 +33,7 @@ type Service struct {
 	st      hbase.Store
 	w       *counted.Protocol
 	follows *counted.Relation // the follow pair, registered with w
+	reposts *counted.Relation // the pair (root, repost), registered with w (reposts.go)
 	log     *slog.Logger
 	fanout  *fanout
 	drains  *drains
