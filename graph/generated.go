@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	AuditEvent() AuditEventResolver
 	Department() DepartmentResolver
 	Mutation() MutationResolver
+	Post() PostResolver
 	Query() QueryResolver
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
@@ -138,6 +139,7 @@ type ComplexityRoot struct {
 		RemoveDepartmentManager func(childComplexity int, departmentID string, userID string) int
 		RenameDepartment        func(childComplexity int, id string, name string) int
 		RenameRole              func(childComplexity int, id string, name string) int
+		Repost                  func(childComplexity int, postID string, comment *string) int
 		RevokeRole              func(childComplexity int, userID string, roleID string) int
 		RevokeRoleFromUsers     func(childComplexity int, userIds []string, roleID string) int
 		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
@@ -153,10 +155,14 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author    func(childComplexity int) int
-		Content   func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
+		Author      func(childComplexity int) int
+		Content     func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		RepostCount func(childComplexity int) int
+		RepostOf    func(childComplexity int) int
+		RepostOfID  func(childComplexity int) int
+		Reposts     func(childComplexity int, first *int, after *string) int
 	}
 
 	PostConnection struct {
@@ -291,6 +297,7 @@ type MutationResolver interface {
 	Follow(ctx context.Context, userID string) (*weibo.User, error)
 	Unfollow(ctx context.Context, userID string) (*weibo.User, error)
 	PublishPost(ctx context.Context, content string) (*feed.Post, error)
+	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
@@ -306,6 +313,11 @@ type MutationResolver interface {
 	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
 	AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
 	RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
+}
+type PostResolver interface {
+	RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post, error)
+
+	Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -767,6 +779,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RenameRole(childComplexity, args["id"].(string), args["name"].(string)), true
+	case "Mutation.repost":
+		if e.ComplexityRoot.Mutation.Repost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_repost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Repost(childComplexity, args["postId"].(string), args["comment"].(*string)), true
 	case "Mutation.revokeRole":
 		if e.ComplexityRoot.Mutation.RevokeRole == nil {
 			break
@@ -872,6 +895,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.repostCount":
+		if e.ComplexityRoot.Post.RepostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.RepostCount(childComplexity), true
+	case "Post.repostOf":
+		if e.ComplexityRoot.Post.RepostOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.RepostOf(childComplexity), true
+	case "Post.repostOfId":
+		if e.ComplexityRoot.Post.RepostOfID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.RepostOfID(childComplexity), true
+	case "Post.reposts":
+		if e.ComplexityRoot.Post.Reposts == nil {
+			break
+		}
+
+		args, err := ec.field_Post_reposts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Reposts(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
@@ -1490,12 +1542,29 @@ type User implements Node {
   managedDepartments: [Department!]! @authenticated
 }
 
-"A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\"."
+"""
+A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\". A repost (转发) is a
+post too: its content is the reposter's comment ("转发微博" when made
+without one), and ` + "`" + `repostOf` + "`" + ` is the original it reposts.
+"""
 type Post implements Node {
   id: ID!
   content: String!
   createdAt: Time!
   author: User!
+  """
+  For a repost, the original post: the ROOT, also when this post reposts a
+  repost (as Weibo does; the comment may carry the chain, "//@user: ...").
+  Null for an original post, and when the original is gone (` + "`" + `repostOfId` + "`" + `
+  still names it).
+  """
+  repostOf: Post
+  "For a repost, the id of the original post (the root), kept when the original is gone; null for an original post."
+  repostOfId: ID
+  "How many reposts name this post as their original (a kept counter, exact). A repost's own is 0: reposting it reposts its original."
+  repostCount: Int!
+  "The reposts of this post, newest first."
+  reposts(first: Int, after: String): PostConnection!
 }
 
 """
@@ -1560,11 +1629,11 @@ type PostEdge {
   node: Post!
 }
 
-"A user's posts, newest first."
+"A user's posts, or a post's reposts, newest first."
 type PostConnection {
   edges: [PostEdge!]!
   pageInfo: PageInfo!
-  "The length of the whole list, from the user's kept counter (postCount)."
+  "The length of the whole list, from the kept counter (the user's postCount, the post's repostCount)."
   totalCount: Int!
 }
 
@@ -1641,6 +1710,14 @@ type Mutation {
   unfollow(userId: ID!): User! @authenticated
   "Publish a post of 1 to 10,000 characters."
   publishPost(content: String!): Post! @authenticated
+  """
+  Repost a post (转发): publishes a post of the viewer, fanned out like any
+  post, whose ` + "`" + `repostOf` + "`" + ` is the post — or its original, when the post is a
+  repost itself. The comment follows the rules of a post's content; empty
+  or null, the repost's content is "转发微博". NOT_FOUND when the post (or
+  its original) does not exist.
+  """
+  repost(postId: ID!, comment: String): Post! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -1974,6 +2051,14 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_createdAt(ctx, field)
 	case "author":
 		return ec.fieldContext_Post_author(ctx, field)
+	case "repostOf":
+		return ec.fieldContext_Post_repostOf(ctx, field)
+	case "repostOfId":
+		return ec.fieldContext_Post_repostOfId(ctx, field)
+	case "repostCount":
+		return ec.fieldContext_Post_repostCount(ctx, field)
+	case "reposts":
+		return ec.fieldContext_Post_reposts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2654,6 +2739,28 @@ func (ec *executionContext) field_Mutation_renameRole_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_repost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "comment",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["comment"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeRoleFromUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2753,6 +2860,28 @@ func (ec *executionContext) field_Mutation_unfollow_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_reposts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -4148,6 +4277,63 @@ func (ec *executionContext) fieldContext_Mutation_publishPost(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_repost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_repost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Repost(ctx, fc.Args["postId"].(string), fc.Args["comment"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Post
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_repost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_repost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5117,6 +5303,98 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_repostOf(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_repostOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().RepostOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_repostOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_repostOfId(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return ec.marshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.RepostOfID)
+
+}
+func (ec *executionContext) fieldContext_Post_repostOfId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Post_repostCount(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.RepostCount)
+
+}
+func (ec *executionContext) fieldContext_Post_repostCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Post_reposts(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_reposts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Reposts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_reposts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_reposts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8164,6 +8442,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "repost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_repost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createRole":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRole(ctx, field)
@@ -8348,23 +8633,45 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "id":
 			out.Values[i] = ec._Post_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "content":
 			out.Values[i] = ec._Post_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Post_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "author":
 			out.Values[i] = ec._Post_author(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "repostOf":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_repostOf(ctx, field, obj)
+				})
+		case "repostOfId":
+			out.Values[i] = ec._Post_repostOfId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "repostCount":
+			out.Values[i] = ec._Post_repostCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reposts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_reposts(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10190,6 +10497,22 @@ func (ec *executionContext) marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋga
 		return graphql.Null
 	}
 	return ec._Department(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, v any) (*tables.PostID, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(tables.PostID)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, sel ast.SelectionSet, v *tables.PostID) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

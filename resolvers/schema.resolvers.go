@@ -132,6 +132,16 @@ func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*fe
 	return r.Svc.Feed.Publish(ctx, viewer, content)
 }
 
+// Repost is the resolver for the repost field.
+func (r *mutationResolver) Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.Repost(ctx, viewer, post, orEmpty(comment))
+}
+
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
 	return r.Svc.Org.CreateRole(ctx, name)
@@ -318,6 +328,25 @@ func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departme
 	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
 }
 
+// RepostOf is the resolver for the repostOf field.
+func (r *postResolver) RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post, error) {
+	if obj.RepostOfID == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).Posts.Load(ctx, *obj.RepostOfID)()
+}
+
+// Reposts is the resolver for the reposts field.
+func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error) {
+	page, err := r.Svc.Feed.Reposts(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.RepostCount)
+	loaders.For(ctx).Posts.Prime(ctx, obj.ID, obj) // every edge's repostOf
+	return page, r.prefetchAuthors(ctx, page)
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (weibo.Node, error) {
 	nid, err := parseID[weibo.NodeID]("id", id)
@@ -383,7 +412,7 @@ func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *str
 	if err != nil {
 		return nil, err
 	}
-	return page, r.prefetchAuthors(ctx, page)
+	return page, r.prefetchPosts(ctx, page)
 }
 
 // Roles is the resolver for the roles field.
@@ -536,7 +565,7 @@ func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, a
 	if page.TotalCount, err = totalCount(ctx, obj, func(u *weibo.User) int64 { return u.PostCount }); err != nil {
 		return nil, err
 	}
-	return page, r.prefetchAuthors(ctx, page)
+	return page, r.prefetchPosts(ctx, page)
 }
 
 // Roles is the resolver for the roles field.
@@ -572,6 +601,9 @@ func (r *Resolver) Department() graph.DepartmentResolver { return &departmentRes
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+// Post returns graph.PostResolver implementation.
+func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
+
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
@@ -594,6 +626,7 @@ type (
 	auditEventResolver     struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
+	postResolver           struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	roleResolver           struct{ *Resolver }
 	roleMemberEdgeResolver struct{ *Resolver }
