@@ -13,6 +13,7 @@
 //	follow                    relations attends row A→B        fans row B←A, A's followCount, B's fanCount,
 //	                                                           B's posts in A's inbox (backfill window)
 //	post                      content row                      the author's postCount, inbox entries
+//	repost                    the repost's root cell (c:o)     the root's reposts list row and repostCount
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -22,7 +23,7 @@
 // weibo/tables, and keeps what it compares in memory — except weibo:inbox,
 // which it streams owner by owner; it is an operator's tool, not a request
 // path. Its repairs go through the domain (domain.Domain's GetRoles,
-// GetDepartments, RepairFollow, RecountCounters, RepairFanout, Repair) or
+// GetDepartments, RepairFollow, RepairRepost, RecountCounters, RepairFanout, Repair) or
 // write through the store with conditional writes where a concurrent
 // change could race them.
 //
@@ -84,8 +85,9 @@ const (
 	// AreaOrg is roles and departments: user ↔ role, role ↔ name, parent
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
-	// AreaSocial is follows ↔ fans, the users' counters, the inboxes, and
-	// unfinished follows, unfollows and fan-outs.
+	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
+	// reposts and the posts' repost counters, and unfinished follows,
+	// unfollows, reposts and fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -204,7 +206,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingRepost)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -244,6 +246,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkCounters(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkReposts(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -58,6 +58,9 @@ type social struct {
 	// either state): their posts need be in no fan's inbox, home timelines
 	// merge them at read time.
 	large map[weibo.UserID]bool
+	// reposts are the reposts' root cells and the posts' repostCounts
+	// (reposts.go, noteRepost).
+	reposts repostsLoaded
 }
 
 type pendingRow struct {
@@ -144,6 +147,7 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 	err = f.scan(ctx, &hbase.Scan{Table: tables.Content, Families: []string{tables.FamPost}}, func(r *hbase.Result) {
 		if id, ok := tables.DecodeContentKey(r.Row); ok {
 			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: newestTS(r)})
+			so.noteRepost(id, r)
 		}
 	})
 	return err
