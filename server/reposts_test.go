@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
@@ -206,5 +208,72 @@ func TestReposts(t *testing.T) {
 			g.fails(bob.token, weibo.CodeNotFound, mut, map[string]any{"id": root.ID})
 			g.fails(bob.token, weibo.CodeNotFound, mut, map[string]any{"id": r1.ID})
 		})
+	}
+}
+
+// repostStoreCalls checks that a home-timeline page selecting its
+// reposts' repostCount and originals costs the same store calls whatever
+// `first` is: the page's three (inbox scan, large-accounts Get, GetMany),
+// plus one GetMany of the page's originals — plus one of their authors'
+// users rows when more than the username is asked of them. The viewer
+// and the authors are fresh users (the seeded ones are left as the data
+// set has them): an author of 100 posts and a reposter of 10 of them,
+// the newest post of the viewer's timeline a repost.
+func repostStoreCalls(t *testing.T, g *gw) {
+	ctx := t.Context()
+	author, reposter, viewer := g.register(uniqueName("rsa")), g.register(uniqueName("rsr")), g.register(uniqueName("rsv"))
+	aid, err := weibo.ParseUserID(author.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rid, _ := weibo.ParseUserID(reposter.ID)
+	var posts []weibo.PostID
+	for i := range 100 {
+		p, err := g.svc.Feed.Publish(ctx, aid, "post "+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, p.ID)
+	}
+	// Posts of one author in one millisecond take the next ones: wait
+	// until the clock is past the last, so that the reposts are newer.
+	time.Sleep(time.Until(time.UnixMilli(posts[len(posts)-1].Millis)) + 2*time.Millisecond)
+	for i := range 10 {
+		if _, err := g.svc.Feed.Repost(ctx, rid, posts[i*7], "转发 "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.follow(viewer.token, author.ID)
+	g.follow(viewer.token, reposter.ID)
+	g.flush()
+	cost := func(query string, first int) float64 {
+		before := g.storeCalls()
+		var d struct {
+			HomeTimeline struct{ Edges []struct{ Node repostNode } }
+		}
+		g.ok(viewer.token, query, map[string]any{"first": first}, &d)
+		if len(d.HomeTimeline.Edges) != first {
+			t.Fatalf("got %d edges, want %d", len(d.HomeTimeline.Edges), first)
+		}
+		if n := d.HomeTimeline.Edges[0].Node; n.RepostOf == nil || n.RepostOf.Content == "" || n.RepostOf.Author.Username != author.Username {
+			t.Fatalf("the newest entry %+v lacks its original", n)
+		}
+		return g.storeCalls() - before
+	}
+	const byOriginal = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content repostCount repostOf { content author { username } } } } } }`
+	const byOriginalAuthor = `query($first: Int) { homeTimeline(first: $first) { edges { node { id repostOf { content repostCount author { username postCount } } } } } }`
+	for _, c := range []struct {
+		query string
+		want  float64
+	}{{byOriginal, 4}, {byOriginalAuthor, 5}} {
+		var costs []float64
+		for _, first := range []int{1, 20, 100} {
+			costs = append(costs, cost(c.query, first))
+		}
+		for _, got := range costs {
+			if got != c.want {
+				t.Fatalf("store calls per page for first = 1, 20, 100: %v; want %v each\nquery: %s", costs, c.want, c.query)
+			}
+		}
 	}
 }
