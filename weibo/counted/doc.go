@@ -15,6 +15,8 @@
 //	                                               A's inbox (backfill window)     B's fanCount
 //	assign / revoke role  users o:<rid> of U       roles member row (rid, U)       the role's memberCount
 //	publish               content row              inbox rows (fan-out)            the author's postCount
+//	repost                the repost's content     the root's list row of the      the root's repostCount
+//	                      row (its root cell)      repost (weibo:reposts)          (on its content row)
 //
 // Every such write is made the same way:
 //

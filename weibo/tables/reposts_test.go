@@ -2,6 +2,7 @@ package tables_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -22,6 +23,10 @@ func TestRepostCodecs(t *testing.T) {
 	if !bytes.HasPrefix(k, tables.RepostPrefix(root)) || !bytes.Equal(tables.RepostPrefix(root), tables.ContentKey(root)) {
 		t.Errorf("RepostPrefix(root) = %x: not the root's content rowkey", tables.RepostPrefix(root))
 	}
+	// The example of docs/schema.md, byte for byte.
+	if doc, _ := hex.DecodeString("0100000000000016aa7ffffe8f6b9fcf6a7ffffe8f6b9fcb8200000000000058cc"); !bytes.Equal(k, doc) {
+		t.Errorf("RepostKey = %x, docs/schema.md says %x", k, doc)
+	}
 	gr, gp, ok := tables.DecodeRepostKey(k)
 	if !ok || gr != root || gp != repost {
 		t.Errorf("DecodeRepostKey = %v, %v, %v", gr, gp, ok)
@@ -41,7 +46,7 @@ func TestRepostCodecs(t *testing.T) {
 
 	// c:o holds the root: author(8) ms(8).
 	cell := tables.EncodeRepostOf(root)
-	if !bytes.Equal(cell, cat(be(5802), be(uint64(ms)))) {
+	if !bytes.Equal(cell, cat(be(5802), be(uint64(ms)))) || hex.EncodeToString(cell) != "00000000000016aa0000017094603095" {
 		t.Errorf("EncodeRepostOf = %x", cell)
 	}
 	r := &hbase.Result{Cells: []*hbase.Cell{
