@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -275,5 +276,44 @@ func repostStoreCalls(t *testing.T, g *gw) {
 				t.Fatalf("store calls per page for first = 1, 20, 100: %v; want %v each\nquery: %s", costs, c.want, c.query)
 			}
 		}
+	}
+}
+
+// TestRepostSubscription: a repost arriving over homeTimelineUpdates
+// resolves its original like a timeline page does.
+func TestRepostSubscription(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			alice, bob := g.register(uniqueName("alice")), g.register(uniqueName("bob"))
+			root := g.publish(alice.token, "原微博")
+			conn := g.subscribe(bob.token, `subscription { homeTimelineUpdates { id content repostOfId repostOf { id content author { username } } } }`)
+			got := make(chan repostNode, 1)
+			go func() {
+				m := g.read(conn)
+				var e struct {
+					Data struct{ HomeTimelineUpdates repostNode } `json:"data"`
+				}
+				if m.Type != "next" || json.Unmarshal(m.Payload, &e) != nil {
+					t.Errorf("want next, got %s %s", m.Type, m.Payload)
+				}
+				got <- e.Data.HomeTimelineUpdates
+			}()
+			// The subscription is live once one of bob's own reposts comes back.
+			for i := 0; ; i++ {
+				g.repost(bob.token, root.ID, nil)
+				select {
+				case n := <-got:
+					if n.RepostOfID == nil || *n.RepostOfID != root.ID || n.RepostOf == nil || n.RepostOf.Content != "原微博" || n.RepostOf.Author.Username != alice.Username {
+						t.Fatalf("event = %+v, want a repost of %s with its original", n, root.ID)
+					}
+					return
+				case <-time.After(300 * time.Millisecond):
+					if i > 30 {
+						t.Fatal("no event for the viewer's own reposts")
+					}
+				}
+			}
+		})
 	}
 }
