@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
@@ -116,7 +117,7 @@ func repostContent(comment string) (string, error) {
 	if err := validateContent(comment); err != nil {
 		if e, ok := errors.AsType[*weibo.Error](err); ok {
 			c := *e
-			c.Field = "comment"
+			c.Field, c.Message = "comment", strings.Replace(e.Message, "content", "comment", 1)
 			return "", &c
 		}
 		return "", err
