@@ -15,6 +15,7 @@
 //	post                      content row                      the author's postCount, inbox entries
 //	like                      likes row of (post, user)        the post's likers row and the user's likes
 //	                          holding the time of the like     row at that time, the post's likeCount
+//	repost                    the repost's root cell (c:o)     the root's reposts list row and repostCount
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -24,7 +25,7 @@
 // weibo/tables, and keeps what it compares in memory — except weibo:inbox,
 // which it streams owner by owner; it is an operator's tool, not a request
 // path. Its repairs go through the domain (domain.Domain's GetRoles,
-// GetDepartments, RepairFollow, RepairLike, RecountCounters, RepairFanout, Repair) or
+// GetDepartments, RepairFollow, RepairLike, RepairRepost, RecountCounters, RepairFanout, Repair) or
 // write through the store with conditional writes where a concurrent
 // change could race them.
 //
@@ -87,8 +88,8 @@ const (
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
 	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
-	// likes and the posts' like counters, and unfinished follows,
-	// unfollows, likes, unlikes and fan-outs.
+	// likes and reposts and the posts' like and repost counters, and
+	// unfinished follows, unfollows, likes, unlikes, reposts and fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -207,7 +208,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow, tables.PendingLike)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -250,6 +251,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkLikes(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkReposts(ctx); err != nil {
 			return nil, err
 		}
 	}

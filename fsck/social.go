@@ -61,6 +61,9 @@ type social struct {
 	// either state): their posts need be in no fan's inbox, home timelines
 	// merge them at read time.
 	large map[weibo.UserID]bool
+	// reposts are the reposts' root cells and the posts' repostCounts
+	// (reposts.go, noteRepost).
+	reposts repostsLoaded
 }
 
 type pendingRow struct {
@@ -148,6 +151,7 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 		if id, ok := tables.DecodeContentKey(r.Row); ok && tables.PostStored(r) {
 			ts, likes, likesTS := postCells(r)
 			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: ts, likes: likes, likesTS: likesTS})
+			so.noteRepost(id, r)
 		}
 	})
 	return err

@@ -141,6 +141,7 @@ type ComplexityRoot struct {
 		RemoveDepartmentManager func(childComplexity int, departmentID string, userID string) int
 		RenameDepartment        func(childComplexity int, id string, name string) int
 		RenameRole              func(childComplexity int, id string, name string) int
+		Repost                  func(childComplexity int, postID string, comment *string) int
 		RevokeRole              func(childComplexity int, userID string, roleID string) int
 		RevokeRoleFromUsers     func(childComplexity int, userIds []string, roleID string) int
 		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
@@ -164,6 +165,10 @@ type ComplexityRoot struct {
 		LikeCount     func(childComplexity int) int
 		LikedByViewer func(childComplexity int) int
 		Likes         func(childComplexity int, first *int, after *string) int
+		RepostCount   func(childComplexity int) int
+		RepostOf      func(childComplexity int) int
+		RepostOfID    func(childComplexity int) int
+		Reposts       func(childComplexity int, first *int, after *string) int
 	}
 
 	PostConnection struct {
@@ -302,6 +307,7 @@ type MutationResolver interface {
 	LikePost(ctx context.Context, postID string) (*feed.Post, error)
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id string) (bool, error)
+	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
@@ -321,6 +327,9 @@ type MutationResolver interface {
 type PostResolver interface {
 	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
 	Likes(ctx context.Context, obj *feed.Post, first *int, after *string) (*weibo.UserConnection, error)
+	RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post, error)
+
+	Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -805,6 +814,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RenameRole(childComplexity, args["id"].(string), args["name"].(string)), true
+	case "Mutation.repost":
+		if e.ComplexityRoot.Mutation.Repost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_repost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Repost(childComplexity, args["postId"].(string), args["comment"].(*string)), true
 	case "Mutation.revokeRole":
 		if e.ComplexityRoot.Mutation.RevokeRole == nil {
 			break
@@ -944,6 +964,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Likes(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Post.repostCount":
+		if e.ComplexityRoot.Post.RepostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.RepostCount(childComplexity), true
+	case "Post.repostOf":
+		if e.ComplexityRoot.Post.RepostOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.RepostOf(childComplexity), true
+	case "Post.repostOfId":
+		if e.ComplexityRoot.Post.RepostOfID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.RepostOfID(childComplexity), true
+	case "Post.reposts":
+		if e.ComplexityRoot.Post.Reposts == nil {
+			break
+		}
+
+		args, err := ec.field_Post_reposts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Reposts(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
@@ -1579,7 +1628,11 @@ type User implements Node {
   likedPosts(first: Int, after: String): PostConnection!
 }
 
-"A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\"."
+"""
+A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\". A repost (转发) is a
+post too: its content is the reposter's comment ("转发微博" when made
+without one), and ` + "`" + `repostOf` + "`" + ` is the original it reposts.
+"""
 type Post implements Node {
   id: ID!
   content: String!
@@ -1591,6 +1644,19 @@ type Post implements Node {
   likedByViewer: Boolean!
   "The users who like this post, newest like first."
   likes(first: Int, after: String): UserConnection!
+  """
+  For a repost, the original post: the ROOT, also when this post reposts a
+  repost (as Weibo does; the comment may carry the chain, "//@user: ...").
+  Null for an original post, and when the original is gone (` + "`" + `repostOfId` + "`" + `
+  still names it).
+  """
+  repostOf: Post
+  "For a repost, the id of the original post (the root), kept when the original is gone; null for an original post."
+  repostOfId: ID
+  "How many reposts name this post as their original (a kept counter, exact). A repost's own is 0: reposting it reposts its original."
+  repostCount: Int!
+  "The reposts of this post, newest first."
+  reposts(first: Int, after: String): PostConnection!
 }
 
 """
@@ -1655,11 +1721,11 @@ type PostEdge {
   node: Post!
 }
 
-"A user's posts, newest first; or the posts a user likes, newest like first."
+"A user's posts, the posts a user likes, or a post's reposts, newest first."
 type PostConnection {
   edges: [PostEdge!]!
   pageInfo: PageInfo!
-  "The length of the whole list: a user's posts from the kept counter (postCount); the posts a user likes counted when asked for."
+  "The length of the whole list: from the kept counter for a user's posts (postCount) and a post's reposts (repostCount); the posts a user likes counted when asked for."
   totalCount: Int!
 }
 
@@ -1742,6 +1808,14 @@ type Mutation {
   unlikePost(postId: ID!): Post! @authenticated
   "Delete a post: its author's, or any post for an admin (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
   deletePost(id: ID!): Boolean! @authenticated
+  """
+  Repost a post (转发): publishes a post of the viewer, fanned out like any
+  post, whose ` + "`" + `repostOf` + "`" + ` is the post — or its original, when the post is a
+  repost itself. The comment follows the rules of a post's content; empty
+  or null, the repost's content is "转发微博". NOT_FOUND when the post (or
+  its original) does not exist.
+  """
+  repost(postId: ID!, comment: String): Post! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -2081,6 +2155,14 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_likedByViewer(ctx, field)
 	case "likes":
 		return ec.fieldContext_Post_likes(ctx, field)
+	case "repostOf":
+		return ec.fieldContext_Post_repostOf(ctx, field)
+	case "repostOfId":
+		return ec.fieldContext_Post_repostOfId(ctx, field)
+	case "repostCount":
+		return ec.fieldContext_Post_repostCount(ctx, field)
+	case "reposts":
+		return ec.fieldContext_Post_reposts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2791,6 +2873,28 @@ func (ec *executionContext) field_Mutation_renameRole_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_repost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "comment",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["comment"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeRoleFromUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2908,6 +3012,28 @@ func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, 
 }
 
 func (ec *executionContext) field_Post_likes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_reposts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -4514,6 +4640,63 @@ func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_repost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_repost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Repost(ctx, fc.Args["postId"].(string), fc.Args["comment"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Post
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_repost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_repost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5556,6 +5739,98 @@ func (ec *executionContext) fieldContext_Post_likes(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Post_likes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_repostOf(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_repostOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().RepostOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_repostOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_repostOfId(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return ec.marshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.RepostOfID)
+
+}
+func (ec *executionContext) fieldContext_Post_repostOfId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Post_repostCount(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.RepostCount)
+
+}
+func (ec *executionContext) fieldContext_Post_repostCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Post_reposts(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_reposts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Reposts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_reposts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_reposts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8670,6 +8945,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "repost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_repost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createRole":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRole(ctx, field)
@@ -8887,6 +9169,28 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_likes(ctx, field, obj)
+				})
+		case "repostOf":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_repostOf(ctx, field, obj)
+				})
+		case "repostOfId":
+			out.Values[i] = ec._Post_repostOfId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "repostCount":
+			out.Values[i] = ec._Post_repostCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reposts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_reposts(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10719,6 +11023,22 @@ func (ec *executionContext) marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋga
 		return graphql.Null
 	}
 	return ec._Department(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, v any) (*tables.PostID, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(tables.PostID)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, sel ast.SelectionSet, v *tables.PostID) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -20,7 +20,7 @@ var listObjects = gqllist.Objects{
 	"DepartmentMemberConnection": {Implements: []string{"DepartmentMemberConnection"}},
 	"Mutation":                   {Implements: []string{"Mutation"}},
 	"PageInfo":                   {Implements: []string{"PageInfo"}},
-	"Post":                       {Implements: []string{"Post", "Node"}, Concurrent: map[string]bool{"likedByViewer": true, "likes": true}},
+	"Post":                       {Implements: []string{"Post", "Node"}, Concurrent: map[string]bool{"likedByViewer": true, "likes": true, "repostOf": true, "reposts": true}},
 	"PostConnection":             {Implements: []string{"PostConnection"}},
 	"PostEdge":                   {Implements: []string{"PostEdge"}},
 	"Query":                      {Implements: []string{"Query"}, Concurrent: map[string]bool{"node": true, "nodes": true, "me": true, "user": true, "userByUsername": true, "post": true, "homeTimeline": true, "roles": true, "role": true, "roleByName": true, "topDepartments": true, "department": true, "users": true, "auditLog": true}},

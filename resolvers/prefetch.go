@@ -122,27 +122,28 @@ func (r *Resolver) prefetchAuthors(ctx context.Context, page *feed.PostConnectio
 	return prefetchUsers(ctx, r.Svc, ids, true, "edges", "node", "author")
 }
 
-// prefetchPosts prefetches what the edges of a post page (a home
-// timeline, a user's posts, the posts a user likes) need beyond the posts:
-// their authors (prefetchAuthors) and, when the query selects it and a
-// viewer is logged in, likedByViewer — one GetMany of the viewer's like
-// rows of the page's posts —, both at once.
-func (r *Resolver) prefetchPosts(ctx context.Context, page *feed.PostConnection) error {
+// prefetchLiked primes likedByViewer for a page of posts when the query
+// selects it there and a viewer is logged in: one GetMany of the viewer's
+// like rows of the page's posts.
+func (r *Resolver) prefetchLiked(ctx context.Context, page *feed.PostConnection) error {
 	viewer, ok := auth.OptionalViewer(ctx)
 	if !ok || len(page.Edges) == 0 ||
 		!selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return n == "likedByViewer" }) {
-		return r.prefetchAuthors(ctx, page)
+		return nil
 	}
 	ids := make([]weibo.PostID, len(page.Edges))
 	for i, e := range page.Edges {
 		ids[i] = e.Post.ID
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return r.prefetchAuthors(gctx, page) })
-	prime(ctx, g, gctx, ids, func(ctx context.Context, ids []weibo.PostID) ([]bool, error) {
-		return r.Svc.Feed.IsLiked(ctx, viewer, ids)
-	}, loaders.For(ctx).LikedByViewer)
-	return g.Wait()
+	liked, err := r.Svc.Feed.IsLiked(ctx, viewer, ids)
+	if err != nil {
+		return err
+	}
+	l := loaders.For(ctx).LikedByViewer
+	for i, id := range ids {
+		l.Prime(ctx, id, liked[i])
+	}
+	return nil
 }
 
 // primeLiked sets, after a like or an unlike by the viewer, whether the

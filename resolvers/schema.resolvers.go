@@ -174,6 +174,16 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, err
 	return r.Svc.Feed.DeletePost(ctx, post)
 }
 
+// Repost is the resolver for the repost field.
+func (r *mutationResolver) Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.Repost(ctx, viewer, post, orEmpty(comment))
+}
+
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
 	return r.Svc.Org.CreateRole(ctx, name)
@@ -373,6 +383,25 @@ func (r *postResolver) Likes(ctx context.Context, obj *feed.Post, first *int, af
 	}
 	page.TotalCount = int(obj.LikeCount)
 	return page, r.prefetchNodes(ctx, page)
+}
+
+// RepostOf is the resolver for the repostOf field.
+func (r *postResolver) RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post, error) {
+	if obj.RepostOfID == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).Posts.Load(ctx, *obj.RepostOfID)()
+}
+
+// Reposts is the resolver for the reposts field.
+func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error) {
+	page, err := r.Svc.Feed.Reposts(ctx, obj.ID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.RepostCount)
+	loaders.For(ctx).Posts.Prime(ctx, obj.ID, obj) // every edge's repostOf
+	return page, r.prefetchAuthors(ctx, page)
 }
 
 // Node is the resolver for the node field.

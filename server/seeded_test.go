@@ -234,6 +234,9 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 			}
 		}
 	}
+	if !large {
+		repostStoreCalls(t, g) // reposts_test.go
+	}
 }
 
 // timelineIDs returns the ids of the newest n posts of uid's home timeline

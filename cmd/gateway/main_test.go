@@ -170,6 +170,9 @@ func TestBinary(t *testing.T) {
 		if got.Data.Login.Token == "" || len(got.Errors) > 0 {
 			t.Fatalf("start %d: login as a seeded user: %+v\n%s", start, got, logs.String())
 		}
+		if !demoRepostsShown(base, got.Data.Login.Token) {
+			t.Fatalf("start %d: no repost in u1's home timeline:\n%s", start, logs.String())
+		}
 		if resp, err := http.Get(base + "/metrics"); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("/metrics: %v", err)
 		} else {
@@ -187,8 +190,44 @@ func TestBinary(t *testing.T) {
 			_ = cmd.Process.Kill()
 			t.Fatalf("start %d: serve did not exit within 40 s of SIGTERM:\n%s", start, logs.String())
 		}
+		if start == 1 && strings.Contains(logs.String(), "demo reposts made") {
+			t.Fatalf("the second start made the demo reposts again:\n%s", logs.String())
+		}
 		if start == 1 && strings.Contains(logs.String(), "importing the demo data set") {
 			t.Fatalf("the second start imported the demo again:\n%s", logs.String())
 		}
 	}
+}
+
+// demoRepostsShown reports whether the home timeline of the user of token
+// shows a repost with its original within 10 s (the demo's reposts are
+// fanned out by the first outbox sweep).
+func demoRepostsShown(base, token string) bool {
+	body := `{"query":"{ homeTimeline(first: 10) { edges { node { repostOf { id content } } } } }"}`
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
+		var got struct {
+			Data struct {
+				HomeTimeline struct {
+					Edges []struct {
+						Node struct{ RepostOf *struct{ ID string } }
+					}
+				}
+			}
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		for _, e := range got.Data.HomeTimeline.Edges {
+			if e.Node.RepostOf != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -17,6 +17,8 @@
 //	publish               content row              inbox rows (fan-out)            the author's postCount
 //	like / unlike post    likes row (post, user)   the post's likers row and the   the post's likeCount
 //	                      holding the like's time  user's likes row at that time   (on its content row)
+//	repost                the repost's content     the root's list row of the      the root's repostCount
+//	                      row (its root cell)      repost (weibo:reposts)          (on its content row)
 //
 // Every such write is made the same way:
 //

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -207,6 +208,75 @@ func TestDeletePostCrash(t *testing.T) {
 						t.Errorf("fsck: %+v", rep.Issues)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestDeleteRepost: deleting a repost takes it out of its original's
+// reposts and repostCount; deleting the original leaves the repost, whose
+// original is then gone.
+func TestDeleteRepost(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			svc := quietService(ownStore(t, b))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(context.Background())
+			a, bu := mustUser(t, svc, uniq("orig")), mustUser(t, svc, uniq("reposter"))
+			orig, err := svc.Feed.Publish(ctx, a.ID, "original")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r1, err := svc.Feed.Repost(ctx, bu.ID, orig.ID, "one")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2, err := svc.Feed.Repost(ctx, bu.ID, orig.ID, "two")
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := func() (int64, int) {
+				ps, err := svc.Feed.GetPosts(ctx, []weibo.PostID{orig.ID})
+				if err != nil || ps[0] == nil {
+					t.Fatalf("original: %v", err)
+				}
+				page, err := svc.Feed.Reposts(ctx, orig.ID, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ps[0].RepostCount, len(page.Edges)
+			}
+			if n, listed := state(); n != 2 || listed != 2 {
+				t.Fatalf("before: repostCount %d, listed %d", n, listed)
+			}
+			if ok, err := svc.Feed.DeletePost(ctx, r1.ID); err != nil || !ok {
+				t.Fatalf("delete the repost: %v, %v", ok, err)
+			}
+			if n, listed := state(); n != 1 || listed != 1 {
+				t.Fatalf("after deleting a repost: repostCount %d, listed %d", n, listed)
+			}
+			if ok, err := svc.Feed.DeletePost(ctx, orig.ID); err != nil || !ok {
+				t.Fatalf("delete the original: %v, %v", ok, err)
+			}
+			ps, err := svc.Feed.GetPosts(ctx, []weibo.PostID{r2.ID, orig.ID})
+			if err != nil || ps[0] == nil || ps[1] != nil || ps[0].RepostOfID == nil || *ps[0].RepostOfID != orig.ID {
+				t.Fatalf("after deleting the original: %+v, %+v, %v", ps[0], ps[1], err)
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := fsck.Run(ctx, svc, fsck.Options{Areas: fsck.AreaSocial})
+			if err != nil || len(rep.Issues) != 0 {
+				for _, tb := range []string{tables.Pending, tables.Outbox} {
+					rows, _ := hbase.ScanAll(ctx, svc.Store(), &hbase.Scan{Table: tb})
+					for _, r := range rows {
+						t.Logf("%s row %x: %v", tb, r.Row, r.Cells)
+					}
+				}
+				t.Fatalf("fsck: %+v, %v", rep.Issues, err)
 			}
 		})
 	}

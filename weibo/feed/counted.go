@@ -83,6 +83,7 @@ func (s *Service) register() {
 	s.registerLikes()
 	s.deletes = s.deleteRelation()
 	s.w.Register(s.deletes)
+	s.registerReposts()
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
@@ -62,10 +63,13 @@ func (s *Service) deleteRelation() *counted.Relation {
 //  1. the weibo:pending row of the delete;
 //  2. the operation sequence of the author's postCount;
 //  3. the content row's CheckAndDelete expecting the text read (the
-//     authority, the commit point: it decides whether this call deletes);
-//  4. the counter -1 (within the write's budget);
-//  5. the retraction of the inbox entries — unless the post's fan-out is
-//     still in the outbox: the repairer then retracts once it is done —;
+//     authority, the commit point: it decides whether this call deletes)
+//     — for a repost, after the marker and sequence of the repost pair
+//     too (its original's repostCount);
+//  4. the counter -1 (within the write's budget); for a repost, the
+//     original's repostCount -1 and the settle of its list row;
+//  5. the retraction of the inbox entries, in the background once the
+//     post's fan-out (if still in the outbox) is done;
 //  6. the delete of the pending row.
 func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err error) {
 	defer weibo.Wrapf(&err, "delete post %s", id)
@@ -78,6 +82,15 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		return false, err
 	}
 	text := cur.Value(tables.FamPost, tables.ColText)
+	// A repost leaves its original's list and repostCount too: a write of
+	// the repost pair (reposts.go), marked before the content row goes.
+	var unrepost *counted.Op
+	root, isRepost := tables.RepostOf(cur)
+	if text != nil && isRepost {
+		if unrepost, err = s.w.BeginWith(ctx, s.reposts, uint64(root.Author), uint64(root.Millis), tables.EncodeRepostExtra(id)); err != nil {
+			return false, err
+		}
+	}
 	deleted := false
 	if text != nil {
 		if deleted, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Content, Row: tables.ContentKey(id)},
@@ -86,7 +99,15 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		}
 	}
 	if !deleted {
+		if unrepost != nil {
+			if err := s.w.End(ctx, unrepost); err != nil {
+				return false, err
+			}
+		}
 		return false, s.w.End(ctx, op)
+	}
+	if err := s.clearContent(ctx, id); err != nil {
+		return false, err
 	}
 	if err := s.w.Step(ctx, StepDeleteContent); err != nil {
 		return false, err
@@ -94,14 +115,21 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 	if _, err := s.w.Count(ctx, op, -1); err != nil {
 		return false, err
 	}
-	busy, err := s.fanoutPending(ctx, id)
-	if err != nil {
-		return false, err
+	if unrepost != nil {
+		if err := s.leaveOriginal(ctx, unrepost, root, id); err != nil {
+			return false, err
+		}
 	}
-	if busy || op.Kept() {
-		return true, nil // the repairer retracts once the fan-out is done
+	if op.Kept() {
+		return true, nil // past its budget: the repairer retracts
 	}
 	s.retractions.run(func(ctx context.Context) {
+		// The post's fan-out, while it is in the outbox, may still write
+		// inbox rows: retract after it (the repairer does, should this
+		// wait outlast the fan-out lease).
+		if done, err := s.awaitFanout(ctx, id); err != nil || !done {
+			return
+		}
 		if err := s.RetractPost(ctx, id); err != nil {
 			if !errors.Is(err, context.Canceled) {
 				s.log.Warn("retraction failed; the repairer retracts", "post", id.String(), "err", err)
@@ -115,6 +143,42 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 	return true, nil
 }
 
+// clearContent deletes what the row delete of post id left: counter cells
+// (likeCount, repostCount, ...) whose Increments wrote them a little ahead
+// of the clock (at the cell's timestamp + 1 when they come fast), which a
+// delete at the current time does not reach — each at its own timestamp.
+func (s *Service) clearContent(ctx context.Context, id weibo.PostID) error {
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)})
+	if err != nil || !r.Exists() {
+		return err
+	}
+	dels := make([]*hbase.Delete, 0, len(r.Cells))
+	for _, c := range r.Cells {
+		dels = append(dels, &hbase.Delete{Table: tables.Content, Row: tables.ContentKey(id),
+			Values: hbase.Values{c.Family: {c.Qualifier: nil}}, Timestamp: c.Timestamp})
+	}
+	return s.st.DeleteMany(ctx, dels)
+}
+
+// leaveOriginal makes the rest of a deleted repost's write of the repost
+// pair: root's repostCount -1 (within the budget), the settle of its list
+// row (deleted: the content row no longer names root; kept for the
+// repairer when it keeps changing), the end of the marker.
+func (s *Service) leaveOriginal(ctx context.Context, op *counted.Op, root, id weibo.PostID) error {
+	if _, err := s.w.Count(ctx, op, -1); err != nil {
+		return err
+	}
+	gone := false
+	_, err := s.settleRepost(ctx, root, id, &gone)
+	if errors.Is(err, counted.ErrUnsettled) {
+		err = s.w.Keep(ctx, op, nil)
+	}
+	if err != nil {
+		return err
+	}
+	return s.w.End(ctx, op)
+}
+
 // RetractPost removes post id's entries from the inboxes, if the post is
 // gone (its content row is the authority: a post that exists keeps them):
 // the author's own entry and, unless the author is large, each fan's, in
@@ -124,7 +188,7 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) {
 	defer weibo.Wrapf(&err, "retract post %s", id)
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
-	if err != nil || r.Exists() {
+	if err != nil || tables.PostStored(r) {
 		return err
 	}
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(id.Author, id)}); err != nil {
@@ -156,6 +220,29 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 		return err
 	}
 	return flush()
+}
+
+// awaitFanout waits until post id's fan-out has left the outbox, polling
+// with a backoff for at most twice the fan-out lease; done is false when
+// it is still there (or ctx ended).
+func (s *Service) awaitFanout(ctx context.Context, id weibo.PostID) (done bool, err error) {
+	deadline := time.Now().Add(2 * s.opts.fanoutLease)
+	wait := 20 * time.Millisecond
+	for {
+		busy, err := s.fanoutPending(ctx, id)
+		if err != nil || !busy {
+			return err == nil, err
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // fanoutPending reports whether post id's fan-out is in the outbox.

@@ -28,6 +28,12 @@ type Post struct {
 	// LikeCount is the post's kept like count (its content row's c:l),
 	// read with the post.
 	LikeCount int64
+	// RepostOfID is, for a repost, the root post it reposts (its content
+	// row's c:o, reposts.go); nil for an original post.
+	RepostOfID *weibo.PostID
+	// RepostCount is the post's kept repost count (its content row's c:r),
+	// read with the post.
+	RepostCount int64
 	// author, when set, is what Author returns (postFromRow).
 	author *weibo.User
 }
@@ -71,6 +77,13 @@ func (s *Service) Publish(ctx context.Context, author weibo.UserID, content stri
 	if err := validateContent(content); err != nil {
 		return nil, err
 	}
+	return s.publish(ctx, author, content, nil)
+}
+
+// publish makes Publish's writes; rp, when not nil, makes the post a
+// repost (reposts.go), whose marker, counter and list row it writes at
+// the points Repost's comment lists.
+func (s *Service) publish(ctx context.Context, author weibo.UserID, content string, rp *repostWrite) (*Post, error) {
 	us, err := s.GetUsers(ctx, []weibo.UserID{author})
 	if err != nil {
 		return nil, err
@@ -80,6 +93,11 @@ func (s *Service) Publish(ctx context.Context, author weibo.UserID, content stri
 	}
 	op := s.w.StartOp()
 	p := &Post{ID: weibo.PostID{Author: author, Millis: op.Start}, Content: content, AuthorName: us[0].Username}
+	cells := map[string][]byte{tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)}
+	if rp != nil {
+		p.RepostOfID = &rp.root
+		cells[tables.ColRepostOf] = tables.EncodeRepostOf(rp.root)
+	}
 	postCount := counted.Counter{Kind: PostCount, Owner: uint64(author)}
 	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
 	sequenced := false
@@ -116,8 +134,13 @@ func (s *Service) Publish(ctx context.Context, author weibo.UserID, content stri
 				return nil, err
 			}
 		}
+		if rp != nil {
+			if err := rp.mark(ctx, p.ID); err != nil {
+				return nil, err
+			}
+		}
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
-			tables.FamPost: {tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)},
+			tables.FamPost: cells,
 		}}, tables.FamPost, tables.ColText, nil)
 		if err != nil {
 			return nil, err
@@ -139,11 +162,19 @@ func (s *Service) Publish(ctx context.Context, author weibo.UserID, content stri
 		g.Go(func() error { _, err := s.st.Increment(gctx, s.w.Increment(postCount, 1)); return err })
 	}
 	g.Go(func() (err error) { large, err = s.isLarge(gctx, author); return err })
+	if rp != nil {
+		g.Go(func() error { return rp.count(gctx) })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if err := s.w.Step(ctx, StepPublishCounted); err != nil {
 		return nil, err
+	}
+	if rp != nil {
+		if err := rp.settle(ctx, p.ID); err != nil {
+			return nil, err
+		}
 	}
 	if large {
 		// Nothing to push; the followers' watchers read the post at once.
@@ -201,17 +232,22 @@ func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	sb.Write(text.Value)
 	sb.Write(name)
 	s := sb.String()
-	pa := &postWithAuthor{post: Post{ID: id, Content: s[:len(text.Value)], AuthorName: s[len(text.Value):], LikeCount: tables.PostLikes(r)}}
+	pa := &postWithAuthor{post: Post{ID: id, Content: s[:len(text.Value)], AuthorName: s[len(text.Value):], LikeCount: tables.PostLikes(r), RepostCount: tables.PostReposts(r)}}
+	if root, ok := tables.RepostOf(r); ok {
+		pa.root = root
+		pa.post.RepostOfID = &pa.root
+	}
 	pa.author = weibo.User{ID: id.Author, Username: pa.post.AuthorName}
 	pa.post.author = &pa.author
 	return &pa.post
 }
 
-// postWithAuthor is a post and the User its Author returns, allocated
-// together.
+// postWithAuthor is a post and the User its Author returns (and a
+// repost's root id), allocated together.
 type postWithAuthor struct {
 	post   Post
 	author weibo.User
+	root   weibo.PostID // what post.RepostOfID points at, for a repost
 }
 
 // PostEdge is one edge of a PostConnection.

@@ -2,15 +2,18 @@
 // weibo:content, weibo:relations and "receive-content-email" inbox tables):
 // accounts, follows and fans, posts, the durable inbox fan-out with hybrid
 // fan-out for large accounts and fan-out leases, home timelines and live
-// timeline updates, and likes of posts. Its counted relations — follow
-// (followCount, fanCount), publish (postCount) and like (likeCount) — are
-// written on package counted's protocol and registered with it by New.
+// timeline updates, likes and reposts of posts. Its counted relations —
+// follow (followCount, fanCount), publish (postCount), like (likeCount),
+// repost (a post's repostCount) and delete (postCount) — are written on
+// package counted's protocol and registered with it by New.
 //
 // One file per concern: accounts.go and password.go, relations.go,
 // posts.go and fanout.go, lease.go, large.go (hybrid fan-out: the large
 // accounts), timeline.go, live.go, counted.go (the registered relations
 // and counters, the settles and recounts), likes.go (the like relation,
-// its counter, settle and lists), validate.go (content rules).
+// its counter, settle and lists), reposts.go (the repost pair, its
+// counter, settle and list), delete.go (deleting a post and retracting
+// it), validate.go (content rules).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -33,6 +36,7 @@ type Service struct {
 	w           *counted.Protocol
 	follows     *counted.Relation // the follow pair, registered with w
 	likes       *counted.Relation // the like of a post, registered with w
+	reposts     *counted.Relation // the pair (root, repost), registered with w (reposts.go)
 	deletes     *counted.Relation // a post's deletion, registered with w
 	retractions *retractions
 	log         *slog.Logger

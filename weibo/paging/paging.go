@@ -1,5 +1,5 @@
 // Package paging reads one page of a connection. Every connection of the API — follows, fans, a user's posts, the
-// home timeline, roles, a role's members, a department's children and
+// home timeline, a post's reposts, roles, a role's members, a department's children and
 // members, the audit log — is one page of the rows under one prefix of one table, in
 // rowkey order, and is read by Read: validate the arguments, scan from
 // the cursor, keep the rows that verify accepts (one batched read per chunk
@@ -44,6 +44,7 @@ const (
 	CursorAudit       CursorKind = 'A' // + a weibo:audit rowkey after its marker byte: the index's key, rev(8), nonce(8)
 	CursorLikers      CursorKind = 'K' // + like rev(8) + uid(8): a post's likers rowkey suffix (weibo:likes)
 	CursorLikedPosts  CursorKind = 'L' // + like rev(8) + author(8) + rev(8): a user's likes rowkey suffix
+	CursorReposts     CursorKind = 'R' // + reverse ms(8) + author(8): a weibo:reposts rowkey suffix (after the root's content rowkey)
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

@@ -267,6 +267,10 @@ func Specs() []hbase.TableSpec {
 		{Name: "likes", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamLike, MaxVersions: 1, Bloom: hbase.BloomRow},
 		}},
+		// Only scanned (a root's reposts, a recount, fsck): bloom NONE.
+		{Name: "reposts", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamRepost, MaxVersions: 1, Bloom: hbase.BloomNone},
+		}},
 	}
 }
 

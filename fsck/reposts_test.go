@@ -1,0 +1,193 @@
+package fsck_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// TestRepostChecks damages the reposts' two sides — a repost's list row
+// lost, list rows of a repost that does not exist and of a repost of
+// another post, a repostCount, a repost that died long ago (its marker
+// left, its list row missing and its root's count behind) — and checks
+// that fsck reports each kind, that --repair fixes them through the
+// domain, and that a second run finds nothing. On HBase the store is a
+// namespace of its own.
+func TestRepostChecks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if b.Name == hbase.BackendHBase {
+				ns := fmt.Sprintf("fsck_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+				st = hbase.WithNamespace(st, tables.Namespace, ns)
+				t.Cleanup(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					_ = st.DropNamespace(ctx, tables.Namespace)
+				})
+			}
+			svc, _ := orgService(t, st)
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			a, bu, c := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b")), mustUser(t, svc, uniq("c"))
+			publish := func(author weibo.UserID, text string) weibo.PostID {
+				t.Helper()
+				p, err := svc.Feed.Publish(ctx, author, text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.ID
+			}
+			repost := func(author weibo.UserID, of weibo.PostID) weibo.PostID {
+				t.Helper()
+				p, err := svc.Feed.Repost(ctx, author, of, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.ID
+			}
+			root1, root2 := publish(a.ID, "one"), publish(a.ID, "two")
+			r1, r2, r3 := repost(bu.ID, root1), repost(c.ID, root1), repost(bu.ID, root2)
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
+				t.Fatalf("before the damage: %v %+v", err, rep)
+			}
+
+			old := tables.EncodeMillis(time.Now().Add(-time.Hour).UnixMilli())
+			entry := hbase.Values{tables.FamRepost: {tables.ColRepostEntry: {}}}
+			damage := []struct {
+				kind string
+				do   func() error
+			}{
+				{fsck.RepostListMissing, func() error {
+					return st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root1, r1)})
+				}},
+				{fsck.RepostListStale, func() error { // a repost that does not exist
+					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root1, weibo.PostID{Author: c.ID, Millis: 12345}), Values: entry})
+				}},
+				{fsck.RepostListStale, func() error { // r2 reposts root1, not root2
+					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root2, r2), Values: entry})
+				}},
+				{fsck.RepostCount, func() error { return putRepostCount(ctx, st, root1, 7) }},
+				// A repost of root2 that died after its content row: its
+				// marker, no list row, its root's count not Incremented.
+				{fsck.WriteUnfinished, func() error {
+					if err := st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root2, r3)}); err != nil {
+						return err
+					}
+					if err := putRepostCount(ctx, st, root2, 0); err != nil {
+						return err
+					}
+					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingRepost, uint64(root2.Author), uint64(root2.Millis), 42),
+						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old, tables.ColPendingExtra: tables.EncodeRepostExtra(r3)}}})
+				}},
+			}
+			for _, d := range damage {
+				if err := d.do(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := fsck.Run(ctx, svc, fsck.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := rep.Counts()
+			want := map[string]int{fsck.RepostListMissing: 2, fsck.RepostListStale: 2, fsck.RepostCount: 2, fsck.WriteUnfinished: 1}
+			for k, n := range want {
+				if counts[k] != n {
+					t.Errorf("check: %d %s issues, want %d; found %v", counts[k], k, n, counts)
+				}
+			}
+			if len(rep.Issues) != 7 || rep.Unrepaired() != len(rep.Issues) {
+				t.Errorf("check-only run: %+v", rep.Issues)
+			}
+			rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The dead repost's marker is repaired first (its list row
+			// written, root2 recounted): the other checks then see it fixed.
+			want = map[string]int{fsck.RepostListMissing: 1, fsck.RepostListStale: 2, fsck.RepostCount: 1, fsck.WriteUnfinished: 1}
+			if counts := rep.Counts(); !equalCounts(counts, want) || rep.Unrepaired() > 0 {
+				t.Errorf("repair: %v, want %v; %+v", counts, want, rep.Issues)
+			}
+			rep, err = fsck.Run(ctx, svc, fsck.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Issues) > 0 {
+				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
+			}
+			for root, reposts := range map[weibo.PostID][]weibo.PostID{root1: newestFirst(r1, r2), root2: {r3}} {
+				ps, err := svc.Feed.GetPosts(ctx, []weibo.PostID{root})
+				if err != nil {
+					t.Fatal(err)
+				}
+				page, err := svc.Feed.Reposts(ctx, root, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []weibo.PostID
+				for _, e := range page.Edges {
+					got = append(got, e.Post.ID)
+				}
+				if ps[0].RepostCount != int64(len(reposts)) || !slices.Equal(got, reposts) {
+					t.Errorf("post %s after repair: repostCount %d, reposts %v; want %v", root, ps[0].RepostCount, got, reposts)
+				}
+				raw, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Reposts, Prefix: tables.RepostPrefix(root)})
+				if err != nil || len(raw) != len(reposts) {
+					t.Errorf("post %s: %d list rows (%v), want %d", root, len(raw), err, len(reposts))
+				}
+			}
+		})
+	}
+}
+
+// putRepostCount overwrites a post's repostCount (damage no API call
+// makes), as a version newer than the cell's.
+func putRepostCount(ctx context.Context, st hbase.Store, p weibo.PostID, v uint64) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
+	if err != nil {
+		return err
+	}
+	put := &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p), Values: hbase.Values{tables.FamPost: {tables.ColReposts: tables.U64(v)}}}
+	if c := r.Cell(tables.FamPost, tables.ColReposts); c != nil {
+		put.Timestamp = c.Timestamp + 1
+	}
+	return st.Put(ctx, put)
+}
+
+func equalCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// newestFirst orders posts as a list of reposts does: newest first, ties
+// in one millisecond by author id.
+func newestFirst(ids ...weibo.PostID) []weibo.PostID {
+	return slices.SortedFunc(slices.Values(ids), func(a, b weibo.PostID) int {
+		return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author))
+	})
+}

@@ -1,0 +1,71 @@
+package resolvers
+
+import (
+	"context"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/weibohbase/gateway/loaders"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
+)
+
+// orEmpty returns *s, or "" for nil (an optional String argument).
+func orEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// prefetchPosts prefetches what the edges of a page of posts (a home
+// timeline, a user's posts, the posts a user likes) need beyond their
+// content rows, in parallel: their authors (prefetchAuthors), their
+// reposts' originals (prefetchOriginals) and likedByViewer
+// (prefetchLiked) — each one batched read, when the query selects it.
+func (r *Resolver) prefetchPosts(ctx context.Context, page *feed.PostConnection) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.prefetchAuthors(gctx, page) })
+	g.Go(func() error { return r.prefetchOriginals(gctx, page) })
+	g.Go(func() error { return r.prefetchLiked(gctx, page) })
+	return g.Wait()
+}
+
+// prefetchOriginals reads, when the query selects repostOf on the page's
+// edges, the originals of the page's reposts with one GetMany and primes
+// the request's post loader with them, where Post.repostOf finds them: a
+// page's originals cost that one more call whatever its size (a page
+// without reposts, none). Every original is read, also one that is on
+// the page itself, so that the cost does not depend on the page's size.
+// The originals' authors are then prefetched like the page's own
+// (prefetchUsers), when the query selects more of them than id and
+// username.
+func (r *Resolver) prefetchOriginals(ctx context.Context, page *feed.PostConnection) error {
+	sets := selections(ctx, "edges", "node")
+	if !selectsAny(ctx, sets, func(n string) bool { return n == "repostOf" }) {
+		return nil
+	}
+	var ids []weibo.PostID
+	for _, e := range page.Edges {
+		if id := e.Post.RepostOfID; id != nil && !slices.Contains(ids, *id) {
+			ids = append(ids, *id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ps, err := r.Svc.Feed.GetPosts(ctx, ids)
+	if err != nil {
+		return err
+	}
+	l := loaders.For(ctx)
+	var authors []weibo.UserID
+	for i, p := range ps {
+		l.Posts.Prime(ctx, ids[i], p)
+		if p != nil {
+			authors = append(authors, p.ID.Author)
+		}
+	}
+	return prefetchUsers(ctx, r.Svc, authors, true, "edges", "node", "repostOf", "author")
+}
