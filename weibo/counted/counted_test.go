@@ -43,11 +43,11 @@ func (x *toy) register() *counted.Relation {
 	x.w.Register(rel)
 	x.w.RegisterCounter(&counted.CounterSpec{
 		Kind: toyCounter,
-		Cell: func(owner uint64) (string, []byte, string, string) {
-			return tables.Roles, tables.RoleKey(tables.RoleID(owner)), tables.ColMemberCount, tables.ColMemberSeq
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Roles, tables.RoleKey(tables.RoleID(c.Owner)), tables.ColMemberCount, tables.ColMemberSeq
 		},
-		Count: func(ctx context.Context, owner uint64) (int64, bool, error) {
-			r, err := x.st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: tables.RoleKey(tables.RoleID(owner)), Families: []string{tables.FamCount}})
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			r, err := x.st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: tables.RoleKey(tables.RoleID(c.Owner)), Families: []string{tables.FamCount}})
 			n := int64(0)
 			for _, c := range r.Family(tables.FamCount) {
 				if len(c.Qualifier) > 0 && c.Qualifier[0] == 'a' {
@@ -131,7 +131,7 @@ func TestRegistry(t *testing.T) {
 		"same marker twice": func() { x.register() },
 		"incomplete":        func() { w.Register(&counted.Relation{Name: "half", Marker: tables.PendingFollow}) },
 		"counter twice": func() {
-			w.RegisterCounter(&counted.CounterSpec{Kind: toyCounter, Cell: func(uint64) (string, []byte, string, string) { return "", nil, "", "" }, Count: func(context.Context, uint64) (int64, bool, error) { return 0, false, nil }})
+			w.RegisterCounter(&counted.CounterSpec{Kind: toyCounter, Cell: func(counted.Counter) (string, []byte, string, string) { return "", nil, "", "" }, Count: func(context.Context, counted.Counter) (int64, bool, error) { return 0, false, nil }})
 		},
 		"marker-less w/o InFlight": func() {
 			w.Register(&counted.Relation{Name: "x", Counters: func(uint64, uint64) []counted.Counter { return nil }})

@@ -22,14 +22,14 @@ func (p *Protocol) mustSpec(k CounterKind) *CounterSpec {
 // counted write).
 func (p *Protocol) SeqIncrement(c Counter) *hbase.Increment {
 	spec := p.mustSpec(c.Kind)
-	table, row, _, seq := spec.Cell(c.Owner)
+	table, row, _, seq := spec.Cell(c)
 	return &hbase.Increment{Table: table, Row: row, Family: spec.family(), Qualifier: seq, Amount: 1}
 }
 
 // Increment is the Increment of c by d.
 func (p *Protocol) Increment(c Counter, d int64) *hbase.Increment {
 	spec := p.mustSpec(c.Kind)
-	table, row, qual, _ := spec.Cell(c.Owner)
+	table, row, qual, _ := spec.Cell(c)
 	return &hbase.Increment{Table: table, Row: row, Family: spec.family(), Qualifier: qual, Amount: d}
 }
 
@@ -65,7 +65,7 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 			return nil, fmt.Errorf("recount: %w", err)
 		}
 		specs[i] = s
-		table, row, _, _ := s.Cell(c.Owner)
+		table, row, _, _ := s.Cell(c)
 		gets[i] = &hbase.Get{Table: table, Row: row, Families: []string{s.family()}}
 	}
 	rs, err := p.st.GetMany(ctx, gets)
@@ -82,12 +82,12 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 		if busy[c] {
 			continue
 		}
-		table, row, qual, seq := specs[i].Cell(c.Owner)
+		table, row, qual, seq := specs[i].Cell(c)
 		fam := specs[i].family()
 		out[i].Before = tables.CounterIn(rs[i], fam, qual)
-		n, exists, err := specs[i].Count(ctx, c.Owner)
+		n, exists, err := specs[i].Count(ctx, c)
 		if err != nil {
-			return nil, fmt.Errorf("recount %s of %d: %w", c.Kind, c.Owner, err)
+			return nil, fmt.Errorf("recount %s: %w", c, err)
 		}
 		if !exists {
 			out[i].Done = true
@@ -102,11 +102,11 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 		}
 		ok, err := p.st.CheckAndPut(ctx, put, fam, seq, rs[i].Value(fam, seq))
 		if err != nil {
-			return nil, fmt.Errorf("recount %s of %d: write: %w", c.Kind, c.Owner, err)
+			return nil, fmt.Errorf("recount %s: write: %w", c, err)
 		}
 		out[i] = Recount{Done: ok, Before: out[i].Before, After: n}
 		if ok && n != out[i].Before {
-			p.log.Info("repair: counter corrected", "counter", string(c.Kind), "owner", c.Owner, "was", out[i].Before, "now", n)
+			p.log.Info("repair: counter corrected", "counter", c.String(), "was", out[i].Before, "now", n)
 		}
 	}
 	return out, nil
@@ -151,10 +151,20 @@ func (p *Protocol) busyCounters(ctx context.Context) (map[Counter]bool, error) {
 
 // CountRows counts the rows of sc; with verify, only those whose Get
 // (batched, one GetMany per Batch rows) finds what keep accepts (nil keep:
-// the row exists). verify returning nil skips a row.
+// the row exists), verify returning nil skipping a row; without verify,
+// the rows keep accepts (nil keep: all).
 func (p *Protocol) CountRows(ctx context.Context, sc *hbase.Scan, verify func(*hbase.Result) *hbase.Get, keep func(*hbase.Result) bool) (int64, error) {
 	var n int64
 	var gets []*hbase.Get
+	if verify == nil && keep != nil {
+		err := p.st.Scan(ctx, sc, func(r *hbase.Result) error {
+			if keep(r) {
+				n++
+			}
+			return nil
+		})
+		return n, err
+	}
 	if keep == nil {
 		keep = (*hbase.Result).Exists
 	}

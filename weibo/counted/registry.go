@@ -11,13 +11,25 @@ import (
 // the counter's GraphQL field name ("followCount", "memberCount", ...).
 type CounterKind string
 
-// Counter names one counter: its kind and its owner (a user's or a role's
-// id, as the kind says).
+// Counter names one counter: its kind and its owner (a user's, a role's or
+// a department's id, or a post's two ids, as the kind says).
 type Counter struct {
 	// Kind is which counter.
 	Kind CounterKind
 	// Owner is the id of the row that holds it.
 	Owner uint64
+	// Sub completes Owner for a row that two ids name — a post: Owner its
+	// author, Sub its ms —; 0 for the others.
+	Sub uint64
+}
+
+// String names c in logs and errors: "followCount of 22732", "likeCount
+// of 5802/1583037296789".
+func (c Counter) String() string {
+	if c.Sub != 0 {
+		return fmt.Sprintf("%s of %d/%d", c.Kind, c.Owner, c.Sub)
+	}
+	return fmt.Sprintf("%s of %d", c.Kind, c.Owner)
 }
 
 // CounterSpec is a registered kind of counter: where it lives and how to
@@ -25,15 +37,15 @@ type Counter struct {
 type CounterSpec struct {
 	// Kind names it.
 	Kind CounterKind
-	// Cell returns the table and row of owner's counter, its qualifier and
-	// the qualifier of its operation sequence, both in Family.
-	Cell func(owner uint64) (table string, row []byte, qual, seq string)
+	// Cell returns the table and row of counter c, its qualifier and the
+	// qualifier of its operation sequence, both in Family.
+	Cell func(c Counter) (table string, row []byte, qual, seq string)
 	// Family is the column family of the counter and its sequence; ""
 	// means tables.FamCount.
 	Family string
-	// Count counts the rows the counter of owner counts; exists is false
-	// when owner (the user or role row) does not exist.
-	Count func(ctx context.Context, owner uint64) (n int64, exists bool, err error)
+	// Count counts the rows counter c counts; exists is false when its
+	// owner (the user, role, department or post) does not exist.
+	Count func(ctx context.Context, c Counter) (n int64, exists bool, err error)
 }
 
 // Relation is a registered counted relation: a two-sided pair whose writes

@@ -83,15 +83,15 @@ func (s *Service) register() {
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,
-			Cell: func(owner uint64) (string, []byte, string, string) {
-				return tables.Users, tables.UserKey(weibo.UserID(owner)), qual, seq
+			Cell: func(c counted.Counter) (string, []byte, string, string) {
+				return tables.Users, tables.UserKey(weibo.UserID(c.Owner)), qual, seq
 			},
-			Count: func(ctx context.Context, owner uint64) (int64, bool, error) {
-				us, err := s.GetUsers(ctx, []weibo.UserID{weibo.UserID(owner)})
+			Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+				us, err := s.GetUsers(ctx, []weibo.UserID{weibo.UserID(c.Owner)})
 				if err != nil || us[0] == nil {
 					return 0, false, err
 				}
-				n, err := count(ctx, weibo.UserID(owner))
+				n, err := count(ctx, weibo.UserID(c.Owner))
 				return n, true, err
 			},
 		}

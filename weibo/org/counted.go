@@ -43,15 +43,16 @@ func (s *Service) register() {
 	s.registerMembership()
 	s.w.RegisterCounter(&counted.CounterSpec{
 		Kind: MemberCount,
-		Cell: func(rid uint64) (string, []byte, string, string) {
-			return tables.Roles, tables.RoleKey(weibo.RoleID(rid)), tables.ColMemberCount, tables.ColMemberSeq
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Roles, tables.RoleKey(weibo.RoleID(c.Owner)), tables.ColMemberCount, tables.ColMemberSeq
 		},
-		Count: func(ctx context.Context, rid uint64) (int64, bool, error) {
-			rs, err := s.GetRoles(ctx, []weibo.RoleID{weibo.RoleID(rid)})
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			rid := weibo.RoleID(c.Owner)
+			rs, err := s.GetRoles(ctx, []weibo.RoleID{rid})
 			if err != nil || rs[0] == nil {
 				return 0, false, err
 			}
-			n, err := s.recountMembers(ctx, weibo.RoleID(rid))
+			n, err := s.recountMembers(ctx, rid)
 			return n, true, err
 		},
 	})

@@ -42,16 +42,17 @@ func (s *Service) registerMembership() {
 	s.w.RegisterCounter(&counted.CounterSpec{
 		Kind:   DeptMemberCount,
 		Family: tables.FamInfo,
-		Cell: func(did uint64) (string, []byte, string, string) {
-			return tables.Departments, tables.DeptKey(weibo.DeptID(did)), tables.ColDeptMemberCount, tables.ColDeptMemberSeq
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Departments, tables.DeptKey(weibo.DeptID(c.Owner)), tables.ColDeptMemberCount, tables.ColDeptMemberSeq
 		},
-		Count: func(ctx context.Context, did uint64) (int64, bool, error) {
-			ds, err := s.GetDepartments(ctx, []weibo.DeptID{weibo.DeptID(did)})
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			did := weibo.DeptID(c.Owner)
+			ds, err := s.GetDepartments(ctx, []weibo.DeptID{did})
 			if err != nil || ds[0] == nil {
 				return 0, false, err
 			}
-			want := tables.EncodeID(weibo.DeptID(did))
-			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Departments, Prefix: tables.DeptMemberPrefix(weibo.DeptID(did))},
+			want := tables.EncodeID(did)
+			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Departments, Prefix: tables.DeptMemberPrefix(did)},
 				func(r *hbase.Result) *hbase.Get {
 					if _, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
 						return &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}}
