@@ -37,6 +37,8 @@ type Service struct {
 	live    liveHub
 	opts    options
 	bcryptC int
+	// comments is the comment relation (comments.go), registered with w.
+	comments *counted.Relation
 }
 
 type options struct {

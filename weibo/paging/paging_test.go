@@ -27,6 +27,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		{CursorRoleNames, []byte("a")},
 		// The longest audit cursor: an action of 64 bytes, 0x00, rev, nonce.
 		{CursorAudit, tables.AuditRowKey(tables.AuditActionPrefix(strings.Repeat("x", 64)), tables.AuditID{Millis: 1, Nonce: 2})[1:]},
+		{CursorComments, tables.CommentKey(weibo.CommentID{Post: weibo.PostID{Author: 9, Millis: 1}, Millis: 2, Author: 7})[tables.ContentKeyLen:]},
 	} {
 		cur := EncodeCursor(c.kind, c.suffix)
 		if strings.ContainsAny(cur, "+/=") {
