@@ -13,6 +13,7 @@
 //	follow                    relations attends row A→B        fans row B←A, A's followCount, B's fanCount,
 //	                                                           B's posts in A's inbox (backfill window)
 //	post                      content row                      the author's postCount, inbox entries
+//	comment                   comments row                     the post's commentCount
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -84,8 +85,9 @@ const (
 	// AreaOrg is roles and departments: user ↔ role, role ↔ name, parent
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
-	// AreaSocial is follows ↔ fans, the users' counters, the inboxes, and
-	// unfinished follows, unfollows and fan-outs.
+	// AreaSocial is follows ↔ fans, the users' counters, the inboxes, the
+	// posts' comment counters, and unfinished follows, unfollows, comment
+	// writes and fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -204,7 +206,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingComment)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -244,6 +246,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkCounters(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkComments(ctx); err != nil {
 			return nil, err
 		}
 	}
