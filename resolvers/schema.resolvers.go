@@ -49,6 +49,19 @@ func (r *auditEventResolver) RequestID(ctx context.Context, obj *audit.Event) (*
 	return optional(obj.RequestID), nil
 }
 
+// Post is the resolver for the post field.
+func (r *commentResolver) Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error) {
+	return loaders.For(ctx).Posts.Load(ctx, obj.ID.Post)()
+}
+
+// ReplyTo is the resolver for the replyTo field.
+func (r *commentResolver) ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error) {
+	if obj.ReplyTo == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).Comments.Load(ctx, *obj.ReplyTo)()
+}
+
 // Parent is the resolver for the parent field.
 func (r *departmentResolver) Parent(ctx context.Context, obj *org.Department) (*org.Department, error) {
 	return loadDepartment(ctx, obj.Parent)
@@ -130,6 +143,34 @@ func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*weibo.
 func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*feed.Post, error) {
 	viewer := viewerOf(ctx)
 	return r.Svc.Feed.Publish(ctx, viewer, content)
+}
+
+// AddComment is the resolver for the addComment field.
+func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	var replyTo *weibo.CommentID
+	if replyToID != nil {
+		id, err := parseID[weibo.CommentID]("replyToId", *replyToID)
+		if err != nil {
+			return nil, err
+		}
+		replyTo = &id
+	}
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.AddComment(ctx, viewer, post, content, replyTo)
+}
+
+// DeleteComment is the resolver for the deleteComment field.
+func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, error) {
+	comment, err := parseID[weibo.CommentID]("id", id)
+	if err != nil {
+		return false, err
+	}
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.DeleteComment(ctx, viewer, comment)
 }
 
 // CreateRole is the resolver for the createRole field.
@@ -316,6 +357,16 @@ func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departme
 		return nil, err
 	}
 	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
+}
+
+// Comments is the resolver for the comments field.
+func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error) {
+	page, err := r.Svc.Feed.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.CommentCount)
+	return page, r.prefetchComments(ctx, page)
 }
 
 // Node is the resolver for the node field.
@@ -566,11 +617,17 @@ func (r *userEdgeResolver) Node(ctx context.Context, obj *weibo.UserEdge) (*weib
 // AuditEvent returns graph.AuditEventResolver implementation.
 func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventResolver{r} }
 
+// Comment returns graph.CommentResolver implementation.
+func (r *Resolver) Comment() graph.CommentResolver { return &commentResolver{r} }
+
 // Department returns graph.DepartmentResolver implementation.
 func (r *Resolver) Department() graph.DepartmentResolver { return &departmentResolver{r} }
 
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
+
+// Post returns graph.PostResolver implementation.
+func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
@@ -592,8 +649,10 @@ func (r *Resolver) UserEdge() graph.UserEdgeResolver { return &userEdgeResolver{
 
 type (
 	auditEventResolver     struct{ *Resolver }
+	commentResolver        struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
+	postResolver           struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	roleResolver           struct{ *Resolver }
 	roleMemberEdgeResolver struct{ *Resolver }
