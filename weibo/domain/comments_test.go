@@ -195,9 +195,9 @@ func TestComments(t *testing.T) {
 	}
 }
 
-// TestCommentSameMillisecond: two comments of one author on one post in
-// the same millisecond (a frozen clock) are both kept, the second in the
-// next millisecond.
+// TestCommentSameMillisecond: comments of one author on one post in the
+// same millisecond (a frozen clock) are all kept, each in the next free
+// millisecond, and a deleted comment's millisecond is not taken again.
 func TestCommentSameMillisecond(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -220,6 +220,15 @@ func TestCommentSameMillisecond(t *testing.T) {
 				}
 				ids = append(ids, c.ID)
 			}
+			// A deleted comment's id is not taken again: its tombstone stays.
+			if ok, err := svc.Feed.DeleteComment(ctx, u.ID, ids[0]); err != nil || !ok {
+				t.Fatalf("delete: %v, %v", ok, err)
+			}
+			c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, "after the delete", nil)
+			if err != nil || c.ID.Millis != frozen.UnixMilli()+3 {
+				t.Fatalf("comment after the delete: %+v, %v; want it at %d", c, err, frozen.UnixMilli()+3)
+			}
+			ids = append(ids[1:], c.ID)
 			slices.Reverse(ids)
 			if got := checkPostComments(t, svc, []weibo.PostID{post.ID})[post.ID]; !slices.Equal(got, ids) {
 				t.Fatalf("comments %v, want %v", got, ids)

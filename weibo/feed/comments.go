@@ -133,8 +133,9 @@ func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op
 // user that is gone). A refused call writes nothing.
 //
 // The post, the author's users row and the comment replied to are read
-// with one GetMany. Writes, in order (package counted explains the
-// scheme):
+// with one GetMany. A comment is never older than its post, and a reply is
+// newer than the comment it replies to, whatever the gateways' clocks.
+// Writes, in order (package counted explains the scheme):
 //  1. the weibo:pending row of the write (the marker), naming the comment;
 //  2. the operation sequence of the post's commentCount;
 //  3. the comment row with CheckAndPut (username cell absent), the
@@ -178,8 +179,13 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	if replyTo != nil && !tables.CommentStored(rs[2]) {
 		return nil, weibo.NotFoundOn("replyToId", "comment "+replyTo.String()+" not found")
 	}
-	// Not before the post, whatever the clocks of the gateways.
-	c := &Comment{ID: weibo.CommentID{Post: post, Millis: max(s.nowMillis(), post.Millis), Author: author},
+	// Not before the post, whatever the clocks of the gateways, and a
+	// reply after the comment it replies to (so it lists before it).
+	ms := max(s.nowMillis(), post.Millis)
+	if replyTo != nil {
+		ms = max(ms, replyTo.Millis+1)
+	}
+	c := &Comment{ID: weibo.CommentID{Post: post, Millis: ms, Author: author},
 		Content: content, AuthorName: string(name), ReplyTo: replyTo}
 	var op *counted.Op
 	for {
