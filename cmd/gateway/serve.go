@@ -87,6 +87,9 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		if err := seedDemo(ctx, log, st, *ft); err != nil {
 			return err
 		}
+		if err := seedCommentDemo(ctx, log, st); err != nil {
+			return err
+		}
 	}
 
 	secret, err := jwtSecret(log, os.Getenv("GATEWAY_JWT_SECRET"), sf)
