@@ -15,6 +15,7 @@
 //	                                               A's inbox (backfill window)     B's fanCount
 //	assign / revoke role  users o:<rid> of U       roles member row (rid, U)       the role's memberCount
 //	publish               content row              inbox rows (fan-out)            the author's postCount
+//	add / delete comment  comments row             none                            the post's commentCount
 //
 // Every such write is made the same way:
 //
