@@ -16,6 +16,7 @@
 //	like                      likes row of (post, user)        the post's likers row and the user's likes
 //	                          holding the time of the like     row at that time, the post's likeCount
 //	repost                    the repost's root cell (c:o)     the root's reposts list row and repostCount
+//	comment                   comments row                     the post's commentCount
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -88,8 +89,9 @@ const (
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
 	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
-	// likes and reposts and the posts' like and repost counters, and
-	// unfinished follows, unfollows, likes, unlikes, reposts and fan-outs.
+	// likes, reposts and comments and the posts' counters of them, and
+	// unfinished follows, unfollows, likes, unlikes, reposts, deletes,
+	// comment writes and fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -208,7 +210,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -254,6 +256,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkReposts(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkComments(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -41,6 +41,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	AuditEvent() AuditEventResolver
+	Comment() CommentResolver
 	Department() DepartmentResolver
 	Mutation() MutationResolver
 	Post() PostResolver
@@ -95,6 +96,26 @@ type ComplexityRoot struct {
 		Succeeded func(childComplexity int) int
 	}
 
+	Comment struct {
+		Author    func(childComplexity int) int
+		Content   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Post      func(childComplexity int) int
+		ReplyTo   func(childComplexity int) int
+	}
+
+	CommentConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CommentEdge struct {
+		Comment func(childComplexity int) int
+		Cursor  func(childComplexity int) int
+	}
+
 	Department struct {
 		Ancestors      func(childComplexity int) int
 		Children       func(childComplexity int, first *int, after *string) int
@@ -124,11 +145,13 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddComment              func(childComplexity int, postID string, content string, replyToID *string) int
 		AddDepartmentManager    func(childComplexity int, departmentID string, userID string) int
 		AssignRole              func(childComplexity int, userID string, roleID string, priority int) int
 		AssignRoleToUsers       func(childComplexity int, userIds []string, roleID string, priority int) int
 		CreateDepartment        func(childComplexity int, name string, parentID *string) int
 		CreateRole              func(childComplexity int, name string) int
+		DeleteComment           func(childComplexity int, id string) int
 		DeleteDepartment        func(childComplexity int, id string, cascade *bool) int
 		DeletePost              func(childComplexity int, id string) int
 		DeleteRole              func(childComplexity int, id string) int
@@ -159,6 +182,8 @@ type ComplexityRoot struct {
 
 	Post struct {
 		Author        func(childComplexity int) int
+		CommentCount  func(childComplexity int) int
+		Comments      func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Content       func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ID            func(childComplexity int) int
@@ -289,6 +314,10 @@ type AuditEventResolver interface {
 	After(ctx context.Context, obj *audit.Event) (*string, error)
 	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
 }
+type CommentResolver interface {
+	Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error)
+	ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error)
+}
 type DepartmentResolver interface {
 	Parent(ctx context.Context, obj *org.Department) (*org.Department, error)
 	Ancestors(ctx context.Context, obj *org.Department) ([]*org.Department, error)
@@ -308,6 +337,8 @@ type MutationResolver interface {
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id string) (bool, error)
 	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
+	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error)
+	DeleteComment(ctx context.Context, id string) (bool, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
@@ -330,6 +361,8 @@ type PostResolver interface {
 	RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post, error)
 
 	Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error)
+
+	Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -512,6 +545,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BulkResult.Succeeded(childComplexity), true
 
+	case "Comment.author":
+		if e.ComplexityRoot.Comment.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Author(childComplexity), true
+	case "Comment.content":
+		if e.ComplexityRoot.Comment.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Content(childComplexity), true
+	case "Comment.createdAt":
+		if e.ComplexityRoot.Comment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.CreatedAt(childComplexity), true
+	case "Comment.id":
+		if e.ComplexityRoot.Comment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.ID(childComplexity), true
+	case "Comment.post":
+		if e.ComplexityRoot.Comment.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Post(childComplexity), true
+	case "Comment.replyTo":
+		if e.ComplexityRoot.Comment.ReplyTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.ReplyTo(childComplexity), true
+
+	case "CommentConnection.edges":
+		if e.ComplexityRoot.CommentConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentConnection.Edges(childComplexity), true
+	case "CommentConnection.pageInfo":
+		if e.ComplexityRoot.CommentConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentConnection.PageInfo(childComplexity), true
+	case "CommentConnection.totalCount":
+		if e.ComplexityRoot.CommentConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentConnection.TotalCount(childComplexity), true
+
+	case "CommentEdge.node":
+		if e.ComplexityRoot.CommentEdge.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEdge.Comment(childComplexity), true
+	case "CommentEdge.cursor":
+		if e.ComplexityRoot.CommentEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEdge.Cursor(childComplexity), true
+
 	case "Department.ancestors":
 		if e.ComplexityRoot.Department.Ancestors == nil {
 			break
@@ -627,6 +729,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DepartmentMemberConnection.TotalCount(childComplexity), true
 
+	case "Mutation.addComment":
+		if e.ComplexityRoot.Mutation.AddComment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addComment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddComment(childComplexity, args["postId"].(string), args["content"].(string), args["replyToId"].(*string)), true
 	case "Mutation.addDepartmentManager":
 		if e.ComplexityRoot.Mutation.AddDepartmentManager == nil {
 			break
@@ -682,6 +795,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateRole(childComplexity, args["name"].(string)), true
+	case "Mutation.deleteComment":
+		if e.ComplexityRoot.Mutation.DeleteComment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteComment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteComment(childComplexity, args["id"].(string)), true
 	case "Mutation.deleteDepartment":
 		if e.ComplexityRoot.Mutation.DeleteDepartment == nil {
 			break
@@ -923,6 +1047,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Author(childComplexity), true
+	case "Post.commentCount":
+		if e.ComplexityRoot.Post.CommentCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.CommentCount(childComplexity), true
+	case "Post.comments":
+		if e.ComplexityRoot.Post.Comments == nil {
+			break
+		}
+
+		args, err := ec.field_Post_comments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Comments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Post.content":
 		if e.ComplexityRoot.Post.Content == nil {
 			break
@@ -1570,13 +1711,14 @@ var sources = []*ast.Source{
 #
 # Ids follow Relay's Global Object Identification: every object with an id
 # implements Node, and its id is unique across all types — a user's is the
-# decimal user id ("22732"), a post's "<author id>_<ms>", a role's
-# "role:<n>", a department's "department:<n>". ` + "`" + `node(id:)` + "`" + ` and
-# ` + "`" + `nodes(ids:)` + "`" + ` fetch any of them.
+# decimal user id ("22732"), a post's "<author id>_<ms>", a comment's
+# "comment:<post id>_<ms>_<author id>", a role's "role:<n>", a
+# department's "department:<n>". ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `nodes(ids:)` + "`" + ` fetch any
+# of them.
 #
 # Lists are Relay connections: pass ` + "`" + `first` + "`" + ` (1..100, default 20) and the
-# ` + "`" + `endCursor` + "`" + ` of the previous page as ` + "`" + `after` + "`" + `. The home timeline and a
-# user's posts also page backward: ` + "`" + `last` + "`" + ` (1..100) and the ` + "`" + `startCursor` + "`" + ` of
+# ` + "`" + `endCursor` + "`" + ` of the previous page as ` + "`" + `after` + "`" + `. The home timeline, a user's
+# posts and a post's comments also page backward: ` + "`" + `last` + "`" + ` (1..100) and the ` + "`" + `startCursor` + "`" + ` of
 # a page as ` + "`" + `before` + "`" + ` give the edges just before it — newer posts, e.g. the
 # posts published since a client loaded its first page. ` + "`" + `first` + "`" + ` and ` + "`" + `last` + "`" + `
 # together are refused; either cursor may come with either. Cursors are
@@ -1588,7 +1730,7 @@ scalar Time
 
 """
 An object with a global id (Relay's Global Object Identification): User,
-Post, Role or Department. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
+Post, Comment, Role or Department. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
 """
 interface Node {
   "The object's global id, unique across all types."
@@ -1657,6 +1799,39 @@ type Post implements Node {
   repostCount: Int!
   "The reposts of this post, newest first."
   reposts(first: Int, after: String): PostConnection!
+  "How many comments this post has (a kept counter, exact)."
+  commentCount: Int!
+  "This post's comments, newest first; pages both ways."
+  comments(first: Int, after: String, last: Int, before: String): CommentConnection!
+}
+
+"""
+A comment on a post (评论). ` + "`" + `id` + "`" + ` is \"comment:<post id>_<creation time in
+ms>_<author id>\".
+"""
+type Comment implements Node {
+  id: ID!
+  "1 to 10,000 characters, as a post's."
+  content: String!
+  createdAt: Time!
+  author: User!
+  "The post commented on."
+  post: Post
+  "The comment of the same post this one replies to; null for none, or once that comment is deleted."
+  replyTo: Comment
+}
+
+type CommentEdge {
+  cursor: String!
+  node: Comment!
+}
+
+"A post's comments, newest first."
+type CommentConnection {
+  edges: [CommentEdge!]!
+  pageInfo: PageInfo!
+  "The number of comments, from the post's kept counter (commentCount)."
+  totalCount: Int!
 }
 
 """
@@ -1816,6 +1991,17 @@ type Mutation {
   its original) does not exist.
   """
   repost(postId: ID!, comment: String): Post! @authenticated
+  """
+  Comment on a post (1 to 10,000 characters, as a post), replying to another
+  comment of the same post with replyToId. A missing post or comment is
+  NOT_FOUND; a comment of another post as replyToId is BAD_USER_INPUT.
+  """
+  addComment(postId: ID!, content: String!, replyToId: ID): Comment! @authenticated
+  """
+  Delete a comment; its author or the post's author may (FORBIDDEN for
+  others). True when this call deleted it, false when it was already gone.
+  """
+  deleteComment(id: ID!): Boolean! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -2069,6 +2255,46 @@ func (ec *executionContext) childFields_BulkResult(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type BulkResult", field.Name)
 }
 
+func (ec *executionContext) childFields_Comment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Comment_id(ctx, field)
+	case "content":
+		return ec.fieldContext_Comment_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Comment_createdAt(ctx, field)
+	case "author":
+		return ec.fieldContext_Comment_author(ctx, field)
+	case "post":
+		return ec.fieldContext_Comment_post(ctx, field)
+	case "replyTo":
+		return ec.fieldContext_Comment_replyTo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
+}
+
+func (ec *executionContext) childFields_CommentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CommentConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CommentConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CommentConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CommentEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CommentEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CommentEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Department(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2163,6 +2389,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_repostCount(ctx, field)
 	case "reposts":
 		return ec.fieldContext_Post_reposts(ctx, field)
+	case "commentCount":
+		return ec.fieldContext_Post_commentCount(ctx, field)
+	case "comments":
+		return ec.fieldContext_Post_comments(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2531,6 +2761,36 @@ func (ec *executionContext) field_Department_subDepartments_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "content",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["content"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "replyToId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["replyToId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addDepartmentManager_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2646,6 +2906,20 @@ func (ec *executionContext) field_Mutation_createRole_args(ctx context.Context, 
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -3008,6 +3282,44 @@ func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["postId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_comments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -3832,6 +4144,190 @@ func (ec *executionContext) fieldContext_BulkResult_failed(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_BulkFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Comment_content(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
+
+}
+func (ec *executionContext) fieldContext_Comment_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_createdAt, obj, (*feed.Comment).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+
+}
+func (ec *executionContext) fieldContext_Comment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, true, false, "Time")
+}
+
+func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_author, obj, (*feed.Comment).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
+
+}
+func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_post(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().Post(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_replyTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().ReplyTo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_replyTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_CommentConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_CommentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_CommentConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_CommentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+
+}
+func (ec *executionContext) fieldContext_CommentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.CommentEdge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_CommentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *feed.CommentEdge) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_CommentEdge_node,
+
+		obj.Comment,
+
+		ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment)
+
+}
+func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4691,6 +5187,120 @@ func (ec *executionContext) fieldContext_Mutation_repost(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_repost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addComment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addComment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddComment(ctx, fc.Args["postId"].(string), fc.Args["content"].(string), fc.Args["replyToId"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Comment
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addComment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteComment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteComment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteComment(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteComment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5831,6 +6441,58 @@ func (ec *executionContext) fieldContext_Post_reposts(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Post_reposts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.CommentCount)
+
+}
+func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_comments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.CommentConnection) graphql.Marshaler {
+			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8391,6 +9053,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Department(ctx, sel, obj)
+	case *feed.Comment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Comment(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -8652,6 +9319,147 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 			}
 		case "failed":
 			out.Values[i] = ec._BulkResult_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commentImplementors = []string{"Comment", "Node"}
+
+func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *feed.Comment) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Comment")
+		case "id":
+			out.Values[i] = ec._Comment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "content":
+			out.Values[i] = ec._Comment_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Comment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "author":
+			out.Values[i] = ec._Comment_author(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "post":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Comment_post(ctx, field, obj)
+				})
+		case "replyTo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Comment_replyTo(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commentConnectionImplementors = []string{"CommentConnection"}
+
+func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.CommentConnection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentConnection")
+		case "edges":
+			out.Values[i] = ec._CommentConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CommentConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CommentConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commentEdgeImplementors = []string{"CommentEdge"}
+
+func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.CommentEdge) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentEdge")
+		case "cursor":
+			out.Values[i] = ec._CommentEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CommentEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8952,6 +9760,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addComment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addComment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteComment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteComment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createRole":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRole(ctx, field)
@@ -9191,6 +10013,17 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_reposts(ctx, field, obj)
+				})
+		case "commentCount":
+			out.Values[i] = ec._Post_commentCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_comments(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10415,6 +11248,42 @@ func (ec *executionContext) marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._BulkResult(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx context.Context, sel ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Comment!")
+		return graphql.Null
+	}
+	return ec._Comment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentConnection(ctx context.Context, sel ast.SelectionSet, v *feed.CommentConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CommentConnection!")
+		return graphql.Null
+	}
+	return ec._CommentConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdge(ctx context.Context, sel ast.SelectionSet, v feed.CommentEdge) graphql.Marshaler {
+	return ec._CommentEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []feed.CommentEdge) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDepartment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*org.Department) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -10473,6 +11342,16 @@ func (ec *executionContext) marshalNDepartmentMemberConnection2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._DepartmentMemberConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx context.Context, v any) (tables.CommentID, error) {
+	var res tables.CommentID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx context.Context, sel ast.SelectionSet, v tables.CommentID) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐDeptID(ctx context.Context, v any) (tables.DeptID, error) {
@@ -11016,6 +11895,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx context.Context, sel ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Comment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx context.Context, sel ast.SelectionSet, v *org.Department) graphql.Marshaler {

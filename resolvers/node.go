@@ -28,6 +28,8 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 		return nodeThunk(l.Users.Load(ctx, id.User))
 	case weibo.NodePost:
 		return nodeThunk(l.Posts.Load(ctx, id.Post))
+	case weibo.NodeComment:
+		return nodeThunk(l.Comments.Load(ctx, id.Comment))
 	}
 	if _, err := auth.Viewer(ctx); err != nil {
 		return func() (weibo.Node, error) { return nil, err }

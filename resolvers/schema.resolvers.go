@@ -49,6 +49,19 @@ func (r *auditEventResolver) RequestID(ctx context.Context, obj *audit.Event) (*
 	return optional(obj.RequestID), nil
 }
 
+// Post is the resolver for the post field.
+func (r *commentResolver) Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error) {
+	return loaders.For(ctx).Posts.Load(ctx, obj.ID.Post)()
+}
+
+// ReplyTo is the resolver for the replyTo field.
+func (r *commentResolver) ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error) {
+	if obj.ReplyTo == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).Comments.Load(ctx, *obj.ReplyTo)()
+}
+
 // Parent is the resolver for the parent field.
 func (r *departmentResolver) Parent(ctx context.Context, obj *org.Department) (*org.Department, error) {
 	return loadDepartment(ctx, obj.Parent)
@@ -182,6 +195,34 @@ func (r *mutationResolver) Repost(ctx context.Context, postID string, comment *s
 	}
 	viewer := viewerOf(ctx)
 	return r.Svc.Feed.Repost(ctx, viewer, post, orEmpty(comment))
+}
+
+// AddComment is the resolver for the addComment field.
+func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	var replyTo *weibo.CommentID
+	if replyToID != nil {
+		id, err := parseID[weibo.CommentID]("replyToId", *replyToID)
+		if err != nil {
+			return nil, err
+		}
+		replyTo = &id
+	}
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.AddComment(ctx, viewer, post, content, replyTo)
+}
+
+// DeleteComment is the resolver for the deleteComment field.
+func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, error) {
+	comment, err := parseID[weibo.CommentID]("id", id)
+	if err != nil {
+		return false, err
+	}
+	viewer := viewerOf(ctx)
+	return r.Svc.Feed.DeleteComment(ctx, viewer, comment)
 }
 
 // CreateRole is the resolver for the createRole field.
@@ -402,6 +443,16 @@ func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, 
 	page.TotalCount = int(obj.RepostCount)
 	loaders.For(ctx).Posts.Prime(ctx, obj.ID, obj) // every edge's repostOf
 	return page, r.prefetchAuthors(ctx, page)
+}
+
+// Comments is the resolver for the comments field.
+func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error) {
+	page, err := r.Svc.Feed.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+	if err != nil {
+		return nil, err
+	}
+	page.TotalCount = int(obj.CommentCount)
+	return page, r.prefetchComments(ctx, page)
 }
 
 // Node is the resolver for the node field.
@@ -668,6 +719,9 @@ func (r *userEdgeResolver) Node(ctx context.Context, obj *weibo.UserEdge) (*weib
 // AuditEvent returns graph.AuditEventResolver implementation.
 func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventResolver{r} }
 
+// Comment returns graph.CommentResolver implementation.
+func (r *Resolver) Comment() graph.CommentResolver { return &commentResolver{r} }
+
 // Department returns graph.DepartmentResolver implementation.
 func (r *Resolver) Department() graph.DepartmentResolver { return &departmentResolver{r} }
 
@@ -697,6 +751,7 @@ func (r *Resolver) UserEdge() graph.UserEdgeResolver { return &userEdgeResolver{
 
 type (
 	auditEventResolver     struct{ *Resolver }
+	commentResolver        struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
 	postResolver           struct{ *Resolver }

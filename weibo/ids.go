@@ -19,6 +19,8 @@ type (
 	NodeID = tables.NodeID
 	// NodeKind is the type of object a NodeID names (tables.NodeKind).
 	NodeKind = tables.NodeKind
+	// CommentID is a comment's id: its post, time and author (tables.CommentID).
+	CommentID = tables.CommentID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -31,6 +33,8 @@ const (
 	NodeRole = tables.NodeRole
 	// NodeDepartment is a department.
 	NodeDepartment = tables.NodeDepartment
+	// NodeComment is a comment on a post.
+	NodeComment = tables.NodeComment
 )
 
 // RootDept is the virtual root whose children are the top-level departments.
@@ -53,3 +57,7 @@ func ParseDeptID(s string) (DeptID, error) { return tables.ParseDeptID(s) }
 
 // ParseNodeID parses a global id of any type (tables.ParseNodeID).
 func ParseNodeID(s string) (NodeID, error) { return tables.ParseNodeID(s) }
+
+// ParseCommentID parses a GraphQL comment ID "comment:<post>_<ms>_<author>"
+// (tables.ParseCommentID).
+func ParseCommentID(s string) (CommentID, error) { return tables.ParseCommentID(s) }

@@ -184,3 +184,22 @@ func seedOrgDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
 		"users", seed.DemoXiaoming+", "+seed.DemoXiaohong)
 	return nil
 }
+
+// seedCommentDemo adds the demo comments (seed.CommentDemo) once per
+// store (marker row tables.CommentDemoMarkerKey), so that comments
+// deleted later are not written again by the next start.
+func seedCommentDemo(ctx context.Context, log *slog.Logger, st hbase.Store) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.CommentDemoMarkerKey})
+	if err != nil || r.Exists() {
+		return err
+	}
+	if err := seed.CommentDemo(ctx, domain.New(st, domain.WithLogger(log)), seed.DemoCommentViewer); err != nil {
+		return err
+	}
+	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.CommentDemoMarkerKey, Values: hbase.Values{
+		tables.FamInfo: {tables.ColCreated: tables.U64(uint64(time.Now().UnixMilli()))}}}); err != nil {
+		return err
+	}
+	log.Info("demo comments added", "on_the_home_timeline_of", seed.DemoCommentViewer)
+	return nil
+}

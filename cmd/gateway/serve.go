@@ -90,6 +90,9 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		if err := seedRepostDemo(ctx, log, st); err != nil {
 			return err
 		}
+		if err := seedCommentDemo(ctx, log, st); err != nil {
+			return err
+		}
 	}
 
 	secret, err := jwtSecret(log, os.Getenv("GATEWAY_JWT_SECRET"), sf)

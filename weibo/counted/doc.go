@@ -19,6 +19,7 @@
 //	                      holding the like's time  user's likes row at that time   (on its content row)
 //	repost                the repost's content     the root's list row of the      the root's repostCount
 //	                      row (its root cell)      repost (weibo:reposts)          (on its content row)
+//	add / delete comment  comments row             none                            the post's commentCount
 //
 // Every such write is made the same way:
 //

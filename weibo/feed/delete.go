@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -180,8 +181,9 @@ func (s *Service) leaveOriginal(ctx context.Context, op *counted.Op, root, id we
 }
 
 // RetractPost removes post id's entries from the inboxes, if the post is
-// gone (its content row is the authority: a post that exists keeps them):
-// the author's own entry and, unless the author is large, each fan's, in
+// gone (its content row is the authority: a post that exists keeps them),
+// and its comments: the author's own entry and, unless the author is
+// large, each fan's, in
 // DeleteMany batches while the fans rows are scanned. Every delete is
 // idempotent. It is what the repairer does for a delete that died. Errors
 // are the store's.
@@ -192,6 +194,9 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 		return err
 	}
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(id.Author, id)}); err != nil {
+		return err
+	}
+	if err := s.deleteComments(ctx, id); err != nil {
 		return err
 	}
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
@@ -243,6 +248,26 @@ func (s *Service) awaitFanout(ctx context.Context, id weibo.PostID) (done bool, 
 		}
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// deleteComments deletes the comment rows of post id, which is gone:
+// one prefix scan of weibo:comments (a post's comments are its content
+// rowkey's prefix) and DeleteMany batches.
+func (s *Service) deleteComments(ctx context.Context, id weibo.PostID) error {
+	var dels []*hbase.Delete
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.ContentKey(id)}, func(r *hbase.Result) error {
+		dels = append(dels, &hbase.Delete{Table: tables.Comments, Row: bytes.Clone(r.Row)})
+		if len(dels) >= s.opts.batch {
+			err := s.st.DeleteMany(ctx, dels)
+			dels = dels[:0]
+			return err
+		}
+		return nil
+	})
+	if err == nil && len(dels) > 0 {
+		err = s.st.DeleteMany(ctx, dels)
+	}
+	return err
 }
 
 // fanoutPending reports whether post id's fan-out is in the outbox.

@@ -21,6 +21,9 @@ const MaxPostLength = 10000
 type Post struct {
 	// ID is the post's id (author and creation time).
 	ID weibo.PostID
+	// CommentCount is the post's kept comment count (its content row's
+	// c:c), read with the post.
+	CommentCount int64
 	// Content is the text as written.
 	Content string
 	// AuthorName is the author's username, stored with the post.
@@ -239,6 +242,7 @@ func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	}
 	pa.author = weibo.User{ID: id.Author, Username: pa.post.AuthorName}
 	pa.post.author = &pa.author
+	pa.post.CommentCount = tables.PostCommentCount(r)
 	return &pa.post
 }
 

@@ -94,11 +94,6 @@ func (s *Service) registerReposts() {
 	})
 }
 
-// counterPost is the post a RepostCount counter belongs to.
-func counterPost(c counted.Counter) weibo.PostID {
-	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
-}
-
 // repostState reports whether content row r is a stored repost of root:
 // the authority of the pair, true while the list row must exist.
 func repostState(r *hbase.Result, root weibo.PostID) bool {

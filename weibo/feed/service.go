@@ -38,6 +38,7 @@ type Service struct {
 	likes       *counted.Relation // the like of a post, registered with w
 	reposts     *counted.Relation // the pair (root, repost), registered with w (reposts.go)
 	deletes     *counted.Relation // a post's deletion, registered with w
+	comments    *counted.Relation // add and delete comment (comments.go), registered with w
 	retractions *retractions
 	log         *slog.Logger
 	fanout      *fanout

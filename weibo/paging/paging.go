@@ -1,10 +1,10 @@
 // Package paging reads one page of a connection. Every connection of the API — follows, fans, a user's posts, the
-// home timeline, a post's reposts, roles, a role's members, a department's children and
+// home timeline, a post's reposts and comments, roles, a role's members, a department's children and
 // members, the audit log — is one page of the rows under one prefix of one table, in
 // rowkey order, and is read by Read: validate the arguments, scan from
 // the cursor, keep the rows that verify accepts (one batched read per chunk
-// of rows), and build at most n edges. The home timeline and a user's posts
-// also page backward (last/before: a reversed scan from the cursor, the
+// of rows), and build at most n edges. The home timeline, a user's posts
+// and a post's comments also page backward (last/before: a reversed scan from the cursor, the
 // page then put back in list order); the others take first/after only.
 //
 // Page info follows the Relay specification: paging forward (first),
@@ -45,6 +45,7 @@ const (
 	CursorLikers      CursorKind = 'K' // + like rev(8) + uid(8): a post's likers rowkey suffix (weibo:likes)
 	CursorLikedPosts  CursorKind = 'L' // + like rev(8) + author(8) + rev(8): a user's likes rowkey suffix
 	CursorReposts     CursorKind = 'R' // + reverse ms(8) + author(8): a weibo:reposts rowkey suffix (after the root's content rowkey)
+	CursorComments    CursorKind = 'C' // + the comment's reverse ms(8) + author(8): a weibo:comments rowkey suffix
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

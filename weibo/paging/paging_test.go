@@ -30,6 +30,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		{CursorAudit, tables.AuditRowKey(tables.AuditActionPrefix(strings.Repeat("x", 64)), tables.AuditID{Millis: 1, Nonce: 2})[1:]},
 		{CursorLikers, tables.PostLikerKey(weibo.PostID{Author: 9, Millis: 1}, 2, 7)[tables.IDKeyLen+9:]},
 		{CursorLikedPosts, tables.UserLikeKey(7, 2, weibo.PostID{Author: 9, Millis: 1})[tables.IDKeyLen+1:]},
+		{CursorComments, tables.CommentKey(weibo.CommentID{Post: weibo.PostID{Author: 9, Millis: 1}, Millis: 2, Author: 7})[tables.ContentKeyLen:]},
 	} {
 		cur := EncodeCursor(c.kind, c.suffix)
 		if strings.ContainsAny(cur, "+/=") {

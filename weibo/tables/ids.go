@@ -93,8 +93,10 @@ func ParsePostID(s string) (PostID, error) {
 // every object is unique across types. A user's is the bare decimal
 // ("22732"), a post's "<author>_<ms>" ("22732_1583020800123"), a role's
 // RoleIDPrefix and the decimal ("role:3"), a department's DeptIDPrefix and
-// the decimal ("department:2"): digits only, digits around '_', and a
-// lower-case type name before ':' never meet. ParseNodeID tells them apart.
+// the decimal ("department:2"), a comment's CommentIDPrefix and its post,
+// time and author ("comment:2_1583020800123_1583020900000_7"): digits
+// only, digits around '_', and a lower-case type name before ':' never
+// meet. ParseNodeID tells them apart.
 const (
 	// RoleIDPrefix starts the GraphQL id of a role.
 	RoleIDPrefix = "role:"
@@ -166,6 +168,8 @@ const (
 	NodeRole
 	// NodeDepartment is a department: NodeID.Dept is set.
 	NodeDepartment
+	// NodeComment is a comment on a post: NodeID.Comment is set.
+	NodeComment
 )
 
 // NodeID is a parsed global id (the argument of Query.node and
@@ -181,6 +185,8 @@ type NodeID struct {
 	Role RoleID
 	// Dept is the id of a NodeDepartment.
 	Dept DeptID
+	// Comment is the id of a NodeComment.
+	Comment CommentID
 }
 
 // String returns the global id: the String of the id Kind names.
@@ -199,13 +205,15 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 		return n.Role.AppendText(b)
 	case NodeDepartment:
 		return n.Dept.AppendText(b)
+	case NodeComment:
+		return n.Comment.AppendText(b)
 	}
 	return b, nil
 }
 
-// ParseNodeID parses a global id of any type, strictly: "role:<n>" and
-// "department:<n>" (the bare decimal is a user here), "<author>_<ms>" a
-// post, "<n>" a user. It returns ErrInvalidID for anything else.
+// ParseNodeID parses a global id of any type, strictly: "role:<n>",
+// "department:<n>" (the bare decimal is a user here) and
+// "comment:<post>_<ms>_<author>", "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 func ParseNodeID(s string) (NodeID, error) {
 	var (
 		n   NodeID
@@ -218,6 +226,9 @@ func ParseNodeID(s string) (NodeID, error) {
 	case strings.HasPrefix(s, DeptIDPrefix):
 		n.Kind = NodeDepartment
 		n.Dept, err = ParseDeptID(s)
+	case strings.HasPrefix(s, CommentIDPrefix):
+		n.Kind = NodeComment
+		n.Comment, err = ParseCommentID(s)
 	case strings.Contains(s, "_"):
 		n.Kind = NodePost
 		n.Post, err = ParsePostID(s)

@@ -240,6 +240,10 @@ func Specs() []hbase.TableSpec {
 		{Name: "content", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamPost, MaxVersions: 1, Bloom: hbase.BloomRow},
 		}},
+		// Salted by the post's author, like the post (comments.go).
+		{Name: "comments", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamComment, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
 		{Name: "inbox", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamInbox, MaxVersions: 1, Bloom: hbase.BloomNone},
 		}},

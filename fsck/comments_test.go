@@ -1,0 +1,145 @@
+package fsck_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// TestCommentChecks damages the comments — a post's comment counter
+// changed behind the protocol's back (two posts), a comment row of a post
+// that does not exist, a comment write that died long ago after writing
+// its comment row — and checks that fsck reports each kind, that --repair
+// fixes them (recounts, the orphan deleted, the dead write repaired), and
+// that a second run finds nothing. On HBase the store is a namespace of
+// its own.
+func TestCommentChecks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if b.Name == hbase.BackendHBase {
+				ns := fmt.Sprintf("fsckc_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+				st = hbase.WithNamespace(st, tables.Namespace, ns)
+				t.Cleanup(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					_ = st.DropNamespace(ctx, tables.Namespace)
+				})
+			}
+			svc, _ := orgService(t, st)
+			if err := svc.Start(ctx); err != nil { // the publishes' fan-outs
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			a, bu := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b"))
+			var posts []weibo.PostID
+			for i := range 3 {
+				p, err := svc.Feed.Publish(ctx, a.ID, fmt.Sprintf("post %d", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				posts = append(posts, p.ID)
+			}
+			for i := range 3 {
+				if _, err := svc.Feed.AddComment(ctx, bu.ID, posts[i%2], fmt.Sprintf("comment %d", i), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
+				t.Fatalf("before the damage: %v %+v", err, rep)
+			}
+
+			old := tables.U64(uint64(time.Now().Add(-time.Hour).UnixMilli()))
+			gone := weibo.PostID{Author: a.ID, Millis: 12345}
+			damage := []struct {
+				kind string
+				do   func() error
+			}{
+				{fsck.PostCommentCount, func() error { return putCommentCount(ctx, st, posts[0], 9) }},
+				{fsck.PostCommentCount, func() error { return putCommentCount(ctx, st, posts[2], 1) }},
+				{fsck.CommentOrphan, func() error {
+					return st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(weibo.CommentID{Post: gone, Millis: 12346, Author: bu.ID}),
+						Values: tables.CommentValues("orphan", bu.Username, nil)})
+				}},
+				{fsck.WriteUnfinished, func() error {
+					// An addComment that wrote its marker and its comment row, and died.
+					c := weibo.CommentID{Post: posts[1], Millis: time.Now().UnixMilli(), Author: a.ID}
+					if err := st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c), Values: tables.CommentValues("died", a.Username, nil)}); err != nil {
+						return err
+					}
+					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingComment, uint64(a.ID), uint64(posts[1].Millis), 42),
+						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old, tables.ColPendingExtra: tables.EncodeCommentRef(c)}}})
+				}},
+			}
+			want := map[string]int{}
+			for _, d := range damage {
+				if err := d.do(); err != nil {
+					t.Fatal(err)
+				}
+				want[d.kind]++
+			}
+			rep, err := fsck.Run(ctx, svc, fsck.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := rep.Counts()
+			// The dead write's post counts one comment fewer than its rows, too.
+			want[fsck.PostCommentCount]++
+			for k, n := range want {
+				if counts[k] != n {
+					t.Errorf("check: %d %s issues, want %d; found %+v", counts[k], k, n, rep.Issues)
+				}
+			}
+			if rep.Unrepaired() != len(rep.Issues) {
+				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
+			}
+			if rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true}); err != nil {
+				t.Fatal(err)
+			}
+			if n := rep.Unrepaired(); n > 0 {
+				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
+			}
+			if rep, err = fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
+				t.Errorf("after repair: %v %+v", err, rep)
+			}
+			ps, err := svc.Feed.GetPosts(ctx, posts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, wantN := range []int64{2, 2, 0} {
+				if ps[i].CommentCount != wantN {
+					t.Errorf("post %d: commentCount %d after repair, want %d", i, ps[i].CommentCount, wantN)
+				}
+			}
+			if orphans, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(gone)}); err != nil || len(orphans) != 0 {
+				t.Errorf("orphan rows after repair: %d, %v", len(orphans), err)
+			}
+		})
+	}
+}
+
+// putCommentCount overwrites a post's comment counter (damage no API call
+// makes), as a version newer than the cell's.
+func putCommentCount(ctx context.Context, st hbase.Store, p weibo.PostID, v uint64) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
+	if err != nil {
+		return err
+	}
+	put := &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p), Values: hbase.Values{tables.FamPost: {tables.ColComments: tables.U64(v)}}}
+	if c := r.Cell(tables.FamPost, tables.ColComments); c != nil {
+		put.Timestamp = c.Timestamp + 1
+	}
+	return st.Put(ctx, put)
+}

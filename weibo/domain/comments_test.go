@@ -1,0 +1,508 @@
+package domain_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// postComments lists every comment of post, newest first, in pages of
+// size n, and checks that paging backward from the end gives the same
+// list.
+func postComments(t *testing.T, svc *domain.Domain, post weibo.PostID, n int) []weibo.CommentID {
+	t.Helper()
+	ctx := t.Context()
+	var fwd []weibo.CommentID
+	for after := (*string)(nil); ; {
+		page, err := svc.Feed.PostComments(ctx, post, weibo.Page{First: &n, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Edges {
+			fwd = append(fwd, e.Comment.ID)
+		}
+		if !page.PageInfo.HasNextPage {
+			break
+		}
+		after = page.PageInfo.EndCursor
+	}
+	var back []weibo.CommentID
+	for before := (*string)(nil); ; {
+		page, err := svc.Feed.PostComments(ctx, post, weibo.Page{Last: &n, Before: before})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]weibo.CommentID, len(page.Edges))
+		for i, e := range page.Edges {
+			ids[i] = e.Comment.ID
+		}
+		back = append(ids, back...)
+		if !page.PageInfo.HasPreviousPage {
+			break
+		}
+		before = page.PageInfo.StartCursor
+	}
+	if !slices.Equal(fwd, back) {
+		t.Fatalf("comments forward %v, backward %v", fwd, back)
+	}
+	return fwd
+}
+
+// commentCount reads post's commentCount as GetPosts returns it.
+func commentCount(t *testing.T, svc *domain.Domain, post weibo.PostID) int64 {
+	t.Helper()
+	ps, err := svc.Feed.GetPosts(t.Context(), []weibo.PostID{post})
+	if err != nil || ps[0] == nil {
+		t.Fatalf("post %s: %v, %v", post, ps, err)
+	}
+	return ps[0].CommentCount
+}
+
+// checkPostComments checks that each post's commentCount equals its
+// comments listed (newest first, the same both ways) and the comment rows,
+// and that fsck finds nothing; it returns the comments listed.
+func checkPostComments(t *testing.T, svc *domain.Domain, posts []weibo.PostID) map[weibo.PostID][]weibo.CommentID {
+	t.Helper()
+	out := map[weibo.PostID][]weibo.CommentID{}
+	for _, p := range posts {
+		listed := postComments(t, svc, p, 7)
+		rows, err := hbase.ScanAll(t.Context(), svc.Store(), &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := 0
+		for _, r := range rows {
+			if tables.CommentStored(r) { // not a deleted comment's tombstone
+				stored++
+			}
+		}
+		if n := commentCount(t, svc, p); n != int64(len(listed)) || stored != len(listed) {
+			t.Errorf("post %s: commentCount %d, %d comments listed, %d comment rows", p, n, len(listed), stored)
+		}
+		if !slices.IsSortedFunc(listed, func(a, b weibo.CommentID) int {
+			return strings.Compare(string(tables.CommentKey(a)), string(tables.CommentKey(b)))
+		}) {
+			t.Errorf("post %s: comments not in rowkey order: %v", p, listed)
+		}
+		out[p] = listed
+	}
+	rep, err := fsck.Run(t.Context(), svc, fsck.Options{Areas: fsck.AreaSocial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Issues) != 0 {
+		t.Errorf("fsck: %+v", rep.Issues)
+	}
+	return out
+}
+
+// TestComments covers adding, listing, replying to and deleting comments,
+// who may delete, the counter, and bad input, on both backends.
+func TestComments(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			svc := quietService(ownStore(t, b))
+			author, ann, bob := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("ann")), mustUser(t, svc, uniq("bob"))
+			post, err := svc.Feed.Publish(ctx, author.ID, "今天天气不错")
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := svc.Feed.Publish(ctx, bob.ID, "another post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var added []weibo.CommentID
+			for i, u := range []*weibo.User{ann, bob, author, ann} {
+				c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, fmt.Sprintf("comment %d", i), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.ID.Post != post.ID || c.ID.Author != u.ID || c.AuthorName != u.Username || c.Content != fmt.Sprintf("comment %d", i) {
+					t.Fatalf("comment %d = %+v", i, c)
+				}
+				added = append(added, c.ID)
+				time.Sleep(2 * time.Millisecond) // distinct milliseconds: newest first is then the order added
+			}
+			reply, err := svc.Feed.AddComment(ctx, author.ID, post.ID, "回复 ann", &added[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply.ReplyTo == nil || *reply.ReplyTo != added[0] {
+				t.Fatalf("reply's replyTo = %v", reply.ReplyTo)
+			}
+			added = append(added, reply.ID)
+			listed := checkPostComments(t, svc, []weibo.PostID{post.ID, other.ID})[post.ID]
+			want := slices.Clone(added)
+			slices.Reverse(want)
+			if !slices.Equal(listed, want) {
+				t.Fatalf("comments %v, want newest first %v", listed, want)
+			}
+			cs, err := svc.Feed.GetComments(ctx, []weibo.CommentID{reply.ID, added[1], {Post: post.ID, Millis: 1, Author: ann.ID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cs[0] == nil || cs[0].Content != "回复 ann" || *cs[0].ReplyTo != added[0] || cs[1] == nil || cs[1].ReplyTo != nil || cs[2] != nil {
+				t.Fatalf("GetComments = %+v, %+v, %+v", cs[0], cs[1], cs[2])
+			}
+
+			// Refused, writing nothing.
+			_, err = svc.Feed.AddComment(ctx, ann.ID, other.ID, "wrong post", &added[0])
+			wantCode(t, err, weibo.CodeBadUserInput, "reply to a comment of another post")
+			_, err = svc.Feed.AddComment(ctx, ann.ID, weibo.PostID{Author: author.ID, Millis: 1}, "x", nil)
+			wantCode(t, err, weibo.CodeNotFound, "missing post")
+			_, err = svc.Feed.AddComment(ctx, ann.ID, post.ID, "x", &weibo.CommentID{Post: post.ID, Millis: 1, Author: bob.ID})
+			wantCode(t, err, weibo.CodeNotFound, "reply to a missing comment")
+			for _, bad := range []string{"", " \n", strings.Repeat("评", feed.MaxPostLength+1)} {
+				_, err = svc.Feed.AddComment(ctx, ann.ID, post.ID, bad, nil)
+				wantCode(t, err, weibo.CodeBadUserInput, "bad content")
+			}
+			// Deletes: the comment's author, the post's author; not another user.
+			_, err = svc.Feed.DeleteComment(ctx, bob.ID, added[0])
+			wantCode(t, err, weibo.CodeForbidden, "bob deletes ann's comment on author's post")
+			for _, d := range []struct {
+				who  weibo.UserID
+				id   weibo.CommentID
+				want bool
+			}{{ann.ID, added[0], true}, {author.ID, added[1], true}, {ann.ID, added[0], false}, {author.ID, added[1], false}} {
+				if ok, err := svc.Feed.DeleteComment(ctx, d.who, d.id); err != nil || ok != d.want {
+					t.Fatalf("delete %s by %s = %v, %v; want %v", d.id, d.who, ok, err, d.want)
+				}
+			}
+			listed = checkPostComments(t, svc, []weibo.PostID{post.ID, other.ID})[post.ID]
+			if want := []weibo.CommentID{reply.ID, added[3], added[2]}; !slices.Equal(listed, want) {
+				t.Fatalf("after the deletes %v, want %v", listed, want)
+			}
+			// The reply outlives the comment it replied to.
+			if cs, err := svc.Feed.GetComments(ctx, []weibo.CommentID{reply.ID, added[0]}); err != nil || cs[0] == nil || *cs[0].ReplyTo != added[0] || cs[1] != nil {
+				t.Fatalf("reply after its comment went: %v, %v", cs, err)
+			}
+		})
+	}
+}
+
+// TestCommentSameMillisecond: comments of one author on one post in the
+// same millisecond (a frozen clock) are all kept, each in the next free
+// millisecond, and a deleted comment's millisecond is not taken again.
+func TestCommentSameMillisecond(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			frozen := time.Now().Truncate(time.Millisecond)
+			svc := quietService(ownStore(t, b), domain.WithClock(func() time.Time { return frozen }))
+			u := mustUser(t, svc, uniq("fast"))
+			post, err := svc.Feed.Publish(ctx, u.ID, "fast")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []weibo.CommentID
+			for i := range 3 {
+				c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, fmt.Sprintf("c%d", i), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.ID.Millis != frozen.UnixMilli()+int64(i) {
+					t.Errorf("comment %d at %d, want %d", i, c.ID.Millis, frozen.UnixMilli()+int64(i))
+				}
+				ids = append(ids, c.ID)
+			}
+			// A deleted comment's id is not taken again: its tombstone stays.
+			if ok, err := svc.Feed.DeleteComment(ctx, u.ID, ids[0]); err != nil || !ok {
+				t.Fatalf("delete: %v, %v", ok, err)
+			}
+			c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, "after the delete", nil)
+			if err != nil || c.ID.Millis != frozen.UnixMilli()+3 {
+				t.Fatalf("comment after the delete: %+v, %v; want it at %d", c, err, frozen.UnixMilli()+3)
+			}
+			ids = append(ids[1:], c.ID)
+			slices.Reverse(ids)
+			if got := checkPostComments(t, svc, []weibo.PostID{post.ID})[post.ID]; !slices.Equal(got, ids) {
+				t.Fatalf("comments %v, want %v", got, ids)
+			}
+		})
+	}
+}
+
+// TestCommentStorm runs, on each backend (the embedded store's calls
+// delayed at random, see jittery), concurrent addComments and
+// deleteComments on three posts by four users — deletes of comments just
+// added, some deleted twice at once — then checks that each post's
+// commentCount equals its comments listed and its rows, and that fsck
+// finds nothing.
+func TestCommentStorm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const (
+		calls       = 400
+		concurrency = 32
+	)
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := ownStore(t, b)
+			if b.Name == hbase.BackendEmbedded {
+				st = jittery{st}
+			}
+			svc := quietService(st, domain.WithRepairGrace(time.Minute))
+			if err := svc.Start(ctx); err != nil { // the posts' fan-outs
+				t.Fatal(err)
+			}
+			defer svc.Close(context.Background())
+			var users []weibo.UserID
+			for i := range 4 {
+				users = append(users, mustUser(t, svc, uniq(fmt.Sprintf("storm%d", i))).ID)
+			}
+			var posts []weibo.PostID
+			for i := range 3 {
+				p, err := svc.Feed.Publish(ctx, users[i], fmt.Sprintf("storm %d", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				posts = append(posts, p.ID)
+			}
+			var (
+				wg       sync.WaitGroup
+				mu       sync.Mutex
+				live     []weibo.CommentID // comments added, deleted or not
+				failures []error
+				deleted  = map[weibo.CommentID]int{}
+			)
+			fail := func(err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
+			work := make(chan int)
+			for range concurrency {
+				wg.Go(func() {
+					for i := range work {
+						mu.Lock()
+						var victim *weibo.CommentID
+						if i%3 == 2 && len(live) > 0 {
+							v := live[rand.IntN(len(live))]
+							victim = &v
+						}
+						mu.Unlock()
+						if victim != nil {
+							// Its author deletes it (or the post's author, every other time).
+							who := victim.Author
+							if i%2 == 0 {
+								who = victim.Post.Author
+							}
+							ok, err := svc.Feed.DeleteComment(ctx, who, *victim)
+							if err != nil {
+								fail(err)
+							} else if ok {
+								mu.Lock()
+								deleted[*victim]++
+								mu.Unlock()
+							}
+							continue
+						}
+						var reply *weibo.CommentID
+						p := posts[rand.IntN(len(posts))]
+						mu.Lock()
+						for _, c := range live {
+							if c.Post == p && rand.IntN(4) == 0 {
+								reply = &c
+								break
+							}
+						}
+						mu.Unlock()
+						c, err := svc.Feed.AddComment(ctx, users[rand.IntN(len(users))], p, fmt.Sprintf("storm comment %d", i), reply)
+						if err != nil && weibo.CodeOf(err) != weibo.CodeNotFound { // the comment replied to went meanwhile
+							fail(err)
+						} else if err == nil {
+							mu.Lock()
+							live = append(live, c.ID)
+							mu.Unlock()
+						}
+					}
+				})
+			}
+			for i := range calls {
+				work <- i
+			}
+			close(work)
+			wg.Wait()
+			if len(failures) > 0 {
+				t.Fatalf("%d calls failed, first: %v", len(failures), failures[0])
+			}
+			for id, n := range deleted {
+				if n != 1 {
+					t.Errorf("comment %s deleted %d times", id, n)
+				}
+			}
+			waitQuiet(t, svc, time.Minute)
+			listed := checkPostComments(t, svc, posts)
+			want := map[weibo.CommentID]bool{}
+			for _, c := range live {
+				if deleted[c] == 0 {
+					want[c] = true
+				}
+			}
+			n := 0
+			for _, p := range posts {
+				for _, c := range listed[p] {
+					if !want[c] {
+						t.Errorf("comment %s listed, deleted or never added", c)
+					}
+					n++
+				}
+			}
+			if n != len(want) {
+				t.Errorf("%d comments listed, %d added and not deleted", n, len(want))
+			}
+		})
+	}
+}
+
+// TestCommentCrashPoints kills an addComment and a deleteComment at every
+// step between two of their writes, and makes them outlive their budget
+// (the clock jumps past half the repair grace in the middle of the
+// write). A restarted service on the same store, its clock moved past the
+// repair grace, must repair everything by itself — Start's repair pass —
+// after which no marker is left, the comment is there exactly when the
+// write got past its comment row, the post's commentCount equals its
+// comments, and fsck over the whole store finds nothing.
+func TestCommentCrashPoints(t *testing.T) {
+	const grace = 10 * time.Second
+	type scenario struct {
+		op   string // add, delete
+		step string // where it is killed, or where the clock jumps when slow
+		slow bool
+	}
+	var scenarios []scenario
+	for _, op := range []string{"add", "delete"} {
+		for _, st := range []string{feed.StepCommentMarked, feed.StepCommentSequenced, feed.StepCommentDecided, feed.StepCommentCounted} {
+			scenarios = append(scenarios, scenario{op: op, step: st})
+		}
+		scenarios = append(scenarios, scenario{op: op, step: feed.StepCommentSequenced, slow: true})
+	}
+	decided := map[string]bool{feed.StepCommentDecided: true, feed.StepCommentCounted: true}
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := ownStore(t, b)
+			clk := &clock{}
+			for _, sc := range scenarios {
+				name := sc.op + "@" + sc.step
+				if sc.slow {
+					name = sc.op + "-slow"
+				}
+				t.Run(name, func(t *testing.T) {
+					setup := quietService(st, clk.option())
+					author, u := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("commenter"))
+					p, err := setup.Feed.Publish(ctx, author.ID, "crash test")
+					if err != nil {
+						t.Fatal(err)
+					}
+					kept, err := setup.Feed.AddComment(ctx, author.ID, p.ID, "stays", nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var target weibo.CommentID
+					if sc.op == "delete" {
+						c, err := setup.Feed.AddComment(ctx, u.ID, p.ID, "goes", nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						target = c.ID
+					}
+					if err := setup.Start(ctx); err != nil { // the setup's fan-out
+						t.Fatal(err)
+					}
+					if err := setup.Close(ctx); err != nil {
+						t.Fatal(err)
+					}
+
+					// The write that dies (or outlives its budget).
+					hook, hit := crashAt(sc.step)
+					if sc.slow {
+						hook = func(_ context.Context, s string) error {
+							if s == sc.step {
+								clk.advance(grace/2 + time.Second)
+							}
+							return nil
+						}
+						hit = func() bool { return true }
+					}
+					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
+					if sc.op == "add" {
+						var c *feed.Comment
+						if c, err = crashed.Feed.AddComment(ctx, u.ID, p.ID, "the last words", nil); err == nil {
+							target = c.ID
+						}
+					} else {
+						var ok bool
+						if ok, err = crashed.Feed.DeleteComment(ctx, author.ID, target); err == nil && !ok {
+							t.Fatal("the delete found nothing to delete")
+						}
+					}
+					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, errCrash)) {
+						t.Fatalf("the call returned %v", err)
+					}
+					if !hit() {
+						t.Fatalf("step %s never reached", sc.step)
+					}
+					if !sc.slow && leftovers(t, st) == 0 {
+						t.Fatal("the dead write left no marker")
+					}
+
+					// The restart, once the grace has passed.
+					clk.advance(grace + time.Second)
+					restarted := quietService(st, clk.option(), domain.WithRepairGrace(grace))
+					if err := restarted.Start(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if err := restarted.FlushFanout(ctx); err != nil {
+						t.Fatal(err)
+					}
+					_ = restarted.Close(ctx)
+					if left := leftovers(t, st); left != 0 {
+						t.Fatalf("%d pending or outbox rows left after the restart", left)
+					}
+					listed := checkPostComments(t, restarted, []weibo.PostID{p.ID})[p.ID]
+					// There before the call: for a delete. The call decided when it passed the comment row.
+					want := sc.op == "delete"
+					if sc.slow || decided[sc.step] {
+						want = sc.op == "add"
+					}
+					has := func(id weibo.CommentID) bool { return slices.Contains(listed, id) }
+					if sc.op == "add" {
+						// The dead add returned no id: its comment is u's only one.
+						byU := 0
+						for _, c := range listed {
+							if c.Author == u.ID {
+								byU++
+							}
+						}
+						if byU != map[bool]int{true: 1}[want] {
+							t.Errorf("comments after the repair %v; %d by the dead add's author, want it there: %v", listed, byU, want)
+						}
+					} else if has(target) != want {
+						t.Errorf("comments after the repair %v; want %s among them: %v", listed, target, want)
+					}
+					if !has(kept.ID) {
+						t.Errorf("the comment made before the crash is gone: %v", listed)
+					}
+				})
+			}
+		})
+	}
+}

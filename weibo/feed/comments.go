@@ -1,0 +1,321 @@
+package feed
+
+import (
+	"context"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Comments on posts (评论). A comment is one row of weibo:comments, under
+// its post's content rowkey, so a post's comments are one prefix scan,
+// newest first. The row is the comment's authority (the comment exists
+// while the row holds its text; a deleted comment leaves a tombstone that
+// reads skip) and nothing depends on it; the post's commentCount (its content row's c:c) counts the rows. An
+// addComment or a deleteComment is a write of the counted relation
+// "comment" (marker kind 'c', the pair (post, comment): the marker names
+// the post in its rowkey and the comment in its extra bytes).
+
+// CommentCount is a post's commentCount: its comment rows. It is kept with
+// Increment on the post's content row (family c) and registered with the
+// protocol by New.
+const CommentCount counted.CounterKind = "commentCount"
+
+// Steps of a comment's counted write, passed to the protocol's step hook
+// (counted.WithStepHook); "comment:marked", "comment:sequenced" and
+// "comment:counted" are the protocol's (counted.Protocol.BeginWith and
+// Count).
+const (
+	StepCommentMarked    = "comment:marked"    // after the pending row of an addComment or deleteComment
+	StepCommentSequenced = "comment:sequenced" // after the post's operation sequence
+	StepCommentDecided   = "comment:row"       // after the comment row's CheckAndPut/CheckAndDelete
+	StepCommentCounted   = "comment:counted"   // after the post's comment counter, before the marker is deleted
+)
+
+// Comment is one row of weibo:comments.
+type Comment struct {
+	// ID is the comment's id (post, creation time, author).
+	ID weibo.CommentID
+	// Content is the text as written.
+	Content string
+	// AuthorName is the commenter's username, stored with the comment.
+	AuthorName string
+	// ReplyTo is the comment of the same post this one replies to; nil
+	// for none. That comment may have been deleted since.
+	ReplyTo *weibo.CommentID
+}
+
+// CreatedAt is the comment's creation time (ms precision).
+func (c *Comment) CreatedAt() time.Time { return time.UnixMilli(c.ID.Millis) }
+
+// Author is the commenter as the comment row knows them: id and username
+// only (Complete is false; the users row is read when more is asked for).
+func (c *Comment) Author() *weibo.User {
+	return &weibo.User{ID: c.ID.Author, Username: c.AuthorName}
+}
+
+// NodeID returns c's global id.
+func (c *Comment) NodeID() weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeComment, Comment: c.ID} }
+
+// CommentEdge is one edge of a CommentConnection.
+type CommentEdge struct {
+	// Comment is the edge's node.
+	Comment *Comment
+	// Cursor is the edge's opaque cursor.
+	Cursor string
+}
+
+// CommentConnection is one page of a post's comments, newest first.
+type CommentConnection struct {
+	// Edges are the page's edges, newest first.
+	Edges []CommentEdge
+	// PageInfo is the Relay page info.
+	PageInfo weibo.PageInfo
+	// TotalCount is the number of the post's comments from its kept
+	// counter (commentCount). The GraphQL layer fills it in from the post;
+	// the domain leaves it 0.
+	TotalCount int
+}
+
+// registerComments adds the comment relation and its counter to the
+// protocol.
+func (s *Service) registerComments() {
+	s.comments = &counted.Relation{
+		Name:   "comment",
+		Marker: tables.PendingComment,
+		Counters: func(author, ms uint64) []counted.Counter {
+			return []counted.Counter{{Kind: CommentCount, Owner: author, Sub: ms}}
+		},
+		// Nothing depends on a comment row (its post's list is the rows
+		// themselves): the pair is settled as it stands, and the recount
+		// that follows is the whole repair.
+		Settle: func(context.Context, uint64, uint64, []byte) error { return nil },
+	}
+	s.w.Register(s.comments)
+	s.w.RegisterCounter(&counted.CounterSpec{
+		Kind:   CommentCount,
+		Family: tables.FamPost,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Content, tables.ContentKey(counterPost(c)), tables.ColComments, tables.ColCommentsSeq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			p := counterPost(c)
+			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
+			if err != nil || r.Value(tables.FamPost, tables.ColText) == nil {
+				return 0, false, err
+			}
+			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(p)}, nil, tables.CommentStored)
+			return n, true, err
+		},
+	})
+}
+
+// counterPost is the post whose counter c is (Owner its author, Sub its ms).
+func counterPost(c counted.Counter) weibo.PostID {
+	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
+}
+
+// commentOp begins the counted write of comment c (BeginWith: the marker
+// names the post in its rowkey and the comment in its extra bytes).
+func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op, error) {
+	return s.w.BeginWith(ctx, s.comments, uint64(c.Post.Author), uint64(c.Post.Millis), tables.EncodeCommentRef(c))
+}
+
+// AddComment stores a comment by author on post, replying to replyTo when
+// not nil, and returns it. Content follows the post content rules
+// (validateContent). Errors: BAD_USER_INPUT for bad content or a replyTo
+// of another post; NOT_FOUND when the post or the comment replied to does
+// not exist; UNAUTHENTICATED when author has no users row (a token for a
+// user that is gone). A refused call writes nothing.
+//
+// The post, the author's users row and the comment replied to are read
+// with one GetMany. A comment is never older than its post, and a reply is
+// newer than the comment it replies to, whatever the gateways' clocks.
+// Writes, in order (package counted explains the scheme):
+//  1. the weibo:pending row of the write (the marker), naming the comment;
+//  2. the operation sequence of the post's commentCount;
+//  3. the comment row with CheckAndPut (username cell absent), the
+//     authority — a comment of the same author on the same post in the
+//     same millisecond holds it, or the tombstone of a deleted one: nothing
+//     was written, so the marker is deleted and the write starts again at
+//     the next millisecond (a comment id names one comment, ever);
+//  4. the post's comment counter, +1 (within the write's budget);
+//  5. the settle, which has nothing to write: no row depends on a
+//     comment;
+//  6. the delete of the pending row.
+//
+// A call that dies anywhere leaves the pending row; the repairer recounts
+// the post's comments after the repair grace.
+func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (_ *Comment, err error) {
+	defer weibo.Wrapf(&err, "comment by %s on %s", author, post)
+	if err := validateContent(content); err != nil {
+		return nil, err
+	}
+	if replyTo != nil && replyTo.Post != post {
+		return nil, weibo.BadInput("replyToId", "comment %s is on post %s, not on %s", replyTo, replyTo.Post, post)
+	}
+	gets := []*hbase.Get{
+		{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}},
+		{Table: tables.Users, Row: tables.UserKey(author), Families: []string{tables.FamInfo}},
+	}
+	if replyTo != nil {
+		gets = append(gets, &hbase.Get{Table: tables.Comments, Row: tables.CommentKey(*replyTo)})
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	if rs[0].Value(tables.FamPost, tables.ColText) == nil {
+		return nil, weibo.NotFoundOn("postId", "post "+post.String()+" not found")
+	}
+	name := rs[1].Value(tables.FamInfo, tables.ColUsername)
+	if name == nil {
+		return nil, weibo.ErrUnauthenticated
+	}
+	if replyTo != nil && !tables.CommentStored(rs[2]) {
+		return nil, weibo.NotFoundOn("replyToId", "comment "+replyTo.String()+" not found")
+	}
+	// Not before the post, whatever the clocks of the gateways, and a
+	// reply after the comment it replies to (so it lists before it).
+	ms := max(s.nowMillis(), post.Millis)
+	if replyTo != nil {
+		ms = max(ms, replyTo.Millis+1)
+	}
+	c := &Comment{ID: weibo.CommentID{Post: post, Millis: ms, Author: author},
+		Content: content, AuthorName: string(name), ReplyTo: replyTo}
+	var op *counted.Op
+	for {
+		if op, err = s.commentOp(ctx, c.ID); err != nil {
+			return nil, err
+		}
+		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c.ID),
+			Values: tables.CommentValues(content, c.AuthorName, replyTo)}, tables.FamComment, tables.ColCommentAuthorName, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+		// Another comment of this author holds the millisecond, or held
+		// it: a deleted comment's tombstone keeps its id.
+		if err := s.w.End(ctx, op); err != nil {
+			return nil, err
+		}
+		c.ID.Millis++
+	}
+	if err := s.w.Step(ctx, StepCommentDecided); err != nil {
+		return nil, err
+	}
+	if _, err := s.w.Count(ctx, op, +1); err != nil {
+		return nil, err
+	}
+	return c, s.w.End(ctx, op)
+}
+
+// DeleteComment deletes comment id as viewer and reports whether this
+// call deleted it (false when it was already gone). The comment's author
+// and the post's author may delete it (both are in the id, so no read
+// decides it); anyone else gets FORBIDDEN. Replies to it stay (their
+// replyTo then resolves to nothing).
+//
+// Writes, in order, as AddComment's, after one Get of the comment row
+// (gone: false, nothing written): the pending row; the operation sequence
+// of the post's commentCount; the CheckAndDelete of the comment row
+// expecting the text read (the authority; it decides whether this call
+// counts, so concurrent deletes count once), which removes the text and
+// the reply cell and keeps the username cell as the tombstone; the
+// counter, -1; the settle (nothing to write); the delete of the pending
+// row.
+func (s *Service) DeleteComment(ctx context.Context, viewer weibo.UserID, id weibo.CommentID) (_ bool, err error) {
+	defer weibo.Wrapf(&err, "delete comment %s by %s", id, viewer)
+	if viewer != id.Author && viewer != id.Post.Author {
+		return false, weibo.Forbidden("only the comment's author or the post's author may delete a comment")
+	}
+	key := tables.CommentKey(id)
+	cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Comments, Row: key, Families: []string{tables.FamComment}})
+	if err != nil {
+		return false, err
+	}
+	text := cur.Value(tables.FamComment, tables.ColCommentText)
+	if text == nil {
+		return false, nil
+	}
+	op, err := s.commentOp(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	deleted, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Comments, Row: key, Values: tables.CommentDeleted()},
+		tables.FamComment, tables.ColCommentText, text)
+	if err == nil {
+		err = s.w.Step(ctx, StepCommentDecided)
+	}
+	if err != nil {
+		return false, err
+	}
+	if deleted {
+		if _, err := s.w.Count(ctx, op, -1); err != nil {
+			return false, err
+		}
+	}
+	return deleted, s.w.End(ctx, op)
+}
+
+// GetComments reads comments by id with one batched GetMany; one entry per
+// id, nil where the comment does not exist.
+func (s *Service) GetComments(ctx context.Context, ids []weibo.CommentID) (_ []*Comment, err error) {
+	defer weibo.Wrap(&err, "get comments")
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Comments, Row: tables.CommentKey(id)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Comment, len(ids))
+	for i, r := range rs {
+		out[i] = commentFromRow(ids[i], r)
+	}
+	return out, nil
+}
+
+// commentFromRow decodes comment id's row; nil when it is not a comment.
+func commentFromRow(id weibo.CommentID, r *hbase.Result) *Comment {
+	if !tables.CommentStored(r) {
+		return nil
+	}
+	c := &Comment{ID: id, Content: string(r.Value(tables.FamComment, tables.ColCommentText)),
+		AuthorName: string(r.Value(tables.FamComment, tables.ColCommentAuthorName))}
+	if to, ok := tables.CommentReplyTo(id.Post, r); ok {
+		c.ReplyTo = &to
+	}
+	return c
+}
+
+// PostComments pages through post's comments newest first, both ways
+// (Page): one prefix scan of weibo:comments on the post's content rowkey,
+// reversed for Last/Before. A missing post has no comments. Errors:
+// BAD_USER_INPUT for bad paging arguments.
+func (s *Service) PostComments(ctx context.Context, post weibo.PostID, p weibo.Page) (_ *CommentConnection, err error) {
+	defer weibo.Wrap(&err, "comments of a post")
+	q := paging.Query{Kind: paging.CursorComments, RowLen: tables.CommentKeyLen,
+		Scan: hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(post)}}
+	edges, info, err := paging.ReadBoth(ctx, s.st, q, p,
+		func(_ context.Context, rows []*hbase.Result) ([]*Comment, error) {
+			out := make([]*Comment, len(rows))
+			for i, r := range rows {
+				if id, ok := tables.DecodeCommentKey(r.Row); ok {
+					out[i] = commentFromRow(id, r)
+				}
+			}
+			return out, nil
+		}, func(c *Comment, cursor string) CommentEdge { return CommentEdge{Comment: c, Cursor: cursor} })
+	if err != nil {
+		return nil, err
+	}
+	return &CommentConnection{Edges: edges, PageInfo: info}, nil
+}
