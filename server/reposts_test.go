@@ -263,10 +263,15 @@ func repostStoreCalls(t *testing.T, g *gw) {
 	}
 	const byOriginal = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content repostCount repostOf { content author { username } } } } } }`
 	const byOriginalAuthor = `query($first: Int) { homeTimeline(first: $first) { edges { node { id repostOf { content repostCount author { username postCount } } } } } }`
+	// Everything a client shows of a post: the counters are cells of the
+	// content rows, likedByViewer one batched read of the viewer's like
+	// rows, the originals one batched read.
+	const byEverything = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content likeCount commentCount repostCount likedByViewer
+		repostOf { content author { username } } } } } }`
 	for _, c := range []struct {
 		query string
 		want  float64
-	}{{byOriginal, 4}, {byOriginalAuthor, 5}} {
+	}{{byOriginal, 4}, {byOriginalAuthor, 5}, {byEverything, 5}} {
 		var costs []float64
 		for _, first := range []int{1, 20, 100} {
 			costs = append(costs, cost(c.query, first))

@@ -183,13 +183,45 @@ func (s *Service) existingUser(ctx context.Context, uid weibo.UserID) (*weibo.Us
 }
 
 // backfill copies target's newest posts (up to the backfill limit) into
-// viewer's inbox, in PutMany batches.
+// viewer's inbox, in PutMany batches. After each batch it reads the
+// batch's posts again and takes back the entries of those deleted
+// meanwhile: a delete's retraction that ran between this scan and this
+// write would otherwise leave them.
 func (s *Service) backfill(ctx context.Context, viewer, target weibo.UserID) error {
 	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.opts.backfill},
 		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
 			p, ok := tables.DecodeContentKey(r.Row)
 			return inboxPut(viewer, p), ok && tables.PostStored(r)
-		}, s.st.PutMany)
+		}, func(ctx context.Context, puts []*hbase.Put) error {
+			if err := s.st.PutMany(ctx, puts); err != nil {
+				return err
+			}
+			return s.dropDeleted(ctx, puts)
+		})
+}
+
+// dropDeleted deletes the inbox rows of puts whose post is gone: one
+// GetMany of the posts' content rows, one DeleteMany.
+func (s *Service) dropDeleted(ctx context.Context, puts []*hbase.Put) error {
+	gets := make([]*hbase.Get, len(puts))
+	for i, p := range puts {
+		_, id, _ := tables.DecodeInboxKey(p.Row)
+		gets[i] = &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return err
+	}
+	var dels []*hbase.Delete
+	for i, r := range rs {
+		if !tables.PostStored(r) {
+			dels = append(dels, &hbase.Delete{Table: tables.Inbox, Row: puts[i].Row})
+		}
+	}
+	if len(dels) == 0 {
+		return nil
+	}
+	return s.st.DeleteMany(ctx, dels)
 }
 
 // unbackfill deletes every post of target from viewer's inbox, in
