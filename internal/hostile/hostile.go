@@ -1,5 +1,5 @@
-// Package hostile holds the requests an attacker sends (issue 8, "No single
-// request or client can take the gateway down") as data, for the tests and
+// Package hostile holds the requests an attacker sends (no single request
+// or client may take the gateway down) as data, for the tests and
 // the benchmark that send them to a gateway over HTTP: the in-process
 // suite (package server), the binary's resident-memory test (cmd/gateway)
 // and the light-query-under-load benchmark. Each case says what the
@@ -195,7 +195,7 @@ func HeaviestAllowed(user string, maxNodes int64) string {
 // family is one user-perceived character of 7 code points and 25 bytes.
 const family = "\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466"
 
-// Cases returns every hostile request of issue 8 with what the gateway must
+// Cases returns every hostile request with what the gateway must
 // answer under its default limits.
 func Cases(env Env) []Case {
 	login := func(user, pw string) []byte {

@@ -97,7 +97,7 @@ func mustUserB(b *testing.B, svc *domain.Domain, name string) weibo.UserID {
 	return u.ID
 }
 
-// BenchmarkPublishMillionFans (issue 11 item 3): publishPost for an author
+// BenchmarkPublishMillionFans: publishPost for an author
 // with 1,000,000 fans (synthetic graph, on-disk embedded store), who is a
 // large account (hybrid fan-out: one real follow takes the fan count over
 // the threshold). Each iteration is one Publish; it reports the latency's
@@ -143,7 +143,7 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 	}
 }
 
-// BenchmarkFanoutThroughput (issue 11 item 3): the fan-out of a pushed
+// BenchmarkFanoutThroughput: the fan-out of a pushed
 // author (below the threshold) with 100,000 fans on the on-disk embedded
 // store: each iteration publishes one post and waits for its fan-out
 // (FlushFanout). It reports inbox entries written per second and the

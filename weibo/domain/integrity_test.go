@@ -172,7 +172,7 @@ func allPages(t *testing.T, page func(after *string) (*weibo.UserConnection, err
 	}
 }
 
-// checkWorld checks, after quiescence, everything issue 7 promises: every
+// checkWorld checks, after quiescence, everything the counted writes promise: every
 // acknowledged post is stored, and counted with any other stored post of
 // its author (exact: only acknowledged posts are stored); relations are symmetric and
 // the follow counters exact; every home timeline's newest 100 entries are
