@@ -227,8 +227,19 @@ func (s *Service) dropDeleted(ctx context.Context, puts []*hbase.Put) error {
 // unbackfill deletes every post of target from viewer's inbox, in
 // DeleteMany batches; the inbox rowkeys come from target's content rowkeys.
 func (s *Service) unbackfill(ctx context.Context, viewer, target weibo.UserID) error {
+	// The posts of target being deleted: their content rows may be gone
+	// already, and their retraction, which reads the fans rows, may come
+	// after this unfollow has removed viewer's.
+	deleting, err := s.deletesInFlight(ctx, target)
+	if err != nil {
+		return err
+	}
+	initial := make([]*hbase.Delete, len(deleting))
+	for i, p := range deleting {
+		initial[i] = &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}
+	}
 	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}},
-		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Delete, bool) {
+		s.opts.batch, initial, func(r *hbase.Result) (*hbase.Delete, bool) {
 			p, ok := tables.DecodeContentKey(r.Row)
 			return &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}, ok
 		}, s.st.DeleteMany)

@@ -416,6 +416,12 @@ func PendingKey(kind PendingKind, owner, other, nonce uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, nonce)
 }
 
+// PendingPrefix is the prefix of owner's weibo:pending rows of kind: a
+// prefix scan lists the writes of that kind in flight for owner.
+func PendingPrefix(kind PendingKind, owner uint64) []byte {
+	return append(appendIDKey(make([]byte, 0, IDKeyLen+1), owner), byte(kind))
+}
+
 // DecodePendingKey decodes a weibo:pending rowkey; ok is false for a
 // malformed key or an unknown kind.
 func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, ok bool) {
