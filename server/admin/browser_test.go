@@ -573,9 +573,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 		if err := chromedp.Do(ctx,
 			b.dragUntil(deptRow("大数据部"), deptRow("测试部"),
 				`(() => { const el = document.querySelector('[data-testid="tree-status"]'); return !!el && el.innerText.includes("Moved 大数据部 under 测试部"); })()`),
-			// 测试部 opens while the drag rests on it; a loaded machine may drop
-			// before it does, so open it (if still closed) to see the move.
-			openDept("测试部", ids["测试部"], "大数据部"),
+			until(fmt.Sprintf(`%s === %q`, rowParent("大数据部"), ids["测试部"])),
 			screenshot(t, "3-moved"),
 		); err != nil {
 			t.Fatalf("drag 大数据部 onto 测试部: %v", err)
