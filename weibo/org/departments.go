@@ -424,15 +424,21 @@ func (s *Service) deleteOne(ctx context.Context, d *Department) error {
 	if err != nil {
 		return err
 	}
+	// The managers' cells (the authority) first, then their rows: two
+	// batched deletes, not two deletes a manager.
+	var mgrCells, mgrRows []*hbase.Delete
 	for _, r := range mgrs {
 		if _, uid, ok := tables.DecodeDeptManagerKey(r.Row); ok {
-			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
-				Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(d.ID): nil}}}); err != nil {
+			mgrCells = append(mgrCells, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
+				Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(d.ID): nil}}})
+		}
+		mgrRows = append(mgrRows, &hbase.Delete{Table: tables.Departments, Row: r.Row})
+	}
+	for _, batch := range [][]*hbase.Delete{mgrCells, mgrRows} {
+		if len(batch) > 0 {
+			if err := s.st.DeleteMany(ctx, batch); err != nil {
 				return err
 			}
-		}
-		if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: r.Row}); err != nil {
-			return err
 		}
 	}
 	prefix := tables.DeptMemberPrefix(d.ID)
