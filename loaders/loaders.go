@@ -46,6 +46,8 @@ type Loaders struct {
 	UserRoles *dataloader.Loader[weibo.UserID, []*org.RoleAssignment]
 	// UserDepartments loads users' departments (nil for none; two GetMany per batch).
 	UserDepartments *dataloader.Loader[weibo.UserID, *org.Department]
+	// ManagedDepartments loads the departments users manage (two GetMany per batch).
+	ManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
 	// Comments loads comment rows by id (nil for a missing comment).
 	Comments *dataloader.Loader[weibo.CommentID, *feed.Comment]
 
@@ -97,7 +99,9 @@ func New(svc *domain.Domain) *Loaders {
 		Departments:      dataloader.NewBatchedLoader(batch(svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait)),
 		UserRoles:        dataloader.NewBatchedLoader(batch(svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait)),
 		UserDepartments:  dataloader.NewBatchedLoader(batch(svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait)),
-		Comments:         dataloader.NewBatchedLoader(batch(svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait)),
+		ManagedDepartments: dataloader.NewBatchedLoader(batch(svc.Org.ManagedDepartments),
+			dataloader.WithWait[weibo.UserID, []*org.Department](Wait)),
+		Comments: dataloader.NewBatchedLoader(batch(svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait)),
 	}
 }
 

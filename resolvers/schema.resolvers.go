@@ -688,11 +688,7 @@ func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*org.De
 
 // ManagedDepartments is the resolver for the managedDepartments field.
 func (r *userResolver) ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error) {
-	ds, err := r.Svc.Org.ManagedDepartments(ctx, []weibo.UserID{obj.ID})
-	if err != nil {
-		return nil, err
-	}
-	return ds[0], nil
+	return loaders.For(ctx).ManagedDepartments.Load(ctx, obj.ID)()
 }
 
 // LikedPosts is the resolver for the likedPosts field.
