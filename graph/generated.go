@@ -9981,6 +9981,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "likedByViewer":
+			if m := ec._Post_likedByViewer_ready(ctx, field, obj); m != nil {
+				out.SetReady(i, m, true)
+				break
+			}
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
@@ -9993,6 +9997,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 					return ec._Post_likes(ctx, field, obj)
 				})
 		case "repostOf":
+			if m := ec._Post_repostOf_ready(ctx, field, obj); m != nil {
+				out.SetReady(i, m, false)
+				break
+			}
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
@@ -12119,3 +12127,45 @@ func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// PostLikedByViewerReady is implemented by a resolver of Post.likedByViewer that can often tell
+// the field's value without waiting: ok false when it cannot (LikedByViewer then
+// runs as for any resolver field).
+type PostLikedByViewerReady interface {
+	LikedByViewerReady(ctx context.Context, obj *feed.Post) (v bool, ok bool)
+}
+
+// _Post_likedByViewer_ready marshals Post.likedByViewer at once when its resolver knows it
+// (PostLikedByViewerReady), and returns nil otherwise or when the field is deferred.
+func (ec *executionContext) _Post_likedByViewer_ready(ctx context.Context, field graphql.CollectedField, obj *feed.Post) graphql.Marshaler {
+	r, ok := ec.Resolvers.Post().(PostLikedByViewerReady)
+	if !ok || field.IsDeferred() {
+		return nil
+	}
+	v, ok := r.LikedByViewerReady(ctx, obj)
+	if !ok {
+		return nil
+	}
+	return gqlfield.Value(ctx, field, ec.fieldContext_Post_likedByViewer, v, ec.marshalNBoolean2bool)
+}
+
+// PostRepostOfReady is implemented by a resolver of Post.repostOf that can often tell
+// the field's value without waiting: ok false when it cannot (RepostOf then
+// runs as for any resolver field).
+type PostRepostOfReady interface {
+	RepostOfReady(ctx context.Context, obj *feed.Post) (v *feed.Post, ok bool)
+}
+
+// _Post_repostOf_ready marshals Post.repostOf at once when its resolver knows it
+// (PostRepostOfReady), and returns nil otherwise or when the field is deferred.
+func (ec *executionContext) _Post_repostOf_ready(ctx context.Context, field graphql.CollectedField, obj *feed.Post) graphql.Marshaler {
+	r, ok := ec.Resolvers.Post().(PostRepostOfReady)
+	if !ok || field.IsDeferred() {
+		return nil
+	}
+	v, ok := r.RepostOfReady(ctx, obj)
+	if !ok {
+		return nil
+	}
+	return gqlfield.Value(ctx, field, ec.fieldContext_Post_repostOf, v, ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost)
+}

@@ -5,8 +5,9 @@ package graph
 import "github.com/weibohbase/gateway/internal/gqllist"
 
 // listObjects is, for every object type, the type conditions it satisfies and the
-// fields gqlgen resolves concurrently: the list marshallers below pass it to
-// gqllist.Marshal.
+// fields gqlgen resolves concurrently (those whose resolver may know them at
+// once also Ready, see internal/generate's readyFields): the list marshallers
+// below pass it to gqllist.Marshal.
 var listObjects = gqllist.Objects{
 	"AuditEvent":                 {Implements: []string{"AuditEvent"}, Concurrent: map[string]bool{"actor": true, "targetId": true, "before": true, "after": true, "requestId": true}},
 	"AuditEventConnection":       {Implements: []string{"AuditEventConnection"}},
@@ -23,7 +24,7 @@ var listObjects = gqllist.Objects{
 	"DepartmentMemberConnection": {Implements: []string{"DepartmentMemberConnection"}},
 	"Mutation":                   {Implements: []string{"Mutation"}},
 	"PageInfo":                   {Implements: []string{"PageInfo"}},
-	"Post":                       {Implements: []string{"Post", "Node"}, Concurrent: map[string]bool{"likedByViewer": true, "likes": true, "repostOf": true, "reposts": true, "comments": true}},
+	"Post":                       {Implements: []string{"Post", "Node"}, Concurrent: map[string]bool{"likedByViewer": true, "likes": true, "repostOf": true, "reposts": true, "comments": true}, Ready: map[string]bool{"likedByViewer": true, "repostOf": true}},
 	"PostConnection":             {Implements: []string{"PostConnection"}},
 	"PostEdge":                   {Implements: []string{"PostEdge"}},
 	"Query":                      {Implements: []string{"Query"}, Concurrent: map[string]bool{"node": true, "nodes": true, "me": true, "user": true, "userByUsername": true, "post": true, "homeTimeline": true, "roles": true, "role": true, "roleByName": true, "topDepartments": true, "department": true, "users": true, "auditLog": true}},

@@ -51,6 +51,11 @@ type Loaders struct {
 	// Comments loads comment rows by id (nil for a missing comment).
 	Comments *dataloader.Loader[weibo.CommentID, *feed.Comment]
 
+	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
+	// primed through PrimePost and PrimeLiked.
+	KnownPosts Known[weibo.PostID, *feed.Post]
+	KnownLiked Known[weibo.PostID, bool]
+
 	svc   *domain.Domain
 	mu    sync.Mutex
 	users map[weibo.UserID]*weibo.User // read by ReadUser

@@ -123,25 +123,38 @@ func (r *Resolver) prefetchAuthors(ctx context.Context, page *feed.PostConnectio
 }
 
 // prefetchLiked primes likedByViewer for a page of posts when the query
-// selects it there and a viewer is logged in: one GetMany of the viewer's
-// like rows of the page's posts.
+// selects it there, and for their reposts' originals when it selects it
+// under repostOf, and a viewer is logged in: one GetMany of the viewer's
+// like rows of those posts.
 func (r *Resolver) prefetchLiked(ctx context.Context, page *feed.PostConnection) error {
 	viewer, ok := auth.OptionalViewer(ctx)
-	if !ok || len(page.Edges) == 0 ||
-		!selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return n == "likedByViewer" }) {
+	if !ok || len(page.Edges) == 0 {
 		return nil
 	}
-	ids := make([]weibo.PostID, len(page.Edges))
-	for i, e := range page.Edges {
-		ids[i] = e.Post.ID
+	liked := func(n string) bool { return n == "likedByViewer" }
+	var ids []weibo.PostID
+	if selectsAny(ctx, selections(ctx, "edges", "node"), liked) {
+		for _, e := range page.Edges {
+			ids = append(ids, e.Post.ID)
+		}
 	}
-	liked, err := r.Svc.Feed.IsLiked(ctx, viewer, ids)
+	if selectsAny(ctx, selections(ctx, "edges", "node", "repostOf"), liked) {
+		for _, e := range page.Edges {
+			if id := e.Post.RepostOfID; id != nil && !slices.Contains(ids, *id) {
+				ids = append(ids, *id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	likes, err := r.Svc.Feed.IsLiked(ctx, viewer, ids)
 	if err != nil {
 		return err
 	}
-	l := loaders.For(ctx).LikedByViewer
+	l := loaders.For(ctx)
 	for i, id := range ids {
-		l.Prime(ctx, id, liked[i])
+		l.PrimeLiked(ctx, id, likes[i])
 	}
 	return nil
 }
@@ -150,7 +163,7 @@ func (r *Resolver) prefetchLiked(ctx context.Context, page *feed.PostConnection)
 // viewer likes post for the rest of the request (its likedByViewer
 // answers without a read, and right even when read earlier in it).
 func primeLiked(ctx context.Context, post weibo.PostID, liked bool) {
-	loaders.For(ctx).LikedByViewer.Clear(ctx, post).Prime(ctx, post, liked)
+	loaders.For(ctx).PrimeLiked(ctx, post, liked)
 }
 
 // prefetchNodes prefetches the nodes of a user page's edges (see

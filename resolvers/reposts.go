@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/graph"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -62,10 +64,37 @@ func (r *Resolver) prefetchOriginals(ctx context.Context, page *feed.PostConnect
 	l := loaders.For(ctx)
 	var authors []weibo.UserID
 	for i, p := range ps {
-		l.Posts.Prime(ctx, ids[i], p)
+		l.PrimePost(ctx, ids[i], p)
 		if p != nil {
 			authors = append(authors, p.ID.Author)
 		}
 	}
 	return prefetchUsers(ctx, r.Svc, authors, true, "edges", "node", "repostOf", "author")
 }
+
+// LikedByViewerReady answers Post.likedByViewer at once when the request
+// knows it: without a viewer (false), or primed by a page's prefetch or a
+// like of the request (graph.PostLikedByViewerReady).
+func (r *postResolver) LikedByViewerReady(ctx context.Context, obj *feed.Post) (bool, bool) {
+	if _, ok := auth.OptionalViewer(ctx); !ok {
+		return false, true
+	}
+	return loaders.For(ctx).KnownLiked.Get(obj.ID)
+}
+
+// RepostOfReady answers Post.repostOf at once when the request knows it:
+// nil for a post that is no repost, or the original a page's prefetch
+// read (graph.PostRepostOfReady).
+func (r *postResolver) RepostOfReady(ctx context.Context, obj *feed.Post) (*feed.Post, bool) {
+	if obj.RepostOfID == nil {
+		return nil, true
+	}
+	return loaders.For(ctx).KnownPosts.Get(*obj.RepostOfID)
+}
+
+// The ready fields' resolvers (internal/generate's readyFields): without
+// these methods the fields still resolve, each in a goroutine of its own.
+var (
+	_ graph.PostLikedByViewerReady = (*postResolver)(nil)
+	_ graph.PostRepostOfReady      = (*postResolver)(nil)
+)

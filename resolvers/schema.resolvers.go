@@ -441,8 +441,7 @@ func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, 
 		return nil, err
 	}
 	page.TotalCount = int(obj.RepostCount)
-	loaders.For(ctx).Posts.Prime(ctx, obj.ID, obj) // every edge's repostOf
-	return page, r.prefetchAuthors(ctx, page)
+	return page, r.prefetchPosts(ctx, page)
 }
 
 // Comments is the resolver for the comments field.

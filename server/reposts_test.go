@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -280,6 +282,43 @@ func repostStoreCalls(t *testing.T, g *gw) {
 			if got != c.want {
 				t.Fatalf("store calls per page for first = 1, 20, 100: %v; want %v each\nquery: %s", costs, c.want, c.query)
 			}
+		}
+	}
+
+	// Every list of posts prefetches likedByViewer (its posts' and their
+	// originals') and repostOf: the fields answer at once, the list's
+	// items are marshalled in one goroutine, and a page costs the same
+	// whatever its length. Here the reposter's posts (10 reposts) and the
+	// viewer's liked posts (the 10 originals).
+	for i := range 10 {
+		g.like(viewer.token, weibo.PostID{Author: aid, Millis: posts[i*7].Millis}.String(), true)
+	}
+	const node = `edges { node { id likedByViewer repostOf { id content likedByViewer } } }`
+	for _, c := range []struct {
+		query string
+		want  float64
+	}{
+		// the user row, the posts, likedByViewer of both kinds, the originals
+		{`query($id: ID!, $first: Int) { user(id: $id) { posts(first: $first) { ` + node + ` } } }`, 4},
+		// the user row, the like rows, the posts, likedByViewer (of the originals only: none is a repost)
+		{`query($id: ID!, $first: Int) { user(id: $id) { likedPosts(first: $first) { ` + node + ` } } }`, 4},
+	} {
+		var costs []float64
+		for _, first := range []int{1, 5, 10} {
+			id := reposter.ID
+			if strings.Contains(c.query, "likedPosts") {
+				id = viewer.ID
+			}
+			before := g.storeCalls()
+			var d map[string]any
+			g.ok(viewer.token, c.query, map[string]any{"id": id, "first": first}, &d)
+			if n := strings.Count(fmt.Sprint(d), "likedByViewer:true"); n < first {
+				t.Fatalf("%d posts or originals liked on a page of %d: %v", n, first, d)
+			}
+			costs = append(costs, g.storeCalls()-before)
+		}
+		if !slices.Equal(costs, []float64{c.want, c.want, c.want}) {
+			t.Fatalf("store calls per page for first = 1, 5, 10: %v; want %v each\nquery: %s", costs, c.want, c.query)
 		}
 	}
 }

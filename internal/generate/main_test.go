@@ -294,3 +294,98 @@ func rewriteSource(t *testing.T, src string, rewrite func(*ast.File) error) (str
 	}
 	return b.String(), nil
 }
+
+// readyFixture is a ready field's function and object marshaller as gqlgen
+// writes them (formatted), with %s for the case's nonNull argument.
+const readyFixture = `package graph
+
+func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_liked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Liked(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *feed.Post) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, postImplementors)
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "liked":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, %s,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_liked(ctx, field, obj)
+				})
+		}
+	}
+	out.Dispatch(ctx)
+	return out
+}
+`
+
+// TestReady: a ready field's case asks its ready function first, which
+// marshals what the resolver's LikedReady knows with the field's own
+// field context and marshaller; a case of another shape is refused.
+func TestReady(t *testing.T) {
+	r := readyField{object: "Post", field: "liked", method: "Liked"}
+	src := strings.Replace(readyFixture, "%s", "true", 1)
+	f, err := parser.ParseFile(token.NewFileSet(), "generated.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls, err := readyDecls(f, []readyField{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := insertReady([]byte(src), []readyField{r}, decls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{
+		`case "liked": if m := ec._Post_liked_ready(ctx, field, obj); m != nil { out.SetReady(i, m, true) break } out.ResolveConcurrently(`,
+		`type PostLikedReady interface { LikedReady(ctx context.Context, obj *feed.Post) (v bool, ok bool) }`,
+		`r, ok := ec.Resolvers.Post().(PostLikedReady)`,
+		`return gqlfield.Value(ctx, field, ec.fieldContext_Post_liked, v, ec.marshalNBoolean2bool)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the rewritten source lacks %q:\n%s", want, out)
+		}
+	}
+
+	for _, c := range []struct{ name, from, to, fail string }{
+		{"directives", "\t\tnil,\n\t\tfunc(ctx context.Context, selections", "\t\tec.mw,\n\t\tfunc(ctx context.Context, selections", "middleware chain"},
+		{"another resolver method", "Post().Liked(ctx, obj)", "Post().Other(ctx, obj)", "does not call Liked"},
+		{"a case of two statements", "return ec._Post_liked(ctx, field, obj)\n\t\t\t\t})", "return ec._Post_liked(ctx, field, obj)\n\t\t\t\t})\n\t\t\t_ = 1", "not one call"},
+		{"panics not recovered", "i,\n\t\t\t\ttrue, true,", "i,\n\t\t\t\tfalse, true,", "panics recovered"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bad := strings.Replace(src, c.from, c.to, 1)
+			if bad == src {
+				t.Fatalf("the fixture has no %q", c.from)
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), "generated.go", bad, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readyDecls(f, []readyField{r}); err == nil || !strings.Contains(err.Error(), c.fail) {
+				t.Fatalf("err = %v, want one saying %q", err, c.fail)
+			}
+		})
+	}
+}

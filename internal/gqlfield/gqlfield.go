@@ -198,6 +198,17 @@ func (s *FieldSet) ResolveRootConcurrently(ctx context.Context, oc *graphql.Oper
 	s.scheduler().ResolveRootConcurrently(ctx, oc, i, recoverFromPanic, nonNull, resolve)
 }
 
+// SetReady sets field i to m, the value of a resolver field its resolver
+// knew at once (the generated _<Object>_<field>_ready functions), counted
+// in Invalids when it is null and the field non-null, as the generated
+// code does for the fields it resolves at once.
+func (s *FieldSet) SetReady(i int, m graphql.Marshaler, nonNull bool) {
+	s.Values[i] = m
+	if nonNull && m == graphql.Null {
+		atomic.AddUint32(&s.Invalids, 1)
+	}
+}
+
 // Dispatch resolves the scheduled fields (graphql.FieldSet.Dispatch: one in
 // the calling goroutine, the others in a goroutine each; it returns when
 // all are resolved) and adds those whose value nulls the object to

@@ -14,7 +14,8 @@
 // none of them, through any depth of object fields, fragments and inline
 // fragments, the items are marshalled one after another. A selection that
 // reaches an interface or union field, whose concrete type is known only
-// per item, is taken as reaching a concurrent field.
+// per item, is taken as reaching a concurrent field. A Ready field (one
+// whose resolver answers at once from the list's prefetch) is not.
 package gqllist
 
 import (
@@ -34,6 +35,11 @@ type Object struct {
 	// Concurrent holds the names of the fields gqlgen resolves in a
 	// goroutine of their own (resolvers, methods with a context).
 	Concurrent map[string]bool
+	// Ready holds the concurrent fields whose resolvers answer at once
+	// what the request already knows (internal/generate's readyFields):
+	// every resolver of a list of such objects prefetches them for all
+	// its items, so they do not make the list's items wait.
+	Ready map[string]bool
 }
 
 // Objects maps each GraphQL object type name to its Object; graph's
@@ -111,7 +117,7 @@ func (objs Objects) mayWait(oc *graphql.OperationContext, typeName string, sel a
 		return true
 	}
 	for _, f := range gqlfield.CollectFields(oc, sel, o.Implements) {
-		if o.Concurrent[f.Name] {
+		if o.Concurrent[f.Name] && !o.Ready[f.Name] {
 			return true
 		}
 		if len(f.Selections) == 0 {

@@ -20,7 +20,7 @@ const sdl = `
 interface Node { id: ID! }
 type Query { feed: [Edge!]! things: [Thing!]! }
 type Edge { cursor: String! node: Post! }
-type Post implements Node { id: ID! content: String! author: User! }
+type Post implements Node { id: ID! content: String! author: User! liked: Boolean! original: Post }
 type User implements Node { id: ID! username: String! followCount: Int! roles: [Role!]! }
 type Role { name: String! }
 union Thing = Post | User
@@ -29,9 +29,10 @@ union Thing = Post | User
 var objs = Objects{
 	"Query": {Implements: []string{"Query"}, Concurrent: map[string]bool{"feed": true, "things": true}},
 	"Edge":  {Implements: []string{"Edge"}},
-	"Post":  {Implements: []string{"Post", "Node"}},
-	"User":  {Implements: []string{"User", "Node"}, Concurrent: map[string]bool{"followCount": true, "roles": true}},
-	"Role":  {Implements: []string{"Role"}},
+	"Post": {Implements: []string{"Post", "Node"}, Concurrent: map[string]bool{"liked": true, "original": true},
+		Ready: map[string]bool{"liked": true, "original": true}},
+	"User": {Implements: []string{"User", "Node"}, Concurrent: map[string]bool{"followCount": true, "roles": true}},
+	"Role": {Implements: []string{"Role"}},
 }
 
 // listContext returns the context of the list field `field` of query's
@@ -71,6 +72,8 @@ func TestInline(t *testing.T) {
 		{"a resolver under a type condition the items meet", `{ feed { node { ... on Node { ... on Post { author { followCount } } } } } }`, "feed", false},
 		{"a skipped resolver", `{ feed { node { author { followCount @skip(if: true) } } } }`, "feed", true},
 		{"a list of a union", `{ things { __typename } }`, "things", false},
+		{"ready fields", `{ feed { node { liked original { liked content } } } }`, "feed", true},
+		{"a resolver under a ready field", `{ feed { node { original { author { followCount } } } } }`, "feed", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := objs.inline(listContext(t, c.query, c.field)); got != c.inline {
