@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# make bench: the k6 load tests of issue 11 (bench/k6/*.js) against the real
+# make bench: the k6 load tests (bench/k6/*.js) against the real
 # binary serving the full data set, on the embedded store and on the real
 # HBase; or, when BENCH names no k6 script, the Go benchmarks (as before).
 # Results go to docs/benchmarks.md by hand, with the command.
 #
 #   make bench                          every k6 script, both stores
-#   BENCH=home make bench               one script (home posts publish follow subscription)
+#   BENCH=home make bench               one script (home home-actions posts like comment
+#                                       publish delete follow subscription)
 #   BENCH="home posts" BENCH_STORE=embedded make bench
 #   BENCH=GraphQL make bench            Go benchmarks matching GraphQL (go test -bench), both backends
 #   BENCH=FanoutThroughput BENCHTIME=5x make bench   the fan-out benchmarks (weibo), both backends
@@ -33,13 +34,14 @@
 #
 # The embedded store is imported once into .data/bench-full and reused
 # (rm -rf it to import again); the HBase namespace bench_full (or
-# bench_day_YYYYMMDD) is imported when its users are missing. publish and
-# follow write to the store (follow undoes its follows; publish adds posts):
+# bench_day_YYYYMMDD) is imported when its users are missing. like,
+# comment, publish, delete and follow write to the store (like, delete and
+# follow undo what they do; comment and publish add comments and posts):
 # they run after the reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts_all="home posts publish follow subscription"
+scripts_all="home home-actions posts like comment publish delete follow subscription"
 bench=${BENCH:-$scripts_all}
 for s in $bench; do
 	if [[ ! -f bench/k6/$s.js ]]; then

@@ -58,19 +58,58 @@ export function gql(token, query, variables, name) {
   return body;
 }
 
+// measured returns closedLoop options whose summary line (see summary)
+// is of the requests tagged name alone: a script sending several kinds
+// of request (likePost then unlikePost) reports the one it measures.
+// k6 computes a tag's submetrics only for thresholds, hence the
+// always-true ones.
+export function measured(name, extra) {
+  const opts = closedLoop(extra);
+  opts.thresholds = Object.assign({}, opts.thresholds, {
+    [`http_req_duration{name:${name}}`]: ['max>=0'],
+    [`http_reqs{name:${name}}`]: ['count>=0'],
+  });
+  return opts;
+}
+
+// authorPosts reads, as the first reader, the newest posts (up to 20
+// each) of the first n authors of the users file and returns their ids:
+// the posts the action scripts act on, read once in setup().
+export function authorPosts(n) {
+  const tok = users.readers[0].token;
+  const ids = [];
+  for (const a of users.authors.slice(0, n)) {
+    const body = gql(tok, `query($id: ID!) { user(id: $id) { posts(first: 20) { edges { node { id } } } } }`, { id: String(a) }, 'setup');
+    if (body && body.data && body.data.user) {
+      for (const e of body.data.user.posts.edges) ids.push(e.node.id);
+    }
+  }
+  if (ids.length === 0) fail('no posts to act on');
+  return ids;
+}
+
 // summary prints a short text summary and, when SUMMARY_FILE is set,
 // writes k6's JSON summary to SUMMARY_FILE.json and one line to
 // SUMMARY_FILE that scripts/bench.sh reads: "count rate p50 p95 p99
-// requests" of the requests (http_reqs, http_req_duration in ms), or for
+// requests" of the requests (http_reqs, http_req_duration in ms; only
+// those of the name given to measured, if the script used it), or for
 // the subscription of the deliveries (fanout_deliveries, fanout_latency),
-// then the number of HTTP requests.
+// then the number of HTTP requests (all of them: the gateway's CPU per
+// request is per any request).
 export function summary(data) {
   const out = { stdout: textSummary(data) };
   if (__ENV.SUMMARY_FILE) {
     const m = data.metrics;
     const sub = m.fanout_latency !== undefined;
-    const n = (sub ? m.fanout_deliveries : m.http_reqs) || { values: { count: 0, rate: 0 } };
-    const d = (sub ? m.fanout_latency : m.http_req_duration) || { values: {} };
+    const tagged = Object.keys(m).find((k) => k.startsWith('http_req_duration{name:'));
+    let n = sub ? m.fanout_deliveries : m.http_reqs;
+    let d = sub ? m.fanout_latency : m.http_req_duration;
+    if (!sub && tagged) {
+      d = m[tagged];
+      n = m[tagged.replace('http_req_duration', 'http_reqs')];
+    }
+    n = n || { values: { count: 0, rate: 0 } };
+    d = d || { values: {} };
     const v = d.values;
     const reqs = m.http_reqs ? m.http_reqs.values.count : 0;
     out[__ENV.SUMMARY_FILE] = [n.values.count, n.values.rate, v.med || 0, v['p(95)'] || 0, v['p(99)'] || 0, reqs].join(' ') + '\n';
@@ -86,6 +125,12 @@ function textSummary(data) {
   const checks = m.checks ? m.checks.values : { rate: 0 };
   let s = `requests ${reqs.count} (${reqs.rate.toFixed(1)}/s), checks ${(100 * checks.rate).toFixed(2)} % ok\n`;
   s += `http_req_duration med ${fmt(d.med)} p95 ${fmt(d['p(95)'])} p99 ${fmt(d['p(99)'])} max ${fmt(d.max)}\n`;
+  for (const k of Object.keys(m)) {
+    if (k.startsWith('http_req_duration{name:')) {
+      const v = m[k].values;
+      s += `${k} med ${fmt(v.med)} p95 ${fmt(v['p(95)'])} p99 ${fmt(v['p(99)'])} max ${fmt(v.max)}\n`;
+    }
+  }
   for (const k of Object.keys(m)) {
     if (k.startsWith('fanout_') || k.startsWith('ws_')) {
       s += `${k} ${JSON.stringify(m[k].values)}\n`;
