@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/weibohbase/gateway/auth"
-	"github.com/weibohbase/gateway/graph"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -91,10 +90,3 @@ func (r *postResolver) RepostOfReady(ctx context.Context, obj *feed.Post) (*feed
 	}
 	return loaders.For(ctx).KnownPosts.Get(*obj.RepostOfID)
 }
-
-// The ready fields' resolvers (internal/generate's readyFields): without
-// these methods the fields still resolve, each in a goroutine of its own.
-var (
-	_ graph.PostLikedByViewerReady = (*postResolver)(nil)
-	_ graph.PostRepostOfReady      = (*postResolver)(nil)
-)
