@@ -180,3 +180,19 @@ func (r *Resolver) prefetchUserEdges(ctx context.Context, edges []weibo.UserEdge
 	}
 	return prefetchUsers(ctx, r.Svc, ids, false, "edges", "node")
 }
+
+// countFree are the Post fields that a post from the post cache answers as
+// its content row would: all but the counters and the lists whose
+// totalCount is one (a field added to Post needs the row until listed).
+var countFree = map[string]bool{"__typename": true, "id": true, "content": true, "createdAt": true,
+	"author": true, "likedByViewer": true, "repostOf": true, "repostOfId": true}
+
+// timelineOptions are the options of a home-timeline read for the query's
+// selection: feed.WithoutCounts when the page's posts select only
+// countFree fields, so that they may come from the post cache.
+func timelineOptions(ctx context.Context) []feed.TimelineOption {
+	if selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return !countFree[n] }) {
+		return nil
+	}
+	return []feed.TimelineOption{feed.WithoutCounts()}
+}

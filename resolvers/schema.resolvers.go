@@ -515,7 +515,7 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*feed.Post, error)
 // HomeTimeline is the resolver for the homeTimeline field.
 func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
 	viewer := viewerOf(ctx)
-	page, err := r.Svc.Feed.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before})
+	page, err := r.Svc.Feed.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before}, timelineOptions(ctx)...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
 )
 
 // serveClusterFlags are serve's flags for running against an HBase cluster,
@@ -23,6 +24,8 @@ type serveClusterFlags struct {
 	fanWorkers  int
 	fanBatch    int
 	breakerOpen time.Duration
+	postCache   int
+	postTTL     time.Duration
 }
 
 // maxFanoutBatch bounds --fanout-batch: one PutMany of that many inbox rows
@@ -41,6 +44,10 @@ func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fanWorkers, "fanout-workers", envInt("GATEWAY_FANOUT_WORKERS", 4), "fan-out workers (env GATEWAY_FANOUT_WORKERS)")
 	fs.IntVar(&f.fanBatch, "fanout-batch", envInt("GATEWAY_FANOUT_BATCH", 500),
 		"inbox rows a fan-out writes (and settles) per batch, 1 to 20000; larger batches mean fewer round trips to HBase (env GATEWAY_FANOUT_BATCH)")
+	fs.IntVar(&f.postCache, "post-cache", envInt("GATEWAY_POST_CACHE", feed.DefaultPostCacheSize),
+		"posts the post cache of home-timeline pages holds; 0 turns it off (env GATEWAY_POST_CACHE)")
+	fs.DurationVar(&f.postTTL, "post-cache-ttl", envDuration("GATEWAY_POST_CACHE_TTL", feed.DefaultPostCacheTTL),
+		"how long a cached post serves: the longest another instance shows a deleted post (env GATEWAY_POST_CACHE_TTL)")
 	fs.StringVar(&f.instance, "instance", env("GATEWAY_INSTANCE", ""),
 		"this instance's name in fan-out leases (env GATEWAY_INSTANCE; default HOST:PID:RANDOM)")
 }
@@ -62,13 +69,16 @@ func (f *serveClusterFlags) err() error {
 	if f.fanBatch < 1 || f.fanBatch > maxFanoutBatch {
 		return fmt.Errorf("--fanout-batch %d: want 1 to %d", f.fanBatch, maxFanoutBatch)
 	}
+	if f.postCache < 0 || f.postCache > 0 && f.postTTL <= 0 {
+		return fmt.Errorf("--post-cache %d, --post-cache-ttl %s: want a size of 0 (off) or more, and a positive TTL", f.postCache, f.postTTL)
+	}
 	return nil
 }
 
 // serviceOptions are the domain.Domain options of these flags.
 func (f *serveClusterFlags) serviceOptions() []domain.Option {
 	opts := []domain.Option{domain.WithFanoutLease(f.lease), domain.WithOutboxSweep(f.sweep), domain.WithFanoutWorkers(f.fanWorkers),
-		domain.WithFanoutBatch(f.fanBatch)}
+		domain.WithFanoutBatch(f.fanBatch), domain.WithPostCache(f.postCache, f.postTTL)}
 	if f.instance != "" {
 		opts = append(opts, domain.WithInstanceName(f.instance))
 	}

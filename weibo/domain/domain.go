@@ -81,6 +81,11 @@ func WithInstanceName(name string) Option { return feedOption(feed.WithInstanceN
 // (feed.WithFanoutThreshold).
 func WithFanoutThreshold(n int) Option { return feedOption(feed.WithFanoutThreshold(n)) }
 
+// WithPostCache sizes the post cache of home-timeline pages (feed.WithPostCache).
+func WithPostCache(size int, ttl time.Duration) Option {
+	return feedOption(feed.WithPostCache(size, ttl))
+}
+
 // WithBcryptCost sets the cost of new password hashes (feed.WithBcryptCost).
 func WithBcryptCost(c int) Option { return feedOption(feed.WithBcryptCost(c)) }
 

@@ -99,6 +99,9 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 			return false, err
 		}
 	}
+	if deleted {
+		s.posts.forget(id)
+	}
 	if !deleted {
 		if unrepost != nil {
 			if err := s.w.End(ctx, unrepost); err != nil {

@@ -174,7 +174,7 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 // timelineTop reads the newest watchWindow posts of uid's home timeline:
 // their ids, the posts newest first, and the large accounts uid follows.
 func (s *Service) timelineTop(ctx context.Context, uid weibo.UserID) (map[weibo.PostID]bool, []*Post, map[weibo.UserID]bool, error) {
-	c, large, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(watchWindow)})
+	c, large, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(watchWindow)}, timelineOptions{})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -46,6 +46,7 @@ type Service struct {
 	live        liveHub
 	opts        options
 	bcryptC     int
+	posts       *postCache // nil: none (WithPostCache)
 }
 
 type options struct {
@@ -57,6 +58,8 @@ type options struct {
 	instance      string
 	bcryptCost    int
 	threshold     int
+	postCacheSize int
+	postCacheTTL  time.Duration
 }
 
 // Option configures a Service.
@@ -120,6 +123,7 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	o := options{
 		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
 		fanoutLease: 30 * time.Second, bcryptCost: 10, threshold: DefaultFanoutThreshold,
+		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -127,7 +131,8 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	if o.instance == "" {
 		o.instance = defaultInstanceName()
 	}
-	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost}
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost,
+		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()
 	s.retractions = newRetractions()

@@ -43,12 +43,32 @@ import (
 // page a client showed (Last, Before) holds the posts that reached the
 // timeline since, oldest of them last; the reversed scan costs the same.
 //
+// With WithoutCounts, the posts may come from the post cache (postcache.go)
+// and their counters are zero.
+//
 // Errors: BAD_USER_INPUT for bad paging arguments.
-func (s *Service) HomeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page) (_ *PostConnection, err error) {
+func (s *Service) HomeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page, opts ...TimelineOption) (_ *PostConnection, err error) {
 	defer weibo.Wrap(&err, "home timeline")
-	c, _, err := s.homeTimeline(ctx, uid, p)
+	var o timelineOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	c, _, err := s.homeTimeline(ctx, uid, p, o)
 	return c, err
 }
+
+// TimelineOption configures one HomeTimeline read.
+type TimelineOption func(*timelineOptions)
+
+type timelineOptions struct {
+	noCounts bool
+}
+
+// WithoutCounts says the caller needs none of the posts' counters
+// (likeCount, commentCount, repostCount): the page's posts may then come
+// from the post cache, their counters zero, and only the posts it misses
+// are read (with the viewer's attends rows, in the same batched read).
+func WithoutCounts() TimelineOption { return func(o *timelineOptions) { o.noCounts = true } }
 
 // timelineItem is one merged entry of a home-timeline page.
 type timelineItem struct {
@@ -62,7 +82,7 @@ type timelineItem struct {
 // one batched read (timelineRead.verify); merge the followed large
 // accounts' posts; learn whether an edge lies beyond the near cursor; cut
 // and build the page.
-func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page) (*PostConnection, map[weibo.UserID]bool, error) {
+func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page, o timelineOptions) (*PostConnection, map[weibo.UserID]bool, error) {
 	q := paging.Query{Kind: paging.CursorTimeline, RowLen: tables.InboxKeyLen, Rounds: timelineRounds,
 		Scan: hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid)}}
 	w, err := q.Window(p)
@@ -70,6 +90,7 @@ func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Pa
 		return nil, nil, err
 	}
 	t := s.startTimelineRead(ctx, uid)
+	t.cached = o.noCounts
 	sc, want, near := w.Scan(q.Scan)
 	posts, keys, frontier, err := paging.ScanVerifiedUpTo(ctx, s.st, &sc, want-1, q.Rounds, t.verify)
 	if err != nil {
@@ -108,6 +129,7 @@ type timelineRead struct {
 	largeErr error
 	got      chan struct{} // closed once large and largeErr are set
 
+	cached     bool // the posts may come from the post cache (WithoutCounts)
 	learned    bool
 	candidates []weibo.UserID        // the large accounts whose attends rows to read
 	checked    bool                  // the candidates' attends rows were read
@@ -157,7 +179,7 @@ func (t *timelineRead) verify(ctx context.Context, rows []*hbase.Result) ([]*Pos
 	if !t.checked {
 		t.checked, extra = true, t.candidates
 	}
-	posts, follows, err := t.s.resolveEntriesWith(ctx, t.uid, ids, extra)
+	posts, follows, err := t.s.resolveEntriesWith(ctx, t.uid, ids, extra, t.cached)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +201,7 @@ func (t *timelineRead) checkLargeAlone(ctx context.Context) error {
 		return nil
 	}
 	t.checked = true
-	_, follows, err := t.s.resolveEntriesWith(ctx, t.uid, nil, t.candidates)
+	_, follows, err := t.s.resolveEntriesWith(ctx, t.uid, nil, t.candidates, false)
 	if err != nil {
 		return err
 	}
@@ -355,22 +377,39 @@ const timelineRounds = 9
 // resolveEntriesWith reads, in one GetMany, the content rows of ids and the
 // owner's attends rows of their authors and of the users extra; it returns
 // the posts, nil for entries to skip (post gone, author not followed), and
-// for each of extra whether the owner follows them.
-func (s *Service) resolveEntriesWith(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID) ([]*Post, []bool, error) {
+// for each of extra whether the owner follows them. With cached, a post
+// the post cache holds is taken from there (counters zero) and only the
+// others' content rows are read (and cached).
+func (s *Service) resolveEntriesWith(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached bool) ([]*Post, []bool, error) {
+	posts := make([]*Post, len(ids))
+	rowOf := make([]int, len(ids)) // the Get of ids[i]'s content row, -1 for a cached post
+	reads := 0
+	for i, id := range ids {
+		if cached {
+			if p, ok := s.posts.get(id); ok {
+				posts[i], rowOf[i] = p, -1
+				continue
+			}
+		}
+		rowOf[i] = reads
+		reads++
+	}
 	// The Gets and their rowkeys are allocated together, each rowkey a
 	// full slice expression of keys (a page: 2 allocations, not 200).
-	n := 2*len(ids) + len(extra)
+	n := reads + len(ids) + len(extra)
 	gs := make([]hbase.Get, 0, n)
 	gets := make([]*hbase.Get, 0, n)
-	keys := make([]byte, 0, len(ids)*tables.ContentKeyLen+(len(ids)+len(extra))*tables.RelationKeyLen)
+	keys := make([]byte, 0, reads*tables.ContentKeyLen+(len(ids)+len(extra))*tables.RelationKeyLen)
 	add := func(table string, start int) {
 		gs = append(gs, hbase.Get{Table: table, Row: keys[start:len(keys):len(keys)]})
 		gets = append(gets, &gs[len(gs)-1])
 	}
-	for _, id := range ids {
-		start := len(keys)
-		keys = tables.AppendContentKey(keys, id)
-		add(tables.Content, start)
+	for i, id := range ids {
+		if rowOf[i] >= 0 {
+			start := len(keys)
+			keys = tables.AppendContentKey(keys, id)
+			add(tables.Content, start)
+		}
 	}
 	relIdx := make(map[weibo.UserID]int, len(ids)+len(extra))
 	attends := func(a weibo.UserID) {
@@ -391,9 +430,13 @@ func (s *Service) resolveEntriesWith(ctx context.Context, owner weibo.UserID, id
 	if err != nil {
 		return nil, nil, err
 	}
-	posts := make([]*Post, len(ids))
 	for i, id := range ids {
-		p := postFromRow(id, rs[i])
+		p := posts[i]
+		if k := rowOf[i]; k >= 0 {
+			if p = postFromRow(id, rs[k]); cached {
+				s.posts.put(p)
+			}
+		}
 		if j, ok := relIdx[id.Author]; ok && !rs[j].Exists() {
 			p = nil
 		}
