@@ -130,6 +130,7 @@ func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 		{"Unknown_family", cUnknownFamily},
 		{"Admin_DeleteTable", cAdminDeleteTable},
 		{"Admin_DropNamespace", cAdminDropNamespace},
+		{"Admin_add_family", cAdminAddFamily},
 		{"WithNamespace", cWithNamespace},
 		{"Instrument", cInstrument},
 	}

@@ -33,8 +33,6 @@ package tables
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -279,25 +277,10 @@ func Specs() []hbase.TableSpec {
 }
 
 // Migrate creates the weibo namespace and the tables of Specs when
-// missing; it is idempotent. It needs the table administration
-// (Admin.EnsureTables) and one read.
-//
-// EnsureTables adds no family to an existing table (it only gives existing
-// families NEW_VERSION_BEHAVIOR; see docs/schema.md, "Versions and
-// deletes"), so a weibo:users table created before family o existed does
-// not gain it; Migrate detects that
-// with a one-row read and returns an error (wrapping
-// hbase.ErrFamilyNotFound) that says how to add the family. Other errors
+// missing, and adds to existing tables the families of Specs they lack
+// (Admin.EnsureTables: a weibo:users table of an older version gains
+// family o); it is idempotent and never removes anything. Errors
 // are the store's.
 func Migrate(ctx context.Context, st hbase.StoreAdmin) error {
-	if err := st.EnsureTables(ctx, Namespace, Specs()); err != nil {
-		return err
-	}
-	_, err := st.Get(ctx, &hbase.Get{Table: Users, Row: SeqKey, Families: []string{FamOrg}})
-	if errors.Is(err, hbase.ErrFamilyNotFound) {
-		return fmt.Errorf("table %s was created without column family %q (roles and departments): "+
-			"add it, e.g. in the HBase shell: alter '%s', {NAME => '%s', VERSIONS => 1, BLOOMFILTER => 'ROW'}: %w",
-			Users, FamOrg, Users, FamOrg, err)
-	}
-	return err
+	return st.EnsureTables(ctx, Namespace, Specs())
 }
