@@ -117,6 +117,8 @@ func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 		{"Scan_stop_early", cScanStopEarly},
 		{"Scan_binary_rowkeys", cScanBinaryRowkeys},
 		{"Scan_reversed", cScanReversed},
+		{"MutateRow", cMutateRow},
+		{"MutateRow_atomic", cMutateRowAtomic},
 		{"CheckAndPut_absent", cCheckAndPutAbsent},
 		{"CheckAndPut_value", cCheckAndPutValue},
 		{"CheckAndPut_empty_value", cCheckAndPutEmptyValue},
