@@ -21,6 +21,8 @@ type (
 	NodeKind = tables.NodeKind
 	// CommentID is a comment's id: its post, time and author (tables.CommentID).
 	CommentID = tables.CommentID
+	// TokenID is a bearer token's id, its claim jti (tables.TokenID).
+	TokenID = tables.TokenID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
