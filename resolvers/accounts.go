@@ -74,12 +74,18 @@ func (r *Resolver) updateProfile(ctx context.Context, displayName, bio *string) 
 	return u, nil
 }
 
-// optionalText is a profile text for GraphQL: null for "" (not set).
-func optionalText(s string) *string {
-	if s == "" {
-		return nil
+// profileText returns the profile text field of u (loaded through the
+// user dataloader when u is a post's denormalized author): null when not
+// set ("").
+func profileText(ctx context.Context, u *weibo.User, field func(*weibo.User) string) (*string, error) {
+	u, err := complete(ctx, u)
+	if err != nil {
+		return nil, err
 	}
-	return &s
+	if s := field(u); s != "" {
+		return &s, nil
+	}
+	return nil, nil
 }
 
 // tokenRecheck is how often an open subscription checks its token again

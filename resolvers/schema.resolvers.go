@@ -658,20 +658,12 @@ func (r *userResolver) PostCount(ctx context.Context, obj *weibo.User) (int, err
 
 // DisplayName is the resolver for the displayName field.
 func (r *userResolver) DisplayName(ctx context.Context, obj *weibo.User) (*string, error) {
-	u, err := complete(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return optionalText(u.DisplayName), nil
+	return profileText(ctx, obj, func(u *weibo.User) string { return u.DisplayName })
 }
 
 // Bio is the resolver for the bio field.
 func (r *userResolver) Bio(ctx context.Context, obj *weibo.User) (*string, error) {
-	u, err := complete(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return optionalText(u.Bio), nil
+	return profileText(ctx, obj, func(u *weibo.User) string { return u.Bio })
 }
 
 // FollowedByViewer is the resolver for the followedByViewer field.
