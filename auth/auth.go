@@ -1,11 +1,21 @@
 // Package auth issues and checks the gateway's bearer tokens: HS256 JWTs
-// (github.com/golang-jwt/jwt/v5) whose subject is the user id and whose
-// claim ct is the user's creation time, and puts the viewer into the
-// request context. A token is good only while its user exists as it was
-// when the token was issued: Viewer checks (sub, ct) against the users row
-// once per request, through the check the server installs (WithUserCheck),
-// so a token outlives neither its user nor a store reset after which the
-// same id names someone else.
+// (github.com/golang-jwt/jwt/v5) whose subject is the user id, whose claim
+// ct is the user's creation time, whose claim gen is the user's token
+// generation when the token was issued and whose jti is the token's own
+// random id; and it puts the viewer into the request context. A token is
+// good only while its users row accepts it: Viewer checks the token against
+// the row once per request, through the check the server installs
+// (WithUserCheck): the row must exist with the token's ct (a token outlives
+// neither its user nor a store reset after which the same id names someone
+// else), hold the token's generation (changePassword and logoutEverywhere
+// move it on) and not name the token as ended (logout).
+//
+// An instance remembers a token it found good for a short while (10 s by
+// default, WithRecheckAfter) and does not read the row again meanwhile, so
+// another instance that ends the token is obeyed here within that window.
+// The instance that ends a token tells its Issuer (Ended, EndedAll): it then
+// refuses the token at once, in requests under way too, and closes the
+// token's subscriptions (Watch).
 package auth
 
 import (
@@ -24,38 +34,78 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// Issuer signs and verifies tokens with one HMAC secret.
+// Token is what a valid token says: whose it is and which one.
+type Token struct {
+	// User is the token's user (claim sub).
+	User weibo.UserID
+	// Created is the user's creation time, ms since the epoch (claim ct):
+	// with User it names one user, not a later user given the same id.
+	Created int64
+	// Generation is the user's token generation when the token was issued
+	// (claim gen): the token is good while the users row holds it.
+	Generation int64
+	// ID is the token's own id (claim jti), by which logout ends it alone.
+	ID weibo.TokenID
+	// Expires is the token's expiry (claim exp); it is valid strictly
+	// before it.
+	Expires time.Time
+}
+
+// Issuer signs and verifies tokens with one HMAC secret, and remembers
+// which tokens this instance found good or ended.
 type Issuer struct {
 	secret   []byte
 	ttl      time.Duration
 	now      func() time.Time
-	known    knownUsers
+	known    *knownTokens
 	verified *lru.Cache[string, verifiedToken]
 }
 
 // verifiedTokens is how many verified tokens an Issuer remembers (about
-// 250 bytes each).
+// 300 bytes each).
 const verifiedTokens = 10_000
 
 // verifiedToken is what Verify found in a token that it accepted, and
 // when: a token (the exact string, whose HMAC covers every claim) is
-// accepted again without parsing it while the clock is between at and exp.
-// Client requests send the same token again and again; parsing and
+// accepted again without parsing it while the clock is between at and its
+// expiry. Client requests send the same token again and again; parsing and
 // checking it is a noticeable share of a home-timeline page's CPU.
 type verifiedToken struct {
-	uid     weibo.UserID
-	ct      int64
-	at, exp time.Time
+	Token
+	at time.Time
 }
 
 // Issuer name written into and required in every token ("iss").
 const issuerName = "weibo-gateway"
 
+// DefaultRecheckAfter is how long a token found good counts as checked by
+// default (WithRecheckAfter): the longest another instance's ending of a
+// token may take to be obeyed by this one.
+const DefaultRecheckAfter = 10 * time.Second
+
+// Option configures an Issuer.
+type Option func(*Issuer)
+
+// WithClock sets the clock of issue times, expiries and the known-token
+// window (default time.Now); tests move it.
+func WithClock(now func() time.Time) Option { return func(i *Issuer) { i.now = now } }
+
+// WithRecheckAfter sets how long a token found good (at issue or by a
+// request's check) counts as checked, so that requests within it skip the
+// read of its users row (default DefaultRecheckAfter); 0 or less checks
+// every request.
+func WithRecheckAfter(d time.Duration) Option { return func(i *Issuer) { i.known.window = d } }
+
 // NewIssuer returns an Issuer for secret (at least 32 bytes is advised) whose
 // tokens live ttl.
-func NewIssuer(secret []byte, ttl time.Duration) *Issuer {
+func NewIssuer(secret []byte, ttl time.Duration, opts ...Option) *Issuer {
 	verified, _ := lru.New[string, verifiedToken](verifiedTokens)
-	return &Issuer{secret: secret, ttl: ttl, now: time.Now, known: knownUsers{m: map[knownUser]time.Time{}}, verified: verified}
+	i := &Issuer{secret: secret, ttl: ttl, now: time.Now, known: newKnownTokens(DefaultRecheckAfter), verified: verified}
+	for _, o := range opts {
+		o(i)
+	}
+	i.known.life = ttl
+	return i
 }
 
 // RandomSecret returns 32 random bytes, for a process without a configured secret.
@@ -67,104 +117,82 @@ func RandomSecret() []byte {
 	return b
 }
 
-// tokenClaims are a token's claims: the registered ones and ct.
+// tokenClaims are a token's claims: the registered ones (jti among them),
+// ct and gen.
 type tokenClaims struct {
 	jwt.RegisteredClaims
 	// Created is the user's creation time, ms since the epoch (the users
-	// row's i:ct): with the id it names one user, not a later user given
-	// the same id.
+	// row's i:ct).
 	Created int64 `json:"ct"`
+	// Generation is the user's token generation at issue (i:tg).
+	Generation int64 `json:"gen"`
 }
 
 // Issue returns a signed token for user uid created at created (the users
-// row's creation time, kept to the millisecond): claims sub (decimal user
-// id), ct (created, ms since the epoch), iss, iat and exp. The caller has
-// just read or written the users row, so the user counts as checked for a
-// few seconds (see Viewer).
-func (i *Issuer) Issue(uid weibo.UserID, created time.Time) (string, error) {
+// row's creation time, kept to the millisecond) at token generation gen
+// (the row's i:tg): claims sub (decimal user id), ct (created, ms since the
+// epoch), gen, jti (16 random bytes, unpadded base64url), iss, iat and exp
+// (now + the Issuer's ttl). The caller has just read or written the users
+// row, so the token counts as checked for the recheck window (see Viewer).
+func (i *Issuer) Issue(uid weibo.UserID, created time.Time, gen int64) (string, error) {
 	now := i.now()
+	var id weibo.TokenID
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	t := Token{User: uid, Created: created.UnixMilli(), Generation: gen, ID: id, Expires: now.Add(i.ttl)}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, tokenClaims{RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   uid.String(),
 		Issuer:    issuerName,
+		ID:        id.String(),
 		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(now.Add(i.ttl)),
-	}, Created: created.UnixMilli()}).SignedString(i.secret)
+		ExpiresAt: jwt.NewNumericDate(t.Expires),
+	}, Created: t.Created, Generation: gen}).SignedString(i.secret)
 	if err == nil {
-		i.known.add(knownUser{uid, created.UnixMilli()}, now)
+		i.known.add(t, now)
 	}
 	return tok, err
 }
 
 // Verify checks a token's signature, algorithm, issuer and expiry and
-// returns its user id and the user's creation time (claim ct, ms since the
-// epoch). A token without ct (issued before it existed) is refused. An
-// accepted token is remembered (verifiedToken) and accepted again without
-// parsing until its expiry.
-func (i *Issuer) Verify(token string) (weibo.UserID, int64, error) {
+// returns what it says. A token without ct or without jti (issued before
+// they existed) is refused: its user logs in again. An accepted token is
+// remembered and accepted again without parsing until its expiry. Verify
+// does not consult the users row: Viewer does.
+func (i *Issuer) Verify(token string) (Token, error) {
 	now := i.now()
-	if v, ok := i.verified.Get(token); ok && now.Before(v.exp) && !now.Before(v.at) {
-		return v.uid, v.ct, nil
+	if v, ok := i.verified.Get(token); ok && now.Before(v.Expires) && !now.Before(v.at) {
+		return v.Token, nil
 	}
 	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return i.secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(issuerName), jwt.WithExpirationRequired(), jwt.WithTimeFunc(i.now))
 	if err != nil {
-		return 0, 0, err
+		return Token{}, err
 	}
 	if claims.Created <= 0 {
-		return 0, 0, errors.New("the token has no user creation time (ct): log in again")
+		return Token{}, errors.New("the token has no user creation time (ct): log in again")
+	}
+	if claims.ID == "" {
+		return Token{}, errors.New("the token has no id (jti): log in again")
+	}
+	id, err := weibo.ParseTokenID(claims.ID)
+	if err != nil {
+		return Token{}, errors.New("the token's id (jti) is malformed: log in again")
+	}
+	if claims.Generation < 0 {
+		return Token{}, errors.New("the token's generation (gen) is negative")
 	}
 	uid, err := weibo.ParseUserID(claims.Subject)
 	if err != nil {
-		return 0, 0, err
+		return Token{}, err
 	}
+	t := Token{User: uid, Created: claims.Created, Generation: claims.Generation, ID: id, Expires: claims.ExpiresAt.Time}
 	// An accepted token has an expiry (WithExpirationRequired); it is
 	// valid strictly before it, as the parser judges.
-	i.verified.Add(token, verifiedToken{uid: uid, ct: claims.Created, at: now, exp: claims.ExpiresAt.Time})
-	return uid, claims.Created, nil
-}
-
-// knownTTL is how long a user found as a token names it (at issue, or by a
-// request's check) counts as checked: requests within it skip the read.
-// A users row disappears, or its id is given to another user, only when
-// the store is reset, so this only delays by a few seconds what a reset
-// does to the tokens of the users of a gateway that kept running.
-const knownTTL = 10 * time.Second
-
-// knownUser is a (user id, creation time) pair that a token names.
-type knownUser struct {
-	id weibo.UserID
-	ct int64
-}
-
-// knownUsers remembers the pairs found recently, with the time found.
-type knownUsers struct {
-	mu sync.Mutex
-	m  map[knownUser]time.Time
-}
-
-func (k *knownUsers) add(u knownUser, now time.Time) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if len(k.m) >= 100_000 {
-		for key, at := range k.m {
-			if now.Sub(at) >= knownTTL {
-				delete(k.m, key)
-			}
-		}
-		if len(k.m) >= 100_000 {
-			clear(k.m)
-		}
-	}
-	k.m[u] = now
-}
-
-func (k *knownUsers) has(u knownUser, now time.Time) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	at, ok := k.m[u]
-	return ok && now.Sub(at) < knownTTL
+	i.verified.Add(token, verifiedToken{Token: t, at: now})
+	return t, nil
 }
 
 type ctxKey struct{}
@@ -172,34 +200,65 @@ type ctxKey struct{}
 // viewer is what a request's Authorization says, and the outcome of its
 // check against the users row, made at most once per request.
 type viewer struct {
-	id      weibo.UserID
-	ct      int64     // the token's ct claim
+	tok     Token
 	err     error     // a token was sent but is not valid
 	trusted bool      // WithViewer: no token to check
-	iss     *Issuer   // for its known users
+	iss     *Issuer   // for its known tokens
 	once    sync.Once // the check
 	checked error     // its outcome
+	epoch   uint64    // the Issuer's ending epoch when the check was made
 }
 
 type checkKey struct{}
 
-// UserCheck reports whether user uid exists and was created at created (ms
-// since the epoch): whether a token's (sub, ct) still names its user.
-// Errors are the store's.
-type UserCheck func(ctx context.Context, uid weibo.UserID, created int64) (bool, error)
+// TokenState is what a token's users row says of it.
+type TokenState int
 
-// WithUserCheck returns ctx in which Viewer checks the token's user with
-// check, once per request. The per-request dataloader middleware installs
-// it, reading the users row through the request's loaders so that a
-// request that reads the viewer's row anyway reads it once.
+// The states of a token, as a UserCheck finds them.
+const (
+	// TokenValid: the row exists with the token's ct and generation, and
+	// does not name the token as ended.
+	TokenValid TokenState = iota
+	// TokenUserGone: there is no such user, or the id is another user's
+	// (a store reset).
+	TokenUserGone
+	// TokenEnded: logout, logoutEverywhere or changePassword ended it.
+	TokenEnded
+)
+
+// UserCheck reads the users row of t.User and says whether it accepts t.
+// Errors are the store's.
+type UserCheck func(ctx context.Context, t Token) (TokenState, error)
+
+// WithUserCheck returns ctx in which Viewer checks the token against its
+// users row with check, once per request. The per-request dataloader
+// middleware installs it, reading the users row through the request's
+// loaders so that a request that reads the viewer's row anyway reads it
+// once.
 func WithUserCheck(ctx context.Context, check UserCheck) context.Context {
 	return context.WithValue(ctx, checkKey{}, check)
 }
 
-// errUserGone is Viewer's answer for a token whose user does not exist as
-// the token knew it.
-var errUserGone = &weibo.Error{Code: weibo.CodeUnauthenticated,
-	Message: "invalid token: its user no longer exists (the store was reset?); log in again"}
+// The UNAUTHENTICATED errors of a token its users row does not accept.
+var (
+	errUserGone = &weibo.Error{Code: weibo.CodeUnauthenticated,
+		Message: "invalid token: its user no longer exists (the store was reset?); log in again"}
+	errTokenEnded = &weibo.Error{Code: weibo.CodeUnauthenticated,
+		Message: "invalid token: it was ended (logout, logoutEverywhere or changePassword); log in again"}
+	errTokenExpired = &weibo.Error{Code: weibo.CodeUnauthenticated, Message: "invalid token: it has expired; log in again"}
+)
+
+// stateError returns the error of a token in state s, nil when valid.
+func stateError(s TokenState) error {
+	switch s {
+	case TokenValid:
+		return nil
+	case TokenEnded:
+		return errTokenEnded
+	default:
+		return errUserGone
+	}
+}
 
 // Middleware reads "Authorization: Bearer <token>". A valid token puts its
 // user id into the context; a missing one leaves the request anonymous; an
@@ -221,7 +280,7 @@ func (i *Issuer) WithAuthorization(ctx context.Context, h string) context.Contex
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		v.err = errors.New("the Authorization header must be \"Bearer <token>\"")
-	} else if v.id, v.ct, v.err = i.Verify(strings.TrimSpace(tok)); v.err != nil {
+	} else if v.tok, v.err = i.Verify(strings.TrimSpace(tok)); v.err != nil {
 		v.err = fmt.Errorf("invalid token: %w", v.err)
 	}
 	return context.WithValue(ctx, ctxKey{}, v)
@@ -230,14 +289,15 @@ func (i *Issuer) WithAuthorization(ctx context.Context, h string) context.Contex
 // WithViewer returns ctx carrying uid as the authenticated viewer, trusted
 // without a check (tests, CLI).
 func WithViewer(ctx context.Context, uid weibo.UserID) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &viewer{id: uid, trusted: true})
+	return context.WithValue(ctx, ctxKey{}, &viewer{tok: Token{User: uid}, trusted: true})
 }
 
 // Viewer returns the authenticated user id of ctx. Without a token, with an
-// invalid one, or with one whose user does not exist as the token knew it
-// (the check of WithUserCheck, run once per request unless the user was
-// found less than 10 s ago), it returns a *weibo.Error with code
-// UNAUTHENTICATED; a store error of the check is returned as it is.
+// invalid one, or with one its users row does not accept (the check of
+// WithUserCheck, run once per request unless the token was found good
+// within the recheck window), it returns a *weibo.Error with code
+// UNAUTHENTICATED; a store error of the check is returned as it is. A
+// token this instance ended after the request's check is refused too.
 func Viewer(ctx context.Context) (weibo.UserID, error) {
 	v, ok := ctx.Value(ctxKey{}).(*viewer)
 	switch {
@@ -245,28 +305,78 @@ func Viewer(ctx context.Context) (weibo.UserID, error) {
 		return 0, weibo.ErrUnauthenticated
 	case v.err != nil:
 		return 0, &weibo.Error{Code: weibo.CodeUnauthenticated, Message: v.err.Error()}
+	case v.trusted:
+		return v.tok.User, nil
 	}
-	if check, ok := ctx.Value(checkKey{}).(UserCheck); ok && !v.trusted {
+	if check, ok := ctx.Value(checkKey{}).(UserCheck); ok {
 		v.once.Do(func() {
-			u, now := knownUser{v.id, v.ct}, v.iss.now()
-			if v.iss.known.has(u, now) {
-				return
-			}
-			found, err := check(ctx, v.id, v.ct)
-			switch {
-			case err != nil:
-				v.checked = err
-			case !found:
-				v.checked = errUserGone
-			default:
-				v.iss.known.add(u, now)
-			}
+			v.epoch = v.iss.known.epoch.Load()
+			v.checked = v.iss.check(ctx, v.tok, check)
 		})
 		if v.checked != nil {
 			return 0, v.checked
 		}
+		// An ending on this instance since the check (a logout earlier in
+		// this request, or in another one): one atomic load unless there was.
+		if e := v.iss.known.epoch.Load(); e != v.epoch && v.iss.known.isEnded(v.tok) {
+			return 0, errTokenEnded
+		}
 	}
-	return v.id, nil
+	return v.tok.User, nil
+}
+
+// check judges t at now: refused when this instance ended it, accepted when
+// it was found good within the recheck window, else judged by check (and
+// remembered when good).
+func (i *Issuer) check(ctx context.Context, t Token, check UserCheck) error {
+	now := i.now()
+	switch i.known.state(t, now) {
+	case knownEnded:
+		return errTokenEnded
+	case knownGood:
+		return nil
+	}
+	s, err := check(ctx, t)
+	if err != nil {
+		return err
+	}
+	if s == TokenValid {
+		i.known.add(t, now)
+	}
+	return stateError(s)
+}
+
+// Recheck checks the token of ctx's viewer again, as a long-lived
+// operation (a subscription) does while it runs: the token must not have
+// expired nor been ended on this instance, and must have been found good
+// within the recheck window or be accepted by check now (which must read
+// the row afresh, not through a request's cache). It returns nil for a
+// good token (and for a trusted viewer), an UNAUTHENTICATED *weibo.Error
+// otherwise, or check's store error.
+func (i *Issuer) Recheck(ctx context.Context, check UserCheck) error {
+	v, ok := ctx.Value(ctxKey{}).(*viewer)
+	switch {
+	case !ok:
+		return weibo.ErrUnauthenticated
+	case v.err != nil:
+		return &weibo.Error{Code: weibo.CodeUnauthenticated, Message: v.err.Error()}
+	case v.trusted:
+		return nil
+	case !i.now().Before(v.tok.Expires):
+		return errTokenExpired
+	}
+	return i.check(ctx, v.tok, check)
+}
+
+// ViewerToken returns the token of ctx's viewer, and false when ctx has no
+// valid token (anonymous, an invalid token, or a trusted viewer without
+// one). It does not check the users row: call Viewer first.
+func ViewerToken(ctx context.Context) (Token, bool) {
+	v, ok := ctx.Value(ctxKey{}).(*viewer)
+	if !ok || v.err != nil || v.trusted {
+		return Token{}, false
+	}
+	return v.tok, true
 }
 
 // ViewerIfAny tells apart the three cases: an authenticated viewer (id,
@@ -285,4 +395,25 @@ func ViewerIfAny(ctx context.Context) (weibo.UserID, bool, error) {
 func OptionalViewer(ctx context.Context) (weibo.UserID, bool) {
 	id, err := Viewer(ctx)
 	return id, err == nil
+}
+
+// Ended records that t was ended (logout) through this instance, after
+// the store's write: this instance refuses it from now on, in requests
+// under way too, and closes its subscriptions (Watch).
+func (i *Issuer) Ended(t Token) { i.known.end(t, i.now()) }
+
+// EndedAll records that every token of uid issued below generation gen was
+// ended (changePassword, logoutEverywhere) through this instance, after the
+// store's write; as Ended.
+func (i *Issuer) EndedAll(uid weibo.UserID, gen int64) { i.known.endAll(uid, gen, i.now()) }
+
+// Watch returns a channel that is closed when this instance ends the token
+// of ctx's viewer (Ended, EndedAll), and a function that stops watching;
+// nil (never closed) without a token.
+func (i *Issuer) Watch(ctx context.Context) (<-chan struct{}, func()) {
+	t, ok := ViewerToken(ctx)
+	if !ok {
+		return nil, func() {}
+	}
+	return i.known.watch(t)
 }

@@ -10,10 +10,13 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
+// handID is the jti of the hand-made tokens.
+var handID = weibo.TokenID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+
 func TestVerify(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	iss := NewIssuer(secret, time.Hour)
-	good, err := iss.Issue(42, time.UnixMilli(1583020800123))
+	good, err := iss.Issue(42, time.UnixMilli(1583020800123), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +34,15 @@ func TestVerify(t *testing.T) {
 	otherIssuer.Issuer = "someone-else"
 	noExpiry.ExpiresAt = nil
 	badSubject.Subject = "042"
+	valid.ID = handID.String()
+	noID, badID := valid, valid
+	noID.ID = ""
+	badID.ID = "not-a-token-id"
 	withCT := func(c jwt.RegisteredClaims) tokenClaims {
-		return tokenClaims{RegisteredClaims: c, Created: 1583020800123}
+		return tokenClaims{RegisteredClaims: c, Created: 1583020800123, Generation: 3}
 	}
+	negativeGen := withCT(valid)
+	negativeGen.Generation = -1
 	for _, c := range []struct {
 		name, token string
 		ok          bool
@@ -41,6 +50,10 @@ func TestVerify(t *testing.T) {
 		{"issued", good, true},
 		{"hand-made valid", sign(jwt.SigningMethodHS256, secret, withCT(valid)), true},
 		{"no ct (issued before it existed)", sign(jwt.SigningMethodHS256, secret, valid), false},
+		{"no jti (issued before it existed)", sign(jwt.SigningMethodHS256, secret, withCT(noID)), false},
+		{"no jti nor gen", sign(jwt.SigningMethodHS256, secret, tokenClaims{RegisteredClaims: noID, Created: 1583020800123}), false},
+		{"malformed jti", sign(jwt.SigningMethodHS256, secret, withCT(badID)), false},
+		{"negative gen", sign(jwt.SigningMethodHS256, secret, negativeGen), false},
 		{"expired", sign(jwt.SigningMethodHS256, secret, withCT(expired)), false},
 		{"other issuer", sign(jwt.SigningMethodHS256, secret, withCT(otherIssuer)), false},
 		{"no expiry", sign(jwt.SigningMethodHS256, secret, withCT(noExpiry)), false},
@@ -51,12 +64,12 @@ func TestVerify(t *testing.T) {
 		{"garbage", "not.a.token", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			uid, ct, err := iss.Verify(c.token)
-			if c.ok && (err != nil || uid != 42 || ct != 1583020800123) {
-				t.Fatalf("Verify = %v, %v, %v; want 42, 1583020800123", uid, ct, err)
+			tok, err := iss.Verify(c.token)
+			if c.ok && (err != nil || tok.User != 42 || tok.Created != 1583020800123 || tok.Generation != 3) {
+				t.Fatalf("Verify = %+v, %v; want user 42, ct 1583020800123, gen 3", tok, err)
 			}
 			if !c.ok && err == nil {
-				t.Fatalf("Verify accepted it as user %v", uid)
+				t.Fatalf("Verify accepted it: %+v", tok)
 			}
 		})
 	}
@@ -67,21 +80,21 @@ func TestVerify(t *testing.T) {
 // differing from an accepted one in any byte is parsed and judged on its own.
 func TestVerifyRemembers(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	iss := NewIssuer(secret, time.Hour)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	iss.now = func() time.Time { return now }
-	tok, err := iss.Issue(42, time.UnixMilli(1583020800123))
+	iss := NewIssuer(secret, time.Hour, WithClock(func() time.Time { return now }))
+	tok, err := iss.Issue(42, time.UnixMilli(1583020800123), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	verify := func(token string) (weibo.UserID, int64, error) {
 		t.Helper()
-		return iss.Verify(token)
+		v, err := iss.Verify(token)
+		return v.User, v.Created, err
 	}
 	if uid, ct, err := verify(tok); err != nil || uid != 42 || ct != 1583020800123 {
 		t.Fatalf("Verify = %v, %v, %v", uid, ct, err)
 	}
-	if allocs := testing.AllocsPerRun(20, func() { _, _, _ = iss.Verify(tok) }); allocs > 0 {
+	if allocs := testing.AllocsPerRun(20, func() { _, _ = iss.Verify(tok) }); allocs > 0 {
 		t.Errorf("Verify of an accepted token allocates %v times: it parsed it again", allocs)
 	}
 	tampered := []byte(tok)
@@ -105,7 +118,7 @@ func TestVerifyRemembers(t *testing.T) {
 
 func TestWithAuthorization(t *testing.T) {
 	iss := NewIssuer([]byte("0123456789abcdef0123456789abcdef"), time.Hour)
-	tok, _ := iss.Issue(7, time.UnixMilli(1583020800123))
+	tok, _ := iss.Issue(7, time.UnixMilli(1583020800123), 0)
 	for _, c := range []struct {
 		name, header string
 		id           weibo.UserID

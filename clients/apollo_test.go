@@ -57,7 +57,7 @@ func TestApollo(t *testing.T) {
 	if err != nil || users[0] == nil {
 		t.Fatalf("user %d: %v, %v", uid, users, err)
 	}
-	token, err := gw.Tokens.Issue(users[0].ID, users[0].CreatedAt)
+	token, err := gw.Tokens.Issue(users[0].ID, users[0].CreatedAt, users[0].TokenGeneration)
 	if err != nil {
 		t.Fatal(err)
 	}

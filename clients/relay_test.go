@@ -242,11 +242,11 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	if err != nil || len(posts.Edges) != 1 {
 		t.Fatalf("user 1's posts: %+v, %v", posts, err)
 	}
-	adminToken, err := tokens.Issue(admin.ID, admin.CreatedAt)
+	adminToken, err := tokens.Issue(admin.ID, admin.CreatedAt, admin.TokenGeneration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	userToken, err := tokens.Issue(1, users[0].CreatedAt)
+	userToken, err := tokens.Issue(1, users[0].CreatedAt, users[0].TokenGeneration)
 	if err != nil {
 		t.Fatal(err)
 	}

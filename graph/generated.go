@@ -149,6 +149,7 @@ type ComplexityRoot struct {
 		AddDepartmentManager    func(childComplexity int, departmentID string, userID string) int
 		AssignRole              func(childComplexity int, userID string, roleID string, priority int) int
 		AssignRoleToUsers       func(childComplexity int, userIds []string, roleID string, priority int) int
+		ChangePassword          func(childComplexity int, currentPassword string, newPassword string) int
 		CreateDepartment        func(childComplexity int, name string, parentID *string) int
 		CreateRole              func(childComplexity int, name string) int
 		DeleteComment           func(childComplexity int, id string) int
@@ -158,6 +159,8 @@ type ComplexityRoot struct {
 		Follow                  func(childComplexity int, userID string) int
 		LikePost                func(childComplexity int, postID string) int
 		Login                   func(childComplexity int, username string, password string) int
+		Logout                  func(childComplexity int) int
+		LogoutEverywhere        func(childComplexity int) int
 		MoveDepartment          func(childComplexity int, id string, parentID *string) int
 		PublishPost             func(childComplexity int, content string) int
 		Register                func(childComplexity int, username string, password string) int
@@ -171,6 +174,7 @@ type ComplexityRoot struct {
 		SetUsersDepartment      func(childComplexity int, userIds []string, departmentID *string) int
 		Unfollow                func(childComplexity int, userID string) int
 		UnlikePost              func(childComplexity int, postID string) int
+		UpdateProfile           func(childComplexity int, displayName *string, bio *string) int
 	}
 
 	PageInfo struct {
@@ -268,8 +272,10 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
+		Bio                func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		Department         func(childComplexity int) int
+		DisplayName        func(childComplexity int) int
 		FanCount           func(childComplexity int) int
 		Fans               func(childComplexity int, first *int, after *string) int
 		FollowCount        func(childComplexity int) int
@@ -330,6 +336,10 @@ type DepartmentResolver interface {
 type MutationResolver interface {
 	Register(ctx context.Context, username string, password string) (*model.AuthPayload, error)
 	Login(ctx context.Context, username string, password string) (*model.AuthPayload, error)
+	ChangePassword(ctx context.Context, currentPassword string, newPassword string) (*model.AuthPayload, error)
+	Logout(ctx context.Context) (bool, error)
+	LogoutEverywhere(ctx context.Context) (bool, error)
+	UpdateProfile(ctx context.Context, displayName *string, bio *string) (*weibo.User, error)
 	Follow(ctx context.Context, userID string) (*weibo.User, error)
 	Unfollow(ctx context.Context, userID string) (*weibo.User, error)
 	PublishPost(ctx context.Context, content string) (*feed.Post, error)
@@ -394,6 +404,8 @@ type UserResolver interface {
 	FollowCount(ctx context.Context, obj *weibo.User) (int, error)
 	FanCount(ctx context.Context, obj *weibo.User) (int, error)
 	PostCount(ctx context.Context, obj *weibo.User) (int, error)
+	DisplayName(ctx context.Context, obj *weibo.User) (*string, error)
+	Bio(ctx context.Context, obj *weibo.User) (*string, error)
 	FollowedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
 	Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
@@ -773,6 +785,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignRoleToUsers(childComplexity, args["userIds"].([]string), args["roleId"].(string), args["priority"].(int)), true
+	case "Mutation.changePassword":
+		if e.ComplexityRoot.Mutation.ChangePassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changePassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangePassword(childComplexity, args["currentPassword"].(string), args["newPassword"].(string)), true
 	case "Mutation.createDepartment":
 		if e.ComplexityRoot.Mutation.CreateDepartment == nil {
 			break
@@ -872,6 +895,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Login(childComplexity, args["username"].(string), args["password"].(string)), true
+	case "Mutation.logout":
+		if e.ComplexityRoot.Mutation.Logout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.Logout(childComplexity), true
+	case "Mutation.logoutEverywhere":
+		if e.ComplexityRoot.Mutation.LogoutEverywhere == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.LogoutEverywhere(childComplexity), true
 	case "Mutation.moveDepartment":
 		if e.ComplexityRoot.Mutation.MoveDepartment == nil {
 			break
@@ -1015,6 +1050,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnlikePost(childComplexity, args["postId"].(string)), true
+	case "Mutation.updateProfile":
+		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateProfile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["displayName"].(*string), args["bio"].(*string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1445,6 +1491,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TimelineConnection.PageInfo(childComplexity), true
 
+	case "User.bio":
+		if e.ComplexityRoot.User.Bio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Bio(childComplexity), true
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
 			break
@@ -1457,6 +1509,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Department(childComplexity), true
+	case "User.displayName":
+		if e.ComplexityRoot.User.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.DisplayName(childComplexity), true
 	case "User.fanCount":
 		if e.ComplexityRoot.User.FanCount == nil {
 			break
@@ -1748,6 +1806,10 @@ type User implements Node {
   fanCount: Int!
   "How many posts this user wrote."
   postCount: Int!
+  "The name the user shows (1-30 characters, one line); null when not set. Set with updateProfile."
+  displayName: String
+  "The user's self-description (at most 160 characters); null when not set. Set with updateProfile."
+  bio: String
   "Whether the logged-in viewer follows this user (false when not logged in)."
   followedByViewer: Boolean!
   "Whom this user follows, by user id."
@@ -1971,6 +2033,30 @@ type Mutation {
   "Username: 3-32 letters, digits or _, unique ignoring case. Password: 8-72 bytes."
   register(username: String!, password: String!): AuthPayload!
   login(username: String!, password: String!): AuthPayload!
+  """
+  Change the viewer's password: currentPassword must be the password
+  (UNAUTHENTICATED otherwise, throttled as a failed login), newPassword
+  follows the rules of register (8-72 bytes; BAD_USER_INPUT otherwise).
+  Every token issued before stops working, on every gateway instance (at
+  once on this one, within 10 s on others); the payload carries a new one.
+  """
+  changePassword(currentPassword: String!, newPassword: String!): AuthPayload! @authenticated
+  """
+  End the token this request carries: from now on it is UNAUTHENTICATED for
+  queries, mutations and subscriptions (its open subscriptions are closed).
+  The viewer's other tokens keep working. True.
+  """
+  logout: Boolean! @authenticated
+  "End every token of the viewer, this one included, as logout ends one. True."
+  logoutEverywhere: Boolean! @authenticated
+  """
+  Change the viewer's profile; returns the viewer. For each argument: null
+  (or absent) leaves the field as it is, "" clears it, anything else replaces
+  it. displayName: 1-30 characters on one line; bio: at most 160
+  characters; both valid UTF-8 with a visible character, as a post's
+  content (BAD_USER_INPUT otherwise, and nothing changes).
+  """
+  updateProfile(displayName: String, bio: String): User! @authenticated
   "Follow a user; returns that user. Idempotent."
   follow(userId: ID!): User! @authenticated
   "Unfollow a user; returns that user. Idempotent."
@@ -2511,6 +2597,10 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_fanCount(ctx, field)
 	case "postCount":
 		return ec.fieldContext_User_postCount(ctx, field)
+	case "displayName":
+		return ec.fieldContext_User_displayName(ctx, field)
+	case "bio":
+		return ec.fieldContext_User_bio(ctx, field)
 	case "followedByViewer":
 		return ec.fieldContext_User_followedByViewer(ctx, field)
 	case "follows":
@@ -2870,6 +2960,28 @@ func (ec *executionContext) field_Mutation_assignRole_args(ctx context.Context, 
 		return nil, err
 	}
 	args["priority"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changePassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "currentPassword",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["currentPassword"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "newPassword",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["newPassword"] = arg1
 	return args, nil
 }
 
@@ -3282,6 +3394,28 @@ func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["postId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "displayName",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["displayName"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "bio",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["bio"] = arg1
 	return args, nil
 }
 
@@ -4788,6 +4922,192 @@ func (ec *executionContext) fieldContext_Mutation_login(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_login_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changePassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changePassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangePassword(ctx, fc.Args["currentPassword"].(string), fc.Args["newPassword"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *model.AuthPayload
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {
+			return ec.marshalNAuthPayload2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐAuthPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changePassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuthPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changePassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_logout(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logout(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().Logout(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logout(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _Mutation_logoutEverywhere(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logoutEverywhere(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().LogoutEverywhere(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logoutEverywhere(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _Mutation_updateProfile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateProfile(ctx, fc.Args["displayName"].(*string), fc.Args["bio"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateProfile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateProfile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7828,6 +8148,52 @@ func (ec *executionContext) fieldContext_User_postCount(_ context.Context, field
 	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
 }
 
+func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().DisplayName(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "String")
+}
+
+func (ec *executionContext) _User_bio(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_bio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().Bio(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_bio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "String")
+}
+
 func (ec *executionContext) _User_followedByViewer(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9711,6 +10077,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "changePassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changePassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logout":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logout(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logoutEverywhere":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logoutEverywhere(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateProfile":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateProfile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "follow":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_follow(ctx, field)
@@ -10617,6 +11011,18 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_postCount(ctx, field, obj)
+				})
+		case "displayName":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_displayName(ctx, field, obj)
+				})
+		case "bio":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_bio(ctx, field, obj)
 				})
 		case "followedByViewer":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

@@ -36,7 +36,7 @@ var listObjects = gqllist.Objects{
 	"RoleMemberEdge":             {Implements: []string{"RoleMemberEdge"}, Concurrent: map[string]bool{"node": true}},
 	"Subscription":               {Implements: []string{"Subscription"}, Concurrent: map[string]bool{"homeTimelineUpdates": true}},
 	"TimelineConnection":         {Implements: []string{"TimelineConnection"}},
-	"User":                       {Implements: []string{"User", "Node"}, Concurrent: map[string]bool{"createdAt": true, "followCount": true, "fanCount": true, "postCount": true, "followedByViewer": true, "follows": true, "fans": true, "posts": true, "roles": true, "department": true, "managedDepartments": true, "likedPosts": true}},
+	"User":                       {Implements: []string{"User", "Node"}, Concurrent: map[string]bool{"createdAt": true, "followCount": true, "fanCount": true, "postCount": true, "displayName": true, "bio": true, "followedByViewer": true, "follows": true, "fans": true, "posts": true, "roles": true, "department": true, "managedDepartments": true, "likedPosts": true}},
 	"UserConnection":             {Implements: []string{"UserConnection"}},
 	"UserEdge":                   {Implements: []string{"UserEdge"}, Concurrent: map[string]bool{"node": true}},
 	"UserSearchConnection":       {Implements: []string{"UserSearchConnection"}},

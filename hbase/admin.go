@@ -17,12 +17,13 @@ import (
 type Admin interface {
 	// EnsureTables creates namespace and the tables in it when they do not
 	// exist yet, then waits until they serve requests. It is idempotent and
-	// safe to call concurrently: existing tables keep their families and
-	// settings, except that a backend brings them to the version semantics
-	// Store promises (HBase: NEW_VERSION_BEHAVIOR is set on every family
-	// that lacks it, and the alter waited for). It fails for an invalid
-	// namespace, table or family name, a table without families, or an
-	// unknown Bloom type.
+	// safe to call concurrently: an existing table gains the families of
+	// its spec that it lacks (empty, with the spec's settings), and its
+	// families keep their settings, except that a backend brings them to
+	// the version semantics Store promises (HBase: NEW_VERSION_BEHAVIOR is
+	// set on every family that lacks it). Every alter is waited for. It
+	// never removes a family. It fails for an invalid namespace, table or
+	// family name, a table without families, or an unknown Bloom type.
 	EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error
 	// DisableTable takes table offline: data operations on it fail (the
 	// embedded backend's at once, HBase's when their deadline or call

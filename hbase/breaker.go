@@ -346,6 +346,11 @@ func (br *Breaker) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []b
 	return ok, err
 }
 
+// MutateRow mutates through the breaker.
+func (br *Breaker) MutateRow(ctx context.Context, m *RowMutation) error {
+	return br.guard(ctx, "mutate_row", func(ctx context.Context) error { return br.StoreAdmin.MutateRow(ctx, m) })
+}
+
 // CheckAndDelete deletes through the breaker.
 func (br *Breaker) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (ok bool, err error) {
 	err = br.guard(ctx, "check_and_delete", func(ctx context.Context) (err error) {

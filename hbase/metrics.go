@@ -160,6 +160,11 @@ func (s *instrumented) CheckAndPut(ctx context.Context, p *Put, f, q string, exp
 	return ok, s.failed("check_and_put", err)
 }
 
+func (s *instrumented) MutateRow(ctx context.Context, m *RowMutation) error {
+	s.count(ctx, "mutate_row")
+	return s.failed("mutate_row", s.StoreAdmin.MutateRow(ctx, m))
+}
+
 func (s *instrumented) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
 	s.count(ctx, "check_and_delete")
 	ok, err := s.StoreAdmin.CheckAndDelete(ctx, d, f, q, exp)

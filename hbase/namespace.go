@@ -121,6 +121,12 @@ func (r *renamed) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []by
 	return r.StoreAdmin.CheckAndPut(ctx, r.put(p), f, q, exp)
 }
 
+func (r *renamed) MutateRow(ctx context.Context, m *RowMutation) error {
+	c := *m
+	c.Table = r.table(m.Table)
+	return r.StoreAdmin.MutateRow(ctx, &c)
+}
+
 func (r *renamed) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
 	return r.StoreAdmin.CheckAndDelete(ctx, r.del(d), f, q, exp)
 }

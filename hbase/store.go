@@ -162,6 +162,52 @@ type Delete struct {
 	Timestamp int64
 }
 
+// RowMutation changes one row in one atomic step: it deletes the columns
+// Delete names and writes the cells of Put, and a read sees either none of
+// it or all of it (HBase's RowMutations, which Table.mutateRow applies).
+// Both take effect at the time of the mutation: Delete removes every
+// version not after it, as a Delete without Timestamp does. A column may
+// not be both deleted and written (nor written into a family deleted whole),
+// and a mutation must change something.
+type RowMutation struct {
+	// Table is the namespaced table name.
+	Table string
+	// Row is the rowkey.
+	Row []byte
+	// Put are the cells to write: family -> qualifier -> value.
+	Put Values
+	// Delete names what to delete: every column of a family mapped to a nil
+	// or empty map, else each named qualifier (the values are ignored).
+	Delete Values
+}
+
+// CheckRowMutation checks m's shape (see RowMutation): a table and a row,
+// something to change, and no column both deleted and written. Backends
+// call it before sending m.
+func CheckRowMutation(m *RowMutation) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("hbase: nil RowMutation")
+	case len(m.Put) == 0 && len(m.Delete) == 0:
+		return fmt.Errorf("hbase: mutate row %s %q: nothing to put or delete", m.Table, m.Row)
+	}
+	for fam, quals := range m.Delete {
+		written := m.Put[fam]
+		if len(written) == 0 {
+			continue
+		}
+		if len(quals) == 0 {
+			return fmt.Errorf("hbase: mutate row %s %q: family %q is both deleted and written", m.Table, m.Row, fam)
+		}
+		for q := range quals {
+			if _, ok := written[q]; ok {
+				return fmt.Errorf("hbase: mutate row %s %q: column %s:%q is both deleted and written", m.Table, m.Row, fam, q)
+			}
+		}
+	}
+	return nil
+}
+
 // Scan reads a range of rows in rowkey order: [Start, Stop), or every row
 // starting with Prefix when Prefix is set (Start may then narrow the range
 // further, e.g. to resume after a cursor). With Reversed set it reads the
@@ -239,6 +285,10 @@ type Store interface {
 	// when s.Reversed), until the range or Limit is exhausted, fn returns an error (returned by Scan unless it
 	// is ErrStopScan) or ctx ends.
 	Scan(ctx context.Context, s *Scan, fn func(*Result) error) error
+	// MutateRow deletes and writes cells of one row in one atomic step
+	// (see RowMutation); an invalid mutation is an error and changes
+	// nothing.
+	MutateRow(ctx context.Context, m *RowMutation) error
 	// CheckAndPut applies p only if the newest value of family:qualifier in
 	// p's row equals expected; expected nil (or empty) means "the cell is
 	// absent or holds an empty value" (HBase's rule). It reports whether p

@@ -147,6 +147,11 @@ func (s *traced) CheckAndPut(ctx context.Context, p *Put, f, q string, exp []byt
 	return ok, end(span, err)
 }
 
+func (s *traced) MutateRow(ctx context.Context, m *RowMutation) error {
+	ctx, span := s.start(ctx, "mutate_row", m.Table)
+	return end(span, s.StoreAdmin.MutateRow(ctx, m))
+}
+
 func (s *traced) CheckAndDelete(ctx context.Context, d *Delete, f, q string, exp []byte) (bool, error) {
 	ctx, span := s.start(ctx, "check_and_delete", d.Table)
 	ok, err := s.StoreAdmin.CheckAndDelete(ctx, d, f, q, exp)

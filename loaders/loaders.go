@@ -8,6 +8,7 @@ package loaders
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -84,11 +85,52 @@ func (l *Loaders) ReadUser(ctx context.Context, uid weibo.UserID) (*weibo.User, 
 	return us[0], nil
 }
 
-// checkViewer is the request's auth.UserCheck: the users row of uid exists
-// and holds the creation time created (ms).
-func (l *Loaders) checkViewer(ctx context.Context, uid weibo.UserID, created int64) (bool, error) {
-	u, err := l.ReadUser(ctx, uid)
-	return u != nil && u.CreatedAt.UnixMilli() == created, err
+// checkViewer is the request's auth.UserCheck: it reads the viewer's
+// users row with its ended tokens (one Get of families i, c and t) and
+// primes the request's user loader with the user, so that me, user and the
+// viewer as a post's author read no row again.
+func (l *Loaders) checkViewer(ctx context.Context, t auth.Token) (auth.TokenState, error) {
+	u, ended, err := l.svc.Feed.ReadUserTokens(ctx, t.User)
+	if err != nil {
+		return 0, err
+	}
+	l.SetUser(t.User, u)
+	return TokenState(u, ended, t), nil
+}
+
+// SetUser makes u (nil: absent) the request's answer for user uid, in
+// ReadUser and the user loader alike, replacing what they read before (a
+// mutation that changed the row returns the row as it wrote it).
+func (l *Loaders) SetUser(uid weibo.UserID, u *weibo.User) {
+	l.mu.Lock()
+	l.users[uid] = u
+	l.mu.Unlock()
+	l.Users.Clear(context.Background(), uid).Prime(context.Background(), uid, u)
+}
+
+// TokenState judges token t by its users row: the user u (nil when the row
+// does not exist) and the ids of the user's tokens ended on their own.
+func TokenState(u *weibo.User, ended []weibo.TokenID, t auth.Token) auth.TokenState {
+	switch {
+	case u == nil || u.CreatedAt.UnixMilli() != t.Created:
+		return auth.TokenUserGone
+	case u.TokenGeneration != t.Generation || slices.Contains(ended, t.ID):
+		return auth.TokenEnded
+	}
+	return auth.TokenValid
+}
+
+// FreshCheck returns an auth.UserCheck that reads the users row anew on
+// every call (no request cache): for the checks a subscription repeats
+// while it runs (auth.Issuer.Recheck).
+func FreshCheck(svc *domain.Domain) auth.UserCheck {
+	return func(ctx context.Context, t auth.Token) (auth.TokenState, error) {
+		u, ended, err := svc.Feed.ReadUserTokens(ctx, t.User)
+		if err != nil {
+			return 0, err
+		}
+		return TokenState(u, ended, t), nil
+	}
 }
 
 // New returns fresh loaders over svc for one request.
@@ -148,7 +190,8 @@ type ctxKey struct{}
 
 // Middleware puts fresh Loaders into every request's context, and makes
 // the request's token checked against the users row through them
-// (auth.WithUserCheck, with Loaders.ReadUser).
+// (auth.WithUserCheck: one Get of the viewer's row that also primes
+// Loaders.ReadUser and the user loader).
 func Middleware(svc *domain.Domain) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -96,9 +96,10 @@ func loadDepartment(ctx context.Context, id weibo.DeptID) (*org.Department, erro
 	return loaders.For(ctx).Departments.Load(ctx, id)()
 }
 
-// authPayload issues a token for u (its id and creation time).
+// authPayload issues a token for u (its id, creation time and token
+// generation).
 func (r *Resolver) authPayload(u *weibo.User) (*model.AuthPayload, error) {
-	token, err := r.Tokens.Issue(u.ID, u.CreatedAt)
+	token, err := r.Tokens.Issue(u.ID, u.CreatedAt, u.TokenGeneration)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func (g *gateway) register(name string) account {
 	if err != nil {
 		g.t.Fatalf("register %s: %v", name, err)
 	}
-	tok, err := g.tokens.Issue(u.ID, u.CreatedAt)
+	tok, err := g.tokens.Issue(u.ID, u.CreatedAt, u.TokenGeneration)
 	if err != nil {
 		g.t.Fatalf("issue: %v", err)
 	}

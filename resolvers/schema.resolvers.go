@@ -119,6 +119,26 @@ func (r *mutationResolver) Login(ctx context.Context, username string, password 
 	return r.authPayload(u)
 }
 
+// ChangePassword is the resolver for the changePassword field.
+func (r *mutationResolver) ChangePassword(ctx context.Context, currentPassword string, newPassword string) (*model.AuthPayload, error) {
+	return r.changePassword(ctx, currentPassword, newPassword)
+}
+
+// Logout is the resolver for the logout field.
+func (r *mutationResolver) Logout(ctx context.Context) (bool, error) {
+	return r.logout(ctx)
+}
+
+// LogoutEverywhere is the resolver for the logoutEverywhere field.
+func (r *mutationResolver) LogoutEverywhere(ctx context.Context) (bool, error) {
+	return r.logoutEverywhere(ctx)
+}
+
+// UpdateProfile is the resolver for the updateProfile field.
+func (r *mutationResolver) UpdateProfile(ctx context.Context, displayName *string, bio *string) (*weibo.User, error) {
+	return r.updateProfile(ctx, displayName, bio)
+}
+
 // Follow is the resolver for the follow field.
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*weibo.User, error) {
 	target, err := parseID[weibo.UserID]("userId", userID)
@@ -595,7 +615,9 @@ func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *org.RoleMemberEd
 // HomeTimelineUpdates is the resolver for the homeTimelineUpdates field.
 func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
+	return whileTokenValid(ctx, r.Resolver, func(ctx context.Context) (<-chan *feed.Post, error) {
+		return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
+	})
 }
 
 // CreatedAt is the resolver for the createdAt field.
@@ -632,6 +654,16 @@ func (r *userResolver) PostCount(ctx context.Context, obj *weibo.User) (int, err
 		return 0, err
 	}
 	return int(u.PostCount), nil
+}
+
+// DisplayName is the resolver for the displayName field.
+func (r *userResolver) DisplayName(ctx context.Context, obj *weibo.User) (*string, error) {
+	return profileText(ctx, obj, func(u *weibo.User) string { return u.DisplayName })
+}
+
+// Bio is the resolver for the bio field.
+func (r *userResolver) Bio(ctx context.Context, obj *weibo.User) (*string, error) {
+	return profileText(ctx, obj, func(u *weibo.User) string { return u.Bio })
 }
 
 // FollowedByViewer is the resolver for the followedByViewer field.

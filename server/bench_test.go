@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
@@ -135,3 +136,65 @@ type discard struct{ h http.Header }
 func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discard) WriteHeader(int)             {}
+
+// BenchmarkTokenCheck measures the token check of a request,
+// `{ me { id username } }` served in-process as in BenchmarkHomePage: with
+// a token the gateway found good within its recheck window ("known": no
+// read), and with a token it has never seen ("unknown": each request
+// carries a new token of one of 16 users, signed by another Issuer with
+// the same secret, so the gateway parses it and its check reads the
+// viewer's users row — families i, c and t in one Get — which also
+// answers me). The difference is what the check costs a request once the
+// window has passed.
+//
+//	go test ./server/ -run '^$' -bench TokenCheck -benchtime 2s
+func BenchmarkTokenCheck(b *testing.B) {
+	for _, be := range testenv.Backends() {
+		b.Run(be.Name, func(b *testing.B) {
+			g := startGatewayWith(b, be.Open(b), func(c *server.Config) { c.RateLimit = -1; c.Signups.Rate = -1 })
+			// The signer remembers no token (its memory would grow by one
+			// per request and bill the benchmark for it).
+			signer := auth.NewIssuer([]byte(testSecret), time.Hour, auth.WithRecheckAfter(0))
+			var users []auth.Token
+			for range 16 {
+				a := g.register(uniqueName("check"))
+				tok, err := signer.Verify(a.token)
+				if err != nil {
+					b.Fatal(err)
+				}
+				users = append(users, tok)
+			}
+			known := "Bearer " + g.register(uniqueName("known")).token
+			body := []byte(`{"query":"{ me { id username } }"}`)
+			do := func(auth string) {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", auth)
+				w := httptest.NewRecorder()
+				g.h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) {
+					b.Fatalf("me: status %d: %.300s", w.Code, w.Body.Bytes())
+				}
+			}
+			b.Run("known", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					do(known)
+				}
+			})
+			b.Run("unknown", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					u := users[i%len(users)]
+					i++
+					tok, err := signer.Issue(u.User, time.UnixMilli(u.Created), u.Generation)
+					if err != nil {
+						b.Fatal(err)
+					}
+					do("Bearer " + tok)
+				}
+			})
+		})
+	}
+}

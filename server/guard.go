@@ -6,6 +6,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -13,8 +15,8 @@ import (
 // request's context is done (its deadline passed, or the client went away)
 // no further resolver runs and so no further store call is made; a heavy
 // operation's resolvers give way to light operations (lanes); and it
-// throttles failed logins and registrations (logins) and limits
-// successful registrations per address (signups).
+// throttles failed logins, failed password changes and registrations
+// (logins) and limits successful registrations per address (signups).
 type guard struct {
 	logins  *logins  // nil: off
 	signups *signups // nil: off
@@ -59,6 +61,13 @@ func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 			username = "\x00" // throttled like a username of its own
 		}
 	case "register":
+	case "changePassword":
+		// A wrong current password is a failed login of the account: the
+		// same counters as logins of its username (and of the address).
+		var ok bool
+		if username, ok = viewerUsername(ctx); !ok {
+			return next(ctx) // no valid token: @authenticated refuses it
+		}
 	default:
 		return next(ctx)
 	}
@@ -83,18 +92,34 @@ func (g guard) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 	return res, err
 }
 
+// viewerUsername returns the username of the request's viewer, read
+// through the request's loaders (the token check has read the row already,
+// unless the token was checked within the last seconds); false without a
+// valid viewer or when the read fails.
+func viewerUsername(ctx context.Context) (string, bool) {
+	uid, err := auth.Viewer(ctx)
+	if err != nil {
+		return "", false
+	}
+	u, err := loaders.For(ctx).ReadUser(ctx, uid)
+	if err != nil || u == nil {
+		return "", false
+	}
+	return u.Username, true
+}
+
 // Messages of the login throttle and of the sign-up limit.
 const (
 	msgFailedAttempts = "too many failed attempts: retry later"
 	msgTooManySignups = "too many sign-ups from this address: retry later"
 )
 
-// outcome classifies how a login (register false) or a registration ended,
-// for logins.end: a login failed when its password was wrong
-// (UNAUTHENTICATED), a registration when the domain refused it (an invalid
-// username or password, or a taken username: BAD_USER_INPUT); any other
-// error (a login's bad input, a store error, the request's end) is void,
-// and no error is a success.
+// outcome classifies how a login or a password change (register false) or
+// a registration ended, for logins.end: a login failed when its password
+// was wrong (UNAUTHENTICATED), a registration when the domain refused it
+// (an invalid username or password, or a taken username: BAD_USER_INPUT);
+// any other error (a login's bad input, a store error, the request's end)
+// is void, and no error is a success.
 func outcome(register bool, err error) int {
 	switch code := weibo.CodeOf(err); {
 	case err == nil:

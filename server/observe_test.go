@@ -134,10 +134,11 @@ func TestMetricsOperationNameCap(t *testing.T) {
 	}
 }
 
-// TestLogNoSecrets runs register and login over HTTP with a logger in each
+// TestLogNoSecrets runs register, login and the account mutations
+// (changePassword, updateProfile, logout) over HTTP with a logger in each
 // format and checks that every access log line carries the request id and
-// the operation name, and that neither the password nor the token (nor
-// the variables) reach the log.
+// the operation name, and that neither the passwords nor the tokens nor
+// the variables reach the log.
 func TestLogNoSecrets(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
@@ -157,11 +158,23 @@ func TestLogNoSecrets(t *testing.T) {
 			g.fails("", "UNAUTHENTICATED", `mutation LogLogin($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`,
 				map[string]any{"u": name, "p": password + "-wrong"})
 			g.ok(login.Login.Token, `query LogTimeline { homeTimeline(first: 1) { edges { cursor } } }`, nil, nil)
-			if reg.Register.Token == "" || login.Login.Token == "" {
+			// The account mutations: a wrong and a right current password, a
+			// profile text, logout.
+			newPassword, bio := "N3w-Secret-Passw0rd", "Private-Bio-Text"
+			changePw := `mutation LogChangePassword($c: String!, $n: String!) { changePassword(currentPassword: $c, newPassword: $n) { token } }`
+			g.fails(login.Login.Token, "UNAUTHENTICATED", changePw, map[string]any{"c": password + "-wrong", "n": newPassword})
+			var changed struct{ ChangePassword struct{ Token string } }
+			g.ok(login.Login.Token, changePw, map[string]any{"c": password, "n": newPassword}, &changed)
+			g.fails(changed.ChangePassword.Token, "BAD_USER_INPUT", changePw, map[string]any{"c": newPassword, "n": "short"})
+			g.ok(changed.ChangePassword.Token, `mutation LogProfile($b: String) { updateProfile(bio: $b) { id } }`, map[string]any{"b": bio}, nil)
+			g.ok(changed.ChangePassword.Token, `mutation LogLogout { logout }`, nil, nil)
+			g.fails(changed.ChangePassword.Token, "UNAUTHENTICATED", `mutation LogLogout { logout }`, nil)
+			if reg.Register.Token == "" || login.Login.Token == "" || changed.ChangePassword.Token == "" {
 				t.Fatal("no token")
 			}
 			out := buf.String()
-			for _, secret := range []string{password, reg.Register.Token, login.Login.Token, "Bearer"} {
+			for _, secret := range []string{password, reg.Register.Token, login.Login.Token, "Bearer",
+				newPassword, changed.ChangePassword.Token, bio} {
 				if strings.Contains(out, secret) {
 					t.Errorf("the log holds a secret %q:\n%s", secret, out)
 				}
@@ -189,8 +202,8 @@ func TestLogNoSecrets(t *testing.T) {
 				}
 				ops[op]++
 			}
-			if ops["LogRegister"] != 1 || ops["LogLogin"] != 2 || ops["LogTimeline"] != 1 {
-				t.Errorf("access log operations %v, want LogRegister 1, LogLogin 2, LogTimeline 1\n%s", ops, out)
+			if ops["LogRegister"] != 1 || ops["LogLogin"] != 2 || ops["LogTimeline"] != 1 || ops["LogChangePassword"] != 3 || ops["LogLogout"] != 2 {
+				t.Errorf("access log operations %v, want LogRegister 1, LogLogin 2, LogTimeline 1, LogChangePassword 3, LogLogout 2\n%s", ops, out)
 			}
 		})
 	}

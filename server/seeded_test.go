@@ -208,6 +208,9 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		// likeCount is read with the posts (a cell of their content rows);
 		// likedByViewer is one more batched read, of the viewer's like rows
 		// of the page's posts, prefetched for the page.
+		// The authors' profiles are cells of their users rows: the page's
+		// authors in one batched read, as for their counters.
+		const byProfile = `query($first: Int) { homeTimeline(first: $first) { edges { node { id author { username displayName bio } } } } }`
 		const byLikeCount = `query($first: Int) { homeTimeline(first: $first) { edges { node { id likeCount } } } }`
 		const byLikes = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content likeCount likedByViewer author { username } } } } }`
 		// All of a post's counters are cells of its content row; repostOf
@@ -221,7 +224,7 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		for _, c := range []struct {
 			query string
 			want  float64
-		}{{byName, 3 + extra}, {byCounts, 5 + extra}, {byRoles, 5 + extra}, {byDepartment, 5 + extra}, {byLikeCount, 3 + extra}, {byLikes, 4 + extra},
+		}{{byName, 3 + extra}, {byCounts, 5 + extra}, {byProfile, 4 + extra}, {byRoles, 5 + extra}, {byDepartment, 5 + extra}, {byLikeCount, 3 + extra}, {byLikes, 4 + extra},
 			{byEverything, 4 + extra}} {
 			var costs []float64
 			for _, first := range []int{1, 5, 20, 50, 100} {

@@ -21,6 +21,8 @@ type (
 	NodeKind = tables.NodeKind
 	// CommentID is a comment's id: its post, time and author (tables.CommentID).
 	CommentID = tables.CommentID
+	// TokenID is a bearer token's id, its claim jti (tables.TokenID).
+	TokenID = tables.TokenID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -54,6 +56,9 @@ func ParseRoleID(s string) (RoleID, error) { return tables.ParseRoleID(s) }
 
 // ParseDeptID parses a GraphQL department ID (tables.ParseDeptID).
 func ParseDeptID(s string) (DeptID, error) { return tables.ParseDeptID(s) }
+
+// ParseTokenID parses a token's jti (tables.ParseTokenID).
+func ParseTokenID(s string) (TokenID, error) { return tables.ParseTokenID(s) }
 
 // ParseNodeID parses a global id of any type (tables.ParseNodeID).
 func ParseNodeID(s string) (NodeID, error) { return tables.ParseNodeID(s) }

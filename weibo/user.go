@@ -14,6 +14,16 @@ type User struct {
 	CreatedAt time.Time
 	// FollowCount, FanCount and PostCount are the counters of family c.
 	FollowCount, FanCount, PostCount int64
+	// DisplayName is the name the user chose to show (1 to 30
+	// characters), "" when not set.
+	DisplayName string
+	// Bio is the user's self-description (at most 160 characters), ""
+	// when not set.
+	Bio string
+	// TokenGeneration is the users row's token generation: tokens carry the
+	// generation they were issued at and are good only while it is the
+	// row's (changePassword and logoutEverywhere move it on).
+	TokenGeneration int64
 	// Complete is true when every field above was read from the users row.
 	Complete bool
 }

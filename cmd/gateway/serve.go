@@ -33,7 +33,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	addr := fs.String("addr", env("GATEWAY_ADDR", "127.0.0.1:8080"), "listen address (env GATEWAY_ADDR); use :8080 to listen on every interface")
 	demo := fs.Bool("demo", false, "on an empty store, import the demo data set shipped in the binary (demo/)")
 	migrateFirst := fs.Bool("migrate", false, "create missing tables before serving (always done on the embedded store)")
-	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens")
+	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime of issued tokens (at most 8760h, 365 days)")
 	pprofAddr := fs.String("pprof-addr", env("GATEWAY_PPROF_ADDR", ""), "if set, serve Go's net/http/pprof profiles at http://ADDR/debug/pprof/ on this separate address, e.g. 127.0.0.1:6060 (env GATEWAY_PPROF_ADDR; off by default: profiles reveal internals, keep it on loopback)")
 	drain := fs.Duration("shutdown-timeout", 30*time.Second, "how long shutdown waits for requests and fan-out to finish")
 	corsOrigins := fs.String("cors-origins", os.Getenv("GATEWAY_CORS_ORIGINS"),
@@ -51,6 +51,11 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	if err := cf.err(); err != nil {
 		return err
+	}
+	if *tokenTTL <= 0 || *tokenTTL > tables.MaxTokenTTL {
+		// The records of logged-out tokens expire with them (docs/schema.md,
+		// "Tokens that end"), designed for tokens of at most a year.
+		return fmt.Errorf("--token-ttl %v: must be positive and at most %v", *tokenTTL, tables.MaxTokenTTL)
 	}
 	origins, err := server.ParseCORSOrigins(*corsOrigins)
 	if err != nil {

@@ -45,7 +45,8 @@ func validFamilyName(name string) bool {
 
 // EnsureTables creates namespace and the tables that do not exist yet,
 // recording their specs (families, MaxVersions, TTL) in the store; see
-// hbase.Admin. Existing tables are left as they are; a disabled one is an
+// hbase.Admin. An existing table gains the families of its spec that it
+// lacks; its other families are left as they are. A disabled table is an
 // error (it would never serve). SplitKeys, Bloom and InMemory are recorded
 // but have no effect. Names follow HBase: a namespace of [A-Za-z0-9_], a
 // table qualifier of [A-Za-z0-9_.-] not starting with '.' or '-'.
@@ -103,24 +104,32 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 	if err != nil {
 		return err
 	}
+	added := false // a family added to an existing table
 	for _, ts := range tables {
 		name := namespace + ":" + ts.Name
 		if t := next[name]; t != nil {
 			if t.meta.Disabled {
 				return fmt.Errorf("%w: %s", errTableDisabled, name)
 			}
+			m, ok := withMissingFamilies(t.meta, ts.Families)
+			if !ok {
+				continue
+			}
+			enc, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			if err := b.Set(metaTableKey(name), enc, nil); err != nil {
+				return err
+			}
+			next[name] = newEmbTable(name, m)
+			added = true
 			continue
 		}
 		m := &embTableMeta{ID: nextID}
 		nextID++
 		for _, f := range ts.Families {
-			m.Families = append(m.Families, embFamilyMeta{
-				Name:        f.Name,
-				MaxVersions: max(1, f.MaxVersions),
-				TTLMillis:   f.TTL.Milliseconds(),
-				Bloom:       f.Bloom,
-				InMemory:    f.InMemory,
-			})
+			m.Families = append(m.Families, familyMeta(f))
 		}
 		slices.SortFunc(m.Families, func(a, b embFamilyMeta) int { return cmp.Compare(a.Name, b.Name) })
 		enc, err := json.Marshal(m)
@@ -141,8 +150,47 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
+	if added && s.rows != nil {
+		// Cached reads of every family (a Get without Families) were read
+		// with the old family list.
+		s.rows.clear()
+	}
 	s.tables.Store(&next)
 	return nil
+}
+
+// withMissingFamilies returns a copy of m with the families of specs that
+// m lacks, and whether there were any. Existing families keep their
+// settings (HBase's alter of one family is a separate step).
+func withMissingFamilies(m *embTableMeta, specs []hbase.FamilySpec) (*embTableMeta, bool) {
+	var out *embTableMeta
+	for _, f := range specs {
+		if slices.ContainsFunc(m.Families, func(e embFamilyMeta) bool { return e.Name == f.Name }) {
+			continue
+		}
+		if out == nil {
+			c := *m
+			c.Families = slices.Clone(m.Families)
+			out = &c
+		}
+		out.Families = append(out.Families, familyMeta(f))
+	}
+	if out == nil {
+		return m, false
+	}
+	slices.SortFunc(out.Families, func(a, b embFamilyMeta) int { return cmp.Compare(a.Name, b.Name) })
+	return out, true
+}
+
+// familyMeta is the stored description of a family spec.
+func familyMeta(f hbase.FamilySpec) embFamilyMeta {
+	return embFamilyMeta{
+		Name:        f.Name,
+		MaxVersions: max(1, f.MaxVersions),
+		TTLMillis:   f.TTL.Milliseconds(),
+		Bloom:       f.Bloom,
+		InMemory:    f.InMemory,
+	}
 }
 
 // nextTableID reads the next unused table id (ids start at 1).

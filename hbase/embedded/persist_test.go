@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -189,5 +191,43 @@ func TestNoSyncDurableAfterSyncAndClose(t *testing.T) {
 	rs, err := hbase.ScanAll(ctx, s, &hbase.Scan{Table: "t:b"})
 	if err != nil || len(rs) != 1000 {
 		t.Fatalf("after reopen: %d rows, %v", len(rs), err)
+	}
+}
+
+func TestAddedFamilyPersists(t *testing.T) {
+	// A family that EnsureTables adds to an existing table is recorded: a
+	// reopened store has it, with its TTL, and the cells written to it.
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := etOpen(t, dir)
+	spec := func(fams ...hbase.FamilySpec) []hbase.TableSpec {
+		return []hbase.TableSpec{{Name: "a", Families: fams}}
+	}
+	if err := s.EnsureTables(ctx, "t", spec(hbase.FamilySpec{Name: "f"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureTables(ctx, "t", spec(hbase.FamilySpec{Name: "f"}, hbase.FamilySpec{Name: "x", TTL: time.Minute})); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).UnixMilli()
+	for _, p := range []*hbase.Put{
+		{Table: "t:a", Row: []byte("r"), Values: hbase.Values{"f": {"q": []byte("1")}, "x": {"q": []byte("2")}}},
+		{Table: "t:a", Row: []byte("r"), Timestamp: old, Values: hbase.Values{"x": {"old": []byte("expired")}}},
+	} {
+		if err := s.Put(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	r, err := s.Get(ctx, &hbase.Get{Table: "t:a", Row: []byte("r")})
+	if got := cellStrings(r, false); err != nil || strings.Join(got, " ") != `f:"q"="1" x:"q"="2"` {
+		t.Errorf("after reopen: %q, %v", got, err)
 	}
 }

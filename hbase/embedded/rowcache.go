@@ -46,8 +46,9 @@ func init() { prometheus.MustRegister(RowCacheReads) }
 // clock of that read: a family's unexpired versions are always its newest
 // ones, so the cached newest versions filtered at a later time are what a
 // read at that time finds. Table ids are never reused and a table's
-// families never change (EnsureTables leaves existing tables alone), so a
-// cached row never outlives the meaning of its rowkey prefix.
+// families only ever grow (EnsureTables adds missing ones, empty, and
+// clears the cache when it does), so a cached row never outlives the
+// meaning of its rowkey prefix.
 //
 // Entries are plain byte strings (no pointers for the collector to trace);
 // each of the rowCacheShards shards is an LRU list bounded in bytes.

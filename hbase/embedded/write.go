@@ -557,6 +557,64 @@ func (s *Store) DeleteMany(ctx context.Context, dels []*hbase.Delete) error {
 	return w.commit()
 }
 
+// MutateRow deletes m.Delete's columns and writes m.Put's cells in one row,
+// in one committed batch under the row's lock: a read sees all of it or
+// none (see hbase.RowMutation). Both happen at now.
+func (s *Store) MutateRow(ctx context.Context, m *hbase.RowMutation) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	if err := hbase.CheckRowMutation(m); err != nil {
+		return err
+	}
+	var pp *preparedPut
+	if len(m.Put) > 0 {
+		put := &hbase.Put{Table: m.Table, Row: m.Row, Values: m.Put}
+		p, err := s.preparePut(put, newPrepareArena([]*hbase.Put{put}))
+		if err != nil {
+			return err
+		}
+		pp = &p
+	}
+	var pd *preparedDelete
+	if len(m.Delete) > 0 {
+		d, err := s.prepareDelete(&hbase.Delete{Table: m.Table, Row: m.Row, Values: m.Delete})
+		if err != nil {
+			return err
+		}
+		pd = &d
+	}
+	var rp []byte // the row's encoded prefix, for its lock
+	if pp != nil {
+		rp = pp.rp
+	} else {
+		rp = pd.rp
+	}
+	mu := &s.locks[s.stripe(rp)]
+	mu.Lock()
+	defer mu.Unlock()
+	w, err := s.newWriter(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	if pd != nil {
+		if err := w.del(pd); err != nil {
+			return err
+		}
+	}
+	if pp != nil {
+		if err := w.put(pp, w.now, false); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.commit()
+}
+
 // checkMatches is HBase's CheckAndMutate equality test: an empty or nil
 // expected value matches an absent cell and a cell holding an empty value.
 func checkMatches(expected, val []byte, present bool) bool {

@@ -271,3 +271,39 @@ func cInstrument(t *testing.T, e *cEnv) {
 		t.Errorf("gateway_store_calls_total{backend=%q, op=\"put\"} grew by %v, want 1", backend, got)
 	}
 }
+
+// cAdminAddFamily: EnsureTables of an existing table whose spec has a
+// family more adds that family (with its TTL) and keeps the others and
+// their cells; a second call changes nothing.
+func cAdminAddFamily(t *testing.T, e *cEnv) {
+	st := e.st
+	ns := uniqueNamespace(t, st)
+	table := ns + ":grow"
+	before := []hbase.TableSpec{{Name: "grow", Families: []hbase.FamilySpec{{Name: "f"}}}}
+	if err := st.EnsureTables(stepCtx(t), ns, before); err != nil {
+		t.Fatal(err)
+	}
+	cPut(t, e, &hbase.Put{Table: table, Row: []byte("r"), Values: hbase.Values{"f": {"q": []byte("kept")}}})
+	if _, err := st.Get(stepCtx(t), &hbase.Get{Table: table, Row: []byte("r"), Families: []string{"t"}}); !errors.Is(err, hbase.ErrFamilyNotFound) {
+		t.Fatalf("Get of family t before it exists = %v, want ErrFamilyNotFound", err)
+	}
+	after := []hbase.TableSpec{{Name: "grow", Families: []hbase.FamilySpec{{Name: "f"}, {Name: "t", TTL: conformanceTTL, Bloom: hbase.BloomRow}}}}
+	for i := range 2 {
+		if err := st.EnsureTables(stepCtx(t), ns, after); err != nil {
+			t.Fatalf("EnsureTables with a new family #%d: %v", i+1, err)
+		}
+	}
+	old := time.Now().Add(-time.Hour).UnixMilli()
+	cPut(t, e, &hbase.Put{Table: table, Row: []byte("r"), Values: hbase.Values{"t": {"new": []byte("here")}}})
+	cPut(t, e, &hbase.Put{Table: table, Row: []byte("r"), Timestamp: old, Values: hbase.Values{"t": {"old": []byte("expired")}}})
+	cWantCells(t, "the grown table", cGet(t, e, &hbase.Get{Table: table, Row: []byte("r")}), false,
+		`f:"q"="kept"`, `t:"new"="here"`)
+	cWantCells(t, "the new family alone", cGet(t, e, &hbase.Get{Table: table, Row: []byte("r"), Families: []string{"t"}}), false,
+		`t:"new"="here"`)
+	// A spec without a family the table has removes nothing.
+	if err := st.EnsureTables(stepCtx(t), ns, before); err != nil {
+		t.Fatal(err)
+	}
+	cWantCells(t, "after ensuring the old spec", cGet(t, e, &hbase.Get{Table: table, Row: []byte("r")}), false,
+		`f:"q"="kept"`, `t:"new"="here"`)
+}

@@ -143,6 +143,14 @@ func (f *Faults) CheckAndPut(ctx context.Context, p *hbase.Put, fam, q string, e
 	return f.StoreAdmin.CheckAndPut(ctx, p, fam, q, exp)
 }
 
+// MutateRow fails while down, else mutates.
+func (f *Faults) MutateRow(ctx context.Context, m *hbase.RowMutation) error {
+	if err := f.fail(ctx, "mutate_row"); err != nil {
+		return err
+	}
+	return f.StoreAdmin.MutateRow(ctx, m)
+}
+
 // CheckAndDelete fails while down, else deletes.
 func (f *Faults) CheckAndDelete(ctx context.Context, d *hbase.Delete, fam, q string, exp []byte) (bool, error) {
 	if err := f.fail(ctx, "check_and_delete"); err != nil {

@@ -117,6 +117,8 @@ func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 		{"Scan_stop_early", cScanStopEarly},
 		{"Scan_binary_rowkeys", cScanBinaryRowkeys},
 		{"Scan_reversed", cScanReversed},
+		{"MutateRow", cMutateRow},
+		{"MutateRow_atomic", cMutateRowAtomic},
 		{"CheckAndPut_absent", cCheckAndPutAbsent},
 		{"CheckAndPut_value", cCheckAndPutValue},
 		{"CheckAndPut_empty_value", cCheckAndPutEmptyValue},
@@ -130,6 +132,7 @@ func TestStore(t *testing.T, open func(t testing.TB) hbase.StoreAdmin) {
 		{"Unknown_family", cUnknownFamily},
 		{"Admin_DeleteTable", cAdminDeleteTable},
 		{"Admin_DropNamespace", cAdminDropNamespace},
+		{"Admin_add_family", cAdminAddFamily},
 		{"WithNamespace", cWithNamespace},
 		{"Instrument", cInstrument},
 	}

@@ -188,10 +188,11 @@ func (s *Store) waitProcedure(ctx context.Context, table string, id uint64) erro
 // regions serve reads. Column families get VERSIONS = MaxVersions (min 1),
 // TTL in whole seconds (rounded up; 0 = forever), BLOOMFILTER = Bloom
 // (default ROW), IN_MEMORY and NEW_VERSION_BEHAVIOR = true (see
-// hbase.Delete). Existing tables keep their families and settings, except
-// that every family of theirs without NEW_VERSION_BEHAVIOR = true is altered
-// to have it (one ModifyColumn per family, waited for: HBase reopens the
-// table's regions, each unavailable for a moment). Concurrent EnsureTables
+// hbase.Delete). An existing table gains the families of its spec that it
+// lacks (one AddColumn per family, waited for); its families keep their
+// settings, except that every family without NEW_VERSION_BEHAVIOR = true is
+// altered to have it (one ModifyColumn per family, waited for). Either alter
+// makes HBase reopen the table's regions, each unavailable for a moment. Concurrent EnsureTables
 // of the same tables are safe (NamespaceExistException and
 // TableExistsException count as success; the alters are idempotent).
 // Without a deadline in ctx, DefaultAdminTimeout (or WithAdminTimeout) bounds
@@ -223,8 +224,12 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 		}
 	}
 	// Every table now exists, created here, by a concurrent caller or long
-	// ago (perhaps before the gateway set NEW_VERSION_BEHAVIOR): give each
-	// family that lacks it the setting.
+	// ago (perhaps before some of its families were specified, or before
+	// the gateway set NEW_VERSION_BEHAVIOR): add the families it lacks,
+	// then give each family that lacks it the setting.
+	if err := s.ensureFamilies(ctx, namespace, tables); err != nil {
+		return err
+	}
 	if _, err := s.ensureNewVersionBehavior(ctx, namespace, tables); err != nil {
 		return err
 	}
@@ -394,6 +399,94 @@ func (s *Store) tableSchemas(ctx context.Context, ns string, names []string) (ma
 		}
 	}
 	return out, nil
+}
+
+// ensureFamilies adds to each of the given tables of ns the families of its
+// spec that its descriptor lacks, one AddColumn per family (with the
+// attributes of familySchema), and waits for each. Families it has keep
+// their settings. A table missing from the descriptors fails with
+// ErrTableNotFound.
+func (s *Store) ensureFamilies(ctx context.Context, ns string, tables []hbase.TableSpec) error {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	schemas, err := s.tableSchemas(ctx, ns, names)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		schema := schemas[t.Name]
+		if schema == nil {
+			return fmt.Errorf("%w: %s (no descriptor after create)", hbase.ErrTableNotFound, fullTableName(ns, t.Name))
+		}
+		for _, f := range t.Families {
+			if slices.ContainsFunc(schema.GetColumnFamilies(), func(cf *pb.ColumnFamilySchema) bool { return string(cf.GetName()) == f.Name }) {
+				continue
+			}
+			s.cfg.log().WarnContext(ctx, "hbase: adding a column family to an existing table; HBase reopens the table's regions",
+				"table", fullTableName(ns, t.Name), "family", f.Name)
+			if err := s.addColumn(ctx, ns, t.Name, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addColumn adds family f to ns:name and waits until the alter is done (the
+// procedure has finished; from a master that returns no procedure id, until
+// the descriptor shows the family). A family that exists by then (a
+// concurrent `gateway migrate` added it: InvalidFamilyOperationException)
+// is success; a concurrent alter of the table (ConcurrentTableModificationException)
+// makes it look again and retry.
+func (s *Store) addColumn(ctx context.Context, ns, name string, f hbase.FamilySpec) error {
+	table := fullTableName(ns, name)
+	op := fmt.Sprintf("add family %q to", f.Name)
+	d := 20 * time.Millisecond
+	for {
+		msg, err := s.master(ctx, "AddColumn", table,
+			&pb.AddColumnRequest{TableName: pbTableName(table), ColumnFamilies: familySchema(f)},
+			func() proto.Message { return &pb.AddColumnResponse{} })
+		if err == nil {
+			id, ok := procID(msg)
+			if !ok {
+				return s.waitFamily(ctx, ns, name, f.Name)
+			}
+			err = s.waitProcedure(ctx, table, id)
+		}
+		switch {
+		case err == nil:
+			return nil
+		case isJava(err, "InvalidFamilyOperationException"):
+			return s.waitFamily(ctx, ns, name, f.Name)
+		case !isJava(err, "ConcurrentTableModificationException"):
+			return mapError(op, table, err)
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return mapError(op, table, err)
+		}
+		if _, err := s.familyDescriptor(ctx, ns, name, []byte(f.Name)); err == nil {
+			return s.waitFamily(ctx, ns, name, f.Name) // the concurrent alter added it
+		}
+	}
+}
+
+// waitFamily polls the descriptor of ns:name until it has family.
+func (s *Store) waitFamily(ctx context.Context, ns, name, family string) error {
+	d := 20 * time.Millisecond
+	for {
+		_, err := s.familyDescriptor(ctx, ns, name, []byte(family))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, hbase.ErrFamilyNotFound) {
+			return err
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return mapError(fmt.Sprintf("wait for family %q of", family), fullTableName(ns, name), err)
+		}
+	}
 }
 
 // ensureNewVersionBehavior alters every family of the given tables of ns that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tsuna/gohbase/filter"
 	"github.com/tsuna/gohbase/hrpc"
@@ -14,9 +15,10 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 )
 
-// Writes of the HBase backend: Put, Delete and their batches, the
-// conditional writes (CheckAndPut, CheckAndDelete, the latter as a custom
-// hrpc call) and Increment.
+// Writes of the HBase backend: Put, Delete and their batches, the atomic
+// row mutation (MutateRow, a custom hrpc call), the conditional writes
+// (CheckAndPut, CheckAndDelete, the latter as a custom hrpc call) and
+// Increment.
 
 func (s *Store) newPut(ctx context.Context, p *hbase.Put, single bool) (*hrpc.Mutate, error) {
 	if p == nil {
@@ -262,6 +264,175 @@ func (s *Store) CheckAndDelete(ctx context.Context, d *hbase.Delete, family, qua
 		return false, fmt.Errorf("hbase: check-and-delete %q: response without the processed flag", d.Table)
 	}
 	return r.GetProcessed(), nil
+}
+
+// mutateRow is the atomic RowMutations RPC gohbase lacks: a Multi request
+// of one RegionAction with atomic set, holding the row's Delete and Put
+// (HBase's Table.mutateRow). The embedded *hrpc.Mutate (the first
+// mutation) routes the call to the row's region and supplies its context;
+// it travels as protobuf, never batched with other calls.
+type mutateRow struct {
+	*hrpc.Mutate
+	muts []*hrpc.Mutate // the mutations, in order (muts[0] is Mutate)
+}
+
+// Name returns the ClientService method: Multi.
+func (c *mutateRow) Name() string { return "Multi" }
+
+// Description returns the name gohbase's metrics and traces show.
+func (c *mutateRow) Description() string { return "MutateRow" }
+
+// ToProto returns the MultiRequest of one atomic RegionAction on the
+// call's region.
+func (c *mutateRow) ToProto() proto.Message {
+	ra := &pb.RegionAction{
+		Region: &pb.RegionSpecifier{Type: pb.RegionSpecifier_REGION_NAME.Enum(), Value: c.Region().Name()},
+		Atomic: proto.Bool(true),
+	}
+	for i, m := range c.muts {
+		// A mutation's protobuf names its region: the one gohbase routed
+		// the call to.
+		m.SetRegion(c.Region())
+		req := m.ToProto().(*pb.MutateRequest)
+		ra.Action = append(ra.Action, &pb.Action{Index: proto.Uint32(uint32(i)), Mutation: req.GetMutation()})
+	}
+	return &pb.MultiRequest{RegionAction: []*pb.RegionAction{ra}}
+}
+
+// NewResponse returns an empty MultiResponse.
+func (c *mutateRow) NewResponse() proto.Message { return &pb.MultiResponse{} }
+
+// CellBlocksEnabled is false: the mutations travel as protobuf.
+func (c *mutateRow) CellBlocksEnabled() bool { return false }
+
+// DeserializeCellBlocks refuses cells: mutations return none.
+func (c *mutateRow) DeserializeCellBlocks(proto.Message, []byte) (uint32, error) {
+	return 0, errors.New("hbase: mutate row: unexpected cells in the response")
+}
+
+// regionMoved reports whether err (a Java exception of a region action)
+// says that the region is not (or not yet) served where the call went, or
+// is busy: the call may be sent again once the region is located anew.
+func regionMoved(err error) bool {
+	for _, name := range []string{"NotServingRegionException", "RegionMovedException", "RegionOpeningException", "RegionTooBusyException"} {
+		if isJava(err, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// MutateRow deletes m.Delete's columns and writes m.Put's cells of one row
+// atomically; see hbase.Store. A region-level failure inside the Multi
+// response (the region moved or is opening) reaches no retry of gohbase's,
+// so MutateRow reads the row through gohbase (which locates the region
+// again) and sends the mutation again, until the call timeout.
+func (s *Store) MutateRow(ctx context.Context, m *hbase.RowMutation) error {
+	if err := hbase.CheckRowMutation(m); err != nil {
+		return err
+	}
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	d := 20 * time.Millisecond
+	for {
+		call, err := s.newMutateRow(ctx, m)
+		if err != nil {
+			return err
+		}
+		err = s.sendMutateRow(call)
+		if err == nil || !regionMoved(err) || ctx.Err() != nil {
+			return callError(ctx, "mutate row", m.Table, err, call)
+		}
+		// Locate the region again: a Get meets the same exception in its
+		// response header, which gohbase handles.
+		get, gerr := hrpc.NewGetStr(ctx, m.Table, string(m.Row), hrpc.Families(map[string][]string{firstFamily(m): nil}))
+		if gerr == nil {
+			_, _ = s.conn().client.Get(get)
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return callError(ctx, "mutate row", m.Table, err, call)
+		}
+	}
+}
+
+// firstFamily returns a family m names, for a Get that only locates m's row.
+func firstFamily(m *hbase.RowMutation) string {
+	for f := range m.Put {
+		return f
+	}
+	for f := range m.Delete {
+		return f
+	}
+	return ""
+}
+
+// newMutateRow builds the call of m: its Delete first, then its Put.
+func (s *Store) newMutateRow(ctx context.Context, m *hbase.RowMutation) (*mutateRow, error) {
+	call := &mutateRow{}
+	add := func(mut *hrpc.Mutate) {
+		if call.Mutate == nil {
+			call.Mutate = mut
+		}
+		call.muts = append(call.muts, mut)
+	}
+	if len(m.Delete) > 0 {
+		del, err := s.newDelete(ctx, &hbase.Delete{Table: m.Table, Row: m.Row, Values: m.Delete}, true)
+		if err != nil {
+			return nil, err
+		}
+		add(del)
+	}
+	if len(m.Put) > 0 {
+		put, err := s.newPut(ctx, &hbase.Put{Table: m.Table, Row: m.Row, Values: nonNilValues(m.Put)}, true)
+		if err != nil {
+			return nil, err
+		}
+		add(put)
+	}
+	return call, nil
+}
+
+// nonNilValues returns v with every nil value made empty: in protobuf (not
+// cellblocks) a nil value is a missing field, which HBase refuses.
+func nonNilValues(v hbase.Values) hbase.Values {
+	out := make(hbase.Values, len(v))
+	for fam, quals := range v {
+		qs := make(map[string][]byte, len(quals))
+		for q, val := range quals {
+			if val == nil {
+				val = []byte{}
+			}
+			qs[q] = val
+		}
+		out[fam] = qs
+	}
+	return out
+}
+
+// sendMutateRow sends call and returns the failure its response reports
+// (of the region action or of one of its mutations), as a Java exception.
+func (s *Store) sendMutateRow(call *mutateRow) error {
+	msg, err := s.conn().rpc.SendRPC(call)
+	if err != nil {
+		return err
+	}
+	r, ok := msg.(*pb.MultiResponse)
+	if !ok {
+		return fmt.Errorf("hbase: mutate row: unexpected response %T", msg)
+	}
+	if len(r.GetRegionActionResult()) != 1 {
+		return fmt.Errorf("hbase: mutate row: %d region action results, want 1", len(r.GetRegionActionResult()))
+	}
+	res := r.GetRegionActionResult()[0]
+	if e := res.GetException(); e != nil {
+		return javaError(e.GetName(), string(e.GetValue()))
+	}
+	for _, roe := range res.GetResultOrException() {
+		if e := roe.GetException(); e != nil {
+			return javaError(e.GetName(), string(e.GetValue()))
+		}
+	}
+	return nil
 }
 
 // Increment adds inc.Amount to an 8-byte big-endian counter and returns the

@@ -176,6 +176,10 @@ func userFromRow(uid weibo.UserID, r *hbase.Result) *weibo.User {
 		FollowCount: tables.CounterValue(r, tables.ColFollows),
 		FanCount:    tables.CounterValue(r, tables.ColFans),
 		PostCount:   tables.CounterValue(r, tables.ColPosts),
-		Complete:    true,
+		DisplayName: tables.DisplayName(r),
+		Bio:         tables.Bio(r),
+		// Registration writes no generation: it reads as 0.
+		TokenGeneration: tables.TokenGeneration(r),
+		Complete:        true,
 	}
 }

@@ -20,21 +20,48 @@ const MaxPostBytes = 64 << 10
 // family emoji or a letter with its accents is one), and at least one
 // visible character (see visible). Errors: BAD_USER_INPUT on "content".
 func validateContent(content string) error {
-	if !utf8.ValidString(content) {
-		return weibo.BadInput("content", "content is not valid UTF-8")
+	return validateText(textRule{field: "content", maxChars: MaxPostLength, maxBytes: MaxPostBytes}, content)
+}
+
+// textRule is what user text of one argument must be, besides valid UTF-8
+// with a visible character: at most maxChars user-perceived characters and
+// maxBytes bytes, and on one line (no control character) when oneLine.
+type textRule struct {
+	field              string
+	maxChars, maxBytes int
+	oneLine            bool
+}
+
+// validateText checks text against the rules of post content (valid UTF-8,
+// a visible character) and rule's bounds. Errors: BAD_USER_INPUT on
+// rule.field; messages never quote the text.
+func validateText(rule textRule, text string) error {
+	f := rule.field
+	if !utf8.ValidString(text) {
+		return weibo.BadInput(f, "%s is not valid UTF-8", f)
 	}
-	if len(content) > MaxPostBytes {
-		return weibo.BadInput("content", "content must be at most %d bytes of UTF-8, got %d", MaxPostBytes, len(content))
+	if len(text) > rule.maxBytes {
+		return weibo.BadInput(f, "%s must be at most %d bytes of UTF-8, got %d", f, rule.maxBytes, len(text))
 	}
-	if n := uniseg.GraphemeClusterCount(content); n < 1 || n > MaxPostLength {
-		return weibo.BadInput("content", "content must be 1 to %d characters, got %d", MaxPostLength, n)
+	if n := uniseg.GraphemeClusterCount(text); n < 1 || n > rule.maxChars {
+		return weibo.BadInput(f, "%s must be 1 to %d characters, got %d", f, rule.maxChars, n)
 	}
-	for _, r := range content {
-		if visible(r) {
-			return nil
+	shown := false
+	for _, r := range text {
+		if rule.oneLine && unicode.IsControl(r) {
+			return weibo.BadInput(f, "%s must be one line, without control characters", f)
+		}
+		if !shown && visible(r) {
+			if !rule.oneLine {
+				return nil
+			}
+			shown = true
 		}
 	}
-	return weibo.BadInput("content", "content must contain a visible character")
+	if !shown {
+		return weibo.BadInput(f, "%s must contain a visible character", f)
+	}
+	return nil
 }
 
 // visible reports whether r shows as something on screen by itself: a

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"encoding"
+	"encoding/base64"
 	"errors"
 	"strconv"
 	"strings"
@@ -248,4 +249,29 @@ func textOf[T encoding.TextAppender](id T) string {
 	var b [48]byte
 	t, _ := id.AppendText(b[:0])
 	return string(t)
+}
+
+// TokenIDLen is the length of a token id in bytes.
+const TokenIDLen = 16
+
+// TokenID is a bearer token's id (its JWT claim jti): 16 random bytes,
+// written in a token as 22 characters of unpadded base64url. An ended
+// token's record in weibo:users is keyed by these bytes (EndedTokenQualifier).
+type TokenID [TokenIDLen]byte
+
+// String returns the id as a token carries it: unpadded base64url.
+func (id TokenID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// ParseTokenID parses the jti of a token (unpadded base64url of 16 bytes);
+// anything else is ErrInvalidID.
+func ParseTokenID(s string) (TokenID, error) {
+	var id TokenID
+	if base64.RawURLEncoding.DecodedLen(len(s)) != TokenIDLen {
+		return id, ErrInvalidID
+	}
+	// Strict: one id has one spelling (no stray bits in the last character).
+	if n, err := base64.RawURLEncoding.Strict().Decode(id[:], []byte(s)); err != nil || n != TokenIDLen {
+		return TokenID{}, ErrInvalidID
+	}
+	return id, nil
 }

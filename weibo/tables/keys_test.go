@@ -351,7 +351,7 @@ func TestIDs(t *testing.T) {
 // TestSpecs checks the table specs against docs/schema.md's families.
 func TestSpecs(t *testing.T) {
 	want := map[string][]string{
-		"users": {"i", "c", "o"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
+		"users": {"i", "c", "o", "t"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 		"audit": {"e"},
 		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"},

@@ -33,8 +33,6 @@ package tables
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -45,8 +43,9 @@ const Namespace = "weibo"
 
 // Full table names (namespace:table), as every request names them.
 const (
-	// Users holds one row per user: profile (family i), counters (c), and
-	// roles and department (o). Rowkey UserKey; plus the row SeqKey.
+	// Users holds one row per user: profile, password and token generation
+	// (family i), counters (c), roles and department (o), and ended tokens
+	// (t). Rowkey UserKey; plus the row SeqKey.
 	Users = Namespace + ":users"
 	// Usernames is the unique-username index. Rowkey UsernameKey.
 	Usernames = Namespace + ":usernames"
@@ -92,6 +91,16 @@ const (
 	// ColCreated (users, roles and departments, i) is the creation time,
 	// ms since the epoch, 8 bytes BE.
 	ColCreated = "ct"
+	// ColTokenGen (users, i) is the user's token generation, 8 bytes BE (a
+	// counter: Increment, or written with the password in one Put): a
+	// token carries the generation it was issued at and is good only while
+	// the row holds it. Absent means 0.
+	ColTokenGen = "tg"
+	// ColDisplayName (users, i) is the display name, UTF-8; absent when
+	// not set.
+	ColDisplayName = "dn"
+	// ColBio (users, i) is the user's bio, UTF-8; absent when not set.
+	ColBio = "bi"
 	// FamCount is family c of weibo:users and weibo:roles: counters
 	// written by HBase Increment (8 bytes BE).
 	FamCount = "c"
@@ -150,6 +159,13 @@ const (
 	// instance works the post, and until when (EncodeLease). Absent until a
 	// worker takes the post.
 	ColOutboxLease = "l"
+
+	// FamEndedTokens is family t of weibo:users: one cell per token ended
+	// on its own (logout) and not yet expired. Qualifier: the token's id
+	// (EndedTokenQualifier, 16 bytes); value: its expiry (EncodeMillis);
+	// timestamp: EndedTokenTimestamp of the expiry, so that the family's
+	// TTL (EndedTokenTTL) removes the cell when the token expires.
+	FamEndedTokens = "t"
 
 	// FamOrg is family o of weibo:users: the user's place in the
 	// organization (the seed's psn cf2). Qualifier RoleQualifier(rid) holds
@@ -220,6 +236,16 @@ const (
 // safety net, since a fan-out normally deletes its row within seconds.
 const OutboxTTL = 7 * 24 * time.Hour
 
+// EndedTokenTTL is the TTL of family FamEndedTokens. A cell's timestamp
+// is its token's expiry minus EndedTokenTTL, so it expires with the token
+// whatever the token's lifetime; tokens living at most MaxTokenTTL keep
+// those timestamps in the past.
+const EndedTokenTTL = 366 * 24 * time.Hour
+
+// MaxTokenTTL is the longest token lifetime the ended-token records are
+// designed for (see EndedTokenTTL).
+const MaxTokenTTL = 365 * 24 * time.Hour
+
 // Specs returns the specs of every weibo table (names without the
 // namespace), as `gateway migrate` creates them. docs/schema.md explains
 // each choice.
@@ -230,6 +256,9 @@ func Specs() []hbase.TableSpec {
 			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
 			{Name: FamCount, MaxVersions: 1, Bloom: hbase.BloomRow},
 			{Name: FamOrg, MaxVersions: 1, Bloom: hbase.BloomRow},
+			// Read with family i by every token check; the bloom filter
+			// skips the files without the row (most users end no token).
+			{Name: FamEndedTokens, MaxVersions: 1, Bloom: hbase.BloomRow, TTL: EndedTokenTTL},
 		}},
 		{Name: "usernames", Families: []hbase.FamilySpec{
 			{Name: FamName, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
@@ -279,25 +308,10 @@ func Specs() []hbase.TableSpec {
 }
 
 // Migrate creates the weibo namespace and the tables of Specs when
-// missing; it is idempotent. It needs the table administration
-// (Admin.EnsureTables) and one read.
-//
-// EnsureTables adds no family to an existing table (it only gives existing
-// families NEW_VERSION_BEHAVIOR; see docs/schema.md, "Versions and
-// deletes"), so a weibo:users table created before family o existed does
-// not gain it; Migrate detects that
-// with a one-row read and returns an error (wrapping
-// hbase.ErrFamilyNotFound) that says how to add the family. Other errors
+// missing, and adds to existing tables the families of Specs they lack
+// (Admin.EnsureTables: a weibo:users table of an older version gains
+// family o, then t); it is idempotent and never removes anything. Errors
 // are the store's.
 func Migrate(ctx context.Context, st hbase.StoreAdmin) error {
-	if err := st.EnsureTables(ctx, Namespace, Specs()); err != nil {
-		return err
-	}
-	_, err := st.Get(ctx, &hbase.Get{Table: Users, Row: SeqKey, Families: []string{FamOrg}})
-	if errors.Is(err, hbase.ErrFamilyNotFound) {
-		return fmt.Errorf("table %s was created without column family %q (roles and departments): "+
-			"add it, e.g. in the HBase shell: alter '%s', {NAME => '%s', VERSIONS => 1, BLOOMFILTER => 'ROW'}: %w",
-			Users, FamOrg, Users, FamOrg, err)
-	}
-	return err
+	return st.EnsureTables(ctx, Namespace, Specs())
 }

@@ -105,3 +105,50 @@ func DepartmentPath(r *hbase.Result) (ancestors []DeptID, ok bool) {
 	}
 	return out, true
 }
+
+// TokenGeneration decodes a users row's ColTokenGen (family FamInfo): the
+// user's token generation, 0 when absent.
+func TokenGeneration(r *hbase.Result) int64 { return CounterIn(r, FamInfo, ColTokenGen) }
+
+// EncodeTokenGeneration encodes a token generation (ColTokenGen), as an
+// Increment writes it.
+func EncodeTokenGeneration(gen int64) []byte { return U64(uint64(gen)) }
+
+// EncodeTokenGenerationCheck is the value a CheckAndPut on ColTokenGen
+// expects for generation gen: nil (the cell absent) for 0, which is how a
+// users row without the cell reads.
+func EncodeTokenGenerationCheck(gen int64) []byte {
+	if gen == 0 {
+		return nil
+	}
+	return EncodeTokenGeneration(gen)
+}
+
+// DisplayName decodes a users row's ColDisplayName; "" when absent.
+func DisplayName(r *hbase.Result) string { return string(r.Value(FamInfo, ColDisplayName)) }
+
+// Bio decodes a users row's ColBio; "" when absent.
+func Bio(r *hbase.Result) string { return string(r.Value(FamInfo, ColBio)) }
+
+// EndedTokenQualifier is the qualifier of a token's cell in family
+// FamEndedTokens: the token id's 16 bytes.
+func EndedTokenQualifier(id TokenID) string { return string(id[:]) }
+
+// EndedTokenTimestamp is the timestamp (ms) of the FamEndedTokens cell of a
+// token expiring at expires (ms): expires - EndedTokenTTL, so that the
+// family's TTL drops the cell exactly when the token expires.
+func EndedTokenTimestamp(expires int64) int64 { return expires - EndedTokenTTL.Milliseconds() }
+
+// EndedTokens decodes a users row's family FamEndedTokens: the ids of the
+// tokens ended on their own that have not expired (qualifiers of another
+// length are skipped).
+func EndedTokens(r *hbase.Result) []TokenID {
+	cells := r.Family(FamEndedTokens)
+	out := make([]TokenID, 0, len(cells))
+	for _, c := range cells {
+		if len(c.Qualifier) == TokenIDLen {
+			out = append(out, TokenID([]byte(c.Qualifier)))
+		}
+	}
+	return out
+}

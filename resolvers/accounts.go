@@ -1,0 +1,164 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/loaders"
+	"github.com/weibohbase/gateway/weibo"
+)
+
+// The account mutations and the token's hold on subscriptions. Ending a
+// token writes the users row (the truth for every gateway instance) and
+// then tells this instance's Issuer, which refuses the token here at once
+// and closes its subscriptions.
+
+// changePassword changes the viewer's password, ends the viewer's older
+// tokens here, and returns a new token.
+func (r *Resolver) changePassword(ctx context.Context, current, next string) (*model.AuthPayload, error) {
+	viewer := viewerOf(ctx)
+	u, err := r.Svc.Feed.ChangePassword(ctx, viewer, current, next)
+	if err != nil {
+		return nil, err
+	}
+	r.Tokens.EndedAll(viewer, u.TokenGeneration)
+	loaders.For(ctx).SetUser(viewer, u)
+	return r.authPayload(u)
+}
+
+// logout ends the token of the request.
+func (r *Resolver) logout(ctx context.Context) (bool, error) {
+	tok, ok := auth.ViewerToken(ctx)
+	if !ok {
+		return false, weibo.ErrUnauthenticated // a viewer trusted without a token
+	}
+	all, gen, err := r.Svc.Feed.EndToken(ctx, tok.User, tok.ID, tok.Expires)
+	if err != nil {
+		return false, err
+	}
+	if all {
+		r.Tokens.EndedAll(tok.User, gen)
+	} else {
+		r.Tokens.Ended(tok)
+	}
+	return true, nil
+}
+
+// logoutEverywhere ends every token of the viewer.
+func (r *Resolver) logoutEverywhere(ctx context.Context) (bool, error) {
+	viewer := viewerOf(ctx)
+	gen, err := r.Svc.Feed.EndAllTokens(ctx, viewer)
+	if err != nil {
+		return false, err
+	}
+	r.Tokens.EndedAll(viewer, gen)
+	return true, nil
+}
+
+// updateProfile changes the viewer's profile; the request's later reads
+// of the viewer see the new row.
+func (r *Resolver) updateProfile(ctx context.Context, displayName, bio *string) (*weibo.User, error) {
+	viewer := viewerOf(ctx)
+	u, err := r.Svc.Feed.UpdateProfile(ctx, viewer, displayName, bio)
+	if err != nil {
+		return nil, err
+	}
+	loaders.For(ctx).SetUser(viewer, u)
+	return u, nil
+}
+
+// profileText returns the profile text field of u (loaded through the
+// user dataloader when u is a post's denormalized author): null when not
+// set ("").
+func profileText(ctx context.Context, u *weibo.User, field func(*weibo.User) string) (*string, error) {
+	u, err := complete(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if s := field(u); s != "" {
+		return &s, nil
+	}
+	return nil, nil
+}
+
+// tokenRecheck is how often an open subscription checks its token again
+// (auth.Issuer.Recheck: a users-row read at most once per recheck window,
+// 10 s, per token).
+const tokenRecheck = 2 * time.Second
+
+// whileTokenValid runs a subscription's source, start, for as long as the
+// token of ctx's viewer stays good: it checks the token when the
+// subscription starts, again every tokenRecheck (an ending on another
+// instance is seen within its recheck window), and at once when this
+// instance ends it. An ended or expired token closes the subscription
+// with an error whose extensions.code is UNAUTHENTICATED; a store error
+// of a recheck leaves it open until the next one.
+func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context.Context) (<-chan T, error)) (<-chan T, error) {
+	check := loaders.FreshCheck(r.Svc)
+	if err := r.Tokens.Recheck(ctx, check); err != nil {
+		return nil, err
+	}
+	ended, stopWatch := r.Tokens.Watch(ctx)
+	inner, cancel := context.WithCancel(ctx)
+	in, err := start(inner)
+	if err != nil {
+		stopWatch()
+		cancel()
+		return nil, err
+	}
+	out := make(chan T)
+	go func() {
+		defer close(out)
+		defer cancel()
+		defer stopWatch()
+		tick := time.NewTicker(tokenRecheck)
+		defer tick.Stop()
+		for {
+			var err error
+			select {
+			case v, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- v:
+				case <-ctx.Done():
+					return
+				}
+				continue
+			case <-ended:
+				ended = nil
+				err = r.Tokens.Recheck(ctx, check) // ended here: refused without a read
+			case <-tick.C:
+				err = r.Tokens.Recheck(ctx, check)
+			case <-ctx.Done():
+				return
+			}
+			if e, ok := errors.AsType[*weibo.Error](err); ok && e.Code == weibo.CodeUnauthenticated {
+				endSubscription(ctx, e)
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// endSubscription makes the transport end the subscription of ctx with e
+// (a graphql-transport-ws "error" message, extensions.code e.Code) once its
+// channel closes. Only the WebSocket transport serves subscriptions; were
+// another to run one, the error is left out rather than panic.
+func endSubscription(ctx context.Context, e *weibo.Error) {
+	gerr := &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
+	if fc := graphql.GetFieldContext(ctx); fc != nil {
+		gerr.Path = fc.Path()
+	}
+	defer func() { _ = recover() }() // no subscription error context: nothing to add to
+	transport.AddSubscriptionError(ctx, gerr)
+}
