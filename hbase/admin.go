@@ -2,6 +2,7 @@ package hbase
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -19,11 +20,13 @@ type Admin interface {
 	// exist yet, then waits until they serve requests. It is idempotent and
 	// safe to call concurrently: an existing table gains the families of
 	// its spec that it lacks (empty, with the spec's settings), and its
-	// families keep their settings, except that a backend brings them to
-	// the version semantics Store promises (HBase: NEW_VERSION_BEHAVIOR is
-	// set on every family that lacks it). Every alter is waited for. It
-	// never removes a family. It fails for an invalid namespace, table or
-	// family name, a table without families, or an unknown Bloom type.
+	// families get the spec's read settings (Bloom, InMemory, Encoding,
+	// BlockSize: HBase applies them to the files it writes from then on)
+	// and the version semantics Store promises (HBase:
+	// NEW_VERSION_BEHAVIOR), keeping their MaxVersions and TTL. Every alter
+	// is waited for. It never removes a family. It fails for an invalid
+	// namespace, table or family name, a table without families, or an
+	// unknown Bloom type or encoding, or a negative block size.
 	EnsureTables(ctx context.Context, namespace string, tables []TableSpec) error
 	// DisableTable takes table offline: data operations on it fail (the
 	// embedded backend's at once, HBase's when their deadline or call
@@ -62,7 +65,30 @@ type FamilySpec struct {
 	Bloom string
 	// InMemory asks HBase to favour this family in the block cache.
 	InMemory bool
+	// Encoding is the family's data block encoding (EncodingNone,
+	// EncodingFastDiff, EncodingRowIndex, ...); "" means EncodingNone.
+	Encoding string
+	// BlockSize is the size of the family's HFile blocks in bytes (HBase's
+	// BLOCKSIZE): smaller blocks suit point reads, larger ones scans; 0
+	// means HBase's default, DefaultBlockSize.
+	BlockSize int
 }
+
+// Data block encodings of a column family, as HBase names them. An
+// encoding stores a block's keys against the keys before them.
+const (
+	// EncodingNone stores every key whole (HBase's default).
+	EncodingNone = "NONE"
+	// EncodingFastDiff stores each key as its difference from the one
+	// before: much smaller blocks for tall tables of long shared prefixes.
+	EncodingFastDiff = "FAST_DIFF"
+	// EncodingRowIndex keeps the keys whole and adds an index of the
+	// block's rows, for point reads that binary-search a block.
+	EncodingRowIndex = "ROW_INDEX_V1"
+)
+
+// DefaultBlockSize is HBase's default HFile block size, 64 KiB.
+const DefaultBlockSize = 64 << 10
 
 // TableSpec describes one table for Admin.EnsureTables.
 type TableSpec struct {
@@ -73,4 +99,24 @@ type TableSpec struct {
 	// SplitKeys pre-split the table into len(SplitKeys)+1 regions (HBase only;
 	// the embedded backend has no regions and ignores them).
 	SplitKeys [][]byte
+}
+
+// CheckFamily reports what makes f unusable, naming table: an unknown
+// Bloom type or encoding (HBase's NONE, PREFIX, DIFF, FAST_DIFF,
+// ROW_INDEX_V1), or a negative MaxVersions, TTL or BlockSize.
+func CheckFamily(table string, f FamilySpec) error {
+	switch f.Bloom {
+	case "", BloomNone, BloomRow, BloomRowCol:
+	default:
+		return fmt.Errorf("hbase: table %s: family %q: unknown bloom filter %q", table, f.Name, f.Bloom)
+	}
+	switch f.Encoding {
+	case "", EncodingNone, "PREFIX", "DIFF", EncodingFastDiff, EncodingRowIndex:
+	default:
+		return fmt.Errorf("hbase: table %s: family %q: unknown data block encoding %q", table, f.Name, f.Encoding)
+	}
+	if f.MaxVersions < 0 || f.TTL < 0 || f.BlockSize < 0 {
+		return fmt.Errorf("hbase: table %s: family %q: negative MaxVersions, TTL or BlockSize", table, f.Name)
+	}
+	return nil
 }

@@ -19,6 +19,8 @@
 #   BENCH_USERS     readers logged in for the run (default 100)
 #   BENCH_DAY       HBase only: import just this day's posts (YYYY-MM-DD; all users and
 #                   follows), in a namespace of its own, instead of the full data set (~70 s)
+#   BENCH_NAMESPACE HBase only: the namespace to read (imported when its users are
+#                   missing) instead of bench_full or bench_day_YYYYMMDD
 #   BENCH_HBASE_ZK  use this running HBase (e.g. $(cat /work/plan/hbase.zk)) instead of
 #                   starting (and stopping) one with make hbase-up
 #   BENCH_PPROF     a file: take a 20 s CPU profile of the gateway during each measured run
@@ -224,6 +226,7 @@ for store in $stores; do
 		fi
 		ns=bench_full
 		[[ -n ${BENCH_DAY:-} ]] && ns=bench_day_${BENCH_DAY//-/}
+		ns=${BENCH_NAMESPACE:-$ns}
 		;;
 	*) echo "bench: BENCH_STORE: unknown store $store" >&2; exit 2 ;;
 	esac

@@ -46,9 +46,10 @@ func validFamilyName(name string) bool {
 // EnsureTables creates namespace and the tables that do not exist yet,
 // recording their specs (families, MaxVersions, TTL) in the store; see
 // hbase.Admin. An existing table gains the families of its spec that it
-// lacks; its other families are left as they are. A disabled table is an
-// error (it would never serve). SplitKeys, Bloom and InMemory are recorded
-// but have no effect. Names follow HBase: a namespace of [A-Za-z0-9_], a
+// lacks, and its families' recorded read settings become the spec's
+// (their MaxVersions and TTL stay). A disabled table is an error (it would
+// never serve). SplitKeys, Bloom, InMemory, Encoding and BlockSize are
+// recorded but have no effect. Names follow HBase: a namespace of [A-Za-z0-9_], a
 // table qualifier of [A-Za-z0-9_.-] not starting with '.' or '-'.
 func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hbase.TableSpec) error {
 	if err := s.begin(ctx); err != nil {
@@ -74,13 +75,8 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 				return fmt.Errorf("hbase: table %s:%s: family %q given twice", namespace, ts.Name, f.Name)
 			}
 			seen[f.Name] = true
-			if f.MaxVersions < 0 || f.TTL < 0 {
-				return fmt.Errorf("hbase: table %s:%s: family %q: negative MaxVersions or TTL", namespace, ts.Name, f.Name)
-			}
-			switch f.Bloom {
-			case "", hbase.BloomNone, hbase.BloomRow, hbase.BloomRowCol:
-			default:
-				return fmt.Errorf("hbase: table %s:%s: family %q: unknown bloom filter %q", namespace, ts.Name, f.Name, f.Bloom)
+			if err := hbase.CheckFamily(namespace+":"+ts.Name, f); err != nil {
+				return err
 			}
 		}
 	}
@@ -111,8 +107,8 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 			if t.meta.Disabled {
 				return fmt.Errorf("%w: %s", errTableDisabled, name)
 			}
-			m, ok := withMissingFamilies(t.meta, ts.Families)
-			if !ok {
+			m, grew, changed := withSpecFamilies(t.meta, ts.Families)
+			if !changed {
 				continue
 			}
 			enc, err := json.Marshal(m)
@@ -123,7 +119,7 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 				return err
 			}
 			next[name] = newEmbTable(name, m)
-			added = true
+			added = added || grew
 			continue
 		}
 		m := &embTableMeta{ID: nextID}
@@ -159,27 +155,33 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 	return nil
 }
 
-// withMissingFamilies returns a copy of m with the families of specs that
-// m lacks, and whether there were any. Existing families keep their
-// settings (HBase's alter of one family is a separate step).
-func withMissingFamilies(m *embTableMeta, specs []hbase.FamilySpec) (*embTableMeta, bool) {
-	var out *embTableMeta
+// withSpecFamilies returns a copy of m with the families of specs that m
+// lacks and the spec's read settings (Bloom, InMemory, Encoding,
+// BlockSize) on the families it has, which keep their MaxVersions and
+// TTL; grew reports an added family, changed any difference (m itself is
+// returned when there is none).
+func withSpecFamilies(m *embTableMeta, specs []hbase.FamilySpec) (_ *embTableMeta, grew, changed bool) {
+	out := *m
+	out.Families = slices.Clone(m.Families)
 	for _, f := range specs {
-		if slices.ContainsFunc(m.Families, func(e embFamilyMeta) bool { return e.Name == f.Name }) {
+		want := familyMeta(f)
+		i := slices.IndexFunc(out.Families, func(e embFamilyMeta) bool { return e.Name == f.Name })
+		if i < 0 {
+			out.Families = append(out.Families, want)
+			grew, changed = true, true
 			continue
 		}
-		if out == nil {
-			c := *m
-			c.Families = slices.Clone(m.Families)
-			out = &c
+		want.MaxVersions, want.TTLMillis = out.Families[i].MaxVersions, out.Families[i].TTLMillis
+		if out.Families[i] != want {
+			out.Families[i] = want
+			changed = true
 		}
-		out.Families = append(out.Families, familyMeta(f))
 	}
-	if out == nil {
-		return m, false
+	if !changed {
+		return m, false, false
 	}
 	slices.SortFunc(out.Families, func(a, b embFamilyMeta) int { return cmp.Compare(a.Name, b.Name) })
-	return out, true
+	return &out, grew, true
 }
 
 // familyMeta is the stored description of a family spec.
@@ -190,6 +192,8 @@ func familyMeta(f hbase.FamilySpec) embFamilyMeta {
 		TTLMillis:   f.TTL.Milliseconds(),
 		Bloom:       f.Bloom,
 		InMemory:    f.InMemory,
+		Encoding:    f.Encoding,
+		BlockSize:   f.BlockSize,
 	}
 }
 

@@ -161,6 +161,8 @@ type embFamilyMeta struct {
 	TTLMillis   int64  `json:"ttl_ms,omitempty"`
 	Bloom       string `json:"bloom,omitempty"`
 	InMemory    bool   `json:"in_memory,omitempty"`
+	Encoding    string `json:"encoding,omitempty"`
+	BlockSize   int    `json:"block_size,omitempty"`
 }
 
 // embTable is a table as the store uses it; immutable once published.

@@ -231,3 +231,36 @@ func TestAddedFamilyPersists(t *testing.T) {
 		t.Errorf("after reopen: %q, %v", got, err)
 	}
 }
+
+func TestFamilySettingsPersist(t *testing.T) {
+	// EnsureTables records an existing family's new read settings (and
+	// keeps its MaxVersions and TTL), as HBase's alter does; a reopened
+	// store has them.
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := etOpen(t, dir)
+	spec := func(f hbase.FamilySpec) []hbase.TableSpec { return []hbase.TableSpec{{Name: "tuned", Families: []hbase.FamilySpec{f}}} }
+	if err := s.EnsureTables(ctx, "t", spec(hbase.FamilySpec{Name: "f", MaxVersions: 2, TTL: time.Hour})); err != nil {
+		t.Fatal(err)
+	}
+	tuned := hbase.FamilySpec{Name: "f", MaxVersions: 7, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10, InMemory: true, Bloom: hbase.BloomNone}
+	if err := s.EnsureTables(ctx, "t", spec(tuned)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureTables(ctx, "t", spec(hbase.FamilySpec{Name: "f", Encoding: "LZ4"})); err == nil {
+		t.Error("EnsureTables took an unknown encoding")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	want := embFamilyMeta{Name: "f", MaxVersions: 2, TTLMillis: time.Hour.Milliseconds(), Bloom: hbase.BloomNone,
+		InMemory: true, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10}
+	if got := (*s.tables.Load())["t:tuned"].meta.Families; len(got) != 1 || got[0] != want {
+		t.Errorf("after reopen: %+v, want %+v", got, want)
+	}
+}

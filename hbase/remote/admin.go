@@ -230,7 +230,7 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 	if err := s.ensureFamilies(ctx, namespace, tables); err != nil {
 		return err
 	}
-	if _, err := s.ensureNewVersionBehavior(ctx, namespace, tables); err != nil {
+	if _, err := s.ensureSettings(ctx, namespace, tables); err != nil {
 		return err
 	}
 	for _, t := range tables {
@@ -252,13 +252,8 @@ func validateTableSpec(t hbase.TableSpec) error {
 		if f.Name == "" {
 			return fmt.Errorf("hbase: table %q: empty column family name", t.Name)
 		}
-		switch f.Bloom {
-		case "", hbase.BloomNone, hbase.BloomRow, hbase.BloomRowCol:
-		default:
-			return fmt.Errorf("hbase: table %q family %q: unknown bloom filter %q", t.Name, f.Name, f.Bloom)
-		}
-		if f.MaxVersions < 0 || f.TTL < 0 {
-			return fmt.Errorf("hbase: table %q family %q: negative MaxVersions or TTL", t.Name, f.Name)
+		if err := hbase.CheckFamily(t.Name, f); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -329,19 +324,57 @@ func familySchema(f hbase.FamilySpec) *pb.ColumnFamilySchema {
 	if f.TTL > 0 {
 		ttl = strconv.FormatInt(int64((f.TTL+time.Second-1)/time.Second), 10)
 	}
-	bloom := cmp.Or(f.Bloom, hbase.BloomRow)
-	attrs := [][2]string{
+	attrs := append([][2]string{
 		{"VERSIONS", strconv.Itoa(versions)},
 		{"TTL", ttl},
-		{"BLOOMFILTER", bloom},
-		{"IN_MEMORY", strconv.FormatBool(f.InMemory)},
-	}
+	}, readSettings(f)...)
 	cf := &pb.ColumnFamilySchema{Name: []byte(f.Name)}
 	for _, a := range attrs {
-		cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(a[0]), Second: []byte(a[1])})
+		setAttr(cf, a[0], a[1])
 	}
-	setNewVersionBehavior(cf)
 	return cf
+}
+
+// readSettings are the attributes of family spec f that EnsureTables
+// brings an existing family to (with NEW_VERSION_BEHAVIOR): how HBase
+// stores and caches its blocks.
+func readSettings(f hbase.FamilySpec) [][2]string {
+	return [][2]string{
+		{"BLOOMFILTER", cmp.Or(f.Bloom, hbase.BloomRow)},
+		{"IN_MEMORY", strconv.FormatBool(f.InMemory)},
+		{"DATA_BLOCK_ENCODING", cmp.Or(f.Encoding, hbase.EncodingNone)},
+		{"BLOCKSIZE", strconv.Itoa(cmp.Or(f.BlockSize, hbase.DefaultBlockSize))},
+		{attrNewVersionBehavior, "true"},
+	}
+}
+
+// attrDefaults are HBase's values of the read settings' attributes when a
+// descriptor does not list them.
+var attrDefaults = map[string]string{
+	"BLOOMFILTER": hbase.BloomRow, "IN_MEMORY": "false", "DATA_BLOCK_ENCODING": hbase.EncodingNone,
+	"BLOCKSIZE": strconv.Itoa(hbase.DefaultBlockSize), attrNewVersionBehavior: "false",
+}
+
+// attr returns cf's attribute key, or HBase's default when cf does not
+// list it.
+func attr(cf *pb.ColumnFamilySchema, key string) string {
+	for _, a := range cf.GetAttributes() {
+		if string(a.GetFirst()) == key {
+			return string(a.GetSecond())
+		}
+	}
+	return attrDefaults[key]
+}
+
+// setAttr sets attribute key of cf to v, keeping the others.
+func setAttr(cf *pb.ColumnFamilySchema, key, v string) {
+	for _, a := range cf.Attributes {
+		if string(a.GetFirst()) == key {
+			a.Second = []byte(v)
+			return
+		}
+	}
+	cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(key), Second: []byte(v)})
 }
 
 // attrNewVersionBehavior is the column family attribute of HBASE-15968
@@ -351,29 +384,6 @@ func familySchema(f hbase.FamilySpec) *pb.ColumnFamilySchema {
 // major compaction has run. Without it a delete masks every put of a
 // timestamp <= its own, even one written after it, until a major compaction.
 const attrNewVersionBehavior = "NEW_VERSION_BEHAVIOR"
-
-// hasNewVersionBehavior reports whether cf has NEW_VERSION_BEHAVIOR = true
-// (HBase parses it with Boolean.parseBoolean: case-insensitive "true").
-func hasNewVersionBehavior(cf *pb.ColumnFamilySchema) bool {
-	for _, a := range cf.GetAttributes() {
-		if string(a.GetFirst()) == attrNewVersionBehavior {
-			return strings.EqualFold(string(a.GetSecond()), "true")
-		}
-	}
-	return false
-}
-
-// setNewVersionBehavior sets NEW_VERSION_BEHAVIOR = true in cf, keeping its
-// other attributes.
-func setNewVersionBehavior(cf *pb.ColumnFamilySchema) {
-	for _, a := range cf.Attributes {
-		if string(a.GetFirst()) == attrNewVersionBehavior {
-			a.Second = []byte("true")
-			return
-		}
-	}
-	cf.Attributes = append(cf.Attributes, &pb.BytesBytesPair{First: []byte(attrNewVersionBehavior), Second: []byte("true")})
-}
 
 // tableSchemas reads the descriptors of the named tables of ns from the
 // master (GetTableDescriptors, which gohbase has no call for), by qualifier;
@@ -489,13 +499,16 @@ func (s *Store) waitFamily(ctx context.Context, ns, name, family string) error {
 	}
 }
 
-// ensureNewVersionBehavior alters every family of the given tables of ns that
-// lacks NEW_VERSION_BEHAVIOR = true, one ModifyColumn per family (which keeps
-// the family's other attributes and configuration), waits for each alter to
-// finish and returns how many families it altered. Families that have it are
-// not touched, so a second call sends nothing. A table missing from the
-// descriptors fails with ErrTableNotFound.
-func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables []hbase.TableSpec) (int, error) {
+// ensureSettings alters every family of the given tables of ns whose
+// descriptor lacks its spec's read settings (readSettings: Bloom filter,
+// IN_MEMORY, data block encoding, block size, NEW_VERSION_BEHAVIOR = true;
+// a family the spec does not list, only the last), one ModifyColumn per
+// family (which keeps the family's other attributes and configuration),
+// waits for each alter to finish and returns how many families it
+// altered. Families that have them are not touched, so a second call sends
+// nothing. A table missing from the descriptors fails with
+// ErrTableNotFound.
+func (s *Store) ensureSettings(ctx context.Context, ns string, tables []hbase.TableSpec) (int, error) {
 	names := make([]string, len(tables))
 	for i, t := range tables {
 		names[i] = t.Name
@@ -505,19 +518,23 @@ func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables 
 		return 0, err
 	}
 	altered := 0
-	for _, name := range names {
-		full := fullTableName(ns, name)
-		schema := schemas[name]
+	for _, t := range tables {
+		full := fullTableName(ns, t.Name)
+		schema := schemas[t.Name]
 		if schema == nil {
 			return altered, fmt.Errorf("%w: %s (no descriptor after create)", hbase.ErrTableNotFound, full)
 		}
 		for _, cf := range schema.GetColumnFamilies() {
-			if hasNewVersionBehavior(cf) {
+			want := [][2]string{{attrNewVersionBehavior, "true"}}
+			if i := slices.IndexFunc(t.Families, func(f hbase.FamilySpec) bool { return f.Name == string(cf.GetName()) }); i >= 0 {
+				want = readSettings(t.Families[i])
+			}
+			if has(cf, want) {
 				continue
 			}
-			s.cfg.log().WarnContext(ctx, "hbase: altering a column family to NEW_VERSION_BEHAVIOR => true; HBase reopens the table's regions",
-				"table", full, "family", string(cf.GetName()))
-			if err := s.modifyColumn(ctx, ns, name, cf.GetName()); err != nil {
+			s.cfg.log().WarnContext(ctx, "hbase: altering a column family's settings; HBase reopens the table's regions",
+				"table", full, "family", string(cf.GetName()), "settings", fmt.Sprint(want))
+			if err := s.modifyColumn(ctx, ns, t.Name, cf.GetName(), want); err != nil {
 				return altered, err
 			}
 			altered++
@@ -526,17 +543,29 @@ func (s *Store) ensureNewVersionBehavior(ctx context.Context, ns string, tables 
 	return altered, nil
 }
 
-// modifyColumn gives family of ns:name NEW_VERSION_BEHAVIOR = true: it
-// reads the family's current descriptor, sends it with the setting through
-// ModifyColumn and waits until the alter is done (the procedure has
-// finished: HBase has reopened the table's regions with the new descriptor;
-// from a master that returns no procedure id, until the descriptor shows the
-// setting). When a concurrent alter of the table makes HBase refuse it
-// (ConcurrentTableModificationException: two `gateway migrate` at once), it
-// starts over from the descriptor as that alter left it, and sends its alter
-// even if the family has the setting by then: the table's procedures run one
-// at a time, so its own finishing means the other one has finished too.
-func (s *Store) modifyColumn(ctx context.Context, ns, name string, family []byte) error {
+// has reports whether cf has the attributes want (HBase parses booleans
+// case-insensitively; an attribute cf does not list has HBase's default).
+func has(cf *pb.ColumnFamilySchema, want [][2]string) bool {
+	for _, a := range want {
+		if !strings.EqualFold(attr(cf, a[0]), a[1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// modifyColumn gives family of ns:name the attributes want: it reads the
+// family's current descriptor, sends it with them through ModifyColumn and
+// waits until the alter is done (the procedure has finished: HBase has
+// reopened the table's regions with the new descriptor; from a master that
+// returns no procedure id, until the descriptor shows them). When a
+// concurrent alter of the table makes HBase refuse it
+// (ConcurrentTableModificationException: two `gateway migrate` at once),
+// it starts over from the descriptor as that alter left it, and sends its
+// alter even if the family has the attributes by then: the table's
+// procedures run one at a time, so its own finishing means the other one
+// has finished too.
+func (s *Store) modifyColumn(ctx context.Context, ns, name string, family []byte, want [][2]string) error {
 	table := fullTableName(ns, name)
 	op := fmt.Sprintf("alter family %q of", family)
 	d := 20 * time.Millisecond
@@ -545,14 +574,16 @@ func (s *Store) modifyColumn(ctx context.Context, ns, name string, family []byte
 		if err != nil {
 			return err
 		}
-		setNewVersionBehavior(cf)
+		for _, a := range want {
+			setAttr(cf, a[0], a[1])
+		}
 		msg, err := s.master(ctx, "ModifyColumn", table,
 			&pb.ModifyColumnRequest{TableName: pbTableName(table), ColumnFamilies: cf},
 			func() proto.Message { return &pb.ModifyColumnResponse{} })
 		if err == nil {
 			id, ok := procID(msg)
 			if !ok {
-				return s.waitNewVersionBehavior(ctx, ns, name, family)
+				return s.waitAttrs(ctx, ns, name, family, want)
 			}
 			err = s.waitProcedure(ctx, table, id)
 		}
@@ -582,13 +613,13 @@ func (s *Store) familyDescriptor(ctx context.Context, ns, name string, family []
 	return nil, fmt.Errorf("%w: %q in table %s", hbase.ErrFamilyNotFound, family, fullTableName(ns, name))
 }
 
-// waitNewVersionBehavior polls the descriptor of ns:name until family has
-// NEW_VERSION_BEHAVIOR = true.
-func (s *Store) waitNewVersionBehavior(ctx context.Context, ns, name string, family []byte) error {
+// waitAttrs polls the descriptor of ns:name until family has the
+// attributes want.
+func (s *Store) waitAttrs(ctx context.Context, ns, name string, family []byte, want [][2]string) error {
 	d := 20 * time.Millisecond
 	for {
 		cf, err := s.familyDescriptor(ctx, ns, name, family)
-		if err != nil || hasNewVersionBehavior(cf) {
+		if err != nil || has(cf, want) {
 			return err
 		}
 		if d, err = backoff(ctx, d); err != nil {

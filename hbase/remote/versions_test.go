@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -152,8 +153,8 @@ func TestEnsureTablesMigratesNewVersionBehavior(t *testing.T) {
 		}
 	}
 	// Idempotent: nothing left to alter.
-	if n, err := st.ensureNewVersionBehavior(tctx(t), ns, []hbase.TableSpec{spec}); err != nil || n != 0 {
-		t.Errorf("second ensureNewVersionBehavior altered %d families, %v; want 0", n, err)
+	if n, err := st.ensureSettings(tctx(t), ns, []hbase.TableSpec{spec}); err != nil || n != 0 {
+		t.Errorf("second ensureSettings altered %d families, %v; want 0", n, err)
 	}
 	if err := st.EnsureTables(tctx(t), ns, []hbase.TableSpec{spec}); err != nil {
 		t.Errorf("EnsureTables again: %v", err)
@@ -200,7 +201,57 @@ func TestEnsureTablesCreatesNewVersionBehavior(t *testing.T) {
 			t.Errorf("family %s: NEW_VERSION_BEHAVIOR = %q, want true", fam, a[attrNewVersionBehavior])
 		}
 	}
-	if n, err := st.ensureNewVersionBehavior(tctx(t), ns, []hbase.TableSpec{spec}); err != nil || n != 0 {
-		t.Errorf("ensureNewVersionBehavior on a fresh table altered %d families, %v; want 0", n, err)
+	if n, err := st.ensureSettings(tctx(t), ns, []hbase.TableSpec{spec}); err != nil || n != 0 {
+		t.Errorf("ensureSettings on a fresh table altered %d families, %v; want 0", n, err)
+	}
+}
+
+// TestEnsureTablesAltersSettings: EnsureTables brings an existing table's
+// families to their spec's read settings (data block encoding, block
+// size, IN_MEMORY, Bloom filter), read back from the master's
+// descriptors, keeps their VERSIONS and TTL and their data, and alters
+// nothing when called again.
+func TestEnsureTablesAltersSettings(t *testing.T) {
+	st := newTestHBase(t)
+	ns := uniqueNamespace(t, st)
+	old := hbase.TableSpec{Name: "tuned", Families: []hbase.FamilySpec{{Name: "f", MaxVersions: 2}, {Name: "g"}}}
+	if err := st.EnsureTables(tctx(t), ns, []hbase.TableSpec{old}); err != nil {
+		t.Fatal(err)
+	}
+	table := ns + ":tuned"
+	mustPut(t, st, &hbase.Put{Table: table, Row: []byte("r"), Values: hbase.Values{"f": {"a": []byte("kept")}}})
+	before := familyAttrs(t, st, ns, "tuned")
+	if before["f"]["DATA_BLOCK_ENCODING"] != hbase.EncodingNone || before["f"]["BLOCKSIZE"] != "65536" {
+		t.Fatalf("a table created without settings: %v", before["f"])
+	}
+
+	tuned := hbase.TableSpec{Name: "tuned", Families: []hbase.FamilySpec{
+		{Name: "f", MaxVersions: 5, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10, InMemory: true, Bloom: hbase.BloomRowCol},
+		{Name: "g", Encoding: hbase.EncodingRowIndex},
+	}}
+	if err := st.EnsureTables(tctx(t), ns, []hbase.TableSpec{tuned}); err != nil {
+		t.Fatal(err)
+	}
+	after := familyAttrs(t, st, ns, "tuned")
+	for _, c := range []struct{ fam, key, want string }{
+		{"f", "DATA_BLOCK_ENCODING", "FAST_DIFF"},
+		{"f", "BLOCKSIZE", "16384"},
+		{"f", "IN_MEMORY", "true"},
+		{"f", "BLOOMFILTER", "ROWCOL"},
+		{"f", "VERSIONS", before["f"]["VERSIONS"]},
+		{"f", "TTL", before["f"]["TTL"]},
+		{"f", attrNewVersionBehavior, "true"},
+		{"g", "DATA_BLOCK_ENCODING", "ROW_INDEX_V1"},
+		{"g", "BLOCKSIZE", "65536"},
+	} {
+		if got := after[c.fam][c.key]; !strings.EqualFold(got, c.want) {
+			t.Errorf("family %s: %s = %q, want %q", c.fam, c.key, got, c.want)
+		}
+	}
+	if r := mustGet(t, st, &hbase.Get{Table: table, Row: []byte("r")}); string(r.Value("f", "a")) != "kept" {
+		t.Errorf("the row after the alter: %s", cellsString(r.Cells, false))
+	}
+	if n, err := st.ensureSettings(tctx(t), ns, []hbase.TableSpec{tuned}); err != nil || n != 0 {
+		t.Errorf("ensureSettings again altered %d families, %v; want 0", n, err)
 	}
 }

@@ -246,6 +246,12 @@ const EndedTokenTTL = 366 * 24 * time.Hour
 // designed for (see EndedTokenTTL).
 const MaxTokenTTL = 365 * 24 * time.Hour
 
+// pointBlock is the HFile block size of the families read mostly by
+// rowkey (a Get, a page's GetMany): a Get reads and decodes one block, so
+// smaller blocks than HBase's 64 KiB cost less per Get; the scanned
+// families keep 64 KiB.
+const pointBlock = 16 << 10
+
 // Specs returns the specs of every weibo table (names without the
 // namespace), as `gateway migrate` creates them. docs/schema.md explains
 // each choice.
@@ -253,56 +259,56 @@ func Specs() []hbase.TableSpec {
 	split := SaltSplitKeys()
 	return []hbase.TableSpec{
 		{Name: "users", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
-			{Name: FamCount, MaxVersions: 1, Bloom: hbase.BloomRow},
-			{Name: FamOrg, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamInfo, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamCount, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+			{Name: FamOrg, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 			// Read with family i by every token check; the bloom filter
 			// skips the files without the row (most users end no token).
-			{Name: FamEndedTokens, MaxVersions: 1, Bloom: hbase.BloomRow, TTL: EndedTokenTTL},
+			{Name: FamEndedTokens, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, TTL: EndedTokenTTL},
 		}},
 		{Name: "usernames", Families: []hbase.FamilySpec{
-			{Name: FamName, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamName, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
 		{Name: "relations", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamRel, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamRel, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 		}},
 		{Name: "content", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamPost, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamPost, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 		}},
 		// Salted by the post's author, like the post (comments.go).
 		{Name: "comments", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamComment, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamComment, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 		}},
 		{Name: "inbox", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamInbox, MaxVersions: 1, Bloom: hbase.BloomNone},
+			{Name: FamInbox, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
 		}},
 		{Name: "outbox", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamOutbox, MaxVersions: 1, Bloom: hbase.BloomNone, TTL: OutboxTTL},
+			{Name: FamOutbox, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone, TTL: OutboxTTL},
 		}},
 		{Name: "roles", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
-			{Name: FamCount, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamInfo, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamCount, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 		}},
 		{Name: "rolenames", Families: []hbase.FamilySpec{
-			{Name: FamName, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamName, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
 		{Name: "departments", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamInfo, MaxVersions: 1, Bloom: hbase.BloomRow, InMemory: true},
+			{Name: FamInfo, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
 		{Name: "pending", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamPending, MaxVersions: 1, Bloom: hbase.BloomNone},
+			{Name: FamPending, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
 		}},
 		// Not salted and not pre-split: admin writes are rare, and the
 		// listing of every event is one contiguous range.
 		{Name: "audit", Families: []hbase.FamilySpec{
-			{Name: FamAudit, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamAudit, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 		}},
 		{Name: "likes", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamLike, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamLike, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 		}},
 		// Only scanned (a root's reposts, a recount, fsck): bloom NONE.
 		{Name: "reposts", SplitKeys: split, Families: []hbase.FamilySpec{
-			{Name: FamRepost, MaxVersions: 1, Bloom: hbase.BloomNone},
+			{Name: FamRepost, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
 		}},
 	}
 }
