@@ -275,6 +275,17 @@ func Specs() []hbase.TableSpec {
 		{Name: "reposts", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamRepost, MaxVersions: 1, Bloom: hbase.BloomNone},
 		}},
+		// Topic rows and hour rows (topics.go), split between the two
+		// kinds: topic(name:) is a Get, the hour rows a GetMany.
+		{Name: "topics", SplitKeys: [][]byte{TopicRowsStart}, Families: []hbase.FamilySpec{
+			{Name: FamTopicCount, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamTopicSeq, MaxVersions: 1, Bloom: hbase.BloomRow},
+		}},
+		// Only scanned (a topic's page, a recount, fsck): bloom NONE. The
+		// buckets of one topic fall one in each pre-split region.
+		{Name: "topicposts", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamTopicEntry, MaxVersions: 1, Bloom: hbase.BloomNone},
+		}},
 	}
 }
 
