@@ -46,6 +46,7 @@ const (
 	CursorLikedPosts  CursorKind = 'L' // + like rev(8) + author(8) + rev(8): a user's likes rowkey suffix
 	CursorReposts     CursorKind = 'R' // + reverse ms(8) + author(8): a weibo:reposts rowkey suffix (after the root's content rowkey)
 	CursorComments    CursorKind = 'C' // + the comment's reverse ms(8) + author(8): a weibo:comments rowkey suffix
+	CursorTopicPosts  CursorKind = 'O' // + reverse ms(8) + author(8): a weibo:topicposts rowkey suffix (after its bucket's prefix)
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

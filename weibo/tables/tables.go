@@ -9,7 +9,8 @@
 // an offset.
 //
 // It imports only package hbase (for TableSpec and the store Migrate runs
-// on) and the standard library, so the domain (weibo), the offline tools
+// on), package weibo/topic (the topic rule, for topic ids) and the
+// standard library, so the domain (weibo), the offline tools
 // (fsck, seed) and the tests share it without importing each other.
 //
 // Choices made here:
