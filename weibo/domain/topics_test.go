@@ -43,7 +43,9 @@ func topicPostIDs(t *testing.T, svc *domain.Domain, name string, n int) []weibo.
 }
 
 // newestFirst orders post ids as a topic's list does.
-func newestFirst(a, b weibo.PostID) int { return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author)) }
+func newestFirst(a, b weibo.PostID) int {
+	return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author))
+}
 
 // TestTopics publishes, reposts and deletes posts with topics and checks
 // the topic's page (both ways), postCount, topTopics, trendingTopics and

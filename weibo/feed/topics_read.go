@@ -165,7 +165,9 @@ func (s *Service) SearchTopics(ctx context.Context, prefix string, first *int) (
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b *Topic) int { return cmp.Or(cmp.Compare(b.PostCount, a.PostCount), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(out, func(a, b *Topic) int {
+		return cmp.Or(cmp.Compare(b.PostCount, a.PostCount), cmp.Compare(a.Name, b.Name))
+	})
 	return out[:min(n, len(out))], nil
 }
 
@@ -232,7 +234,9 @@ func (s *Service) TopTopics(ctx context.Context, since, until time.Time, first *
 	for name, c := range sum {
 		out = append(out, TopicCount{Topic: &Topic{Name: name}, Count: c})
 	}
-	slices.SortFunc(out, func(a, b TopicCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Topic.Name, b.Topic.Name)) })
+	slices.SortFunc(out, func(a, b TopicCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Topic.Name, b.Topic.Name))
+	})
 	out = out[:min(n, len(out))]
 	ts := make([]*Topic, len(out))
 	for i := range out {
@@ -284,7 +288,9 @@ func (s *Service) TrendingTopics(ctx context.Context, at time.Time, window Trend
 		d := float64(c - p)
 		out = append(out, TopicTrend{Topic: &Topic{Name: name}, Count: c, PreviousCount: p, Score: d * d / float64(max(p, 1))})
 	}
-	slices.SortFunc(out, func(a, b TopicTrend) int { return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Topic.Name, b.Topic.Name)) })
+	slices.SortFunc(out, func(a, b TopicTrend) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Topic.Name, b.Topic.Name))
+	})
 	out = out[:min(n, len(out))]
 	ts := make([]*Topic, len(out))
 	for i := range out {
