@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
+	"io"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -42,9 +44,9 @@ func (t *Topic) ID() string { return t.NodeID().String() }
 // NodeID returns the topic's global id.
 func (t *Topic) NodeID() weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeTopic, Topic: t.Name} }
 
-// TopicsOf returns the topics of post p (the topic rule on its content),
-// their counts not read.
-func TopicsOf(p *Post) []*Topic {
+// Topics returns the post's topics (the topic rule on its content, in
+// order of first appearance), their counts not read: no store call.
+func (p *Post) Topics() []*Topic {
 	names := topic.Extract(p.Content)
 	out := make([]*Topic, len(names))
 	for i, n := range names {
@@ -83,6 +85,28 @@ const (
 	// TrendDay compares the last 24 hours with the 24 before.
 	TrendDay TrendWindow = 24
 )
+
+// MarshalGQL writes the window's GraphQL enum value, HOUR or DAY.
+func (w TrendWindow) MarshalGQL(out io.Writer) {
+	if w == TrendDay {
+		io.WriteString(out, `"DAY"`)
+		return
+	}
+	io.WriteString(out, `"HOUR"`)
+}
+
+// UnmarshalGQL reads the GraphQL enum value HOUR or DAY.
+func (w *TrendWindow) UnmarshalGQL(v any) error {
+	switch v {
+	case "HOUR":
+		*w = TrendHour
+	case "DAY":
+		*w = TrendDay
+	default:
+		return fmt.Errorf("%v is not a valid TrendWindow", v)
+	}
+	return nil
+}
 
 // MinTrendCount is the fewest posts in its window a trending topic has.
 const MinTrendCount = 5
@@ -207,7 +231,7 @@ func hoursOf(from, to int64) []int64 {
 // most MaxTopicHours rows), summed in the gateway, and the listed topics'
 // rows (one GetMany). Errors: BAD_USER_INPUT on "until" when since is not
 // before until, on "since" for a window over 31 days, on "first".
-func (s *Service) TopTopics(ctx context.Context, since, until time.Time, first *int) (_ []TopicCount, err error) {
+func (s *Service) TopTopics(ctx context.Context, since, until time.Time, first *int) (_ []*TopicCount, err error) {
 	defer weibo.Wrap(&err, "top topics")
 	n, err := paging.Size(first)
 	if err != nil {
@@ -230,11 +254,11 @@ func (s *Service) TopTopics(ctx context.Context, since, until time.Time, first *
 			sum[name] += c
 		}
 	}
-	out := make([]TopicCount, 0, len(sum))
+	out := make([]*TopicCount, 0, len(sum))
 	for name, c := range sum {
-		out = append(out, TopicCount{Topic: &Topic{Name: name}, Count: c})
+		out = append(out, &TopicCount{Topic: &Topic{Name: name}, Count: c})
 	}
-	slices.SortFunc(out, func(a, b TopicCount) int {
+	slices.SortFunc(out, func(a, b *TopicCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Topic.Name, b.Topic.Name))
 	})
 	out = out[:min(n, len(out))]
@@ -253,7 +277,7 @@ func (s *Service) TopTopics(ctx context.Context, since, until time.Time, first *
 // rows of both windows with one GetMany (2 or 48 rows) and the listed
 // topics' rows with one more. Errors: BAD_USER_INPUT on "window" (neither
 // TrendHour nor TrendDay) or "first".
-func (s *Service) TrendingTopics(ctx context.Context, at time.Time, window TrendWindow, first *int) (_ []TopicTrend, err error) {
+func (s *Service) TrendingTopics(ctx context.Context, at time.Time, window TrendWindow, first *int) (_ []*TopicTrend, err error) {
 	defer weibo.Wrap(&err, "trending topics")
 	n, err := paging.Size(first)
 	if err != nil {
@@ -279,16 +303,16 @@ func (s *Service) TrendingTopics(ctx context.Context, at time.Time, window Trend
 			dst[name] += c
 		}
 	}
-	var out []TopicTrend
+	var out []*TopicTrend
 	for name, c := range cur {
 		p := prev[name]
 		if c < MinTrendCount || c <= p {
 			continue
 		}
 		d := float64(c - p)
-		out = append(out, TopicTrend{Topic: &Topic{Name: name}, Count: c, PreviousCount: p, Score: d * d / float64(max(p, 1))})
+		out = append(out, &TopicTrend{Topic: &Topic{Name: name}, Count: c, PreviousCount: p, Score: d * d / float64(max(p, 1))})
 	}
-	slices.SortFunc(out, func(a, b TopicTrend) int {
+	slices.SortFunc(out, func(a, b *TopicTrend) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Topic.Name, b.Topic.Name))
 	})
 	out = out[:min(n, len(out))]
