@@ -625,16 +625,7 @@ func (r *topicResolver) PostCount(ctx context.Context, obj *feed.Topic) (int, er
 
 // Posts is the resolver for the posts field.
 func (r *topicResolver) Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.TopicPosts(ctx, obj.Name, weibo.Page{First: first, After: after, Last: last, Before: before})
-	if err != nil {
-		return nil, err
-	}
-	if selectsAny(ctx, selections(ctx), func(n string) bool { return n == "totalCount" }) {
-		if page.TotalCount, err = topicPostCount(ctx, obj); err != nil {
-			return nil, err
-		}
-	}
-	return page, r.prefetchPosts(ctx, page)
+	return r.topicPosts(ctx, obj, weibo.Page{First: first, After: after, Last: last, Before: before})
 }
 
 // CreatedAt is the resolver for the createdAt field.

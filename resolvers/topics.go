@@ -4,8 +4,25 @@ import (
 	"context"
 
 	"github.com/weibohbase/gateway/loaders"
+	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
 )
+
+// topicPosts is Topic.posts: one page of t's posts (feed's TopicPosts),
+// its totalCount t's postCount when the query selects it, and the page's
+// prefetch (prefetchPosts), as every list of posts.
+func (r *topicResolver) topicPosts(ctx context.Context, t *feed.Topic, p weibo.Page) (*feed.PostConnection, error) {
+	page, err := r.Svc.Feed.TopicPosts(ctx, t.Name, p)
+	if err != nil {
+		return nil, err
+	}
+	if selectsAny(ctx, selections(ctx), func(n string) bool { return n == "totalCount" }) {
+		if page.TotalCount, err = topicPostCount(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return page, r.prefetchPosts(ctx, page)
+}
 
 // topicPostCount returns t's kept postCount: the value read with it
 // (topic, topics, topTopics, trendingTopics read the topics' rows), else

@@ -107,7 +107,9 @@ type Stats struct {
 }
 
 // Rows returns the total number of rows written.
-func (s Stats) Rows() int64 { return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox + s.Topics }
+func (s Stats) Rows() int64 {
+	return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox + s.Topics
+}
 
 // RowsPerSecond returns Rows divided by Elapsed (0 when Elapsed is 0).
 func (s Stats) RowsPerSecond() float64 {
