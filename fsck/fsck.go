@@ -17,6 +17,8 @@
 //	                          holding the time of the like     row at that time, the post's likeCount
 //	repost                    the repost's root cell (c:o)     the root's reposts list row and repostCount
 //	comment                   comments row                     the post's commentCount
+//	topic                     content row (its text's topics)  the post's entry in each topic's list, each
+//	                                                           topic's postCount and count in the post's hour
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -89,7 +91,8 @@ const (
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
 	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
-	// likes, reposts and comments and the posts' counters of them, and
+	// likes, reposts and comments and the posts' counters of them, the
+	// topics' lists and counters, and
 	// unfinished follows, unfollows, likes, unlikes, reposts, deletes,
 	// comment writes and fan-outs.
 	AreaSocial
@@ -210,7 +213,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment, tables.PendingTopic)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -259,6 +262,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkComments(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkTopics(ctx); err != nil {
 			return nil, err
 		}
 	}

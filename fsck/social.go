@@ -64,6 +64,9 @@ type social struct {
 	// reposts are the reposts' root cells and the posts' repostCounts
 	// (reposts.go, noteRepost).
 	reposts repostsLoaded
+	// topics are the stored posts' topics and what they make the lists
+	// and counters hold (topics.go, noteTopics).
+	topics topicsLoaded
 }
 
 type pendingRow struct {
@@ -152,6 +155,7 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 			ts, likes, likesTS := postCells(r)
 			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: ts, likes: likes, likesTS: likesTS})
 			so.noteRepost(id, r)
+			so.noteTopics(id, r)
 		}
 	})
 	return err

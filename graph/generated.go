@@ -49,6 +49,7 @@ type ResolverRoot interface {
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
 	Subscription() SubscriptionResolver
+	Topic() TopicResolver
 	User() UserResolver
 	UserEdge() UserEdgeResolver
 }
@@ -198,6 +199,7 @@ type ComplexityRoot struct {
 		RepostOf      func(childComplexity int) int
 		RepostOfID    func(childComplexity int) int
 		Reposts       func(childComplexity int, first *int, after *string) int
+		Topics        func(childComplexity int) int
 	}
 
 	PostConnection struct {
@@ -223,6 +225,10 @@ type ComplexityRoot struct {
 		RoleByName     func(childComplexity int, name string) int
 		Roles          func(childComplexity int, first *int, after *string) int
 		TopDepartments func(childComplexity int, first *int, after *string) int
+		TopTopics      func(childComplexity int, since time.Time, until time.Time, first *int) int
+		Topic          func(childComplexity int, name string) int
+		Topics         func(childComplexity int, prefix string, first *int) int
+		TrendingTopics func(childComplexity int, at time.Time, window feed.TrendWindow, first *int) int
 		User           func(childComplexity int, id string) int
 		UserByUsername func(childComplexity int, username string) int
 		Users          func(childComplexity int, first *int, after *string, filter *model.UserFilter) int
@@ -269,6 +275,25 @@ type ComplexityRoot struct {
 	TimelineConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+	}
+
+	Topic struct {
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
+		PostCount func(childComplexity int) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string) int
+	}
+
+	TopicCount struct {
+		Count func(childComplexity int) int
+		Topic func(childComplexity int) int
+	}
+
+	TopicTrend struct {
+		Count         func(childComplexity int) int
+		PreviousCount func(childComplexity int) int
+		Score         func(childComplexity int) int
+		Topic         func(childComplexity int) int
 	}
 
 	User struct {
@@ -388,6 +413,10 @@ type QueryResolver interface {
 	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*org.Department, error)
 	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
+	Topic(ctx context.Context, name string) (*feed.Topic, error)
+	Topics(ctx context.Context, prefix string, first *int) ([]*feed.Topic, error)
+	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*feed.TopicCount, error)
+	TrendingTopics(ctx context.Context, at time.Time, window feed.TrendWindow, first *int) ([]*feed.TopicTrend, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error)
 }
 type RoleResolver interface {
@@ -398,6 +427,10 @@ type RoleMemberEdgeResolver interface {
 }
 type SubscriptionResolver interface {
 	HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error)
+}
+type TopicResolver interface {
+	PostCount(ctx context.Context, obj *feed.Topic) (int, error)
+	Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
 }
 type UserResolver interface {
 	CreatedAt(ctx context.Context, obj *weibo.User) (*time.Time, error)
@@ -1180,6 +1213,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Reposts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Post.topics":
+		if e.ComplexityRoot.Post.Topics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Topics(childComplexity), true
 
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
@@ -1330,6 +1369,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TopDepartments(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.topTopics":
+		if e.ComplexityRoot.Query.TopTopics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_topTopics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TopTopics(childComplexity, args["since"].(time.Time), args["until"].(time.Time), args["first"].(*int)), true
+	case "Query.topic":
+		if e.ComplexityRoot.Query.Topic == nil {
+			break
+		}
+
+		args, err := ec.field_Query_topic_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Topic(childComplexity, args["name"].(string)), true
+	case "Query.topics":
+		if e.ComplexityRoot.Query.Topics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_topics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Topics(childComplexity, args["prefix"].(string), args["first"].(*int)), true
+	case "Query.trendingTopics":
+		if e.ComplexityRoot.Query.TrendingTopics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_trendingTopics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TrendingTopics(childComplexity, args["at"].(time.Time), args["window"].(feed.TrendWindow), args["first"].(*int)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -1490,6 +1573,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TimelineConnection.PageInfo(childComplexity), true
+
+	case "Topic.id":
+		if e.ComplexityRoot.Topic.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Topic.ID(childComplexity), true
+	case "Topic.name":
+		if e.ComplexityRoot.Topic.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Topic.Name(childComplexity), true
+	case "Topic.postCount":
+		if e.ComplexityRoot.Topic.PostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Topic.PostCount(childComplexity), true
+	case "Topic.posts":
+		if e.ComplexityRoot.Topic.Posts == nil {
+			break
+		}
+
+		args, err := ec.field_Topic_posts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Topic.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+
+	case "TopicCount.count":
+		if e.ComplexityRoot.TopicCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopicCount.Count(childComplexity), true
+	case "TopicCount.topic":
+		if e.ComplexityRoot.TopicCount.Topic == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopicCount.Topic(childComplexity), true
+
+	case "TopicTrend.count":
+		if e.ComplexityRoot.TopicTrend.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopicTrend.Count(childComplexity), true
+	case "TopicTrend.previousCount":
+		if e.ComplexityRoot.TopicTrend.PreviousCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopicTrend.PreviousCount(childComplexity), true
+	case "TopicTrend.score":
+		if e.ComplexityRoot.TopicTrend.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopicTrend.Score(childComplexity), true
+	case "TopicTrend.topic":
+		if e.ComplexityRoot.TopicTrend.Topic == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopicTrend.Topic(childComplexity), true
 
 	case "User.bio":
 		if e.ComplexityRoot.User.Bio == nil {
@@ -1771,8 +1922,8 @@ var sources = []*ast.Source{
 # implements Node, and its id is unique across all types — a user's is the
 # decimal user id ("22732"), a post's "<author id>_<ms>", a comment's
 # "comment:<post id>_<ms>_<author id>", a role's "role:<n>", a
-# department's "department:<n>". ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `nodes(ids:)` + "`" + ` fetch any
-# of them.
+# department's "department:<n>", a topic's "topic:<name>". ` + "`" + `node(id:)` + "`" + ` and
+# ` + "`" + `nodes(ids:)` + "`" + ` fetch any of them.
 #
 # Lists are Relay connections: pass ` + "`" + `first` + "`" + ` (1..100, default 20) and the
 # ` + "`" + `endCursor` + "`" + ` of the previous page as ` + "`" + `after` + "`" + `. The home timeline, a user's
@@ -1788,7 +1939,7 @@ scalar Time
 
 """
 An object with a global id (Relay's Global Object Identification): User,
-Post, Comment, Role or Department. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
+Post, Comment, Role, Department or Topic. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
 """
 interface Node {
   "The object's global id, unique across all types."
@@ -1865,6 +2016,51 @@ type Post implements Node {
   commentCount: Int!
   "This post's comments, newest first; pages both ways."
   comments(first: Int, after: String, last: Int, before: String): CommentConnection!
+  """
+  This post's topics (#话题#), in order of first appearance: the texts
+  between a ` + "`" + `#` + "`" + ` and the next ` + "`" + `#` + "`" + ` of its content (each ` + "`" + `#` + "`" + ` used once),
+  trimmed, 1 to 64 characters without a line break, each once.
+  """
+  topics: [Topic!]!
+}
+
+"""
+A topic (#话题#). ` + "`" + `id` + "`" + ` is \"topic:<name>\". Names compare exactly (no case
+or width folding).
+"""
+type Topic implements Node {
+  id: ID!
+  name: String!
+  "How many posts have this topic (a kept counter, exact)."
+  postCount: Int!
+  "The posts with this topic, newest first; pages both ways."
+  posts(first: Int, after: String, last: Int, before: String): PostConnection!
+}
+
+"A topic and its number of posts in a window."
+type TopicCount {
+  topic: Topic!
+  "The topic's posts created in the window."
+  count: Int!
+}
+
+"A trending topic: its posts in a window and in the window before."
+type TopicTrend {
+  topic: Topic!
+  "The topic's posts in [at - window, at)."
+  count: Int!
+  "The topic's posts in the window before."
+  previousCount: Int!
+  "(count - previousCount)² / max(previousCount, 1)."
+  score: Float!
+}
+
+"The window of trendingTopics."
+enum TrendWindow {
+  "One hour, compared with the hour before."
+  HOUR
+  "24 hours, compared with the 24 hours before."
+  DAY
 }
 
 """
@@ -1958,11 +2154,11 @@ type PostEdge {
   node: Post!
 }
 
-"A user's posts, the posts a user likes, or a post's reposts, newest first."
+"A user's posts, the posts a user likes, a post's reposts or a topic's posts, newest first."
 type PostConnection {
   edges: [PostEdge!]!
   pageInfo: PageInfo!
-  "The length of the whole list: from the kept counter for a user's posts (postCount) and a post's reposts (repostCount); the posts a user likes counted when asked for."
+  "The length of the whole list: from the kept counter for a user's posts (postCount), a post's reposts (repostCount) and a topic's posts (postCount); the posts a user likes counted when asked for."
   totalCount: Int!
 }
 
@@ -2008,6 +2204,26 @@ type Query {
   department(id: ID!): Department @authenticated
   "Users, filtered (filter criteria combine): in username order with usernamePrefix alone, in user-id order otherwise. An unknown role or department is NOT_FOUND."
   users(first: Int, after: String, filter: UserFilter): UserSearchConnection! @authenticated
+  "A topic by name; null when no post has it. An empty or over-long name is BAD_USER_INPUT."
+  topic(name: String!): Topic
+  """
+  The topics whose names start with ` + "`" + `prefix` + "`" + ` (exactly, from the name's
+  start), most posts first, ties by name; ` + "`" + `first` + "`" + ` 1..100, default 20.
+  """
+  topics(prefix: String!, first: Int): [Topic!]!
+  """
+  The topics with the most posts created in [since, until), both rounded
+  down to the hour, most first, ties by name; at most 31 days (744 hours);
+  ` + "`" + `first` + "`" + ` 1..100, default 20. since ≥ until is BAD_USER_INPUT.
+  """
+  topTopics(since: Time!, until: Time!, first: Int): [TopicCount!]!
+  """
+  The trending topics at ` + "`" + `at` + "`" + ` (rounded down to the hour): with n a topic's
+  posts in [at - window, at) and p those in the window before, score =
+  (n - p)² / max(p, 1) when n ≥ 5 and n > p; topics that do not score are
+  not listed. Ranked by score, then name; ` + "`" + `first` + "`" + ` 1..100, default 20.
+  """
+  trendingTopics(at: Time!, window: TrendWindow!, first: Int): [TopicTrend!]!
   "The audit log of admin changes, newest first. Admins only."
   auditLog(first: Int, after: String, filter: AuditFilter): AuditEventConnection! @hasRole(role: "admin")
 }
@@ -2479,6 +2695,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_commentCount(ctx, field)
 	case "comments":
 		return ec.fieldContext_Post_comments(ctx, field)
+	case "topics":
+		return ec.fieldContext_Post_topics(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2581,6 +2799,44 @@ func (ec *executionContext) childFields_TimelineConnection(ctx context.Context, 
 		return ec.fieldContext_TimelineConnection_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TimelineConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_Topic(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Topic_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Topic_name(ctx, field)
+	case "postCount":
+		return ec.fieldContext_Topic_postCount(ctx, field)
+	case "posts":
+		return ec.fieldContext_Topic_posts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Topic", field.Name)
+}
+
+func (ec *executionContext) childFields_TopicCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "topic":
+		return ec.fieldContext_TopicCount_topic(ctx, field)
+	case "count":
+		return ec.fieldContext_TopicCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TopicCount", field.Name)
+}
+
+func (ec *executionContext) childFields_TopicTrend(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "topic":
+		return ec.fieldContext_TopicTrend_topic(ctx, field)
+	case "count":
+		return ec.fieldContext_TopicTrend_count(ctx, field)
+	case "previousCount":
+		return ec.fieldContext_TopicTrend_previousCount(ctx, field)
+	case "score":
+		return ec.fieldContext_TopicTrend_score(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TopicTrend", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3711,6 +3967,102 @@ func (ec *executionContext) field_Query_topDepartments_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_topTopics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "until",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["until"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_topic_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_topics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "prefix",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["prefix"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_trendingTopics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "at",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["at"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "window",
+		func(ctx context.Context, v any) (feed.TrendWindow, error) {
+			return ec.unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["window"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_userByUsername_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3788,6 +4140,44 @@ func (ec *executionContext) field_Role_members_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Topic_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -6819,6 +7209,23 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_topics(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ, false)
+
+}
+func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_PostConnection_edges,
 
@@ -7549,6 +7956,182 @@ func (ec *executionContext) fieldContext_Query_users(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_topic(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_topic(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Topic(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_topic(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_topic_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_topics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_topics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Topics(ctx, fc.Args["prefix"].(string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {
+			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_topics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_topics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_topTopics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_topTopics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TopTopics(ctx, fc.Args["since"].(time.Time), fc.Args["until"].(time.Time), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*feed.TopicCount) graphql.Marshaler {
+			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_topTopics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopicCount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_topTopics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_trendingTopics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_trendingTopics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(feed.TrendWindow), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*feed.TopicTrend) graphql.Marshaler {
+			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrendᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_trendingTopics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopicTrend(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_trendingTopics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8038,6 +8621,163 @@ func (ec *executionContext) fieldContext_TimelineConnection_pageInfo(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Topic_id(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Topic_id, obj, (*feed.Topic).ID, ec.marshalNID2string, true)
+
+}
+func (ec *executionContext) fieldContext_Topic_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Topic", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Topic_name(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+
+}
+func (ec *executionContext) fieldContext_Topic_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Topic", field, false, false, "String")
+}
+
+func (ec *executionContext) _Topic_postCount(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Topic_postCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Topic().PostCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Topic_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Topic", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Topic_posts(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Topic_posts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Topic().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Topic_posts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Topic",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Topic_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TopicCount_topic(ctx context.Context, field graphql.CollectedField, obj *feed.TopicCount) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_TopicCount_topic,
+
+		obj.Topic,
+
+		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic)
+
+}
+func (ec *executionContext) fieldContext_TopicCount_topic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopicCount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TopicCount_count(ctx context.Context, field graphql.CollectedField, obj *feed.TopicCount) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.Count)
+
+}
+func (ec *executionContext) fieldContext_TopicCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TopicCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TopicTrend_topic(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_TopicTrend_topic,
+
+		obj.Topic,
+
+		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic)
+
+}
+func (ec *executionContext) fieldContext_TopicTrend_topic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopicTrend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TopicTrend_count(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.Count)
+
+}
+func (ec *executionContext) fieldContext_TopicTrend_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TopicTrend_previousCount(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.PreviousCount)
+
+}
+func (ec *executionContext) fieldContext_TopicTrend_previousCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TopicTrend_score(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+	return ec.marshalNFloat2float64(ctx, field.Selections, obj.Score)
+
+}
+func (ec *executionContext) fieldContext_TopicTrend_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Float")
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
@@ -9404,6 +10144,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
+	case *feed.Topic:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Topic(ctx, sel, obj)
 	case *org.Role:
 		if obj == nil {
 			return graphql.Null
@@ -10427,6 +11172,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_comments(ctx, field, obj)
 				})
+		case "topics":
+			out.Values[i] = ec._Post_topics(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10621,6 +11371,30 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_users(ctx, field)
+				})
+		case "topic":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_topic(ctx, field)
+				})
+		case "topics":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_topics(ctx, field)
+				})
+		case "topTopics":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_topTopics(ctx, field)
+				})
+		case "trendingTopics":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_trendingTopics(ctx, field)
 				})
 		case "auditLog":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -10947,6 +11721,142 @@ func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.Sel
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TimelineConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var topicImplementors = []string{"Topic", "Node"}
+
+func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, obj *feed.Topic) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Topic")
+		case "id":
+			out.Values[i] = ec._Topic_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Topic_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "postCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Topic_postCount(ctx, field, obj)
+				})
+		case "posts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Topic_posts(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var topicCountImplementors = []string{"TopicCount"}
+
+func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSet, obj *feed.TopicCount) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicCountImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TopicCount")
+		case "topic":
+			out.Values[i] = ec._TopicCount_topic(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._TopicCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var topicTrendImplementors = []string{"TopicTrend"}
+
+func (ec *executionContext) _TopicTrend(ctx context.Context, sel ast.SelectionSet, obj *feed.TopicTrend) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicTrendImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TopicTrend")
+		case "topic":
+			out.Values[i] = ec._TopicTrend_topic(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._TopicTrend_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "previousCount":
+			out.Values[i] = ec._TopicTrend_previousCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._TopicTrend_score(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11758,6 +12668,20 @@ func (ec *executionContext) marshalNDepartmentMemberConnection2ᚖgithubᚗcom�
 	return ec._DepartmentMemberConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx context.Context, v any) (tables.CommentID, error) {
 	var res tables.CommentID
 	err := res.UnmarshalGQL(v)
@@ -12069,6 +12993,88 @@ func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohb
 		return graphql.Null
 	}
 	return ec._TimelineConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx context.Context, sel ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Topic!")
+		return graphql.Null
+	}
+	return ec._Topic(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.TopicCount) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCount(ctx context.Context, sel ast.SelectionSet, v *feed.TopicCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TopicCount!")
+		return graphql.Null
+	}
+	return ec._TopicCount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrendᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.TopicTrend) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrend(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrend(ctx context.Context, sel ast.SelectionSet, v *feed.TopicTrend) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TopicTrend!")
+		return graphql.Null
+	}
+	return ec._TopicTrend(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx context.Context, v any) (feed.TrendWindow, error) {
+	var res feed.TrendWindow
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx context.Context, sel ast.SelectionSet, v feed.TrendWindow) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.User) graphql.Marshaler {
@@ -12432,6 +13438,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := gqltime.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx context.Context, sel ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Topic(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx context.Context, sel ast.SelectionSet, v *weibo.User) graphql.Marshaler {

@@ -51,6 +51,8 @@ type Loaders struct {
 	ManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
 	// Comments loads comment rows by id (nil for a missing comment).
 	Comments *dataloader.Loader[weibo.CommentID, *feed.Comment]
+	// Topics loads topic rows by name (nil for a topic no post has).
+	Topics *dataloader.Loader[string, *feed.Topic]
 
 	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
 	// primed through PrimePost and PrimeLiked.
@@ -149,6 +151,7 @@ func New(svc *domain.Domain) *Loaders {
 		ManagedDepartments: dataloader.NewBatchedLoader(batch(svc.Org.ManagedDepartments),
 			dataloader.WithWait[weibo.UserID, []*org.Department](Wait)),
 		Comments: dataloader.NewBatchedLoader(batch(svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait)),
+		Topics:   dataloader.NewBatchedLoader(batch(svc.Feed.GetTopics), dataloader.WithWait[string, *feed.Topic](Wait)),
 	}
 }
 

@@ -21,6 +21,8 @@
 //     connection paged backward (Sizes.DefaultFirst when both are absent, at
 //     most Sizes.MaxFirst), and an edge's node is the
 //     edge's item, not another node (GitHub counts a connection's items);
+//   - a list field with a `first` argument of its own (a ranked list, not
+//     a connection) counts `first` items, as a connection's edges;
 //   - another list field counts Sizes.Lists["Type.field"] items, or
 //     Sizes.DefaultList;
 //   - introspection is counted like any field: its lists count their average

@@ -13,7 +13,7 @@ import (
 )
 
 const testSDL = `
-type Query { me: User  user(id: ID!): User  tags: [String!]! }
+type Query { me: User  user(id: ID!): User  tags: [String!]!  ranked(first: Int): [User!]! }
 type Mutation { post(text: String!): Post! }
 type User {
   id: ID!
@@ -71,6 +71,10 @@ func TestMeasure(t *testing.T) {
 		{"a connection multiplies its edges", `{ user(id: 1) { follows(first: 10) { edges { node { id } } pageInfo { endCursor } } } }`, "", nil,
 			Cost{Nodes: 13, Depth: 5, Fields: 7}},
 		{"default page size", `{ me { follows { edges { node { id } } } } }`, "", nil, Cost{Nodes: 22, Depth: 5, Fields: 5}},
+		// a list sized by its own first: 7 users, each with a connection of 3 edges
+		{"a list with its own first", `{ ranked(first: 7) { id follows(first: 3) { edges { cursor } } } }`, "", nil,
+			Cost{Nodes: 7 * (1 + 1 + 3), Depth: 4, Fields: 5}},
+		{"a list with its own first, by default", `{ ranked { id } }`, "", nil, Cost{Nodes: 20, Depth: 2, Fields: 2}},
 		{"first above the maximum counts as the maximum", `{ me { follows(first: 1000000) { edges { cursor } } } }`, "", nil,
 			Cost{Nodes: 102, Depth: 4, Fields: 4}},
 		{"first from a variable", `query($n: Int) { me { follows(first: $n) { edges { cursor } } } }`, "", map[string]any{"n": json.Number("7")},

@@ -238,7 +238,10 @@ func (n *nodes) field(f *ast.Field, typ string, page int64, chain int, edge bool
 		childChain = chain + 1
 	}
 	items, self, childEdge := int64(1), int64(1), false
+	paged := def.Arguments.ForName("first") != nil
 	switch {
+	case def.Type.Elem != nil && paged:
+		items = n.first(f) // a list sized by its own first (topTopics): no connection
 	case def.Type.Elem != nil:
 		items = n.listSize(typ, f.Name, page)
 		childEdge = page > 0 // a connection's edges
@@ -246,7 +249,7 @@ func (n *nodes) field(f *ast.Field, typ string, page int64, chain int, edge bool
 		self = 0 // an edge's node: the edge counted it
 	}
 	var childPage int64
-	if def.Arguments.ForName("first") != nil {
+	if paged && def.Type.Elem == nil {
 		childPage = n.first(f)
 	}
 	return mul(items, add(self, n.selectionSet(f.SelectionSet, def.Type.Name(), childPage, childChain, childEdge)))

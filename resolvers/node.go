@@ -30,6 +30,8 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 		return nodeThunk(l.Posts.Load(ctx, id.Post))
 	case weibo.NodeComment:
 		return nodeThunk(l.Comments.Load(ctx, id.Comment))
+	case weibo.NodeTopic:
+		return nodeThunk(l.Topics.Load(ctx, id.Topic))
 	}
 	if _, err := auth.Viewer(ctx); err != nil {
 		return func() (weibo.Node, error) { return nil, err }

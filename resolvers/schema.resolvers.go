@@ -559,6 +559,26 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, fi
 	return page, r.prefetchUserEdges(ctx, page.Edges)
 }
 
+// Topic is the resolver for the topic field.
+func (r *queryResolver) Topic(ctx context.Context, name string) (*feed.Topic, error) {
+	return r.Svc.Feed.Topic(ctx, name)
+}
+
+// Topics is the resolver for the topics field.
+func (r *queryResolver) Topics(ctx context.Context, prefix string, first *int) ([]*feed.Topic, error) {
+	return r.Svc.Feed.SearchTopics(ctx, prefix, first)
+}
+
+// TopTopics is the resolver for the topTopics field.
+func (r *queryResolver) TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*feed.TopicCount, error) {
+	return r.Svc.Feed.TopTopics(ctx, since, until, first)
+}
+
+// TrendingTopics is the resolver for the trendingTopics field.
+func (r *queryResolver) TrendingTopics(ctx context.Context, at time.Time, window feed.TrendWindow, first *int) ([]*feed.TopicTrend, error) {
+	return r.Svc.Feed.TrendingTopics(ctx, at, window, first)
+}
+
 // AuditLog is the resolver for the auditLog field.
 func (r *queryResolver) AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error) {
 	f, err := auditFilter(filter)
@@ -589,6 +609,16 @@ func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan 
 	return whileTokenValid(ctx, r.Resolver, func(ctx context.Context) (<-chan *feed.Post, error) {
 		return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
 	})
+}
+
+// PostCount is the resolver for the postCount field.
+func (r *topicResolver) PostCount(ctx context.Context, obj *feed.Topic) (int, error) {
+	return topicPostCount(ctx, obj)
+}
+
+// Posts is the resolver for the posts field.
+func (r *topicResolver) Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
+	return r.topicPosts(ctx, obj, weibo.Page{First: first, After: after, Last: last, Before: before})
 }
 
 // CreatedAt is the resolver for the createdAt field.
@@ -741,6 +771,9 @@ func (r *Resolver) RoleMemberEdge() graph.RoleMemberEdgeResolver { return &roleM
 // Subscription returns graph.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
+// Topic returns graph.TopicResolver implementation.
+func (r *Resolver) Topic() graph.TopicResolver { return &topicResolver{r} }
+
 // User returns graph.UserResolver implementation.
 func (r *Resolver) User() graph.UserResolver { return &userResolver{r} }
 
@@ -757,6 +790,7 @@ type (
 	roleResolver           struct{ *Resolver }
 	roleMemberEdgeResolver struct{ *Resolver }
 	subscriptionResolver   struct{ *Resolver }
+	topicResolver          struct{ *Resolver }
 	userResolver           struct{ *Resolver }
 	userEdgeResolver       struct{ *Resolver }
 )

@@ -96,6 +96,10 @@ type Stats struct {
 	// Large is the number of large accounts (Options.FanoutThreshold),
 	// written as columns of row tables.LargeKey of weibo:users.
 	Large int64
+	// Topics is the number of rows of the topics: the posts' entries in
+	// their topics' lists (weibo:topicposts), the topic rows and the hour
+	// rows (weibo:topics).
+	Topics int64
 	// Elapsed is the wall time of the whole Import call, hash and Migrate included.
 	Elapsed time.Duration
 	// TableElapsed is the wall time spent writing each table (full table name).
@@ -103,7 +107,9 @@ type Stats struct {
 }
 
 // Rows returns the total number of rows written.
-func (s Stats) Rows() int64 { return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox }
+func (s Stats) Rows() int64 {
+	return s.Users + s.Usernames + s.Relations + s.Posts + s.Inbox + s.Topics
+}
 
 // RowsPerSecond returns Rows divided by Elapsed (0 when Elapsed is 0).
 func (s Stats) RowsPerSecond() float64 {
@@ -190,7 +196,7 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 	}
 
 	s := newSeeder(ctx, st, ds, opts)
-	total := int64(len(ds.Users))*2 + int64(len(ds.Follows))*2 + int64(len(ds.Posts)) + s.inboxTotal
+	total := int64(len(ds.Users))*2 + int64(len(ds.Follows))*2 + int64(len(ds.Posts)) + s.inboxTotal + s.topicIndex.rows
 	if opts.Progress != nil {
 		s.bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(opts.Progress),
@@ -215,6 +221,7 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 		{tables.Relations, &stats.Relations, s.relations},
 		{tables.Content, &stats.Posts, s.content},
 		{tables.Inbox, &stats.Inbox, s.inbox},
+		{tables.Topics, &stats.Topics, s.topics},
 		{tables.Users, &stats.Large, s.largeAccounts},
 	}
 	for _, ph := range phases {
@@ -261,6 +268,9 @@ type seeder struct {
 	// posts are pushed into no fan's inbox.
 	large map[uint64]bool
 
+	// topicIndex is every post's topics and their counts (topics.go).
+	topicIndex *topicIndex
+
 	written atomic.Int64 // rows written by the current phase
 }
 
@@ -298,6 +308,7 @@ func newSeeder(ctx context.Context, st hbase.Store, ds *dataset.Dataset, opts Op
 			}
 		}
 	}
+	s.topicIndex = newTopicIndex(ds)
 	s.timeline = make([]int64, n)
 	for i, u := range ds.Users {
 		t := int64(ds.PostCount(u.ID))

@@ -41,7 +41,9 @@ func spread(ds *dataset.Dataset) []uint64 {
 
 // TestFullDataSet imports the whole real data set (76,851 users, 355,060
 // follows, 203,571 posts, 10,898,214 home-timeline entries) into an on-disk
-// embedded store and checks users against the import mapping over GraphQL.
+// embedded store and checks users against the import mapping over GraphQL,
+// and the topics (pages, postCount, topics, topTopics, trendingTopics)
+// against a recomputation from the data set with the topic rule.
 func TestFullDataSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -59,15 +61,18 @@ func TestFullDataSet(t *testing.T) {
 	if stats.Users != 76851 || stats.Relations != 2*355060 || stats.Posts != 203571 || stats.Inbox != 10898214 {
 		t.Fatalf("imported %+v; want 76,851 users, 710,120 relation rows, 203,571 posts, 10,898,214 inbox rows", stats)
 	}
-	t.Logf("full import into embedded: %s (%.0f rows/s)", stats.Elapsed, stats.RowsPerSecond())
-	checkSeeded(t, startGateway(t, st), ds, spread(ds))
+	t.Logf("full import into embedded: %s (%.0f rows/s); topics: %d rows in %s", stats.Elapsed, stats.RowsPerSecond(),
+		stats.Topics, stats.TableElapsed[tables.Topics])
+	g := startGateway(t, st)
+	checkSeeded(t, g, ds, spread(ds))
+	checkTopics(t, g, ds) // topics_test.go
 }
 
 // TestFullDataSetOneDayHBase imports one full day of the real data set
 // (every user and follow, the posts of 2020-03-01 as the mapping over the
 // whole file assigns them) into the real HBase, in a namespace of its own so
 // that it does not mix with the demo subset's users, and checks users
-// against the mapping over GraphQL.
+// against the mapping over GraphQL, and the topics as TestFullDataSet does.
 func TestFullDataSetOneDayHBase(t *testing.T) {
 	raw := testenv.HBase(t)
 	ds := loadFull(t)
@@ -82,6 +87,9 @@ func TestFullDataSetOneDayHBase(t *testing.T) {
 	if stats.Users != 76851 || stats.Posts != int64(len(ds.Posts)) || stats.Inbox != ds.InboxEntries() {
 		t.Fatalf("imported %+v; want 76,851 users, %d posts, %d inbox rows", stats, len(ds.Posts), ds.InboxEntries())
 	}
-	t.Logf("one day into HBase: %d posts, %d inbox rows, %s (%.0f rows/s)", stats.Posts, stats.Inbox, stats.Elapsed, stats.RowsPerSecond())
-	checkSeeded(t, startGateway(t, st), ds, spread(ds))
+	t.Logf("one day into HBase: %d posts, %d inbox rows, %s (%.0f rows/s); topics: %d rows in %s", stats.Posts, stats.Inbox,
+		stats.Elapsed, stats.RowsPerSecond(), stats.Topics, stats.TableElapsed[tables.Topics])
+	g := startGateway(t, st)
+	checkSeeded(t, g, ds, spread(ds))
+	checkTopics(t, g, ds) // topics_test.go
 }

@@ -148,6 +148,11 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	lists["Department.ancestors"] = org.MaxDepartmentDepth
 	// nodes(ids:) returns one entry per id, at most MaxNodes.
 	lists["Query.nodes"] = resolvers.MaxNodes
+	// A post's topics are not bounded by the topic rule (a post of 10,000
+	// characters could hold thousands); real posts hold a few, and each
+	// costs one cell of a batched read: counted as a default page.
+	// topics(prefix:), topTopics and trendingTopics count their own first.
+	lists["Post.topics"] = weibo.DefaultPageSize
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
 	return nil
 }

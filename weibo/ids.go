@@ -37,6 +37,8 @@ const (
 	NodeDepartment = tables.NodeDepartment
 	// NodeComment is a comment on a post.
 	NodeComment = tables.NodeComment
+	// NodeTopic is a topic (#话题#).
+	NodeTopic = tables.NodeTopic
 )
 
 // RootDept is the virtual root whose children are the top-level departments.

@@ -70,7 +70,7 @@ func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 		return err
 	}
 	log.Info("seeded", "store", st.Backend(), "users", stats.Users, "relations", stats.Relations, "posts", stats.Posts,
-		"inbox", stats.Inbox, "large_accounts", stats.Large, "elapsed", stats.Elapsed.Round(1e6), "rows_per_s", int(stats.RowsPerSecond()))
+		"inbox", stats.Inbox, "topic_rows", stats.Topics, "large_accounts", stats.Large, "elapsed", stats.Elapsed.Round(1e6), "rows_per_s", int(stats.RowsPerSecond()))
 	return nil
 }
 
@@ -118,6 +118,9 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin, thresh
 		return err
 	}
 	if r.Exists() { // imported by an earlier start
+		if err := seedTopicsDemo(ctx, log, st, ds); err != nil {
+			return err
+		}
 		return seedDemoExtras(ctx, log, st)
 	}
 	log.Info("first start: importing the demo data set", "users", len(ds.Users), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
@@ -125,12 +128,34 @@ func seedDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin, thresh
 	if err != nil {
 		return err
 	}
-	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: demoMarker, Values: hbase.Values{
-		tables.FamInfo: {tables.ColCreated: tables.U64(uint64(stats.Elapsed.Milliseconds()))}}}); err != nil {
-		return err
+	for _, marker := range [][]byte{tables.TopicsDemoMarkerKey, demoMarker} { // the import wrote the topics too
+		if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: marker, Values: hbase.Values{
+			tables.FamInfo: {tables.ColCreated: tables.U64(uint64(stats.Elapsed.Milliseconds()))}}}); err != nil {
+			return err
+		}
 	}
 	log.Info("demo data imported", "elapsed", stats.Elapsed.Round(1e6), "login_as", ds.Users[0].Username+" .. "+ds.Users[len(ds.Users)-1].Username, "password", seed.DefaultPassword)
 	return seedDemoExtras(ctx, log, st)
+}
+
+// seedTopicsDemo writes the demo posts' topics (seed.ImportTopics) into a
+// store whose demo import predates them, once (marker row
+// tables.TopicsDemoMarkerKey).
+func seedTopicsDemo(ctx context.Context, log *slog.Logger, st hbase.StoreAdmin, ds *dataset.Dataset) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.TopicsDemoMarkerKey})
+	if err != nil || r.Exists() {
+		return err
+	}
+	rows, err := seed.ImportTopics(ctx, st, ds, seed.Options{})
+	if err != nil {
+		return err
+	}
+	if err := st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.TopicsDemoMarkerKey, Values: hbase.Values{
+		tables.FamInfo: {tables.ColCreated: tables.EncodeMillis(time.Now().UnixMilli())}}}); err != nil {
+		return err
+	}
+	log.Info("demo topics imported", "rows", rows)
+	return nil
 }
 
 // seedDemoExtras loads what the demo adds to the data set, each once per

@@ -20,6 +20,8 @@
 //	repost                the repost's content     the root's list row of the      the root's repostCount
 //	                      row (its root cell)      repost (weibo:reposts)          (on its content row)
 //	add / delete comment  comments row             none                            the post's commentCount
+//	publish / delete a    the post's content row   the post's entry in each        each topic's postCount and
+//	post with topics      (its text's topics)      topic's list (weibo:topicposts) count in the post's hour
 //
 // Every such write is made the same way:
 //

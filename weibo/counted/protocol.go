@@ -155,7 +155,7 @@ func (p *Protocol) BeginWith(ctx context.Context, rel *Relation, owner, other ui
 	if err != nil {
 		return nil, err
 	}
-	cs := rel.Counters(owner, other)
+	cs := rel.counters(owner, other, extra)
 	incs := make([]*hbase.Increment, len(cs))
 	for i, c := range cs {
 		incs[i] = p.SeqIncrement(c)
@@ -185,7 +185,7 @@ func (p *Protocol) Count(ctx context.Context, op *Op, d int64) ([]int64, error) 
 	if !p.InBudget(op) {
 		return nil, p.Keep(ctx, op, nil)
 	}
-	cs := op.rel.Counters(op.owner, op.other)
+	cs := op.rel.counters(op.owner, op.other, op.extra)
 	incs := make([]*hbase.Increment, len(cs))
 	for i, c := range cs {
 		incs[i] = p.Increment(c, d)

@@ -23,7 +23,7 @@ func (p *Protocol) mustSpec(k CounterKind) *CounterSpec {
 func (p *Protocol) SeqIncrement(c Counter) *hbase.Increment {
 	spec := p.mustSpec(c.Kind)
 	table, row, _, seq := spec.Cell(c)
-	return &hbase.Increment{Table: table, Row: row, Family: spec.family(), Qualifier: seq, Amount: 1}
+	return &hbase.Increment{Table: table, Row: row, Family: spec.seqFamily(), Qualifier: seq, Amount: 1}
 }
 
 // Increment is the Increment of c by d.
@@ -66,7 +66,11 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 		}
 		specs[i] = s
 		table, row, _, _ := s.Cell(c)
-		gets[i] = &hbase.Get{Table: table, Row: row, Families: []string{s.family()}}
+		fams := []string{s.family()}
+		if s.seqFamily() != s.family() {
+			fams = append(fams, s.seqFamily())
+		}
+		gets[i] = &hbase.Get{Table: table, Row: row, Families: fams}
 	}
 	rs, err := p.st.GetMany(ctx, gets)
 	if err != nil {
@@ -100,7 +104,8 @@ func (p *Protocol) RecountCounters(ctx context.Context, cs []Counter) ([]Recount
 		if c := rs[i].Cell(fam, qual); c != nil {
 			put.Timestamp = c.Timestamp + 1
 		}
-		ok, err := p.st.CheckAndPut(ctx, put, fam, seq, rs[i].Value(fam, seq))
+		seqFam := specs[i].seqFamily()
+		ok, err := p.st.CheckAndPut(ctx, put, seqFam, seq, rs[i].Value(seqFam, seq))
 		if err != nil {
 			return nil, fmt.Errorf("recount %s: write: %w", c, err)
 		}
@@ -125,7 +130,7 @@ func (p *Protocol) busyCounters(ctx context.Context) (map[Counter]bool, error) {
 			return nil
 		}
 		if rel := p.relation(kind); rel != nil {
-			for _, c := range rel.Counters(owner, other) {
+			for _, c := range rel.counters(owner, other, tables.PendingExtra(r)) {
 				busy[c] = true
 			}
 		}

@@ -21,11 +21,21 @@ type Counter struct {
 	// Sub completes Owner for a row that two ids name — a post: Owner its
 	// author, Sub its ms —; 0 for the others.
 	Sub uint64
+	// Name completes the owner of a counter keyed by a name (a topic's:
+	// its name, with Sub the hour for a per-hour counter); "" for the
+	// others.
+	Name string
 }
 
 // String names c in logs and errors: "followCount of 22732", "likeCount
 // of 5802/1583037296789".
 func (c Counter) String() string {
+	if c.Name != "" {
+		if c.Sub != 0 {
+			return fmt.Sprintf("%s of %q at %d", c.Kind, c.Name, c.Sub)
+		}
+		return fmt.Sprintf("%s of %q", c.Kind, c.Name)
+	}
 	if c.Sub != 0 {
 		return fmt.Sprintf("%s of %d/%d", c.Kind, c.Owner, c.Sub)
 	}
@@ -43,6 +53,11 @@ type CounterSpec struct {
 	// Family is the column family of the counter and its sequence; ""
 	// means tables.FamCount.
 	Family string
+	// SeqFamily, when set, is the column family of the sequence instead
+	// of Family: a row whose counters are read together (a topic's hour
+	// row) keeps its sequences apart so that a read of the counters does
+	// not return them.
+	SeqFamily string
 	// Count counts the rows counter c counts; exists is false when its
 	// owner (the user, role, department or post) does not exist.
 	Count func(ctx context.Context, c Counter) (n int64, exists bool, err error)
@@ -61,6 +76,10 @@ type Relation struct {
 	// Counters returns the counters a write on (owner, other) may change,
 	// in the order Count returns their values.
 	Counters func(owner, other uint64) []Counter
+	// CountersWith, when set, is used instead of Counters for a relation
+	// whose counters the marker's extra bytes (BeginWith) name — a post's
+	// topics, which owner and other cannot hold.
+	CountersWith func(owner, other uint64, extra []byte) []Counter
 	// Settle makes the dependents of (owner, other) — with extra, the
 	// bytes the write's marker carried (BeginWith), nil for none — agree
 	// with the authority (see Settle); an error wrapping ErrUnsettled
@@ -80,7 +99,7 @@ type Relation struct {
 // Register adds a counted relation. It panics when rel is incomplete or
 // its marker kind is taken: registration is a program's wiring, not input.
 func (p *Protocol) Register(rel *Relation) {
-	if rel.Name == "" || rel.Counters == nil || (rel.Marker != 0 && rel.Settle == nil) || (rel.Marker == 0 && rel.InFlight == nil) {
+	if rel.Name == "" || (rel.Counters == nil && rel.CountersWith == nil) || (rel.Marker != 0 && rel.Settle == nil) || (rel.Marker == 0 && rel.InFlight == nil) {
 		panic(fmt.Sprintf("counted: incomplete relation %q", rel.Name))
 	}
 	p.mu.Lock()
@@ -143,4 +162,21 @@ func (s *CounterSpec) family() string {
 		return tables.FamCount
 	}
 	return s.Family
+}
+
+// seqFamily returns the column family of the spec's sequences.
+func (s *CounterSpec) seqFamily() string {
+	if s.SeqFamily != "" {
+		return s.SeqFamily
+	}
+	return s.family()
+}
+
+// counters returns the counters a write of rel on (owner, other), whose
+// marker carries extra, may change.
+func (rel *Relation) counters(owner, other uint64, extra []byte) []Counter {
+	if rel.CountersWith != nil {
+		return rel.CountersWith(owner, other, extra)
+	}
+	return rel.Counters(owner, other)
 }

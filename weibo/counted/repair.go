@@ -127,7 +127,11 @@ type pair struct {
 }
 
 func (pr pair) counters(p *Protocol) []Counter {
-	return p.relation(pr.kind).Counters(pr.owner, pr.other)
+	var extra []byte
+	if pr.extra != "" {
+		extra = []byte(pr.extra)
+	}
+	return p.relation(pr.kind).counters(pr.owner, pr.other, extra)
 }
 
 // settle settles pr for the repairer once its relation is ready; false

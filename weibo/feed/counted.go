@@ -117,6 +117,7 @@ func (s *Service) register() {
 		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, tables.PostStored)
 	}))
 	s.registerComments()
+	s.registerTopics()
 }
 
 // publishesInFlight returns the postCount counters of the authors with a

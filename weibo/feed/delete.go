@@ -66,9 +66,12 @@ func (s *Service) deleteRelation() *counted.Relation {
 //  3. the content row's CheckAndDelete expecting the text read (the
 //     authority, the commit point: it decides whether this call deletes)
 //     — for a repost, after the marker and sequence of the repost pair
-//     too (its original's repostCount);
+//     too (its original's repostCount), and for a post with topics after
+//     the marker of the topic pair and its counters' sequences (topics.go);
 //  4. the counter -1 (within the write's budget); for a repost, the
-//     original's repostCount -1 and the settle of its list row;
+//     original's repostCount -1 and the settle of its list row; for a post
+//     with topics, each topic's postCount and hour count -1 and the settle
+//     of its list entries (deleted), then the end of that marker;
 //  5. the retraction of the inbox entries, in the background once the
 //     post's fan-out (if still in the outbox) is done;
 //  6. the delete of the pending row.
@@ -92,6 +95,15 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 			return false, err
 		}
 	}
+	// A post with topics leaves its topics' lists and counts: a write of
+	// the topic pair (topics.go), marked before the content row goes.
+	var tw *topicWrite
+	if text != nil {
+		tw = s.newTopicWrite(string(text))
+		if err := tw.mark(ctx, id); err != nil {
+			return false, err
+		}
+	}
 	deleted := false
 	if text != nil {
 		if deleted, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Content, Row: tables.ContentKey(id)},
@@ -103,6 +115,9 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		s.posts.forget(id)
 	}
 	if !deleted {
+		if err := tw.end(ctx); err != nil {
+			return false, err
+		}
 		if unrepost != nil {
 			if err := s.w.End(ctx, unrepost); err != nil {
 				return false, err
@@ -123,6 +138,12 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		if err := s.leaveOriginal(ctx, unrepost, root, id); err != nil {
 			return false, err
 		}
+	}
+	if err := tw.count(ctx, -1); err != nil {
+		return false, err
+	}
+	if err := tw.settle(ctx, id, false); err != nil {
+		return false, err
 	}
 	if op.Kept() {
 		return true, nil // past its budget: the repairer retracts

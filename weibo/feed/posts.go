@@ -54,17 +54,24 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 //  1. the outbox row (the durable fan-out request, and the marker of this
 //     write), holding the time it was requested;
 //  2. the operation sequence of the author's postCount;
-//  3. the content row with CheckAndPut(absent) — a post of the same author
+//  3. for a post with topics (package weibo/topic), the marker of the
+//     topic pair (kind 'h', the topics' names in p:x) and the sequences of
+//     the topics' postCount and hour counts (topics.go) — before every
+//     content row tried, as a repost's marker (Repost) —;
+//  4. the content row with CheckAndPut(absent) — a post of the same author
 //     in the same millisecond moves to the next millisecond: it writes that
 //     millisecond's outbox row, then deletes its own row of the one before
 //     (outbox rows are written with CheckAndPut(absent), so a row of
 //     another post's fan-out is never overwritten; its millisecond is
 //     skipped) —;
-//  4. the author's own inbox row and, within the write's budget, the post
-//     counter, and the read of the author's large-account state (large.go;
-//     all three at once, after the content row: a drain that starts later
-//     sees the post);
-//  5. the outbox row's counted mark — or, for a large author (hybrid
+//  5. the author's own inbox row and, within the write's budget, the post
+//     counter and the topics' counters (+1 each), and the read of the
+//     author's large-account state (large.go; all at once, after the
+//     content row: a drain that starts later sees the post);
+//  6. for a post with topics, the settle of its list entries
+//     (weibo:topicposts: written, the content row re-read, until they
+//     agree), then the delete of the topic marker;
+//  7. the outbox row's counted mark — or, for a large author (hybrid
 //     fan-out: nothing is pushed, home timelines merge the post at read
 //     time), the delete of the outbox row, the publish being counted and
 //     its fan-out empty.
@@ -102,6 +109,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		cells[tables.ColRepostOf] = tables.EncodeRepostOf(rp.root)
 	}
 	postCount := counted.Counter{Kind: PostCount, Owner: uint64(author)}
+	tw := s.newTopicWrite(content)
 	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
 	sequenced := false
 	for {
@@ -142,6 +150,9 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 				return nil, err
 			}
 		}
+		if err := tw.mark(ctx, p.ID); err != nil {
+			return nil, err
+		}
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
 			tables.FamPost: cells,
 		}}, tables.FamPost, tables.ColText, nil)
@@ -168,6 +179,9 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	if rp != nil {
 		g.Go(func() error { return rp.count(gctx) })
 	}
+	if tw != nil {
+		g.Go(func() error { return tw.count(gctx, 1) })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -178,6 +192,9 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		if err := rp.settle(ctx, p.ID); err != nil {
 			return nil, err
 		}
+	}
+	if err := tw.settle(ctx, p.ID, true); err != nil {
+		return nil, err
 	}
 	if large {
 		// Nothing to push; the followers' watchers read the post at once.

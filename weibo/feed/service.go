@@ -39,6 +39,7 @@ type Service struct {
 	reposts     *counted.Relation // the pair (root, repost), registered with w (reposts.go)
 	deletes     *counted.Relation // a post's deletion, registered with w
 	comments    *counted.Relation // add and delete comment (comments.go), registered with w
+	topics      *counted.Relation // a post's topics (topics.go), registered with w
 	retractions *retractions
 	log         *slog.Logger
 	fanout      *fanout

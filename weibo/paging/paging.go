@@ -1,10 +1,11 @@
 // Package paging reads one page of a connection. Every connection of the API — follows, fans, a user's posts, the
 // home timeline, a post's reposts and comments, roles, a role's members, a department's children and
 // members, the audit log — is one page of the rows under one prefix of one table, in
-// rowkey order, and is read by Read: validate the arguments, scan from
+// rowkey order, and is read by Read (a topic's posts, spread over four
+// buckets, merge four such ranges: package feed's TopicPosts): validate the arguments, scan from
 // the cursor, keep the rows that verify accepts (one batched read per chunk
-// of rows), and build at most n edges. The home timeline, a user's posts
-// and a post's comments also page backward (last/before: a reversed scan from the cursor, the
+// of rows), and build at most n edges. The home timeline, a user's posts,
+// a post's comments and a topic's posts also page backward (last/before: a reversed scan from the cursor, the
 // page then put back in list order); the others take first/after only.
 //
 // Page info follows the Relay specification: paging forward (first),
@@ -46,6 +47,7 @@ const (
 	CursorLikedPosts  CursorKind = 'L' // + like rev(8) + author(8) + rev(8): a user's likes rowkey suffix
 	CursorReposts     CursorKind = 'R' // + reverse ms(8) + author(8): a weibo:reposts rowkey suffix (after the root's content rowkey)
 	CursorComments    CursorKind = 'C' // + the comment's reverse ms(8) + author(8): a weibo:comments rowkey suffix
+	CursorTopicPosts  CursorKind = 'H' // + reverse ms(8) + author(8): a weibo:topicposts rowkey suffix (after its bucket's prefix)
 )
 
 // Cursors are opaque to clients: base64url (no padding) of one kind byte

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // The id types. In GraphQL every id is a string, unique across types (see
@@ -171,7 +173,13 @@ const (
 	NodeDepartment
 	// NodeComment is a comment on a post: NodeID.Comment is set.
 	NodeComment
+	// NodeTopic is a topic (#话题#): NodeID.Topic is set.
+	NodeTopic
 )
+
+// TopicIDPrefix starts the GraphQL id of a topic: "topic:<name>", the name
+// as it is (package weibo/topic's rule: 1 to 64 code points).
+const TopicIDPrefix = "topic:"
 
 // NodeID is a parsed global id (the argument of Query.node and
 // Query.nodes): Kind says which one of the other fields holds the id.
@@ -188,6 +196,8 @@ type NodeID struct {
 	Dept DeptID
 	// Comment is the id of a NodeComment.
 	Comment CommentID
+	// Topic is the name of a NodeTopic.
+	Topic string
 }
 
 // String returns the global id: the String of the id Kind names.
@@ -208,13 +218,16 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 		return n.Dept.AppendText(b)
 	case NodeComment:
 		return n.Comment.AppendText(b)
+	case NodeTopic:
+		return append(append(b, TopicIDPrefix...), n.Topic...), nil
 	}
 	return b, nil
 }
 
 // ParseNodeID parses a global id of any type, strictly: "role:<n>",
-// "department:<n>" (the bare decimal is a user here) and
-// "comment:<post>_<ms>_<author>", "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
+// "department:<n>" (the bare decimal is a user here),
+// "comment:<post>_<ms>_<author>", "topic:<name>" (a name by the topic
+// rule, package weibo/topic), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 func ParseNodeID(s string) (NodeID, error) {
 	var (
 		n   NodeID
@@ -230,6 +243,11 @@ func ParseNodeID(s string) (NodeID, error) {
 	case strings.HasPrefix(s, CommentIDPrefix):
 		n.Kind = NodeComment
 		n.Comment, err = ParseCommentID(s)
+	case strings.HasPrefix(s, TopicIDPrefix):
+		n.Kind, n.Topic = NodeTopic, s[len(TopicIDPrefix):]
+		if !topic.Valid(n.Topic) {
+			err = ErrInvalidID
+		}
 	case strings.Contains(s, "_"):
 		n.Kind = NodePost
 		n.Post, err = ParsePostID(s)

@@ -354,9 +354,9 @@ func TestSpecs(t *testing.T) {
 		"users": {"i", "c", "o", "t"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 		"audit": {"e"},
-		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"},
+		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "topics": {"c", "s"}, "topicposts": {"p"},
 	}
-	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true}
+	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true, "topicposts": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
@@ -372,7 +372,11 @@ func TestSpecs(t *testing.T) {
 		if w, ok := want[s.Name]; !ok || !slices.Equal(w, fams) {
 			t.Errorf("table %s families %v, want %v", s.Name, fams, w)
 		}
-		if salted[s.Name] != (len(s.SplitKeys) == 3) {
+		if s.Name == "topics" {
+			if len(s.SplitKeys) != 1 || string(s.SplitKeys[0]) != "t" {
+				t.Errorf("table topics split keys %q, want [t]", s.SplitKeys)
+			}
+		} else if salted[s.Name] != (len(s.SplitKeys) == 3) {
 			t.Errorf("table %s split keys %v", s.Name, s.SplitKeys)
 		}
 		if got := tables.Namespace + ":" + s.Name; !isTable(got) {
@@ -383,7 +387,7 @@ func TestSpecs(t *testing.T) {
 
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
-		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments}, name)
+		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments, tables.Topics, tables.TopicPosts}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {

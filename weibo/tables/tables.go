@@ -9,7 +9,8 @@
 // an offset.
 //
 // It imports only package hbase (for TableSpec and the store Migrate runs
-// on) and the standard library, so the domain (weibo), the offline tools
+// on), package weibo/topic (the topic rule, for topic ids) and the
+// standard library, so the domain (weibo), the offline tools
 // (fsck, seed) and the tests share it without importing each other.
 //
 // Choices made here:
@@ -309,6 +310,17 @@ func Specs() []hbase.TableSpec {
 		// Only scanned (a root's reposts, a recount, fsck): bloom NONE.
 		{Name: "reposts", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamRepost, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
+		}},
+		// Topic rows and hour rows (topics.go), split between the two
+		// kinds: topic(name:) is a Get, the hour rows a GetMany.
+		{Name: "topics", SplitKeys: [][]byte{TopicRowsStart}, Families: []hbase.FamilySpec{
+			{Name: FamTopicCount, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+			{Name: FamTopicSeq, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+		}},
+		// Only scanned (a topic's page, a recount, fsck): bloom NONE. The
+		// buckets of one topic fall one in each pre-split region.
+		{Name: "topicposts", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamTopicEntry, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
 		}},
 	}
 }

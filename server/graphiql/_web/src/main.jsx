@@ -69,6 +69,29 @@ query Home {
 subscription Live {
   homeTimelineUpdates { id content createdAt author { username } }
 }
+
+# Topics (#话题#): what trended on 2020-03-18 (its 24 hours against the 24
+# hours before) in the full data set (gateway seed --posts ...); the demo
+# subset of make run holds 2020-03-01 and 03-02: for its 2020-03-02, "at" is
+# 2020-03-03T00:00:00+08:00, "since" and "until" the 2nd and the 3rd.
+query Trending {
+  trendingTopics(at: "2020-03-19T00:00:00+08:00", window: DAY, first: 10) {
+    topic { name postCount } count previousCount score
+  }
+  topTopics(since: "2020-03-18T00:00:00+08:00", until: "2020-03-19T00:00:00+08:00", first: 5) {
+    topic { name } count
+  }
+}
+
+query Topic {
+  topic(name: "武汉加油") {
+    id name postCount
+    posts(first: 5) {
+      edges { node { id content createdAt author { username } topics { name } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}
 `;
 
 // The plugins prop replaces GraphiQL's default list, [HISTORY_PLUGIN]; the
