@@ -23,6 +23,9 @@ const (
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	// CodeForbidden: the viewer lacks the role the operation requires.
 	CodeForbidden = "FORBIDDEN"
+	// CodeSlowConsumer: a subscription's client fell behind its bounded
+	// queue; the subscription was closed (resume it with `after`).
+	CodeSlowConsumer = "SLOW_CONSUMER"
 )
 
 // Reasons refine a code (extensions.reason in GraphQL). All come with

@@ -1,0 +1,110 @@
+package domain_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// nextEvent returns the stream's next event, failing after 10 s.
+func nextEvent(t *testing.T, s *feed.EventStream) feed.TimelineEvent {
+	t.Helper()
+	select {
+	case e, ok := <-s.C:
+		if !ok {
+			t.Fatalf("stream closed: %v", s.Err())
+		}
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event in 10 s")
+	}
+	return nil
+}
+
+// TestTimelineEventsOnTheLocalBus runs TimelineEvents on the feed's own
+// in-process bus: a large account followed after the stream started
+// (hybrid fan-out: its posts reach no inbox) is heard at its publish, its
+// delete too; an ordinary followee's post after its fan-out; and a stream
+// whose reader takes nothing ends with SLOW_CONSUMER past its queue.
+func TestTimelineEventsOnTheLocalBus(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if err := tables.Migrate(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			svc := quietService(st, domain.WithFanoutThreshold(2), domain.WithEventQueue(2))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(ctx)
+			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+			var users []weibo.UserID
+			for _, n := range []string{"viewer", "star", "fan", "friend"} {
+				u, err := svc.Feed.Register(ctx, n+"_"+tag, "correct horse")
+				if err != nil {
+					t.Fatal(err)
+				}
+				users = append(users, u.ID)
+			}
+			viewer, star, fan, friend := users[0], users[1], users[2], users[3]
+			if _, err := svc.Feed.Follow(ctx, fan, star); err != nil {
+				t.Fatal(err)
+			}
+			stream, err := svc.Feed.TimelineEvents(ctx, viewer, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []weibo.UserID{star, friend} { // star now has 2 fans: large
+				if _, err := svc.Feed.Follow(ctx, viewer, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				name   string
+				author weibo.UserID
+			}{{"large account", star}, {"followee", friend}, {"own", viewer}} {
+				p, err := svc.Feed.Publish(ctx, tc.author, tc.name+" post")
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, ok := nextEvent(t, stream).(feed.PostAdded)
+				if !ok || e.Post.ID != p.ID || e.Post.Content != p.Content || e.Cursor == "" {
+					t.Fatalf("%s: event %+v, want PostAdded %s", tc.name, e, p.ID)
+				}
+				if tc.author == star {
+					if _, err := svc.Feed.DeletePost(ctx, p.ID); err != nil {
+						t.Fatal(err)
+					}
+					if d, ok := nextEvent(t, stream).(feed.PostDeleted); !ok || d.PostID != p.ID {
+						t.Fatalf("event %+v, want PostDeleted %s", d, p.ID)
+					}
+				}
+			}
+
+			// Nobody reads: the queue of 2 overflows.
+			for i := range 6 {
+				if _, err := svc.Feed.Publish(ctx, viewer, fmt.Sprintf("unread %d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range stream.C {
+			}
+			if !errors.Is(stream.Err(), feed.ErrSlowConsumer) || weibo.CodeOf(stream.Err()) != weibo.CodeSlowConsumer {
+				t.Fatalf("stream ended with %v, want SLOW_CONSUMER", stream.Err())
+			}
+		})
+	}
+}
