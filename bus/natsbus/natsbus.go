@@ -78,8 +78,11 @@ func Open(c Config) (_ *Bus, err error) {
 		nats.Name(c.Name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			Connected.Set(0)
+			if nc.IsClosed() {
+				return // Close
+			}
 			b.log.Warn("event bus disconnected; live events wait for the reconnect", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
