@@ -156,6 +156,10 @@ func (b *Bus) ClientURL() string {
 	return "nats://" + b.srv.Addr().String()
 }
 
+// ServerURL is the URL of the NATS server the bus is connected to, with
+// any password redacted ("" while disconnected).
+func (b *Bus) ServerURL() string { return b.nc.ConnectedUrlRedacted() }
+
 // Publish implements bus.Bus with a core NATS publish.
 func (b *Bus) Publish(subject string, data []byte) error {
 	return b.nc.Publish(subject, data)
