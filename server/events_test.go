@@ -69,8 +69,7 @@ func (g *gw) timelineEvents(token string, after *string) *eventSub {
 			var m wsMessage
 			_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
 			if err := conn.ReadJSON(&m); err != nil {
-				g.t.Logf("read: %v", err)
-				return
+				return // closed
 			}
 			switch m.Type {
 			case "ping":
