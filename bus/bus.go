@@ -29,6 +29,12 @@ type Bus interface {
 	// data belongs to fn only for the call. Errors: the bus is closed or
 	// refuses the subscription.
 	Subscribe(subject string, fn func(data []byte)) (cancel func(), err error)
+	// Interrupted returns a channel closed when the bus next loses its
+	// connection: events published meanwhile may never reach this
+	// instance's subscribers, who resume from the store. Each call after
+	// an interruption returns a new channel. nil: the bus is never
+	// interrupted.
+	Interrupted() <-chan struct{}
 	// Close ends the bus: later calls fail.
 	Close() error
 }
@@ -111,6 +117,9 @@ func (l *Local) Interested(subject string) bool {
 	defer l.mu.RUnlock()
 	return len(l.subs[subject]) > 0
 }
+
+// Interrupted implements Bus: an in-process bus loses nothing (nil).
+func (l *Local) Interrupted() <-chan struct{} { return nil }
 
 // Close implements Bus.
 func (l *Local) Close() error {

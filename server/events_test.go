@@ -305,7 +305,8 @@ func TestTimelineEventsSlowConsumer(t *testing.T) {
 // TestTimelineEventsAcrossInstances: two gateway instances on one store
 // share a NATS bus (the first's embedded server listens on 127.0.0.1, the
 // second connects by URL): posts published through one reach subscribers
-// of the other, and idle subscriptions read nothing from the store.
+// of the other, idle subscriptions read nothing from the store, and when
+// the bus goes away the subscriptions end with UNAVAILABLE.
 func TestTimelineEventsAcrossInstances(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -347,6 +348,20 @@ func TestTimelineEventsAcrossInstances(t *testing.T) {
 			for _, s := range subs {
 				if e := s.next(t); e.Typename != "PostAdded" || e.Post.ID != p.ID {
 					t.Fatalf("event on the second instance = %+v, want %s", e, p.ID)
+				}
+			}
+
+			// The bus goes away (the first instance's NATS server stops):
+			// the second instance's subscriptions end, to be resumed.
+			_ = first.Close()
+			for _, s := range subs {
+				select {
+				case m := <-s.end:
+					if !strings.Contains(string(m.Payload), `"code":"UNAVAILABLE"`) || !strings.Contains(string(m.Payload), `"reason":"EVENTS_INTERRUPTED"`) {
+						t.Fatalf("end: %s %s", m.Type, m.Payload)
+					}
+				case <-time.After(15 * time.Second):
+					t.Fatal("subscription not ended when the bus went away")
 				}
 			}
 		})

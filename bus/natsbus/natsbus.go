@@ -49,6 +49,7 @@ type Bus struct {
 
 	mu     sync.Mutex
 	closed bool
+	gap    chan struct{} // closed at the next disconnect (Interrupted)
 }
 
 var _ bus.Bus = (*Bus)(nil)
@@ -67,7 +68,7 @@ func init() { prometheus.MustRegister(Connected) }
 // listen address is taken, or the external NATS cannot be reached (the
 // first connect is not retried: a misconfigured URL fails the start).
 func Open(c Config) (_ *Bus, err error) {
-	b := &Bus{log: c.Logger}
+	b := &Bus{log: c.Logger, gap: make(chan struct{})}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -83,6 +84,7 @@ func Open(c Config) (_ *Bus, err error) {
 			if nc.IsClosed() {
 				return // Close
 			}
+			b.interrupt()
 			b.log.Warn("event bus disconnected; live events wait for the reconnect", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
@@ -160,6 +162,22 @@ func (b *Bus) ClientURL() string {
 // any password redacted ("" while disconnected).
 func (b *Bus) ServerURL() string { return b.nc.ConnectedUrlRedacted() }
 
+// Interrupted implements bus.Bus: the channel is closed when the
+// connection to NATS drops.
+func (b *Bus) Interrupted() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gap
+}
+
+// interrupt closes the current Interrupted channel and starts another.
+func (b *Bus) interrupt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.gap)
+	b.gap = make(chan struct{})
+}
+
 // Publish implements bus.Bus with a core NATS publish.
 func (b *Bus) Publish(subject string, data []byte) error {
 	return b.nc.Publish(subject, data)
@@ -182,8 +200,8 @@ func (b *Bus) Subscribe(subject string, fn func([]byte)) (func(), error) {
 	return func() { once.Do(func() { _ = s.Unsubscribe() }) }, nil
 }
 
-// Close drains the connection (what was published is flushed, at most
-// 5 s) and stops the embedded server.
+// Close flushes what was published (when connected, at most 5 s), closes
+// the connection and stops the embedded server.
 func (b *Bus) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -191,7 +209,9 @@ func (b *Bus) Close() error {
 		return nil
 	}
 	b.closed = true
-	_ = b.nc.FlushTimeout(5 * time.Second)
+	if b.nc.IsConnected() {
+		_ = b.nc.FlushTimeout(5 * time.Second)
+	}
 	b.nc.Close()
 	if b.srv != nil {
 		b.srv.Shutdown()

@@ -64,6 +64,22 @@ func TestEmbeddedAndConnected(t *testing.T) {
 			}
 		})
 	}
+	// The server of a goes away: b's bus is interrupted, a's own too.
+	gapB, gapAlone := b.Interrupted(), alone.Interrupted()
+	_ = a.Close()
+	select {
+	case <-gapB:
+	case <-time.After(5 * time.Second):
+		t.Fatal("b not interrupted when its server stopped")
+	}
+	select {
+	case <-gapAlone:
+		t.Fatal("an unrelated bus interrupted")
+	default:
+	}
+	if b.Interrupted() == gapB {
+		t.Error("Interrupted returns the closed channel again")
+	}
 	if _, err := natsbus.Open(natsbus.Config{URL: "nats://127.0.0.1:1"}); err == nil {
 		t.Error("connecting to a closed port succeeded")
 	}

@@ -181,6 +181,11 @@ const resumeLimit = 1000
 var ErrSlowConsumer = &weibo.Error{Code: weibo.CodeSlowConsumer,
 	Message: "this subscription fell too far behind and was closed: subscribe again with after: the last cursor received"}
 
+// ErrEventsInterrupted ends a subscription whose bus lost its connection
+// (events may have been missed).
+var ErrEventsInterrupted = &weibo.Error{Code: weibo.CodeUnavailable, Reason: weibo.ReasonEventsInterrupted,
+	Message: "live events were interrupted (the event bus is reconnecting): subscribe again with after: the last cursor received"}
+
 // EventStream is a live subscription's events (TimelineEvents).
 type EventStream struct {
 	// C yields the events in order; it is closed when the subscription's
@@ -190,7 +195,8 @@ type EventStream struct {
 }
 
 // Err is, once C is closed, why: nil when the context ended,
-// ErrSlowConsumer when the client fell behind.
+// ErrSlowConsumer when the client fell behind, ErrEventsInterrupted when
+// the bus lost its connection.
 func (e *EventStream) Err() error { return e.err }
 
 // TimelineEvents streams the changes of uid's home timeline, oldest first:
@@ -210,7 +216,9 @@ func (e *EventStream) Err() error { return e.err }
 //
 // The stream holds at most the queue's events (WithEventQueue) for a
 // client that does not take them; past that it ends with
-// ErrSlowConsumer (the client resumes with after). Errors: BAD_USER_INPUT
+// ErrSlowConsumer. When the bus loses its connection (events may be
+// missed) it ends with ErrEventsInterrupted. The client resumes with
+// after either way. Errors: BAD_USER_INPUT
 // for a malformed after, or more than 1000 posts newer than it; the
 // store's, from the setup reads; the bus's, when it refuses to subscribe.
 func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *string) (_ *EventStream, err error) {
@@ -219,7 +227,7 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{s: s, q: make(chan []byte, max(1, s.opts.eventQueue)), overflow: make(chan struct{}),
+	w := &watcher{s: s, q: make(chan []byte, max(1, s.opts.eventQueue)), overflow: make(chan struct{}), gap: s.bus.Interrupted(),
 		subs: map[string]func(){}, from: from, seen: map[weibo.PostID]uint8{}}
 	ok := false
 	defer func() {
@@ -279,7 +287,8 @@ func (s *Service) replay(ctx context.Context, uid weibo.UserID, cursor string) (
 type watcher struct {
 	s        *Service
 	q        chan []byte
-	overflow chan struct{} // closed when q was full
+	overflow chan struct{}   // closed when q was full
+	gap      <-chan struct{} // closed when the bus was interrupted
 	once     sync.Once
 
 	mu   sync.Mutex
@@ -377,6 +386,8 @@ func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- Timel
 		case <-ctx.Done():
 		case <-w.overflow:
 			stream.err = ErrSlowConsumer
+		case <-w.gap:
+			stream.err = ErrEventsInterrupted
 		}
 		return false
 	}
@@ -397,6 +408,9 @@ func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- Timel
 			return
 		case <-w.overflow:
 			stream.err = ErrSlowConsumer
+			return
+		case <-w.gap:
+			stream.err = ErrEventsInterrupted
 			return
 		case data := <-w.q:
 			if e := w.event(data); e != nil && !send(e) {
