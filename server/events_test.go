@@ -3,7 +3,9 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -293,6 +295,9 @@ func TestTimelineEventsSlowConsumer(t *testing.T) {
 					if !strings.Contains(string(m.Payload), `"code":"SLOW_CONSUMER"`) {
 						t.Fatalf("end: %s %s", m.Type, m.Payload)
 					}
+					if got := metricValue(t, g, `gateway_live_subscriptions_ended_total{reason="slow_consumer"}`); got < 1 {
+						t.Errorf("gateway_live_subscriptions_ended_total{reason=\"slow_consumer\"} = %v", got)
+					}
 				case <-time.After(30 * time.Second):
 					t.Fatal("no SLOW_CONSUMER in 30 s")
 				}
@@ -366,4 +371,23 @@ func TestTimelineEventsAcrossInstances(t *testing.T) {
 			}
 		})
 	}
+}
+
+// metricValue returns the value of the /metrics line that starts with
+// series (0 when absent).
+func metricValue(t *testing.T, g *gw, series string) float64 {
+	t.Helper()
+	resp, err := http.Get(g.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
 }

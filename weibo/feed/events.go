@@ -68,7 +68,23 @@ var BusPublishErrors = prometheus.NewCounter(prometheus.CounterOpts{
 	Help: "Live events the event bus did not take (bus away or closed); subscribers resume from the store.",
 })
 
-func init() { prometheus.MustRegister(BusPublishErrors) }
+// LiveStreams is gateway_live_subscriptions: the TimelineEvents streams
+// open on this instance.
+var LiveStreams = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "gateway_live_subscriptions",
+	Help: "homeTimelineEvents subscriptions open on this instance.",
+})
+
+// LiveStreamsEnded is gateway_live_subscriptions_ended_total{reason}: the
+// streams ended by the gateway — slow_consumer (the client fell behind its
+// queue) or interrupted (the bus lost its connection). Streams the client
+// ends are not counted.
+var LiveStreamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "gateway_live_subscriptions_ended_total",
+	Help: "homeTimelineEvents subscriptions the gateway ended, by reason: slow_consumer, interrupted.",
+}, []string{"reason"})
+
+func init() { prometheus.MustRegister(BusPublishErrors, LiveStreams, LiveStreamsEnded) }
 
 // WithBus sets the bus live events travel on (default: a bus.Local of this
 // Service alone).
@@ -377,8 +393,18 @@ func (w *watcher) note(id weibo.PostID, state uint8) uint8 {
 // run sends the replay, then the live events, until ctx ends or the queue
 // overflows; then it closes out.
 func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, replay []PostAdded) {
+	LiveStreams.Inc()
 	defer close(out)
 	defer w.cancelAll()
+	defer func() { // counted before the client can learn of the end
+		switch stream.err {
+		case ErrSlowConsumer:
+			LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
+		case ErrEventsInterrupted:
+			LiveStreamsEnded.WithLabelValues("interrupted").Inc()
+		}
+		LiveStreams.Dec()
+	}()
 	send := func(e TimelineEvent) bool {
 		select {
 		case out <- e:
