@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -104,6 +107,60 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 			}
 			if !errors.Is(stream.Err(), feed.ErrSlowConsumer) || weibo.CodeOf(stream.Err()) != weibo.CodeSlowConsumer {
 				t.Fatalf("stream ended with %v, want SLOW_CONSUMER", stream.Err())
+			}
+		})
+	}
+}
+
+// TestWritesSucceedWithTheBusAway: with a bus that takes nothing (closed),
+// follows, publishes with their fan-out, and deletes succeed and reach the
+// inbox; the lost events are counted.
+func TestWritesSucceedWithTheBusAway(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if err := tables.Migrate(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			away := bus.NewLocal()
+			_ = away.Close()
+			svc := quietService(st, domain.WithBus(away))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(ctx)
+			before := testutil.ToFloat64(feed.BusPublishErrors)
+			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+			author, err := svc.Feed.Register(ctx, "author_"+tag, "correct horse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fan, err := svc.Feed.Register(ctx, "fan_"+tag, "correct horse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+				t.Fatal(err)
+			}
+			p, err := svc.Feed.Publish(ctx, author.ID, "while the bus is away")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := inboxHas(t, svc, fan.ID, p.ID); n != 1 {
+				t.Fatalf("the fan's inbox has the post %d times, want 1", n)
+			}
+			if _, err := svc.Feed.DeletePost(ctx, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Feed.TimelineEvents(ctx, fan.ID, nil); err == nil {
+				t.Error("a subscription on a closed bus started")
+			}
+			if got := testutil.ToFloat64(feed.BusPublishErrors) - before; got < 3 {
+				t.Errorf("%v publish errors counted, want the follow's, the publish's and the fan-out's at least", got)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -98,11 +99,16 @@ const DefaultEventQueue = 256
 // past that the subscription ends with SLOW_CONSUMER.
 func WithEventQueue(n int) Option { return func(o *options) { o.eventQueue = n } }
 
-// emit sends data on subject; errors are counted and logged only.
+// emit sends data on subject; errors are counted, and logged at most once
+// a second (a fan-out publishes once per fan).
 func (s *Service) emit(subject string, data []byte) {
 	if err := s.bus.Publish(subject, data); err != nil {
 		BusPublishErrors.Inc()
-		s.log.Warn("live event not published; subscribers resume from the store", "subject", subject, "err", err)
+		now := time.Now().Unix()
+		if last := s.emitLogged.Load(); last != now && s.emitLogged.CompareAndSwap(last, now) {
+			s.log.Warn("live events not published; subscribers resume from the store (gateway_bus_publish_errors_total counts them)",
+				"subject", subject, "err", err)
+		}
 	}
 }
 

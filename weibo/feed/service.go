@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/weibohbase/gateway/bus"
@@ -48,8 +49,9 @@ type Service struct {
 	live        liveHub
 	opts        options
 	bcryptC     int
-	posts       *postCache // nil: none (WithPostCache)
-	bus         bus.Bus    // live events (events.go)
+	posts       *postCache   // nil: none (WithPostCache)
+	bus         bus.Bus      // live events (events.go)
+	emitLogged  atomic.Int64 // the second of the last publish error logged
 }
 
 type options struct {
