@@ -165,3 +165,60 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 		})
 	}
 }
+
+// TestTimelineEventsHearANewLargeAccount: a stream that started while a
+// followee was pushed (not large) hears the followee's posts after another
+// follow makes it large (its posts then reach no inbox).
+func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if err := tables.Migrate(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			svc := quietService(st, domain.WithFanoutThreshold(2))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(ctx)
+			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+			var users []weibo.UserID
+			for _, n := range []string{"viewer", "star", "fan"} {
+				u, err := svc.Feed.Register(ctx, n+"_"+tag, "correct horse")
+				if err != nil {
+					t.Fatal(err)
+				}
+				users = append(users, u.ID)
+			}
+			viewer, star, fan := users[0], users[1], users[2]
+			if _, err := svc.Feed.Follow(ctx, viewer, star); err != nil {
+				t.Fatal(err)
+			}
+			stream, err := svc.Feed.TimelineEvents(ctx, viewer, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Feed.Follow(ctx, fan, star); err != nil { // 2 fans: large
+				t.Fatal(err)
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			draining, err := svc.Feed.LargeAccounts(ctx)
+			if _, large := draining[star]; err != nil || !large || draining[star] {
+				t.Fatalf("star not large (On): %v %v", draining, err)
+			}
+			p, err := svc.Feed.Publish(ctx, star, "now large")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, ok := nextEvent(t, stream).(feed.PostAdded); !ok || e.Post.ID != p.ID {
+				t.Fatalf("event %+v, want PostAdded %s", e, p.ID)
+			}
+			if n := inboxHas(t, svc, viewer, p.ID); n != 0 {
+				t.Fatalf("the large account's post is in the viewer's inbox %d times: not large?", n)
+			}
+		})
+	}
+}

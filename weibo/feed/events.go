@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weibohbase/gateway/bus"
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -152,6 +153,28 @@ func (s *Service) emitDeleted(id weibo.PostID, author bool, owners ...weibo.User
 		s.emit(authorSubject(id.Author), data)
 	}
 	s.publishToHomes(data, owners...)
+}
+
+// announceLarge tells the live streams of author's fans that author has
+// become large, so that its posts reach no inbox from now on: a follow
+// event on each fan's home subject makes their streams listen to author's
+// subject (streams that start later learn the large accounts when they
+// start). One scan of the fans, in the background (FlushFanout waits for
+// it; Close stops it). A post of author published before a stream heard
+// the event reaches that stream only when it resumes.
+func (s *Service) announceLarge(author weibo.UserID) {
+	data := encodeEvent(homeEvent{K: kindFollow, A: author.String()})
+	s.retractions.run(func(ctx context.Context) {
+		err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(author, tables.Fans)}, func(r *hbase.Result) error {
+			if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
+				s.emit(homeSubject(fan), data)
+			}
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("live events: the fans of a new large account not told; their streams learn it when they resume", "user", author.String(), "err", err)
+		}
+	})
 }
 
 // publishFollow tells viewer's subscriptions that viewer now follows (or
