@@ -263,9 +263,11 @@ func (e *EventStream) Err() error { return e.err }
 // client that does not take them; past that it ends with
 // ErrSlowConsumer. When the bus loses its connection (events may be
 // missed) it ends with ErrEventsInterrupted. The client resumes with
-// after either way. Errors: BAD_USER_INPUT
-// for a malformed after, or more than 1000 posts newer than it; the
-// store's, from the setup reads; the bus's, when it refuses to subscribe.
+// after either way.
+//
+// Errors: BAD_USER_INPUT for a malformed after, or more than 1000 posts
+// newer than it; the store's, from the setup reads; the bus's, when it
+// refuses to subscribe.
 func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *string) (_ *EventStream, err error) {
 	defer weibo.Wrapf(&err, "timeline events of %s", uid)
 	from, err := paging.DecodeCursorArg("after", after, paging.CursorTimeline, tables.InboxKeyLen-tables.IDKeyLen, tables.InboxKeyLen-tables.IDKeyLen)
@@ -336,8 +338,9 @@ type watcher struct {
 	gap      <-chan struct{} // closed when the bus was interrupted
 	once     sync.Once
 
-	mu   sync.Mutex
-	subs map[string]func() // subject -> cancel
+	mu     sync.Mutex
+	subs   map[string]func() // subject -> cancel
+	closed bool              // cancelAll ran: listen no more
 
 	from []byte                 // the resume cursor's suffix, or nil
 	seen map[weibo.PostID]uint8 // the last seenMax posts sent: seenAdded or seenDeleted
@@ -352,12 +355,12 @@ const (
 
 const seenMax = 1024
 
-// listen subscribes to subject (once).
+// listen subscribes to subject (once), unless the watcher has ended.
 func (w *watcher) listen(subject string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.subs[subject] != nil {
-		return nil
+	if w.closed || w.subs[subject] != nil {
+		return nil // ended (a follow event delivered late), or listening
 	}
 	cancel, err := w.s.bus.Subscribe(subject, w.deliver)
 	if err != nil {
@@ -378,10 +381,11 @@ func (w *watcher) unlisten(subject string) {
 	}
 }
 
+// cancelAll cancels every subscription; later listens do nothing.
 func (w *watcher) cancelAll() {
 	w.mu.Lock()
 	subs := w.subs
-	w.subs = map[string]func(){}
+	w.subs, w.closed = map[string]func(){}, true
 	w.mu.Unlock()
 	for _, cancel := range subs {
 		cancel()
