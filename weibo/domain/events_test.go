@@ -222,3 +222,63 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchTimelineWokenByTheBus: homeTimelineUpdates' watcher (polling
+// once an hour here) is woken by another instance's fan-out through the
+// bus the two share, and by a followed large account's post.
+func TestWatchTimelineWokenByTheBus(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Open(t)
+			if err := tables.Migrate(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			shared := bus.NewLocal()
+			one := quietService(st, domain.WithBus(shared), domain.WithFanoutThreshold(2))
+			other := quietService(st, domain.WithBus(shared), domain.WithFanoutThreshold(2))
+			for _, svc := range []*domain.Domain{one, other} {
+				if err := svc.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer svc.Close(ctx)
+			}
+			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+			var users []weibo.UserID
+			for _, n := range []string{"viewer", "friend", "star", "fan"} {
+				u, err := one.Feed.Register(ctx, n+"_"+tag, "correct horse")
+				if err != nil {
+					t.Fatal(err)
+				}
+				users = append(users, u.ID)
+			}
+			viewer, friend, star, fan := users[0], users[1], users[2], users[3]
+			for _, f := range [][2]weibo.UserID{{viewer, friend}, {viewer, star}, {fan, star}} { // star: 2 fans, large
+				if _, err := one.Feed.Follow(ctx, f[0], f[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := one.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			posts, err := other.Feed.WatchTimeline(ctx, viewer, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, author := range []weibo.UserID{friend, star} {
+				p, err := one.Feed.Publish(ctx, author, "through the other instance")
+				if err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case got := <-posts:
+					if got.ID != p.ID {
+						t.Fatalf("watcher got %s, want %s", got.ID, p.ID)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("the watcher was not woken for %s's post", author)
+				}
+			}
+		})
+	}
+}
