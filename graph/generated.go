@@ -202,10 +202,19 @@ type ComplexityRoot struct {
 		Topics        func(childComplexity int) int
 	}
 
+	PostAdded struct {
+		Cursor func(childComplexity int) int
+		Post   func(childComplexity int) int
+	}
+
 	PostConnection struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	PostDeleted struct {
+		PostID func(childComplexity int) int
 	}
 
 	PostEdge struct {
@@ -269,6 +278,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
+		HomeTimelineEvents  func(childComplexity int, after *string) int
 		HomeTimelineUpdates func(childComplexity int) int
 	}
 
@@ -427,6 +437,7 @@ type RoleMemberEdgeResolver interface {
 }
 type SubscriptionResolver interface {
 	HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error)
+	HomeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error)
 }
 type TopicResolver interface {
 	PostCount(ctx context.Context, obj *feed.Topic) (int, error)
@@ -1220,6 +1231,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Post.Topics(childComplexity), true
 
+	case "PostAdded.cursor":
+		if e.ComplexityRoot.PostAdded.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostAdded.Cursor(childComplexity), true
+	case "PostAdded.post":
+		if e.ComplexityRoot.PostAdded.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostAdded.Post(childComplexity), true
+
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
 			break
@@ -1238,6 +1262,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostConnection.TotalCount(childComplexity), true
+
+	case "PostDeleted.postId":
+		if e.ComplexityRoot.PostDeleted.PostID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostDeleted.PostID(childComplexity), true
 
 	case "PostEdge.cursor":
 		if e.ComplexityRoot.PostEdge.Cursor == nil {
@@ -1554,6 +1585,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RoleMemberEdge.Priority(childComplexity), true
 
+	case "Subscription.homeTimelineEvents":
+		if e.ComplexityRoot.Subscription.HomeTimelineEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_homeTimelineEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.HomeTimelineEvents(childComplexity, args["after"].(*string)), true
 	case "Subscription.homeTimelineUpdates":
 		if e.ComplexityRoot.Subscription.HomeTimelineUpdates == nil {
 			break
@@ -2237,6 +2279,32 @@ type Subscription {
   request's ` + "`" + `Authorization` + "`" + ` header. Requires a token.
   """
   homeTimelineUpdates: Post! @authenticated
+  """
+  The changes of the viewer's home timeline, pushed as they happen, oldest first: PostAdded for
+  each post that reaches it (own posts at once, followees' after fan-out, followed large
+  accounts' at once), with its timeline cursor; PostDeleted for each of those deleted. With
+  ` + "`" + `after` + "`" + ` (a cursor of a PostAdded or of a homeTimeline page), the posts newer than it are
+  replayed first, oldest first, then live events follow, with no gap and no repeat (at most
+  1000 posts: BAD_USER_INPUT beyond). A client that falls behind the subscription's bounded
+  queue gets an error with ` + "`" + `extensions.code` + "`" + ` ` + "`" + `SLOW_CONSUMER` + "`" + ` and the subscription ends: subscribe
+  again with ` + "`" + `after` + "`" + ` set to the last cursor received. Requires a token.
+  """
+  homeTimelineEvents(after: String): TimelineEvent! @authenticated
+}
+
+"A change of a home timeline (Subscription.homeTimelineEvents)."
+union TimelineEvent = PostAdded | PostDeleted
+
+"A post that reached the home timeline."
+type PostAdded {
+  post: Post!
+  "The post's home-timeline cursor: pass it as ` + "`" + `after` + "`" + ` to resume from here."
+  cursor: String!
+}
+
+"A post of the home timeline that was deleted."
+type PostDeleted {
+  postId: ID!
 }
 
 type AuthPayload {
@@ -4140,6 +4208,20 @@ func (ec *executionContext) field_Role_members_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_homeTimelineEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
 	return args, nil
 }
 
@@ -7226,6 +7308,35 @@ func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _PostAdded_post(ctx context.Context, field graphql.CollectedField, obj *feed.PostAdded) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_PostAdded_post,
+
+		obj.Post,
+
+		ec.marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost)
+
+}
+func (ec *executionContext) fieldContext_PostAdded_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostAdded",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostAdded_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.PostAdded) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_PostAdded_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostAdded", field, false, false, "String")
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_PostConnection_edges,
 
@@ -7274,6 +7385,14 @@ func (ec *executionContext) _PostConnection_totalCount(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostDeleted_postId(ctx context.Context, field graphql.CollectedField, obj *feed.PostDeleted) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.PostID)
+
+}
+func (ec *executionContext) fieldContext_PostDeleted_postId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostDeleted", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.PostEdge) (ret graphql.Marshaler) {
@@ -8577,6 +8696,63 @@ func (ec *executionContext) fieldContext_Subscription_homeTimelineUpdates(_ cont
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_homeTimelineEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_homeTimelineEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().HomeTimelineEvents(ctx, fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal feed.TimelineEvent
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v feed.TimelineEvent) graphql.Marshaler {
+			return ec.marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTimelineEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_homeTimelineEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type TimelineEvent does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_homeTimelineEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10178,6 +10354,33 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
+func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj feed.TimelineEvent) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case feed.PostDeleted:
+		return ec._PostDeleted(ctx, sel, &obj)
+	case *feed.PostDeleted:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PostDeleted(ctx, sel, obj)
+	case feed.PostAdded:
+		return ec._PostAdded(ctx, sel, &obj)
+	case *feed.PostAdded:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PostAdded(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of TimelineEvent must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -11194,6 +11397,44 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var postAddedImplementors = []string{"PostAdded", "TimelineEvent"}
+
+func (ec *executionContext) _PostAdded(ctx context.Context, sel ast.SelectionSet, obj *feed.PostAdded) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, postAddedImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostAdded")
+		case "post":
+			out.Values[i] = ec._PostAdded_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._PostAdded_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var postConnectionImplementors = []string{"PostConnection"}
 
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.PostConnection) graphql.Marshaler {
@@ -11217,6 +11458,39 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 			}
 		case "totalCount":
 			out.Values[i] = ec._PostConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var postDeletedImplementors = []string{"PostDeleted", "TimelineEvent"}
+
+func (ec *executionContext) _PostDeleted(ctx context.Context, sel ast.SelectionSet, obj *feed.PostDeleted) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, postDeletedImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostDeleted")
+		case "postId":
+			out.Values[i] = ec._PostDeleted_postId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11698,6 +11972,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "homeTimelineUpdates":
 		return ec._Subscription_homeTimelineUpdates(ctx, fields[0])
+	case "homeTimelineEvents":
+		return ec._Subscription_homeTimelineEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -12993,6 +13269,14 @@ func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohb
 		return graphql.Null
 	}
 	return ec._TimelineConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTimelineEvent(ctx context.Context, sel ast.SelectionSet, v feed.TimelineEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TimelineEvent!")
+		return graphql.Null
+	}
+	return ec._TimelineEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {

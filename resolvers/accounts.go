@@ -151,11 +151,14 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 }
 
 // endSubscription makes the transport end the subscription of ctx with e
-// (a graphql-transport-ws "error" message, extensions.code e.Code) once its
-// channel closes. Only the WebSocket transport serves subscriptions; were
+// (a graphql-transport-ws "error" message, extensions.code e.Code and,
+// when set, extensions.reason e.Reason) once its channel closes. Only the WebSocket transport serves subscriptions; were
 // another to run one, the error is left out rather than panic.
 func endSubscription(ctx context.Context, e *weibo.Error) {
 	gerr := &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
+	if e.Reason != "" {
+		gerr.Extensions["reason"] = e.Reason
+	}
 	if fc := graphql.GetFieldContext(ctx); fc != nil {
 		gerr.Path = fc.Path()
 	}

@@ -605,10 +605,12 @@ func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *org.RoleMemberEd
 
 // HomeTimelineUpdates is the resolver for the homeTimelineUpdates field.
 func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
-	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r.Resolver, func(ctx context.Context) (<-chan *feed.Post, error) {
-		return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
-	})
+	return r.homeTimelineUpdates(ctx)
+}
+
+// HomeTimelineEvents is the resolver for the homeTimelineEvents field.
+func (r *subscriptionResolver) HomeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error) {
+	return r.homeTimelineEvents(ctx, after)
 }
 
 // PostCount is the resolver for the postCount field.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/bus/natsbus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -44,7 +45,14 @@ func startGatewayWith(t testing.TB, st hbase.StoreAdmin, configure func(*server.
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := domain.New(st, append([]domain.Option{domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0)}, opts...)...)
+	// Each gateway has its embedded NATS server, on no port, as `serve`
+	// runs by default; an option WithBus given by the test replaces it.
+	eventBus, err := natsbus.Open(natsbus.Config{Logger: log})
+	if err != nil {
+		t.Fatalf("event bus: %v", err)
+	}
+	t.Cleanup(func() { _ = eventBus.Close() })
+	svc := domain.New(st, append([]domain.Option{domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0), domain.WithBus(eventBus)}, opts...)...)
 	if err := svc.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}

@@ -23,10 +23,16 @@ const (
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	// CodeForbidden: the viewer lacks the role the operation requires.
 	CodeForbidden = "FORBIDDEN"
+	// CodeSlowConsumer: a subscription's client fell behind its bounded
+	// queue; the subscription was closed (resume it with `after`).
+	CodeSlowConsumer = "SLOW_CONSUMER"
+	// CodeUnavailable: a dependency of the operation is away; retrying
+	// later may succeed (a live subscription: resume it with `after`).
+	CodeUnavailable = "UNAVAILABLE"
 )
 
-// Reasons refine a code (extensions.reason in GraphQL). All come with
-// CodeBadUserInput.
+// Reasons refine a code (extensions.reason in GraphQL). All but
+// ReasonEventsInterrupted come with CodeBadUserInput.
 const (
 	// ReasonUsernameTaken: register with a username that exists, ignoring case.
 	ReasonUsernameTaken = "USERNAME_TAKEN"
@@ -43,6 +49,10 @@ const (
 	ReasonDepartmentNotEmpty = "DEPARTMENT_NOT_EMPTY"
 	// ReasonDepartmentTooDeep: a create or move beyond MaxDepartmentDepth.
 	ReasonDepartmentTooDeep = "DEPARTMENT_TOO_DEEP"
+	// ReasonEventsInterrupted (with CodeUnavailable): the event bus lost
+	// its connection, so a live subscription may have missed events; it
+	// was closed, to be resumed with `after`.
+	ReasonEventsInterrupted = "EVENTS_INTERRUPTED"
 )
 
 // Error is a domain error meant for the API caller: Code is one of the Code*

@@ -26,11 +26,16 @@ type serveClusterFlags struct {
 	breakerOpen time.Duration
 	postCache   int
 	postTTL     time.Duration
+	liveQueue   int
 }
 
 // maxFanoutBatch bounds --fanout-batch: one PutMany of that many inbox rows
 // is one multi-request per region server.
 const maxFanoutBatch = 20_000
+
+// maxLiveQueue bounds --live-queue: a subscription's queue holds events of
+// up to a few kB each (a post's text), so 10,000 is tens of MB per client.
+const maxLiveQueue = 10_000
 
 func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.breaker, "hbase-breaker", envBool("GATEWAY_HBASE_BREAKER", true),
@@ -48,6 +53,8 @@ func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 		"posts the post cache of home-timeline pages holds; 0 turns it off (env GATEWAY_POST_CACHE)")
 	fs.DurationVar(&f.postTTL, "post-cache-ttl", envDuration("GATEWAY_POST_CACHE_TTL", feed.DefaultPostCacheTTL),
 		"how long a cached post serves: the longest another instance shows a deleted post (env GATEWAY_POST_CACHE_TTL)")
+	fs.IntVar(&f.liveQueue, "live-queue", envInt("GATEWAY_LIVE_QUEUE", feed.DefaultEventQueue),
+		"events one homeTimelineEvents subscription holds for a client that has not taken them, 1 to 10000; past that the client gets SLOW_CONSUMER (env GATEWAY_LIVE_QUEUE)")
 	fs.StringVar(&f.instance, "instance", env("GATEWAY_INSTANCE", ""),
 		"this instance's name in fan-out leases (env GATEWAY_INSTANCE; default HOST:PID:RANDOM)")
 }
@@ -69,6 +76,9 @@ func (f *serveClusterFlags) err() error {
 	if f.fanBatch < 1 || f.fanBatch > maxFanoutBatch {
 		return fmt.Errorf("--fanout-batch %d: want 1 to %d", f.fanBatch, maxFanoutBatch)
 	}
+	if f.liveQueue < 1 || f.liveQueue > maxLiveQueue {
+		return fmt.Errorf("--live-queue %d: want 1 to %d", f.liveQueue, maxLiveQueue)
+	}
 	if f.postCache < 0 || f.postCache > 0 && f.postTTL <= 0 {
 		return fmt.Errorf("--post-cache %d, --post-cache-ttl %s: want a size of 0 (off) or more, and a positive TTL", f.postCache, f.postTTL)
 	}
@@ -78,7 +88,7 @@ func (f *serveClusterFlags) err() error {
 // serviceOptions are the domain.Domain options of these flags.
 func (f *serveClusterFlags) serviceOptions() []domain.Option {
 	opts := []domain.Option{domain.WithFanoutLease(f.lease), domain.WithOutboxSweep(f.sweep), domain.WithFanoutWorkers(f.fanWorkers),
-		domain.WithFanoutBatch(f.fanBatch), domain.WithPostCache(f.postCache, f.postTTL)}
+		domain.WithFanoutBatch(f.fanBatch), domain.WithPostCache(f.postCache, f.postTTL), domain.WithEventQueue(f.liveQueue)}
 	if f.instance != "" {
 		opts = append(opts, domain.WithInstanceName(f.instance))
 	}

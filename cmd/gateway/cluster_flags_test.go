@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestClusterFlagRanges: --fanout-workers and --fanout-batch out of their
-// ranges are refused before anything starts, in range they reach the
+// TestClusterFlagRanges: --fanout-workers, --fanout-batch and --live-queue
+// out of their ranges are refused before anything starts, in range they reach the
 // service options.
 func TestClusterFlagRanges(t *testing.T) {
 	tests := []struct {
@@ -23,6 +23,9 @@ func TestClusterFlagRanges(t *testing.T) {
 		{args: []string{"--fanout-batch", "20001"}, fail: "--fanout-batch 20001"},
 		{env: map[string]string{"GATEWAY_FANOUT_BATCH": "-3"}, fail: "--fanout-batch -3"},
 		{args: []string{"--fanout-workers", "0"}, fail: "--fanout-workers 0: want at least 1"},
+		{args: []string{"--live-queue", "16"}},
+		{args: []string{"--live-queue", "0"}, fail: "--live-queue 0: want 1 to 10000"},
+		{env: map[string]string{"GATEWAY_LIVE_QUEUE": "10001"}, fail: "--live-queue 10001"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/bus/natsbus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -40,6 +41,8 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		"comma-separated origins of browser pages on other origins that may call the gateway over HTTP (CORS, credentials allowed) and WebSocket, "+
 			"e.g. 'http://localhost:*,https://app.example.com' (one * per origin: any characters); default: none, only same-origin pages (env GATEWAY_CORS_ORIGINS)")
 	otlp := fs.String("otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: the standard OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; off when none is set)")
+	natsListen := fs.String("nats-listen", env("GATEWAY_NATS_LISTEN", ""), "HOST:PORT on which the embedded NATS server of the live-event bus accepts other gateway instances (env GATEWAY_NATS_LISTEN; default: no port, this instance alone)")
+	natsURL := fs.String("nats-url", env("GATEWAY_NATS_URL", ""), "use this NATS for the live-event bus instead of an embedded one: nats://HOST:PORT, comma-separated for a cluster (env GATEWAY_NATS_URL)")
 	lf := registerLimitFlags(fs)
 	rg := repairGraceFlag(fs)
 	ft := fanoutThresholdFlag(fs)
@@ -104,7 +107,20 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := domain.New(st, append(cf.serviceOptions(), domain.WithLogger(log), domain.WithRepairGrace(*rg), domain.WithFanoutThreshold(*ft))...)
+	eventBus, err := natsbus.Open(natsbus.Config{URL: *natsURL, Listen: *natsListen, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer eventBus.Close()
+	busAt := eventBus.ServerURL()
+	if *natsURL == "" {
+		busAt = "embedded"
+		if u := eventBus.ClientURL(); u != "" {
+			busAt = "embedded, listening at " + u
+		}
+	}
+	log.Info("live-event bus", "nats", busAt)
+	svc := domain.New(st, append(cf.serviceOptions(), domain.WithLogger(log), domain.WithRepairGrace(*rg), domain.WithFanoutThreshold(*ft), domain.WithBus(eventBus))...)
 	if err := svc.Start(ctx); err != nil {
 		return migrateHint(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -85,6 +86,12 @@ func WithFanoutThreshold(n int) Option { return feedOption(feed.WithFanoutThresh
 func WithPostCache(size int, ttl time.Duration) Option {
 	return feedOption(feed.WithPostCache(size, ttl))
 }
+
+// WithBus sets the bus the feed's live events travel on (feed.WithBus).
+func WithBus(b bus.Bus) Option { return feedOption(feed.WithBus(b)) }
+
+// WithEventQueue sets the queue of one live subscription (feed.WithEventQueue).
+func WithEventQueue(n int) Option { return feedOption(feed.WithEventQueue(n)) }
 
 // WithBcryptCost sets the cost of new password hashes (feed.WithBcryptCost).
 func WithBcryptCost(c int) Option { return feedOption(feed.WithBcryptCost(c)) }

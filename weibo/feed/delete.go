@@ -113,6 +113,9 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 	}
 	if deleted {
 		s.posts.forget(id)
+		// The author's and the large author's followers' subscriptions
+		// hear of it now; the fans' when their entries are retracted.
+		s.emitDeleted(id, true, id.Author)
 	}
 	if !deleted {
 		if err := tw.end(ctx); err != nil {
@@ -227,6 +230,7 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 		return err
 	}
 	var dels []*hbase.Delete
+	var fans []weibo.UserID
 	flush := func() error {
 		if len(dels) == 0 {
 			return nil
@@ -234,11 +238,13 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 		if err := s.st.DeleteMany(ctx, dels); err != nil {
 			return err
 		}
-		dels = dels[:0]
+		s.emitDeleted(id, false, fans...)
+		dels, fans = dels[:0], fans[:0]
 		return s.w.Step(ctx, StepDeleteRetracted)
 	}
 	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
 		if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
+			fans = append(fans, fan)
 			if dels = append(dels, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(fan, id)}); len(dels) >= s.opts.batch {
 				return flush()
 			}

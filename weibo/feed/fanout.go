@@ -317,8 +317,15 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
 		if large {
 			s.live.notifyAuthor(id.Author)
+			s.emit(authorSubject(id.Author), addedEvent(postFromRow(id, exists)))
 		}
 		return err
+	}
+	// Encoded once for all the fans' events; a post whose content row is
+	// gone meanwhile has none.
+	var event []byte
+	if p := postFromRow(id, exists); p != nil {
+		event = addedEvent(p)
 	}
 	// Batches are written and settled by up to `workers` goroutines at
 	// once while the fans list is scanned (they are independent: each
@@ -342,6 +349,9 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 				err = s.settleFanout(gctx, id, fans)
 			}
 			s.live.notify(fans...)
+			if event != nil && err == nil {
+				s.publishToHomes(event, fans...)
+			}
 			return err
 		})
 	}

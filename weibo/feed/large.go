@@ -138,6 +138,7 @@ func (s *Service) becomeLarge(ctx context.Context, author weibo.UserID) error {
 		if err != nil || applied {
 			if applied {
 				s.log.Info("hybrid fan-out: account became large", "user", author.String())
+				s.announceLarge(author)
 			}
 			return err
 		}
@@ -246,8 +247,11 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 	}
 	q := tables.LargeQualifier(author)
 	if us[0] != nil && s.opts.threshold > 0 && us[0].FanCount >= int64(s.opts.threshold) {
-		_, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
+		applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
 			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.nowMillis())}}}, tables.FamInfo, q, raw)
+		if applied {
+			s.announceLarge(author)
+		}
 		return err
 	}
 	ok, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.LargeKey,

@@ -13,7 +13,8 @@ import (
 // emits the entries it has not seen; the gateway is stateless, so polling is what makes an entry written
 // by another gateway instance reach it. Writes made by this process (a
 // publish, a fan-out batch) wake the watchers of the owners at once instead
-// of at the next tick.
+// of at the next tick, and so do the events of the bus (events.go) from
+// the instances that share it.
 
 // watchWindow is how many of the newest inbox entries a poll reads. An entry
 // is emitted when it is among them and was not in the previous poll, so a
@@ -116,8 +117,9 @@ func (h *liveHub) notify(owners ...weibo.UserID) {
 // inbox, and — hybrid fan-out, whose posts reach no inbox — by this
 // process's publishes of the large accounts uid followed at the last poll
 // (by followee: a publish wakes only the watchers of that account's
-// followers, found without reading its fans). Writes of other gateway
-// instances are seen at the next tick.
+// followers, found without reading its fans) — and likewise by the bus
+// events of other gateway instances sharing the bus; writes of instances
+// that do not share it are seen at the next tick.
 func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration) (_ <-chan *Post, err error) {
 	defer weibo.Wrapf(&err, "watch the timeline of %s", uid)
 	if interval <= 0 {
@@ -130,10 +132,12 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 	}
 	wake, unsubscribe := s.live.subscribe(uid)
 	s.live.follow(wake, nil, large)
+	bw := busWake{s: s, wake: wake, subs: map[string]func(){}}
+	bw.sync(uid, large)
 	out := make(chan *Post)
 	go func() {
 		defer close(out)
-		defer func() { s.live.follow(wake, large, nil); unsubscribe() }()
+		defer func() { s.live.follow(wake, large, nil); unsubscribe(); bw.stop() }()
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
@@ -151,6 +155,7 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 				continue
 			}
 			s.live.follow(wake, large, now)
+			bw.sync(uid, now)
 			large = now
 			var fresh []*Post // newest first, as read
 			for _, p := range posts {
@@ -169,6 +174,52 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 		}
 	}()
 	return out, nil
+}
+
+// busWake wakes a watcher on the events of the bus (events.go) for its
+// viewer's home subject and the author subjects of the large accounts it
+// follows: writes made through other gateway instances sharing the bus
+// wake it at once, not at the next tick.
+type busWake struct {
+	s    *Service
+	wake chan struct{}
+	subs map[string]func() // subject -> cancel
+}
+
+// sync listens to uid's home subject and to the author subjects of large,
+// and to no other. A subject the bus refuses is left to the ticks.
+func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) {
+	want := map[string]bool{homeSubject(uid): true}
+	for a := range large {
+		want[authorSubject(a)] = true
+	}
+	for subject, cancel := range b.subs {
+		if !want[subject] {
+			cancel()
+			delete(b.subs, subject)
+		}
+	}
+	for subject := range want {
+		if b.subs[subject] != nil {
+			continue
+		}
+		cancel, err := b.s.bus.Subscribe(subject, func([]byte) {
+			select {
+			case b.wake <- struct{}{}:
+			default:
+			}
+		})
+		if err == nil {
+			b.subs[subject] = cancel
+		}
+	}
+}
+
+// stop cancels every subscription.
+func (b *busWake) stop() {
+	for _, cancel := range b.subs {
+		cancel()
+	}
 }
 
 // timelineTop reads the newest watchWindow posts of uid's home timeline:

@@ -200,6 +200,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		// Nothing to push; the followers' watchers read the post at once.
 		s.live.notify(author)
 		s.live.notifyAuthor(author)
+		s.emitPosted(p, true)
 		if !counted {
 			// Past its budget: the fan-out's sweep recounts (and pushes nothing).
 			s.fanout.enqueue(fanoutJob{id: p.ID, end: endKeep})
@@ -216,6 +217,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		job.end = endDelete
 	}
 	s.live.notify(author)
+	s.emitPosted(p, false)
 	s.fanout.enqueue(job)
 	return p, nil
 }

@@ -69,6 +69,7 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	} else if err != nil {
 		return nil, err
 	}
+	s.publishFollow(viewer, target, true)
 	return u, s.w.End(ctx, op)
 }
 
@@ -143,6 +144,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	if err != nil {
 		return nil, err
 	}
+	s.publishFollow(viewer, target, false)
 	return u, s.w.End(ctx, op)
 }
 

@@ -23,8 +23,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
+	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/counted"
 )
@@ -47,7 +49,9 @@ type Service struct {
 	live        liveHub
 	opts        options
 	bcryptC     int
-	posts       *postCache // nil: none (WithPostCache)
+	posts       *postCache   // nil: none (WithPostCache)
+	bus         bus.Bus      // live events (events.go)
+	emitLogged  atomic.Int64 // the second of the last publish error logged
 }
 
 type options struct {
@@ -61,6 +65,8 @@ type options struct {
 	threshold     int
 	postCacheSize int
 	postCacheTTL  time.Duration
+	bus           bus.Bus
+	eventQueue    int
 }
 
 // Option configures a Service.
@@ -124,15 +130,18 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	o := options{
 		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
 		fanoutLease: 30 * time.Second, bcryptCost: 10, threshold: DefaultFanoutThreshold,
-		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL,
+		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL, eventQueue: DefaultEventQueue,
 	}
 	for _, f := range opts {
 		f(&o)
 	}
+	if o.bus == nil {
+		o.bus = bus.NewLocal()
+	}
 	if o.instance == "" {
 		o.instance = defaultInstanceName()
 	}
-	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost,
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, bus: o.bus,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()

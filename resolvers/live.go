@@ -1,0 +1,47 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
+)
+
+// homeTimelineUpdates is Subscription.homeTimelineUpdates: the viewer's
+// new posts, polled (feed.Service.WatchTimeline), while the token is valid.
+func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
+	viewer := viewerOf(ctx)
+	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Post, error) {
+		return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
+	})
+}
+
+// homeTimelineEvents is Subscription.homeTimelineEvents: the viewer's
+// timeline events pushed over the bus (feed.Service.TimelineEvents), while
+// the token is valid. A stream that fails (SLOW_CONSUMER) ends the
+// subscription with its error.
+func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error) {
+	viewer := viewerOf(ctx)
+	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan feed.TimelineEvent, error) {
+		stream, err := r.Svc.Feed.TimelineEvents(ctx, viewer, after)
+		if err != nil {
+			return nil, err
+		}
+		out := make(chan feed.TimelineEvent)
+		go func() {
+			defer close(out)
+			for e := range stream.C {
+				select {
+				case out <- e:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if e, ok := errors.AsType[*weibo.Error](stream.Err()); ok {
+				endSubscription(ctx, e)
+			}
+		}()
+		return out, nil
+	})
+}

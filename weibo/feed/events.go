@@ -1,0 +1,544 @@
+package feed
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weibohbase/gateway/bus"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Live events of home timelines, pushed from the write path over the bus
+// (package bus) to the subscriptions of TimelineEvents, on any gateway
+// instance sharing the bus. Subjects:
+//
+//   - weibo.home.<uid>: what reaches uid's inbox — uid's own posts at
+//     publish, a followee's post when its fan-out batch has written uid's
+//     inbox row — the deletes of those posts, and uid's follows and
+//     unfollows (so that the subscription listens to the large accounts
+//     uid follows);
+//   - weibo.author.<uid>: the posts and deletes of uid while it is a large
+//     account (hybrid fan-out: its posts reach no fan's inbox; the
+//     subscriptions of its followers listen here).
+//
+// An event is encoded once per post (JSON, homeEvent) and published to
+// each owner's subject: a subject nobody subscribes to costs the bus a
+// lookup, no encoding. A publish error is counted and logged, never
+// returned to the writer: the store has the write, and a subscriber
+// resumes from it.
+
+// homeSubject is the subject of uid's home-timeline events.
+func homeSubject(uid weibo.UserID) string { return "weibo.home." + uid.String() }
+
+// authorSubject is the subject of the posts of uid as a large account.
+func authorSubject(uid weibo.UserID) string { return "weibo.author." + uid.String() }
+
+// Event kinds of homeEvent.K.
+const (
+	kindAdd      = "a" // a post reached the timeline
+	kindDelete   = "d" // a post was deleted
+	kindFollow   = "f" // the owner followed account A
+	kindUnfollow = "u" // the owner unfollowed account A
+)
+
+// homeEvent is the wire form of one event (JSON: a few hundred bytes).
+type homeEvent struct {
+	K string `json:"k"`
+	// P is the post's id (kindAdd, kindDelete).
+	P string `json:"p,omitempty"`
+	// N, C and R are the added post's author name, text and reposted root.
+	N string `json:"n,omitempty"`
+	C string `json:"c,omitempty"`
+	R string `json:"r,omitempty"`
+	// A is the account followed or unfollowed.
+	A string `json:"a,omitempty"`
+}
+
+// BusPublishErrors is gateway_bus_publish_errors_total: live events the bus
+// did not take (the subscribers resume from the store).
+var BusPublishErrors = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "gateway_bus_publish_errors_total",
+	Help: "Live events the event bus did not take (bus away or closed); subscribers resume from the store.",
+})
+
+// LiveStreams is gateway_live_subscriptions: the TimelineEvents streams
+// open on this instance.
+var LiveStreams = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "gateway_live_subscriptions",
+	Help: "homeTimelineEvents subscriptions open on this instance.",
+})
+
+// LiveStreamsEnded is gateway_live_subscriptions_ended_total{reason}: the
+// streams ended by the gateway — slow_consumer (the client fell behind its
+// queue) or interrupted (the bus lost its connection). Streams the client
+// ends are not counted.
+var LiveStreamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "gateway_live_subscriptions_ended_total",
+	Help: "homeTimelineEvents subscriptions the gateway ended, by reason: slow_consumer, interrupted.",
+}, []string{"reason"})
+
+func init() { prometheus.MustRegister(BusPublishErrors, LiveStreams, LiveStreamsEnded) }
+
+// WithBus sets the bus live events travel on (default: a bus.Local of this
+// Service alone).
+func WithBus(b bus.Bus) Option { return func(o *options) { o.bus = b } }
+
+// DefaultEventQueue is the default of WithEventQueue.
+const DefaultEventQueue = 256
+
+// WithEventQueue sets how many events one TimelineEvents subscription
+// holds for a client that has not taken them (default DefaultEventQueue);
+// past that the subscription ends with SLOW_CONSUMER.
+func WithEventQueue(n int) Option { return func(o *options) { o.eventQueue = n } }
+
+// emit sends data on subject; errors are counted, and logged at most once
+// a second (a fan-out publishes once per fan).
+func (s *Service) emit(subject string, data []byte) {
+	if err := s.bus.Publish(subject, data); err != nil {
+		BusPublishErrors.Inc()
+		now := time.Now().Unix()
+		if last := s.emitLogged.Load(); last != now && s.emitLogged.CompareAndSwap(last, now) {
+			s.log.Warn("live events not published; subscribers resume from the store (gateway_bus_publish_errors_total counts them)",
+				"subject", subject, "err", err)
+		}
+	}
+}
+
+// encodeEvent encodes e; it cannot fail (strings only).
+func encodeEvent(e homeEvent) []byte {
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// addedEvent is the encoded kindAdd event of p.
+func addedEvent(p *Post) []byte {
+	e := homeEvent{K: kindAdd, P: p.ID.String(), N: p.AuthorName, C: p.Content}
+	if p.RepostOfID != nil {
+		e.R = p.RepostOfID.String()
+	}
+	return encodeEvent(e)
+}
+
+// publishToHomes publishes data on the home subjects of owners.
+func (s *Service) publishToHomes(data []byte, owners ...weibo.UserID) {
+	for _, uid := range owners {
+		s.emit(homeSubject(uid), data)
+	}
+}
+
+// emitPosted publishes the add event of p, just stored: to its author's
+// home subject and, for a large author, to its author subject.
+func (s *Service) emitPosted(p *Post, large bool) {
+	data := addedEvent(p)
+	s.emit(homeSubject(p.ID.Author), data)
+	if large {
+		s.emit(authorSubject(p.ID.Author), data)
+	}
+}
+
+// emitDeleted publishes the delete event of post id to owners' home
+// subjects and, with author, to its author's subject.
+func (s *Service) emitDeleted(id weibo.PostID, author bool, owners ...weibo.UserID) {
+	data := encodeEvent(homeEvent{K: kindDelete, P: id.String()})
+	if author {
+		s.emit(authorSubject(id.Author), data)
+	}
+	s.publishToHomes(data, owners...)
+}
+
+// announceLarge tells the live streams of author's fans that author has
+// become large, so that its posts reach no inbox from now on: a follow
+// event on each fan's home subject makes their streams listen to author's
+// subject (streams that start later learn the large accounts when they
+// start). One scan of the fans, in the background (FlushFanout waits for
+// it; Close stops it). A post of author published before a stream heard
+// the event reaches that stream only when it resumes.
+func (s *Service) announceLarge(author weibo.UserID) {
+	data := encodeEvent(homeEvent{K: kindFollow, A: author.String()})
+	s.retractions.run(func(ctx context.Context) {
+		err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(author, tables.Fans)}, func(r *hbase.Result) error {
+			if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
+				s.emit(homeSubject(fan), data)
+			}
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("live events: the fans of a new large account not told; their streams learn it when they resume", "user", author.String(), "err", err)
+		}
+	})
+}
+
+// publishFollow tells viewer's subscriptions that viewer now follows (or
+// no longer follows) target.
+func (s *Service) publishFollow(viewer, target weibo.UserID, follows bool) {
+	k := kindFollow
+	if !follows {
+		k = kindUnfollow
+	}
+	s.emit(homeSubject(viewer), encodeEvent(homeEvent{K: k, A: target.String()}))
+}
+
+// TimelineEvent is one change of a home timeline: a PostAdded or a
+// PostDeleted.
+type TimelineEvent interface{ IsTimelineEvent() }
+
+// PostAdded is a post that reached the viewer's home timeline, with its
+// timeline cursor (what HomeTimeline's edge of it has).
+type PostAdded struct {
+	Post   *Post
+	Cursor string
+}
+
+// PostDeleted is a post of the viewer's home timeline that was deleted.
+type PostDeleted struct {
+	PostID weibo.PostID
+}
+
+// IsTimelineEvent marks PostAdded as a TimelineEvent.
+func (PostAdded) IsTimelineEvent() {}
+
+// IsTimelineEvent marks PostDeleted as a TimelineEvent.
+func (PostDeleted) IsTimelineEvent() {}
+
+// timelineCursor is the home-timeline cursor of post id (the same in
+// every viewer's timeline: the inbox rowkey suffix).
+func timelineCursor(id weibo.PostID) string {
+	return paging.EncodeCursor(paging.CursorTimeline, timelineSuffix(id))
+}
+
+// timelineSuffix is the inbox rowkey of id after the owner's prefix.
+func timelineSuffix(id weibo.PostID) []byte { return tables.InboxKey(0, id)[tables.IDKeyLen:] }
+
+// resumeLimit is the most posts a resume replays; a client further behind
+// reads the timeline instead.
+const resumeLimit = 1000
+
+// ErrSlowConsumer ends a subscription whose client fell behind.
+var ErrSlowConsumer = &weibo.Error{Code: weibo.CodeSlowConsumer,
+	Message: "this subscription fell too far behind and was closed: subscribe again with after: the last cursor received"}
+
+// ErrEventsInterrupted ends a subscription whose bus lost its connection
+// (events may have been missed).
+var ErrEventsInterrupted = &weibo.Error{Code: weibo.CodeUnavailable, Reason: weibo.ReasonEventsInterrupted,
+	Message: "live events were interrupted (the event bus is reconnecting): subscribe again with after: the last cursor received"}
+
+// EventStream is a live subscription's events (TimelineEvents).
+type EventStream struct {
+	// C yields the events in order; it is closed when the subscription's
+	// context ends or the stream fails (Err).
+	C   <-chan TimelineEvent
+	err error // set before C is closed
+}
+
+// Err is, once C is closed, why: nil when the context ended,
+// ErrSlowConsumer when the client fell behind, ErrEventsInterrupted when
+// the bus lost its connection.
+func (e *EventStream) Err() error { return e.err }
+
+// TimelineEvents streams the changes of uid's home timeline, oldest first:
+// a PostAdded for each post that reaches it (uid's own at publish, a
+// followee's once the fan-out has written uid's inbox row, a followed
+// large account's at publish), a PostDeleted for each of those deleted.
+// Events come over the bus, so while nothing happens the stream reads
+// nothing from the store; setting up reads the large accounts uid follows
+// (one home-timeline read of one post).
+//
+// With after (a home-timeline cursor, of a page or of a PostAdded), the
+// stream first replays the timeline's posts newer than after, oldest
+// first, then goes live: it listens before it reads, and drops a live
+// post already replayed or not newer than after, so nothing is missed or
+// repeated across the switch. Posts are deduplicated by id within the
+// stream's last 1024.
+//
+// The stream holds at most the queue's events (WithEventQueue) for a
+// client that does not take them; past that it ends with
+// ErrSlowConsumer. When the bus loses its connection (events may be
+// missed) it ends with ErrEventsInterrupted. The client resumes with
+// after either way.
+//
+// Errors: BAD_USER_INPUT for a malformed after, or more than 1000 posts
+// newer than it; the store's, from the setup reads; the bus's, when it
+// refuses to subscribe.
+func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *string) (_ *EventStream, err error) {
+	defer weibo.Wrapf(&err, "timeline events of %s", uid)
+	from, err := paging.DecodeCursorArg("after", after, paging.CursorTimeline, tables.InboxKeyLen-tables.IDKeyLen, tables.InboxKeyLen-tables.IDKeyLen)
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{s: s, q: make(chan []byte, max(1, s.opts.eventQueue)), overflow: make(chan struct{}), gap: s.bus.Interrupted(),
+		subs: map[string]func(){}, from: from, seen: map[weibo.PostID]uint8{}}
+	ok := false
+	defer func() {
+		if !ok {
+			w.cancelAll()
+		}
+	}()
+	if err := w.listen(homeSubject(uid)); err != nil {
+		return nil, err
+	}
+	_, followed, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(1)}, timelineOptions{noCounts: true})
+	if err != nil {
+		return nil, err
+	}
+	for a := range followed {
+		if err := w.listen(authorSubject(a)); err != nil {
+			return nil, err
+		}
+	}
+	var replay []PostAdded
+	if from != nil {
+		if replay, err = s.replay(ctx, uid, *after); err != nil {
+			return nil, err
+		}
+	}
+	out := make(chan TimelineEvent)
+	stream := &EventStream{C: out}
+	ok = true
+	go w.run(ctx, stream, out, replay)
+	return stream, nil
+}
+
+// replay reads the posts of uid's timeline newer than cursor, oldest
+// first, a page of 100 at a time.
+func (s *Service) replay(ctx context.Context, uid weibo.UserID, cursor string) ([]PostAdded, error) {
+	var out []PostAdded
+	for {
+		c, err := s.HomeTimeline(ctx, uid, weibo.Page{Last: new(100), Before: &cursor})
+		if err != nil {
+			return nil, err
+		}
+		for i := len(c.Edges) - 1; i >= 0; i-- {
+			out = append(out, PostAdded{Post: c.Edges[i].Post, Cursor: c.Edges[i].Cursor})
+		}
+		if len(out) > resumeLimit {
+			return nil, weibo.BadInput("after", "more than %d posts are newer than the cursor: read homeTimeline instead", resumeLimit)
+		}
+		if !c.PageInfo.HasPreviousPage || c.PageInfo.StartCursor == nil {
+			return out, nil
+		}
+		cursor = *c.PageInfo.StartCursor
+	}
+}
+
+// watcher is one TimelineEvents subscription: its bus subscriptions feed
+// the bounded queue q; run drains it to the client.
+type watcher struct {
+	s        *Service
+	q        chan []byte
+	overflow chan struct{}   // closed when q was full
+	gap      <-chan struct{} // closed when the bus was interrupted
+	once     sync.Once
+
+	mu     sync.Mutex
+	subs   map[string]func() // subject -> cancel
+	closed bool              // cancelAll ran: listen no more
+
+	from []byte                 // the resume cursor's suffix, or nil
+	seen map[weibo.PostID]uint8 // the last seenMax posts sent: seenAdded or seenDeleted
+	ring []weibo.PostID
+}
+
+// States of a post in watcher.seen.
+const (
+	seenAdded   = 1
+	seenDeleted = 2
+)
+
+const seenMax = 1024
+
+// listen subscribes to subject (once), unless the watcher has ended.
+func (w *watcher) listen(subject string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.subs[subject] != nil {
+		return nil // ended (a follow event delivered late), or listening
+	}
+	cancel, err := w.s.bus.Subscribe(subject, w.deliver)
+	if err != nil {
+		return err
+	}
+	w.subs[subject] = cancel
+	return nil
+}
+
+// unlisten cancels the subscription to subject.
+func (w *watcher) unlisten(subject string) {
+	w.mu.Lock()
+	cancel := w.subs[subject]
+	delete(w.subs, subject)
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// cancelAll cancels every subscription; later listens do nothing.
+func (w *watcher) cancelAll() {
+	w.mu.Lock()
+	subs := w.subs
+	w.subs, w.closed = map[string]func(){}, true
+	w.mu.Unlock()
+	for _, cancel := range subs {
+		cancel()
+	}
+}
+
+// deliver queues an event without blocking; a full queue marks overflow.
+// A follow or unfollow changes the subjects listened to at once, on the
+// bus's delivery (with the in-process bus, before Follow returns), not when
+// run gets to it.
+func (w *watcher) deliver(data []byte) {
+	if bytes.HasPrefix(data, followPrefix) || bytes.HasPrefix(data, unfollowPrefix) {
+		w.follow(data)
+		return
+	}
+	select {
+	case w.q <- slices.Clone(data):
+	default:
+		w.once.Do(func() { close(w.overflow) })
+	}
+}
+
+// note records id's state and returns the one it had (0: none).
+func (w *watcher) note(id weibo.PostID, state uint8) uint8 {
+	prev := w.seen[id]
+	w.seen[id] = state
+	if prev != 0 {
+		return prev
+	}
+	w.ring = append(w.ring, id)
+	if len(w.ring) > seenMax {
+		delete(w.seen, w.ring[0])
+		w.ring = w.ring[1:]
+	}
+	return 0
+}
+
+// run sends the replay, then the live events, until ctx ends or the queue
+// overflows; then it closes out.
+func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, replay []PostAdded) {
+	LiveStreams.Inc()
+	defer close(out)
+	defer w.cancelAll()
+	defer func() { // counted before the client can learn of the end
+		switch stream.err {
+		case ErrSlowConsumer:
+			LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
+		case ErrEventsInterrupted:
+			LiveStreamsEnded.WithLabelValues("interrupted").Inc()
+		}
+		LiveStreams.Dec()
+	}()
+	send := func(e TimelineEvent) bool {
+		select {
+		case out <- e:
+			return true
+		case <-ctx.Done():
+		case <-w.overflow:
+			stream.err = ErrSlowConsumer
+		case <-w.gap:
+			stream.err = ErrEventsInterrupted
+		}
+		return false
+	}
+	for _, e := range replay {
+		if w.note(e.Post.ID, seenAdded) == 0 && !send(e) {
+			return
+		}
+	}
+	for {
+		select {
+		case <-w.overflow:
+			stream.err = ErrSlowConsumer
+			return
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.overflow:
+			stream.err = ErrSlowConsumer
+			return
+		case <-w.gap:
+			stream.err = ErrEventsInterrupted
+			return
+		case data := <-w.q:
+			if e := w.event(data); e != nil && !send(e) {
+				return
+			}
+		}
+	}
+}
+
+// The encodings of follow and unfollow events start so (homeEvent's K is
+// its first field).
+var (
+	followPrefix   = []byte(`{"k":"` + kindFollow + `"`)
+	unfollowPrefix = []byte(`{"k":"` + kindUnfollow + `"`)
+)
+
+// follow listens to, or stops listening to, the author subject of the
+// account a follow or unfollow event names.
+func (w *watcher) follow(data []byte) {
+	var e homeEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		return
+	}
+	a, err := weibo.ParseUserID(e.A)
+	if err != nil {
+		return
+	}
+	if e.K == kindUnfollow {
+		w.unlisten(authorSubject(a))
+		return
+	}
+	if err := w.listen(authorSubject(a)); err != nil {
+		w.s.log.Warn("live events: cannot listen to a followed account", "account", e.A, "err", err)
+	}
+}
+
+// event decodes one queued event into what the client gets (nil: nothing,
+// such as a duplicate or a follow).
+func (w *watcher) event(data []byte) TimelineEvent {
+	var e homeEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		w.s.log.Warn("live event dropped: malformed", "err", err)
+		return nil
+	}
+	id, err := weibo.ParsePostID(e.P)
+	if err != nil {
+		return nil
+	}
+	switch e.K {
+	case kindAdd:
+		if w.from != nil && bytes.Compare(timelineSuffix(id), w.from) >= 0 {
+			return nil // the client had it before it resumed
+		}
+		if w.seen[id] != 0 {
+			return nil // sent already, or deleted
+		}
+		w.note(id, seenAdded)
+		p := &Post{ID: id, Content: e.C, AuthorName: e.N}
+		if e.R != "" {
+			if root, err := weibo.ParsePostID(e.R); err == nil {
+				p.RepostOfID = &root
+			}
+		}
+		return PostAdded{Post: p, Cursor: timelineCursor(id)}
+	case kindDelete:
+		if w.note(id, seenDeleted) == seenDeleted {
+			return nil
+		}
+		return PostDeleted{PostID: id}
+	}
+	return nil
+}
