@@ -298,21 +298,12 @@ func rewriteField(fd *ast.FuncDecl, b binding) error {
 		return fmt.Errorf("parameters are not (ctx, field, obj)")
 	}
 	objType := params[2].Type
-	if len(fd.Body.List) != 1 {
-		return fmt.Errorf("body is not one return statement")
+	call, err := resolveFieldCall(fd)
+	if err != nil {
+		return err
 	}
-	ret, ok := fd.Body.List[0].(*ast.ReturnStmt)
-	if !ok || len(ret.Results) != 1 {
-		return fmt.Errorf("body is not one return statement")
-	}
-	call, ok := ret.Results[0].(*ast.CallExpr)
-	if !ok || !isSelector(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 {
-		return fmt.Errorf("does not return graphql.ResolveField(9 arguments)")
-	}
+	ret := fd.Body.List[0].(*ast.ReturnStmt)
 	a := call.Args
-	if !isIdent(a[0], "ctx") || !isSelector(a[1], "ec", "OperationContext") || !isIdent(a[2], "field") {
-		return fmt.Errorf("ResolveField is not called with ctx, ec.OperationContext, field")
-	}
 	if !isIdent(a[5], "nil") {
 		return fmt.Errorf("the field has a middleware chain (directives)")
 	}

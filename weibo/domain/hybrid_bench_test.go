@@ -12,7 +12,6 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/embedded"
-	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -189,14 +188,7 @@ func fanoutBenchOptions(fans int) []domain.Option {
 // GATEWAY_BENCH_FANOUT_BATCH sets the fan-out batch (WithFanoutBatch).
 func BenchmarkFanoutThroughputHBase(b *testing.B) {
 	const fans = 100_000
-	ns := fmt.Sprintf("bench_%d", time.Now().UnixNano()%1e9)
-	st := hbase.WithNamespace(testenv.HBase(b), tables.Namespace, ns)
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		_ = st.DropNamespace(ctx, tables.Namespace)
-	})
-	fanoutThroughput(b, newBenchGraphOn(b, st, fans, true, fanoutBenchOptions(fans)...), fans)
+	fanoutThroughput(b, newBenchGraphOn(b, benchNamespace(b), fans, true, fanoutBenchOptions(fans)...), fans)
 }
 
 func fanoutThroughput(b *testing.B, g *benchGraph, fans int) {

@@ -111,12 +111,6 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 			return false, err
 		}
 	}
-	if deleted {
-		s.posts.forget(id)
-		// The author's and the large author's followers' subscriptions
-		// hear of it now; the fans' when their entries are retracted.
-		s.emitDeleted(id, true, id.Author)
-	}
 	if !deleted {
 		if err := tw.end(ctx); err != nil {
 			return false, err
@@ -128,6 +122,10 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		}
 		return false, s.w.End(ctx, op)
 	}
+	s.posts.forget(id)
+	// The author's and the large author's followers' subscriptions hear
+	// of it now; the fans' when their entries are retracted.
+	s.emitDeleted(id, true, id.Author)
 	if err := s.clearContent(ctx, id); err != nil {
 		return false, err
 	}
