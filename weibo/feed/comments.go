@@ -193,7 +193,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 			return nil, err
 		}
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c.ID),
-			Values: tables.CommentValues(content, c.AuthorName, replyTo)}, tables.FamComment, tables.ColCommentAuthorName, nil)
+			Values: tables.CommentValues(content, c.AuthorName, replyTo, nil)}, tables.FamComment, tables.ColCommentAuthorName, nil)
 		if err != nil {
 			return nil, err
 		}
