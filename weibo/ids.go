@@ -21,6 +21,9 @@ type (
 	NodeKind = tables.NodeKind
 	// CommentID is a comment's id: its post, time and author (tables.CommentID).
 	CommentID = tables.CommentID
+	// NotificationID is a notification's id: its recipient, kind, subject
+	// and generation (tables.NotificationID).
+	NotificationID = tables.NotificationID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -35,6 +38,8 @@ const (
 	NodeDepartment = tables.NodeDepartment
 	// NodeComment is a comment on a post.
 	NodeComment = tables.NodeComment
+	// NodeNotification is a notification.
+	NodeNotification = tables.NodeNotification
 )
 
 // RootDept is the virtual root whose children are the top-level departments.

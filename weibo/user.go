@@ -14,6 +14,9 @@ type User struct {
 	CreatedAt time.Time
 	// FollowCount, FanCount and PostCount are the counters of family c.
 	FollowCount, FanCount, PostCount int64
+	// UnreadNotifications is the user's unread notification count (the
+	// kept counter of family c; the API shows it to the user only).
+	UnreadNotifications int64
 	// Complete is true when every field above was read from the users row.
 	Complete bool
 }

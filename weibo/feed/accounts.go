@@ -170,12 +170,13 @@ func (s *Service) GetUsers(ctx context.Context, ids []weibo.UserID) (_ []*weibo.
 
 func userFromRow(uid weibo.UserID, r *hbase.Result) *weibo.User {
 	return &weibo.User{
-		ID:          uid,
-		Username:    string(r.Value(tables.FamInfo, tables.ColUsername)),
-		CreatedAt:   time.UnixMilli(tables.CreatedAt(r)),
-		FollowCount: tables.CounterValue(r, tables.ColFollows),
-		FanCount:    tables.CounterValue(r, tables.ColFans),
-		PostCount:   tables.CounterValue(r, tables.ColPosts),
-		Complete:    true,
+		ID:                  uid,
+		Username:            string(r.Value(tables.FamInfo, tables.ColUsername)),
+		CreatedAt:           time.UnixMilli(tables.CreatedAt(r)),
+		FollowCount:         tables.CounterValue(r, tables.ColFollows),
+		FanCount:            tables.CounterValue(r, tables.ColFans),
+		PostCount:           tables.CounterValue(r, tables.ColPosts),
+		Complete:            true,
+		UnreadNotifications: tables.CounterValue(r, tables.ColUnread),
 	}
 }
