@@ -323,3 +323,33 @@ func (s *Service) markRead(ctx context.Context, id weibo.NotificationID, limit i
 	}
 	return false, fmt.Errorf("mark %s read: %w", id, counted.ErrUnsettled)
 }
+
+// ActorPage returns the newest first (1..100, default 20) actors of n, as
+// a connection of users newest first whose totalCount is ActorCount:
+// from n.Newest when they suffice, else from all, every actor of n
+// (NotificationActors). need reports, with all nil, that all is needed.
+// Errors: BAD_USER_INPUT for a bad first.
+func (n *Notification) ActorPage(first *int, all []tables.NotifActor) (_ *weibo.UserConnection, need bool, err error) {
+	size, err := paging.Size(first)
+	if err != nil {
+		return nil, false, err
+	}
+	actors := n.Newest
+	if size > len(actors) && n.ActorCount > len(actors) {
+		if all == nil {
+			return nil, true, nil
+		}
+		actors = all
+	}
+	actors = actors[:min(size, len(actors))]
+	edges := make([]weibo.UserEdge, len(actors))
+	for i, a := range actors {
+		edges[i] = weibo.UserEdge{User: a.User, Cursor: paging.EncodeCursor(paging.CursorUsers, tables.U64(uint64(a.User)))}
+	}
+	conn := &weibo.UserConnection{Edges: edges, TotalCount: n.ActorCount}
+	conn.PageInfo.HasNextPage = n.ActorCount > len(edges)
+	if len(edges) > 0 {
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &edges[0].Cursor, &edges[len(edges)-1].Cursor
+	}
+	return conn, false, nil
+}
