@@ -353,6 +353,14 @@ func newestActors(actors []tables.NotifActor) []tables.NotifActor {
 	return out[:min(len(out), tables.NotifActorsKept)]
 }
 
+// NotificationSummary returns what the summary of a notification whose
+// actors' cells hold actors says: the count and the newest
+// tables.NotifActorsKept, newest first (ties by user id descending). It
+// does not change actors.
+func NotificationSummary(actors []tables.NotifActor) (count int64, newest []tables.NotifActor) {
+	return int64(len(actors)), newestActors(slices.Clone(actors))
+}
+
 // sortActors sorts actors newest first, ties by user id descending, and
 // returns them.
 func sortActors(actors []tables.NotifActor) []tables.NotifActor {
@@ -533,7 +541,8 @@ func (s *Service) repairNotice(ctx context.Context, n notice) error {
 // RepairNotification makes notification id's summary agree with its
 // actors' cells: the count and the newest actors recomputed (CheckAndPut
 // on the head read), a row with actors but no head given one (unread, at
-// its newest actor's time), a row with a head but no actor deleted (and
+// its newest actor's time; a head older than its newest actor moved to
+// that time), a row with a head but no actor deleted (and
 // its index row), a row with neither deleted; then its index row written
 // at its head's time. It is what the repairer does for a dead notify write
 // and what `gateway fsck --repair` does for a summary or index row that
@@ -558,21 +567,25 @@ func (s *Service) RepairNotification(ctx context.Context, id weibo.NotificationI
 		case len(actors) == 0:
 			ok, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Notifications, Row: row}, tables.FamNotifSummary, tables.ColNotifHead, nil)
 		default:
-			newest := newestActors(slices.Clone(actors))
-			next := tables.NotifGroup{Head: g.Head, Count: int64(len(actors)), Newest: newest}
-			if !hasHead {
-				next.Head = tables.NotifHead{At: newest[0].At}
-			}
+			count, newest := NotificationSummary(actors)
+			next := tables.NotifGroup{Head: g.Head, Count: count, Newest: newest}
+			next.Head.At = max(g.Head.At, newest[0].At) // a head never written: 0
 			next.Head.Version++
-			if hasHead && next.Count == g.Count && slices.Equal(next.Newest, g.Newest) {
+			if hasHead && next.Count == g.Count && slices.Equal(next.Newest, g.Newest) && next.Head.At == g.Head.At {
 				next.Head = g.Head // nothing to rewrite
 				ok = true
 			} else {
 				ok, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Notifications, Row: row,
 					Values: hbase.Values{tables.FamNotifSummary: tables.NotifGroupValues(next)}}, tables.FamNotifSummary, tables.ColNotifHead, g.HeadCell)
 			}
+			// The index row at the head's time, written after the head (an
+			// index row is kept only while the head holds its time), and
+			// the one at the time before deleted.
 			if ok && err == nil {
 				err = s.st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifIndexKey(id, next.Head.At), Values: tables.NotifEntryValues()})
+			}
+			if ok && err == nil && hasHead && g.Head.At != next.Head.At {
+				err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, g.Head.At)})
 			}
 		}
 		if err != nil || ok {
