@@ -79,7 +79,8 @@ func (f *fsck) checkNotifications(ctx context.Context) error {
 	for _, id := range ids {
 		ng := groups[id]
 		count, newest := feed.NotificationSummary(ng.actors)
-		summaryOK := ng.hasHead && count > 0 && ng.g.Count == count && slices.Equal(ng.g.Newest, newest) && ng.g.Head.At >= newest[0].At
+		summaryOK := ng.hasHead && count > 0 && ng.g.Count == count && slices.Equal(ng.g.Newest, newest) &&
+			(ng.g.Head.Read || ng.g.Head.At >= newest[0].At)
 		if ng.hasHead && !ng.g.Head.Read && count > 0 {
 			unread[id.Recipient]++
 		}

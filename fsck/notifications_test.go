@@ -118,7 +118,7 @@ func TestNotificationChecks(t *testing.T) {
 					}
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingNotify, uint64(a.ID), uint64(b2.ID), 42),
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old,
-							tables.ColPendingExtra: tables.EncodeNotifyExtra(tables.NotifFollow, tables.DaySubject(at), at)}}})
+							tables.ColPendingExtra: tables.EncodeNotifyExtra(tables.NotifFollow, tables.DaySubject(at), at, 0)}}})
 				}},
 			}
 			want := map[string]int{}

@@ -285,6 +285,9 @@ func (s *Service) MarkNotificationsRead(ctx context.Context, uid weibo.UserID, u
 				marked++
 			}
 		}
+		if err := s.w.Step(ctx, StepNotifyRead); err != nil {
+			return 0, err
+		}
 		if len(rows) < sc.Limit {
 			break
 		}

@@ -149,8 +149,8 @@ func TestCommentValues(t *testing.T) {
 			t.Error("a delete removes the tombstone")
 		}
 	}
-	if len(tables.CommentDeleted()[tables.FamComment]) != 2 {
-		t.Error("a delete keeps the text or the reply")
+	if len(tables.CommentDeleted()[tables.FamComment]) != 3 {
+		t.Error("a delete keeps the text, the reply or the mentions")
 	}
 	counter := &hbase.Result{Cells: []*hbase.Cell{{Family: tables.FamPost, Qualifier: tables.ColComments, Value: be(3)}}}
 	if tables.PostCommentCount(counter) != 3 {

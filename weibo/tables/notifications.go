@@ -417,18 +417,29 @@ func NotifActors(r *hbase.Result) []NotifActor {
 
 // EncodeNotifyExtra is the ColPendingExtra of a notification's marker:
 // kind(1) | subject(32) | at(8), 41 bytes — the notification the write
-// adds its actor to or takes them out of, and the time of the action.
-func EncodeNotifyExtra(kind NotifKind, s NotifSubject, at int64) []byte {
-	return binary.BigEndian.AppendUint64(appendSubject([]byte{byte(kind)}, s), uint64(at))
+// adds its actor to or takes them out of, and the time of the action —,
+// then, once the write is about to move or delete an index row of the
+// notification, that row's time, ms, 8 bytes (49 bytes; before then
+// left ms 0: none).
+func EncodeNotifyExtra(kind NotifKind, s NotifSubject, at, left int64) []byte {
+	b := binary.BigEndian.AppendUint64(appendSubject([]byte{byte(kind)}, s), uint64(at))
+	if left != 0 {
+		b = binary.BigEndian.AppendUint64(b, uint64(left))
+	}
+	return b
 }
 
-// DecodeNotifyExtra decodes EncodeNotifyExtra; ok is false for anything
-// else (a markNotificationsRead's marker carries none).
-func DecodeNotifyExtra(b []byte) (NotifKind, NotifSubject, int64, bool) {
-	if len(b) != 1+NotifSubjectLen+8 || !NotifKind(b[0]).Valid() {
-		return 0, NotifSubject{}, 0, false
+// DecodeNotifyExtra decodes EncodeNotifyExtra (left 0 for none); ok is
+// false for anything else (a markNotificationsRead's marker carries none).
+func DecodeNotifyExtra(b []byte) (kind NotifKind, s NotifSubject, at, left int64, ok bool) {
+	n := 1 + NotifSubjectLen + 8
+	if (len(b) != n && len(b) != n+8) || !NotifKind(b[0]).Valid() {
+		return 0, NotifSubject{}, 0, 0, false
 	}
-	return NotifKind(b[0]), decodeSubject(b[1:]), int64(binary.BigEndian.Uint64(b[1+NotifSubjectLen:])), true
+	if len(b) == n+8 {
+		left = int64(binary.BigEndian.Uint64(b[n:]))
+	}
+	return NotifKind(b[0]), decodeSubject(b[1:]), int64(binary.BigEndian.Uint64(b[1+NotifSubjectLen:])), left, true
 }
 
 // Mention is a user a text mentions, as resolved when it was written.
