@@ -24,8 +24,8 @@ func (r *Resolver) notifications(ctx context.Context, first *int, after *string)
 }
 
 // unreadNotificationCount is Query.unreadNotificationCount: the kept
-// counter of the viewer's users row, which the token check has read
-// already (no store call more).
+// counter of the viewer's users row, read at most once a request (shared
+// with the token check and `me`).
 func (r *Resolver) unreadNotificationCount(ctx context.Context) (int, error) {
 	u, err := r.userNow(ctx, viewerOf(ctx))
 	if err != nil || u == nil {

@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 )
 
 // TestNotificationsStoreCallsConstant proves with gateway_store_calls_total
@@ -127,5 +129,51 @@ func TestNotificationsStoreCallsConstant(t *testing.T) {
 				t.Fatalf("r has %d notifications (%d unread), newest %+v, oldest %+v", len(ns), unread, ns[0], ns[len(ns)-1])
 			}
 		})
+	}
+}
+
+// TestNotificationsCosted checks that the query cost limiter counts the
+// new connections by their `first` — notifications, each notification's
+// actors — and the mention lists by their bound, and refuses a page whose
+// bound is too big before any store call; and that
+// unreadNotificationCount costs at most the one read of the viewer's
+// users row, shared with `me`.
+func TestNotificationsCosted(t *testing.T) {
+	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) { c.Signups.Rate = -1 })
+	a := g.register(uniqueName("costed"))
+	var out struct {
+		Data struct {
+			Notifications struct{ Edges []any }
+		}
+		Extensions struct {
+			Cost server.CostReport `json:"cost"`
+		} `json:"extensions"`
+	}
+	raw := g.raw(http.MethodPost, a.token, `{"query": "{ notifications(first: 2) { edges { node { actors(first: 3) { edges { node { username } } } post { id mentions { username } } } } } }"}`)
+	if err := jsonUnmarshal(raw.body, &out); err != nil {
+		t.Fatal(err)
+	}
+	// The connection, and 2 edges (their notification), each with the actors connection
+	// and 3 actors, the post and its 20 mentions at most.
+	if want := int64(1 + 2*(1+1+3+1+feed.MaxMentions)); out.Extensions.Cost.Nodes != want {
+		t.Errorf("extensions.cost %+v, want %d nodes", out.Extensions.Cost, want)
+	}
+	before := g.storeCalls()
+	e := g.fails(a.token, server.CodeQueryTooComplex, `{ notifications(first: 100) { edges { node { actors(first: 100) { edges { node {
+		follows(first: 100) { edges { node { username } } } } } } } } } }`, nil)
+	if e.Extensions["measure"] != "nodes" || g.storeCalls() != before {
+		t.Errorf("refusal %+v after %v store calls", e, g.storeCalls()-before)
+	}
+	cost := func(query string) float64 {
+		before := g.storeCalls()
+		g.ok(a.token, query, nil, nil)
+		return g.storeCalls() - before
+	}
+	cost(`{ me { id } }`)
+	if got := cost(`{ me { username } unreadNotificationCount }`); got > 1 {
+		t.Errorf("me and unreadNotificationCount: %v store calls, want at most 1", got)
+	}
+	if got := cost(`{ unreadNotificationCount }`); got > 1 {
+		t.Errorf("unreadNotificationCount: %v store calls, want at most 1", got)
 	}
 }
