@@ -214,3 +214,49 @@ func TestNotifications(t *testing.T) {
 		})
 	}
 }
+
+// TestNotificationsLargeAuthor: a large account's posts are not pushed
+// (hybrid fan-out), but their mentions and reposts still notify, through
+// the fan-out that pushes nothing.
+func TestNotificationsLargeAuthor(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			svc := quietService(ownStore(t, b), domain.WithFanoutThreshold(1))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = svc.Close(ctx) }()
+			a, fan, x := mustUser(t, svc, uniq("large")), mustUser(t, svc, uniq("fan")), mustUser(t, svc, uniq("x"))
+			names := map[weibo.UserID]string{a.ID: "a", fan.ID: "fan", x.ID: "x"}
+			if _, err := svc.Feed.Follow(ctx, fan.ID, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if large, err := svc.Feed.LargeAccounts(ctx); err != nil || len(large) != 1 {
+				t.Fatalf("large accounts %v, %v; want a", large, err)
+			}
+			xp, err := svc.Feed.Publish(ctx, x.ID, "x's post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Feed.Publish(ctx, a.ID, "hi @"+x.Username); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Millisecond)
+			if _, err := svc.Feed.Repost(ctx, a.ID, xp.ID, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.FlushFanout(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkNotifs(t, svc, x.ID, names, "*REPOST:a", "*MENTION:a")
+			if left := leftovers(t, svc.Store()); left != 0 {
+				t.Fatalf("%d pending or outbox rows left", left)
+			}
+			checkFsck(t, svc)
+		})
+	}
+}

@@ -74,9 +74,14 @@ func (p *Post) Mentions() []*weibo.User { return mentionUsers(p.MentionRefs) }
 //  5. the outbox row's counted mark — or, for a large author (hybrid
 //     fan-out: nothing is pushed, home timelines merge the post at read
 //     time), the delete of the outbox row, the publish being counted and
-//     its fan-out empty.
+//     its fan-out empty, unless the post notifies (mentions, or a
+//     repost): then its fan-out runs all the same, to send them.
 //
-// Fan-out workers then write one inbox row per fan and delete the outbox
+// The users the content mentions are resolved before step 1 (mentions.go:
+// two GetMany when it has an '@', none otherwise) and stored in the
+// content row. Fan-out workers then send the post's notifications
+// (notify.go: MENTION to each user mentioned, REPOST to a repost's
+// original's author), write one inbox row per fan and delete the outbox
 // row. A gateway that dies first leaves the outbox row, which any
 // gateway's sweep picks up: it re-runs the fan-out (inbox writes are
 // idempotent puts, so a repeated fan-out adds no duplicate), and when the
