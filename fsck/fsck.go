@@ -17,6 +17,8 @@
 //	                          holding the time of the like     row at that time, the post's likeCount
 //	repost                    the repost's root cell (c:o)     the root's reposts list row and repostCount
 //	comment                   comments row                     the post's commentCount
+//	notification              its group row's actor cells      the group's summary and index row,
+//	                                                           the recipient's unread count
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -89,9 +91,10 @@ const (
 	// ↔ child, department ↔ member, member counters, unfinished role writes.
 	AreaOrg Area = 1 << iota
 	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
-	// likes, reposts and comments and the posts' counters of them, and
-	// unfinished follows, unfollows, likes, unlikes, reposts, deletes,
-	// comment writes and fan-outs.
+	// likes, reposts and comments and the posts' counters of them,
+	// notifications and the unread counts, and unfinished follows,
+	// unfollows, likes, unlikes, reposts, deletes, comment writes,
+	// notification writes and fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -210,7 +213,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment, tables.PendingNotify)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -259,6 +262,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkComments(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkNotifications(ctx); err != nil {
 			return nil, err
 		}
 	}

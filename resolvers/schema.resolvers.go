@@ -245,6 +245,11 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 	return r.Svc.Feed.DeleteComment(ctx, viewer, comment)
 }
 
+// MarkNotificationsRead is the resolver for the markNotificationsRead field.
+func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *string) (int, error) {
+	return r.markNotificationsRead(ctx, upTo)
+}
+
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
 	return r.Svc.Org.CreateRole(ctx, name)
@@ -431,6 +436,21 @@ func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departme
 	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
 }
 
+// Actors is the resolver for the actors field.
+func (r *notificationResolver) Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error) {
+	return r.notificationActors(ctx, obj, first)
+}
+
+// Post is the resolver for the post field.
+func (r *notificationResolver) Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error) {
+	return notificationPost(ctx, obj)
+}
+
+// Comment is the resolver for the comment field.
+func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error) {
+	return notificationComment(ctx, obj)
+}
+
 // LikedByViewer is the resolver for the likedByViewer field.
 func (r *postResolver) LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error) {
 	return loaders.For(ctx).LikedByViewer.Load(ctx, obj.ID)()
@@ -540,6 +560,16 @@ func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *str
 		return nil, err
 	}
 	return page, r.prefetchPosts(ctx, page)
+}
+
+// Notifications is the resolver for the notifications field.
+func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error) {
+	return r.notifications(ctx, first, after)
+}
+
+// UnreadNotificationCount is the resolver for the unreadNotificationCount field.
+func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error) {
+	return r.unreadNotificationCount(ctx)
 }
 
 // Roles is the resolver for the roles field.
@@ -755,6 +785,9 @@ func (r *Resolver) Department() graph.DepartmentResolver { return &departmentRes
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+// Notification returns graph.NotificationResolver implementation.
+func (r *Resolver) Notification() graph.NotificationResolver { return &notificationResolver{r} }
+
 // Post returns graph.PostResolver implementation.
 func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 
@@ -781,6 +814,7 @@ type (
 	commentResolver        struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
+	notificationResolver   struct{ *Resolver }
 	postResolver           struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	roleResolver           struct{ *Resolver }

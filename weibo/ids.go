@@ -23,6 +23,9 @@ type (
 	CommentID = tables.CommentID
 	// TokenID is a bearer token's id, its claim jti (tables.TokenID).
 	TokenID = tables.TokenID
+	// NotificationID is a notification's id: its recipient, kind, subject
+	// and generation (tables.NotificationID).
+	NotificationID = tables.NotificationID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -37,6 +40,8 @@ const (
 	NodeDepartment = tables.NodeDepartment
 	// NodeComment is a comment on a post.
 	NodeComment = tables.NodeComment
+	// NodeNotification is a notification.
+	NodeNotification = tables.NodeNotification
 )
 
 // RootDept is the virtual root whose children are the top-level departments.

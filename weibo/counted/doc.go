@@ -20,6 +20,9 @@
 //	repost                the repost's content     the root's list row of the      the root's repostCount
 //	                      row (its root cell)      repost (weibo:reposts)          (on its content row)
 //	add / delete comment  comments row             none                            the post's commentCount
+//	notify (one actor of  the action's authority   the actor's cell in the group   the recipient's
+//	one notification)     (like, attends, comment, row, its summary, index row     unreadNotificationCount
+//	                      content row)
 //
 // Every such write is made the same way:
 //
@@ -68,8 +71,8 @@
 // fsck` then handle it with no further change here. A pair that owner and
 // other do not name whole (a like: author and ms of the post, and the
 // liker) writes its marker with BeginWith, whose extra bytes reach the
-// relation's Settle; a counter whose row two ids name (a post's) has
-// Counter.Sub.
+// relation's Settle (Extend rewrites them once the write knows more); a
+// counter whose row two ids name (a post's) has Counter.Sub.
 //
 // This package imports neither business area; they import it.
 package counted

@@ -171,6 +171,8 @@ const (
 	NodeDepartment
 	// NodeComment is a comment on a post: NodeID.Comment is set.
 	NodeComment
+	// NodeNotification is a notification: NodeID.Notification is set.
+	NodeNotification
 )
 
 // NodeID is a parsed global id (the argument of Query.node and
@@ -188,6 +190,8 @@ type NodeID struct {
 	Dept DeptID
 	// Comment is the id of a NodeComment.
 	Comment CommentID
+	// Notification is the id of a NodeNotification.
+	Notification NotificationID
 }
 
 // String returns the global id: the String of the id Kind names.
@@ -208,13 +212,15 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 		return n.Dept.AppendText(b)
 	case NodeComment:
 		return n.Comment.AppendText(b)
+	case NodeNotification:
+		return n.Notification.AppendText(b)
 	}
 	return b, nil
 }
 
 // ParseNodeID parses a global id of any type, strictly: "role:<n>",
 // "department:<n>" (the bare decimal is a user here) and
-// "comment:<post>_<ms>_<author>", "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
+// "comment:<post>_<ms>_<author>", "notification:<...>" (ParseNotificationID), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 func ParseNodeID(s string) (NodeID, error) {
 	var (
 		n   NodeID
@@ -230,6 +236,9 @@ func ParseNodeID(s string) (NodeID, error) {
 	case strings.HasPrefix(s, CommentIDPrefix):
 		n.Kind = NodeComment
 		n.Comment, err = ParseCommentID(s)
+	case strings.HasPrefix(s, NotificationIDPrefix):
+		n.Kind = NodeNotification
+		n.Notification, err = ParseNotificationID(s)
 	case strings.Contains(s, "_"):
 		n.Kind = NodePost
 		n.Post, err = ParsePostID(s)

@@ -354,9 +354,10 @@ func TestSpecs(t *testing.T) {
 		"users": {"i", "c", "o", "t"}, "usernames": {"i"}, "relations": {"r"}, "content": {"c"}, "inbox": {"c"},
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 		"audit": {"e"},
-		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"},
+		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "notifications": {"s", "a"},
 	}
-	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true}
+	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true,
+		"notifications": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
@@ -383,7 +384,7 @@ func TestSpecs(t *testing.T) {
 
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
-		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments}, name)
+		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments, tables.Notifications}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {
