@@ -11,6 +11,33 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
+// parseOptionalID parses an optional id argument as parseID does: nil
+// for a null argument.
+func parseOptionalID[T any, PT interface {
+	*T
+	graphql.Unmarshaler
+}](field string, s *string) (*T, error) {
+	if s == nil {
+		return nil, nil
+	}
+	id, err := parseID[T, PT](field, *s)
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
+}
+
+// authorizeMembership reports whether the viewer may put user into
+// department dept (weibo.RootDept: out of any): nil, or the FORBIDDEN or
+// NOT_FOUND error Org.AuthorizeMemberships gives.
+func (r *Resolver) authorizeMembership(ctx context.Context, user weibo.UserID, dept weibo.DeptID) error {
+	denied, err := r.Svc.Org.AuthorizeMemberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
+	if err != nil {
+		return err
+	}
+	return denied[0]
+}
+
 // parseIDs parses the ID list argument named field (parseID for each): a
 // malformed id refuses the whole call, naming it.
 func parseIDs[T any, PT interface {

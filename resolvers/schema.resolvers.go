@@ -167,30 +167,12 @@ func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*fe
 
 // LikePost is the resolver for the likePost field.
 func (r *mutationResolver) LikePost(ctx context.Context, postID string) (*feed.Post, error) {
-	post, err := parseID[weibo.PostID]("postId", postID)
-	if err != nil {
-		return nil, err
-	}
-	p, err := r.Svc.Feed.Like(ctx, viewerOf(ctx), post)
-	if err != nil {
-		return nil, err
-	}
-	primeLiked(ctx, post, true)
-	return p, nil
+	return r.setLike(ctx, postID, true)
 }
 
 // UnlikePost is the resolver for the unlikePost field.
 func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*feed.Post, error) {
-	post, err := parseID[weibo.PostID]("postId", postID)
-	if err != nil {
-		return nil, err
-	}
-	p, err := r.Svc.Feed.Unlike(ctx, viewerOf(ctx), post)
-	if err != nil {
-		return nil, err
-	}
-	primeLiked(ctx, post, false)
-	return p, nil
+	return r.setLike(ctx, postID, false)
 }
 
 // DeletePost is the resolver for the deletePost field.
@@ -199,10 +181,8 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	if viewer := viewerOf(ctx); viewer != post.Author {
-		if err := r.Svc.Org.RequireRole(ctx, viewer, org.AdminRole); err != nil {
-			return false, err
-		}
+	if err := r.requireAuthorOrAdmin(ctx, post.Author); err != nil {
+		return false, err
 	}
 	return r.Svc.Feed.DeletePost(ctx, post)
 }
@@ -223,16 +203,11 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 	if err != nil {
 		return nil, err
 	}
-	var replyTo *weibo.CommentID
-	if replyToID != nil {
-		id, err := parseID[weibo.CommentID]("replyToId", *replyToID)
-		if err != nil {
-			return nil, err
-		}
-		replyTo = &id
+	replyTo, err := parseOptionalID[weibo.CommentID]("replyToId", replyToID)
+	if err != nil {
+		return nil, err
 	}
-	viewer := viewerOf(ctx)
-	return r.Svc.Feed.AddComment(ctx, viewer, post, content, replyTo)
+	return r.Svc.Feed.AddComment(ctx, viewerOf(ctx), post, content, replyTo)
 }
 
 // DeleteComment is the resolver for the deleteComment field.
@@ -361,12 +336,8 @@ func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string,
 	if err != nil {
 		return nil, err
 	}
-	denied, err := r.Svc.Org.AuthorizeMemberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
-	if err != nil {
+	if err := r.authorizeMembership(ctx, user, dept); err != nil {
 		return nil, err
-	}
-	if denied[0] != nil {
-		return nil, denied[0]
 	}
 	return r.Svc.Org.SetUserDepartment(ctx, user, dept)
 }

@@ -1,0 +1,38 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/org"
+)
+
+// setLike is likePost (on) and unlikePost: the viewer's like of post
+// postID set or taken back, and the request's likedByViewer of the post
+// primed with it.
+func (r *Resolver) setLike(ctx context.Context, postID string, on bool) (*feed.Post, error) {
+	post, err := parseID[weibo.PostID]("postId", postID)
+	if err != nil {
+		return nil, err
+	}
+	change := r.Svc.Feed.Unlike
+	if on {
+		change = r.Svc.Feed.Like
+	}
+	p, err := change(ctx, viewerOf(ctx), post)
+	if err != nil {
+		return nil, err
+	}
+	primeLiked(ctx, post, on)
+	return p, nil
+}
+
+// requireAuthorOrAdmin returns nil when the viewer is author or holds the
+// admin role, else Org.RequireRole's FORBIDDEN (deletePost).
+func (r *Resolver) requireAuthorOrAdmin(ctx context.Context, author weibo.UserID) error {
+	if viewer := viewerOf(ctx); viewer != author {
+		return r.Svc.Org.RequireRole(ctx, viewer, org.AdminRole)
+	}
+	return nil
+}
