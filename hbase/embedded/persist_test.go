@@ -239,7 +239,9 @@ func TestFamilySettingsPersist(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := etOpen(t, dir)
-	spec := func(f hbase.FamilySpec) []hbase.TableSpec { return []hbase.TableSpec{{Name: "tuned", Families: []hbase.FamilySpec{f}}} }
+	spec := func(f hbase.FamilySpec) []hbase.TableSpec {
+		return []hbase.TableSpec{{Name: "tuned", Families: []hbase.FamilySpec{f}}}
+	}
 	if err := s.EnsureTables(ctx, "t", spec(hbase.FamilySpec{Name: "f", MaxVersions: 2, TTL: time.Hour})); err != nil {
 		t.Fatal(err)
 	}
