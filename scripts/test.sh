@@ -47,6 +47,11 @@ if [ -n "$bundles" ]; then
 fi
 
 trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
+# The tests of several packages run at once, each in namespaces of its own
+# whose every table is pre-split: hundreds of regions, each store's
+# memstore taking a 2 MB MSLAB chunk once written, so 1 GB of heap runs
+# out.
+export HBASE_HEAP=${HBASE_HEAP:-3g}
 zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
 echo "test HBase at $zk" >&2
 t0=$SECONDS
@@ -65,7 +70,7 @@ fi
 # The cluster fault tests stop and start this cluster themselves (hbase-down,
 # hbase-up on the same port and data directory).
 t0=$SECONDS
-export HBASE_REGIONSERVERS=3 HBASE_DATA_DIR="$PWD/.hbase/test-cluster-data"
+export HBASE_REGIONSERVERS=3 HBASE_DATA_DIR="$PWD/.hbase/test-cluster-data" HBASE_RS_HEAP=${HBASE_RS_HEAP:-1g}
 czk=$(HBASE_CLEAN=1 make -s hbase-up | tail -n 1)
 echo "test cluster (3 region servers) at $czk, up after $((SECONDS - t0))s" >&2
 GATEWAY_TEST_HBASE_CLUSTER_ZK="$czk" go test -count=1 -timeout 15m -run '^TestCluster' -v ./hbase/remote/ |
