@@ -71,12 +71,12 @@ func TestCommentChecks(t *testing.T) {
 				{fsck.PostCommentCount, func() error { return putCommentCount(ctx, st, posts[2], 1) }},
 				{fsck.CommentOrphan, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(weibo.CommentID{Post: gone, Millis: 12346, Author: bu.ID}),
-						Values: tables.CommentValues("orphan", bu.Username, nil)})
+						Values: tables.CommentValues("orphan", bu.Username, nil, nil)})
 				}},
 				{fsck.WriteUnfinished, func() error {
 					// An addComment that wrote its marker and its comment row, and died.
 					c := weibo.CommentID{Post: posts[1], Millis: time.Now().UnixMilli(), Author: a.ID}
-					if err := st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c), Values: tables.CommentValues("died", a.Username, nil)}); err != nil {
+					if err := st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c), Values: tables.CommentValues("died", a.Username, nil, nil)}); err != nil {
 						return err
 					}
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingComment, uint64(a.ID), uint64(posts[1].Millis), 42),

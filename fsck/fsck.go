@@ -19,6 +19,8 @@
 //	comment                   comments row                     the post's commentCount
 //	topic                     content row (its text's topics)  the post's entry in each topic's list, each
 //	                                                           topic's postCount and count in the post's hour
+//	notification              its group row's actor cells      the group's summary and index row,
+//	                                                           the recipient's unread count
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -92,9 +94,10 @@ const (
 	AreaOrg Area = 1 << iota
 	// AreaSocial is follows ↔ fans, the users' counters, the inboxes,
 	// likes, reposts and comments and the posts' counters of them, the
-	// topics' lists and counters, and
-	// unfinished follows, unfollows, likes, unlikes, reposts, deletes,
-	// comment writes and fan-outs.
+	// topics' lists and counters, notifications and the unread counts,
+	// and unfinished follows, unfollows, likes, unlikes, reposts,
+	// deletes, comment writes, topic writes, notification writes and
+	// fan-outs.
 	AreaSocial
 	// AreaAll is every area.
 	AreaAll = AreaOrg | AreaSocial
@@ -213,7 +216,7 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
 	}
 	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment, tables.PendingTopic)
+		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment, tables.PendingTopic, tables.PendingNotify)
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
@@ -265,6 +268,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkTopics(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkNotifications(ctx); err != nil {
 			return nil, err
 		}
 	}

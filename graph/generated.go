@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	Comment() CommentResolver
 	Department() DepartmentResolver
 	Mutation() MutationResolver
+	Notification() NotificationResolver
 	Post() PostResolver
 	Query() QueryResolver
 	Role() RoleResolver
@@ -102,6 +103,7 @@ type ComplexityRoot struct {
 		Content   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
+		Mentions  func(childComplexity int) int
 		Post      func(childComplexity int) int
 		ReplyTo   func(childComplexity int) int
 	}
@@ -162,6 +164,7 @@ type ComplexityRoot struct {
 		Login                   func(childComplexity int, username string, password string) int
 		Logout                  func(childComplexity int) int
 		LogoutEverywhere        func(childComplexity int) int
+		MarkNotificationsRead   func(childComplexity int, upTo *string) int
 		MoveDepartment          func(childComplexity int, id string, parentID *string) int
 		PublishPost             func(childComplexity int, content string) int
 		Register                func(childComplexity int, username string, password string) int
@@ -176,6 +179,27 @@ type ComplexityRoot struct {
 		Unfollow                func(childComplexity int, userID string) int
 		UnlikePost              func(childComplexity int, postID string) int
 		UpdateProfile           func(childComplexity int, displayName *string, bio *string) int
+	}
+
+	Notification struct {
+		ActorCount func(childComplexity int) int
+		Actors     func(childComplexity int, first *int) int
+		At         func(childComplexity int) int
+		Comment    func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Post       func(childComplexity int) int
+		Read       func(childComplexity int) int
+	}
+
+	NotificationConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	NotificationEdge struct {
+		Cursor       func(childComplexity int) int
+		Notification func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -195,6 +219,7 @@ type ComplexityRoot struct {
 		LikeCount     func(childComplexity int) int
 		LikedByViewer func(childComplexity int) int
 		Likes         func(childComplexity int, first *int, after *string) int
+		Mentions      func(childComplexity int) int
 		RepostCount   func(childComplexity int) int
 		RepostOf      func(childComplexity int) int
 		RepostOfID    func(childComplexity int) int
@@ -223,24 +248,26 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		AuditLog       func(childComplexity int, first *int, after *string, filter *model.AuditFilter) int
-		Department     func(childComplexity int, id string) int
-		HomeTimeline   func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Me             func(childComplexity int) int
-		Node           func(childComplexity int, id string) int
-		Nodes          func(childComplexity int, ids []string) int
-		Post           func(childComplexity int, id string) int
-		Role           func(childComplexity int, id string) int
-		RoleByName     func(childComplexity int, name string) int
-		Roles          func(childComplexity int, first *int, after *string) int
-		TopDepartments func(childComplexity int, first *int, after *string) int
-		TopTopics      func(childComplexity int, since time.Time, until time.Time, first *int) int
-		Topic          func(childComplexity int, name string) int
-		Topics         func(childComplexity int, prefix string, first *int) int
-		TrendingTopics func(childComplexity int, at time.Time, window feed.TrendWindow, first *int) int
-		User           func(childComplexity int, id string) int
-		UserByUsername func(childComplexity int, username string) int
-		Users          func(childComplexity int, first *int, after *string, filter *model.UserFilter) int
+		AuditLog                func(childComplexity int, first *int, after *string, filter *model.AuditFilter) int
+		Department              func(childComplexity int, id string) int
+		HomeTimeline            func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Me                      func(childComplexity int) int
+		Node                    func(childComplexity int, id string) int
+		Nodes                   func(childComplexity int, ids []string) int
+		Notifications           func(childComplexity int, first *int, after *string) int
+		Post                    func(childComplexity int, id string) int
+		Role                    func(childComplexity int, id string) int
+		RoleByName              func(childComplexity int, name string) int
+		Roles                   func(childComplexity int, first *int, after *string) int
+		TopDepartments          func(childComplexity int, first *int, after *string) int
+		TopTopics               func(childComplexity int, since time.Time, until time.Time, first *int) int
+		Topic                   func(childComplexity int, name string) int
+		Topics                  func(childComplexity int, prefix string, first *int) int
+		TrendingTopics          func(childComplexity int, at time.Time, window feed.TrendWindow, first *int) int
+		UnreadNotificationCount func(childComplexity int) int
+		User                    func(childComplexity int, id string) int
+		UserByUsername          func(childComplexity int, username string) int
+		Users                   func(childComplexity int, first *int, after *string, filter *model.UserFilter) int
 	}
 
 	Role struct {
@@ -384,6 +411,7 @@ type MutationResolver interface {
 	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
 	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error)
 	DeleteComment(ctx context.Context, id string) (bool, error)
+	MarkNotificationsRead(ctx context.Context, upTo *string) (int, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
@@ -399,6 +427,12 @@ type MutationResolver interface {
 	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
 	AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
 	RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
+}
+type NotificationResolver interface {
+	Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error)
+
+	Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error)
+	Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error)
 }
 type PostResolver interface {
 	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
@@ -417,6 +451,8 @@ type QueryResolver interface {
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
 	Post(ctx context.Context, id string) (*feed.Post, error)
 	HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	Notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error)
+	UnreadNotificationCount(ctx context.Context) (int, error)
 	Roles(ctx context.Context, first *int, after *string) (*org.RoleConnection, error)
 	Role(ctx context.Context, id string) (*org.Role, error)
 	RoleByName(ctx context.Context, name string) (*org.Role, error)
@@ -625,6 +661,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.ID(childComplexity), true
+	case "Comment.mentions":
+		if e.ComplexityRoot.Comment.Mentions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Mentions(childComplexity), true
 	case "Comment.post":
 		if e.ComplexityRoot.Comment.Post == nil {
 			break
@@ -951,6 +993,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LogoutEverywhere(childComplexity), true
+	case "Mutation.markNotificationsRead":
+		if e.ComplexityRoot.Mutation.MarkNotificationsRead == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_markNotificationsRead_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MarkNotificationsRead(childComplexity, args["upTo"].(*string)), true
 	case "Mutation.moveDepartment":
 		if e.ComplexityRoot.Mutation.MoveDepartment == nil {
 			break
@@ -1106,6 +1159,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["displayName"].(*string), args["bio"].(*string)), true
 
+	case "Notification.actorCount":
+		if e.ComplexityRoot.Notification.ActorCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ActorCount(childComplexity), true
+	case "Notification.actors":
+		if e.ComplexityRoot.Notification.Actors == nil {
+			break
+		}
+
+		args, err := ec.field_Notification_actors_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Notification.Actors(childComplexity, args["first"].(*int)), true
+	case "Notification.at":
+		if e.ComplexityRoot.Notification.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.At(childComplexity), true
+	case "Notification.comment":
+		if e.ComplexityRoot.Notification.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Comment(childComplexity), true
+	case "Notification.id":
+		if e.ComplexityRoot.Notification.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ID(childComplexity), true
+	case "Notification.kind":
+		if e.ComplexityRoot.Notification.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Kind(childComplexity), true
+	case "Notification.post":
+		if e.ComplexityRoot.Notification.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Post(childComplexity), true
+	case "Notification.read":
+		if e.ComplexityRoot.Notification.Read == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Read(childComplexity), true
+
+	case "NotificationConnection.edges":
+		if e.ComplexityRoot.NotificationConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationConnection.Edges(childComplexity), true
+	case "NotificationConnection.pageInfo":
+		if e.ComplexityRoot.NotificationConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationConnection.PageInfo(childComplexity), true
+
+	case "NotificationEdge.cursor":
+		if e.ComplexityRoot.NotificationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationEdge.Cursor(childComplexity), true
+	case "NotificationEdge.node":
+		if e.ComplexityRoot.NotificationEdge.Notification == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationEdge.Notification(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -1195,6 +1328,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Likes(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Post.mentions":
+		if e.ComplexityRoot.Post.Mentions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Mentions(childComplexity), true
 	case "Post.repostCount":
 		if e.ComplexityRoot.Post.RepostCount == nil {
 			break
@@ -1345,6 +1484,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.notifications":
+		if e.ComplexityRoot.Query.Notifications == nil {
+			break
+		}
+
+		args, err := ec.field_Query_notifications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Notifications(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -1444,6 +1594,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TrendingTopics(childComplexity, args["at"].(time.Time), args["window"].(feed.TrendWindow), args["first"].(*int)), true
+	case "Query.unreadNotificationCount":
+		if e.ComplexityRoot.Query.UnreadNotificationCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.UnreadNotificationCount(childComplexity), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -1963,9 +2119,11 @@ var sources = []*ast.Source{
 # Ids follow Relay's Global Object Identification: every object with an id
 # implements Node, and its id is unique across all types — a user's is the
 # decimal user id ("22732"), a post's "<author id>_<ms>", a comment's
-# "comment:<post id>_<ms>_<author id>", a role's "role:<n>", a
-# department's "department:<n>", a topic's "topic:<name>". ` + "`" + `node(id:)` + "`" + ` and
-# ` + "`" + `nodes(ids:)` + "`" + ` fetch any of them.
+# "comment:<post id>_<ms>_<author id>", a notification's
+# "notification:<recipient>_<kind>_<subject>_<generation>" (its
+# recipient's only), a role's "role:<n>", a department's "department:<n>",
+# a topic's "topic:<name>". ` + "`" + `node(id:)` + "`" + ` and ` + "`" + `nodes(ids:)` + "`" + ` fetch any of
+# them.
 #
 # Lists are Relay connections: pass ` + "`" + `first` + "`" + ` (1..100, default 20) and the
 # ` + "`" + `endCursor` + "`" + ` of the previous page as ` + "`" + `after` + "`" + `. The home timeline, a user's
@@ -1981,7 +2139,7 @@ scalar Time
 
 """
 An object with a global id (Relay's Global Object Identification): User,
-Post, Comment, Role, Department or Topic. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
+Post, Comment, Notification, Role, Department or Topic. ` + "`" + `Query.node(id:)` + "`" + ` fetches it again by that id.
 """
 interface Node {
   "The object's global id, unique across all types."
@@ -2064,6 +2222,14 @@ type Post implements Node {
   trimmed, 1 to 64 characters without a line break, each once.
   """
   topics: [Topic!]!
+  """
+  The users the content mentions (` + "`" + `@username` + "`" + `: an ` + "`" + `@` + "`" + ` not preceded by a
+  letter, digit, ` + "`" + `_` + "`" + `, ` + "`" + `.` + "`" + `, ` + "`" + `+` + "`" + ` or ` + "`" + `-` + "`" + `, then the longest run of username
+  characters, 1 to 32; an ` + "`" + `@` + "`" + ` in an e-mail address is none), in order of
+  first mention, each once, at most 20. Resolved when the post was
+  written: a name nobody had is plain text.
+  """
+  mentions: [User!]!
 }
 
 """
@@ -2119,6 +2285,62 @@ type Comment implements Node {
   post: Post
   "The comment of the same post this one replies to; null for none, or once that comment is deleted."
   replyTo: Comment
+  "The users the content mentions, as a post's ` + "`" + `mentions` + "`" + `."
+  mentions: [User!]!
+}
+
+"What a notification tells."
+enum NotificationKind {
+  "Users followed the recipient (grouped per day, UTC, while unread)."
+  FOLLOW
+  "A user mentioned the recipient in a post, a repost's comment or a comment."
+  MENTION
+  "A user commented on the recipient's post."
+  COMMENT
+  "A user replied to the recipient's comment."
+  REPLY
+  "Users reposted the recipient's post (grouped per post while unread)."
+  REPOST
+  "Users liked the recipient's post (grouped per post while unread)."
+  LIKE
+}
+
+"""
+A notification of the logged-in viewer. LIKE, REPOST and FOLLOW gather the
+users who acted while it is unread ("alice and 12 others liked your post");
+once read, the next ones start a new notification. An undone like or follow
+takes its user out (the notification goes with its last user). Nobody is
+notified of their own action. ` + "`" + `id` + "`" + ` is "notification:<recipient>_<kind>_...".
+"""
+type Notification implements Node {
+  id: ID!
+  kind: NotificationKind!
+  "When it last gained a user."
+  at: Time!
+  "The users who acted, newest first."
+  actors(first: Int): UserConnection!
+  "How many users acted (all of them, not only the page of ` + "`" + `actors` + "`" + `)."
+  actorCount: Int!
+  """
+  The post it is about: liked, reposted (the original), commented on,
+  mentioned in (for a comment or a reply: the comment's post). Null for
+  FOLLOW, and once the post is deleted (its notifications stay).
+  """
+  post: Post
+  "The comment of a COMMENT, a REPLY or a MENTION in a comment; null for the others, and once the comment is deleted."
+  comment: Comment
+  read: Boolean!
+}
+
+type NotificationEdge {
+  cursor: String!
+  node: Notification!
+}
+
+"The viewer's notifications, newest first."
+type NotificationConnection {
+  edges: [NotificationEdge!]!
+  pageInfo: PageInfo!
 }
 
 type CommentEdge {
@@ -2234,6 +2456,10 @@ type Query {
   posts that arrived since). Requires a token.
   """
   homeTimeline(first: Int, after: String, last: Int, before: String): TimelineConnection! @authenticated
+  "The viewer's notifications, newest first (by the time each last gained a user). Requires a token."
+  notifications(first: Int, after: String): NotificationConnection! @authenticated
+  "How many of the viewer's notifications are unread (a kept counter). Requires a token."
+  unreadNotificationCount: Int! @authenticated
   "Every role, by name. Requires a token."
   roles(first: Int, after: String): RoleConnection! @authenticated
   "A role by id; null when there is none. Requires a token."
@@ -2372,6 +2598,12 @@ type Mutation {
   others). True when this call deleted it, false when it was already gone.
   """
   deleteComment(id: ID!): Boolean! @authenticated
+  """
+  Mark the viewer's notifications read: upTo and every older one, or all
+  with upTo null. Returns how many it marked (those unread before). A
+  notification that is not the viewer's is NOT_FOUND.
+  """
+  markNotificationsRead(upTo: ID): Int! @authenticated
   "Create a role; the name (1-64 characters) must be unique ignoring case."
   createRole(name: String!): Role! @hasRole(role: "admin")
   renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
@@ -2639,6 +2871,8 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_post(ctx, field)
 	case "replyTo":
 		return ec.fieldContext_Comment_replyTo(ctx, field)
+	case "mentions":
+		return ec.fieldContext_Comment_mentions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
 }
@@ -2721,6 +2955,48 @@ func (ec *executionContext) childFields_DepartmentMemberConnection(ctx context.C
 	return nil, fmt.Errorf("no field named %q was found under type DepartmentMemberConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_Notification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Notification_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_Notification_kind(ctx, field)
+	case "at":
+		return ec.fieldContext_Notification_at(ctx, field)
+	case "actors":
+		return ec.fieldContext_Notification_actors(ctx, field)
+	case "actorCount":
+		return ec.fieldContext_Notification_actorCount(ctx, field)
+	case "post":
+		return ec.fieldContext_Notification_post(ctx, field)
+	case "comment":
+		return ec.fieldContext_Notification_comment(ctx, field)
+	case "read":
+		return ec.fieldContext_Notification_read(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Notification", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_NotificationConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_NotificationConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_NotificationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_NotificationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -2765,6 +3041,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_comments(ctx, field)
 	case "topics":
 		return ec.fieldContext_Post_topics(ctx, field)
+	case "mentions":
+		return ec.fieldContext_Post_mentions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -3459,6 +3737,20 @@ func (ec *executionContext) field_Mutation_login_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_markNotificationsRead_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "upTo",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["upTo"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_moveDepartment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3743,6 +4035,20 @@ func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Notification_actors_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Post_comments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3946,6 +4252,28 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_notifications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -4855,6 +5183,23 @@ func (ec *executionContext) fieldContext_Comment_replyTo(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_mentions, obj, (*feed.Comment).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
+
+}
+func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6099,6 +6444,63 @@ func (ec *executionContext) fieldContext_Mutation_deleteComment(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_markNotificationsRead(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_markNotificationsRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MarkNotificationsRead(ctx, fc.Args["upTo"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal int
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_markNotificationsRead(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_markNotificationsRead_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6999,6 +7401,225 @@ func (ec *executionContext) fieldContext_Mutation_removeDepartmentManager(ctx co
 	return fc, nil
 }
 
+func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐNotificationID(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_Notification_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Notification_kind(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return ec.marshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationKind(ctx, field.Selections, obj.Kind)
+
+}
+func (ec *executionContext) fieldContext_Notification_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, "NotificationKind")
+}
+
+func (ec *executionContext) _Notification_at(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Notification_at, obj, (*feed.Notification).At, ec.marshalNTime2timeᚐTime, true)
+
+}
+func (ec *executionContext) fieldContext_Notification_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, true, false, "Time")
+}
+
+func (ec *executionContext) _Notification_actors(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_actors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Notification().Actors(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_actors(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Notification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Notification_actors_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Notification_actorCount(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.ActorCount)
+
+}
+func (ec *executionContext) fieldContext_Notification_actorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Notification_post(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Notification().Post(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Notification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Notification_comment(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Notification().Comment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Notification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Notification_read(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Read)
+
+}
+func (ec *executionContext) fieldContext_Notification_read(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Notification", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _NotificationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_NotificationConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_NotificationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_NotificationConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_NotificationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationEdge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_NotificationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationEdge_node(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationEdge) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_NotificationEdge_node,
+
+		obj.Notification,
+
+		ec.marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotification)
+
+}
+func (ec *executionContext) fieldContext_NotificationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Notification(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *weibo.PageInfo) (ret graphql.Marshaler) {
 	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage)
 
@@ -7303,6 +7924,23 @@ func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field gr
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_mentions(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_mentions, obj, (*feed.Post).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
+
+}
+func (ec *executionContext) fieldContext_Post_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7731,6 +8369,99 @@ func (ec *executionContext) fieldContext_Query_homeTimeline(ctx context.Context,
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Query_notifications(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_notifications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Notifications(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.NotificationConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.NotificationConnection) graphql.Marshaler {
+			return ec.marshalNNotificationConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_notifications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_notifications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_unreadNotificationCount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_unreadNotificationCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().UnreadNotificationCount(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal int
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_unreadNotificationCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, "Int")
 }
 
 func (ec *executionContext) _Query_roles(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -10335,6 +11066,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
+	case *feed.Notification:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Notification(ctx, sel, obj)
 	case *org.Department:
 		if obj == nil {
 			return graphql.Null
@@ -10696,6 +11432,11 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Comment_replyTo(ctx, field, obj)
 				})
+		case "mentions":
+			out.Values[i] = ec._Comment_mentions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11116,6 +11857,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "markNotificationsRead":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_markNotificationsRead(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createRole":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRole(ctx, field)
@@ -11218,6 +11966,153 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_removeDepartmentManager(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationImplementors = []string{"Notification", "Node"}
+
+func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *feed.Notification) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Notification")
+		case "id":
+			out.Values[i] = ec._Notification_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._Notification_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._Notification_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actors":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Notification_actors(ctx, field, obj)
+				})
+		case "actorCount":
+			out.Values[i] = ec._Notification_actorCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "post":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Notification_post(ctx, field, obj)
+				})
+		case "comment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Notification_comment(ctx, field, obj)
+				})
+		case "read":
+			out.Values[i] = ec._Notification_read(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationConnectionImplementors = []string{"NotificationConnection"}
+
+func (ec *executionContext) _NotificationConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.NotificationConnection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationConnection")
+		case "edges":
+			out.Values[i] = ec._NotificationConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._NotificationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationEdgeImplementors = []string{"NotificationEdge"}
+
+func (ec *executionContext) _NotificationEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.NotificationEdge) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationEdgeImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationEdge")
+		case "cursor":
+			out.Values[i] = ec._NotificationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._NotificationEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11377,6 +12272,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				})
 		case "topics":
 			out.Values[i] = ec._Post_topics(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mentions":
+			out.Values[i] = ec._Post_mentions(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -11609,6 +12509,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_homeTimeline(ctx, field)
+				})
+		case "notifications":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_notifications(ctx, field)
+				})
+		case "unreadNotificationCount":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_unreadNotificationCount(ctx, field)
 				})
 		case "roles":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -12978,6 +13890,16 @@ func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋwei
 	return v
 }
 
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐNotificationID(ctx context.Context, v any) (tables.NotificationID, error) {
+	var res tables.NotificationID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐNotificationID(ctx context.Context, sel ast.SelectionSet, v tables.NotificationID) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, v any) (tables.PostID, error) {
 	var res tables.PostID
 	err := res.UnmarshalGQL(v)
@@ -13087,6 +14009,52 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋweibohbaseᚋgateway�
 	})
 
 	return ret
+}
+
+func (ec *executionContext) marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotification(ctx context.Context, sel ast.SelectionSet, v *feed.Notification) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Notification!")
+		return graphql.Null
+	}
+	return ec._Notification(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationConnection(ctx context.Context, sel ast.SelectionSet, v *feed.NotificationConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NotificationConnection!")
+		return graphql.Null
+	}
+	return ec._NotificationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdge(ctx context.Context, sel ast.SelectionSet, v feed.NotificationEdge) graphql.Marshaler {
+	return ec._NotificationEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []feed.NotificationEdge) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationKind(ctx context.Context, v any) (feed.NotificationKind, error) {
+	var res feed.NotificationKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationKind(ctx context.Context, sel ast.SelectionSet, v feed.NotificationKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v weibo.PageInfo) graphql.Marshaler {

@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Wait is how long a loader collects keys before it sends its batch. gqlgen
@@ -53,6 +54,12 @@ type Loaders struct {
 	Comments *dataloader.Loader[weibo.CommentID, *feed.Comment]
 	// Topics loads topic rows by name (nil for a topic no post has).
 	Topics *dataloader.Loader[string, *feed.Topic]
+	// Notifications loads notifications by id (nil for a missing one; any
+	// user's: the caller checks the recipient).
+	Notifications *dataloader.Loader[weibo.NotificationID, *feed.Notification]
+	// NotificationActors loads every actor of notifications, newest first
+	// (for actors(first:) beyond the newest a notification keeps).
+	NotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
 
 	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
 	// primed through PrimePost and PrimeLiked.
@@ -152,6 +159,10 @@ func New(svc *domain.Domain) *Loaders {
 			dataloader.WithWait[weibo.UserID, []*org.Department](Wait)),
 		Comments: dataloader.NewBatchedLoader(batch(svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait)),
 		Topics:   dataloader.NewBatchedLoader(batch(svc.Feed.GetTopics), dataloader.WithWait[string, *feed.Topic](Wait)),
+		Notifications: dataloader.NewBatchedLoader(batch(svc.Feed.GetNotifications),
+			dataloader.WithWait[weibo.NotificationID, *feed.Notification](Wait)),
+		NotificationActors: dataloader.NewBatchedLoader(batch(svc.Feed.NotificationActors),
+			dataloader.WithWait[weibo.NotificationID, []tables.NotifActor](Wait)),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // parseOptionalID parses an optional id argument as parseID does: nil
@@ -131,4 +132,65 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// parseUserRole parses the userId and roleId arguments.
+func parseUserRole(userID, roleID string) (user weibo.UserID, role weibo.RoleID, err error) {
+	if user, err = parseID[weibo.UserID]("userId", userID); err != nil {
+		return user, role, err
+	}
+	role, err = parseID[weibo.RoleID]("roleId", roleID)
+	return user, role, err
+}
+
+// parseUsersRole parses the userIds and roleId arguments.
+func parseUsersRole(userIDs []string, roleID string) (users []weibo.UserID, role weibo.RoleID, err error) {
+	if users, err = parseIDs[weibo.UserID]("userIds", userIDs); err != nil {
+		return nil, role, err
+	}
+	role, err = parseID[weibo.RoleID]("roleId", roleID)
+	return users, role, err
+}
+
+// parseDeptUser parses the departmentId and userId arguments.
+func parseDeptUser(deptID, userID string) (dept weibo.DeptID, user weibo.UserID, err error) {
+	if dept, err = parseID[weibo.DeptID]("departmentId", deptID); err != nil {
+		return dept, user, err
+	}
+	user, err = parseID[weibo.UserID]("userId", userID)
+	return dept, user, err
+}
+
+// setUserDepartment is Mutation.setUserDepartment: user into departmentID
+// (nil: out of any), when the viewer may.
+func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error) {
+	user, err := parseID[weibo.UserID]("userId", userID)
+	if err != nil {
+		return nil, err
+	}
+	dept, err := parseParentID("departmentId", departmentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.authorizeMembership(ctx, user, dept); err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.SetUserDepartment(ctx, user, dept)
+}
+
+// moveDepartment is Mutation.moveDepartment: department id under parentID
+// (nil: the top level), when the viewer administers both.
+func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error) {
+	dept, err := parseID[weibo.DeptID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := parseParentID("parentId", parentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept, parent); err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.MoveDepartment(ctx, dept, parent)
 }

@@ -19,8 +19,10 @@ const MaxNodes = 100
 // loadNode asks the request's dataloader of id's type for the object and
 // returns the thunk that waits for it: a nil Node when there is none. The
 // loads of one level start before any thunk waits, so each type costs one
-// batched read. A role or a department needs a viewer: without one the
-// thunk returns UNAUTHENTICATED, as role(id:) and department(id:) do.
+// batched read. A role, a department or a notification needs a viewer:
+// without one the thunk returns UNAUTHENTICATED, as role(id:) and
+// department(id:) do; a notification is the viewer's own (another's is
+// none).
 func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 	l := loaders.For(ctx)
 	switch id.Kind {
@@ -33,8 +35,15 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 	case weibo.NodeTopic:
 		return nodeThunk(l.Topics.Load(ctx, id.Topic))
 	}
-	if _, err := auth.Viewer(ctx); err != nil {
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
 		return func() (weibo.Node, error) { return nil, err }
+	}
+	if id.Kind == weibo.NodeNotification {
+		if id.Notification.Recipient != viewer {
+			return func() (weibo.Node, error) { return nil, nil } // someone else's: none
+		}
+		return nodeThunk(l.Notifications.Load(ctx, id.Notification))
 	}
 	if id.Kind == weibo.NodeRole {
 		return nodeThunk(l.Roles.Load(ctx, id.Role))

@@ -23,14 +23,29 @@ func orEmpty(s *string) string {
 // prefetchPosts prefetches what the edges of a page of posts (a home
 // timeline, a user's posts, the posts a user likes) need beyond their
 // content rows, in parallel: their authors (prefetchAuthors), their
-// reposts' originals (prefetchOriginals) and likedByViewer
-// (prefetchLiked) — each one batched read, when the query selects it.
+// reposts' originals (prefetchOriginals), likedByViewer (prefetchLiked)
+// and the users they mention (prefetchMentioned) — each one batched read,
+// when the query selects it.
 func (r *Resolver) prefetchPosts(ctx context.Context, page *feed.PostConnection) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return r.prefetchAuthors(gctx, page) })
 	g.Go(func() error { return r.prefetchOriginals(gctx, page) })
 	g.Go(func() error { return r.prefetchLiked(gctx, page) })
+	g.Go(func() error { return r.prefetchMentioned(gctx, page) })
 	return g.Wait()
+}
+
+// prefetchMentioned prefetches the users the page's posts mention when
+// the query selects more of them than id and username (which the posts
+// hold): one GetMany of their users rows (prefetchUsers).
+func (r *Resolver) prefetchMentioned(ctx context.Context, page *feed.PostConnection) error {
+	var ids []weibo.UserID
+	for _, e := range page.Edges {
+		for _, m := range e.Post.MentionRefs {
+			ids = append(ids, m.User)
+		}
+	}
+	return prefetchUsers(ctx, r.Svc, ids, true, "edges", "node", "mentions")
 }
 
 // prefetchOriginals reads, when the query selects repostOf on the page's

@@ -220,6 +220,11 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 	return r.Svc.Feed.DeleteComment(ctx, viewer, comment)
 }
 
+// MarkNotificationsRead is the resolver for the markNotificationsRead field.
+func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *string) (int, error) {
+	return r.markNotificationsRead(ctx, upTo)
+}
+
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
 	return r.Svc.Org.CreateRole(ctx, name)
@@ -245,11 +250,7 @@ func (r *mutationResolver) DeleteRole(ctx context.Context, id string) (bool, err
 
 // AssignRole is the resolver for the assignRole field.
 func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID string, priority int) (*weibo.User, error) {
-	user, err := parseID[weibo.UserID]("userId", userID)
-	if err != nil {
-		return nil, err
-	}
-	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	user, role, err := parseUserRole(userID, roleID)
 	if err != nil {
 		return nil, err
 	}
@@ -258,11 +259,7 @@ func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID
 
 // RevokeRole is the resolver for the revokeRole field.
 func (r *mutationResolver) RevokeRole(ctx context.Context, userID string, roleID string) (*weibo.User, error) {
-	user, err := parseID[weibo.UserID]("userId", userID)
-	if err != nil {
-		return nil, err
-	}
-	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	user, role, err := parseUserRole(userID, roleID)
 	if err != nil {
 		return nil, err
 	}
@@ -295,18 +292,7 @@ func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name
 
 // MoveDepartment is the resolver for the moveDepartment field.
 func (r *mutationResolver) MoveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error) {
-	dept, err := parseID[weibo.DeptID]("id", id)
-	if err != nil {
-		return nil, err
-	}
-	parent, err := parseParentID("parentId", parentID)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept, parent); err != nil {
-		return nil, err
-	}
-	return r.Svc.Org.MoveDepartment(ctx, dept, parent)
+	return r.moveDepartment(ctx, id, parentID)
 }
 
 // DeleteDepartment is the resolver for the deleteDepartment field.
@@ -323,27 +309,12 @@ func (r *mutationResolver) DeleteDepartment(ctx context.Context, id string, casc
 
 // SetUserDepartment is the resolver for the setUserDepartment field.
 func (r *mutationResolver) SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error) {
-	user, err := parseID[weibo.UserID]("userId", userID)
-	if err != nil {
-		return nil, err
-	}
-	dept, err := parseParentID("departmentId", departmentID)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.authorizeMembership(ctx, user, dept); err != nil {
-		return nil, err
-	}
-	return r.Svc.Org.SetUserDepartment(ctx, user, dept)
+	return r.setUserDepartment(ctx, userID, departmentID)
 }
 
 // AssignRoleToUsers is the resolver for the assignRoleToUsers field.
 func (r *mutationResolver) AssignRoleToUsers(ctx context.Context, userIds []string, roleID string, priority int) (*org.BulkResult, error) {
-	users, err := parseIDs[weibo.UserID]("userIds", userIds)
-	if err != nil {
-		return nil, err
-	}
-	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	users, role, err := parseUsersRole(userIds, roleID)
 	if err != nil {
 		return nil, err
 	}
@@ -352,11 +323,7 @@ func (r *mutationResolver) AssignRoleToUsers(ctx context.Context, userIds []stri
 
 // RevokeRoleFromUsers is the resolver for the revokeRoleFromUsers field.
 func (r *mutationResolver) RevokeRoleFromUsers(ctx context.Context, userIds []string, roleID string) (*org.BulkResult, error) {
-	users, err := parseIDs[weibo.UserID]("userIds", userIds)
-	if err != nil {
-		return nil, err
-	}
-	role, err := parseID[weibo.RoleID]("roleId", roleID)
+	users, role, err := parseUsersRole(userIds, roleID)
 	if err != nil {
 		return nil, err
 	}
@@ -378,11 +345,7 @@ func (r *mutationResolver) SetUsersDepartment(ctx context.Context, userIds []str
 
 // AddDepartmentManager is the resolver for the addDepartmentManager field.
 func (r *mutationResolver) AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error) {
-	dept, err := parseID[weibo.DeptID]("departmentId", departmentID)
-	if err != nil {
-		return nil, err
-	}
-	user, err := parseID[weibo.UserID]("userId", userID)
+	dept, user, err := parseDeptUser(departmentID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -391,15 +354,26 @@ func (r *mutationResolver) AddDepartmentManager(ctx context.Context, departmentI
 
 // RemoveDepartmentManager is the resolver for the removeDepartmentManager field.
 func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error) {
-	dept, err := parseID[weibo.DeptID]("departmentId", departmentID)
-	if err != nil {
-		return nil, err
-	}
-	user, err := parseID[weibo.UserID]("userId", userID)
+	dept, user, err := parseDeptUser(departmentID, userID)
 	if err != nil {
 		return nil, err
 	}
 	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
+}
+
+// Actors is the resolver for the actors field.
+func (r *notificationResolver) Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error) {
+	return r.notificationActors(ctx, obj, first)
+}
+
+// Post is the resolver for the post field.
+func (r *notificationResolver) Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error) {
+	return notificationPost(ctx, obj)
+}
+
+// Comment is the resolver for the comment field.
+func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error) {
+	return notificationComment(ctx, obj)
 }
 
 // LikedByViewer is the resolver for the likedByViewer field.
@@ -511,6 +485,16 @@ func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *str
 		return nil, err
 	}
 	return page, r.prefetchPosts(ctx, page)
+}
+
+// Notifications is the resolver for the notifications field.
+func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error) {
+	return r.notifications(ctx, first, after)
+}
+
+// UnreadNotificationCount is the resolver for the unreadNotificationCount field.
+func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error) {
+	return r.unreadNotificationCount(ctx)
 }
 
 // Roles is the resolver for the roles field.
@@ -758,6 +742,9 @@ func (r *Resolver) Department() graph.DepartmentResolver { return &departmentRes
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+// Notification returns graph.NotificationResolver implementation.
+func (r *Resolver) Notification() graph.NotificationResolver { return &notificationResolver{r} }
+
 // Post returns graph.PostResolver implementation.
 func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 
@@ -787,6 +774,7 @@ type (
 	commentResolver        struct{ *Resolver }
 	departmentResolver     struct{ *Resolver }
 	mutationResolver       struct{ *Resolver }
+	notificationResolver   struct{ *Resolver }
 	postResolver           struct{ *Resolver }
 	queryResolver          struct{ *Resolver }
 	roleResolver           struct{ *Resolver }

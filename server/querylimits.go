@@ -17,6 +17,7 @@ import (
 	"github.com/weibohbase/gateway/querycost"
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
@@ -153,6 +154,10 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// costs one cell of a batched read: counted as a default page.
 	// topics(prefix:), topTopics and trendingTopics count their own first.
 	lists["Post.topics"] = weibo.DefaultPageSize
+	// A text mentions at most feed.MaxMentions users. (Notification.actors
+	// and Query.notifications are connections: their `first` counts.)
+	lists["Post.mentions"] = feed.MaxMentions
+	lists["Comment.mentions"] = feed.MaxMentions
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
 	return nil
 }

@@ -215,9 +215,11 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		const byLikes = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content likeCount likedByViewer author { username } } } } }`
 		// All of a post's counters are cells of its content row; repostOf
 		// costs nothing on a page without reposts (one GetMany with them:
-		// repostStoreCalls).
+		// repostStoreCalls); mentions are a cell of it too (with more of
+		// the users than their names, one GetMany of them:
+		// TestNotificationsStoreCallsConstant).
 		const byEverything = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content likeCount commentCount repostCount likedByViewer
-			repostOf { content author { username } } author { username } } } } }`
+			repostOf { content author { username } } author { username } mentions { id username } } } } }`
 		// A token's first request reads its user's row once (the gateway
 		// remembers it): not part of any page's cost.
 		cost(byName, 1)

@@ -23,6 +23,9 @@ type (
 	CommentID = tables.CommentID
 	// TokenID is a bearer token's id, its claim jti (tables.TokenID).
 	TokenID = tables.TokenID
+	// NotificationID is a notification's id: its recipient, kind, subject
+	// and generation (tables.NotificationID).
+	NotificationID = tables.NotificationID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -39,6 +42,8 @@ const (
 	NodeComment = tables.NodeComment
 	// NodeTopic is a topic (#话题#).
 	NodeTopic = tables.NodeTopic
+	// NodeNotification is a notification.
+	NodeNotification = tables.NodeNotification
 )
 
 // RootDept is the virtual root whose children are the top-level departments.

@@ -24,6 +24,9 @@ type User struct {
 	// generation they were issued at and are good only while it is the
 	// row's (changePassword and logoutEverywhere move it on).
 	TokenGeneration int64
+	// UnreadNotifications is the user's unread notification count (the
+	// kept counter of family c; the API shows it to the user only).
+	UnreadNotifications int64
 	// Complete is true when every field above was read from the users row.
 	Complete bool
 }

@@ -22,6 +22,9 @@
 //	add / delete comment  comments row             none                            the post's commentCount
 //	publish / delete a    the post's content row   the post's entry in each        each topic's postCount and
 //	post with topics      (its text's topics)      topic's list (weibo:topicposts) count in the post's hour
+//	notify (one actor of  the action's authority   the actor's cell in the group   the recipient's
+//	one notification)     (like, attends, comment, row, its summary, index row     unreadNotificationCount
+//	                      content row)
 //
 // Every such write is made the same way:
 //
@@ -70,8 +73,8 @@
 // fsck` then handle it with no further change here. A pair that owner and
 // other do not name whole (a like: author and ms of the post, and the
 // liker) writes its marker with BeginWith, whose extra bytes reach the
-// relation's Settle; a counter whose row two ids name (a post's) has
-// Counter.Sub.
+// relation's Settle (Extend rewrites them once the write knows more); a
+// counter whose row two ids name (a post's) has Counter.Sub.
 //
 // This package imports neither business area; they import it.
 package counted

@@ -206,6 +206,16 @@ func (p *Protocol) Keep(ctx context.Context, op *Op, extra map[string][]byte) er
 	return p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key, Values: hbase.Values{tables.FamPending: op.cells(extra)}})
 }
 
+// Extend replaces the extra bytes op's marker carries (BeginWith) with
+// extra: what the write learned since it began and the repairer needs to
+// settle it (a row it is about to leave behind, say). It writes the
+// marker's extra cell only; op stays as it was otherwise. Errors are the
+// store's.
+func (p *Protocol) Extend(ctx context.Context, op *Op, extra []byte) error {
+	op.extra = extra
+	return p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key, Values: hbase.Values{tables.FamPending: {tables.ColPendingExtra: extra}}})
+}
+
 // cells returns the cells of op's marker, with more.
 func (op *Op) cells(more map[string][]byte) map[string][]byte {
 	vals := map[string][]byte{tables.ColPendingAt: tables.EncodeMillis(op.Start)}

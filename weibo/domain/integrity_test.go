@@ -227,6 +227,24 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 		})
 		fans := allPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, uid, &hundred, after) })
 		followees[uid] = follows
+		// uid's FOLLOW notifications hold each fan once.
+		var notified []weibo.UserID
+		for _, n := range notifs(t, svc, uid, 50) {
+			if n.Kind != feed.KindFollow {
+				continue
+			}
+			all, err := svc.Feed.NotificationActors(ctx, []weibo.NotificationID{n.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range all[0] {
+				notified = append(notified, a.User)
+			}
+		}
+		slices.Sort(notified)
+		if wantFans := slices.Sorted(slices.Values(fans)); !slices.Equal(notified, wantFans) {
+			t.Errorf("user %d: FOLLOW notifications of %v, fans %v", uid, notified, wantFans)
+		}
 		// Symmetry: uid's fans follow uid, and uid is a fan of whom uid follows.
 		for _, fan := range fans {
 			ok, err := svc.Feed.IsFollowing(ctx, fan, []weibo.UserID{uid})

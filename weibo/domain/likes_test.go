@@ -78,6 +78,26 @@ func checkLikes(t *testing.T, svc *domain.Domain, post weibo.PostID, users []wei
 			t.Errorf("user %d: CountLikedPosts = %d, %v; lists %d", u, n, err, len(mine))
 		}
 	}
+	// The post's LIKE notifications hold every liker but its author, once.
+	var notified []weibo.UserID
+	for _, n := range notifs(t, svc, post.Author, 50) {
+		if p, _ := n.PostID(); n.Kind != feed.KindLike || p != post {
+			continue
+		}
+		all, err := svc.Feed.NotificationActors(ctx, []weibo.NotificationID{n.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range all[0] {
+			notified = append(notified, a.User)
+		}
+	}
+	want := slices.DeleteFunc(slices.Clone(listed), func(u weibo.UserID) bool { return u == post.Author })
+	slices.Sort(want)
+	slices.Sort(notified)
+	if !slices.Equal(notified, want) {
+		t.Errorf("post %s: LIKE notifications of %v, likers %v", post, notified, want)
+	}
 	rep, err := fsck.Run(ctx, svc, fsck.Options{RepairGrace: grace})
 	if err != nil {
 		t.Fatal(err)

@@ -179,7 +179,8 @@ func userFromRow(uid weibo.UserID, r *hbase.Result) *weibo.User {
 		DisplayName: tables.DisplayName(r),
 		Bio:         tables.Bio(r),
 		// Registration writes no generation: it reads as 0.
-		TokenGeneration: tables.TokenGeneration(r),
-		Complete:        true,
+		TokenGeneration:     tables.TokenGeneration(r),
+		UnreadNotifications: tables.CounterValue(r, tables.ColUnread),
+		Complete:            true,
 	}
 }

@@ -47,7 +47,14 @@ type Comment struct {
 	// ReplyTo is the comment of the same post this one replies to; nil
 	// for none. That comment may have been deleted since.
 	ReplyTo *weibo.CommentID
+	// MentionRefs are the users the text mentions, resolved when it was
+	// written (its row's c:m, mentions.go).
+	MentionRefs []tables.Mention
 }
+
+// Mentions returns the users the text mentions, in order of first
+// mention: id and username only (Complete is false).
+func (c *Comment) Mentions() []*weibo.User { return mentionUsers(c.MentionRefs) }
 
 // CreatedAt is the comment's creation time (ms precision).
 func (c *Comment) CreatedAt() time.Time { return time.UnixMilli(c.ID.Millis) }
@@ -92,8 +99,28 @@ func (s *Service) registerComments() {
 		},
 		// Nothing depends on a comment row (its post's list is the rows
 		// themselves): the pair is settled as it stands, and the recount
-		// that follows is the whole repair.
-		Settle: func(context.Context, uint64, uint64, []byte) error { return nil },
+		// that follows is the rest of the repair. A comment on a post
+		// deleted meanwhile is deleted (the post's retraction may have
+		// scanned its comments before the row was written); a stored
+		// comment's notifications are sent again (a sync: nobody twice).
+		Settle: func(ctx context.Context, author, ms uint64, extra []byte) error {
+			id, ok := tables.DecodeCommentRef(weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)}, extra)
+			if !ok {
+				return nil
+			}
+			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id.Post), Families: []string{tables.FamPost}})
+			if err != nil {
+				return err
+			}
+			if !tables.PostStored(r) {
+				return s.st.Delete(ctx, &hbase.Delete{Table: tables.Comments, Row: tables.CommentKey(id)})
+			}
+			cs, err := s.GetComments(ctx, []weibo.CommentID{id})
+			if err != nil || cs[0] == nil {
+				return err
+			}
+			return s.sendNotices(ctx, commentNotices(cs[0], id.Post.Author), noticeSync)
+		},
 	}
 	s.w.Register(s.comments)
 	s.w.RegisterCounter(&counted.CounterSpec{
@@ -143,13 +170,22 @@ func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op
 //     same millisecond holds it, or the tombstone of a deleted one: nothing
 //     was written, so the marker is deleted and the write starts again at
 //     the next millisecond (a comment id names one comment, ever);
+//     then the post read again: deleted meanwhile, the comment row is
+//     deleted, the marker too, and the call is NOT_FOUND (the post's
+//     retraction may have scanned its comments before the row was
+//     written);
 //  4. the post's comment counter, +1 (within the write's budget);
 //  5. the settle, which has nothing to write: no row depends on a
 //     comment;
-//  6. the delete of the pending row.
+//  6. its notifications (notify.go: REPLY to the author of the comment
+//     replied to, COMMENT to the post's author, MENTION to each user the
+//     text mentions — one each, none to the commenter), each a notify
+//     write of its own;
+//  7. the delete of the pending row.
 //
 // A call that dies anywhere leaves the pending row; the repairer recounts
-// the post's comments after the repair grace.
+// the post's comments after the repair grace and sends the notifications
+// of the comment, if it was stored, again (nobody twice).
 func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (_ *Comment, err error) {
 	defer weibo.Wrapf(&err, "comment by %s on %s", author, post)
 	if err := validateContent(content); err != nil {
@@ -187,13 +223,16 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	}
 	c := &Comment{ID: weibo.CommentID{Post: post, Millis: ms, Author: author},
 		Content: content, AuthorName: string(name), ReplyTo: replyTo}
+	if c.MentionRefs, err = s.resolveMentions(ctx, content); err != nil {
+		return nil, err
+	}
 	var op *counted.Op
 	for {
 		if op, err = s.commentOp(ctx, c.ID); err != nil {
 			return nil, err
 		}
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c.ID),
-			Values: tables.CommentValues(content, c.AuthorName, replyTo)}, tables.FamComment, tables.ColCommentAuthorName, nil)
+			Values: tables.CommentValues(content, c.AuthorName, replyTo, c.MentionRefs)}, tables.FamComment, tables.ColCommentAuthorName, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +249,27 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	if err := s.w.Step(ctx, StepCommentDecided); err != nil {
 		return nil, err
 	}
+	// The post may have been deleted since it was read, and its
+	// retraction may have scanned its comments before this row was
+	// written: read it again. Found, the row was written before the
+	// post's delete, so a retraction (which comes after it) deletes it.
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}})
+	if err != nil {
+		return nil, err
+	}
+	if !tables.PostStored(r) {
+		if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Comments, Row: tables.CommentKey(c.ID)}); err != nil {
+			return nil, err
+		}
+		if err := s.w.End(ctx, op); err != nil {
+			return nil, err
+		}
+		return nil, weibo.NotFoundOn("postId", "post "+post.String()+" not found")
+	}
 	if _, err := s.w.Count(ctx, op, +1); err != nil {
+		return nil, err
+	}
+	if err := s.sendNotices(ctx, commentNotices(c, post.Author), noticeAdd); err != nil {
 		return nil, err
 	}
 	return c, s.w.End(ctx, op)
@@ -292,6 +351,9 @@ func commentFromRow(id weibo.CommentID, r *hbase.Result) *Comment {
 		AuthorName: string(r.Value(tables.FamComment, tables.ColCommentAuthorName))}
 	if to, ok := tables.CommentReplyTo(id.Post, r); ok {
 		c.ReplyTo = &to
+	}
+	if m := r.Value(tables.FamComment, tables.ColMentions); m != nil {
+		c.MentionRefs = tables.DecodeMentions(m)
 	}
 	return c
 }

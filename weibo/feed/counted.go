@@ -50,7 +50,10 @@ func (s *Service) followRelation() *counted.Relation {
 			return []counted.Counter{{Kind: FollowCount, Owner: a}, {Kind: FanCount, Owner: b}}
 		},
 		Settle: func(ctx context.Context, a, b uint64, _ []byte) error {
-			return s.RepairFollow(ctx, weibo.UserID(a), weibo.UserID(b))
+			if err := s.RepairFollow(ctx, weibo.UserID(a), weibo.UserID(b)); err != nil {
+				return err
+			}
+			return s.syncFollowNotice(ctx, weibo.UserID(a), weibo.UserID(b))
 		},
 		// A dead unfollow waits for the fan-outs of b it raced: such a
 		// fan-out read the fans list before the unfollow and, were it to
@@ -118,6 +121,8 @@ func (s *Service) register() {
 	}))
 	s.registerComments()
 	s.registerTopics()
+	s.registerNotifications()
+	s.w.RegisterCounter(userCounter(UnreadCount, tables.ColUnread, tables.ColUnreadSeq, s.countUnread))
 }
 
 // publishesInFlight returns the postCount counters of the authors with a

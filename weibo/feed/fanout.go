@@ -305,13 +305,19 @@ func (s *Service) RepairFanout(ctx context.Context, id weibo.PostID) (_ bool, er
 // does not exist (its publish failed before storing it) writes nothing. The
 // post of a large author (large.go: state read after the content row is
 // known to exist) goes into the author's own inbox only; home timelines
-// merge it at read time.
+// merge it at read time. Before the fans' rows it sends the post's
+// notifications (notifyPost), for a large author too.
 func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
 	if err != nil || !tables.PostStored(exists) {
 		return err
 	}
 	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {
+		return err
+	}
+	// The post's notifications (mentions, its root's author for a repost):
+	// sent again by a fan-out run again, which adds nobody twice.
+	if err := s.notifyPost(ctx, id, exists); err != nil {
 		return err
 	}
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {

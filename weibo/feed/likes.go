@@ -57,7 +57,10 @@ func (s *Service) likeRelation() *counted.Relation {
 				s.log.Warn("repair: a like's marker without its liker", "post", post.String())
 				return nil
 			}
-			return s.RepairLike(ctx, post, uid, at)
+			if err := s.RepairLike(ctx, post, uid, at); err != nil {
+				return err
+			}
+			return s.sendNotice(ctx, likeNotice(post, uid, at), noticeSync)
 		},
 	}
 }
@@ -107,13 +110,16 @@ func likedPost(c counted.Counter) weibo.PostID {
 //     the viewer's likes row at t (one PutMany), then a re-read of the
 //     like row — the rows deleted again as long as it no longer holds t
 //     (a concurrent unlike);
-//  6. the delete of the pending row.
+//  6. if it liked, the LIKE notification of the post's author (notify.go:
+//     a notify write of its own, grouped per post while unread; none for
+//     the author's own like);
+//  7. the delete of the pending row.
 //
 // A call that loses the CheckAndPut to a concurrent like of the same
 // viewer wrote nothing but its marker and sequence: that like settles its
 // own rows. A call that dies anywhere leaves the pending row; the
-// repairer settles the like at t and recounts the post's likes after the
-// repair grace.
+// repairer settles the like at t, recounts the post's likes after the
+// repair grace and makes the notification agree with the like row.
 func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *Post, err error) {
 	defer weibo.Wrapf(&err, "like %s by %s", post, viewer)
 	p, _, liked, err := s.likeState(ctx, post, viewer)
@@ -137,8 +143,17 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 		if err := s.countLike(ctx, op, p, viewer, +1, t, true); err != nil {
 			return nil, err
 		}
+		if err := s.sendNotice(ctx, likeNotice(post, viewer, t), noticeAdd); err != nil {
+			return nil, err
+		}
 	}
 	return p, s.w.End(ctx, op)
+}
+
+// likeNotice is the LIKE notification of uid's like of post at t (ms): to
+// the post's author, grouped per post.
+func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) notice {
+	return notice{kind: tables.NotifLike, recipient: post.Author, actor: uid, subject: tables.PostSubject(post), at: t}
 }
 
 // Unlike makes viewer stop liking post and returns the post, its
@@ -150,8 +165,9 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 // operation sequence; the CheckAndDelete of the like row expecting t (the
 // authority; it decides whether this call counts); the likeCount -1; the
 // settle of the like at t — delete of the post's likers row and of the
-// viewer's likes row at t, re-read of the like row —; the delete of the
-// pending row. A call whose CheckAndDelete fails met another unlike of the
+// viewer's likes row at t, re-read of the like row —; the viewer taken out
+// of the LIKE notification (deleted with its last actor); the delete of
+// the pending row. A call whose CheckAndDelete fails met another unlike of the
 // like at t (which settles its rows), perhaps followed by a new like: it
 // counts nothing and settles nothing.
 func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *Post, err error) {
@@ -174,6 +190,9 @@ func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.Po
 	}
 	if applied {
 		if err := s.countLike(ctx, op, p, viewer, -1, t, false); err != nil {
+			return nil, err
+		}
+		if err := s.sendNotice(ctx, likeNotice(post, viewer, t), noticeRemove); err != nil {
 			return nil, err
 		}
 	}

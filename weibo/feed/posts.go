@@ -37,12 +37,19 @@ type Post struct {
 	// RepostCount is the post's kept repost count (its content row's c:r),
 	// read with the post.
 	RepostCount int64
+	// MentionRefs are the users the text mentions, resolved when it was
+	// written (its content row's c:m, mentions.go).
+	MentionRefs []tables.Mention
 	// author, when set, is what Author returns (postFromRow).
 	author *weibo.User
 }
 
 // CreatedAt is the post's creation time (ms precision).
 func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
+
+// Mentions returns the users the text mentions, in order of first
+// mention: id and username only (Complete is false).
+func (p *Post) Mentions() []*weibo.User { return mentionUsers(p.MentionRefs) }
 
 // Publish stores a post by author and returns it once it is stored; the
 // fan-out into the fans' inboxes runs on the worker pool. Content must be 1
@@ -74,9 +81,14 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 //  7. the outbox row's counted mark — or, for a large author (hybrid
 //     fan-out: nothing is pushed, home timelines merge the post at read
 //     time), the delete of the outbox row, the publish being counted and
-//     its fan-out empty.
+//     its fan-out empty, unless the post notifies (mentions, or a
+//     repost): then its fan-out runs all the same, to send them.
 //
-// Fan-out workers then write one inbox row per fan and delete the outbox
+// The users the content mentions are resolved before step 1 (mentions.go:
+// two GetMany when it has an '@', none otherwise) and stored in the
+// content row. Fan-out workers then send the post's notifications
+// (notify.go: MENTION to each user mentioned, REPOST to a repost's
+// original's author), write one inbox row per fan and delete the outbox
 // row. A gateway that dies first leaves the outbox row, which any
 // gateway's sweep picks up: it re-runs the fan-out (inbox writes are
 // idempotent puts, so a repeated fan-out adds no duplicate), and when the
@@ -104,6 +116,12 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	op := s.w.StartOp()
 	p := &Post{ID: weibo.PostID{Author: author, Millis: op.Start}, Content: content, AuthorName: us[0].Username}
 	cells := map[string][]byte{tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)}
+	if p.MentionRefs, err = s.resolveMentions(ctx, content); err != nil {
+		return nil, err
+	}
+	if len(p.MentionRefs) > 0 {
+		cells[tables.ColMentions] = tables.EncodeMentions(p.MentionRefs)
+	}
 	if rp != nil {
 		p.RepostOfID = &rp.root
 		cells[tables.ColRepostOf] = tables.EncodeRepostOf(rp.root)
@@ -206,7 +224,10 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 			s.fanout.enqueue(fanoutJob{id: p.ID, end: endKeep})
 			return p, nil
 		}
-		return p, s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(p.ID)})
+		if !notifies(cells) {
+			return p, s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(p.ID)})
+		}
+		// Its fan-out pushes nothing but sends its notifications (notify.go).
 	}
 	job := fanoutJob{id: p.ID, end: endKeep} // past its budget: the repair counts it
 	if counted {
@@ -216,8 +237,10 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		}
 		job.end = endDelete
 	}
-	s.live.notify(author)
-	s.emitPosted(p, false)
+	if !large {
+		s.live.notify(author)
+		s.emitPosted(p, false)
+	}
 	s.fanout.enqueue(job)
 	return p, nil
 }
@@ -262,6 +285,9 @@ func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	pa.author = weibo.User{ID: id.Author, Username: pa.post.AuthorName}
 	pa.post.author = &pa.author
 	pa.post.CommentCount = tables.PostCommentCount(r)
+	if m := r.Value(tables.FamPost, tables.ColMentions); m != nil {
+		pa.post.MentionRefs = tables.DecodeMentions(m)
+	}
 	return &pa.post
 }
 

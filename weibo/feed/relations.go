@@ -34,10 +34,13 @@ import (
 //     limit) into the viewer's inbox, then a re-read of the attends row —
 //     written again the other way as long as a concurrent unfollow changed
 //     it meanwhile;
-//  6. the delete of the pending row.
+//  6. if it followed, the FOLLOW notification of the target (notify.go: a
+//     notify write of its own, grouped per day while unread);
+//  7. the delete of the pending row.
 //
 // A call that dies anywhere leaves the pending row; the repairer settles
-// the pair and recounts both counters after the repair grace.
+// the pair, recounts both counters after the repair grace and makes the
+// target's notifications agree with the attends row.
 func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *weibo.User, err error) {
 	defer weibo.Wrapf(&err, "follow %s → %s", viewer, target)
 	u, err := s.relationTarget(ctx, viewer, target)
@@ -48,8 +51,9 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	if err != nil {
 		return nil, err
 	}
+	at := s.nowMillis()
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
-		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.nowMillis())}}}, tables.FamRel, tables.ColRelSet, nil)
+		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(at)}}}, tables.FamRel, tables.ColRelSet, nil)
 	if err == nil {
 		err = s.w.Step(ctx, StepRelationDecided)
 	}
@@ -70,7 +74,46 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 		return nil, err
 	}
 	s.publishFollow(viewer, target, true)
+	if applied {
+		if err := s.sendNotice(ctx, followNotice(viewer, target, at), noticeAdd); err != nil {
+			return nil, err
+		}
+	}
 	return u, s.w.End(ctx, op)
+}
+
+// followNotice is the FOLLOW notification of a's follow of b made at
+// (ms): to b, grouped per day (UTC) of the follow.
+func followNotice(a, b weibo.UserID, at int64) notice {
+	return notice{kind: tables.NotifFollow, recipient: b, actor: a, subject: tables.DaySubject(at), at: at}
+}
+
+// syncFollowNotice makes b's FOLLOW notifications agree with a's attends
+// row (the repairer's settle of a dead follow or unfollow): a is in the
+// notification of the day of the follow while a follows b, and in none
+// once not — found then by a scan of b's FOLLOW notifications' actors.
+func (s *Service) syncFollowNotice(ctx context.Context, a, b weibo.UserID) error {
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(a, tables.Attends, b)})
+	if err != nil {
+		return err
+	}
+	if v := r.Value(tables.FamRel, tables.ColRelSet); v != nil {
+		return s.sendNotice(ctx, followNotice(a, b, int64(tables.DecodeU64(v))), noticeSync)
+	}
+	q := tables.NotifActorQualifier(a)
+	var ns []notice
+	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Notifications, Prefix: tables.NotifKindPrefix(b, tables.NotifFollow), Families: []string{tables.FamNotifActors}},
+		func(r *hbase.Result) error {
+			id, ok := tables.DecodeNotifGroupKey(r.Row)
+			if ok && len(r.Value(tables.FamNotifActors, q)) > 0 {
+				ns = append(ns, notice{kind: tables.NotifFollow, recipient: b, actor: a, subject: id.Subject})
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return s.sendNotices(ctx, ns, noticeRemove)
 }
 
 // Unfollow makes viewer stop following target and returns target. It is
@@ -81,8 +124,10 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 // authority; it decides whether this call counts); the counters; the
 // settle of the dependents — delete of the target's fans row, removal of
 // the target's posts from the viewer's inbox (computed from the target's
-// content rowkeys, no inbox scan), re-read of the attends row —; then the
-// delete of the pending row, unless a fan-out of the target requested
+// content rowkeys, no inbox scan), re-read of the attends row —; the
+// viewer taken out of the target's FOLLOW notification of the day of the
+// follow undone (deleted with its last actor); then the delete of the
+// pending row, unless a fan-out of the target requested
 // before then is still in the outbox: such a fan-out read the fans list
 // before this call and, were it to die part-way, could leave one of the
 // target's posts in the viewer's inbox after the removal. The pending row
@@ -127,6 +172,10 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 		}
 	}
 	following, err := s.settleFollow(ctx, viewer, target, state)
+	if err == nil && applied {
+		// Out of the FOLLOW notification of the day of the follow undone.
+		err = s.sendNotice(ctx, followNotice(viewer, target, int64(tables.DecodeU64(cur.Value(tables.FamRel, tables.ColRelSet)))), noticeRemove)
+	}
 	switch {
 	case errors.Is(err, counted.ErrUnsettled):
 		err = s.w.Keep(ctx, op, nil)

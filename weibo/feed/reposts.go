@@ -146,7 +146,9 @@ func repostContent(comment string) (string, error) {
 //  5. the settle of the list row (weibo:reposts): written, the root cell
 //     re-read, until they agree (counted.Settle), then the repost's
 //     markers deleted (kept when past the budget: the repairer counts);
-//  6. the outbox row's counted mark, and the fan-out (as Publish).
+//  6. the outbox row's counted mark, and the fan-out (as Publish), which
+//     sends the REPOST notification of the root's author (and MENTION of
+//     the users the comment mentions).
 //
 // A crash anywhere leaves the outbox row (the sweep fans out and recounts
 // postCount) and the pending row (the repairer settles the list row from

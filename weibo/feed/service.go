@@ -4,8 +4,9 @@
 // fan-out for large accounts and fan-out leases, home timelines and live
 // timeline updates, likes and reposts of posts. Its counted relations —
 // follow (followCount, fanCount), publish (postCount), like (likeCount),
-// repost (a post's repostCount) and delete (postCount) — are written on
-// package counted's protocol and registered with it by New.
+// repost (a post's repostCount), delete (postCount), comment (a post's
+// commentCount) and notify (a user's unreadNotificationCount) — are
+// written on package counted's protocol and registered with it by New.
 //
 // One file per concern: accounts.go and password.go, relations.go,
 // posts.go and fanout.go, lease.go, large.go (hybrid fan-out: the large
@@ -13,7 +14,9 @@
 // and counters, the settles and recounts), likes.go (the like relation,
 // its counter, settle and lists), reposts.go (the repost pair, its
 // counter, settle and list), delete.go (deleting a post and retracting
-// it), validate.go (content rules).
+// it), validate.go (content rules), mentions.go (@username),
+// notify.go and notifications.go (notifications: writes, and the
+// recipient's list and markNotificationsRead).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -42,6 +45,7 @@ type Service struct {
 	deletes     *counted.Relation // a post's deletion, registered with w
 	comments    *counted.Relation // add and delete comment (comments.go), registered with w
 	topics      *counted.Relation // a post's topics (topics.go), registered with w
+	notifies    *counted.Relation // one notification's actor, or a markNotificationsRead (notify.go), registered with w
 	retractions *retractions
 	log         *slog.Logger
 	fanout      *fanout

@@ -151,20 +151,23 @@ func DecodeCommentKey(k []byte) (CommentID, bool) {
 		Author: UserID(binary.BigEndian.Uint64(k[ContentKeyLen+8:]))}, true
 }
 
-// CommentDeleted are the cells a comment's delete removes (its text and
-// reply; the username stays as the tombstone). The result is shared: do
+// CommentDeleted are the cells a comment's delete removes (its text,
+// reply and mentions; the username stays as the tombstone). The result is shared: do
 // not modify it.
 func CommentDeleted() hbase.Values { return commentDeleted }
 
-var commentDeleted = hbase.Values{FamComment: {ColCommentText: nil, ColCommentReplyTo: nil}}
+var commentDeleted = hbase.Values{FamComment: {ColCommentText: nil, ColCommentReplyTo: nil, ColMentions: nil}}
 
 // CommentValues are the cells of a new comment's row: its text, its
 // author's username and, when replyTo is not nil, the comment it replies
-// to.
-func CommentValues(text, authorName string, replyTo *CommentID) hbase.Values {
+// to, and the users it mentions (ColMentions) when there are any.
+func CommentValues(text, authorName string, replyTo *CommentID, mentions []Mention) hbase.Values {
 	cells := map[string][]byte{ColCommentText: []byte(text), ColCommentAuthorName: []byte(authorName)}
 	if replyTo != nil {
 		cells[ColCommentReplyTo] = EncodeCommentRef(*replyTo)
+	}
+	if len(mentions) > 0 {
+		cells[ColMentions] = EncodeMentions(mentions)
 	}
 	return hbase.Values{FamComment: cells}
 }

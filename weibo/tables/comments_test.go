@@ -126,7 +126,7 @@ func TestCommentIDs(t *testing.T) {
 // TestCommentValues checks the cells of a comment row.
 func TestCommentValues(t *testing.T) {
 	reply := tables.CommentID{Post: docPost, Millis: ms + 1, Author: 7}
-	vals := tables.CommentValues("好", "u22732", &reply)
+	vals := tables.CommentValues("好", "u22732", &reply, nil)
 	r := &hbase.Result{}
 	for q, v := range vals[tables.FamComment] {
 		r.Cells = append(r.Cells, &hbase.Cell{Family: tables.FamComment, Qualifier: q, Value: v})
@@ -141,7 +141,7 @@ func TestCommentValues(t *testing.T) {
 	if _, ok := tables.CommentReplyTo(docPost, &hbase.Result{}); ok || tables.CommentStored(&hbase.Result{}) {
 		t.Error("an absent row replies or is stored")
 	}
-	if _, ok := tables.CommentValues("x", "u", nil)[tables.FamComment][tables.ColCommentReplyTo]; ok {
+	if _, ok := tables.CommentValues("x", "u", nil, nil)[tables.FamComment][tables.ColCommentReplyTo]; ok {
 		t.Error("a comment replying to none has a reply cell")
 	}
 	for q := range tables.CommentDeleted()[tables.FamComment] {
@@ -149,8 +149,8 @@ func TestCommentValues(t *testing.T) {
 			t.Error("a delete removes the tombstone")
 		}
 	}
-	if len(tables.CommentDeleted()[tables.FamComment]) != 2 {
-		t.Error("a delete keeps the text or the reply")
+	if len(tables.CommentDeleted()[tables.FamComment]) != 3 {
+		t.Error("a delete keeps the text, the reply or the mentions")
 	}
 	counter := &hbase.Result{Cells: []*hbase.Cell{{Family: tables.FamPost, Qualifier: tables.ColComments, Value: be(3)}}}
 	if tables.PostCommentCount(counter) != 3 {

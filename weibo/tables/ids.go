@@ -175,6 +175,8 @@ const (
 	NodeComment
 	// NodeTopic is a topic (#话题#): NodeID.Topic is set.
 	NodeTopic
+	// NodeNotification is a notification: NodeID.Notification is set.
+	NodeNotification
 )
 
 // TopicIDPrefix starts the GraphQL id of a topic: "topic:<name>", the name
@@ -198,6 +200,8 @@ type NodeID struct {
 	Comment CommentID
 	// Topic is the name of a NodeTopic.
 	Topic string
+	// Notification is the id of a NodeNotification.
+	Notification NotificationID
 }
 
 // String returns the global id: the String of the id Kind names.
@@ -220,6 +224,8 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 		return n.Comment.AppendText(b)
 	case NodeTopic:
 		return append(append(b, TopicIDPrefix...), n.Topic...), nil
+	case NodeNotification:
+		return n.Notification.AppendText(b)
 	}
 	return b, nil
 }
@@ -228,6 +234,8 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 // "department:<n>" (the bare decimal is a user here),
 // "comment:<post>_<ms>_<author>", "topic:<name>" (a name by the topic
 // rule, package weibo/topic), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
+// "department:<n>" (the bare decimal is a user here) and
+// "comment:<post>_<ms>_<author>", "notification:<...>" (ParseNotificationID), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 func ParseNodeID(s string) (NodeID, error) {
 	var (
 		n   NodeID
@@ -248,6 +256,9 @@ func ParseNodeID(s string) (NodeID, error) {
 		if !topic.Valid(n.Topic) {
 			err = ErrInvalidID
 		}
+	case strings.HasPrefix(s, NotificationIDPrefix):
+		n.Kind = NodeNotification
+		n.Notification, err = ParseNotificationID(s)
 	case strings.Contains(s, "_"):
 		n.Kind = NodePost
 		n.Post, err = ParsePostID(s)

@@ -430,7 +430,8 @@ func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, o
 		return 0, 0, 0, 0, false
 	}
 	kind = PendingKind(k[IDKeyLen])
-	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember && kind != PendingLike && kind != PendingPostDelete && kind != PendingRepost && kind != PendingComment && kind != PendingTopic {
+	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember && kind != PendingLike && kind != PendingPostDelete && kind != PendingRepost && kind != PendingComment && kind != PendingTopic &&
+		kind != PendingNotify {
 		return 0, 0, 0, 0, false
 	}
 	return kind, owner, binary.BigEndian.Uint64(k[IDKeyLen+1:]), binary.BigEndian.Uint64(k[IDKeyLen+9:]), true

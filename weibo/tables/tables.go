@@ -322,6 +322,12 @@ func Specs() []hbase.TableSpec {
 		{Name: "topicposts", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamTopicEntry, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
 		}},
+		// Salted by the recipient; group rows are point reads (bloom ROW),
+		// index rows are scanned.
+		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
+			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
+		}},
 	}
 }
 

@@ -1,0 +1,163 @@
+package fsck
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Notifications (weibo:notifications) are checked in AreaSocial:
+//
+//	pair                      authority                        dependent
+//	notification              its group row's actor cells      the row's summary (actor count, newest
+//	                                                           actors, a head), its index row at the
+//	                                                           head's time, the recipient's unread count
+//
+// A group row's summary that disagrees with its actors' cells (or a row
+// with actors but no head, or a head but no actor) is rewritten from the
+// cells (Feed.RepairNotification, which also writes the index row); an
+// index row whose group's head is elsewhere or gone is deleted; a user's
+// unreadNotificationCount that differs from their unread notifications is
+// recounted. Whether the actors' cells agree with the actions (the like
+// rows, the follows) is the repairer's, from the notify writes' markers:
+// an undone action's notification is a notification that was true once.
+
+// Kinds of Issue of the notifications.
+const (
+	NotificationSummary      = "notification-summary"       // a group row whose count, newest actors or head disagree with its actors: rewritten
+	NotificationIndexMissing = "notification-index-missing" // a notification without its index row at its time: written
+	NotificationIndexStale   = "notification-index-stale"   // an index row whose notification is gone or at another time: deleted
+	NotificationUnreadCount  = "notification-unread-count"  // an unreadNotificationCount that differs from the unread notifications: recounted
+)
+
+// notifGroup is what the scan found of one group row.
+type notifGroup struct {
+	g       tables.NotifGroup
+	hasHead bool
+	actors  []tables.NotifActor
+	ts      int64
+}
+
+// checkNotifications scans weibo:notifications once and the users rows'
+// unread counters once, and compares them.
+func (f *fsck) checkNotifications(ctx context.Context) error {
+	groups := map[weibo.NotificationID]*notifGroup{}
+	type indexRow struct {
+		key []byte
+		id  weibo.NotificationID
+		at  int64
+		ts  int64
+	}
+	var index []indexRow
+	indexed := map[weibo.NotificationID]map[int64]bool{}
+	err := f.scan(ctx, &hbase.Scan{Table: tables.Notifications}, func(r *hbase.Result) {
+		if id, ok := tables.DecodeNotifGroupKey(r.Row); ok {
+			g, hasHead := tables.DecodeNotifGroup(r)
+			groups[id] = &notifGroup{g: g, hasHead: hasHead, actors: tables.NotifActors(r), ts: newestTS(r)}
+		} else if id, at, ok := tables.DecodeNotifIndexKey(r.Row); ok {
+			index = append(index, indexRow{key: bytes.Clone(r.Row), id: id, at: at, ts: newestTS(r)})
+			if indexed[id] == nil {
+				indexed[id] = map[int64]bool{}
+			}
+			indexed[id][at] = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	unread := map[weibo.UserID]int64{}
+	ids := slices.SortedFunc(maps.Keys(groups), func(a, b weibo.NotificationID) int { return cmp.Compare(a.String(), b.String()) })
+	for _, id := range ids {
+		ng := groups[id]
+		count, newest := feed.NotificationSummary(ng.actors)
+		summaryOK := ng.hasHead && count > 0 && ng.g.Count == count && slices.Equal(ng.g.Newest, newest) &&
+			(ng.g.Head.Read || ng.g.Head.At >= newest[0].At)
+		if ng.hasHead && !ng.g.Head.Read && count > 0 {
+			unread[id.Recipient]++
+		}
+		repair := func() (bool, error) { return true, f.s.Feed.RepairNotification(ctx, id) }
+		switch {
+		case !summaryOK && (ng.hasHead || count > 0):
+			err = f.issue(ctx, NotificationSummary, ng.ts, repair,
+				"notification %s: head %v, count %d, %d newest; its actors' cells: %d", id, ng.hasHead, ng.g.Count, len(ng.g.Newest), count)
+		case !summaryOK:
+			// A tombstone (every actor left) over emptied cells:
+			// nothing reads it.
+		case !indexed[id][ng.g.Head.At]:
+			err = f.issue(ctx, NotificationIndexMissing, ng.ts, repair, "notification %s has no index row at its time %d", id, ng.g.Head.At)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, ix := range index {
+		ng := groups[ix.id]
+		if ng != nil && ng.hasHead && ng.g.Head.At == ix.at {
+			continue
+		}
+		err := f.issue(ctx, NotificationIndexStale, ix.ts, func() (bool, error) {
+			ns, err := f.s.Feed.GetNotifications(ctx, []weibo.NotificationID{ix.id})
+			if err != nil || (ns[0] != nil && ns[0].AtMillis == ix.at) {
+				return false, err
+			}
+			return true, f.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: ix.key})
+		}, "index row of notification %s at %d: the notification is gone or at another time", ix.id, ix.at)
+		if err != nil {
+			return err
+		}
+	}
+	return f.checkUnread(ctx, unread)
+}
+
+// checkUnread compares every user's unreadNotificationCount with unread,
+// their unread notifications counted by the scan, and recounts those that
+// differ (pending while a counter cell is younger than Options.Grace).
+func (f *fsck) checkUnread(ctx context.Context, unread map[weibo.UserID]int64) error {
+	var fixes []counted.Counter
+	var issues []int
+	err := f.st.Scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
+		uid, ok := tables.DecodeUserKey(r.Row)
+		if !ok {
+			return nil
+		}
+		has := tables.CounterValue(r, tables.ColUnread)
+		if has == unread[uid] {
+			return nil
+		}
+		var ts int64
+		for _, q := range []string{tables.ColUnread, tables.ColUnreadSeq} {
+			if c := r.Cell(tables.FamCount, q); c != nil {
+				ts = max(ts, c.Timestamp)
+			}
+		}
+		is := Issue{Kind: NotificationUnreadCount, Detail: fmt.Sprintf("user %d has unreadNotificationCount %d, %d unread notifications", uid, has, unread[uid])}
+		if f.opt.Grace > 0 && f.now-ts < f.opt.Grace.Milliseconds() {
+			is.Pending = true
+		} else if f.opt.Repair {
+			fixes = append(fixes, counted.Counter{Kind: feed.UnreadCount, Owner: uint64(uid)})
+			issues = append(issues, len(f.rep.Issues))
+		}
+		f.rep.Issues = append(f.rep.Issues, is)
+		return nil
+	})
+	if err != nil || len(fixes) == 0 {
+		return err
+	}
+	res, err := f.s.Writes.RecountCounters(ctx, fixes)
+	if err != nil {
+		return fmt.Errorf("fsck: recount %d unread counters: %w", len(fixes), err)
+	}
+	for i, r := range res {
+		f.rep.Issues[issues[i]].Repaired = r.Done
+	}
+	return nil
+}

@@ -1,0 +1,400 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Notifications, the write side. A notification is one group row of
+// weibo:notifications (the authority: the notification exists while the
+// row has a head cell) and one index row, its place in the recipient's
+// list, newest first (the dependent: kept while the head holds its time).
+// The group row holds the actors, one cell each, and a summary — the head
+// (time, read state, version), the actor count and the newest actors —
+// that every change rewrites with one CheckAndPut on the head it read, so
+// concurrent changes of one notification serialize on that cell.
+//
+// Each action that notifies (a like, a follow, a comment, a repost, a
+// mention) adds its actor to a notification, and an undone like or follow
+// takes its actor out, with a write of the counted relation "notify"
+// (marker kind 'n': owner the recipient, other the actor, the
+// notification and the action's time in the marker's extra bytes; counter
+// the recipient's unreadNotificationCount). It runs inside the action's
+// own counted write, after the action's authority is decided and before
+// its marker is deleted (a publish's: in its fan-out, which the outbox
+// makes durable), so a crash anywhere leaves a marker: the action's, whose
+// repair sends the notification again (idempotent: an actor already in
+// the notification is not added twice), or the notification's, whose
+// repair settles it from the action's authority and recounts the unread
+// count. Writes of one notification, in order:
+//  1. the weibo:pending row of the notify write (the marker);
+//  2. the operation sequence of the recipient's unread count;
+//  3. adding: the newest generation of the notification is read (its
+//     summary); the actor's cell is written in it — in the next one when
+//     it is read and the kind groups (like, repost, follow: a read
+//     notification gets no new actor) —; taking out: the actor's cell
+//     emptied in every generation that holds it;
+//  4. each row whose cell changed is touched (touch.go): its summary
+//     recomputed from its actors' cells — the index row at a new time
+//     first, the head with CheckAndPut on the head read (a row without
+//     one: created unread, +1), then the index row at the old time
+//     deleted; or, with no actor left, a tombstone summary (count 0)
+//     written with CheckAndPut on the head read (-1 when unread), then
+//     its index row deleted. A touch writes the head even when the
+//     summary agrees (its version bumped), so that a touch computed from
+//     an older read of the cells loses its CheckAndPut. A join whose notification turned read meanwhile empties its
+//     cell again (and touches it) and takes the next generation;
+//  5. the settle: the action's authority read again, steps 3-4 the other
+//     way while the notification disagrees with it;
+//  6. the unread count, by the changes of step 4 (within the budget);
+//  7. the delete of the pending row.
+
+// UnreadCount is a user's unreadNotificationCount: their unread
+// notifications (group rows with a head marked unread and an actor). It is
+// kept with Increment on the users row (family c) and registered with the
+// protocol by New.
+const UnreadCount counted.CounterKind = "unreadNotificationCount"
+
+// Steps of a notify write, passed to the protocol's step hook
+// (counted.WithStepHook); "notify:marked", "notify:sequenced" and
+// "notify:counted" are the protocol's (counted.Protocol.BeginWith and
+// Count).
+const (
+	StepNotifyMarked    = "notify:marked"    // after the pending row of a notify write or a markNotificationsRead
+	StepNotifySequenced = "notify:sequenced" // after the recipient's unread-count sequence
+	StepNotifyActor     = "notify:actor"     // after the actor's cell (joining or leaving a notification)
+	StepNotifyGroup     = "notify:group"     // after the group row's summary is written, created or deleted
+	StepNotifyCounted   = "notify:counted"   // after the unread count
+	StepNotifyIndexed   = "notify:indexed"   // after the index row of the notification's old time is deleted
+	StepNotifyRead      = "notify:read"      // in a markNotificationsRead: after each batch of notifications marked read
+)
+
+// notice is one actor's part in one notification.
+type notice struct {
+	kind      tables.NotifKind
+	recipient weibo.UserID
+	actor     weibo.UserID
+	subject   tables.NotifSubject
+	at        int64 // the action's time, ms (a repost's: the repost's ms)
+}
+
+func (n notice) String() string {
+	return fmt.Sprintf("%c notification of %s by %s", n.kind, n.recipient, n.actor)
+}
+
+// noticeMode is what sendNotice does with the actor.
+type noticeMode int
+
+const (
+	// noticeAdd adds the actor, who just acted (no check that they are in
+	// the notification already, beyond its newest generation).
+	noticeAdd noticeMode = iota
+	// noticeRemove takes the actor out of every generation.
+	noticeRemove
+	// noticeSync makes the notification agree with the action's authority
+	// (noticeWanted): added when missing from every generation, taken out
+	// when the action was undone — what a repair or a re-run fan-out does.
+	noticeSync
+)
+
+// notifyRelation is the notify relation: owner the recipient, other the
+// actor, the notification in the marker's extra bytes; counter the
+// recipient's unread count. A markNotificationsRead writes its marker with
+// actor 0 and no extra bytes: nothing to settle, the recount is its
+// repair.
+func (s *Service) notifyRelation() *counted.Relation {
+	return &counted.Relation{
+		Name:   "notify",
+		Marker: tables.PendingNotify,
+		Counters: func(recipient, _ uint64) []counted.Counter {
+			return []counted.Counter{{Kind: UnreadCount, Owner: recipient}}
+		},
+		Settle: func(ctx context.Context, recipient, actor uint64, extra []byte) error {
+			kind, subject, at, left, ok := tables.DecodeNotifyExtra(extra)
+			if !ok {
+				return nil
+			}
+			return s.repairNotice(ctx, notice{kind: kind, recipient: weibo.UserID(recipient), actor: weibo.UserID(actor), subject: subject, at: at}, left)
+		},
+	}
+}
+
+// registerNotifications adds the notify relation and the unread counter.
+func (s *Service) registerNotifications() {
+	s.notifies = s.notifyRelation()
+	s.w.Register(s.notifies)
+}
+
+// countUnread counts uid's unread notifications: one scan of their group
+// rows' summaries.
+func (s *Service) countUnread(ctx context.Context, uid weibo.UserID) (int64, error) {
+	return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Notifications, Prefix: tables.NotifGroupsPrefix(uid), Families: []string{tables.FamNotifSummary}},
+		nil, func(r *hbase.Result) bool {
+			g, ok := tables.DecodeNotifGroup(r)
+			return ok && !g.Head.Read && g.Count > 0
+		})
+}
+
+// sendNotice makes the notify write of n (see above) in mode, settled:
+// after adding or taking out the actor it reads the action's authority
+// again and, while the notification disagrees with it (an undo that ran
+// before this write, or an action done again after it), takes the actor
+// out or adds them again (at most counted.SettleRounds times; the marker
+// is kept for the repairer beyond). Whatever the interleaving, the last
+// write to the actor's cells is then made for the action's final state.
+// Nobody is notified of their own action: n with the actor as its
+// recipient writes nothing. Errors are the store's (the marker then stays
+// for the repairer) and the step hook's.
+func (s *Service) sendNotice(ctx context.Context, n notice, mode noticeMode) error {
+	if n.recipient == n.actor || n.recipient == 0 || n.actor == 0 {
+		return nil
+	}
+	want := mode == noticeAdd
+	if mode == noticeSync {
+		w, known, err := s.noticeWanted(ctx, n)
+		if err != nil || !known {
+			return err
+		}
+		present, err := s.noticePresent(ctx, n)
+		if err != nil || present == w {
+			return err
+		}
+		want = w
+	}
+	op, err := s.w.BeginWith(ctx, s.notifies, uint64(n.recipient), uint64(n.actor), tables.EncodeNotifyExtra(n.kind, n.subject, n.at, 0))
+	if err != nil {
+		return err
+	}
+	var d int64
+	settled := false
+	for range counted.SettleRounds {
+		var dd int64
+		if want {
+			dd, err = s.addActor(ctx, op, n)
+		} else {
+			dd, err = s.removeActor(ctx, op, n)
+		}
+		d += dd
+		if err != nil {
+			break
+		}
+		w, known, err2 := s.noticeWanted(ctx, n)
+		if err = err2; err != nil || !known || w == want {
+			settled = err == nil
+			break
+		}
+		want = w
+	}
+	if errors.Is(err, counted.ErrUnsettled) || (err == nil && !settled) {
+		// The notification kept changing: the repairer settles it.
+		return s.w.Keep(ctx, op, nil)
+	}
+	if err != nil {
+		return err
+	}
+	if d != 0 {
+		if _, err := s.w.Count(ctx, op, d); err != nil {
+			return err
+		}
+	}
+	return s.w.End(ctx, op)
+}
+
+// sendNotices sends each notice in mode (sendNotice), in order.
+func (s *Service) sendNotices(ctx context.Context, ns []notice, mode noticeMode) error {
+	for _, n := range ns {
+		if err := s.sendNotice(ctx, n, mode); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// groupID is the notification of n's kind and subject at generation gen.
+func (n notice) groupID(gen uint64) weibo.NotificationID {
+	return weibo.NotificationID{Recipient: n.recipient, Kind: n.kind, Subject: n.subject, Gen: gen}
+}
+
+// noticePresent reports whether n's actor is in some generation of n's
+// notification: one scan of its group rows' actor cells.
+func (s *Service) noticePresent(ctx context.Context, n notice) (bool, error) {
+	q := tables.NotifActorQualifier(n.actor)
+	found := false
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Notifications, Families: []string{tables.FamNotifActors},
+		Prefix: tables.NotifSubjectPrefix(n.recipient, n.kind, n.subject)}, func(r *hbase.Result) error {
+		if len(r.Value(tables.FamNotifActors, q)) > 0 {
+			found = true
+			return hbase.ErrStopScan
+		}
+		return nil
+	})
+	return found, err
+}
+
+// repairNotice is the repairer's settle of a dead notify write of n: it
+// rewrites the summary of every generation of n's notification from its
+// actors' cells (RepairNotification), then adds or takes out n's actor as
+// the action's authority says (noticeWanted; not counted: the repairer
+// recounts), and deletes the index rows the write may have left: at the
+// action's time, and at left (ms; 0 for none), the time of the one it was
+// moving or deleting (leaving).
+func (s *Service) repairNotice(ctx context.Context, n notice, left int64) error {
+	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Notifications, Families: []string{tables.FamNotifActors},
+		Prefix: tables.NotifSubjectPrefix(n.recipient, n.kind, n.subject)})
+	if err != nil {
+		return err
+	}
+	gens := map[uint64]bool{1: true}
+	for _, r := range rows {
+		if id, ok := tables.DecodeNotifGroupKey(r.Row); ok {
+			gens[id.Gen] = true
+		}
+	}
+	for gen := range gens {
+		if err := s.RepairNotification(ctx, n.groupID(gen)); err != nil {
+			return err
+		}
+	}
+	want, known, err := s.noticeWanted(ctx, n)
+	if err != nil {
+		return err
+	}
+	if known {
+		present, err := s.noticePresent(ctx, n)
+		if err != nil {
+			return err
+		}
+		switch {
+		case want && !present:
+			_, err = s.addActor(ctx, nil, n)
+		case !want && present:
+			_, err = s.removeActor(ctx, nil, n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	var dels []*hbase.Delete
+	for gen := range gens {
+		id := n.groupID(gen)
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Notifications, Row: tables.NotifGroupKey(id), Families: []string{tables.FamNotifSummary}})
+		if err != nil {
+			return err
+		}
+		g, ok := tables.DecodeNotifGroup(r)
+		for _, at := range []int64{n.at, left} {
+			if at != 0 && (!ok || g.Head.At != at) {
+				dels = append(dels, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, at)})
+			}
+		}
+	}
+	return s.st.DeleteMany(ctx, dels)
+}
+
+// noticeWanted reads the authority of n's action and reports whether n's
+// actor belongs in the notification (want), and whether that is known:
+// a like or a follow is known either way (an unlike or unfollow takes the
+// actor out); a comment, reply, repost or mention only while the comment
+// or post exists — a deleted one's notification stays (its post or
+// comment then resolves to null), and one never written has none.
+func (s *Service) noticeWanted(ctx context.Context, n notice) (want, known bool, err error) {
+	post, _ := n.subject.Post()
+	switch n.kind {
+	case tables.NotifLike:
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.actor)})
+		return r.Exists(), err == nil, err
+	case tables.NotifFollow:
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.actor, tables.Attends, n.recipient)})
+		v := r.Value(tables.FamRel, tables.ColRelSet)
+		return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.subject, err == nil, err
+	case tables.NotifRepost:
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(weibo.PostID{Author: n.actor, Millis: n.at}), Families: []string{tables.FamPost}})
+		ok := repostState(r, post)
+		return ok, ok, err
+	}
+	var ns []notice
+	if c, isComment := n.subject.Comment(); isComment {
+		cs, err := s.GetComments(ctx, []weibo.CommentID{c})
+		if err != nil || cs[0] == nil {
+			return false, false, err
+		}
+		ns = commentNotices(cs[0], post.Author)
+	} else {
+		ps, err := s.GetPosts(ctx, []weibo.PostID{post})
+		if err != nil || ps[0] == nil {
+			return false, false, err
+		}
+		ns = postNotices(ps[0])
+	}
+	return slices.ContainsFunc(ns, func(x notice) bool {
+		return x.kind == n.kind && x.recipient == n.recipient && x.actor == n.actor && x.subject == n.subject
+	}), true, nil
+}
+
+// postNotices returns the notifications post p sends: REPOST to its
+// root's author for a repost, MENTION to each user it mentions — one per
+// recipient (a root author it mentions gets the REPOST), none to its
+// author.
+func postNotices(p *Post) []notice {
+	var out []notice
+	add := func(n notice) {
+		if n.recipient != n.actor && !slices.ContainsFunc(out, func(x notice) bool { return x.recipient == n.recipient }) {
+			out = append(out, n)
+		}
+	}
+	if p.RepostOfID != nil {
+		add(notice{kind: tables.NotifRepost, recipient: p.RepostOfID.Author, actor: p.ID.Author, subject: tables.PostSubject(*p.RepostOfID), at: p.ID.Millis})
+	}
+	for _, m := range p.MentionRefs {
+		add(notice{kind: tables.NotifMention, recipient: m.User, actor: p.ID.Author, subject: tables.PostSubject(p.ID), at: p.ID.Millis})
+	}
+	return out
+}
+
+// commentNotices returns the notifications comment c on a post of
+// postAuthor sends, one per recipient, first kind first: REPLY to the
+// author of the comment it replies to, COMMENT to the post's author,
+// MENTION to each user it mentions; none to its author.
+func commentNotices(c *Comment, postAuthor weibo.UserID) []notice {
+	var out []notice
+	subject := tables.CommentSubject(c.ID)
+	add := func(kind tables.NotifKind, to weibo.UserID) {
+		if to != c.ID.Author && !slices.ContainsFunc(out, func(x notice) bool { return x.recipient == to }) {
+			out = append(out, notice{kind: kind, recipient: to, actor: c.ID.Author, subject: subject, at: c.ID.Millis})
+		}
+	}
+	if c.ReplyTo != nil {
+		add(tables.NotifReply, c.ReplyTo.Author)
+	}
+	add(tables.NotifComment, postAuthor)
+	for _, m := range c.MentionRefs {
+		add(tables.NotifMention, m.User)
+	}
+	return out
+}
+
+// notifyPost sends post id's notifications (postNotices) as a sync, once
+// its content row (r, as the fan-out read it) is stored: the fan-out
+// calls it, and a fan-out run again (the outbox's sweep after a crash)
+// adds nobody twice.
+func (s *Service) notifyPost(ctx context.Context, id weibo.PostID, r *hbase.Result) error {
+	p := postFromRow(id, r)
+	if p == nil || (p.RepostOfID == nil && len(p.MentionRefs) == 0) {
+		return nil
+	}
+	return s.sendNotices(ctx, postNotices(p), noticeSync)
+}
+
+// notifies reports whether a post with these cells sends notifications
+// (a repost, or a text with mentions): its publish then leaves the
+// sending to the fan-out, for a large author too.
+func notifies(cells map[string][]byte) bool {
+	return cells[tables.ColRepostOf] != nil || len(cells[tables.ColMentions]) > 0
+}
