@@ -307,6 +307,7 @@ type ComplexityRoot struct {
 	Subscription struct {
 		HomeTimelineEvents  func(childComplexity int, after *string) int
 		HomeTimelineUpdates func(childComplexity int) int
+		NotificationAdded   func(childComplexity int) int
 	}
 
 	TimelineConnection struct {
@@ -474,6 +475,7 @@ type RoleMemberEdgeResolver interface {
 type SubscriptionResolver interface {
 	HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error)
 	HomeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error)
+	NotificationAdded(ctx context.Context) (<-chan *feed.Notification, error)
 }
 type TopicResolver interface {
 	PostCount(ctx context.Context, obj *feed.Topic) (int, error)
@@ -1758,6 +1760,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.HomeTimelineUpdates(childComplexity), true
+	case "Subscription.notificationAdded":
+		if e.ComplexityRoot.Subscription.NotificationAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.NotificationAdded(childComplexity), true
 
 	case "TimelineConnection.edges":
 		if e.ComplexityRoot.TimelineConnection.Edges == nil {
@@ -2516,6 +2524,16 @@ type Subscription {
   again with ` + "`" + `after` + "`" + ` set to the last cursor received. Requires a token.
   """
   homeTimelineEvents(after: String): TimelineEvent! @authenticated
+  """
+  The viewer's notifications, pushed as they happen: each one when it is created, and again each
+  time another user joins it while it is unread (a grouped LIKE, REPOST or FOLLOW: its
+  ` + "`" + `actorCount` + "`" + ` and ` + "`" + `actors` + "`" + ` then include them), read when its event arrives. A notification
+  that is read or gone by then is skipped. Nothing is replayed: read ` + "`" + `notifications(first:)` + "`" + `
+  when subscribing, or again after an error. A client that falls behind gets ` + "`" + `SLOW_CONSUMER` + "`" + `, a
+  gateway whose event bus was interrupted ` + "`" + `UNAVAILABLE` + "`" + `, and the subscription ends. Requires a
+  token.
+  """
+  notificationAdded: Notification! @authenticated
 }
 
 "A change of a home timeline (Subscription.homeTimelineEvents)."
@@ -9488,6 +9506,51 @@ func (ec *executionContext) fieldContext_Subscription_homeTimelineEvents(ctx con
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_notificationAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_notificationAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().NotificationAdded(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *feed.Notification
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.Notification) graphql.Marshaler {
+			return ec.marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotification(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_notificationAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Notification(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TimelineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TimelineConnection_edges,
 
@@ -12886,6 +12949,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_homeTimelineUpdates(ctx, fields[0])
 	case "homeTimelineEvents":
 		return ec._Subscription_homeTimelineEvents(ctx, fields[0])
+	case "notificationAdded":
+		return ec._Subscription_notificationAdded(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}

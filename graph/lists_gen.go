@@ -39,7 +39,7 @@ var listObjects = gqllist.Objects{
 	"RoleEdge":                   {Implements: []string{"RoleEdge"}},
 	"RoleMemberConnection":       {Implements: []string{"RoleMemberConnection"}},
 	"RoleMemberEdge":             {Implements: []string{"RoleMemberEdge"}, Concurrent: map[string]bool{"node": true}},
-	"Subscription":               {Implements: []string{"Subscription"}, Concurrent: map[string]bool{"homeTimelineUpdates": true, "homeTimelineEvents": true}},
+	"Subscription":               {Implements: []string{"Subscription"}, Concurrent: map[string]bool{"homeTimelineUpdates": true, "homeTimelineEvents": true, "notificationAdded": true}},
 	"TimelineConnection":         {Implements: []string{"TimelineConnection"}},
 	"Topic":                      {Implements: []string{"Topic", "Node"}, Concurrent: map[string]bool{"postCount": true, "posts": true}},
 	"TopicCount":                 {Implements: []string{"TopicCount"}},

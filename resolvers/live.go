@@ -45,3 +45,32 @@ func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-cha
 		return out, nil
 	})
 }
+
+// notificationAdded is Subscription.notificationAdded: the viewer's
+// notifications pushed over the bus (feed.Service.NotificationEvents),
+// while the token is valid. A stream that fails (SLOW_CONSUMER,
+// UNAVAILABLE) ends the subscription with its error.
+func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notification, error) {
+	viewer := viewerOf(ctx)
+	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Notification, error) {
+		stream, err := r.Svc.Feed.NotificationEvents(ctx, viewer)
+		if err != nil {
+			return nil, err
+		}
+		out := make(chan *feed.Notification)
+		go func() {
+			defer close(out)
+			for n := range stream.C {
+				select {
+				case out <- n:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if e, ok := errors.AsType[*weibo.Error](stream.Err()); ok {
+				endSubscription(ctx, e)
+			}
+		}()
+		return out, nil
+	})
+}

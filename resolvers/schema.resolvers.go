@@ -597,6 +597,11 @@ func (r *subscriptionResolver) HomeTimelineEvents(ctx context.Context, after *st
 	return r.homeTimelineEvents(ctx, after)
 }
 
+// NotificationAdded is the resolver for the notificationAdded field.
+func (r *subscriptionResolver) NotificationAdded(ctx context.Context) (<-chan *feed.Notification, error) {
+	return r.notificationAdded(ctx)
+}
+
 // PostCount is the resolver for the postCount field.
 func (r *topicResolver) PostCount(ctx context.Context, obj *feed.Topic) (int, error) {
 	return topicPostCount(ctx, obj)

@@ -70,11 +70,11 @@ var BusPublishErrors = prometheus.NewCounter(prometheus.CounterOpts{
 	Help: "Live events the event bus did not take (bus away or closed); subscribers resume from the store.",
 })
 
-// LiveStreams is gateway_live_subscriptions: the TimelineEvents streams
-// open on this instance.
+// LiveStreams is gateway_live_subscriptions: the TimelineEvents and
+// NotificationEvents streams open on this instance.
 var LiveStreams = prometheus.NewGauge(prometheus.GaugeOpts{
 	Name: "gateway_live_subscriptions",
-	Help: "homeTimelineEvents subscriptions open on this instance.",
+	Help: "homeTimelineEvents and notificationAdded subscriptions open on this instance.",
 })
 
 // LiveStreamsEnded is gateway_live_subscriptions_ended_total{reason}: the
@@ -83,7 +83,7 @@ var LiveStreams = prometheus.NewGauge(prometheus.GaugeOpts{
 // ends are not counted.
 var LiveStreamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "gateway_live_subscriptions_ended_total",
-	Help: "homeTimelineEvents subscriptions the gateway ended, by reason: slow_consumer, interrupted.",
+	Help: "homeTimelineEvents and notificationAdded subscriptions the gateway ended, by reason: slow_consumer, interrupted.",
 }, []string{"reason"})
 
 func init() { prometheus.MustRegister(BusPublishErrors, LiveStreams, LiveStreamsEnded) }

@@ -221,6 +221,9 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.
 			}
 			continue
 		}
+		if moved && !next.Head.Read {
+			s.emitNotification(id)
+		}
 		if err := s.w.Step(ctx, StepNotifyGroup); err != nil {
 			return 0, false, err
 		}

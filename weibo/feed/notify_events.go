@@ -1,0 +1,130 @@
+package feed
+
+import (
+	"context"
+	"sync"
+
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Live notifications, pushed over the bus (package bus) to the
+// subscriptions of NotificationEvents on any gateway instance. Subject
+// weibo.notify.<uid>: the id of each of uid's notifications that a notify
+// write created or moved to a newer time (a new actor joined it while
+// unread), as its GraphQL id text, published right after the write of its
+// head (touch.go). A notification whose last actor left, or that was
+// marked read, sends nothing. As with the timeline's events, a publish
+// error is counted and never fails the write: the notifications list holds
+// everything.
+
+// notifySubject is the subject of uid's notification events.
+func notifySubject(uid weibo.UserID) string { return "weibo.notify." + uid.String() }
+
+// emitNotification publishes the event of notification id, just created
+// or moved to a newer time.
+func (s *Service) emitNotification(id weibo.NotificationID) {
+	b, _ := id.AppendText(nil)
+	s.emit(notifySubject(id.Recipient), b)
+}
+
+// NotificationStream is a live subscription's notifications
+// (NotificationEvents).
+type NotificationStream struct {
+	// C yields each notification as it is created or gains an actor,
+	// oldest first, read when its event arrives; it is closed when the
+	// subscription's context ends or the stream fails (Err).
+	C   <-chan *Notification
+	err error // set before C is closed
+}
+
+// Err is, once C is closed, why: nil when the context ended,
+// ErrSlowConsumer when the client fell behind, ErrEventsInterrupted when
+// the bus lost its connection, or the store's error reading a
+// notification.
+func (e *NotificationStream) Err() error { return e.err }
+
+// NotificationEvents streams uid's notifications as notify writes create
+// them or add an actor to them while unread (Notification, as read from
+// its group row when the event arrives: one Get per event; an event whose
+// notification is gone or read by then yields nothing). While nothing
+// happens the stream reads nothing from the store.
+//
+// The stream holds at most the queue's events (WithEventQueue) for a
+// client that does not take them; past that it ends with ErrSlowConsumer.
+// When the bus loses its connection it ends with ErrEventsInterrupted;
+// the client then reads notifications(first:) to catch up. Errors: the
+// bus's, when it refuses to subscribe.
+func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *NotificationStream, err error) {
+	defer weibo.Wrapf(&err, "notification events of %s", uid)
+	q := make(chan weibo.NotificationID, max(1, s.opts.eventQueue))
+	overflow := make(chan struct{})
+	var once sync.Once
+	cancel, err := s.bus.Subscribe(notifySubject(uid), func(data []byte) {
+		id, err := tables.ParseNotificationID(string(data))
+		if err != nil || id.Recipient != uid {
+			return
+		}
+		select {
+		case q <- id:
+		default:
+			once.Do(func() { close(overflow) })
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *Notification)
+	stream := &NotificationStream{C: out}
+	gap := s.bus.Interrupted()
+	go func() {
+		LiveStreams.Inc()
+		defer close(out)
+		defer cancel()
+		defer func() {
+			switch stream.err {
+			case ErrSlowConsumer:
+				LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
+			case ErrEventsInterrupted:
+				LiveStreamsEnded.WithLabelValues("interrupted").Inc()
+			}
+			LiveStreams.Dec()
+		}()
+		for {
+			var id weibo.NotificationID
+			select {
+			case <-ctx.Done():
+				return
+			case <-overflow:
+				stream.err = ErrSlowConsumer
+				return
+			case <-gap:
+				stream.err = ErrEventsInterrupted
+				return
+			case id = <-q:
+			}
+			ns, err := s.GetNotifications(ctx, []weibo.NotificationID{id})
+			if err != nil {
+				if ctx.Err() == nil {
+					stream.err = err
+				}
+				return
+			}
+			if ns[0] == nil || ns[0].Read {
+				continue
+			}
+			select {
+			case out <- ns[0]:
+			case <-ctx.Done():
+				return
+			case <-overflow:
+				stream.err = ErrSlowConsumer
+				return
+			case <-gap:
+				stream.err = ErrEventsInterrupted
+				return
+			}
+		}
+	}()
+	return stream, nil
+}
