@@ -170,6 +170,10 @@ func (b *Bus) Interrupted() <-chan struct{} {
 	return b.gap
 }
 
+// Connected implements bus.Bus: whether the NATS connection is up (false
+// while nats.go reconnects, and after Close).
+func (b *Bus) Connected() bool { return b.nc.IsConnected() }
+
 // interrupt closes the current Interrupted channel and starts another.
 func (b *Bus) interrupt() {
 	b.mu.Lock()

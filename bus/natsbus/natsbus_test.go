@@ -66,11 +66,20 @@ func TestEmbeddedAndConnected(t *testing.T) {
 	}
 	// The server of a goes away: b's bus is interrupted, a's own too.
 	gapB, gapAlone := b.Interrupted(), alone.Interrupted()
+	if !b.Connected() || !alone.Connected() {
+		t.Fatal("a bus not connected before its server stopped")
+	}
 	_ = a.Close()
 	select {
 	case <-gapB:
 	case <-time.After(5 * time.Second):
 		t.Fatal("b not interrupted when its server stopped")
+	}
+	if b.Connected() {
+		t.Error("b connected while its server is gone")
+	}
+	if !alone.Connected() {
+		t.Error("an unrelated bus disconnected")
 	}
 	select {
 	case <-gapAlone:
