@@ -9,7 +9,8 @@ import (
 )
 
 // homeTimelineUpdates is Subscription.homeTimelineUpdates: the viewer's
-// new posts, polled (feed.Service.WatchTimeline), while the token is valid.
+// new posts, read when the bus wakes the watcher (polled while the bus is
+// away; feed.Service.WatchTimeline), while the token is valid.
 func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
 	viewer := viewerOf(ctx)
 	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Post, error) {

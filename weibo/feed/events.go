@@ -89,7 +89,8 @@ var LiveStreamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
 func init() { prometheus.MustRegister(BusPublishErrors, LiveStreams, LiveStreamsEnded) }
 
 // WithBus sets the bus live events travel on (default: a bus.Local of this
-// Service alone).
+// Service alone). Given one, WatchTimeline relies on its events and polls
+// only while it is away: the instances writing to the store must share it.
 func WithBus(b bus.Bus) Option { return func(o *options) { o.bus = b } }
 
 // DefaultEventQueue is the default of WithEventQueue.
