@@ -188,9 +188,10 @@ func New(cfg Config) http.Handler {
 // extensions.code.
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
+	endings := listenTokenEndings(cfg)
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Schema:     servedSchema(), // no @defer: see incremental.go
-		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
+		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens, EndingsOverBus: endings},
 		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
 	var bud *budget
