@@ -202,7 +202,11 @@ func GraphQL(cfg Config) http.Handler {
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	srv.AddTransport(transport.Websocket{
 		Implementation: gorillaWebsocket{upgrader: websocket.Upgrader{
-			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket}},
+			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket,
+			// A connection holds a write buffer only while it writes: an
+			// idle subscription keeps none (without a pool it would keep
+			// the hijacked connection's 4 KiB).
+			WriteBufferPool: &wsWriteBuffers}},
 		KeepAlivePingInterval: 10 * time.Second,
 		InitFunc:              wsInit(cfg.Tokens),
 		// Messages of any size, as gorilla reads them: no read limit of
