@@ -96,15 +96,19 @@ const tokenRecheck = 2 * time.Second
 // whileTokenValid runs a subscription's source, start, for as long as the
 // token of ctx's viewer stays good: it checks the token when the
 // subscription starts, at once when an instance ends it (this one, or
-// another sharing the bus when EndingsOverBus), and when it expires. While the bus is connected it reads
-// nothing more; while the bus is away (or without a bus given) it checks
-// the token again every tokenRecheck (an ending on another instance is
-// then seen within its recheck window), and the first check that finds
-// the bus back reads the users row afresh, for the endings the bus missed.
-// An ended or expired token closes the subscription with an error whose
-// extensions.code is UNAUTHENTICATED; a store error of a recheck leaves it
-// open until the next one.
-func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context.Context) (<-chan T, error)) (<-chan T, error) {
+// another sharing the bus when EndingsOverBus), and when it expires. While
+// the bus is connected it reads nothing more; while the bus is away (or
+// without a bus given) it checks the token again every tokenRecheck (an
+// ending on another instance is then seen within its recheck window), and
+// the first check that finds the bus back reads the users row afresh, for
+// the endings the bus missed. An ended or expired token closes the
+// subscription with an error whose extensions.code is UNAUTHENTICATED; a
+// store error of a recheck leaves it open until the next one.
+//
+// start returns the source's channel and, when not nil, a function saying
+// why the channel closed: a *weibo.Error (SLOW_CONSUMER) then ends the
+// subscription with that error. One goroutine forwards the source.
+func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context.Context) (<-chan T, func() error, error)) (<-chan T, error) {
 	check := loaders.FreshCheck(r.Svc)
 	// The bus's state is taken before each check: a bus that goes away
 	// after it closes gap, and the subscription checks again.
@@ -130,7 +134,7 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 	}
 	ended, stopWatch := r.Tokens.Watch(ctx)
 	inner, cancel := context.WithCancel(ctx)
-	in, err := start(inner)
+	in, why, err := start(inner)
 	if err != nil {
 		stopWatch()
 		cancel()
@@ -161,6 +165,12 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 			select {
 			case v, ok := <-in:
 				if !ok {
+					if why == nil {
+						return
+					}
+					if e, ok := errors.AsType[*weibo.Error](why()); ok {
+						endSubscription(ctx, e) // the source failed
+					}
 					return
 				}
 				select {
