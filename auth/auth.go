@@ -15,7 +15,9 @@
 // another instance that ends the token is obeyed here within that window.
 // The instance that ends a token tells its Issuer (Ended, EndedAll): it then
 // refuses the token at once, in requests under way too, and closes the
-// token's subscriptions (Watch).
+// token's subscriptions (Watch). The server does the same with the endings
+// other instances publish on the event bus, so instances sharing a bus
+// refuse an ended token at once, not after the window.
 package auth
 
 import (
