@@ -36,9 +36,12 @@ test-short:
 
 # Benchmarks: the k6 scripts of bench/k6 against the binary on the full data
 # set, embedded and real HBase (BENCH=home|posts|publish|follow|subscription
-# selects, BENCH_STORE=embedded|hbase); BENCH=<regexp> naming no script runs
-# the Go benchmarks instead. See scripts/bench.sh and docs/benchmarks.md.
-bench: bin/k6 build
+# selects, BENCH_STORE=embedded|hbase); BENCH=idle-subs (10,000 idle
+# subscriptions: store calls/s, RSS each) and BENCH=push-latency (publish ->
+# delivery over 2 gateways sharing the bus, HBase) run the Go load client
+# bench/live; BENCH=<regexp> naming none of these runs the Go benchmarks
+# instead. See scripts/bench.sh and docs/benchmarks.md.
+bench: build
 	bash scripts/bench.sh
 
 # k6 (the load generator of make bench), built from its module at a pinned version.

@@ -15,7 +15,9 @@
 // another instance that ends the token is obeyed here within that window.
 // The instance that ends a token tells its Issuer (Ended, EndedAll): it then
 // refuses the token at once, in requests under way too, and closes the
-// token's subscriptions (Watch).
+// token's subscriptions (Watch). The server does the same with the endings
+// other instances publish on the event bus, so instances sharing a bus
+// refuse an ended token at once, not after the window.
 package auth
 
 import (
@@ -366,6 +368,36 @@ func (i *Issuer) Recheck(ctx context.Context, check UserCheck) error {
 		return errTokenExpired
 	}
 	return i.check(ctx, v.tok, check)
+}
+
+// RecheckNow is Recheck reading the users row (check) even when the token
+// was found good within the recheck window: for a subscription that learns
+// other instances' endings over the bus and may have missed some while
+// the bus was away.
+func (i *Issuer) RecheckNow(ctx context.Context, check UserCheck) error {
+	v, ok := ctx.Value(ctxKey{}).(*viewer)
+	switch {
+	case !ok:
+		return weibo.ErrUnauthenticated
+	case v.err != nil:
+		return &weibo.Error{Code: weibo.CodeUnauthenticated, Message: v.err.Error()}
+	case v.trusted:
+		return nil
+	case !i.now().Before(v.tok.Expires):
+		return errTokenExpired
+	}
+	now := i.now()
+	if i.known.isEnded(v.tok) {
+		return errTokenEnded
+	}
+	s, err := check(ctx, v.tok)
+	if err != nil {
+		return err
+	}
+	if s == TokenValid {
+		i.known.add(v.tok, now)
+	}
+	return stateError(s)
 }
 
 // ViewerToken returns the token of ctx's viewer, and false when ctx has no

@@ -35,6 +35,11 @@ type Bus interface {
 	// an interruption returns a new channel. nil: the bus is never
 	// interrupted.
 	Interrupted() <-chan struct{}
+	// Connected reports whether the bus delivers events now: false while
+	// its connection is away and once it is closed. A subscriber that
+	// relies on the bus alone (no polling) takes Interrupted first, then
+	// checks Connected, and reads the store again when the channel closes.
+	Connected() bool
 	// Close ends the bus: later calls fail.
 	Close() error
 }
@@ -120,6 +125,13 @@ func (l *Local) Interested(subject string) bool {
 
 // Interrupted implements Bus: an in-process bus loses nothing (nil).
 func (l *Local) Interrupted() <-chan struct{} { return nil }
+
+// Connected implements Bus: true until Close.
+func (l *Local) Connected() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return !l.closed
+}
 
 // Close implements Bus.
 func (l *Local) Close() error {

@@ -30,7 +30,13 @@ func TestLocal(t *testing.T) {
 	if len(got) != 2 || got[0] != "x" || got[1] != "z" {
 		t.Fatalf("got %q", got)
 	}
+	if !b.Connected() {
+		t.Error("an open Local bus not connected")
+	}
 	_ = b.Close()
+	if b.Connected() {
+		t.Error("a closed Local bus connected")
+	}
 	if err := b.Publish("a.1", nil); !errors.Is(err, bus.ErrClosed) {
 		t.Errorf("publish after close: %v", err)
 	}

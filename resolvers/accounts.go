@@ -89,25 +89,52 @@ func profileText(ctx context.Context, u *weibo.User, field func(*weibo.User) str
 }
 
 // tokenRecheck is how often an open subscription checks its token again
-// (auth.Issuer.Recheck: a users-row read at most once per recheck window,
-// 10 s, per token).
+// while the bus is away (auth.Issuer.Recheck: a users-row read at most once
+// per recheck window, 10 s, per token).
 const tokenRecheck = 2 * time.Second
 
 // whileTokenValid runs a subscription's source, start, for as long as the
 // token of ctx's viewer stays good: it checks the token when the
-// subscription starts, again every tokenRecheck (an ending on another
-// instance is seen within its recheck window), and at once when this
-// instance ends it. An ended or expired token closes the subscription
-// with an error whose extensions.code is UNAUTHENTICATED; a store error
-// of a recheck leaves it open until the next one.
-func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context.Context) (<-chan T, error)) (<-chan T, error) {
+// subscription starts, at once when an instance ends it (this one, or
+// another sharing the bus when EndingsOverBus), and when it expires. While
+// the bus is connected it reads nothing more; while the bus is away (or
+// without a bus given) it checks the token again every tokenRecheck (an
+// ending on another instance is then seen within its recheck window), and
+// the first check that finds the bus back reads the users row afresh, for
+// the endings the bus missed. An ended or expired token closes the
+// subscription with an error whose extensions.code is UNAUTHENTICATED; a
+// store error of a recheck leaves it open until the next one.
+//
+// start returns the source's channel and, when not nil, a function saying
+// why the channel closed: a *weibo.Error (SLOW_CONSUMER) then ends the
+// subscription with that error. One goroutine forwards the source.
+func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context.Context) (<-chan T, func() error, error)) (<-chan T, error) {
 	check := loaders.FreshCheck(r.Svc)
-	if err := r.Tokens.Recheck(ctx, check); err != nil {
+	// The bus's state is taken before each check: a bus that goes away
+	// after it closes gap, and the subscription checks again.
+	busState := func() (<-chan struct{}, bool) {
+		gap, up := r.Svc.Feed.BusState()
+		return gap, up && r.EndingsOverBus
+	}
+	gap, pushed := busState()
+	recheck := func() error {
+		var err error
+		if pushed {
+			err = r.Tokens.RecheckNow(ctx, check)
+		} else {
+			err = r.Tokens.Recheck(ctx, check)
+		}
+		if err != nil {
+			pushed = false // check again at the next tick
+		}
+		return err
+	}
+	if err := recheck(); err != nil {
 		return nil, err
 	}
 	ended, stopWatch := r.Tokens.Watch(ctx)
 	inner, cancel := context.WithCancel(ctx)
-	in, err := start(inner)
+	in, why, err := start(inner)
 	if err != nil {
 		stopWatch()
 		cancel()
@@ -120,11 +147,30 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 		defer stopWatch()
 		tick := time.NewTicker(tokenRecheck)
 		defer tick.Stop()
+		var expires <-chan time.Time
+		if t, ok := auth.ViewerToken(ctx); ok {
+			timer := time.NewTimer(time.Until(t.Expires))
+			defer timer.Stop()
+			expires = timer.C
+		}
 		for {
+			var ticks <-chan time.Time
+			var away <-chan struct{}
+			if pushed {
+				away = gap // nil for a bus that is never interrupted
+			} else {
+				ticks = tick.C
+			}
 			var err error
 			select {
 			case v, ok := <-in:
 				if !ok {
+					if why == nil {
+						return
+					}
+					if e, ok := errors.AsType[*weibo.Error](why()); ok {
+						endSubscription(ctx, e) // the source failed
+					}
 					return
 				}
 				select {
@@ -135,9 +181,15 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 				continue
 			case <-ended:
 				ended = nil
-				err = r.Tokens.Recheck(ctx, check) // ended here: refused without a read
-			case <-tick.C:
-				err = r.Tokens.Recheck(ctx, check)
+				err = r.Tokens.Recheck(ctx, check) // ended: refused without a read
+			case <-expires:
+				err = r.Tokens.Recheck(ctx, check) // expired: refused without a read
+			case <-ticks:
+				gap, pushed = busState()
+				err = recheck()
+			case <-away:
+				gap, pushed = busState()
+				err = recheck()
 			case <-ctx.Done():
 				return
 			}

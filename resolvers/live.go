@@ -2,18 +2,18 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
-	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
 )
 
 // homeTimelineUpdates is Subscription.homeTimelineUpdates: the viewer's
-// new posts, polled (feed.Service.WatchTimeline), while the token is valid.
+// new posts, read when the bus wakes the watcher (polled while the bus is
+// away; feed.Service.WatchTimeline), while the token is valid.
 func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Post, error) {
-		return r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
+	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Post, func() error, error) {
+		c, err := r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
+		return c, nil, err
 	})
 }
 
@@ -23,26 +23,12 @@ func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, 
 // subscription with its error.
 func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan feed.TimelineEvent, error) {
+	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan feed.TimelineEvent, func() error, error) {
 		stream, err := r.Svc.Feed.TimelineEvents(ctx, viewer, after)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out := make(chan feed.TimelineEvent)
-		go func() {
-			defer close(out)
-			for e := range stream.C {
-				select {
-				case out <- e:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if e, ok := errors.AsType[*weibo.Error](stream.Err()); ok {
-				endSubscription(ctx, e)
-			}
-		}()
-		return out, nil
+		return stream.C, stream.Err, nil
 	})
 }
 
@@ -52,25 +38,11 @@ func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-cha
 // UNAVAILABLE) ends the subscription with its error.
 func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notification, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Notification, error) {
+	return whileTokenValid(ctx, r, func(ctx context.Context) (<-chan *feed.Notification, func() error, error) {
 		stream, err := r.Svc.Feed.NotificationEvents(ctx, viewer)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out := make(chan *feed.Notification)
-		go func() {
-			defer close(out)
-			for n := range stream.C {
-				select {
-				case out <- n:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if e, ok := errors.AsType[*weibo.Error](stream.Err()); ok {
-				endSubscription(ctx, e)
-			}
-		}()
-		return out, nil
+		return stream.C, stream.Err, nil
 	})
 }

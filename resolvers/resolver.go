@@ -35,6 +35,11 @@ type Resolver struct {
 	Svc *domain.Domain
 	// Tokens issues the tokens that register and login return.
 	Tokens *auth.Issuer
+	// EndingsOverBus says that Tokens hears the token endings of every
+	// instance sharing the bus (server: feed.Service.OnTokensEnded): while
+	// the bus is connected, subscriptions do not read their users rows to
+	// learn of them (whileTokenValid).
+	EndingsOverBus bool
 }
 
 // parseID parses s, the ID argument named field, into an id type (for

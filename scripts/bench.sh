@@ -10,6 +10,22 @@
 #   BENCH="home posts" BENCH_STORE=embedded make bench
 #   BENCH=GraphQL make bench            Go benchmarks matching GraphQL (go test -bench), both backends
 #   BENCH=FanoutThroughput BENCHTIME=5x make bench   the fan-out benchmarks (weibo), both backends
+#   BENCH=idle-subs make bench          live events: BENCH_SUBS idle subscriptions on one gateway,
+#                                       its store calls a second and RSS per subscription
+#   BENCH=push-latency BENCH_STORE=hbase make bench   live events: publish -> delivery latency,
+#                                       the fans of a ~500-fan author on 2 gateways sharing the bus
+#
+# The live-event benchmarks use the Go load client bench/live (built to bin/live):
+#   idle-subs     a fresh gateway per query of BENCH_LIVE_QUERY ("events updates":
+#                 homeTimelineEvents, homeTimelineUpdates); BENCH_SUBS (default 10000) users of
+#                 the edge list, lowest ids first, subscribe; after 10 s of settling, the store
+#                 calls (gateway_store_calls_total) and VmRSS over BENCH_IDLE_WINDOW (default 60s)
+#   push-latency  needs a store two processes share (hbase; skipped on embedded): gateway 1
+#                 listens for the bus on port+3 (--nats-listen), gateway 2 (port+2) connects to it
+#                 (--nats-url); the author with the fewest fans at or above BENCH_FANS (default 500)
+#                 publishes BENCH_PUBLISH_RATE posts/s (default 2) for BENCH_DURATION, after
+#                 BENCH_WARMUP, alternately through each gateway; each of its first BENCH_FANS fans
+#                 holds homeTimelineEvents on each gateway (2 x BENCH_FANS subscriptions)
 #
 # Settings (environment):
 #   BENCH_STORE     embedded, hbase or "embedded hbase" (default)
@@ -45,8 +61,9 @@ cd "$(dirname "$0")/.."
 
 scripts_all="home home-actions posts like comment publish delete follow subscription"
 bench=${BENCH:-$scripts_all}
+live_all="idle-subs push-latency"
 for s in $bench; do
-	if [[ ! -f bench/k6/$s.js ]]; then
+	if [[ ! -f bench/k6/$s.js && " $live_all " != *" $s "* ]]; then
 		# Not a k6 script: the Go benchmarks, with a real standalone HBase.
 		trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 		zk=$(HBASE_CLEAN=${HBASE_CLEAN:-1} make -s hbase-up | tail -n 1)
@@ -56,6 +73,7 @@ for s in $bench; do
 done
 
 stores=${BENCH_STORE:-embedded hbase}
+[[ -n ${BENCH_STORE:-} || $bench != push-latency ]] || stores=hbase # two instances share no embedded store
 duration=${BENCH_DURATION:-30s}
 warmup=${BENCH_WARMUP:-10s}
 vus=${BENCH_VUS:-32}
@@ -71,19 +89,29 @@ out=.data/bench
 mkdir -p "$out"
 results=$out/results.md
 
+# k6_scripts: the k6 scripts BENCH selects (none for the live-event benchmarks alone).
+k6_scripts=$(comm -12 <(tr ' ' '\n' <<<"$bench" | sort) <(tr ' ' '\n' <<<"$scripts_all" | sort))
+[[ -z $k6_scripts ]] || make -s bin/k6 >&2
 if [[ -n ${BENCH_GATEWAY:-} ]]; then
 	gateway=$(realpath "$BENCH_GATEWAY")
-	make -s bin/k6 >&2
 else
 	gateway=./bin/gateway
-	make -s bin/k6 build >&2
+	make -s build >&2
+fi
+go build -o bin/live ./bench/live
+# Each subscription is a socket in the client and one in the gateway.
+if [[ " $bench " == *" idle-subs "* ]] && (($(ulimit -n) < ${BENCH_SUBS:-10000} + 1000)); then
+	ulimit -n "$(ulimit -Hn)"
 fi
 [[ -f $edges && -f $posts ]] || { echo "bench: the data set is not in $datasets (set GATEWAY_DATASETS)" >&2; exit 1; }
 
 gw_pid=
+gw2_pid=
+gw_extra=()
 hbase_started=
 cleanup() {
 	stop_gateway
+	stop_gateway2
 	if [[ -n $hbase_started ]]; then bash scripts/hbase-down.sh >&2 || true; fi
 }
 trap cleanup EXIT
@@ -99,7 +127,7 @@ start_gateway() {
 	local pp=()
 	[[ -n ${BENCH_PPROF:-} ]] && pp=(--pprof-addr 127.0.0.1:$((port + 1)))
 	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
-		"$gateway" serve "${args[@]}" "${pp[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
+		"$gateway" serve "${args[@]}" "${pp[@]}" "${gw_extra[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
 	gw_pid=$!
 	for _ in $(seq 600); do
 		curl -sf "$base/readyz" >/dev/null 2>&1 && return 0
@@ -116,6 +144,75 @@ stop_gateway() {
 		wait "$gw_pid" 2>/dev/null || true
 		gw_pid=
 	fi
+}
+
+# start_gateway2: a second gateway on the HBase store, on port+2, whose bus
+# connects to the first's (which start_gateway started with --nats-listen).
+start_gateway2() {
+	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+		"$gateway" serve --store hbase --hbase-zk "$zk" --namespace "$ns" --nats-url "nats://127.0.0.1:$((port + 3))" \
+		--addr "127.0.0.1:$((port + 2))" --rate-limit 0 >"$out/gateway2.log" 2>&1 &
+	gw2_pid=$!
+	for _ in $(seq 600); do
+		curl -sf "http://127.0.0.1:$((port + 2))/readyz" >/dev/null 2>&1 && return 0
+		kill -0 "$gw2_pid" 2>/dev/null || { cat "$out/gateway2.log" >&2; return 1; }
+		sleep 0.1
+	done
+	echo "bench: the second gateway did not become ready" >&2
+	return 1
+}
+
+stop_gateway2() {
+	if [[ -n $gw2_pid ]]; then
+		kill "$gw2_pid" 2>/dev/null || true
+		wait "$gw2_pid" 2>/dev/null || true
+		gw2_pid=
+	fi
+}
+
+# live_row LINE: a result line of bench/live, with the date, store and the
+# build measured (BENCH_GATEWAY, or the working tree's commit).
+live_row() {
+	local build
+	build=$(git describe --always --dirty --abbrev=7)
+	[[ -z ${BENCH_GATEWAY:-} ]] || build=$BENCH_GATEWAY
+	printf '%s %s %s %s\n' "$(date -u +%FT%TZ)" "$store" "$build" "$1" | tee -a "$results"
+}
+
+# run_idle_subs: BENCH_SUBS idle subscriptions on a fresh gateway, per query.
+run_idle_subs() {
+	local q n=${BENCH_SUBS:-10000} line
+	zcat "$edges" | awk '{print $1; print $2}' | sort -un | awk -v n="$n" 'NR <= n' >"$out/idle-ids.txt"
+	for q in ${BENCH_LIVE_QUERY:-events updates}; do
+		stop_gateway
+		start_gateway "$store"
+		line=$(GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+			./bin/live idle -url "$base" -ids "$out/idle-ids.txt" -n "$n" -pid "$gw_pid" -query "$q" \
+			-window "${BENCH_IDLE_WINDOW:-60s}")
+		live_row "$line"
+	done
+	stop_gateway
+}
+
+# run_push_latency: the fans of a BENCH_FANS-fan author subscribed on two
+# gateways sharing the bus, while it publishes.
+run_push_latency() {
+	local nf=${BENCH_FANS:-500} a line
+	a=$(grep '^C ' "$out/graph.txt" | awk -v n="$nf" '$2 >= n' | sort -k2,2n -k3,3n | awk 'NR == 1 {print $3}')
+	[[ -n $a ]] || { echo "bench: no author has $nf fans" >&2; return 1; }
+	grep "^FANS $a " "$out/graph.txt" | cut -d' ' -f3- | tr ' ' '\n' | awk -v n="$nf" 'NF && ++k <= n' >"$out/push-fans.txt"
+	echo "bench: push-latency: author u$a, $(grep -c "" "$out/push-fans.txt") fans" >&2
+	stop_gateway
+	gw_extra=(--nats-listen "127.0.0.1:$((port + 3))")
+	start_gateway "$store"
+	gw_extra=()
+	start_gateway2
+	line=$(GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+		./bin/live latency -url "$base,http://127.0.0.1:$((port + 2))" -ids "$out/push-fans.txt" -author "$a" \
+		-rate "${BENCH_PUBLISH_RATE:-2}" -duration "$duration" -warmup "$warmup")
+	live_row "author=u$a $line"
+	stop_gateway2
+	stop_gateway
 }
 
 # seed ARGS...: gateway seed of the full data set (or BENCH_DAY's posts).
@@ -207,7 +304,8 @@ run_k6() {
 		./bin/k6 run --quiet --no-usage-report "bench/k6/$1.js"
 }
 
-printf '\n| date | store | script | VUs | req/s | p50 ms | p95 ms | p99 ms | gateway CPU ms/req | HBase CPU ms/req | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
+[[ -z $k6_scripts ]] ||
+	printf '\n| date | store | script | VUs | req/s | p50 ms | p95 ms | p99 ms | gateway CPU ms/req | HBase CPU ms/req | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
 
 for store in $stores; do
 	case $store in
@@ -238,6 +336,15 @@ for store in $stores; do
 		seed --store hbase --hbase-zk "$zk" --namespace "$ns"
 		start_gateway "$store"
 	fi
+	[[ " $bench " == *" idle-subs "* ]] && run_idle_subs
+	if [[ " $bench " == *" push-latency "* ]]; then
+		if [[ $store == hbase ]]; then
+			run_push_latency
+		else
+			echo "bench: push-latency skipped on the embedded store: two gateways cannot share it" >&2
+		fi
+	fi
+	[[ -n $k6_scripts ]] || continue
 	users_json
 	for script in $scripts_all; do
 		[[ " $bench " == *" $script "* ]] || continue

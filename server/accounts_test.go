@@ -11,10 +11,13 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/bus"
+	"github.com/weibohbase/gateway/bus/natsbus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -47,11 +50,11 @@ func (c *testClock) Add(d time.Duration) {
 
 // startInstanceWithClock starts another gateway instance over st whose
 // Issuer (same secret) runs on clk.
-func startInstanceWithClock(t *testing.T, st hbase.StoreAdmin, clk *testClock) *gw {
+func startInstanceWithClock(t *testing.T, st hbase.StoreAdmin, clk *testClock, opts ...domain.Option) *gw {
 	t.Helper()
 	return startGatewayWith(t, st, func(c *server.Config) {
 		c.Tokens = auth.NewIssuer([]byte(testSecret), time.Hour, auth.WithClock(clk.Now))
-	})
+	}, opts...)
 }
 
 const (
@@ -193,16 +196,30 @@ func TestLogout(t *testing.T) {
 // TestEndedTokenSubscriptionCloses: an open subscription (graphql-ws over
 // WebSocket) whose token is ended is closed with an error whose
 // extensions.code is UNAUTHENTICATED — at once on the instance that ended
-// it, within the window (and a recheck's tick) on another.
+// it and on another sharing its bus, within the window (and a recheck's
+// tick) on one whose bus is away.
 func TestEndedTokenSubscriptionCloses(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := b.Open(t)
-			g := startGateway(t, st)
+			first, err := natsbus.Open(natsbus.Config{Listen: "127.0.0.1:0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = first.Close() })
+			second, err := natsbus.Open(natsbus.Config{URL: first.ClientURL()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = second.Close() })
+			away := bus.NewLocal()
+			_ = away.Close()
+			g := startGateway(t, st, domain.WithBus(first))
 			clk := &testClock{now: time.Now()}
-			other := startInstanceWithClock(t, st, clk)
+			other := startInstanceWithClock(t, st, clk, domain.WithBus(second))
+			lone := startInstanceWithClock(t, st, clk, domain.WithBus(away))
 			dora := g.register(uniqueName("dora"))
-			second := g.login(dora.Username, "correct horse")
+			secondTok := g.login(dora.Username, "correct horse")
 			const sub = `subscription { homeTimelineUpdates { id } }`
 			wantClosed := func(g *gw, conn *websocket.Conn, what string, within time.Duration) {
 				t.Helper()
@@ -229,13 +246,21 @@ func TestEndedTokenSubscriptionCloses(t *testing.T) {
 				t.Fatalf("subscribing with the ended token: %s %s", m.Type, m.Payload)
 			}
 
-			// logoutEverywhere through another instance: this one's
-			// subscription closes once its window has passed, at its next
+			// logoutEverywhere through another instance sharing the bus:
+			// this one's subscription closes at once, its token still
+			// within the window (the clock does not move).
+			there := other.subscribeLive(secondTok)
+			g.ok(secondTok, `mutation { logoutEverywhere }`, nil, nil)
+			wantClosed(other, there, "logoutEverywhere on another instance sharing the bus", time.Second)
+
+			// An instance whose bus is away hears no ending: its
+			// subscription closes once the window has passed, at its next
 			// recheck (every 2 s).
-			there := other.subscribeLive(second)
-			g.ok(second, `mutation { logoutEverywhere }`, nil, nil)
+			third := g.login(dora.Username, "correct horse")
+			alone := lone.subscribeLive(third)
+			g.ok(third, `mutation { logoutEverywhere }`, nil, nil)
 			clk.Add(auth.DefaultRecheckAfter)
-			wantClosed(other, there, "logoutEverywhere on another instance", 6*time.Second)
+			wantClosed(lone, alone, "logoutEverywhere, the bus away", 6*time.Second)
 		})
 	}
 }

@@ -188,9 +188,10 @@ func New(cfg Config) http.Handler {
 // extensions.code.
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
+	endings := listenTokenEndings(cfg)
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Schema:     servedSchema(), // no @defer: see incremental.go
-		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens},
+		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens, EndingsOverBus: endings},
 		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc)},
 	}))
 	var bud *budget
@@ -201,7 +202,11 @@ func GraphQL(cfg Config) http.Handler {
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	srv.AddTransport(transport.Websocket{
 		Implementation: gorillaWebsocket{upgrader: websocket.Upgrader{
-			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket}},
+			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket,
+			// A connection holds a write buffer only while it writes: an
+			// idle subscription keeps none (without a pool it would keep
+			// the hijacked connection's 4 KiB).
+			WriteBufferPool: &wsWriteBuffers}},
 		KeepAlivePingInterval: 10 * time.Second,
 		InitFunc:              wsInit(cfg.Tokens),
 		// Messages of any size, as gorilla reads them: no read limit of

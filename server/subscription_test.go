@@ -10,7 +10,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/weibohbase/gateway/bus/natsbus"
 	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 type wsMessage struct {
@@ -75,7 +77,20 @@ func TestHomeTimelineSubscription(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := b.Open(t)
-			g := startGateway(t, st)
+			// Two instances share the bus, as the watcher reads only when
+			// the bus wakes it: the first's embedded NATS listens, the
+			// second connects to it.
+			shared, err := natsbus.Open(natsbus.Config{Listen: "127.0.0.1:0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = shared.Close() })
+			second, err := natsbus.Open(natsbus.Config{URL: shared.ClientURL()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = second.Close() })
+			g := startGateway(t, st, domain.WithBus(shared))
 			alice, bob := g.register(uniqueName("alice")), g.register(uniqueName("bob"))
 			g.follow(alice.token, bob.ID)
 			conn := g.subscribe(alice.token, `subscription { homeTimelineUpdates { id content author { id username } } }`)
@@ -129,8 +144,9 @@ func TestHomeTimelineSubscription(t *testing.T) {
 			}
 
 			// A post made through another gateway instance on the same store
-			// arrives by polling (no in-process wake-up crosses instances).
-			other := startGateway(t, st)
+			// arrives by the bus's wake-up (no in-process one crosses
+			// instances).
+			other := startGateway(t, st, domain.WithBus(second))
 			p2 := other.publish(bob.token, "from the other instance")
 			other.flush()
 			if e := next(); e.ID != p2.ID {

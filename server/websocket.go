@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
@@ -35,6 +36,10 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	}
 	return gorillaConn{c}, nil
 }
+
+// wsWriteBuffers are the write buffers of the WebSocket connections
+// (Upgrader.WriteBufferPool), taken for a message and given back after.
+var wsWriteBuffers sync.Pool
 
 // gorillaConn is a gorilla connection as gqlgen's transport uses one
 // (transport.WebsocketConn, and through *websocket.Conn's own methods

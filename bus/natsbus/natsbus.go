@@ -50,6 +50,28 @@ type Bus struct {
 	mu     sync.Mutex
 	closed bool
 	gap    chan struct{} // closed at the next disconnect (Interrupted)
+
+	// Every subscription's messages go to msgs, which one goroutine
+	// (dispatch) hands to the subscriptions' functions: nats.go's own
+	// delivery would run a goroutine per subscription, the largest part
+	// of an idle subscription's memory after its WebSocket.
+	msgs chan *nats.Msg
+	done chan struct{} // closed by Close: dispatch returns
+	smu  sync.RWMutex
+	subs map[*nats.Subscription]*chanSub
+}
+
+// dispatchQueue is how many messages msgs holds for dispatch; past that
+// nats.go drops messages (a slow consumer, logged by the error handler).
+// The subscribers' functions do not block, so it fills only when the
+// process has no CPU to spare.
+const dispatchQueue = 1 << 16
+
+// chanSub is one subscription's function.
+type chanSub struct {
+	mu sync.Mutex // serializes calls of fn; held while cancelling
+	fn func([]byte)
+	on bool
 }
 
 var _ bus.Bus = (*Bus)(nil)
@@ -68,7 +90,8 @@ func init() { prometheus.MustRegister(Connected) }
 // listen address is taken, or the external NATS cannot be reached (the
 // first connect is not retried: a misconfigured URL fails the start).
 func Open(c Config) (_ *Bus, err error) {
-	b := &Bus{log: c.Logger, gap: make(chan struct{})}
+	b := &Bus{log: c.Logger, gap: make(chan struct{}), msgs: make(chan *nats.Msg, dispatchQueue), done: make(chan struct{}),
+		subs: map[*nats.Subscription]*chanSub{}}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -116,7 +139,31 @@ func Open(c Config) (_ *Bus, err error) {
 	}
 	b.nc = nc
 	Connected.Set(1)
+	go b.dispatch()
 	return b, nil
+}
+
+// dispatch calls the function of each message's subscription, in the
+// order the connection received them, until Close.
+func (b *Bus) dispatch() {
+	for {
+		select {
+		case <-b.done:
+			return
+		case m := <-b.msgs:
+			b.smu.RLock()
+			cs := b.subs[m.Sub]
+			b.smu.RUnlock()
+			if cs == nil {
+				continue // cancelled
+			}
+			cs.mu.Lock()
+			if cs.on {
+				cs.fn(m.Data)
+			}
+			cs.mu.Unlock()
+		}
+	}
 }
 
 // embedded starts a NATS server in this process: on listen (HOST:PORT) or,
@@ -170,6 +217,10 @@ func (b *Bus) Interrupted() <-chan struct{} {
 	return b.gap
 }
 
+// Connected implements bus.Bus: whether the NATS connection is up (false
+// while nats.go reconnects, and after Close).
+func (b *Bus) Connected() bool { return b.nc.IsConnected() }
+
 // interrupt closes the current Interrupted channel and starts another.
 func (b *Bus) interrupt() {
 	b.mu.Lock()
@@ -184,12 +235,19 @@ func (b *Bus) Publish(subject string, data []byte) error {
 }
 
 // Subscribe implements bus.Bus with a core NATS subscription, whose
-// messages nats.go hands to fn on the subscription's own goroutine. It
-// returns once the server has the subscription (a flush, at most 2 s; while
-// the connection is away it returns at once and nats.go subscribes again
-// on reconnect), so that what is published after it returns reaches fn.
+// messages the bus's one dispatching goroutine hands to fn (a channel
+// subscription: no goroutine of its own). It returns once the server has
+// the subscription (a flush, at most 2 s; while the connection is away it
+// returns at once and nats.go subscribes again on reconnect), so that what
+// is published after it returns reaches fn.
 func (b *Bus) Subscribe(subject string, fn func([]byte)) (func(), error) {
-	s, err := b.nc.Subscribe(subject, func(m *nats.Msg) { fn(m.Data) })
+	cs := &chanSub{fn: fn, on: true}
+	b.smu.Lock() // dispatch finds cs from the first message on
+	s, err := b.nc.ChanSubscribe(subject, b.msgs)
+	if err == nil {
+		b.subs[s] = cs
+	}
+	b.smu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("event bus: subscribe %s: %w", subject, err)
 	}
@@ -197,7 +255,17 @@ func (b *Bus) Subscribe(subject string, fn func([]byte)) (func(), error) {
 		_ = b.nc.FlushTimeout(2 * time.Second)
 	}
 	var once sync.Once
-	return func() { once.Do(func() { _ = s.Unsubscribe() }) }, nil
+	return func() {
+		once.Do(func() {
+			_ = s.Unsubscribe()
+			b.smu.Lock()
+			delete(b.subs, s)
+			b.smu.Unlock()
+			cs.mu.Lock() // a call under way ends first
+			cs.on = false
+			cs.mu.Unlock()
+		})
+	}, nil
 }
 
 // Close flushes what was published (when connected, at most 5 s), closes
@@ -213,6 +281,7 @@ func (b *Bus) Close() error {
 		_ = b.nc.FlushTimeout(5 * time.Second)
 	}
 	b.nc.Close()
+	close(b.done)
 	if b.srv != nil {
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()

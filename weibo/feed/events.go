@@ -89,7 +89,8 @@ var LiveStreamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
 func init() { prometheus.MustRegister(BusPublishErrors, LiveStreams, LiveStreamsEnded) }
 
 // WithBus sets the bus live events travel on (default: a bus.Local of this
-// Service alone).
+// Service alone). Given one, WatchTimeline relies on its events and polls
+// only while it is away: the instances writing to the store must share it.
 func WithBus(b bus.Bus) Option { return func(o *options) { o.bus = b } }
 
 // DefaultEventQueue is the default of WithEventQueue.
@@ -274,7 +275,7 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{s: s, q: make(chan []byte, max(1, s.opts.eventQueue)), overflow: make(chan struct{}), gap: s.bus.Interrupted(),
+	w := &watcher{s: s, q: eventQueue{max: max(1, s.opts.eventQueue), ready: make(chan struct{}, 1)}, overflow: make(chan struct{}), gap: s.bus.Interrupted(),
 		subs: map[string]func(){}, from: from, seen: map[weibo.PostID]uint8{}}
 	ok := false
 	defer func() {
@@ -329,11 +330,53 @@ func (s *Service) replay(ctx context.Context, uid weibo.UserID, cursor string) (
 	}
 }
 
+// eventQueue is a watcher's bounded queue of events: a slice that holds
+// nothing while the stream is idle (a channel of the queue's capacity
+// would hold its buffer for the stream's life).
+type eventQueue struct {
+	mu    sync.Mutex
+	items [][]byte
+	max   int
+	ready chan struct{} // capacity 1: signalled by each push
+}
+
+// push queues data, unless the queue holds max events (false).
+func (q *eventQueue) push(data []byte) bool {
+	q.mu.Lock()
+	if len(q.items) >= q.max {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, data)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// pop takes the oldest event (false: none).
+func (q *eventQueue) pop() ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil, false
+	}
+	data := q.items[0]
+	q.items[0] = nil
+	q.items = q.items[1:]
+	if len(q.items) == 0 {
+		q.items = nil // the backing array goes too
+	}
+	return data, true
+}
+
 // watcher is one TimelineEvents subscription: its bus subscriptions feed
 // the bounded queue q; run drains it to the client.
 type watcher struct {
 	s        *Service
-	q        chan []byte
+	q        eventQueue
 	overflow chan struct{}   // closed when q was full
 	gap      <-chan struct{} // closed when the bus was interrupted
 	once     sync.Once
@@ -401,9 +444,7 @@ func (w *watcher) deliver(data []byte) {
 		w.follow(data)
 		return
 	}
-	select {
-	case w.q <- slices.Clone(data):
-	default:
+	if !w.q.push(slices.Clone(data)) {
 		w.once.Do(func() { close(w.overflow) })
 	}
 }
@@ -462,6 +503,12 @@ func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- Timel
 			return
 		default:
 		}
+		if data, ok := w.q.pop(); ok {
+			if e := w.event(data); e != nil && !send(e) {
+				return
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -471,10 +518,7 @@ func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- Timel
 		case <-w.gap:
 			stream.err = ErrEventsInterrupted
 			return
-		case data := <-w.q:
-			if e := w.event(data); e != nil && !send(e) {
-				return
-			}
+		case <-w.q.ready:
 		}
 	}
 }

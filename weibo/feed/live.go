@@ -8,13 +8,17 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// Live updates of home timelines. A watcher polls the top of its viewer's
+// Live updates of home timelines. A watcher reads the top of its viewer's
 // home timeline (one page, merged with the large accounts' posts) and
-// emits the entries it has not seen; the gateway is stateless, so polling is what makes an entry written
-// by another gateway instance reach it. Writes made by this process (a
-// publish, a fan-out batch) wake the watchers of the owners at once instead
-// of at the next tick, and so do the events of the bus (events.go) from
-// the instances that share it.
+// emits the entries it has not seen. It reads when something may have
+// changed: woken by this process's writes (a publish, a fan-out batch) to
+// its viewer's inbox, and by the events of the bus (events.go) from the
+// instances that share it. Given a bus (WithBus), a watcher relies on
+// those wake-ups alone while the bus is connected, so an idle one reads
+// nothing; it polls on a timer only while the bus is away (and once more
+// when it is back), and always when the Service was given no bus (its
+// own in-process bus cannot hear other instances). Instances that write
+// to the same store must then share the bus, as TimelineEvents needs.
 
 // watchWindow is how many of the newest inbox entries a poll reads. An entry
 // is emitted when it is among them and was not in the previous poll, so a
@@ -110,30 +114,40 @@ func (h *liveHub) notify(owners ...weibo.UserID) {
 // large accounts uid follows as soon as they are stored), oldest first,
 // until ctx ends; the channel is then closed. Posts older than a minute when
 // they arrive (a follow's backfill) are not emitted. interval is the polling
-// period (0: 2 s). Errors of a poll are logged and the next poll retries.
+// period of the fallback (0: 2 s). Errors of a read are logged and the next
+// wake-up or tick retries.
 //
-// A poll reads the top of the merged home timeline (HomeTimeline, first
+// A read takes the top of the merged home timeline (HomeTimeline, first
 // watchWindow). It is woken at once by this process's writes to uid's
 // inbox, and — hybrid fan-out, whose posts reach no inbox — by this
-// process's publishes of the large accounts uid followed at the last poll
+// process's publishes of the large accounts uid followed at the last read
 // (by followee: a publish wakes only the watchers of that account's
 // followers, found without reading its fans) — and likewise by the bus
-// events of other gateway instances sharing the bus; writes of instances
-// that do not share it are seen at the next tick.
+// events of other gateway instances sharing the bus. With a bus given
+// (WithBus), connected and holding every subject the watcher wants, it
+// reads nothing else; otherwise (no bus given, the bus away or closed, a
+// subject refused) it also reads every interval, until a read finds the
+// bus usable again.
 func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration) (_ <-chan *Post, err error) {
 	defer weibo.Wrapf(&err, "watch the timeline of %s", uid)
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
 	since := s.nowMillis() - time.Minute.Milliseconds()
+	wake, unsubscribe := s.live.subscribe(uid)
+	bw := busWake{s: s, wake: wake, subs: map[string]func(){}}
+	// The bus's state is taken before each read: a bus that goes away
+	// during the read closes gap, and the watcher reads again.
+	gap, pushed := bw.state()
+	bw.sync(uid, nil) // listening before the read: nothing falls between
 	seen, _, large, err := s.timelineTop(ctx, uid)
 	if err != nil {
+		unsubscribe()
+		bw.stop()
 		return nil, err
 	}
-	wake, unsubscribe := s.live.subscribe(uid)
 	s.live.follow(wake, nil, large)
-	bw := busWake{s: s, wake: wake, subs: map[string]func(){}}
-	bw.sync(uid, large)
+	pushed = bw.sync(uid, large) && pushed
 	out := make(chan *Post)
 	go func() {
 		defer close(out)
@@ -141,21 +155,31 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
+			var ticks <-chan time.Time
+			var away <-chan struct{}
+			if pushed {
+				away = gap // nil for a bus that is never interrupted
+			} else {
+				ticks = tick.C
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-wake:
-			case <-tick.C:
+			case <-ticks:
+			case <-away:
 			}
+			gap, pushed = bw.state()
 			top, posts, now, err := s.timelineTop(ctx, uid)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.log.Warn("timeline watch: poll failed", "user", uid.String(), "err", err)
 				}
+				pushed = false // read again at the next tick
 				continue
 			}
 			s.live.follow(wake, large, now)
-			bw.sync(uid, now)
+			pushed = bw.sync(uid, now) && pushed
 			large = now
 			var fresh []*Post // newest first, as read
 			for _, p := range posts {
@@ -176,6 +200,15 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 	return out, nil
 }
 
+// BusState returns the bus's Interrupted channel, then whether a reader
+// may rely on the bus's events instead of polling the store: a bus was
+// given (WithBus) and it is connected. In this order, a bus that goes away
+// after the call closes the channel.
+func (s *Service) BusState() (<-chan struct{}, bool) {
+	gap := s.bus.Interrupted()
+	return gap, s.busGiven && s.bus.Connected()
+}
+
 // busWake wakes a watcher on the events of the bus (events.go) for its
 // viewer's home subject and the author subjects of the large accounts it
 // follows: writes made through other gateway instances sharing the bus
@@ -186,13 +219,23 @@ type busWake struct {
 	subs map[string]func() // subject -> cancel
 }
 
+// state returns the bus's Interrupted channel, then whether the watcher may
+// rely on the bus: a bus was given (WithBus) and it is connected. In this
+// order, a bus that goes away after the call closes the channel.
+func (b *busWake) state() (<-chan struct{}, bool) { return b.s.BusState() }
+
 // sync listens to uid's home subject and to the author subjects of large,
-// and to no other. A subject the bus refuses is left to the ticks.
-func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) {
-	want := map[string]bool{homeSubject(uid): true}
+// and to no other. It reports whether the bus holds all of them (a subject
+// the bus refuses is left to the ticks), and wakes the watcher when it
+// started listening to an author subject: a post of that account stored
+// between the read that named it and now woke nobody.
+func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) bool {
+	home := homeSubject(uid)
+	want := map[string]bool{home: true}
 	for a := range large {
 		want[authorSubject(a)] = true
 	}
+	all := true
 	for subject, cancel := range b.subs {
 		if !want[subject] {
 			cancel()
@@ -209,10 +252,19 @@ func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) {
 			default:
 			}
 		})
-		if err == nil {
-			b.subs[subject] = cancel
+		if err != nil {
+			all = false
+			continue
+		}
+		b.subs[subject] = cancel
+		if subject != home {
+			select {
+			case b.wake <- struct{}{}:
+			default:
+			}
 		}
 	}
+	return all
 }
 
 // stop cancels every subscription.

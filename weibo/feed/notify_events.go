@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/weibohbase/gateway/weibo"
@@ -57,17 +58,11 @@ func (e *NotificationStream) Err() error { return e.err }
 // bus's, when it refuses to subscribe.
 func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *NotificationStream, err error) {
 	defer weibo.Wrapf(&err, "notification events of %s", uid)
-	q := make(chan weibo.NotificationID, max(1, s.opts.eventQueue))
+	q := &eventQueue{max: max(1, s.opts.eventQueue), ready: make(chan struct{}, 1)}
 	overflow := make(chan struct{})
 	var once sync.Once
 	cancel, err := s.bus.Subscribe(notifySubject(uid), func(data []byte) {
-		id, err := tables.ParseNotificationID(string(data))
-		if err != nil || id.Recipient != uid {
-			return
-		}
-		select {
-		case q <- id:
-		default:
+		if !q.push(slices.Clone(data)) {
 			once.Do(func() { close(overflow) })
 		}
 	})
@@ -91,17 +86,24 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 			LiveStreams.Dec()
 		}()
 		for {
-			var id weibo.NotificationID
-			select {
-			case <-ctx.Done():
-				return
-			case <-overflow:
-				stream.err = ErrSlowConsumer
-				return
-			case <-gap:
-				stream.err = ErrEventsInterrupted
-				return
-			case id = <-q:
+			data, ok := q.pop()
+			if !ok {
+				select {
+				case <-ctx.Done():
+					return
+				case <-overflow:
+					stream.err = ErrSlowConsumer
+					return
+				case <-gap:
+					stream.err = ErrEventsInterrupted
+					return
+				case <-q.ready:
+				}
+				continue
+			}
+			id, err := tables.ParseNotificationID(string(data))
+			if err != nil || id.Recipient != uid {
+				continue
 			}
 			ns, err := s.GetNotifications(ctx, []weibo.NotificationID{id})
 			if err != nil {

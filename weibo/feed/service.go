@@ -55,6 +55,7 @@ type Service struct {
 	bcryptC     int
 	posts       *postCache   // nil: none (WithPostCache)
 	bus         bus.Bus      // live events (events.go)
+	busGiven    bool         // WithBus: WatchTimeline polls only while it is away
 	emitLogged  atomic.Int64 // the second of the last publish error logged
 }
 
@@ -139,13 +140,14 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	for _, f := range opts {
 		f(&o)
 	}
-	if o.bus == nil {
+	busGiven := o.bus != nil
+	if !busGiven {
 		o.bus = bus.NewLocal()
 	}
 	if o.instance == "" {
 		o.instance = defaultInstanceName()
 	}
-	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, bus: o.bus,
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, bus: o.bus, busGiven: busGiven,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()

@@ -64,7 +64,7 @@ func checkNewPassword(field, password string) error {
 // is half-written and of two changes at once the later one checks its
 // current password against the earlier one's hash. It returns the user
 // with its new TokenGeneration, for the token that replaces the ended
-// ones. Errors: BAD_USER_INPUT for a newPassword breaking the rules of
+// ones, and publishes the ending on the bus (OnTokensEnded). Errors: BAD_USER_INPUT for a newPassword breaking the rules of
 // Register or a currentPassword over 72 bytes; UNAUTHENTICATED for a wrong
 // current password or a user that does not exist; BAD_USER_INPUT with
 // reason CONCURRENT_UPDATE when other changes of the generation kept
@@ -104,6 +104,7 @@ func (s *Service) ChangePassword(ctx context.Context, uid weibo.UserID, current,
 		}
 		if ok {
 			u.TokenGeneration++
+			s.emitTokensEnded(TokensEnded{User: uid, Below: u.TokenGeneration})
 			return u, nil
 		}
 	}
@@ -115,7 +116,8 @@ func (s *Service) ChangePassword(ctx context.Context, uid weibo.UserID, current,
 // expires, gets a record in the users row's family t that the family's TTL
 // removes at that expiry. When the row holds MaxEndedTokens live records
 // already it ends all of the user's tokens instead (EndAllTokens), and
-// reports all true with the new generation. Errors are the store's.
+// reports all true with the new generation. The ending is published on
+// the bus (OnTokensEnded). Errors are the store's.
 func (s *Service) EndToken(ctx context.Context, uid weibo.UserID, id weibo.TokenID, expires time.Time) (all bool, gen int64, err error) {
 	defer weibo.Wrapf(&err, "end a token of %s", uid)
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamEndedTokens}})
@@ -127,15 +129,24 @@ func (s *Service) EndToken(ctx context.Context, uid weibo.UserID, id weibo.Token
 		return true, gen, err
 	}
 	exp := expires.UnixMilli()
-	return false, 0, s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Timestamp: tables.EndedTokenTimestamp(exp),
-		Values: hbase.Values{tables.FamEndedTokens: {tables.EndedTokenQualifier(id): tables.EncodeMillis(exp)}}})
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Timestamp: tables.EndedTokenTimestamp(exp),
+		Values: hbase.Values{tables.FamEndedTokens: {tables.EndedTokenQualifier(id): tables.EncodeMillis(exp)}}}); err != nil {
+		return false, 0, err
+	}
+	s.emitTokensEnded(TokensEnded{User: uid, Token: id, Expires: expires})
+	return false, 0, nil
 }
 
 // EndAllTokens ends every token of user uid issued so far (logoutEverywhere):
-// it increments the users row's token generation and returns the new one.
-// Errors are the store's.
+// it increments the users row's token generation and returns the new one,
+// and publishes the ending on the bus (OnTokensEnded). Errors are the
+// store's.
 func (s *Service) EndAllTokens(ctx context.Context, uid weibo.UserID) (gen int64, err error) {
 	defer weibo.Wrapf(&err, "end the tokens of %s", uid)
-	return s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(uid),
+	gen, err = s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(uid),
 		Family: tables.FamInfo, Qualifier: tables.ColTokenGen, Amount: 1})
+	if err == nil {
+		s.emitTokensEnded(TokensEnded{User: uid, Below: gen})
+	}
+	return gen, err
 }
