@@ -341,7 +341,8 @@ func TestTopicsDemo(t *testing.T) {
 // TestTopicStoreCallsConstant proves with gateway_store_calls_total that a
 // topic page costs the same number of store round trips whatever its
 // size: the topic row's Get, one ScanMany of the list's buckets, one
-// GetMany of the page's posts.
+// GetMany of the page's posts. On the same demo import it checks that
+// GraphiQL's TrendingDemo lists topics.
 func TestTopicStoreCallsConstant(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -371,6 +372,19 @@ func TestTopicStoreCallsConstant(t *testing.T) {
 				if c != 3 {
 					t.Fatalf("store calls per topic page for first = 1, 20, 50, 100: %v; want 3 each", costs)
 				}
+			}
+
+			// GraphiQL's opening document's TrendingDemo shows topics on
+			// the demo subset (make run).
+			var demoTrends struct {
+				TrendingTopics []struct{ Count, PreviousCount int }
+				TopTopics      []struct{ Count int }
+			}
+			g.ok("", `{ trendingTopics(at: "2020-03-03T00:00:00+08:00", window: DAY, first: 10) { count previousCount }
+			  topTopics(since: "2020-03-02T00:00:00+08:00", until: "2020-03-03T00:00:00+08:00", first: 5) { count } }`, nil, &demoTrends)
+			if len(demoTrends.TrendingTopics) == 0 || len(demoTrends.TopTopics) != 5 ||
+				demoTrends.TrendingTopics[0].Count <= demoTrends.TrendingTopics[0].PreviousCount {
+				t.Fatalf("TrendingDemo on the demo subset: %+v", demoTrends)
 			}
 		})
 	}

@@ -71,14 +71,23 @@ subscription Live {
 }
 
 # Topics (#话题#): what trended on 2020-03-18 (its 24 hours against the 24
-# hours before) in the full data set (gateway seed --posts ...); the demo
-# subset of make run holds 2020-03-01 and 03-02: for its 2020-03-02, "at" is
-# 2020-03-03T00:00:00+08:00, "since" and "until" the 2nd and the 3rd.
+# hours before) in the full data set (gateway seed --posts ...). The demo
+# subset of make run holds 2020-03-01 and 03-02: TrendingDemo below.
 query Trending {
   trendingTopics(at: "2020-03-19T00:00:00+08:00", window: DAY, first: 10) {
     topic { name postCount } count previousCount score
   }
   topTopics(since: "2020-03-18T00:00:00+08:00", until: "2020-03-19T00:00:00+08:00", first: 5) {
+    topic { name } count
+  }
+}
+
+# What trended on 2020-03-02 against 03-01, in make run's demo subset.
+query TrendingDemo {
+  trendingTopics(at: "2020-03-03T00:00:00+08:00", window: DAY, first: 10) {
+    topic { name postCount } count previousCount score
+  }
+  topTopics(since: "2020-03-02T00:00:00+08:00", until: "2020-03-03T00:00:00+08:00", first: 5) {
     topic { name } count
   }
 }
