@@ -356,18 +356,30 @@ func (i *Issuer) check(ctx context.Context, t Token, check UserCheck) error {
 // good token (and for a trusted viewer), an UNAUTHENTICATED *weibo.Error
 // otherwise, or check's store error.
 func (i *Issuer) Recheck(ctx context.Context, check UserCheck) error {
+	v, err := i.recheckable(ctx)
+	if v == nil {
+		return err
+	}
+	return i.check(ctx, v.tok, check)
+}
+
+// recheckable returns ctx's viewer when its token is still to be checked
+// against the users row, else nil and the answer without a read: nil for
+// a trusted viewer, UNAUTHENTICATED for none, an invalid or an expired
+// token.
+func (i *Issuer) recheckable(ctx context.Context) (*viewer, error) {
 	v, ok := ctx.Value(ctxKey{}).(*viewer)
 	switch {
 	case !ok:
-		return weibo.ErrUnauthenticated
+		return nil, weibo.ErrUnauthenticated
 	case v.err != nil:
-		return &weibo.Error{Code: weibo.CodeUnauthenticated, Message: v.err.Error()}
+		return nil, &weibo.Error{Code: weibo.CodeUnauthenticated, Message: v.err.Error()}
 	case v.trusted:
-		return nil
+		return nil, nil
 	case !i.now().Before(v.tok.Expires):
-		return errTokenExpired
+		return nil, errTokenExpired
 	}
-	return i.check(ctx, v.tok, check)
+	return v, nil
 }
 
 // RecheckNow is Recheck reading the users row (check) even when the token
@@ -375,16 +387,9 @@ func (i *Issuer) Recheck(ctx context.Context, check UserCheck) error {
 // other instances' endings over the bus and may have missed some while
 // the bus was away.
 func (i *Issuer) RecheckNow(ctx context.Context, check UserCheck) error {
-	v, ok := ctx.Value(ctxKey{}).(*viewer)
-	switch {
-	case !ok:
-		return weibo.ErrUnauthenticated
-	case v.err != nil:
-		return &weibo.Error{Code: weibo.CodeUnauthenticated, Message: v.err.Error()}
-	case v.trusted:
-		return nil
-	case !i.now().Before(v.tok.Expires):
-		return errTokenExpired
+	v, err := i.recheckable(ctx)
+	if v == nil {
+		return err
 	}
 	now := i.now()
 	if i.known.isEnded(v.tok) {

@@ -65,36 +65,42 @@ func (g *gw) timelineEvents(token string, after *string) *eventSub {
 		g.t.Fatal(err)
 	}
 	s := &eventSub{conn: conn, events: make(chan timelineEvent), end: make(chan wsMessage, 1)}
-	go func() {
-		defer close(s.events)
-		for {
-			var m wsMessage
-			_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-			if err := conn.ReadJSON(&m); err != nil {
-				return // closed
+	go readEvents(conn, "homeTimelineEvents", s.events, s.end)
+	return s
+}
+
+// readEvents reads a graphql-transport-ws subscription's messages: each
+// "next" has its data's field decoded into a T sent on events; the
+// message that ends it ("error", "complete", or a "next" with errors) is
+// sent on end. It answers pings, and closes events when it returns (also
+// when the connection closes).
+func readEvents[T any](conn *websocket.Conn, field string, events chan<- T, end chan<- wsMessage) {
+	defer close(events)
+	for {
+		var m wsMessage
+		_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+		if err := conn.ReadJSON(&m); err != nil {
+			return // closed
+		}
+		switch m.Type {
+		case "ping":
+			_ = conn.WriteJSON(map[string]any{"type": "pong"})
+		case "next":
+			var e struct {
+				Data   map[string]json.RawMessage `json:"data"`
+				Errors []gqlError                 `json:"errors"`
 			}
-			switch m.Type {
-			case "ping":
-				_ = conn.WriteJSON(map[string]any{"type": "pong"})
-			case "next":
-				var e struct {
-					Data struct {
-						HomeTimelineEvents timelineEvent `json:"homeTimelineEvents"`
-					} `json:"data"`
-					Errors []gqlError `json:"errors"`
-				}
-				if err := json.Unmarshal(m.Payload, &e); err != nil || len(e.Errors) > 0 {
-					s.end <- m
-					return
-				}
-				s.events <- e.Data.HomeTimelineEvents
-			case "error", "complete":
-				s.end <- m
+			var v T
+			if err := json.Unmarshal(m.Payload, &e); err != nil || len(e.Errors) > 0 || json.Unmarshal(e.Data[field], &v) != nil {
+				end <- m
 				return
 			}
+			events <- v
+		case "error", "complete":
+			end <- m
+			return
 		}
-	}()
-	return s
+	}
 }
 
 // next returns the next event that is not one of the viewer's pings,

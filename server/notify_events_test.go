@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,35 +38,7 @@ func (g *gw) notificationEvents(token string) *notificationSub {
 	conn := g.subscribe(token, `subscription { notificationAdded { id kind actorCount read
 	  actors(first: 5) { edges { node { username } } } post { id content } } }`)
 	s := &notificationSub{events: make(chan notificationEvent, 16), end: make(chan wsMessage, 1)}
-	go func() {
-		defer close(s.events)
-		for {
-			var m wsMessage
-			_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-			if err := conn.ReadJSON(&m); err != nil {
-				return
-			}
-			switch m.Type {
-			case "ping":
-				_ = conn.WriteJSON(map[string]any{"type": "pong"})
-			case "next":
-				var e struct {
-					Data struct {
-						NotificationAdded notificationEvent `json:"notificationAdded"`
-					} `json:"data"`
-					Errors []gqlError `json:"errors"`
-				}
-				if err := json.Unmarshal(m.Payload, &e); err != nil || len(e.Errors) > 0 {
-					s.end <- m
-					return
-				}
-				s.events <- e.Data.NotificationAdded
-			case "error", "complete":
-				s.end <- m
-				return
-			}
-		}
-	}()
+	go readEvents(conn, "notificationAdded", s.events, s.end)
 	return s
 }
 
