@@ -240,6 +240,21 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.
 		}
 		return 0, g.Head.Read, nil
 	}
+	if wrote != 0 {
+		// Giving up after a lost CheckAndPut: the index row written for
+		// that head goes too unless another touch's head holds its time
+		// (as at the top of a round), so that the repair, which knows
+		// only the action's time, has none to find.
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Notifications, Row: row, Families: []string{tables.FamNotifSummary}})
+		if err != nil {
+			return 0, false, err
+		}
+		if g, ok := tables.DecodeNotifGroup(r); !ok || g.Head.At != wrote {
+			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, wrote)}); err != nil {
+				return 0, false, err
+			}
+		}
+	}
 	return 0, false, counted.ErrUnsettled
 }
 
