@@ -108,12 +108,8 @@ func (s *Service) registerComments() {
 			if !ok {
 				return nil
 			}
-			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id.Post), Families: []string{tables.FamPost}})
-			if err != nil {
+			if orphan, err := s.dropOrphanComment(ctx, id); err != nil || orphan {
 				return err
-			}
-			if !tables.PostStored(r) {
-				return s.st.Delete(ctx, &hbase.Delete{Table: tables.Comments, Row: tables.CommentKey(id)})
 			}
 			cs, err := s.GetComments(ctx, []weibo.CommentID{id})
 			if err != nil || cs[0] == nil {
@@ -253,14 +249,11 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	// retraction may have scanned its comments before this row was
 	// written: read it again. Found, the row was written before the
 	// post's delete, so a retraction (which comes after it) deletes it.
-	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}})
+	orphan, err := s.dropOrphanComment(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
-	if !tables.PostStored(r) {
-		if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Comments, Row: tables.CommentKey(c.ID)}); err != nil {
-			return nil, err
-		}
+	if orphan {
 		if err := s.w.End(ctx, op); err != nil {
 			return nil, err
 		}
@@ -380,4 +373,15 @@ func (s *Service) PostComments(ctx context.Context, post weibo.PostID, p weibo.P
 		return nil, err
 	}
 	return &CommentConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// dropOrphanComment reads comment id's post and, when it is gone, deletes
+// the comment row (its post's retraction may have scanned the comments
+// before the row was written) and reports orphan.
+func (s *Service) dropOrphanComment(ctx context.Context, id weibo.CommentID) (orphan bool, err error) {
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id.Post), Families: []string{tables.FamPost}})
+	if err != nil || tables.PostStored(r) {
+		return false, err
+	}
+	return true, s.st.Delete(ctx, &hbase.Delete{Table: tables.Comments, Row: tables.CommentKey(id)})
 }

@@ -464,21 +464,25 @@ func (w *watcher) note(id weibo.PostID, state uint8) uint8 {
 	return 0
 }
 
+// streamEnded counts the end of a live stream that ended with err
+// (LiveStreams, LiveStreamsEnded).
+func streamEnded(err error) {
+	switch err {
+	case ErrSlowConsumer:
+		LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
+	case ErrEventsInterrupted:
+		LiveStreamsEnded.WithLabelValues("interrupted").Inc()
+	}
+	LiveStreams.Dec()
+}
+
 // run sends the replay, then the live events, until ctx ends or the queue
 // overflows; then it closes out.
 func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, replay []PostAdded) {
 	LiveStreams.Inc()
 	defer close(out)
 	defer w.cancelAll()
-	defer func() { // counted before the client can learn of the end
-		switch stream.err {
-		case ErrSlowConsumer:
-			LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
-		case ErrEventsInterrupted:
-			LiveStreamsEnded.WithLabelValues("interrupted").Inc()
-		}
-		LiveStreams.Dec()
-	}()
+	defer func() { streamEnded(stream.err) }() // counted before the client can learn of the end
 	send := func(e TimelineEvent) bool {
 		select {
 		case out <- e:

@@ -315,23 +315,21 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {
 		return err
 	}
+	// Decoded once: for the notifications and the live event.
+	p := postFromRow(id, exists)
 	// The post's notifications (mentions, its root's author for a repost):
 	// sent again by a fan-out run again, which adds nobody twice.
-	if err := s.notifyPost(ctx, id, exists); err != nil {
+	if err := s.notifyPost(ctx, p); err != nil {
 		return err
 	}
+	// Encoded once for all the fans' events (or the author subject's).
+	event := addedEvent(p)
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
 		if large {
 			s.live.notifyAuthor(id.Author)
-			s.emit(authorSubject(id.Author), addedEvent(postFromRow(id, exists)))
+			s.emit(authorSubject(id.Author), event)
 		}
 		return err
-	}
-	// Encoded once for all the fans' events; a post whose content row is
-	// gone meanwhile has none.
-	var event []byte
-	if p := postFromRow(id, exists); p != nil {
-		event = addedEvent(p)
 	}
 	// Batches are written and settled by up to `workers` goroutines at
 	// once while the fans list is scanned (they are independent: each
@@ -355,7 +353,7 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 				err = s.settleFanout(gctx, id, fans)
 			}
 			s.live.notify(fans...)
-			if event != nil && err == nil {
+			if err == nil {
 				s.publishToHomes(event, fans...)
 			}
 			return err

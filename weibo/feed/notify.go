@@ -380,13 +380,12 @@ func commentNotices(c *Comment, postAuthor weibo.UserID) []notice {
 	return out
 }
 
-// notifyPost sends post id's notifications (postNotices) as a sync, once
-// its content row (r, as the fan-out read it) is stored: the fan-out
-// calls it, and a fan-out run again (the outbox's sweep after a crash)
-// adds nobody twice.
-func (s *Service) notifyPost(ctx context.Context, id weibo.PostID, r *hbase.Result) error {
-	p := postFromRow(id, r)
-	if p == nil || (p.RepostOfID == nil && len(p.MentionRefs) == 0) {
+// notifyPost sends post p's notifications (postNotices) as a sync, once
+// its content row is stored (p as the fan-out read it): the fan-out calls
+// it, and a fan-out run again (the outbox's sweep after a crash) adds
+// nobody twice.
+func (s *Service) notifyPost(ctx context.Context, p *Post) error {
+	if p.RepostOfID == nil && len(p.MentionRefs) == 0 {
 		return nil
 	}
 	return s.sendNotices(ctx, postNotices(p), noticeSync)

@@ -76,15 +76,7 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 		LiveStreams.Inc()
 		defer close(out)
 		defer cancel()
-		defer func() {
-			switch stream.err {
-			case ErrSlowConsumer:
-				LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
-			case ErrEventsInterrupted:
-				LiveStreamsEnded.WithLabelValues("interrupted").Inc()
-			}
-			LiveStreams.Dec()
-		}()
+		defer func() { streamEnded(stream.err) }()
 		for {
 			data, ok := q.pop()
 			if !ok {

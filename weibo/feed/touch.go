@@ -133,10 +133,8 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.
 		}
 		g, hasHead := tables.DecodeNotifGroup(r)
 		actors := tables.NotifActors(r)
-		if wrote != 0 && (!hasHead || g.Head.At != wrote) {
-			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, wrote)}); err != nil {
-				return 0, false, err
-			}
+		if err := s.dropLostIndex(ctx, id, wrote, g, hasHead); err != nil {
+			return 0, false, err
 		}
 		wrote = 0
 		switch {
@@ -147,9 +145,7 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.
 			// No notification, as read; still written (a tombstone, its
 			// version bumped), so that a touch that read an actor's cell
 			// before this writer emptied it cannot create the head after.
-			gone := tables.NotifGroup{Head: tables.NotifHead{Version: g.Head.Version + 1}}
-			ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Notifications, Row: row,
-				Values: hbase.Values{tables.FamNotifSummary: tables.NotifGroupValues(gone)}}, tables.FamNotifSummary, tables.ColNotifHead, g.HeadCell)
+			ok, err := s.putTombstone(ctx, row, g, tables.NotifHead{})
 			if err != nil {
 				return 0, false, err
 			}
@@ -161,14 +157,9 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.
 			if err := s.leaving(ctx, op, n, g.Head.At); err != nil {
 				return 0, false, err
 			}
-			// Not deleted: a tombstone summary (count 0) with its version
-			// bumped. A delete would take with it an actor's cell written
-			// since (a join racing this leave), and in HBase it would also
-			// hide a head written again in its millisecond.
-			gone := tables.NotifGroup{Head: g.Head}
-			gone.Head.Version++
-			ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Notifications, Row: row,
-				Values: hbase.Values{tables.FamNotifSummary: tables.NotifGroupValues(gone)}}, tables.FamNotifSummary, tables.ColNotifHead, g.HeadCell)
+			// Not deleted: a tombstone (putTombstone keeps the head's
+			// time and read state).
+			ok, err := s.putTombstone(ctx, row, g, g.Head)
 			if err != nil || !ok {
 				if err != nil {
 					return 0, false, err
@@ -242,20 +233,41 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.
 	}
 	if wrote != 0 {
 		// Giving up after a lost CheckAndPut: the index row written for
-		// that head goes too unless another touch's head holds its time
-		// (as at the top of a round), so that the repair, which knows
-		// only the action's time, has none to find.
+		// that head goes too (checked as at the top of a round), so that
+		// the repair, which knows only the action's time, has none to find.
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Notifications, Row: row, Families: []string{tables.FamNotifSummary}})
 		if err != nil {
 			return 0, false, err
 		}
-		if g, ok := tables.DecodeNotifGroup(r); !ok || g.Head.At != wrote {
-			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, wrote)}); err != nil {
-				return 0, false, err
-			}
+		g, hasHead := tables.DecodeNotifGroup(r)
+		if err := s.dropLostIndex(ctx, id, wrote, g, hasHead); err != nil {
+			return 0, false, err
 		}
 	}
 	return 0, false, counted.ErrUnsettled
+}
+
+// dropLostIndex deletes notification id's index row at wrote (ms; 0 for
+// none), written for a head whose CheckAndPut lost, unless the head read
+// since (g, live) holds that time.
+func (s *Service) dropLostIndex(ctx context.Context, id weibo.NotificationID, wrote int64, g tables.NotifGroup, live bool) error {
+	if wrote == 0 || (live && g.Head.At == wrote) {
+		return nil
+	}
+	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, wrote)})
+}
+
+// putTombstone writes a tombstone summary (count 0, no newest actor) with
+// head's time and read state and the version after g's, with CheckAndPut
+// on g's head cell, and reports whether it won. Rows are never deleted:
+// a delete would take with it an actor's cell written since (a join
+// racing the leave), and in HBase it would also hide a head written again
+// in its millisecond.
+func (s *Service) putTombstone(ctx context.Context, row []byte, g tables.NotifGroup, head tables.NotifHead) (bool, error) {
+	head.Version = g.Head.Version + 1
+	return s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Notifications, Row: row,
+		Values: hbase.Values{tables.FamNotifSummary: tables.NotifGroupValues(tables.NotifGroup{Head: head})}},
+		tables.FamNotifSummary, tables.ColNotifHead, g.HeadCell)
 }
 
 // RepairNotification makes notification id's rows agree with its actors'
