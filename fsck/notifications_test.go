@@ -1,9 +1,7 @@
 package fsck_test
 
 import (
-	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -25,16 +23,7 @@ func TestNotificationChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := b.Open(t)
-			if b.Name == hbase.BackendHBase {
-				ns := fmt.Sprintf("fsckn_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-				st = hbase.WithNamespace(st, tables.Namespace, ns)
-				t.Cleanup(func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-					defer cancel()
-					_ = st.DropNamespace(ctx, tables.Namespace)
-				})
-			}
+			st := b.OpenOwn(t, tables.Namespace, "fsckn")
 			svc, _ := orgService(t, st)
 			a, b1, b2, b3 := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b1")), mustUser(t, svc, uniq("b2")), mustUser(t, svc, uniq("b3"))
 			var posts []weibo.PostID

@@ -3,8 +3,6 @@ package fsck_test
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -27,16 +25,7 @@ func TestRepostChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := b.Open(t)
-			if b.Name == hbase.BackendHBase {
-				ns := fmt.Sprintf("fsck_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-				st = hbase.WithNamespace(st, tables.Namespace, ns)
-				t.Cleanup(func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-					defer cancel()
-					_ = st.DropNamespace(ctx, tables.Namespace)
-				})
-			}
+			st := b.OpenOwn(t, tables.Namespace, "fsck")
 			svc, _ := orgService(t, st)
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)

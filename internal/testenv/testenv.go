@@ -7,6 +7,8 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -57,5 +59,24 @@ func HBase(t testing.TB) hbase.StoreAdmin {
 		t.Fatalf("hbase store at %s: %v", zk, err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// OpenOwn opens b's store for a test that needs a store of its own (one
+// that counts or checks every row): on the real HBase, namespace ns is
+// mapped to a fresh one named prefix plus the time and a random number,
+// dropped at the end of the test; the embedded store is fresh already.
+func (b Backend) OpenOwn(t testing.TB, ns, prefix string) hbase.StoreAdmin {
+	t.Helper()
+	st := b.Open(t)
+	if b.Name != hbase.BackendHBase {
+		return st
+	}
+	st = hbase.WithNamespace(st, ns, fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano()%1e9, rand.IntN(1000)))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = st.DropNamespace(ctx, ns)
+	})
 	return st
 }

@@ -28,16 +28,7 @@ import (
 // only what this test wrote.
 func ownStore(t *testing.T, b testenv.Backend) hbase.StoreAdmin {
 	t.Helper()
-	st := b.Open(t)
-	if b.Name == hbase.BackendHBase {
-		ns := fmt.Sprintf("it_%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-		st = hbase.WithNamespace(st, tables.Namespace, ns)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			_ = st.DropNamespace(ctx, tables.Namespace)
-		})
-	}
+	st := b.OpenOwn(t, tables.Namespace, "it")
 	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
