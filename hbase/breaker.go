@@ -194,8 +194,11 @@ func (br *Breaker) loop() {
 				continue
 			}
 			lastPing = time.Now()
+			// The health ping fails on any error, its own probe timeout
+			// included: that timeout is shorter than a call's, so a ping
+			// to a store that is away ends on it, not as ErrUnavailable.
 			ctx, cancel := context.WithTimeout(context.Background(), br.cfg.probeTimeout)
-			_ = br.guard(ctx, "ping", br.StoreAdmin.Ping)
+			_ = br.guardWith(ctx, "ping", br.StoreAdmin.Ping, func(err error) bool { return err != nil })
 			cancel()
 		}
 	}
@@ -232,8 +235,17 @@ func (br *Breaker) refused(st gobreaker.State) error {
 // guard runs call if the breaker is closed and records whether it failed
 // with ErrUnavailable; otherwise it returns the breaker's error at once and
 // counts it in gateway_store_errors_total{kind="breaker_open"}. Other
-// errors (not found, the caller's cancellation) count as answers.
+// errors (not found, a conflict) count as answers. A call that ended with
+// ctx, the caller's deadline or cancellation, before the store answered or
+// its call timeout ran out is not recorded: it says nothing of the store,
+// and counting it as an answer would break the run of failures that opens
+// the breaker.
 func (br *Breaker) guard(ctx context.Context, op string, call func(context.Context) error) error {
+	return br.guardWith(ctx, op, call, func(err error) bool { return errors.Is(err, ErrUnavailable) })
+}
+
+// guardWith is guard with failed deciding which errors are failures.
+func (br *Breaker) guardWith(ctx context.Context, op string, call func(context.Context) error, failed func(error) bool) error {
 	var allowed func(bool)
 	st := br.cb.State()
 	if st == gobreaker.StateClosed {
@@ -247,7 +259,16 @@ func (br *Breaker) guard(ctx context.Context, op string, call func(context.Conte
 		return br.refused(st)
 	}
 	err := call(ctx)
-	allowed(!errors.Is(err, ErrUnavailable))
+	switch {
+	case failed(err):
+		allowed(false)
+	case err != nil && ctx.Err() != nil:
+		// Not recorded: gobreaker counts the call as a request, neither
+		// a success nor a failure. Calls get here only while closed, so
+		// this never holds up a half-open breaker's single probe.
+	default:
+		allowed(true)
+	}
 	return err
 }
 

@@ -144,6 +144,47 @@ func TestBreakerIgnoresOtherErrors(t *testing.T) {
 	}
 }
 
+// TestBreakerCallerDeadlineNotCounted checks that a call the caller gave up
+// on neither opens the breaker nor breaks the run of failures that does.
+func TestBreakerCallerDeadlineNotCounted(t *testing.T) {
+	br, faults := newBreaker(t, hbase.BreakerThreshold(3))
+	faults.SetDown(true)
+	for i := range 2 {
+		if err := get(t.Context(), br); !errors.Is(err, hbase.ErrUnavailable) {
+			t.Fatalf("call %d while down: %v, want ErrUnavailable", i+1, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), faults.Hang/5)
+	err := get(ctx, br)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call with a deadline shorter than the hang: %v, want the caller's deadline", err)
+	}
+	if err := br.Ready(); err != nil {
+		t.Fatalf("Ready after 2 failures = %v, want nil", err)
+	}
+	if err := get(t.Context(), br); !errors.Is(err, hbase.ErrUnavailable) {
+		t.Fatalf("third failing call: %v, want ErrUnavailable", err)
+	}
+	if err := br.Ready(); !errors.Is(err, hbase.ErrUnavailable) {
+		t.Errorf("Ready after failure, failure, abandoned call, failure = %v, want ErrUnavailable: the abandoned call reset the run", err)
+	}
+}
+
+// TestBreakerHealthPingTimesOut checks that an idle breaker opens when its
+// health pings end on their own probe timeout, as pings to an HBase that
+// is away do (the probe timeout is shorter than a call's).
+func TestBreakerHealthPingTimesOut(t *testing.T) {
+	br, faults := newBreaker(t, hbase.BreakerThreshold(2), hbase.BreakerHealthInterval(20*time.Millisecond),
+		hbase.BreakerProbeTimeout(50*time.Millisecond))
+	faults.Hang = time.Minute
+	faults.SetDown(true)
+	took := waitReady(t, br, false, 5*time.Second)
+	t.Logf("opened %v after the store went away", took)
+	faults.SetDown(false)
+	waitReady(t, br, true, 5*time.Second)
+}
+
 // TestBreakerHealthPing checks that an idle breaker notices an outage (and
 // the end of it) by itself, and that WaitAvailable waits for the end.
 func TestBreakerHealthPing(t *testing.T) {
