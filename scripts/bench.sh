@@ -47,8 +47,10 @@
 #   GATEWAY_DATASETS  directory of the data set files (default ../shared/datasets)
 #
 # HBase CPU ms/req is the CPU time of the HBase JVMs make hbase-up started
-# from this tree (.hbase/*.pid) over the measured run, per request ("-" on
-# the embedded store, or for an HBase started elsewhere).
+# from this tree (.hbase/*.pid; BENCH_HBASE_DIR names the .hbase directory
+# of another tree that started the HBase of BENCH_HBASE_ZK) over the
+# measured run, per request ("-" on the embedded store, or for an HBase
+# started elsewhere).
 #
 # The embedded store is imported once into .data/bench-full and reused
 # (rm -rf it to import again); the HBase namespace bench_full (or
@@ -284,10 +286,11 @@ users_json() {
 cpu_seconds() { curl -sf "$base/metrics" | awk '$1 == "process_cpu_seconds_total" {print $2}'; }
 hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$gw_pid/status"; }
 # hbase_ticks: user + system clock ticks of the HBase JVMs of make hbase-up
-# (its pid files in .hbase/), empty when none runs from this tree.
+# (its pid files in .hbase/, or in BENCH_HBASE_DIR), empty when none runs
+# from there.
 hbase_ticks() {
-	local f pid t=0 any=
-	for f in .hbase/hbase.pid .hbase/zookeeper.pid .hbase/master.pid .hbase/regionservers.pids; do
+	local f pid t=0 any= d=${BENCH_HBASE_DIR:-.hbase}
+	for f in "$d/hbase.pid" "$d/zookeeper.pid" "$d/master.pid" "$d/regionservers.pids"; do
 		[[ -f $f ]] || continue
 		while read -r pid; do
 			[[ -n $pid && -r /proc/$pid/stat ]] || continue
