@@ -73,19 +73,26 @@ function indexOf(nodes, map = new Map()) {
 
 // withChildren returns nodes with parentId's children replaced by list
 // (parentId null: the top level), each keeping what was loaded under it.
+// A department has one parent: the departments of list leave any other
+// list of the tree that still holds them (one loaded before they moved, or
+// whose load after the move was overtaken), so that none shows twice.
 function withChildren(nodes, parentId, list) {
   const known = indexOf(nodes);
+  const ids = new Set(list.map(n => n.id));
   const merged = list.map(n => {
     const old = known.get(n.id);
     return old?.loaded ? { ...n, loaded: true, children: old.children, hasChildren: old.children.length > 0 || n.hasChildren } : n;
   });
-  if (parentId == null) return merged;
+  const prune = ns => ns.filter(n => !ids.has(n.id)).map(n => ({ ...n, children: prune(n.children) }));
+  if (parentId == null) return merged.map(n => ({ ...n, children: prune(n.children) }));
   const walk = ns =>
-    ns.map(n =>
-      n.id === parentId
-        ? { ...n, loaded: true, hasChildren: merged.length > 0, children: merged }
-        : { ...n, children: walk(n.children) },
-    );
+    ns
+      .filter(n => !ids.has(n.id))
+      .map(n =>
+        n.id === parentId
+          ? { ...n, loaded: true, hasChildren: merged.length > 0, children: merged }
+          : { ...n, children: walk(n.children) },
+      );
   return walk(nodes);
 }
 
@@ -220,8 +227,18 @@ export const DepartmentTree = forwardRef(function DepartmentTree(
   );
 });
 
-function DepartmentRow({ node, style, dragHandle, testid }) {
+function DepartmentRow({ node, style, dragHandle, testid, preview }) {
   const d = node.data;
+  // The drag preview that react-arborist draws under the pointer while a
+  // department is dragged: the name only, without a row's test ids and data
+  // attributes, so that nothing takes it for the row itself.
+  if (preview) {
+    return (
+      <div style={style} className="dept-row dept-preview" aria-hidden="true">
+        <span className="dept-name">{d.name}</span>
+      </div>
+    );
+  }
   const parent = node.parent && !node.parent.isRoot ? node.parent.id : '';
   const classes = ['dept-row', node.isSelected && 'selected', node.willReceiveDrop && 'drop-target'];
   return (
