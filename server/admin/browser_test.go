@@ -308,6 +308,31 @@ func exceptionText(d *runtime.ExceptionDetails) string {
 // loaded CI machine, not a speed target.
 const uiWait = 60 * time.Second
 
+// do runs steps one after the other, each bounded by uiWait, and names the
+// step that failed (1-based) in its error, so that a hang shows where it
+// was instead of exhausting the whole session's bound.
+func do(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	for i, step := range steps {
+		sctx, cancel := context.WithTimeout(ctx, uiWait)
+		err := chromedp.Do(sctx, step)
+		cancel()
+		if err != nil {
+			if dir := os.Getenv("ADMIN_SCREENSHOTS"); dir != "" {
+				sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				if png, serr := chromedp.Run(sctx, chromedp.CaptureScreenshot()); serr == nil {
+					p := filepath.Join(dir, fmt.Sprintf("failed-%d.png", time.Now().UnixNano()))
+					if os.WriteFile(p, png, 0o644) == nil {
+						err = fmt.Errorf("%w (screenshot %s)", err, p)
+					}
+				}
+				cancel()
+			}
+			return fmt.Errorf("step %d of %d: %w", i+1, len(steps), err)
+		}
+	}
+	return nil
+}
+
 // until waits until the JavaScript expression js is true.
 func until(js string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(uiWait))
@@ -326,6 +351,25 @@ func typeText(selector, text string) chromedp.Action[chromedp.Void] {
 		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
 		chromedp.KeyEvent(kb.Backspace),
 		chromedp.SendKeys(chromedp.CSS(selector), text),
+	)
+}
+
+// pick clicks the menu option matching option and waits until the menu has
+// closed. It clicks only once the menu's opening transition (MUI's Grow:
+// scale and opacity) has ended: a press and release on an option that moves
+// between them land on two elements, which is no click, and the menu stays
+// open with nothing picked.
+func pick(option string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(option)),
+		until(fmt.Sprintf(`(() => {
+  const paper = document.querySelector(%q)?.closest('.MuiPaper-root');
+  if (!paper) return false;
+  const st = getComputedStyle(paper);
+  return st.transform === 'none' && st.opacity === '1';
+})()`, option)),
+		chromedp.Click(chromedp.CSS(option)),
+		chromedp.WaitNotPresent(chromedp.CSS(option)),
 	)
 }
 
@@ -529,7 +573,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 	ctx, b := newBrowser(t, g.url)
 	defer func() {
 		if t.Failed() {
-			_ = chromedp.Do(ctx, screenshot(t, "failed"))
+			_ = do(ctx, screenshot(t, "failed"))
 			t.Logf("requests: %q\nexceptions: %q", b.snapshot(&b.requests), b.snapshot(&b.errors))
 		}
 	}()
@@ -537,7 +581,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 	const newRole = "班长"
 
 	t.Run("login", func(t *testing.T) {
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Navigate(g.url+"/admin"),
 			chromedp.WaitVisible(chromedp.CSS("#login-username")),
 			typeText("#login-username", seed.DemoAdminUsername),
@@ -558,7 +602,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 	})
 
 	t.Run("tree", func(t *testing.T) {
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-departments")),
 			until(fmt.Sprintf(`%s === ''`, rowParent("CEO"))),
 			openDept("CEO", ids["CEO"], "开发部", "测试部", "财务部"),
@@ -570,13 +614,14 @@ func TestAdminConsoleInChromium(t *testing.T) {
 	})
 
 	t.Run("drag-move", func(t *testing.T) {
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			b.dragUntil(deptRow("大数据部"), deptRow("测试部"),
 				`(() => { const el = document.querySelector('[data-testid="tree-status"]'); return !!el && el.innerText.includes("Moved 大数据部 under 测试部"); })()`),
 			until(fmt.Sprintf(`%s === %q`, rowParent("大数据部"), ids["测试部"])),
 			screenshot(t, "3-moved"),
 		); err != nil {
-			t.Fatalf("drag 大数据部 onto 测试部: %v", err)
+			rows, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="dept-tree"] .dept-row')].map(r => r.dataset.name + '@' + r.dataset.parent + ' ' + r.getAttribute('style'))`))
+			t.Fatalf("drag 大数据部 onto 测试部: %v\nrows: %q", err, rows)
 		}
 		if _, parents := g.departments(); parents["大数据部"] != "测试部" {
 			t.Fatalf("through GraphQL, 大数据部's parent is %q, want 测试部", parents["大数据部"])
@@ -588,7 +633,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 		// side by side, so it lets 开发部 be dragged onto 测试部.
 		g.gql(nil, `mutation($id: ID!, $p: ID) { moveDepartment(id: $id, parentId: $p) { id } }`,
 			map[string]any{"id": ids["测试部"], "p": ids["开发部"]})
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			b.dragUntil(deptRow("开发部"), deptRow("测试部"),
 				`(() => { const el = document.querySelector('[data-testid="tree-error"]'); return !!el && el.innerText.includes("DEPARTMENT_CYCLE"); })()`),
 			screenshot(t, "4-cycle"),
@@ -598,7 +643,11 @@ func TestAdminConsoleInChromium(t *testing.T) {
 		for name, want := range map[string]string{"开发部": ids["CEO"], "测试部": ids["CEO"], "大数据部": ids["测试部"]} {
 			got, err := chromedp.Run(ctx, chromedp.Evaluate[*string](rowParent(name)))
 			if err != nil || got == nil || *got != want {
-				t.Errorf("after the refusal the tree shows %s under %v (%v), want %s", name, got, err, want)
+				shown := "no row"
+				if got != nil {
+					shown = *got
+				}
+				t.Errorf("after the refusal the tree shows %s under %q (%v), want %s", name, shown, err, want)
 			}
 		}
 		if _, parents := g.departments(); parents["开发部"] != "CEO" || parents["测试部"] != "开发部" {
@@ -607,7 +656,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 		// Put 测试部 back, and show the tree as it is.
 		g.gql(nil, `mutation($id: ID!, $p: ID) { moveDepartment(id: $id, parentId: $p) { id } }`,
 			map[string]any{"id": ids["测试部"], "p": ids["CEO"]})
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tree-reload")),
 			openDept("CEO", ids["CEO"], "开发部", "测试部", "财务部"),
 		); err != nil {
@@ -616,7 +665,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 	})
 
 	t.Run("department-members", func(t *testing.T) {
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			openDept("开发部", ids["开发部"], "开发1"),
 			chromedp.Click(chromedp.CSS(deptRow("开发1")+" .dept-name")),
 			textIncludes(`[data-testid="department-path"]`, "CEO › 开发部 › 开发1"),
@@ -634,7 +683,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 })()`, role, n))
 	}
 	t.Run("roles", func(t *testing.T) {
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-roles")),
 			roleCount("体育委员", 2), roleCount("劳动委员", 2), roleCount("学习委员", 1), roleCount("admin", 1),
 			typeText("#new-role-name", newRole),
@@ -668,7 +717,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
   return !!el && el.innerText.trim() === '%d';
 })()`, deptRow(name)+` [data-testid="member-count"]`, n))
 		}
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-departments")),
 			openDept("CEO", ids["CEO"], "开发部", "测试部"),
 			count("CEO", 1), count("开发部", 0), count("测试部", 0),
@@ -685,7 +734,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 
 	t.Run("bulk-role", func(t *testing.T) {
 		g.needs(t, "Query.users", "Mutation.assignRoleToUsers")
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-users")),
 			typeText("#user-search", "xiao"),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaoming"]`)),
@@ -697,8 +746,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#users-assign-role")),
 			chromedp.WaitVisible(chromedp.CSS("#assign-role-select")),
 			chromedp.Click(chromedp.CSS("#assign-role-select")),
-			chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="role-option-%s"]`, newRole))),
-			chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(`[data-testid="role-option-%s"]`, newRole))),
+			pick(fmt.Sprintf(`[data-testid="role-option-%s"]`, newRole)),
 			typeText("#assign-role-priority", "20"),
 			screenshot(t, "7-bulk-dialog"),
 			chromedp.Click(chromedp.CSS("#assign-role-confirm")),
@@ -738,7 +786,7 @@ func TestAdminConsoleInChromium(t *testing.T) {
 			return fmt.Sprintf(`[data-testid="audit-row"][data-action=%q][data-target=%q][data-actor="admin"]`, action, target)
 		}
 		moved, xiaoming, xiaohong := row("department.move", ids["大数据部"]), row("role.assign", g.userID("xiaoming")), row("role.assign", g.userID("xiaohong"))
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-audit")),
 			chromedp.WaitVisible(chromedp.CSS(moved)),
 			chromedp.WaitVisible(chromedp.CSS(xiaoming)),
@@ -756,10 +804,9 @@ func TestAdminConsoleInChromium(t *testing.T) {
 			t.Errorf("rows of the move and the assignments at %v (%v): want the assignments first", order, err)
 		}
 		// Filtered by action, only the assignments remain.
-		if err := chromedp.Do(ctx,
+		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#audit-action")),
-			chromedp.Click(chromedp.CSS(`[data-testid="action-option-role.assign"]`)),
-			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="action-option-role.assign"]`)),
+			pick(`[data-testid="action-option-role.assign"]`),
 			chromedp.Click(chromedp.CSS("#audit-apply")),
 			chromedp.WaitNotPresent(chromedp.CSS(moved)),
 			chromedp.WaitVisible(chromedp.CSS(xiaoming)),
