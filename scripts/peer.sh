@@ -21,8 +21,7 @@
 #       (PostgreSQL refuses to run as root), listening on 127.0.0.1:PEER_PG_PORT
 #       only (default 25432; no Unix socket), shared_buffers PEER_PG_SHARED_BUFFERS
 #       (default 4GB), every other setting PostgreSQL's default except those of
-#       the load (maintenance_work_mem 1GB, max_wal_size 8GB) and TimeZone +08:00 (the
-#       posts' zone, as the gateway answers); stopped on exit
+#       the load (maintenance_work_mem 1GB, max_wal_size 8GB); stopped on exit
 #   the data: database weibo, the tables of bench/peer/schema.sql, filled by
 #       bench/peer/load (the gateway's import mapping, package dataset; the inbox
 #       holds the gateway's home-timeline entries), then bench/peer/indexes.sql;
@@ -107,7 +106,7 @@ start_pg() {
 		runuser -u postgres -- "$pg_bin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 --locale=C >&2
 	fi
 	runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w -t 120 start \
-		-o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories='' -c shared_buffers=$shared_buffers -c TimeZone=Asia/Shanghai -c maintenance_work_mem=1GB -c max_wal_size=8GB" >&2
+		-o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories='' -c shared_buffers=$shared_buffers -c maintenance_work_mem=1GB -c max_wal_size=8GB" >&2
 	pg_pid=$(head -n 1 "$pgdata/postmaster.pid")
 }
 
