@@ -34,7 +34,9 @@
 #       Node processes (default 1: the CLI's default; more uses --cluster-workers);
 #       started afresh for each run, as bench.sh starts the gateway
 #   the readers: BENCH_USERS random users who follow someone (a fixed seed), each
-#       with a JWT signed by bench/peer/load (.data/bench/peer-users.json)
+#       with a JWT signed by bench/peer/load (.data/bench/peer-users.json); before
+#       the runs, bench/peer/load -check compares each one's page from the peer
+#       with the data set's home timeline
 #
 # The gateway's HBase: BENCH_HBASE_ZK names a running one (BENCH_HBASE_DIR its
 # .hbase directory, whose pid files give its CPU, heap and block cache);
@@ -113,7 +115,7 @@ start_pg() {
 # load: the data set into database weibo, unless loaded by the same files.
 load() {
 	local sum
-	sum=$(cat bench/peer/schema.sql bench/peer/indexes.sql bench/peer/load/*.go dataset/*.go | sha256sum | cut -c1-16)
+	sum=$(cat bench/peer/schema.sql bench/peer/indexes.sql bench/peer/load/main.go dataset/*.go | sha256sum | cut -c1-16)
 	[[ $(cat .peer/loaded 2>/dev/null) == "$sum" ]] && return 0
 	rm -f .peer/loaded
 	echo "peer: loading the data set into PostgreSQL" >&2
@@ -216,6 +218,12 @@ load
 ./bin/peer-load -users "$out/peer-users.json" -secret "$secret" -readers "$nusers" \
 	-edges "$datasets/higgs_social_network_prefix355k.edgelist.gz" \
 	-posts "$datasets/weibo_covid19_posts_2020-03-01_to_2020-03-20.csv.gz" 2>/dev/null
+# Every reader's page as the data set has it: the same pages as the gateway's.
+start_peer
+./bin/peer-load -check "$peer_url/graphql" -users "$out/peer-users.json" \
+	-edges "$datasets/higgs_social_network_prefix355k.edgelist.gz" \
+	-posts "$datasets/weibo_covid19_posts_2020-03-01_to_2020-03-20.csv.gz"
+stop_peer
 ((runs > 0)) || exit 0
 
 zk=${BENCH_HBASE_ZK:-}

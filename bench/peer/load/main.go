@@ -5,6 +5,7 @@
 //
 //	load -db postgres://postgres@127.0.0.1:25432/weibo   COPY users, follows, posts, inbox
 //	load -users .data/bench/peer-users.json -secret S     the k6 users file
+//	load -check http://127.0.0.1:25480/graphql -users F   each reader's home page as the data set has it
 //
 // The tables are those of bench/peer/schema.sql, empty; each is streamed as
 // CSV into `psql -c '\copy TABLE from stdin'`. The inbox holds exactly the
@@ -41,6 +42,7 @@ func main() {
 	users := flag.String("users", "", "write the k6 users file here (empty: skip)")
 	secret := flag.String("secret", "", "HS256 secret of the readers' JWTs (PostGraphile's --jwt-secret)")
 	nreaders := flag.Int("readers", 100, "random readers who follow someone, in the users file")
+	checkURL := flag.String("check", "", "GraphQL endpoint whose home page for each reader of -users must be the data set's (instead of writing -users)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("peer load: ")
@@ -55,6 +57,13 @@ func main() {
 		if err := load(ds, *psql, *db); err != nil {
 			log.Fatal(err)
 		}
+	}
+	if *checkURL != "" {
+		if err := check(ds, *checkURL, *users); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("%s: every reader's home page is the data set's", *checkURL)
+		return
 	}
 	if *users != "" {
 		if *secret == "" {
