@@ -203,13 +203,19 @@ run_gateway() {
 		tee -a "$results"
 }
 
-# hbase_settings: the heap (-Xmx of its JVM) and block cache of the HBase.
+# hbase_settings: the heap (-Xmx of its JVM) and block cache of the
+# standalone HBase (hbase.pid).
 hbase_settings() {
 	local pid xmx frac
 	pid=$(cat "$hbase_dir/hbase.pid" 2>/dev/null || true)
-	xmx=$(tr '\0' '\n' <"/proc/${pid:-0}/cmdline" 2>/dev/null | sed -n 's/^-Xmx//p' | tail -n 1)
-	frac=$(grep -A1 '<name>hfile.block.cache.size</name>' "$hbase_dir/conf/hbase-site.xml" 2>/dev/null | sed -n 's/.*<value>\(.*\)<\/value>.*/\1/p')
-	echo "HBase heap ${xmx:-unknown}, block cache ${frac:-0.4} of it (hfile.block.cache.size)"
+	xmx=$(tr '\0' '\n' 2>/dev/null <"/proc/${pid:-0}/cmdline" | sed -n 's/^-Xmx//p' | tail -n 1 || true)
+	frac=$(grep -A1 '<name>hfile.block.cache.size</name>' "$hbase_dir/conf/hbase-site.xml" 2>/dev/null | sed -n 's/.*<value>\(.*\)<\/value>.*/\1/p') || true
+	awk -v x="${xmx:-}" -v f="${frac:-0.4}" 'BEGIN {
+		m = x + 0; u = tolower(substr(x, length(x)))
+		m *= (u == "g") ? 1024 : (u == "m") ? 1 : (u == "k") ? 1 / 1024 : 1 / 1048576
+		if (x == "") printf "HBase heap unknown, block cache %s of it (hfile.block.cache.size)", f
+		else printf "HBase heap %s, block cache %s of it (hfile.block.cache.size): %.1f GB", x, f, m * f / 1024 }'
+	echo
 }
 
 install_peer
