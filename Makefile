@@ -39,8 +39,10 @@ test-short:
 # selects, BENCH_STORE=embedded|hbase); BENCH=idle-subs (10,000 idle
 # subscriptions: store calls/s, RSS each) and BENCH=push-latency (publish ->
 # delivery over 2 gateways sharing the bus, HBase) run the Go load client
-# bench/live; BENCH=<regexp> naming none of these runs the Go benchmarks
-# instead. See scripts/bench.sh and docs/benchmarks.md.
+# bench/live; BENCH=peer runs the home page against PostGraphile over
+# PostgreSQL, alternated (scripts/peer.sh); BENCH=<regexp> naming none of
+# these runs the Go benchmarks instead. See scripts/bench.sh and
+# docs/benchmarks.md.
 bench: build
 	bash scripts/bench.sh
 

@@ -14,6 +14,8 @@
 #                                       its store calls a second and RSS per subscription
 #   BENCH=push-latency BENCH_STORE=hbase make bench   live events: publish -> delivery latency,
 #                                       the fans of a ~500-fan author on 2 gateways sharing the bus
+#   BENCH=peer make bench               the home page against PostGraphile over PostgreSQL,
+#                                       runs alternated (scripts/peer.sh)
 #
 # The live-event benchmarks use the Go load client bench/live (built to bin/live):
 #   idle-subs     a fresh gateway per query of BENCH_LIVE_QUERY ("events updates":
@@ -60,6 +62,7 @@
 # they run after the reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[[ ${BENCH:-} != peer ]] || exec bash scripts/peer.sh
 
 scripts_all="home home-actions posts like comment publish delete follow subscription"
 bench=${BENCH:-$scripts_all}

@@ -48,7 +48,8 @@
 #   HBASE_DATA_DIR       data directory (default .hbase/data, or .hbase/cluster-data)
 #   HBASE_ZK_PORT        ZooKeeper client port (default: a free port in 20000–29999)
 #   HBASE_START_TIMEOUT  seconds to wait for HBase to be usable (default 180)
-#   HBASE_HEAP           heap of the standalone JVM (default 1g)
+#   HBASE_HEAP           heap of the standalone JVM (default 1g); its block cache is
+#                        hfile.block.cache.size, HBase's default 0.4 of the heap
 #   HBASE_ZK_HEAP        cluster: heap of the ZooKeeper JVM (default 128m)
 #   HBASE_MASTER_HEAP    cluster: heap of the HMaster JVM (default 512m)
 #   HBASE_RS_HEAP        cluster: heap of each HRegionServer JVM (default 640m)
