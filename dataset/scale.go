@@ -45,9 +45,10 @@ func (ds *Dataset) Stride() uint64 {
 //     username "u<ID + k·S>" (rule 1), so no two users share an id or a
 //     username;
 //   - follows: copy k of every follow a→b runs from copy k of a to copy k
-//     of b, except for a fixed quarter of the real follows (chosen by a hash
-//     of the edge and ScaleSeed), whose copy k runs from copy k of a to copy
-//     (k+d) mod n of b, d in [1, n) also chosen by the hash;
+//     of b, except for the real follows whose hash (of the edge and
+//     ScaleSeed) falls in the lowest quarter of its range, about a quarter
+//     of them, whose copy k runs from copy k of a to copy (k+d) mod n of b,
+//     d in [1, n) also chosen by the hash;
 //   - posts: copy k of every post, by copy k of its author, k·⌊1000/n⌋ ms
 //     after it (at most 999 ms, so the copies' posts of one real post never
 //     meet another real post's and the copies' timelines interleave over the
