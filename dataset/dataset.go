@@ -29,8 +29,9 @@ type User struct {
 type Post struct {
 	// Author is the id of the user who wrote it.
 	Author uint64
-	// Millis is the creation time in milliseconds since the Unix epoch
-	// (always a whole second, see CreatedAt).
+	// Millis is the creation time in milliseconds since the Unix epoch: a
+	// whole second for a data set Read or Load built, plus the copy's
+	// sub-second shift in one Scale built.
 	Millis int64
 	// Text is the post's content, exactly as the CSV parser returned it.
 	Text string
@@ -154,14 +155,26 @@ func (ds *Dataset) readGraph(r io.Reader) error {
 	}
 	slices.Sort(ids)
 	ds.Users = make([]User, len(ids))
-	ds.index = make(map[uint64]int32, len(ids))
 	for i, id := range ids {
-		ds.Users[i] = User{ID: id, Username: "u" + strconv.FormatUint(id, 10)}
-		ds.index[id] = int32(i)
+		ds.Users[i] = User{ID: id, Username: Username(id)}
+	}
+	ds.indexGraph()
+	return nil
+}
+
+// Username is rule 1's username of user id: "u" followed by id in decimal.
+func Username(id uint64) string { return "u" + strconv.FormatUint(id, 10) }
+
+// indexGraph builds the id index and the adjacency of ds.Users (ids
+// ascending) and ds.Follows (no self-loops, no repeated edges).
+func (ds *Dataset) indexGraph() {
+	n := len(ds.Users)
+	ds.index = make(map[uint64]int32, n)
+	for i, u := range ds.Users {
+		ds.index[u.ID] = int32(i)
 	}
 
 	// Adjacency in CSR form, both directions, neighbour ids ascending.
-	n := len(ids)
 	ds.fanOff = make([]int32, n+1)
 	ds.followOff = make([]int32, n+1)
 	for _, e := range ds.Follows {
@@ -187,7 +200,6 @@ func (ds *Dataset) readGraph(r io.Reader) error {
 		slices.Sort(ds.fanIDs[ds.fanOff[i]:ds.fanOff[i+1]])
 		slices.Sort(ds.followIDs[ds.followOff[i]:ds.followOff[i+1]])
 	}
-	return nil
 }
 
 // Blank reports whether a post text is ignored by the mapping: empty or only

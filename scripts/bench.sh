@@ -37,6 +37,8 @@
 #   BENCH_USERS     readers logged in for the run (default 100)
 #   BENCH_DAY       HBase only: import just this day's posts (YYYY-MM-DD; all users and
 #                   follows), in a namespace of its own, instead of the full data set (~70 s)
+#   BENCH_SCALE     the data set made this many times larger (gateway seed --scale, default 1):
+#                   imported into .data/bench-full-xN and the namespace bench_full_xN (N > 1)
 #   BENCH_NAMESPACE HBase only: the namespace to read (imported when its users are
 #                   missing) instead of bench_full or bench_day_YYYYMMDD
 #   BENCH_HBASE_ZK  use this running HBase (e.g. $(cat /work/plan/hbase.zk)) instead of
@@ -89,6 +91,9 @@ datasets=${GATEWAY_DATASETS:-../shared/datasets}
 edges=$datasets/higgs_social_network_prefix355k.edgelist.gz
 posts=$datasets/weibo_covid19_posts_2020-03-01_to_2020-03-20.csv.gz
 password=weibo-demo
+scale=${BENCH_SCALE:-1}
+data=.data/bench-full xs= # xs: the scale in the rows' store column
+((scale == 1)) || { data=.data/bench-full-x$scale; xs=" x$scale"; }
 base=http://127.0.0.1:$port
 out=.data/bench
 mkdir -p "$out"
@@ -126,7 +131,7 @@ trap cleanup EXIT
 start_gateway() {
 	local args
 	case $1 in
-	embedded) args=(--data .data/bench-full) ;;
+	embedded) args=(--data "$data") ;;
 	hbase) args=(--store hbase --hbase-zk "$zk" --namespace "$ns" --migrate) ;;
 	esac
 	local pp=()
@@ -225,7 +230,7 @@ seed() {
 	local day=()
 	[[ -n ${BENCH_DAY:-} ]] && day=(--from "$BENCH_DAY" --to "$BENCH_DAY")
 	echo "bench: importing the data set ($*${BENCH_DAY:+, posts of $BENCH_DAY})" >&2
-	/usr/bin/time -f "bench: import took %e s" "$gateway" seed "$@" "${day[@]}" --quiet \
+	/usr/bin/time -f "bench: import took %e s, peak RSS %M KiB" "$gateway" seed "$@" "${day[@]}" --scale "$scale" --quiet \
 		--edges "$edges" --posts "$posts" --password "$password" >&2
 }
 
@@ -316,10 +321,10 @@ run_k6() {
 for store in $stores; do
 	case $store in
 	embedded)
-		if [[ ! -d .data/bench-full ]]; then
-			rm -rf .data/bench-full.tmp
-			seed --data .data/bench-full.tmp
-			mv .data/bench-full.tmp .data/bench-full
+		if [[ ! -d $data ]]; then
+			rm -rf "$data.tmp"
+			seed --data "$data.tmp"
+			mv "$data.tmp" "$data"
 		fi
 		;;
 	hbase)
@@ -330,6 +335,7 @@ for store in $stores; do
 		fi
 		ns=bench_full
 		[[ -n ${BENCH_DAY:-} ]] && ns=bench_day_${BENCH_DAY//-/}
+		((scale == 1)) || ns=${ns}_x$scale
 		ns=${BENCH_NAMESPACE:-$ns}
 		;;
 	*) echo "bench: BENCH_STORE: unknown store $store" >&2; exit 2 ;;
@@ -337,7 +343,7 @@ for store in $stores; do
 	start_gateway "$store"
 	pick_users
 	if [[ -z $(login "u$top") ]]; then
-		[[ $store == hbase ]] || { echo "bench: .data/bench-full has no u$top: rm -rf .data/bench-full" >&2; exit 1; }
+		[[ $store == hbase ]] || { echo "bench: $data has no u$top: rm -rf $data" >&2; exit 1; }
 		stop_gateway
 		seed --store hbase --hbase-zk "$zk" --namespace "$ns"
 		start_gateway "$store"
@@ -375,7 +381,7 @@ for store in $stores; do
 			h1=
 			[[ -z $h0 ]] || h1=$(hbase_ticks)
 			read -r _ rate med p95 p99 n <"$sum" # n: HTTP requests (for the subscription: the publishes)
-			awk -v d="$(date -u +%F)" -v st="$store" -v s="$script" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p95="$p95" -v p99="$p99" \
+			awk -v d="$(date -u +%F)" -v st="$store$xs" -v s="$script" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p95="$p95" -v p99="$p99" \
 				-v c0="$c0" -v c1="$c1" -v h0="$h0" -v h1="$h1" -v hz="$(getconf CLK_TCK)" -v hwm="$(hwm_kib)" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
 				hb = (h0 != "" && h1 != "" && n) ? sprintf("%.2f", (h1 - h0) * 1000 / hz / n) : "-"
 				printf "| %s | %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.2f | %s | %.0f | %s |\n", d, st, s, v, r, med, p95, p99, n ? (c1 - c0) * 1000 / n : 0, hb, hwm / 1024, la }' | tee -a "$results"

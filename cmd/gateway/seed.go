@@ -30,9 +30,14 @@ func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	from := fs.String("from", "", "import only posts written on or after this day, YYYY-MM-DD (+08:00); the mapping still runs over the whole file")
 	to := fs.String("to", "", "import only posts written on or before this day, YYYY-MM-DD (+08:00)")
+	scale := fs.Int("scale", 1, fmt.Sprintf("import the data set made this many times larger (1-%d): copy k of user n is u<n+k*stride>, "+
+		"a quarter of each copy's follows reach the followee's copy in another copy, each copy's posts k*(1000/scale) ms later (see dataset.Scale)", dataset.MaxScale))
 	ft := fanoutThresholdFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *scale < 1 || *scale > dataset.MaxScale {
+		return fmt.Errorf("--scale %d: want 1 to %d", *scale, dataset.MaxScale)
 	}
 	var (
 		ds  *dataset.Dataset
@@ -50,12 +55,15 @@ func runSeed(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	if ds, err = ds.Scale(*scale); err != nil {
+		return err
+	}
 	if *from != "" || *to != "" {
 		if ds, err = keepDays(ds, *from, *to); err != nil {
 			return err
 		}
 	}
-	log.Info("data set loaded", "users", len(ds.Users), "follows", len(ds.Follows), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
+	log.Info("data set loaded", "scale", *scale, "users", len(ds.Users), "follows", len(ds.Follows), "posts", len(ds.Posts), "inbox_entries", ds.InboxEntries())
 	st, err := sf.open(ctx, true)
 	if err != nil {
 		return err
