@@ -225,12 +225,15 @@ run_push_latency() {
 	stop_gateway
 }
 
-# seed ARGS...: gateway seed of the full data set (or BENCH_DAY's posts).
+# seed ARGS...: gateway seed of the full data set (or BENCH_DAY's posts),
+# made BENCH_SCALE times larger.
 seed() {
-	local day=()
-	[[ -n ${BENCH_DAY:-} ]] && day=(--from "$BENCH_DAY" --to "$BENCH_DAY")
+	local opt=()
+	[[ -n ${BENCH_DAY:-} ]] && opt=(--from "$BENCH_DAY" --to "$BENCH_DAY")
+	# --scale only when asked for: a BENCH_GATEWAY built before it knows no such flag
+	((scale == 1)) || opt+=(--scale "$scale")
 	echo "bench: importing the data set ($*${BENCH_DAY:+, posts of $BENCH_DAY})" >&2
-	/usr/bin/time -f "bench: import took %e s, peak RSS %M KiB" "$gateway" seed "$@" "${day[@]}" --scale "$scale" --quiet \
+	/usr/bin/time -f "bench: import took %e s, peak RSS %M KiB" "$gateway" seed "$@" "${opt[@]}" --quiet \
 		--edges "$edges" --posts "$posts" --password "$password" >&2
 }
 
