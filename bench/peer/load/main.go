@@ -185,10 +185,10 @@ type reader struct {
 // (a fixed seed: the same readers every run), each with a JWT whose
 // user_id claim PostGraphile hands home_timeline() as jwt.claims.user_id.
 func writeUsers(ds *dataset.Dataset, path, secret string, n int) error {
-	var followers []uint64
+	var followers []dataset.User
 	for _, u := range ds.Users {
 		if ds.FollowCount(u.ID) > 0 {
-			followers = append(followers, u.ID)
+			followers = append(followers, u)
 		}
 	}
 	rng := rand.New(rand.NewPCG(42, 0))
@@ -198,8 +198,8 @@ func writeUsers(ds *dataset.Dataset, path, secret string, n int) error {
 	out := struct {
 		Readers []reader `json:"readers"`
 	}{}
-	for _, id := range followers {
-		sid := strconv.FormatUint(id, 10)
+	for _, u := range followers {
+		sid := strconv.FormatUint(u.ID, 10)
 		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 			"user_id": sid,
 			"aud":     "postgraphile",
@@ -209,7 +209,7 @@ func writeUsers(ds *dataset.Dataset, path, secret string, n int) error {
 		if err != nil {
 			return err
 		}
-		out.Readers = append(out.Readers, reader{ID: sid, Username: "u" + sid, Token: tok})
+		out.Readers = append(out.Readers, reader{ID: sid, Username: u.Username, Token: tok})
 	}
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
