@@ -64,6 +64,7 @@
 # they run after the reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/procs.sh
 [[ ${BENCH:-} != peer ]] || exec bash scripts/peer.sh
 
 scripts_all="home home-actions posts like comment publish delete follow subscription"
@@ -139,21 +140,12 @@ start_gateway() {
 	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
 		"$gateway" serve "${args[@]}" "${pp[@]}" "${gw_extra[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
 	gw_pid=$!
-	for _ in $(seq 600); do
-		curl -sf "$base/readyz" >/dev/null 2>&1 && return 0
-		kill -0 "$gw_pid" 2>/dev/null || { cat "$out/gateway.log" >&2; return 1; }
-		sleep 0.1
-	done
-	echo "bench: the gateway did not become ready" >&2
-	return 1
+	wait_ready "$gw_pid" "$out/gateway.log" "bench: the gateway" curl -sf "$base/readyz"
 }
 
 stop_gateway() {
-	if [[ -n $gw_pid ]]; then
-		kill "$gw_pid" 2>/dev/null || true
-		wait "$gw_pid" 2>/dev/null || true
-		gw_pid=
-	fi
+	stop_pid "$gw_pid"
+	gw_pid=
 }
 
 # start_gateway2: a second gateway on the HBase store, on port+2, whose bus
@@ -163,21 +155,12 @@ start_gateway2() {
 		"$gateway" serve --store hbase --hbase-zk "$zk" --namespace "$ns" --nats-url "nats://127.0.0.1:$((port + 3))" \
 		--addr "127.0.0.1:$((port + 2))" --rate-limit 0 >"$out/gateway2.log" 2>&1 &
 	gw2_pid=$!
-	for _ in $(seq 600); do
-		curl -sf "http://127.0.0.1:$((port + 2))/readyz" >/dev/null 2>&1 && return 0
-		kill -0 "$gw2_pid" 2>/dev/null || { cat "$out/gateway2.log" >&2; return 1; }
-		sleep 0.1
-	done
-	echo "bench: the second gateway did not become ready" >&2
-	return 1
+	wait_ready "$gw2_pid" "$out/gateway2.log" "bench: the second gateway" curl -sf "http://127.0.0.1:$((port + 2))/readyz"
 }
 
 stop_gateway2() {
-	if [[ -n $gw2_pid ]]; then
-		kill "$gw2_pid" 2>/dev/null || true
-		wait "$gw2_pid" 2>/dev/null || true
-		gw2_pid=
-	fi
+	stop_pid "$gw2_pid"
+	gw2_pid=
 }
 
 # live_row LINE: a result line of bench/live, with the date, store and the

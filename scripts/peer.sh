@@ -51,6 +51,7 @@
 # PEER_JWT_SECRET.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/procs.sh
 
 runs=${BENCH_RUNS:-3}
 duration=${BENCH_DURATION:-30s}
@@ -138,21 +139,13 @@ start_peer() {
 		--disable-default-mutations --disable-graphiql --disable-query-log "${extra[@]}" \
 		>"$out/peer.log" 2>&1 &
 	node_pid=$!
-	for _ in $(seq 300); do
-		curl -sf "$peer_url/graphql" -H 'Content-Type: application/json' -d '{"query":"{__typename}"}' >/dev/null 2>&1 && return 0
-		kill -0 "$node_pid" 2>/dev/null || { cat "$out/peer.log" >&2; return 1; }
-		sleep 0.1
-	done
-	echo "peer: PostGraphile did not become ready" >&2
-	return 1
+	wait_ready "$node_pid" "$out/peer.log" "peer: PostGraphile" \
+		curl -sf "$peer_url/graphql" -H 'Content-Type: application/json' -d '{"query":"{__typename}"}'
 }
 
 stop_peer() {
-	if [[ -n $node_pid ]]; then
-		kill "$node_pid" 2>/dev/null || true
-		wait "$node_pid" 2>/dev/null || true
-		node_pid=
-	fi
+	stop_pid "$node_pid"
+	node_pid=
 }
 
 # tree_ticks PID: user + system clock ticks of PID and its descendants,
