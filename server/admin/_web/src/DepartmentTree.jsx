@@ -83,8 +83,8 @@ function withChildren(nodes, parentId, list) {
     const old = known.get(n.id);
     return old?.loaded ? { ...n, loaded: true, children: old.children, hasChildren: old.children.length > 0 || n.hasChildren } : n;
   });
-  const prune = ns => ns.filter(n => !ids.has(n.id)).map(n => ({ ...n, children: prune(n.children) }));
-  if (parentId == null) return merged.map(n => ({ ...n, children: prune(n.children) }));
+  // walk drops list's departments wherever they are and puts merged under
+  // parentId; with parentId null no node matches, so it only drops.
   const walk = ns =>
     ns
       .filter(n => !ids.has(n.id))
@@ -93,6 +93,7 @@ function withChildren(nodes, parentId, list) {
           ? { ...n, loaded: true, hasChildren: merged.length > 0, children: merged }
           : { ...n, children: walk(n.children) },
       );
+  if (parentId == null) return merged.map(n => ({ ...n, children: walk(n.children) }));
   return walk(nodes);
 }
 
