@@ -317,15 +317,15 @@ func do(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
 		err := chromedp.Do(sctx, step)
 		cancel()
 		if err != nil {
-			if dir := os.Getenv("ADMIN_SCREENSHOTS"); dir != "" {
-				sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				if png, serr := chromedp.Run(sctx, chromedp.CaptureScreenshot()); serr == nil {
-					p := filepath.Join(dir, fmt.Sprintf("failed-%d.png", time.Now().UnixNano()))
-					if os.WriteFile(p, png, 0o644) == nil {
-						err = fmt.Errorf("%w (screenshot %s)", err, p)
-					}
-				}
-				cancel()
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			var shot string
+			_ = chromedp.Do(sctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+				shot, err = saveScreenshot(ctx, tg, fmt.Sprintf("failed-%d", time.Now().UnixNano()))
+				return err
+			}))
+			cancel()
+			if shot != "" {
+				err = fmt.Errorf("%w (screenshot %s)", err, shot)
 			}
 			return fmt.Errorf("step %d of %d: %w", i+1, len(steps), err)
 		}
@@ -531,18 +531,27 @@ func (b *browser) dragOntoResting(from, to string, rest time.Duration) chromedp.
 // variable names a directory (for looking at what the test saw).
 func screenshot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		dir := os.Getenv("ADMIN_SCREENSHOTS")
-		if dir == "" {
-			return nil
+		p, err := saveScreenshot(ctx, tg, name)
+		if p != "" {
+			t.Logf("screenshot %s", p)
 		}
-		png, err := chromedp.CaptureScreenshot()(ctx, tg)
-		if err != nil {
-			return err
-		}
-		p := filepath.Join(dir, name+".png")
-		t.Logf("screenshot %s", p)
-		return os.WriteFile(p, png, 0o644)
+		return err
 	})
+}
+
+// saveScreenshot writes the page to $ADMIN_SCREENSHOTS/name.png and returns
+// its path, or "" when that variable names no directory.
+func saveScreenshot(ctx context.Context, tg *chromedp.Target, name string) (string, error) {
+	dir := os.Getenv("ADMIN_SCREENSHOTS")
+	if dir == "" {
+		return "", nil
+	}
+	png, err := chromedp.CaptureScreenshot()(ctx, tg)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name+".png")
+	return p, os.WriteFile(p, png, 0o644)
 }
 
 // TestAdminConsoleInChromium drives the console in headless Chromium with no
