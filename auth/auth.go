@@ -452,5 +452,18 @@ func (i *Issuer) Watch(ctx context.Context) (<-chan struct{}, func()) {
 	if !ok {
 		return nil, func() {}
 	}
-	return i.known.watch(t)
+	return i.known.watch(t, nil)
+}
+
+// WatchFunc is Watch with a function instead of a channel: f runs once, in
+// a goroutine of its own, when this instance ends the token of ctx's
+// viewer; nothing waits meanwhile. It returns the function that stops
+// watching; without a token f never runs.
+func (i *Issuer) WatchFunc(ctx context.Context, f func()) func() {
+	t, ok := ViewerToken(ctx)
+	if !ok {
+		return func() {}
+	}
+	_, stop := i.known.watch(t, f)
+	return stop
 }

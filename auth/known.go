@@ -50,6 +50,16 @@ type genFloor struct {
 type watcher struct {
 	tok Token
 	ch  chan struct{}
+	fn  func() // run instead of closing ch, when set
+}
+
+// fire tells w its token ended.
+func (w *watcher) fire() {
+	if w.fn != nil {
+		go w.fn() // not under knownTokens.mu: fn may check the token
+		return
+	}
+	close(w.ch)
 }
 
 // Answers of knownTokens.state.
@@ -165,7 +175,7 @@ func (k *knownTokens) endAll(uid weibo.UserID, gen int64, now time.Time) {
 func (k *knownTokens) closeLocked(uid weibo.UserID, ends func(Token) bool) {
 	for w := range k.watchers[uid] {
 		if ends(w.tok) {
-			close(w.ch)
+			w.fire()
 			delete(k.watchers[uid], w)
 		}
 	}
@@ -175,13 +185,17 @@ func (k *knownTokens) closeLocked(uid weibo.UserID, ends func(Token) bool) {
 }
 
 // watch returns a channel closed when t is ended here (at once if it was),
-// and the function that stops the watch.
-func (k *knownTokens) watch(t Token) (<-chan struct{}, func()) {
-	w := &watcher{tok: t, ch: make(chan struct{})}
+// and the function that stops the watch. With fn, fn runs instead and the
+// channel is nil.
+func (k *knownTokens) watch(t Token, fn func()) (<-chan struct{}, func()) {
+	w := &watcher{tok: t, fn: fn}
+	if fn == nil {
+		w.ch = make(chan struct{})
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.endedLocked(t) {
-		close(w.ch)
+		w.fire()
 		return w.ch, func() {}
 	}
 	if k.watchers[t.User] == nil {
