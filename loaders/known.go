@@ -40,7 +40,7 @@ func (k *Known[K, V]) set(key K, v V) {
 // this request, known at once (KnownPosts). A post the loader already
 // holds for id stays its answer there: both were read in this request.
 func (l *Loaders) PrimePost(ctx context.Context, id weibo.PostID, p *feed.Post) {
-	l.Posts.Prime(ctx, id, p)
+	l.Posts().Prime(ctx, id, p)
 	l.KnownPosts.set(id, p)
 }
 
@@ -48,6 +48,6 @@ func (l *Loaders) PrimePost(ctx context.Context, id weibo.PostID, p *feed.Post) 
 // request (replacing what it held: a like or an unlike of the request
 // changes it), known at once (KnownLiked).
 func (l *Loaders) PrimeLiked(ctx context.Context, id weibo.PostID, liked bool) {
-	l.LikedByViewer.Clear(ctx, id).Prime(ctx, id, liked)
+	l.LikedByViewer().Clear(ctx, id).Prime(ctx, id, liked)
 	l.KnownLiked.set(id, liked)
 }

@@ -32,34 +32,19 @@ const Wait = 5 * time.Millisecond
 // Loaders are the dataloaders of one request. Their caches live as long as
 // the request.
 type Loaders struct {
-	// Users loads users rows by id (nil for a missing user).
-	Users *dataloader.Loader[weibo.UserID, *weibo.User]
-	// Posts loads content rows by post id (nil for a missing post).
-	Posts *dataloader.Loader[weibo.PostID, *feed.Post]
-	// FollowedByViewer loads whether the request's viewer follows a user.
-	FollowedByViewer *dataloader.Loader[weibo.UserID, bool]
-	// LikedByViewer loads whether the request's viewer likes a post.
-	LikedByViewer *dataloader.Loader[weibo.PostID, bool]
-	// Roles loads role rows by id (nil for a missing role).
-	Roles *dataloader.Loader[weibo.RoleID, *org.Role]
-	// Departments loads department rows by id (nil for a missing department).
-	Departments *dataloader.Loader[weibo.DeptID, *org.Department]
-	// UserRoles loads users' roles, highest priority first (two GetMany per batch).
-	UserRoles *dataloader.Loader[weibo.UserID, []*org.RoleAssignment]
-	// UserDepartments loads users' departments (nil for none; two GetMany per batch).
-	UserDepartments *dataloader.Loader[weibo.UserID, *org.Department]
-	// ManagedDepartments loads the departments users manage (two GetMany per batch).
-	ManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
-	// Comments loads comment rows by id (nil for a missing comment).
-	Comments *dataloader.Loader[weibo.CommentID, *feed.Comment]
-	// Topics loads topic rows by name (nil for a topic no post has).
-	Topics *dataloader.Loader[string, *feed.Topic]
-	// Notifications loads notifications by id (nil for a missing one; any
-	// user's: the caller checks the recipient).
-	Notifications *dataloader.Loader[weibo.NotificationID, *feed.Notification]
-	// NotificationActors loads every actor of notifications, newest first
-	// (for actors(first:) beyond the newest a notification keeps).
-	NotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
+	ldUsers              *dataloader.Loader[weibo.UserID, *weibo.User]
+	ldPosts              *dataloader.Loader[weibo.PostID, *feed.Post]
+	ldFollowedByViewer   *dataloader.Loader[weibo.UserID, bool]
+	ldLikedByViewer      *dataloader.Loader[weibo.PostID, bool]
+	ldRoles              *dataloader.Loader[weibo.RoleID, *org.Role]
+	ldDepartments        *dataloader.Loader[weibo.DeptID, *org.Department]
+	ldUserRoles          *dataloader.Loader[weibo.UserID, []*org.RoleAssignment]
+	ldUserDepartments    *dataloader.Loader[weibo.UserID, *org.Department]
+	ldManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
+	ldComments           *dataloader.Loader[weibo.CommentID, *feed.Comment]
+	ldTopics             *dataloader.Loader[string, *feed.Topic]
+	ldNotifications      *dataloader.Loader[weibo.NotificationID, *feed.Notification]
+	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
 
 	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
 	// primed through PrimePost and PrimeLiked.
@@ -67,8 +52,143 @@ type Loaders struct {
 	KnownLiked Known[weibo.PostID, bool]
 
 	svc   *domain.Domain
+	lmu   sync.Mutex // guards the ld fields
 	mu    sync.Mutex
-	users map[weibo.UserID]*weibo.User // read by ReadUser
+	users map[weibo.UserID]*weibo.User // read by ReadUser (nil until one is)
+}
+
+// The loaders are made on first use: a request (or an idle subscription)
+// holds only those it used.
+// Users loads users rows by id (nil for a missing user).
+func (l *Loaders) Users() *dataloader.Loader[weibo.UserID, *weibo.User] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldUsers == nil {
+		l.ldUsers = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait))
+	}
+	return l.ldUsers
+}
+
+// Posts loads content rows by post id (nil for a missing post).
+func (l *Loaders) Posts() *dataloader.Loader[weibo.PostID, *feed.Post] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldPosts == nil {
+		l.ldPosts = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetPosts), dataloader.WithWait[weibo.PostID, *feed.Post](Wait))
+	}
+	return l.ldPosts
+}
+
+// FollowedByViewer loads whether the request's viewer follows a user.
+func (l *Loaders) FollowedByViewer() *dataloader.Loader[weibo.UserID, bool] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldFollowedByViewer == nil {
+		l.ldFollowedByViewer = dataloader.NewBatchedLoader(viewerBatch(l.svc.Feed.IsFollowing), dataloader.WithWait[weibo.UserID, bool](Wait))
+	}
+	return l.ldFollowedByViewer
+}
+
+// LikedByViewer loads whether the request's viewer likes a post.
+func (l *Loaders) LikedByViewer() *dataloader.Loader[weibo.PostID, bool] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldLikedByViewer == nil {
+		l.ldLikedByViewer = dataloader.NewBatchedLoader(viewerBatch(l.svc.Feed.IsLiked), dataloader.WithWait[weibo.PostID, bool](Wait))
+	}
+	return l.ldLikedByViewer
+}
+
+// Roles loads role rows by id (nil for a missing role).
+func (l *Loaders) Roles() *dataloader.Loader[weibo.RoleID, *org.Role] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldRoles == nil {
+		l.ldRoles = dataloader.NewBatchedLoader(batch(l.svc.Org.GetRoles), dataloader.WithWait[weibo.RoleID, *org.Role](Wait))
+	}
+	return l.ldRoles
+}
+
+// Departments loads department rows by id (nil for a missing department).
+func (l *Loaders) Departments() *dataloader.Loader[weibo.DeptID, *org.Department] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldDepartments == nil {
+		l.ldDepartments = dataloader.NewBatchedLoader(batch(l.svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait))
+	}
+	return l.ldDepartments
+}
+
+// UserRoles loads users' roles, highest priority first (two GetMany per batch).
+func (l *Loaders) UserRoles() *dataloader.Loader[weibo.UserID, []*org.RoleAssignment] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldUserRoles == nil {
+		l.ldUserRoles = dataloader.NewBatchedLoader(batch(l.svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait))
+	}
+	return l.ldUserRoles
+}
+
+// UserDepartments loads users' departments (nil for none; two GetMany per batch).
+func (l *Loaders) UserDepartments() *dataloader.Loader[weibo.UserID, *org.Department] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldUserDepartments == nil {
+		l.ldUserDepartments = dataloader.NewBatchedLoader(batch(l.svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait))
+	}
+	return l.ldUserDepartments
+}
+
+// ManagedDepartments loads the departments users manage (two GetMany per batch).
+func (l *Loaders) ManagedDepartments() *dataloader.Loader[weibo.UserID, []*org.Department] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldManagedDepartments == nil {
+		l.ldManagedDepartments = dataloader.NewBatchedLoader(batch(l.svc.Org.ManagedDepartments), dataloader.WithWait[weibo.UserID, []*org.Department](Wait))
+	}
+	return l.ldManagedDepartments
+}
+
+// Comments loads comment rows by id (nil for a missing comment).
+func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *feed.Comment] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldComments == nil {
+		l.ldComments = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait))
+	}
+	return l.ldComments
+}
+
+// Topics loads topic rows by name (nil for a topic no post has).
+func (l *Loaders) Topics() *dataloader.Loader[string, *feed.Topic] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldTopics == nil {
+		l.ldTopics = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetTopics), dataloader.WithWait[string, *feed.Topic](Wait))
+	}
+	return l.ldTopics
+}
+
+// Notifications loads notifications by id (nil for a missing one; any
+// user's: the caller checks the recipient).
+func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *feed.Notification] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldNotifications == nil {
+		l.ldNotifications = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetNotifications), dataloader.WithWait[weibo.NotificationID, *feed.Notification](Wait))
+	}
+	return l.ldNotifications
+}
+
+// NotificationActors loads every actor of notifications, newest first
+// (for actors(first:) beyond the newest a notification keeps).
+func (l *Loaders) NotificationActors() *dataloader.Loader[weibo.NotificationID, []tables.NotifActor] {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	if l.ldNotificationActors == nil {
+		l.ldNotificationActors = dataloader.NewBatchedLoader(batch(l.svc.Feed.NotificationActors), dataloader.WithWait[weibo.NotificationID, []tables.NotifActor](Wait))
+	}
+	return l.ldNotificationActors
 }
 
 // ReadUser reads one user at once, without waiting for a batch (nil when
@@ -88,9 +208,12 @@ func (l *Loaders) ReadUser(ctx context.Context, uid weibo.UserID) (*weibo.User, 
 		return nil, err
 	}
 	l.mu.Lock()
+	if l.users == nil {
+		l.users = map[weibo.UserID]*weibo.User{}
+	}
 	l.users[uid] = us[0]
 	l.mu.Unlock()
-	l.Users.Prime(ctx, uid, us[0])
+	l.Users().Prime(ctx, uid, us[0])
 	return us[0], nil
 }
 
@@ -112,9 +235,12 @@ func (l *Loaders) checkViewer(ctx context.Context, t auth.Token) (auth.TokenStat
 // mutation that changed the row returns the row as it wrote it).
 func (l *Loaders) SetUser(uid weibo.UserID, u *weibo.User) {
 	l.mu.Lock()
+	if l.users == nil {
+		l.users = map[weibo.UserID]*weibo.User{}
+	}
 	l.users[uid] = u
 	l.mu.Unlock()
-	l.Users.Clear(context.Background(), uid).Prime(context.Background(), uid, u)
+	l.Users().Clear(context.Background(), uid).Prime(context.Background(), uid, u)
 }
 
 // TokenState judges token t by its users row: the user u (nil when the row
@@ -144,26 +270,7 @@ func FreshCheck(svc *domain.Domain) auth.UserCheck {
 
 // New returns fresh loaders over svc for one request.
 func New(svc *domain.Domain) *Loaders {
-	return &Loaders{
-		svc:              svc,
-		users:            map[weibo.UserID]*weibo.User{},
-		Users:            dataloader.NewBatchedLoader(batch(svc.Feed.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait)),
-		Posts:            dataloader.NewBatchedLoader(batch(svc.Feed.GetPosts), dataloader.WithWait[weibo.PostID, *feed.Post](Wait)),
-		FollowedByViewer: dataloader.NewBatchedLoader(viewerBatch(svc.Feed.IsFollowing), dataloader.WithWait[weibo.UserID, bool](Wait)),
-		LikedByViewer:    dataloader.NewBatchedLoader(viewerBatch(svc.Feed.IsLiked), dataloader.WithWait[weibo.PostID, bool](Wait)),
-		Roles:            dataloader.NewBatchedLoader(batch(svc.Org.GetRoles), dataloader.WithWait[weibo.RoleID, *org.Role](Wait)),
-		Departments:      dataloader.NewBatchedLoader(batch(svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait)),
-		UserRoles:        dataloader.NewBatchedLoader(batch(svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait)),
-		UserDepartments:  dataloader.NewBatchedLoader(batch(svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait)),
-		ManagedDepartments: dataloader.NewBatchedLoader(batch(svc.Org.ManagedDepartments),
-			dataloader.WithWait[weibo.UserID, []*org.Department](Wait)),
-		Comments: dataloader.NewBatchedLoader(batch(svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait)),
-		Topics:   dataloader.NewBatchedLoader(batch(svc.Feed.GetTopics), dataloader.WithWait[string, *feed.Topic](Wait)),
-		Notifications: dataloader.NewBatchedLoader(batch(svc.Feed.GetNotifications),
-			dataloader.WithWait[weibo.NotificationID, *feed.Notification](Wait)),
-		NotificationActors: dataloader.NewBatchedLoader(batch(svc.Feed.NotificationActors),
-			dataloader.WithWait[weibo.NotificationID, []tables.NotifActor](Wait)),
-	}
+	return &Loaders{svc: svc}
 }
 
 // viewerBatch adapts a domain batch read of the viewer's relation to keys
@@ -209,11 +316,18 @@ type ctxKey struct{}
 func Middleware(svc *domain.Domain) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			l := New(svc)
-			ctx := auth.WithUserCheck(With(r.Context(), l), l.checkViewer)
-			next.ServeHTTP(w, r.WithContext(ctx))
+			next.ServeHTTP(w, r.WithContext(Fresh(r.Context(), svc)))
 		})
 	}
+}
+
+// Fresh returns ctx carrying new Loaders, with the token checked through
+// them, as Middleware gives each request: a long-lived request (a
+// subscription) takes fresh ones for each event, so that no cache outlives
+// what it served.
+func Fresh(ctx context.Context, svc *domain.Domain) context.Context {
+	l := New(svc)
+	return auth.WithUserCheck(With(ctx, l), l.checkViewer)
 }
 
 // With returns ctx carrying l.

@@ -59,7 +59,7 @@ func parseIDs[T any, PT interface {
 // loadUsers loads users through the dataloader, in order, skipping those
 // that no longer exist.
 func loadUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error) {
-	us, errs := loaders.For(ctx).Users.LoadMany(ctx, ids)()
+	us, errs := loaders.For(ctx).Users().LoadMany(ctx, ids)()
 	out := make([]*weibo.User, 0, len(us))
 	for i, u := range us {
 		if len(errs) > i && errs[i] != nil {

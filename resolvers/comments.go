@@ -34,7 +34,7 @@ func (r *Resolver) prefetchComments(ctx context.Context, page *feed.CommentConne
 	}
 	l := loaders.For(ctx)
 	for i, c := range cs {
-		l.Comments.Prime(ctx, replies[i], c)
+		l.Comments().Prime(ctx, replies[i], c)
 	}
 	return nil
 }

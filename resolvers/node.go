@@ -27,13 +27,13 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 	l := loaders.For(ctx)
 	switch id.Kind {
 	case weibo.NodeUser:
-		return nodeThunk(l.Users.Load(ctx, id.User))
+		return nodeThunk(l.Users().Load(ctx, id.User))
 	case weibo.NodePost:
-		return nodeThunk(l.Posts.Load(ctx, id.Post))
+		return nodeThunk(l.Posts().Load(ctx, id.Post))
 	case weibo.NodeComment:
-		return nodeThunk(l.Comments.Load(ctx, id.Comment))
+		return nodeThunk(l.Comments().Load(ctx, id.Comment))
 	case weibo.NodeTopic:
-		return nodeThunk(l.Topics.Load(ctx, id.Topic))
+		return nodeThunk(l.Topics().Load(ctx, id.Topic))
 	}
 	viewer, err := auth.Viewer(ctx)
 	if err != nil {
@@ -43,12 +43,12 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 		if id.Notification.Recipient != viewer {
 			return func() (weibo.Node, error) { return nil, nil } // someone else's: none
 		}
-		return nodeThunk(l.Notifications.Load(ctx, id.Notification))
+		return nodeThunk(l.Notifications().Load(ctx, id.Notification))
 	}
 	if id.Kind == weibo.NodeRole {
-		return nodeThunk(l.Roles.Load(ctx, id.Role))
+		return nodeThunk(l.Roles().Load(ctx, id.Role))
 	}
-	return nodeThunk(l.Departments.Load(ctx, id.Dept))
+	return nodeThunk(l.Departments().Load(ctx, id.Dept))
 }
 
 // nodeThunk adapts a dataloader thunk of *T to one of Node, turning a nil

@@ -55,7 +55,7 @@ func (r *Resolver) notificationActors(ctx context.Context, n *feed.Notification,
 	if err != nil || !need {
 		return page, err
 	}
-	all, err := loaders.For(ctx).NotificationActors.Load(ctx, n.ID)()
+	all, err := loaders.For(ctx).NotificationActors().Load(ctx, n.ID)()
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func notificationPost(ctx context.Context, n *feed.Notification) (*feed.Post, er
 	if !ok {
 		return nil, nil
 	}
-	return loaders.For(ctx).Posts.Load(ctx, id)()
+	return loaders.For(ctx).Posts().Load(ctx, id)()
 }
 
 // notificationComment is Notification.comment, through the comment loader.
@@ -78,7 +78,7 @@ func notificationComment(ctx context.Context, n *feed.Notification) (*feed.Comme
 	if !ok {
 		return nil, nil
 	}
-	return loaders.For(ctx).Comments.Load(ctx, id)()
+	return loaders.For(ctx).Comments().Load(ctx, id)()
 }
 
 // prefetchNotifications reads what a page of notifications leads to, each
@@ -109,10 +109,10 @@ func (r *Resolver) prefetchNotifications(ctx context.Context, page *feed.Notific
 		}
 	}
 	if selected("post") && len(posts) > 0 {
-		prime(ctx, g, gctx, posts, r.Svc.Feed.GetPosts, l.Posts)
+		prime(ctx, g, gctx, posts, r.Svc.Feed.GetPosts, l.Posts())
 	}
 	if selected("comment") && len(comments) > 0 {
-		prime(ctx, g, gctx, comments, r.Svc.Feed.GetComments, l.Comments)
+		prime(ctx, g, gctx, comments, r.Svc.Feed.GetComments, l.Comments())
 	}
 	return g.Wait()
 }
@@ -153,7 +153,7 @@ func (r *Resolver) prefetchActors(ctx context.Context, page *feed.NotificationCo
 		l := loaders.For(ctx)
 		for i, id := range full {
 			all[id] = lists[i]
-			l.NotificationActors.Prime(ctx, id, lists[i])
+			l.NotificationActors().Prime(ctx, id, lists[i])
 		}
 	}
 	var ids []weibo.UserID

@@ -76,20 +76,20 @@ func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, 
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	g, gctx := errgroup.WithContext(ctx)
 	if !complete || selectsAny(ctx, sets, func(n string) bool { return n != "id" && n != "username" && n != "__typename" }) {
-		prime(ctx, g, gctx, ids, svc.Feed.GetUsers, l.Users)
+		prime(ctx, g, gctx, ids, svc.Feed.GetUsers, l.Users())
 	}
 	if viewer, ok := auth.OptionalViewer(ctx); ok {
 		if selected("followedByViewer") {
 			prime(ctx, g, gctx, ids, func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
 				return svc.Feed.IsFollowing(ctx, viewer, ids)
-			}, l.FollowedByViewer)
+			}, l.FollowedByViewer())
 		}
 		// User.roles and User.department answer only with a token.
 		if selected("roles") {
-			prime(ctx, g, gctx, ids, svc.Org.UserRoles, l.UserRoles)
+			prime(ctx, g, gctx, ids, svc.Org.UserRoles, l.UserRoles())
 		}
 		if selected("department") {
-			prime(ctx, g, gctx, ids, svc.Org.UserDepartments, l.UserDepartments)
+			prime(ctx, g, gctx, ids, svc.Org.UserDepartments, l.UserDepartments())
 		}
 	}
 	return g.Wait()

@@ -77,7 +77,7 @@ func complete(ctx context.Context, u *weibo.User) (*weibo.User, error) {
 
 // loadUser loads a user through the dataloader; a missing user is NOT_FOUND.
 func loadUser(ctx context.Context, id weibo.UserID) (*weibo.User, error) {
-	u, err := loaders.For(ctx).Users.Load(ctx, id)()
+	u, err := loaders.For(ctx).Users().Load(ctx, id)()
 	if err == nil && u == nil {
 		err = &weibo.Error{Code: weibo.CodeNotFound, Message: "user " + id.String() + " not found"}
 	}
@@ -98,7 +98,7 @@ func loadDepartment(ctx context.Context, id weibo.DeptID) (*org.Department, erro
 	if id == weibo.RootDept {
 		return nil, nil
 	}
-	return loaders.For(ctx).Departments.Load(ctx, id)()
+	return loaders.For(ctx).Departments().Load(ctx, id)()
 }
 
 // authPayload issues a token for u (its id, creation time and token

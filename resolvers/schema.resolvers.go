@@ -26,7 +26,7 @@ func (r *auditEventResolver) Actor(ctx context.Context, obj *audit.Event) (*weib
 	if obj.Actor == 0 {
 		return nil, nil
 	}
-	return loaders.For(ctx).Users.Load(ctx, obj.Actor)()
+	return loaders.For(ctx).Users().Load(ctx, obj.Actor)()
 }
 
 // TargetID is the resolver for the targetId field.
@@ -51,7 +51,7 @@ func (r *auditEventResolver) RequestID(ctx context.Context, obj *audit.Event) (*
 
 // Post is the resolver for the post field.
 func (r *commentResolver) Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error) {
-	return loaders.For(ctx).Posts.Load(ctx, obj.ID.Post)()
+	return loaders.For(ctx).Posts().Load(ctx, obj.ID.Post)()
 }
 
 // ReplyTo is the resolver for the replyTo field.
@@ -59,7 +59,7 @@ func (r *commentResolver) ReplyTo(ctx context.Context, obj *feed.Comment) (*feed
 	if obj.ReplyTo == nil {
 		return nil, nil
 	}
-	return loaders.For(ctx).Comments.Load(ctx, *obj.ReplyTo)()
+	return loaders.For(ctx).Comments().Load(ctx, *obj.ReplyTo)()
 }
 
 // Parent is the resolver for the parent field.
@@ -378,7 +378,7 @@ func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notificati
 
 // LikedByViewer is the resolver for the likedByViewer field.
 func (r *postResolver) LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error) {
-	return loaders.For(ctx).LikedByViewer.Load(ctx, obj.ID)()
+	return loaders.For(ctx).LikedByViewer().Load(ctx, obj.ID)()
 }
 
 // Likes is the resolver for the likes field.
@@ -396,7 +396,7 @@ func (r *postResolver) RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post
 	if obj.RepostOfID == nil {
 		return nil, nil
 	}
-	return loaders.For(ctx).Posts.Load(ctx, *obj.RepostOfID)()
+	return loaders.For(ctx).Posts().Load(ctx, *obj.RepostOfID)()
 }
 
 // Reposts is the resolver for the reposts field.
@@ -474,7 +474,7 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*feed.Post, error)
 	if err != nil {
 		return nil, err
 	}
-	return loaders.For(ctx).Posts.Load(ctx, post)()
+	return loaders.For(ctx).Posts().Load(ctx, post)()
 }
 
 // HomeTimeline is the resolver for the homeTimeline field.
@@ -508,7 +508,7 @@ func (r *queryResolver) Role(ctx context.Context, id string) (*org.Role, error) 
 	if err != nil {
 		return nil, err
 	}
-	return loaders.For(ctx).Roles.Load(ctx, role)()
+	return loaders.For(ctx).Roles().Load(ctx, role)()
 }
 
 // RoleByName is the resolver for the roleByName field.
@@ -660,7 +660,7 @@ func (r *userResolver) Bio(ctx context.Context, obj *weibo.User) (*string, error
 
 // FollowedByViewer is the resolver for the followedByViewer field.
 func (r *userResolver) FollowedByViewer(ctx context.Context, obj *weibo.User) (bool, error) {
-	return loaders.For(ctx).FollowedByViewer.Load(ctx, obj.ID)()
+	return loaders.For(ctx).FollowedByViewer().Load(ctx, obj.ID)()
 }
 
 // Follows is the resolver for the follows field.
@@ -701,17 +701,17 @@ func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, a
 
 // Roles is the resolver for the roles field.
 func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error) {
-	return loaders.For(ctx).UserRoles.Load(ctx, obj.ID)()
+	return loaders.For(ctx).UserRoles().Load(ctx, obj.ID)()
 }
 
 // Department is the resolver for the department field.
 func (r *userResolver) Department(ctx context.Context, obj *weibo.User) (*org.Department, error) {
-	return loaders.For(ctx).UserDepartments.Load(ctx, obj.ID)()
+	return loaders.For(ctx).UserDepartments().Load(ctx, obj.ID)()
 }
 
 // ManagedDepartments is the resolver for the managedDepartments field.
 func (r *userResolver) ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error) {
-	return loaders.For(ctx).ManagedDepartments.Load(ctx, obj.ID)()
+	return loaders.For(ctx).ManagedDepartments().Load(ctx, obj.ID)()
 }
 
 // LikedPosts is the resolver for the likedPosts field.

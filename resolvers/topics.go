@@ -33,7 +33,7 @@ func topicPostCount(ctx context.Context, t *feed.Topic) (int, error) {
 	if t.Counted {
 		return int(t.PostCount), nil
 	}
-	got, err := loaders.For(ctx).Topics.Load(ctx, t.Name)()
+	got, err := loaders.For(ctx).Topics().Load(ctx, t.Name)()
 	if err != nil || got == nil {
 		return 0, err
 	}
