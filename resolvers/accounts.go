@@ -11,6 +11,7 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 )
@@ -107,8 +108,14 @@ const tokenRecheck = 2 * time.Second
 //
 // start returns the source's channel and, when not nil, a function saying
 // why the channel closed: a *weibo.Error (SLOW_CONSUMER) then ends the
-// subscription with that error. One goroutine forwards the source.
-func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context.Context) (<-chan T, func() error, error)) (<-chan T, error) {
+// subscription with that error. One goroutine forwards the source; with a
+// push transport's live.Sink in ctx it also delivers each value (Emit), so
+// that no other goroutine waits on the subscription.
+//
+// A source that ends itself when the bus is interrupted (endsOnGap) and
+// delivers to a push transport itself (live.Take) is watched without a
+// goroutine while the bus carries token endings (watchPushed).
+func whileTokenValid[T any](ctx context.Context, r *Resolver, endsOnGap bool, start func(context.Context) (<-chan T, func() error, error)) (<-chan T, error) {
 	check := loaders.FreshCheck(r.Svc)
 	// The bus's state is taken before each check: a bus that goes away
 	// after it closes gap, and the subscription checks again.
@@ -132,17 +139,31 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 	if err := recheck(); err != nil {
 		return nil, err
 	}
+	if endsOnGap && pushed && live.SinkOf(ctx) != nil {
+		return watchPushed(ctx, r, check, start)
+	}
 	ended, stopWatch := r.Tokens.Watch(ctx)
-	inner, cancel := context.WithCancel(ctx)
+	inner, cancel := context.WithCancel(live.WithSink(ctx, nil)) // this goroutine delivers, not the source
 	in, why, err := start(inner)
 	if err != nil {
 		stopWatch()
 		cancel()
 		return nil, err
 	}
-	out := make(chan T)
+	sink := live.Take(ctx)
+	var out chan T
+	if sink != nil {
+		out = make(chan T, 1) // room for the value Emit then takes
+	} else {
+		out = make(chan T)
+	}
 	go func() {
-		defer close(out)
+		defer func() {
+			close(out)
+			if sink != nil {
+				sink.Emit() // the close: the transport ends the subscription
+			}
+		}()
 		defer cancel()
 		defer stopWatch()
 		tick := time.NewTicker(tokenRecheck)
@@ -175,6 +196,9 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 				}
 				select {
 				case out <- v:
+					if sink != nil {
+						sink.Emit()
+					}
 				case <-ctx.Done():
 					return
 				}
@@ -207,6 +231,18 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(context
 // when set, extensions.reason e.Reason) once its channel closes. Only the WebSocket transport serves subscriptions; were
 // another to run one, the error is left out rather than panic.
 func endSubscription(ctx context.Context, e *weibo.Error) {
+	gerr := subscriptionError(ctx, e)
+	if sink := live.SinkOf(ctx); sink != nil {
+		sink.Fail(gerr)
+		return
+	}
+	defer func() { _ = recover() }() // no subscription error context: nothing to add to
+	transport.AddSubscriptionError(ctx, gerr)
+}
+
+// subscriptionError is e as the GraphQL error ending the subscription of
+// ctx: extensions.code e.Code and, when set, extensions.reason e.Reason.
+func subscriptionError(ctx context.Context, e *weibo.Error) *gqlerror.Error {
 	gerr := &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
 	if e.Reason != "" {
 		gerr.Extensions["reason"] = e.Reason
@@ -214,6 +250,5 @@ func endSubscription(ctx context.Context, e *weibo.Error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil {
 		gerr.Path = fc.Path()
 	}
-	defer func() { _ = recover() }() // no subscription error context: nothing to add to
-	transport.AddSubscriptionError(ctx, gerr)
+	return gerr
 }

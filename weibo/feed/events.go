@@ -12,6 +12,7 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -276,7 +277,7 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 		return nil, err
 	}
 	w := &watcher{s: s, q: eventQueue{max: max(1, s.opts.eventQueue), ready: make(chan struct{}, 1)}, overflow: make(chan struct{}), gap: s.bus.Interrupted(),
-		subs: map[string]func(){}, from: from, seen: map[weibo.PostID]uint8{}}
+		subs: map[string]func(){}, from: from}
 	ok := false
 	defer func() {
 		if !ok {
@@ -301,11 +302,40 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 			return nil, err
 		}
 	}
-	out := make(chan TimelineEvent)
+	sink := live.Take(ctx)
+	out := make(chan TimelineEvent, sinkRoom(sink))
 	stream := &EventStream{C: out}
 	ok = true
-	go w.run(ctx, stream, out, replay)
+	go w.run(ctx, stream, out, sink, replay)
 	return stream, nil
+}
+
+// sinkRoom is the capacity of a stream's channel: 1 for a push transport's
+// sink (which takes each value as the stream emits it), else none.
+func sinkRoom(sink live.Sink) int {
+	if sink != nil {
+		return 1
+	}
+	return 0
+}
+
+// endStream closes a stream's channel out and, with a push transport's
+// sink, hands it the stream's error err (when not nil) and the close.
+func endStream[T any](out chan<- T, sink live.Sink, err error) {
+	if sink != nil && err != nil {
+		sink.Fail(err)
+	}
+	close(out)
+	if sink != nil {
+		sink.Emit()
+	}
+}
+
+// emitted tells a push transport's sink, if any, that a value was sent.
+func emitted(sink live.Sink) {
+	if sink != nil {
+		sink.Emit()
+	}
 }
 
 // replay reads the posts of uid's timeline newer than cursor, oldest
@@ -386,7 +416,7 @@ type watcher struct {
 	closed bool              // cancelAll ran: listen no more
 
 	from []byte                 // the resume cursor's suffix, or nil
-	seen map[weibo.PostID]uint8 // the last seenMax posts sent: seenAdded or seenDeleted
+	seen map[weibo.PostID]uint8 // the last seenMax posts sent: seenAdded or seenDeleted (nil until one is)
 	ring []weibo.PostID
 }
 
@@ -452,6 +482,9 @@ func (w *watcher) deliver(data []byte) {
 // note records id's state and returns the one it had (0: none).
 func (w *watcher) note(id weibo.PostID, state uint8) uint8 {
 	prev := w.seen[id]
+	if w.seen == nil {
+		w.seen = map[weibo.PostID]uint8{}
+	}
 	w.seen[id] = state
 	if prev != 0 {
 		return prev
@@ -478,52 +511,88 @@ func streamEnded(err error) {
 
 // run sends the replay, then the live events, until ctx ends or the queue
 // overflows; then it closes out.
-func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, replay []PostAdded) {
+//
+// With a push transport's sink (live.Take) it also delivers: after each
+// send, and after the close, it calls the sink's Emit, so that this is the
+// subscription's one goroutine. While idle it waits in wait, a frame of its
+// own: the stack it parks on is small enough for the garbage collector to
+// shrink it to the smallest a goroutine has.
+func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink, replay []PostAdded) {
 	LiveStreams.Inc()
-	defer close(out)
-	defer w.cancelAll()
-	defer func() { streamEnded(stream.err) }() // counted before the client can learn of the end
-	send := func(e TimelineEvent) bool {
-		select {
-		case out <- e:
-			return true
-		case <-ctx.Done():
-		case <-w.overflow:
-			stream.err = ErrSlowConsumer
-		case <-w.gap:
-			stream.err = ErrEventsInterrupted
-		}
-		return false
+	defer w.end(stream, out, sink)
+	if !w.replay(ctx, stream, out, sink, replay) {
+		return
 	}
+	for w.drain(ctx, stream, out, sink) && w.wait(ctx, stream) {
+	}
+}
+
+// end ends the stream: counted (before the client can learn of the end),
+// its bus subscriptions cancelled, out closed.
+func (w *watcher) end(stream *EventStream, out chan<- TimelineEvent, sink live.Sink) {
+	streamEnded(stream.err)
+	w.cancelAll()
+	endStream(out, sink, stream.err)
+}
+
+// replay sends the posts of a resume; false when the stream ended.
+func (w *watcher) replay(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink, replay []PostAdded) bool {
 	for _, e := range replay {
-		if w.note(e.Post.ID, seenAdded) == 0 && !send(e) {
-			return
+		if w.note(e.Post.ID, seenAdded) == 0 && !w.send(ctx, stream, out, sink, e) {
+			return false
 		}
 	}
+	return true
+}
+
+// send sends e on out (and emits it to sink); false when the stream ended
+// first (stream.err says why, nil when ctx ended).
+func (w *watcher) send(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink, e TimelineEvent) bool {
+	select {
+	case out <- e:
+		emitted(sink)
+		return true
+	case <-ctx.Done():
+	case <-w.overflow:
+		stream.err = ErrSlowConsumer
+	case <-w.gap:
+		stream.err = ErrEventsInterrupted
+	}
+	return false
+}
+
+// drain sends the queued events; false when the stream ended.
+func (w *watcher) drain(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink) bool {
 	for {
 		select {
 		case <-w.overflow:
 			stream.err = ErrSlowConsumer
-			return
+			return false
 		default:
 		}
-		if data, ok := w.q.pop(); ok {
-			if e := w.event(data); e != nil && !send(e) {
-				return
-			}
-			continue
+		data, ok := w.q.pop()
+		if !ok {
+			return true
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.overflow:
-			stream.err = ErrSlowConsumer
-			return
-		case <-w.gap:
-			stream.err = ErrEventsInterrupted
-			return
-		case <-w.q.ready:
+		if e := w.event(data); e != nil && !w.send(ctx, stream, out, sink, e) {
+			return false
 		}
+	}
+}
+
+// wait waits for a queued event; false when the stream ended instead.
+func (w *watcher) wait(ctx context.Context, stream *EventStream) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-w.overflow:
+		stream.err = ErrSlowConsumer
+		return false
+	case <-w.gap:
+		stream.err = ErrEventsInterrupted
+		return false
+	case <-w.q.ready:
+		return true
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -69,12 +70,13 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan *Notification)
+	sink := live.Take(ctx) // with a push transport, this goroutine delivers (watcher.run)
+	out := make(chan *Notification, sinkRoom(sink))
 	stream := &NotificationStream{C: out}
 	gap := s.bus.Interrupted()
 	go func() {
 		LiveStreams.Inc()
-		defer close(out)
+		defer func() { endStream(out, sink, stream.err) }()
 		defer cancel()
 		defer func() { streamEnded(stream.err) }()
 		for {
@@ -109,6 +111,7 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 			}
 			select {
 			case out <- ns[0]:
+				emitted(sink)
 			case <-ctx.Done():
 				return
 			case <-overflow:
