@@ -112,10 +112,12 @@ const tokenRecheck = 2 * time.Second
 // push transport's live.Sink in ctx it also delivers each value (Emit), so
 // that no other goroutine waits on the subscription.
 //
-// A source that ends itself when the bus is interrupted (endsOnGap) and
-// delivers to a push transport itself (live.Take) is watched without a
-// goroutine while the bus carries token endings (watchPushed).
-func whileTokenValid[T any](ctx context.Context, r *Resolver, endsOnGap bool, start func(context.Context) (<-chan T, func() error, error)) (<-chan T, error) {
+// Under a push transport (a live.Sink in ctx) while the bus carries token
+// endings, the source delivers itself and the token is watched without a
+// goroutine (watchPushed): start's poll hook, which sources that read
+// while the bus is away call before each read, then does the rechecks. In
+// the goroutine's way start gets no hook (nil).
+func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(ctx context.Context, poll func(busUp bool)) (<-chan T, func() error, error)) (<-chan T, error) {
 	check := loaders.FreshCheck(r.Svc)
 	// The bus's state is taken before each check: a bus that goes away
 	// after it closes gap, and the subscription checks again.
@@ -139,12 +141,12 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, endsOnGap bool, st
 	if err := recheck(); err != nil {
 		return nil, err
 	}
-	if endsOnGap && pushed && live.SinkOf(ctx) != nil {
+	if pushed && live.SinkOf(ctx) != nil {
 		return watchPushed(ctx, r, check, start)
 	}
 	ended, stopWatch := r.Tokens.Watch(ctx)
 	inner, cancel := context.WithCancel(live.WithSink(ctx, nil)) // this goroutine delivers, not the source
-	in, why, err := start(inner)
+	in, why, err := start(inner, nil)
 	if err != nil {
 		stopWatch()
 		cancel()

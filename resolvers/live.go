@@ -16,8 +16,8 @@ import (
 // away; feed.Service.WatchTimeline), while the token is valid.
 func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, false, func(ctx context.Context) (<-chan *feed.Post, func() error, error) {
-		c, err := r.Svc.Feed.WatchTimeline(ctx, viewer, 0)
+	return whileTokenValid(ctx, r, func(ctx context.Context, poll func(bool)) (<-chan *feed.Post, func() error, error) {
+		c, err := r.Svc.Feed.WatchTimeline(ctx, viewer, 0, poll)
 		return c, nil, err
 	})
 }
@@ -28,7 +28,8 @@ func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, 
 // subscription with its error.
 func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, true, func(ctx context.Context) (<-chan feed.TimelineEvent, func() error, error) {
+	// The stream ends itself when the bus is interrupted: it needs no poll.
+	return whileTokenValid(ctx, r, func(ctx context.Context, _ func(bool)) (<-chan feed.TimelineEvent, func() error, error) {
 		stream, err := r.Svc.Feed.TimelineEvents(ctx, viewer, after)
 		if err != nil {
 			return nil, nil, err
@@ -43,7 +44,7 @@ func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-cha
 // UNAVAILABLE) ends the subscription with its error.
 func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notification, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, true, func(ctx context.Context) (<-chan *feed.Notification, func() error, error) {
+	return whileTokenValid(ctx, r, func(ctx context.Context, _ func(bool)) (<-chan *feed.Notification, func() error, error) {
 		stream, err := r.Svc.Feed.NotificationEvents(ctx, viewer)
 		if err != nil {
 			return nil, nil, err
@@ -53,25 +54,40 @@ func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notifica
 }
 
 // watchPushed is whileTokenValid for a source that delivers to a push
-// transport itself and ends itself when the bus is interrupted, while the
-// bus carries token endings: nothing waits on the subscription's behalf.
-// An ending of the token here runs a check (auth.Issuer.WatchFunc), and so
-// does its expiry (a timer); a check that refuses the token fails the
-// subscription with UNAUTHENTICATED and ends its source.
-func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, start func(context.Context) (<-chan T, func() error, error)) (<-chan T, error) {
+// transport itself, while the bus carries token endings: nothing waits on
+// the subscription's behalf. An ending of the token here runs a check
+// (auth.Issuer.WatchFunc), and so does its expiry (a timer). While the bus
+// is away the source's poll hook (called before each of its reads, on its
+// ticks) checks the token every read (at most one users-row read per
+// recheck window), and the first poll that finds the bus back reads the
+// row afresh; a source that ends itself when the bus is interrupted never
+// polls. A check that refuses the token fails the subscription with
+// UNAUTHENTICATED and ends its source.
+func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, start func(context.Context, func(bool)) (<-chan T, func() error, error)) (<-chan T, error) {
 	sink := &presentingSink{Sink: live.SinkOf(ctx), ctx: ctx}
 	inner, cancel := context.WithCancel(live.WithSink(ctx, sink))
-	in, _, err := start(inner)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	recheck := func() {
-		err := r.Tokens.Recheck(ctx, check) // ended or expired: refused without a read
+	end := func(err error) bool {
 		if e, ok := errors.AsType[*weibo.Error](err); ok && e.Code == weibo.CodeUnauthenticated {
 			sink.Fail(e)
 			cancel()
 		}
+		return err == nil
+	}
+	recheck := func() { end(r.Tokens.Recheck(ctx, check)) } // ended or expired: refused without a read
+	away := false // touched by the source's goroutine alone
+	poll := func(busUp bool) {
+		switch {
+		case !busUp:
+			away = true
+			end(r.Tokens.Recheck(ctx, check))
+		case away:
+			away = !end(r.Tokens.RecheckNow(ctx, check)) // the endings the bus missed
+		}
+	}
+	in, _, err := start(inner, poll)
+	if err != nil {
+		cancel()
+		return nil, err
 	}
 	stopWatch := r.Tokens.WatchFunc(ctx, recheck)
 	var expiry *time.Timer

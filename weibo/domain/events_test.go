@@ -261,7 +261,7 @@ func TestWatchTimelineWokenByTheBus(t *testing.T) {
 			if err := one.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			posts, err := other.Feed.WatchTimeline(ctx, viewer, time.Hour)
+			posts, err := other.Feed.WatchTimeline(ctx, viewer, time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -342,7 +342,7 @@ func TestHybridWatch(t *testing.T) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := svc.Feed.WatchTimeline(wctx, fan, time.Hour) // no tick: only the wake-up can deliver
+	ch, err := svc.Feed.WatchTimeline(wctx, fan, time.Hour, nil) // no tick: only the wake-up can deliver
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,13 @@
 package feed
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -31,7 +34,7 @@ const watchWindow = 50
 // fan-out) when this process stores one of its posts.
 type liveHub struct {
 	mu   sync.Mutex
-	subs map[weibo.UserID]map[chan struct{}]struct{}
+	subs map[weibo.UserID][]chan struct{} // most users have one watcher: a slice is the smallest set
 	// byAuthor: large account -> the wake channels of the watchers whose
 	// viewer follows it (as of their last poll).
 	byAuthor map[weibo.UserID]map[chan struct{}]struct{}
@@ -78,17 +81,15 @@ func (h *liveHub) subscribe(uid weibo.UserID) (chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
 	if h.subs == nil {
-		h.subs = map[weibo.UserID]map[chan struct{}]struct{}{}
+		h.subs = map[weibo.UserID][]chan struct{}{}
 	}
-	if h.subs[uid] == nil {
-		h.subs[uid] = map[chan struct{}]struct{}{}
-	}
-	h.subs[uid][ch] = struct{}{}
+	h.subs[uid] = append(h.subs[uid], ch)
 	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
-		delete(h.subs[uid], ch)
-		if len(h.subs[uid]) == 0 {
+		if chs := slices.DeleteFunc(h.subs[uid], func(c chan struct{}) bool { return c == ch }); len(chs) > 0 {
+			h.subs[uid] = chs
+		} else {
 			delete(h.subs, uid)
 		}
 		h.mu.Unlock()
@@ -100,7 +101,7 @@ func (h *liveHub) notify(owners ...weibo.UserID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, uid := range owners {
-		for ch := range h.subs[uid] {
+		for _, ch := range h.subs[uid] {
 			select {
 			case ch <- struct{}{}:
 			default:
@@ -128,76 +129,136 @@ func (h *liveHub) notify(owners ...weibo.UserID) {
 // reads nothing else; otherwise (no bus given, the bus away or closed, a
 // subject refused) it also reads every interval, until a read finds the
 // bus usable again.
-func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration) (_ <-chan *Post, err error) {
+//
+// poll, when not nil, is called by the watcher before each read with
+// whether the bus is connected: the caller's own work while the bus is
+// away (a token check) runs on the watcher's ticks. With a push
+// transport's sink in ctx (live.Take), the watcher's goroutine delivers
+// each post itself, and is the subscription's one goroutine.
+func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration, poll func(busUp bool)) (_ <-chan *Post, err error) {
 	defer weibo.Wrapf(&err, "watch the timeline of %s", uid)
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	since := s.nowMillis() - time.Minute.Milliseconds()
-	wake, unsubscribe := s.live.subscribe(uid)
-	bw := busWake{s: s, wake: wake, subs: map[string]func(){}}
+	w := &timelineWatch{s: s, uid: uid, since: s.nowMillis() - time.Minute.Milliseconds(), interval: interval, poll: poll}
+	w.wake, w.unsubscribe = s.live.subscribe(uid)
+	w.bw = busWake{s: s, wake: w.wake}
 	// The bus's state is taken before each read: a bus that goes away
 	// during the read closes gap, and the watcher reads again.
-	gap, pushed := bw.state()
-	bw.sync(uid, nil) // listening before the read: nothing falls between
-	seen, _, large, err := s.timelineTop(ctx, uid)
+	var pushed bool
+	w.gap, pushed = w.bw.state()
+	w.bw.sync(uid, nil) // listening before the read: nothing falls between
+	w.seen, _, w.large, err = s.timelineTop(ctx, uid, w.since)
 	if err != nil {
-		unsubscribe()
-		bw.stop()
+		w.unsubscribe()
+		w.bw.stop()
 		return nil, err
 	}
-	s.live.follow(wake, nil, large)
-	pushed = bw.sync(uid, large) && pushed
-	out := make(chan *Post)
-	go func() {
-		defer close(out)
-		defer func() { s.live.follow(wake, large, nil); unsubscribe(); bw.stop() }()
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			var ticks <-chan time.Time
-			var away <-chan struct{}
-			if pushed {
-				away = gap // nil for a bus that is never interrupted
-			} else {
-				ticks = tick.C
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-wake:
-			case <-ticks:
-			case <-away:
-			}
-			gap, pushed = bw.state()
-			top, posts, now, err := s.timelineTop(ctx, uid)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.log.Warn("timeline watch: poll failed", "user", uid.String(), "err", err)
-				}
-				pushed = false // read again at the next tick
-				continue
-			}
-			s.live.follow(wake, large, now)
-			pushed = bw.sync(uid, now) && pushed
-			large = now
-			var fresh []*Post // newest first, as read
-			for _, p := range posts {
-				if !seen[p.ID] && p.ID.Millis >= since {
-					fresh = append(fresh, p)
-				}
-			}
-			seen = top
-			for i := len(fresh) - 1; i >= 0; i-- {
-				select {
-				case out <- fresh[i]:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
+	s.live.follow(w.wake, nil, w.large)
+	w.pushed = w.bw.sync(uid, w.large) && pushed
+	w.sink = live.Take(ctx)
+	out := make(chan *Post, sinkRoom(w.sink))
+	w.out = out
+	go w.run(ctx)
 	return out, nil
+}
+
+// timelineWatch is one WatchTimeline watcher.
+type timelineWatch struct {
+	s           *Service
+	uid         weibo.UserID
+	since       int64 // the oldest post time emitted, Unix ms
+	interval    time.Duration
+	poll        func(busUp bool)
+	wake        chan struct{}
+	unsubscribe func()
+	bw          busWake
+	gap         <-chan struct{}
+	pushed      bool
+	tick        *time.Ticker   // made when first polled
+	seen        []weibo.PostID // the last read's since since, sorted (seenPost)
+	large       map[weibo.UserID]bool
+	out         chan *Post
+	sink        live.Sink
+}
+
+// run reads when woken until ctx ends, then closes out. It waits in wait,
+// a frame of its own, so that the stack it parks on is small enough for
+// the garbage collector to shrink to the smallest a goroutine has.
+func (w *timelineWatch) run(ctx context.Context) {
+	defer w.end()
+	for w.wait(ctx) && w.read(ctx) {
+	}
+}
+
+// end stops the watch and closes out.
+func (w *timelineWatch) end() {
+	w.s.live.follow(w.wake, w.large, nil)
+	w.unsubscribe()
+	w.bw.stop()
+	if w.tick != nil {
+		w.tick.Stop()
+	}
+	endStream(w.out, w.sink, nil)
+}
+
+// wait waits for a wake-up, a tick while the bus is not relied on, or the
+// bus going away; false when ctx ended.
+func (w *timelineWatch) wait(ctx context.Context) bool {
+	var ticks <-chan time.Time
+	var away <-chan struct{}
+	if w.pushed {
+		away = w.gap // nil for a bus that is never interrupted
+	} else {
+		if w.tick == nil {
+			w.tick = time.NewTicker(w.interval)
+		}
+		ticks = w.tick.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-w.wake:
+	case <-ticks:
+	case <-away:
+	}
+	return true
+}
+
+// read reads the top of the timeline and sends the posts not seen before;
+// false when ctx ended during the sends.
+func (w *timelineWatch) read(ctx context.Context) bool {
+	w.gap, w.pushed = w.bw.state()
+	if w.poll != nil {
+		w.poll(w.pushed)
+	}
+	top, posts, now, err := w.s.timelineTop(ctx, w.uid, w.since)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.s.log.Warn("timeline watch: poll failed", "user", w.uid.String(), "err", err)
+		}
+		w.pushed = false // read again at the next tick
+		return true
+	}
+	w.s.live.follow(w.wake, w.large, now)
+	w.pushed = w.bw.sync(w.uid, now) && w.pushed
+	w.large = now
+	var fresh []*Post // newest first, as read
+	for _, p := range posts {
+		if !seenPost(w.seen, p.ID) && p.ID.Millis >= w.since {
+			fresh = append(fresh, p)
+		}
+	}
+	w.seen = top
+	for i := len(fresh) - 1; i >= 0; i-- {
+		select {
+		case w.out <- fresh[i]:
+			emitted(w.sink)
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // BusState returns the bus's Interrupted channel, then whether a reader
@@ -216,7 +277,7 @@ func (s *Service) BusState() (<-chan struct{}, bool) {
 type busWake struct {
 	s    *Service
 	wake chan struct{}
-	subs map[string]func() // subject -> cancel
+	subs []subjectSub // a slice: a watcher listens to its home subject and few more
 }
 
 // state returns the bus's Interrupted channel, then whether the watcher may
@@ -235,17 +296,16 @@ func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) bool {
 	for a := range large {
 		want[authorSubject(a)] = true
 	}
+	b.subs = slices.DeleteFunc(b.subs, func(sub subjectSub) bool {
+		if want[sub.subject] {
+			delete(want, sub.subject) // listening already
+			return false
+		}
+		sub.cancel()
+		return true
+	})
 	all := true
-	for subject, cancel := range b.subs {
-		if !want[subject] {
-			cancel()
-			delete(b.subs, subject)
-		}
-	}
 	for subject := range want {
-		if b.subs[subject] != nil {
-			continue
-		}
 		cancel, err := b.s.bus.Subscribe(subject, func([]byte) {
 			select {
 			case b.wake <- struct{}{}:
@@ -256,7 +316,7 @@ func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) bool {
 			all = false
 			continue
 		}
-		b.subs[subject] = cancel
+		b.subs = append(b.subs, subjectSub{subject, cancel})
 		if subject != home {
 			select {
 			case b.wake <- struct{}{}:
@@ -267,25 +327,50 @@ func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) bool {
 	return all
 }
 
+// subjectSub is a bus subscription of a busWake.
+type subjectSub struct {
+	subject string
+	cancel  func()
+}
+
 // stop cancels every subscription.
 func (b *busWake) stop() {
-	for _, cancel := range b.subs {
-		cancel()
+	for _, sub := range b.subs {
+		sub.cancel()
 	}
 }
 
 // timelineTop reads the newest watchWindow posts of uid's home timeline:
-// their ids, the posts newest first, and the large accounts uid follows.
-func (s *Service) timelineTop(ctx context.Context, uid weibo.UserID) (map[weibo.PostID]bool, []*Post, map[weibo.UserID]bool, error) {
+// the ids of those created at since (Unix ms) or later (sorted, for
+// seenPost; older ones are never emitted, so an idle watcher keeps few),
+// the posts newest first, and the large accounts uid follows.
+func (s *Service) timelineTop(ctx context.Context, uid weibo.UserID, since int64) ([]weibo.PostID, []*Post, map[weibo.UserID]bool, error) {
 	c, large, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(watchWindow)}, timelineOptions{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	set := make(map[weibo.PostID]bool, len(c.Edges))
+	var ids []weibo.PostID
 	posts := make([]*Post, len(c.Edges))
 	for i, e := range c.Edges {
-		set[e.Post.ID] = true
+		if e.Post.ID.Millis >= since {
+			ids = append(ids, e.Post.ID)
+		}
 		posts[i] = e.Post
 	}
-	return set, posts, large, nil
+	slices.SortFunc(ids, comparePostIDs)
+	return ids, posts, large, nil
+}
+
+// comparePostIDs orders post ids by author, then time.
+func comparePostIDs(a, b weibo.PostID) int {
+	if c := cmp.Compare(a.Author, b.Author); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Millis, b.Millis)
+}
+
+// seenPost reports whether id is in ids, sorted by comparePostIDs.
+func seenPost(ids []weibo.PostID, id weibo.PostID) bool {
+	_, ok := slices.BinarySearchFunc(ids, id, comparePostIDs)
+	return ok
 }

@@ -73,55 +73,101 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 	sink := live.Take(ctx) // with a push transport, this goroutine delivers (watcher.run)
 	out := make(chan *Notification, sinkRoom(sink))
 	stream := &NotificationStream{C: out}
-	gap := s.bus.Interrupted()
-	go func() {
-		LiveStreams.Inc()
-		defer func() { endStream(out, sink, stream.err) }()
-		defer cancel()
-		defer func() { streamEnded(stream.err) }()
-		for {
-			data, ok := q.pop()
-			if !ok {
-				select {
-				case <-ctx.Done():
-					return
-				case <-overflow:
-					stream.err = ErrSlowConsumer
-					return
-				case <-gap:
-					stream.err = ErrEventsInterrupted
-					return
-				case <-q.ready:
-				}
-				continue
-			}
-			id, err := tables.ParseNotificationID(string(data))
-			if err != nil || id.Recipient != uid {
-				continue
-			}
-			ns, err := s.GetNotifications(ctx, []weibo.NotificationID{id})
-			if err != nil {
-				if ctx.Err() == nil {
-					stream.err = err
-				}
-				return
-			}
-			if ns[0] == nil || ns[0].Read {
-				continue
-			}
-			select {
-			case out <- ns[0]:
-				emitted(sink)
-			case <-ctx.Done():
-				return
-			case <-overflow:
-				stream.err = ErrSlowConsumer
-				return
-			case <-gap:
-				stream.err = ErrEventsInterrupted
-				return
-			}
-		}
-	}()
+	n := &notifyWatch{s: s, uid: uid, q: q, overflow: overflow, gap: s.bus.Interrupted(), out: out, sink: sink, stream: stream, cancel: cancel}
+	go n.run(ctx)
 	return stream, nil
+}
+
+// notifyWatch is one NotificationEvents stream.
+type notifyWatch struct {
+	s        *Service
+	uid      weibo.UserID
+	q        *eventQueue
+	overflow <-chan struct{} // closed when q was full
+	gap      <-chan struct{} // closed when the bus was interrupted
+	out      chan<- *Notification
+	sink     live.Sink
+	stream   *NotificationStream
+	cancel   func() // the bus subscription's
+}
+
+// run sends the notifications the bus names until the stream ends, then
+// closes out. It waits in wait, a frame of its own (watcher.run).
+func (n *notifyWatch) run(ctx context.Context) {
+	LiveStreams.Inc()
+	defer n.end()
+	for n.wait(ctx) && n.drain(ctx) {
+	}
+}
+
+// end counts the stream's end, cancels its bus subscription and closes
+// out.
+func (n *notifyWatch) end() {
+	streamEnded(n.stream.err)
+	n.cancel()
+	endStream(n.out, n.sink, n.stream.err)
+}
+
+// stop records why the stream ends: nil when ctx ended, else
+// ErrSlowConsumer or ErrEventsInterrupted, as the channels say.
+func (n *notifyWatch) stop(ctx context.Context) {
+	select {
+	case <-n.overflow:
+		n.stream.err = ErrSlowConsumer
+	case <-n.gap:
+		if ctx.Err() == nil {
+			n.stream.err = ErrEventsInterrupted
+		}
+	default:
+	}
+}
+
+// wait waits for a queued id; false when the stream ended instead.
+func (n *notifyWatch) wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+	case <-n.overflow:
+	case <-n.gap:
+	case <-n.q.ready:
+		return true
+	}
+	n.stop(ctx)
+	return false
+}
+
+// drain sends the notifications of the queued ids that are still unread;
+// false when the stream ended.
+func (n *notifyWatch) drain(ctx context.Context) bool {
+	for {
+		data, ok := n.q.pop()
+		if !ok {
+			return true
+		}
+		id, err := tables.ParseNotificationID(string(data))
+		if err != nil || id.Recipient != n.uid {
+			continue
+		}
+		ns, err := n.s.GetNotifications(ctx, []weibo.NotificationID{id})
+		if err != nil {
+			if ctx.Err() == nil {
+				n.stream.err = err
+			}
+			return false
+		}
+		if ns[0] == nil || ns[0].Read {
+			continue
+		}
+		select {
+		case n.out <- ns[0]:
+			emitted(n.sink)
+		case <-ctx.Done():
+			return false
+		case <-n.overflow:
+			n.stop(ctx)
+			return false
+		case <-n.gap:
+			n.stop(ctx)
+			return false
+		}
+	}
 }
