@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,7 @@ type knownTokens struct {
 	good     map[weibo.TokenID]goodToken
 	ended    map[weibo.TokenID]time.Time // the token's expiry: kept until then
 	floors   map[weibo.UserID]genFloor
-	watchers map[weibo.UserID]map[*watcher]struct{}
+	watchers map[weibo.UserID][]*watcher // a slice: most users have a watcher or two
 }
 
 // goodToken is a token found good, and when.
@@ -71,7 +72,7 @@ const (
 
 func newKnownTokens(window time.Duration) *knownTokens {
 	return &knownTokens{window: window, good: map[weibo.TokenID]goodToken{}, ended: map[weibo.TokenID]time.Time{},
-		floors: map[weibo.UserID]genFloor{}, watchers: map[weibo.UserID]map[*watcher]struct{}{}}
+		floors: map[weibo.UserID]genFloor{}, watchers: map[weibo.UserID][]*watcher{}}
 }
 
 // endedLocked reports whether this instance ended t. k.mu is held.
@@ -173,14 +174,17 @@ func (k *knownTokens) endAll(uid weibo.UserID, gen int64, now time.Time) {
 // closeLocked closes and forgets the watchers of uid whose token ends.
 // k.mu is held.
 func (k *knownTokens) closeLocked(uid weibo.UserID, ends func(Token) bool) {
-	for w := range k.watchers[uid] {
+	ws := slices.DeleteFunc(k.watchers[uid], func(w *watcher) bool {
 		if ends(w.tok) {
 			w.fire()
-			delete(k.watchers[uid], w)
+			return true
 		}
-	}
-	if len(k.watchers[uid]) == 0 {
+		return false
+	})
+	if len(ws) == 0 {
 		delete(k.watchers, uid)
+	} else {
+		k.watchers[uid] = ws
 	}
 }
 
@@ -198,18 +202,14 @@ func (k *knownTokens) watch(t Token, fn func()) (<-chan struct{}, func()) {
 		w.fire()
 		return w.ch, func() {}
 	}
-	if k.watchers[t.User] == nil {
-		k.watchers[t.User] = map[*watcher]struct{}{}
-	}
-	k.watchers[t.User][w] = struct{}{}
+	k.watchers[t.User] = append(k.watchers[t.User], w)
 	return w.ch, func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
-		if ws := k.watchers[t.User]; ws != nil {
-			delete(ws, w)
-			if len(ws) == 0 {
-				delete(k.watchers, t.User)
-			}
+		if ws := slices.DeleteFunc(k.watchers[t.User], func(x *watcher) bool { return x == w }); len(ws) > 0 {
+			k.watchers[t.User] = ws
+		} else {
+			delete(k.watchers, t.User)
 		}
 	}
 }

@@ -337,5 +337,47 @@ func With(ctx context.Context, l *Loaders) context.Context {
 
 // For returns the request's loaders; it panics when the middleware did not run.
 func For(ctx context.Context) *Loaders {
-	return ctx.Value(ctxKey{}).(*Loaders)
+	switch v := ctx.Value(ctxKey{}).(type) {
+	case *Loaders:
+		return v
+	case *scope:
+		return v.get()
+	}
+	panic("loaders: no loaders in the context")
+}
+
+// Scoped returns ctx carrying new Loaders (with the token checked through
+// them, as Fresh) until release is called; after it, For gives each call
+// new ones. For a context that outlives the work its loaders serve, as a
+// subscription's does its setup: nothing it read stays cached for the
+// subscription's life.
+func Scoped(ctx context.Context, svc *domain.Domain) (_ context.Context, release func()) {
+	sc := &scope{l: New(svc), svc: svc}
+	ctx = context.WithValue(ctx, ctxKey{}, sc)
+	ctx = auth.WithUserCheck(ctx, func(ctx context.Context, t auth.Token) (auth.TokenState, error) {
+		return sc.get().checkViewer(ctx, t)
+	})
+	return ctx, sc.release
+}
+
+// scope holds the Loaders of Scoped.
+type scope struct {
+	mu  sync.Mutex
+	l   *Loaders // nil once released
+	svc *domain.Domain
+}
+
+func (sc *scope) get() *Loaders {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.l == nil {
+		return New(sc.svc)
+	}
+	return sc.l
+}
+
+func (sc *scope) release() {
+	sc.mu.Lock()
+	sc.l = nil
+	sc.mu.Unlock()
 }

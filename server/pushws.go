@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +118,7 @@ func (t *pushWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	}
 	// Of the request's headers the session keeps the trace context's
 	// (tracing reads them), not the rest.
-	s := &wsSession{t: t, exec: exec, headers: traceHeaders(r.Header), ops: map[string]*wsOp{}}
+	s := &wsSession{t: t, exec: exec, headers: traceHeaders(r.Header)}
 	// The request's values (viewer, request id, client address) without
 	// its end: net/http cancels it when Do returns.
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
@@ -191,7 +192,7 @@ type wsSession struct {
 
 	mu      sync.Mutex
 	conn    *websocket.Conn
-	ops     map[string]*wsOp
+	ops     []*wsOp // a slice: a connection runs an operation or a few
 	ended   bool
 	pending int64         // bytes written but not yet taken by the socket
 	drained chan struct{} // closed when pending falls to maxPending or below
@@ -239,15 +240,24 @@ func (s *wsSession) receive(data []byte) {
 	case "subscribe":
 		s.subscribe(m, start)
 	case "complete":
-		s.mu.Lock()
-		op := s.ops[m.ID]
-		s.mu.Unlock()
-		if op != nil {
+		if op := s.op(m.ID); op != nil {
 			op.cancel() // its source ends, and with it the operation
 		}
 	default:
 		s.close(closeBadMessage, "Invalid message received")
 	}
+}
+
+// op returns the running operation id; nil when there is none.
+func (s *wsSession) op(id string) *wsOp {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.ops {
+		if o.id == id {
+			return o
+		}
+	}
+	return nil
 }
 
 // closeForbidden is graphql-transport-ws's close code for a refused
@@ -267,14 +277,15 @@ func (s *wsSession) subscribe(m wsMessage, start time.Time) {
 		s.close(closeBadMessage, "Invalid message received")
 		return
 	}
-	s.mu.Lock()
-	_, dup := s.ops[m.ID]
-	s.mu.Unlock()
-	if dup {
+	if s.op(m.ID) != nil {
 		s.close(closeDuplicateID, "Subscriber for "+m.ID+" already exists")
 		return
 	}
-	ctx := graphql.StartOperationTrace(s.ctx)
+	// The operation's loaders serve its setup (and a query's execution);
+	// a subscription's events get fresh ones each (step).
+	ctx, release := loaders.Scoped(s.ctx, s.t.svc)
+	defer release()
+	ctx = graphql.StartOperationTrace(ctx)
 	params := &graphql.RawParams{}
 	dec := json.NewDecoder(bytes.NewReader(m.Payload))
 	dec.UseNumber()
@@ -297,14 +308,15 @@ func (s *wsSession) subscribe(m wsMessage, start time.Time) {
 	}
 	ctx = graphql.WithOperationContext(ctx, rc)
 	ctx, cancel := context.WithCancel(ctx)
-	op := &wsOp{s: s, id: m.ID, cancel: cancel, ready: make(chan struct{})}
+	op := &wsOp{s: s, id: m.ID, cancel: cancel}
+	op.ready.Add(1)
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
 		cancel()
 		return
 	}
-	s.ops[m.ID] = op
+	s.ops = append(s.ops, op)
 	s.mu.Unlock()
 	if rc.Operation.Operation == ast.Subscription {
 		ctx = live.WithSink(ctx, op)
@@ -318,7 +330,7 @@ func (s *wsSession) subscribe(m wsMessage, start time.Time) {
 		}()
 		op.next, op.ctx = s.exec.DispatchOperation(ctx, rc)
 	}()
-	close(op.ready)
+	op.ready.Done()
 	if !op.taken.Load() {
 		go op.pull()
 	}
@@ -342,7 +354,7 @@ type wsOp struct {
 	s      *wsSession
 	id     string
 	cancel context.CancelFunc
-	ready  chan struct{} // closed once next and ctx are set
+	ready  sync.WaitGroup // done once next and ctx are set
 	next   graphql.ResponseHandler
 	ctx    context.Context
 	taken  atomic.Bool
@@ -365,7 +377,7 @@ func (o *wsOp) Fail(err error) {
 // Emit implements live.Sink: it receives the source's value, writes it,
 // and waits while the client is too far behind.
 func (o *wsOp) Emit() {
-	<-o.ready
+	o.ready.Wait()
 	if !o.step() {
 		return
 	}
@@ -412,9 +424,7 @@ func (o *wsOp) finish() {
 	o.cancel()
 	s := o.s
 	s.mu.Lock()
-	if s.ops[o.id] == o {
-		delete(s.ops, o.id)
-	}
+	s.ops = slices.DeleteFunc(s.ops, func(x *wsOp) bool { return x == o })
 	s.mu.Unlock()
 	if len(failed) > 0 {
 		s.sendErrors(o.id, failed...)
