@@ -18,8 +18,8 @@
 #                                       runs alternated (scripts/peer.sh)
 #
 # The live-event benchmarks use the Go load client bench/live (built to bin/live):
-#   idle-subs     a fresh gateway per query of BENCH_LIVE_QUERY ("events updates":
-#                 homeTimelineEvents, homeTimelineUpdates); BENCH_SUBS (default 10000) users of
+#   idle-subs     a fresh gateway per query of BENCH_LIVE_QUERY ("events updates notifications":
+#                 homeTimelineEvents, homeTimelineUpdates, notificationAdded); BENCH_SUBS (default 10000) users of
 #                 the edge list, lowest ids first, subscribe; after 10 s of settling, the store
 #                 calls (gateway_store_calls_total) and VmRSS over BENCH_IDLE_WINDOW (default 60s)
 #   push-latency  needs a store two processes share (hbase; skipped on embedded): gateway 1
@@ -176,7 +176,7 @@ live_row() {
 run_idle_subs() {
 	local q n=${BENCH_SUBS:-10000} line
 	zcat "$edges" | awk '{print $1; print $2}' | sort -un | awk -v n="$n" 'NR <= n' >"$out/idle-ids.txt"
-	for q in ${BENCH_LIVE_QUERY:-events updates}; do
+	for q in ${BENCH_LIVE_QUERY:-events updates notifications}; do
 		stop_gateway
 		start_gateway "$store"
 		line=$(GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \

@@ -3,7 +3,7 @@
 // graphql-transport-ws subscriptions on gateways and measures what they
 // cost and how fast events reach them.
 //
-//	live idle    -url URL -ids FILE -n N -pid PID [-query events|updates] [-window 60s]
+//	live idle    -url URL -ids FILE -n N -pid PID [-query events|updates|notifications] [-window 60s]
 //	live latency -url URL1,URL2 -ids FANS -author ID [-per-fan 2] [-rate 2] [-duration 60s]
 //
 // idle opens N subscriptions as the first N users of FILE (one user id a
@@ -78,6 +78,7 @@ func main() {
 const (
 	eventsQuery  = `subscription { homeTimelineEvents { __typename ... on PostAdded { post { id content } } } }`
 	updatesQuery = `subscription { homeTimelineUpdates { id content } }`
+	notifyQuery  = `subscription { notificationAdded { id kind actorCount } }`
 )
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}
@@ -398,14 +399,14 @@ func idle(args []string) error {
 	idsFile := fs.String("ids", "", "user ids, one a line (the first n are used)")
 	n := fs.Int("n", 10000, "subscriptions (one per user)")
 	pid := fs.Int("pid", 0, "the gateway's process id (for VmRSS)")
-	query := fs.String("query", "events", "events (homeTimelineEvents) or updates (homeTimelineUpdates)")
+	query := fs.String("query", "events", "events (homeTimelineEvents), updates (homeTimelineUpdates) or notifications (notificationAdded)")
 	settle := fs.Duration("settle", 10*time.Second, "wait after opening, before measuring")
 	window := fs.Duration("window", 60*time.Second, "the idle window measured")
 	conc := fs.Int("concurrency", 32, "connections opened at once")
 	_ = fs.Parse(args)
-	q := map[string]string{"events": eventsQuery, "updates": updatesQuery}[*query]
+	q := map[string]string{"events": eventsQuery, "updates": updatesQuery, "notifications": notifyQuery}[*query]
 	if q == "" || *pid == 0 || *idsFile == "" {
-		return errors.New("idle: -ids, -pid and -query events|updates are needed")
+		return errors.New("idle: -ids, -pid and -query events|updates|notifications are needed")
 	}
 	ids, err := readIDs(*idsFile)
 	if err != nil {
@@ -438,7 +439,7 @@ func idle(args []string) error {
 		}
 	}()
 	opened := time.Since(t)
-	if *query == "events" {
+	if *query != "updates" { // gateway_live_subscriptions counts the pushed ones
 		if err := waitGauge([]string{*url}, float64(*n), 60*time.Second); err != nil {
 			return err
 		}
