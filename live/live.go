@@ -27,6 +27,9 @@ type Sink interface {
 	// (a graphql-transport-ws "error" message; a *gqlerror.Error as it is)
 	// instead of "complete" once the channel is closed.
 	Fail(err error)
+	// End fails the subscription with err (Fail) and cancels the context
+	// its source runs in, which then closes its channel and calls Emit.
+	End(err error)
 }
 
 type sinkKey struct{}

@@ -61,19 +61,18 @@ func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notifica
 // ticks) checks the token every read (at most one users-row read per
 // recheck window), and the first poll that finds the bus back reads the
 // row afresh; a source that ends itself when the bus is interrupted never
-// polls. A check that refuses the token fails the subscription with
-// UNAUTHENTICATED and ends its source.
+// polls. A check that refuses the token ends the subscription (live.Sink.End)
+// with UNAUTHENTICATED.
 func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, start func(context.Context, func(bool)) (<-chan T, func() error, error)) (<-chan T, error) {
 	sink := &presentingSink{Sink: live.SinkOf(ctx), ctx: ctx}
-	inner, cancel := context.WithCancel(live.WithSink(ctx, sink))
 	end := func(err error) bool {
 		if e, ok := errors.AsType[*weibo.Error](err); ok && e.Code == weibo.CodeUnauthenticated {
-			sink.Fail(e)
-			cancel()
+			sink.End(e)
 		}
 		return err == nil
 	}
-	recheck := func() { end(r.Tokens.Recheck(ctx, check)) } // ended or expired: refused without a read
+	// Ended or expired: refused without a read.
+	recheck := func() { end(r.Tokens.Recheck(ctx, check)) }
 	away := false // touched by the source's goroutine alone
 	poll := func(busUp bool) {
 		switch {
@@ -84,9 +83,8 @@ func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, 
 			away = !end(r.Tokens.RecheckNow(ctx, check)) // the endings the bus missed
 		}
 	}
-	in, _, err := start(inner, poll)
+	in, _, err := start(live.WithSink(ctx, sink), poll)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
 	stopWatch := r.Tokens.WatchFunc(ctx, recheck)
@@ -94,7 +92,7 @@ func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, 
 	if t, ok := auth.ViewerToken(ctx); ok {
 		expiry = time.AfterFunc(time.Until(t.Expires), recheck)
 	}
-	context.AfterFunc(inner, func() {
+	context.AfterFunc(ctx, func() { // the operation's end
 		stopWatch()
 		if expiry != nil {
 			expiry.Stop()
@@ -111,10 +109,16 @@ type presentingSink struct {
 }
 
 // Fail implements live.Sink.
-func (s *presentingSink) Fail(err error) {
+func (s *presentingSink) Fail(err error) { s.Sink.Fail(s.present(err)) }
+
+// End implements live.Sink.
+func (s *presentingSink) End(err error) { s.Sink.End(s.present(err)) }
+
+// present is err as the transport sends it: a *weibo.Error as
+// endSubscription gives it.
+func (s *presentingSink) present(err error) error {
 	if e, ok := errors.AsType[*weibo.Error](err); ok {
-		s.Sink.Fail(subscriptionError(s.ctx, e))
-		return
+		return subscriptionError(s.ctx, e)
 	}
-	s.Sink.Fail(err)
+	return err
 }

@@ -374,6 +374,12 @@ func (o *wsOp) Fail(err error) {
 	o.mu.Unlock()
 }
 
+// End implements live.Sink.
+func (o *wsOp) End(err error) {
+	o.Fail(err)
+	o.cancel()
+}
+
 // Emit implements live.Sink: it receives the source's value, writes it,
 // and waits while the client is too far behind.
 func (o *wsOp) Emit() {

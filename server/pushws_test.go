@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/bus/natsbus"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -212,5 +213,39 @@ func awaitPong(t *testing.T, conn *websocket.Conn) {
 	var m wsMessage
 	if err := conn.ReadJSON(&m); err != nil || m.Type != "pong" {
 		t.Fatalf("want pong, got %+v %v", m, err)
+	}
+}
+
+// TestEndedTokenUpdatesBusGoneAway: a homeTimelineUpdates subscription,
+// watched without a goroutine of its own while the bus carries token
+// endings, still closes with UNAUTHENTICATED when its token is ended while
+// the bus is away: the watcher's polls check the token (once the recheck
+// window has passed).
+func TestEndedTokenUpdatesBusGoneAway(t *testing.T) {
+	st := testenv.Embedded(t)
+	server, err := natsbus.Open(natsbus.Config{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Close() })
+	client, err := natsbus.Open(natsbus.Config{URL: server.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	clk := &testClock{now: time.Now()}
+	x := startInstanceWithClock(t, st, clk, domain.WithBus(client))
+	g := startGateway(t, st) // its endings reach x only through the store
+	dora := g.register(uniqueName("dora"))
+	conn := x.subscribeLive(dora.token)
+	_ = server.Close() // x's bus is away from now on
+	g.ok(dora.token, `mutation { logoutEverywhere }`, nil, nil)
+	clk.Add(auth.DefaultRecheckAfter)
+	m := x.read(conn)
+	for m.Type == "next" { // a ping that arrived late
+		m = x.read(conn)
+	}
+	if m.Type != "error" || !strings.Contains(string(m.Payload), `"code":"UNAUTHENTICATED"`) {
+		t.Fatalf("%s %s, want an error with code UNAUTHENTICATED", m.Type, m.Payload)
 	}
 }
