@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -96,7 +98,7 @@ func (t *pushWS) Supports(r *http.Request) bool {
 // pushEngine is the process's nbio engine: its pollers serve the
 // connections of every pushWS (started on first use, never stopped).
 var pushEngine = sync.OnceValues(func() (*nbhttp.Engine, error) {
-	logging.SetLevel(logging.LevelError)
+	logging.SetLogger(nbioLog{})
 	e := nbhttp.NewEngine(nbhttp.Config{Name: "gateway-ws", NPoller: 1, ReleaseWebsocketPayload: true})
 	e.OnWrittenSize(func(c *nbio.Conn, _ []byte, n int) {
 		if wc, ok := c.Session().(*websocket.Conn); ok {
@@ -107,6 +109,20 @@ var pushEngine = sync.OnceValues(func() (*nbhttp.Engine, error) {
 	})
 	return e, e.Start()
 })
+
+// nbioLog sends nbio's warnings and errors to the process's slog logger
+// (its own would print them to standard output); its debug and info lines
+// are dropped.
+type nbioLog struct{}
+
+func (nbioLog) Debug(string, ...any) {}
+func (nbioLog) Info(string, ...any)  {}
+func (nbioLog) Warn(format string, v ...any) {
+	slog.Warn("websocket poller: " + fmt.Sprintf(format, v...))
+}
+func (nbioLog) Error(format string, v ...any) {
+	slog.Error("websocket poller: " + fmt.Sprintf(format, v...))
+}
 
 // Do implements graphql.Transport: it upgrades the connection, hands it to
 // the pollers and returns; the session lives on in the connection.
