@@ -59,136 +59,89 @@ type Loaders struct {
 
 // The loaders are made on first use: a request (or an idle subscription)
 // holds only those it used.
+
+// made returns *p, made with mk's batch function on first use; mu guards
+// *p.
+func made[K comparable, V any](mu *sync.Mutex, p **dataloader.Loader[K, V], mk func() dataloader.BatchFunc[K, V]) *dataloader.Loader[K, V] {
+	mu.Lock()
+	defer mu.Unlock()
+	if *p == nil {
+		*p = dataloader.NewBatchedLoader(mk(), dataloader.WithWait[K, V](Wait))
+	}
+	return *p
+}
+
 // Users loads users rows by id (nil for a missing user).
 func (l *Loaders) Users() *dataloader.Loader[weibo.UserID, *weibo.User] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldUsers == nil {
-		l.ldUsers = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetUsers), dataloader.WithWait[weibo.UserID, *weibo.User](Wait))
-	}
-	return l.ldUsers
+	return made(&l.lmu, &l.ldUsers, func() dataloader.BatchFunc[weibo.UserID, *weibo.User] { return batch(l.svc.Feed.GetUsers) })
 }
 
 // Posts loads content rows by post id (nil for a missing post).
 func (l *Loaders) Posts() *dataloader.Loader[weibo.PostID, *feed.Post] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldPosts == nil {
-		l.ldPosts = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetPosts), dataloader.WithWait[weibo.PostID, *feed.Post](Wait))
-	}
-	return l.ldPosts
+	return made(&l.lmu, &l.ldPosts, func() dataloader.BatchFunc[weibo.PostID, *feed.Post] { return batch(l.svc.Feed.GetPosts) })
 }
 
 // FollowedByViewer loads whether the request's viewer follows a user.
 func (l *Loaders) FollowedByViewer() *dataloader.Loader[weibo.UserID, bool] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldFollowedByViewer == nil {
-		l.ldFollowedByViewer = dataloader.NewBatchedLoader(viewerBatch(l.svc.Feed.IsFollowing), dataloader.WithWait[weibo.UserID, bool](Wait))
-	}
-	return l.ldFollowedByViewer
+	return made(&l.lmu, &l.ldFollowedByViewer, func() dataloader.BatchFunc[weibo.UserID, bool] { return viewerBatch(l.svc.Feed.IsFollowing) })
 }
 
 // LikedByViewer loads whether the request's viewer likes a post.
 func (l *Loaders) LikedByViewer() *dataloader.Loader[weibo.PostID, bool] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldLikedByViewer == nil {
-		l.ldLikedByViewer = dataloader.NewBatchedLoader(viewerBatch(l.svc.Feed.IsLiked), dataloader.WithWait[weibo.PostID, bool](Wait))
-	}
-	return l.ldLikedByViewer
+	return made(&l.lmu, &l.ldLikedByViewer, func() dataloader.BatchFunc[weibo.PostID, bool] { return viewerBatch(l.svc.Feed.IsLiked) })
 }
 
 // Roles loads role rows by id (nil for a missing role).
 func (l *Loaders) Roles() *dataloader.Loader[weibo.RoleID, *org.Role] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldRoles == nil {
-		l.ldRoles = dataloader.NewBatchedLoader(batch(l.svc.Org.GetRoles), dataloader.WithWait[weibo.RoleID, *org.Role](Wait))
-	}
-	return l.ldRoles
+	return made(&l.lmu, &l.ldRoles, func() dataloader.BatchFunc[weibo.RoleID, *org.Role] { return batch(l.svc.Org.GetRoles) })
 }
 
 // Departments loads department rows by id (nil for a missing department).
 func (l *Loaders) Departments() *dataloader.Loader[weibo.DeptID, *org.Department] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldDepartments == nil {
-		l.ldDepartments = dataloader.NewBatchedLoader(batch(l.svc.Org.GetDepartments), dataloader.WithWait[weibo.DeptID, *org.Department](Wait))
-	}
-	return l.ldDepartments
+	return made(&l.lmu, &l.ldDepartments, func() dataloader.BatchFunc[weibo.DeptID, *org.Department] { return batch(l.svc.Org.GetDepartments) })
 }
 
 // UserRoles loads users' roles, highest priority first (two GetMany per batch).
 func (l *Loaders) UserRoles() *dataloader.Loader[weibo.UserID, []*org.RoleAssignment] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldUserRoles == nil {
-		l.ldUserRoles = dataloader.NewBatchedLoader(batch(l.svc.Org.UserRoles), dataloader.WithWait[weibo.UserID, []*org.RoleAssignment](Wait))
-	}
-	return l.ldUserRoles
+	return made(&l.lmu, &l.ldUserRoles, func() dataloader.BatchFunc[weibo.UserID, []*org.RoleAssignment] { return batch(l.svc.Org.UserRoles) })
 }
 
 // UserDepartments loads users' departments (nil for none; two GetMany per batch).
 func (l *Loaders) UserDepartments() *dataloader.Loader[weibo.UserID, *org.Department] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldUserDepartments == nil {
-		l.ldUserDepartments = dataloader.NewBatchedLoader(batch(l.svc.Org.UserDepartments), dataloader.WithWait[weibo.UserID, *org.Department](Wait))
-	}
-	return l.ldUserDepartments
+	return made(&l.lmu, &l.ldUserDepartments, func() dataloader.BatchFunc[weibo.UserID, *org.Department] { return batch(l.svc.Org.UserDepartments) })
 }
 
 // ManagedDepartments loads the departments users manage (two GetMany per batch).
 func (l *Loaders) ManagedDepartments() *dataloader.Loader[weibo.UserID, []*org.Department] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldManagedDepartments == nil {
-		l.ldManagedDepartments = dataloader.NewBatchedLoader(batch(l.svc.Org.ManagedDepartments), dataloader.WithWait[weibo.UserID, []*org.Department](Wait))
-	}
-	return l.ldManagedDepartments
+	return made(&l.lmu, &l.ldManagedDepartments, func() dataloader.BatchFunc[weibo.UserID, []*org.Department] {
+		return batch(l.svc.Org.ManagedDepartments)
+	})
 }
 
 // Comments loads comment rows by id (nil for a missing comment).
 func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *feed.Comment] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldComments == nil {
-		l.ldComments = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetComments), dataloader.WithWait[weibo.CommentID, *feed.Comment](Wait))
-	}
-	return l.ldComments
+	return made(&l.lmu, &l.ldComments, func() dataloader.BatchFunc[weibo.CommentID, *feed.Comment] { return batch(l.svc.Feed.GetComments) })
 }
 
 // Topics loads topic rows by name (nil for a topic no post has).
 func (l *Loaders) Topics() *dataloader.Loader[string, *feed.Topic] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldTopics == nil {
-		l.ldTopics = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetTopics), dataloader.WithWait[string, *feed.Topic](Wait))
-	}
-	return l.ldTopics
+	return made(&l.lmu, &l.ldTopics, func() dataloader.BatchFunc[string, *feed.Topic] { return batch(l.svc.Feed.GetTopics) })
 }
 
 // Notifications loads notifications by id (nil for a missing one; any
 // user's: the caller checks the recipient).
 func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *feed.Notification] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldNotifications == nil {
-		l.ldNotifications = dataloader.NewBatchedLoader(batch(l.svc.Feed.GetNotifications), dataloader.WithWait[weibo.NotificationID, *feed.Notification](Wait))
-	}
-	return l.ldNotifications
+	return made(&l.lmu, &l.ldNotifications, func() dataloader.BatchFunc[weibo.NotificationID, *feed.Notification] {
+		return batch(l.svc.Feed.GetNotifications)
+	})
 }
 
 // NotificationActors loads every actor of notifications, newest first
 // (for actors(first:) beyond the newest a notification keeps).
 func (l *Loaders) NotificationActors() *dataloader.Loader[weibo.NotificationID, []tables.NotifActor] {
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	if l.ldNotificationActors == nil {
-		l.ldNotificationActors = dataloader.NewBatchedLoader(batch(l.svc.Feed.NotificationActors), dataloader.WithWait[weibo.NotificationID, []tables.NotifActor](Wait))
-	}
-	return l.ldNotificationActors
+	return made(&l.lmu, &l.ldNotificationActors, func() dataloader.BatchFunc[weibo.NotificationID, []tables.NotifActor] {
+		return batch(l.svc.Feed.NotificationActors)
+	})
 }
 
 // ReadUser reads one user at once, without waiting for a batch (nil when
