@@ -64,7 +64,7 @@ func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notifica
 // polls. A check that refuses the token ends the subscription (live.Sink.End)
 // with UNAUTHENTICATED.
 func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, start func(context.Context, func(bool)) (<-chan T, func() error, error)) (<-chan T, error) {
-	sink := &presentingSink{Sink: live.SinkOf(ctx), ctx: ctx}
+	sink := live.SinkOf(ctx)
 	end := func(err error) bool {
 		if e, ok := errors.AsType[*weibo.Error](err); ok && e.Code == weibo.CodeUnauthenticated {
 			sink.End(e)
@@ -83,7 +83,7 @@ func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, 
 			away = !end(r.Tokens.RecheckNow(ctx, check)) // the endings the bus missed
 		}
 	}
-	in, _, err := start(live.WithSink(ctx, sink), poll)
+	in, _, err := start(ctx, poll)
 	if err != nil {
 		return nil, err
 	}
@@ -99,26 +99,4 @@ func watchPushed[T any](ctx context.Context, r *Resolver, check auth.UserCheck, 
 		}
 	})
 	return in, nil
-}
-
-// presentingSink is a push transport's sink that fails subscriptions with
-// *weibo.Error as GraphQL errors, as endSubscription does.
-type presentingSink struct {
-	live.Sink
-	ctx context.Context
-}
-
-// Fail implements live.Sink.
-func (s *presentingSink) Fail(err error) { s.Sink.Fail(s.present(err)) }
-
-// End implements live.Sink.
-func (s *presentingSink) End(err error) { s.Sink.End(s.present(err)) }
-
-// present is err as the transport sends it: a *weibo.Error as
-// endSubscription gives it.
-func (s *presentingSink) present(err error) error {
-	if e, ok := errors.AsType[*weibo.Error](err); ok {
-		return subscriptionError(s.ctx, e)
-	}
-	return err
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,9 +49,8 @@ type pushWS struct {
 	svc         *domain.Domain
 	checkOrigin func(*http.Request) bool
 	init        transport.WebsocketInitFunc
-	initTimeout time.Duration
+	present     graphql.ErrorPresenterFunc // as the executor's: a subscription's end is an error like any other
 	maxMessage  int
-	maxPending  int64
 }
 
 // graphqlTransportWS is the protocol pushWS serves.
@@ -58,14 +58,20 @@ const graphqlTransportWS = "graphql-transport-ws"
 
 // Close codes of graphql-transport-ws.
 const (
-	closeBadMessage    = 4400
-	closeUnauthorized  = 4401
-	closeInitTimeout   = 4408
-	closeDuplicateID   = 4409
-	closeTooManyInits  = 4429
-	closeNormal        = 1000
-	defaultMaxPending  = 256 << 10
-	defaultInitTimeout = 30 * time.Second
+	closeBadMessage   = 4400
+	closeUnauthorized = 4401
+	closeForbidden    = 4403 // a refused connection_init
+	closeInitTimeout  = 4408
+	closeDuplicateID  = 4409
+	closeTooManyInits = 4429
+)
+
+const (
+	// maxPending is how many bytes of a connection's messages may wait for
+	// its socket before the subscription writing more waits.
+	maxPending = 256 << 10
+	// initTimeout is how long a connection may go without connection_init.
+	initTimeout = 30 * time.Second
 )
 
 var _ graphql.Transport = (*pushWS)(nil)
@@ -73,7 +79,7 @@ var _ graphql.Transport = (*pushWS)(nil)
 // newPushWS returns the transport of cfg.
 func newPushWS(cfg Config) *pushWS {
 	return &pushWS{svc: cfg.Svc, checkOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket, init: wsInit(cfg.Tokens),
-		initTimeout: defaultInitTimeout, maxMessage: int(cfg.MaxBodyBytes), maxPending: defaultMaxPending}
+		present: errorPresenter(cfg.Logger), maxMessage: int(cfg.MaxBodyBytes)}
 }
 
 // Supports implements graphql.Transport: WebSocket handshakes whose first
@@ -83,8 +89,8 @@ func (t *pushWS) Supports(r *http.Request) bool {
 		return false
 	}
 	for _, v := range r.Header.Values("Sec-Websocket-Protocol") {
-		for _, p := range bytes.Split([]byte(v), []byte(",")) {
-			switch string(bytes.TrimSpace(p)) {
+		for p := range strings.SplitSeq(v, ",") {
+			switch strings.TrimSpace(p) {
 			case graphqlTransportWS:
 				return true
 			case "graphql-ws":
@@ -139,7 +145,7 @@ func (t *pushWS) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	// its end: net/http cancels it when Do returns.
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
 	s.done = s.ctx.Done()
-	s.initTimer = time.AfterFunc(t.initTimeout, func() {
+	s.initTimer = time.AfterFunc(initTimeout, func() {
 		if !s.acked.Load() {
 			s.close(closeInitTimeout, "Connection initialisation timeout")
 		}
@@ -276,10 +282,6 @@ func (s *wsSession) op(id string) *wsOp {
 	return nil
 }
 
-// closeForbidden is graphql-transport-ws's close code for a refused
-// connection_init.
-const closeForbidden = 4403
-
 // subscribe starts operation m: a subscription whose source takes the
 // live.Sink delivers its own events; any other operation (and a
 // subscription that failed) is pulled by a goroutine of its own until it
@@ -324,7 +326,7 @@ func (s *wsSession) subscribe(m wsMessage, start time.Time) {
 	}
 	ctx = graphql.WithOperationContext(ctx, rc)
 	ctx, cancel := context.WithCancel(ctx)
-	op := &wsOp{s: s, id: m.ID, cancel: cancel}
+	op := &wsOp{s: s, id: m.ID, cancel: cancel, root: rootField(rc.Operation)}
 	op.ready.Add(1)
 	s.mu.Lock()
 	if s.ended {
@@ -340,7 +342,7 @@ func (s *wsSession) subscribe(m wsMessage, start time.Time) {
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				op.next = graphql.OneShot(&graphql.Response{Errors: gqlerror.List{asGQLError(rc.Recover(ctx, p))}})
+				op.next = graphql.OneShot(&graphql.Response{Errors: gqlerror.List{s.t.present(ctx, rc.Recover(ctx, p))}})
 				op.ctx = ctx
 			}
 		}()
@@ -352,16 +354,15 @@ func (s *wsSession) subscribe(m wsMessage, start time.Time) {
 	}
 }
 
-// asGQLError returns err as a *gqlerror.Error.
-func asGQLError(err error) *gqlerror.Error {
-	if e, ok := err.(*gqlerror.Error); ok {
-		return e
+// rootField is the response key of op's first root field: a
+// subscription's only one (the path of the errors that end it).
+func rootField(op *ast.OperationDefinition) string {
+	for _, sel := range op.SelectionSet {
+		if f, ok := sel.(*ast.Field); ok {
+			return f.Alias
+		}
 	}
-	e := &gqlerror.Error{Message: "internal error"}
-	if err != nil {
-		e.Message = err.Error()
-	}
-	return e
+	return ""
 }
 
 // wsOp is one operation of a session; as a live.Sink its source drives
@@ -369,6 +370,7 @@ func asGQLError(err error) *gqlerror.Error {
 type wsOp struct {
 	s      *wsSession
 	id     string
+	root   string // the response key of the root field
 	cancel context.CancelFunc
 	ready  sync.WaitGroup // done once next and ctx are set
 	next   graphql.ResponseHandler
@@ -376,7 +378,7 @@ type wsOp struct {
 	taken  atomic.Bool
 
 	mu     sync.Mutex
-	failed gqlerror.List
+	failed []error
 	done   bool
 }
 
@@ -386,7 +388,7 @@ func (o *wsOp) Take() { o.taken.Store(true) }
 // Fail implements live.Sink.
 func (o *wsOp) Fail(err error) {
 	o.mu.Lock()
-	o.failed = append(o.failed, asGQLError(err))
+	o.failed = append(o.failed, err)
 	o.mu.Unlock()
 }
 
@@ -449,7 +451,15 @@ func (o *wsOp) finish() {
 	s.ops = slices.DeleteFunc(s.ops, func(x *wsOp) bool { return x == o })
 	s.mu.Unlock()
 	if len(failed) > 0 {
-		s.sendErrors(o.id, failed...)
+		ctx := o.ctx
+		if o.root != "" {
+			ctx = graphql.WithPathContext(ctx, graphql.NewPathWithField(o.root))
+		}
+		errs := make([]*gqlerror.Error, len(failed))
+		for i, err := range failed {
+			errs[i] = s.t.present(ctx, err)
+		}
+		s.sendErrors(o.id, errs...)
 	} else {
 		s.send(wsMessage{ID: o.id, Type: "complete"})
 	}
@@ -513,7 +523,7 @@ func frameBytes(n, max int) int64 {
 func (s *wsSession) written(n int) {
 	s.mu.Lock()
 	s.pending = max(0, s.pending-int64(n))
-	if s.drained != nil && s.pending <= s.t.maxPending {
+	if s.drained != nil && s.pending <= maxPending {
 		close(s.drained)
 		s.drained = nil
 	}
@@ -524,7 +534,7 @@ func (s *wsSession) written(n int) {
 // until ctx ends or the connection closes.
 func (s *wsSession) waitDrained(ctx context.Context) {
 	s.mu.Lock()
-	if s.pending <= s.t.maxPending || s.ended {
+	if s.pending <= maxPending || s.ended {
 		s.mu.Unlock()
 		return
 	}
