@@ -23,9 +23,10 @@ type Sink interface {
 	// returns. It is called by one goroutine at a time, after each send
 	// and once after the close.
 	Emit()
-	// Fail records err as the subscription's end: the transport sends it
-	// (a graphql-transport-ws "error" message; a *gqlerror.Error as it is)
-	// instead of "complete" once the channel is closed.
+	// Fail records err as the subscription's end: the transport presents
+	// it as every GraphQL error (extensions.code) and sends it (a
+	// graphql-transport-ws "error" message) instead of "complete" once the
+	// channel is closed.
 	Fail(err error)
 	// End fails the subscription with err (Fail) and cancels the context
 	// its source runs in, which then closes its channel and calls Emit.
@@ -41,8 +42,8 @@ func WithSink(ctx context.Context, s Sink) context.Context {
 
 // Take returns the Sink of ctx's subscription, taken (Sink.Take): the
 // caller, a source about to deliver its values, must then call Emit after
-// each send and after the close. Nil without a push transport: then the
-// transport receives, and a send blocks until it does.
+// each send and after the close (Out does). Nil without a push transport:
+// then the transport receives, and a send blocks until it does.
 func Take(ctx context.Context) Sink {
 	s := SinkOf(ctx)
 	if s != nil {
@@ -56,4 +57,42 @@ func Take(ctx context.Context) Sink {
 func SinkOf(ctx context.Context) Sink {
 	s, _ := ctx.Value(sinkKey{}).(Sink)
 	return s
+}
+
+// Out is a source's end of a subscription: the channel its resolver
+// returns and, under a push transport, the Sink it delivers to.
+type Out[T any] struct {
+	// C is the channel: with room for one value under a push transport
+	// (Emit takes it), without room otherwise.
+	C    chan T
+	sink Sink
+}
+
+// NewOut makes the channel of ctx's subscription, taking its Sink (Take).
+func NewOut[T any](ctx context.Context) Out[T] {
+	if s := Take(ctx); s != nil {
+		return Out[T]{C: make(chan T, 1), sink: s}
+	}
+	return Out[T]{C: make(chan T)}
+}
+
+// Sent is called after each send on C: under a push transport the value
+// is delivered before it returns.
+func (o Out[T]) Sent() {
+	if o.sink != nil {
+		o.sink.Emit()
+	}
+}
+
+// Close closes C. Under a push transport it first fails the subscription
+// with err when err is not nil (without one the source reports err its
+// own way), and the transport takes the close before Close returns.
+func (o Out[T]) Close(err error) {
+	if o.sink != nil && err != nil {
+		o.sink.Fail(err)
+	}
+	close(o.C)
+	if o.sink != nil {
+		o.sink.Emit()
+	}
 }

@@ -109,8 +109,8 @@ const tokenRecheck = 2 * time.Second
 // start returns the source's channel and, when not nil, a function saying
 // why the channel closed: a *weibo.Error (SLOW_CONSUMER) then ends the
 // subscription with that error. One goroutine forwards the source; with a
-// push transport's live.Sink in ctx it also delivers each value (Emit), so
-// that no other goroutine waits on the subscription.
+// push transport's live.Sink in ctx it also delivers each value
+// (live.Out), so that no other goroutine waits on the subscription.
 //
 // Under a push transport (a live.Sink in ctx) while the bus carries token
 // endings, the source delivers itself and the token is watched without a
@@ -152,20 +152,9 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(ctx con
 		cancel()
 		return nil, err
 	}
-	sink := live.Take(ctx)
-	var out chan T
-	if sink != nil {
-		out = make(chan T, 1) // room for the value Emit then takes
-	} else {
-		out = make(chan T)
-	}
+	out := live.NewOut[T](ctx)
 	go func() {
-		defer func() {
-			close(out)
-			if sink != nil {
-				sink.Emit() // the close: the transport ends the subscription
-			}
-		}()
+		defer out.Close(nil) // a failed source's error is given by endSubscription
 		defer cancel()
 		defer stopWatch()
 		tick := time.NewTicker(tokenRecheck)
@@ -197,10 +186,8 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(ctx con
 					return
 				}
 				select {
-				case out <- v:
-					if sink != nil {
-						sink.Emit()
-					}
+				case out.C <- v:
+					out.Sent()
 				case <-ctx.Done():
 					return
 				}
@@ -225,26 +212,20 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(ctx con
 			}
 		}
 	}()
-	return out, nil
+	return out.C, nil
 }
 
 // endSubscription makes the transport end the subscription of ctx with e
 // (a graphql-transport-ws "error" message, extensions.code e.Code and,
-// when set, extensions.reason e.Reason) once its channel closes. Only the WebSocket transport serves subscriptions; were
-// another to run one, the error is left out rather than panic.
+// when set, extensions.reason e.Reason) once its channel closes: a push
+// transport's sink presents e itself; gqlgen's transport sends the error
+// it is given. Were a transport without subscription errors to run one,
+// the error is left out rather than panic.
 func endSubscription(ctx context.Context, e *weibo.Error) {
-	gerr := subscriptionError(ctx, e)
 	if sink := live.SinkOf(ctx); sink != nil {
-		sink.Fail(gerr)
+		sink.Fail(e)
 		return
 	}
-	defer func() { _ = recover() }() // no subscription error context: nothing to add to
-	transport.AddSubscriptionError(ctx, gerr)
-}
-
-// subscriptionError is e as the GraphQL error ending the subscription of
-// ctx: extensions.code e.Code and, when set, extensions.reason e.Reason.
-func subscriptionError(ctx context.Context, e *weibo.Error) *gqlerror.Error {
 	gerr := &gqlerror.Error{Message: e.Message, Extensions: map[string]any{"code": e.Code}}
 	if e.Reason != "" {
 		gerr.Extensions["reason"] = e.Reason
@@ -252,5 +233,6 @@ func subscriptionError(ctx context.Context, e *weibo.Error) *gqlerror.Error {
 	if fc := graphql.GetFieldContext(ctx); fc != nil {
 		gerr.Path = fc.Path()
 	}
-	return gerr
+	defer func() { _ = recover() }() // no subscription error context: nothing to add to
+	transport.AddSubscriptionError(ctx, gerr)
 }

@@ -302,40 +302,11 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 			return nil, err
 		}
 	}
-	sink := live.Take(ctx)
-	out := make(chan TimelineEvent, sinkRoom(sink))
-	stream := &EventStream{C: out}
+	w.out = live.NewOut[TimelineEvent](ctx)
+	w.stream = &EventStream{C: w.out.C}
 	ok = true
-	go w.run(ctx, stream, out, sink, replay)
-	return stream, nil
-}
-
-// sinkRoom is the capacity of a stream's channel: 1 for a push transport's
-// sink (which takes each value as the stream emits it), else none.
-func sinkRoom(sink live.Sink) int {
-	if sink != nil {
-		return 1
-	}
-	return 0
-}
-
-// endStream closes a stream's channel out and, with a push transport's
-// sink, hands it the stream's error err (when not nil) and the close.
-func endStream[T any](out chan<- T, sink live.Sink, err error) {
-	if sink != nil && err != nil {
-		sink.Fail(err)
-	}
-	close(out)
-	if sink != nil {
-		sink.Emit()
-	}
-}
-
-// emitted tells a push transport's sink, if any, that a value was sent.
-func emitted(sink live.Sink) {
-	if sink != nil {
-		sink.Emit()
-	}
+	go w.run(ctx, replay)
+	return w.stream, nil
 }
 
 // replay reads the posts of uid's timeline newer than cursor, oldest
@@ -402,6 +373,15 @@ func (q *eventQueue) pop() ([]byte, bool) {
 	return data, true
 }
 
+// popAll takes every queued event, oldest first (nil: none).
+func (q *eventQueue) popAll() [][]byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
+}
+
 // watcher is one TimelineEvents subscription: its bus subscriptions feed
 // the bounded queue q; run drains it to the client.
 type watcher struct {
@@ -418,6 +398,9 @@ type watcher struct {
 	from []byte                 // the resume cursor's suffix, or nil
 	seen map[weibo.PostID]uint8 // the last seenMax posts sent: seenAdded or seenDeleted (nil until one is)
 	ring []weibo.PostID
+
+	out    live.Out[TimelineEvent]
+	stream *EventStream // its err is set before out is closed
 }
 
 // States of a post in watcher.seen.
@@ -512,61 +495,60 @@ func streamEnded(err error) {
 // run sends the replay, then the live events, until ctx ends or the queue
 // overflows; then it closes out.
 //
-// With a push transport's sink (live.Take) it also delivers: after each
-// send, and after the close, it calls the sink's Emit, so that this is the
-// subscription's one goroutine. While idle it waits in wait, a frame of its
+// Under a push transport it also delivers each event (live.Out), so that
+// this is the subscription's one goroutine. While idle it waits in wait, a frame of its
 // own: the stack it parks on is small enough for the garbage collector to
 // shrink it to the smallest a goroutine has.
-func (w *watcher) run(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink, replay []PostAdded) {
+func (w *watcher) run(ctx context.Context, replay []PostAdded) {
 	LiveStreams.Inc()
-	defer w.end(stream, out, sink)
-	if !w.replay(ctx, stream, out, sink, replay) {
+	defer w.end()
+	if !w.replay(ctx, replay) {
 		return
 	}
-	for w.drain(ctx, stream, out, sink) && w.wait(ctx, stream) {
+	for w.drain(ctx) && w.wait(ctx) {
 	}
 }
 
 // end ends the stream: counted (before the client can learn of the end),
 // its bus subscriptions cancelled, out closed.
-func (w *watcher) end(stream *EventStream, out chan<- TimelineEvent, sink live.Sink) {
-	streamEnded(stream.err)
+func (w *watcher) end() {
+	streamEnded(w.stream.err)
 	w.cancelAll()
-	endStream(out, sink, stream.err)
+	w.out.Close(w.stream.err)
 }
 
 // replay sends the posts of a resume; false when the stream ended.
-func (w *watcher) replay(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink, replay []PostAdded) bool {
+func (w *watcher) replay(ctx context.Context, replay []PostAdded) bool {
 	for _, e := range replay {
-		if w.note(e.Post.ID, seenAdded) == 0 && !w.send(ctx, stream, out, sink, e) {
+		if w.note(e.Post.ID, seenAdded) == 0 && !w.send(ctx, e) {
 			return false
 		}
 	}
 	return true
 }
 
-// send sends e on out (and emits it to sink); false when the stream ended
-// first (stream.err says why, nil when ctx ended).
-func (w *watcher) send(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink, e TimelineEvent) bool {
+// send sends e; false when the stream ended first (stream.err says why,
+// nil when ctx ended).
+func (w *watcher) send(ctx context.Context, e TimelineEvent) bool {
 	select {
-	case out <- e:
-		emitted(sink)
+	case w.out.C <- e:
+		w.out.Sent()
 		return true
 	case <-ctx.Done():
 	case <-w.overflow:
-		stream.err = ErrSlowConsumer
+		w.stream.err = ErrSlowConsumer
 	case <-w.gap:
-		stream.err = ErrEventsInterrupted
+		w.stream.err = ErrEventsInterrupted
 	}
 	return false
 }
 
 // drain sends the queued events; false when the stream ended.
-func (w *watcher) drain(ctx context.Context, stream *EventStream, out chan<- TimelineEvent, sink live.Sink) bool {
+func (w *watcher) drain(ctx context.Context) bool {
 	for {
 		select {
 		case <-w.overflow:
-			stream.err = ErrSlowConsumer
+			w.stream.err = ErrSlowConsumer
 			return false
 		default:
 		}
@@ -574,22 +556,22 @@ func (w *watcher) drain(ctx context.Context, stream *EventStream, out chan<- Tim
 		if !ok {
 			return true
 		}
-		if e := w.event(data); e != nil && !w.send(ctx, stream, out, sink, e) {
+		if e := w.event(data); e != nil && !w.send(ctx, e) {
 			return false
 		}
 	}
 }
 
 // wait waits for a queued event; false when the stream ended instead.
-func (w *watcher) wait(ctx context.Context, stream *EventStream) bool {
+func (w *watcher) wait(ctx context.Context) bool {
 	select {
 	case <-ctx.Done():
 		return false
 	case <-w.overflow:
-		stream.err = ErrSlowConsumer
+		w.stream.err = ErrSlowConsumer
 		return false
 	case <-w.gap:
-		stream.err = ErrEventsInterrupted
+		w.stream.err = ErrEventsInterrupted
 		return false
 	case <-w.q.ready:
 		return true

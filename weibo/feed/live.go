@@ -156,11 +156,9 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 	}
 	s.live.follow(w.wake, nil, w.large)
 	w.pushed = w.bw.sync(uid, w.large) && pushed
-	w.sink = live.Take(ctx)
-	out := make(chan *Post, sinkRoom(w.sink))
-	w.out = out
+	w.out = live.NewOut[*Post](ctx)
 	go w.run(ctx)
-	return out, nil
+	return w.out.C, nil
 }
 
 // timelineWatch is one WatchTimeline watcher.
@@ -178,8 +176,7 @@ type timelineWatch struct {
 	tick        *time.Ticker   // made when first polled
 	seen        []weibo.PostID // the last read's since since, sorted (seenPost)
 	large       map[weibo.UserID]bool
-	out         chan *Post
-	sink        live.Sink
+	out         live.Out[*Post]
 }
 
 // run reads when woken until ctx ends, then closes out. It waits in wait,
@@ -199,7 +196,7 @@ func (w *timelineWatch) end() {
 	if w.tick != nil {
 		w.tick.Stop()
 	}
-	endStream(w.out, w.sink, nil)
+	w.out.Close(nil)
 }
 
 // wait waits for a wake-up, a tick while the bus is not relied on, or the
@@ -252,8 +249,8 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 	w.seen = top
 	for i := len(fresh) - 1; i >= 0; i-- {
 		select {
-		case w.out <- fresh[i]:
-			emitted(w.sink)
+		case w.out.C <- fresh[i]:
+			w.out.Sent()
 		case <-ctx.Done():
 			return false
 		}

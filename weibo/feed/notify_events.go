@@ -70,12 +70,11 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 	if err != nil {
 		return nil, err
 	}
-	sink := live.Take(ctx) // with a push transport, this goroutine delivers (watcher.run)
-	out := make(chan *Notification, sinkRoom(sink))
-	stream := &NotificationStream{C: out}
-	n := &notifyWatch{s: s, uid: uid, q: q, overflow: overflow, gap: s.bus.Interrupted(), out: out, sink: sink, stream: stream, cancel: cancel}
+	n := &notifyWatch{s: s, uid: uid, q: q, overflow: overflow, gap: s.bus.Interrupted(), cancel: cancel,
+		out: live.NewOut[*Notification](ctx)} // under a push transport n.run delivers (watcher.run)
+	n.stream = &NotificationStream{C: n.out.C}
 	go n.run(ctx)
-	return stream, nil
+	return n.stream, nil
 }
 
 // notifyWatch is one NotificationEvents stream.
@@ -85,8 +84,7 @@ type notifyWatch struct {
 	q        *eventQueue
 	overflow <-chan struct{} // closed when q was full
 	gap      <-chan struct{} // closed when the bus was interrupted
-	out      chan<- *Notification
-	sink     live.Sink
+	out      live.Out[*Notification]
 	stream   *NotificationStream
 	cancel   func() // the bus subscription's
 }
@@ -105,7 +103,7 @@ func (n *notifyWatch) run(ctx context.Context) {
 func (n *notifyWatch) end() {
 	streamEnded(n.stream.err)
 	n.cancel()
-	endStream(n.out, n.sink, n.stream.err)
+	n.out.Close(n.stream.err)
 }
 
 // stop records why the stream ends: nil when ctx ended, else
@@ -135,39 +133,50 @@ func (n *notifyWatch) wait(ctx context.Context) bool {
 	return false
 }
 
-// drain sends the notifications of the queued ids that are still unread;
-// false when the stream ended.
+// drain sends the notifications of the queued ids that are still unread,
+// read with one batched Get of all the ids queued; false when the stream
+// ended.
 func (n *notifyWatch) drain(ctx context.Context) bool {
 	for {
-		data, ok := n.q.pop()
-		if !ok {
+		queued := n.q.popAll()
+		if len(queued) == 0 {
 			return true
 		}
-		id, err := tables.ParseNotificationID(string(data))
-		if err != nil || id.Recipient != n.uid {
+		ids := make([]weibo.NotificationID, 0, len(queued))
+		for _, data := range queued {
+			if id, err := tables.ParseNotificationID(string(data)); err == nil && id.Recipient == n.uid {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
 			continue
 		}
-		ns, err := n.s.GetNotifications(ctx, []weibo.NotificationID{id})
+		ns, err := n.s.GetNotifications(ctx, ids)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.stream.err = err
 			}
 			return false
 		}
-		if ns[0] == nil || ns[0].Read {
-			continue
-		}
-		select {
-		case n.out <- ns[0]:
-			emitted(n.sink)
-		case <-ctx.Done():
-			return false
-		case <-n.overflow:
-			n.stop(ctx)
-			return false
-		case <-n.gap:
-			n.stop(ctx)
-			return false
+		for _, x := range ns {
+			if x != nil && !x.Read && !n.send(ctx, x) {
+				return false
+			}
 		}
 	}
+}
+
+// send sends x; false when the stream ended first.
+func (n *notifyWatch) send(ctx context.Context, x *Notification) bool {
+	select {
+	case n.out.C <- x:
+		n.out.Sent()
+		return true
+	case <-ctx.Done():
+	case <-n.overflow:
+		n.stop(ctx)
+	case <-n.gap:
+		n.stop(ctx)
+	}
+	return false
 }
