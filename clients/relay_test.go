@@ -230,11 +230,11 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	if err != nil || users[0] == nil {
 		t.Fatalf("user 1: %v, %v", users, err)
 	}
-	roles, err := svc.Org.GetRoles(ctx, []weibo.RoleID{1})
+	roles, err := svc.Org.Roles.Get(ctx, []weibo.RoleID{1})
 	if err != nil || roles[0] == nil {
 		t.Fatalf("role 1: %v, %v", roles, err)
 	}
-	depts, err := svc.Org.GetDepartments(ctx, []weibo.DeptID{1})
+	depts, err := svc.Org.Departments.Get(ctx, []weibo.DeptID{1})
 	if err != nil || depts[0] == nil {
 		t.Fatalf("department 1: %v, %v", depts, err)
 	}

@@ -394,7 +394,7 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 		}
 		key, rid := []byte(k), tables.EncodeID(l.a)
 		err := f.issue(ctx, RoleNameStale, l.ts, func() (bool, error) {
-			rs, err := f.s.Org.GetRoles(ctx, []weibo.RoleID{weibo.RoleID(l.a)})
+			rs, err := f.s.Org.Roles.Get(ctx, []weibo.RoleID{weibo.RoleID(l.a)})
 			if err != nil || (rs[0] != nil && bytes.Equal(tables.RoleNameKey(rs[0].Name), key)) {
 				return false, err
 			}
@@ -468,7 +468,7 @@ func (f *fsck) checkRoles(ctx context.Context) error {
 		cell := f.uroles[k]
 		if f.roles[rid] == nil {
 			err := f.issue(ctx, UserRoleDangling, 0, func() (bool, error) {
-				rs, err := f.s.Org.GetRoles(ctx, []weibo.RoleID{rid})
+				rs, err := f.s.Org.Roles.Get(ctx, []weibo.RoleID{rid})
 				if err != nil || rs[0] != nil {
 					return false, err
 				}
@@ -561,7 +561,7 @@ func (f *fsck) checkDepartments(ctx context.Context) error {
 			continue
 		}
 		err := f.issue(ctx, DeptChildStale, l.ts, func() (bool, error) {
-			ds, err := f.s.Org.GetDepartments(ctx, []weibo.DeptID{child})
+			ds, err := f.s.Org.Departments.Get(ctx, []weibo.DeptID{child})
 			if err != nil || (ds[0] != nil && ds[0].Parent == parent) {
 				return false, err
 			}

@@ -50,9 +50,9 @@ func TestPairFailures(t *testing.T) {
 			var wants []want
 
 			// user ↔ role: assign fails after the member row.
-			rAssign, _ := svc.Org.CreateRole(ctx, "assign"+tag)
-			f.arm(org.PairStepAssignRole)
-			_, err := svc.Org.AssignRole(ctx, u.ID, rAssign.ID, 7)
+			rAssign, _ := svc.Org.Roles.Create(ctx, "assign"+tag)
+			f.arm(org.StepRoleAssign)
+			_, err := svc.Org.Roles.Assign(ctx, u.ID, rAssign.ID, 7)
 			mustFail(err, "assign")
 			if got := userRoles(t, svc, u.ID); len(got) != 0 {
 				t.Fatalf("half-assigned role visible on the user: %v", got)
@@ -60,7 +60,7 @@ func TestPairFailures(t *testing.T) {
 			if got := members(t, svc, rAssign.ID, 10); len(got) != 0 {
 				t.Fatalf("half-assigned role lists members %v", got)
 			}
-			if ok, _ := svc.Org.HasRole(ctx, u.ID, rAssign.Name); ok {
+			if ok, _ := svc.Org.Authz.HasRole(ctx, u.ID, rAssign.Name); ok {
 				t.Fatal("half-assigned role grants")
 			}
 			if role(t, svc, rAssign.ID).MemberCount != 0 {
@@ -69,15 +69,15 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rAssign.ID)})
 
 			// user ↔ role: revoke fails after the user's cell.
-			rRevoke, _ := svc.Org.CreateRole(ctx, "revoke"+tag)
-			if _, err := svc.Org.AssignRole(ctx, u.ID, rRevoke.ID, 5); err != nil {
+			rRevoke, _ := svc.Org.Roles.Create(ctx, "revoke"+tag)
+			if _, err := svc.Org.Roles.Assign(ctx, u.ID, rRevoke.ID, 5); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Org.AssignRole(ctx, other.ID, rRevoke.ID, 6); err != nil {
+			if _, err := svc.Org.Roles.Assign(ctx, other.ID, rRevoke.ID, 6); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.PairStepRevokeRole)
-			_, err = svc.Org.RevokeRole(ctx, u.ID, rRevoke.ID)
+			f.arm(org.StepRoleRevoke)
+			_, err = svc.Org.Roles.Revoke(ctx, u.ID, rRevoke.ID)
 			mustFail(err, "revoke")
 			if got := userRoles(t, svc, u.ID); len(got) != 0 {
 				t.Fatalf("half-revoked role still on the user: %v", got)
@@ -91,39 +91,39 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rRevoke.ID)})
 
 			// role ↔ name: create fails after the name row.
-			f.arm(org.PairStepCreateRole)
-			_, err = svc.Org.CreateRole(ctx, "create"+tag)
+			f.arm(org.StepRoleCreate)
+			_, err = svc.Org.Roles.Create(ctx, "create"+tag)
 			mustFail(err, "create role")
-			if r, _ := svc.Org.RoleByName(ctx, "create"+tag); r != nil {
+			if r, _ := svc.Org.Roles.ByName(ctx, "create"+tag); r != nil {
 				t.Fatalf("half-created role visible: %+v", r)
 			}
 			wants = append(wants, want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower("create"+tag))})
 
 			// role ↔ name: rename fails after the new name's row.
-			rRename, _ := svc.Org.CreateRole(ctx, "rename"+tag)
-			f.arm(org.PairStepRenameRole)
-			_, err = svc.Org.RenameRole(ctx, rRename.ID, "renamed"+tag)
+			rRename, _ := svc.Org.Roles.Create(ctx, "rename"+tag)
+			f.arm(org.StepRoleRename)
+			_, err = svc.Org.Roles.Rename(ctx, rRename.ID, "renamed"+tag)
 			mustFail(err, "rename role")
-			if r, _ := svc.Org.RoleByName(ctx, "renamed"+tag); r != nil {
+			if r, _ := svc.Org.Roles.ByName(ctx, "renamed"+tag); r != nil {
 				t.Fatalf("half-renamed role found by its new name")
 			}
-			if r, _ := svc.Org.RoleByName(ctx, "rename"+tag); r == nil || r.ID != rRename.ID {
+			if r, _ := svc.Org.Roles.ByName(ctx, "rename"+tag); r == nil || r.ID != rRename.ID {
 				t.Fatalf("half-renamed role lost its old name")
 			}
 			wants = append(wants, want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower("renamed"+tag))})
 
 			// deleteRole fails after the role row.
-			rDel, _ := svc.Org.CreateRole(ctx, "delete"+tag)
-			if _, err := svc.Org.AssignRole(ctx, other.ID, rDel.ID, 3); err != nil {
+			rDel, _ := svc.Org.Roles.Create(ctx, "delete"+tag)
+			if _, err := svc.Org.Roles.Assign(ctx, other.ID, rDel.ID, 3); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.PairStepDeleteRole)
-			_, err = svc.Org.DeleteRole(ctx, rDel.ID)
+			f.arm(org.StepRoleDelete)
+			_, err = svc.Org.Roles.Delete(ctx, rDel.ID)
 			mustFail(err, "delete role")
 			if got := userRoles(t, svc, other.ID); slices.Contains(got, rDel.Name+":3") {
 				t.Fatalf("half-deleted role still on the user: %v", got)
 			}
-			if r, _ := svc.Org.RoleByName(ctx, rDel.Name); r != nil {
+			if r, _ := svc.Org.Roles.ByName(ctx, rDel.Name); r != nil {
 				t.Fatal("half-deleted role found by name")
 			}
 			wants = append(wants,
@@ -132,19 +132,19 @@ func TestPairFailures(t *testing.T) {
 				want{fsck.UserRoleDangling, fmt.Sprintf("user %d holds role %d", other.ID, rDel.ID)})
 
 			// parent ↔ child: create, move and delete fail half-way.
-			root, _ := svc.Org.CreateDepartment(ctx, "root"+tag, weibo.RootDept)
-			a, _ := svc.Org.CreateDepartment(ctx, "a"+tag, root.ID)
-			bDept, _ := svc.Org.CreateDepartment(ctx, "b"+tag, root.ID)
-			f.arm(org.PairStepCreateDepartment)
-			_, err = svc.Org.CreateDepartment(ctx, "half"+tag, a.ID)
+			root, _ := svc.Org.Departments.Create(ctx, "root"+tag, weibo.RootDept)
+			a, _ := svc.Org.Departments.Create(ctx, "a"+tag, root.ID)
+			bDept, _ := svc.Org.Departments.Create(ctx, "b"+tag, root.ID)
+			f.arm(org.StepDepartmentCreate)
+			_, err = svc.Org.Departments.Create(ctx, "half"+tag, a.ID)
 			mustFail(err, "create department")
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
 				t.Fatalf("half-created department listed: %v", got)
 			}
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("under %d", a.ID)})
 
-			f.arm(org.PairStepMoveDepartment)
-			_, err = svc.Org.MoveDepartment(ctx, bDept.ID, a.ID)
+			f.arm(org.StepDepartmentMove)
+			_, err = svc.Org.Departments.Move(ctx, bDept.ID, a.ID)
 			mustFail(err, "move department")
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
 				t.Fatalf("half-moved department listed under the new parent: %v", got)
@@ -154,9 +154,9 @@ func TestPairFailures(t *testing.T) {
 			}
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", bDept.ID, a.ID)})
 
-			leaf, _ := svc.Org.CreateDepartment(ctx, "leaf"+tag, root.ID)
-			f.arm(org.PairStepDeleteDepartment)
-			_, err = svc.Org.DeleteDepartment(ctx, leaf.ID, false)
+			leaf, _ := svc.Org.Departments.Create(ctx, "leaf"+tag, root.ID)
+			f.arm(org.StepDepartmentDelete)
+			_, err = svc.Org.Departments.Delete(ctx, leaf.ID, false)
 			mustFail(err, "delete department")
 			if got := childNames(t, svc, root.ID, 10); !slices.Equal(got, []string{"a" + tag, "b" + tag}) {
 				t.Fatalf("half-deleted department listed: %v", got)
@@ -164,11 +164,11 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", leaf.ID, root.ID)})
 
 			// department ↔ member: the move of a user fails half-way.
-			if _, err := svc.Org.SetUserDepartment(ctx, u.ID, a.ID); err != nil {
+			if _, err := svc.Org.Members.Set(ctx, u.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.PairStepSetUserDepartment)
-			_, err = svc.Org.SetUserDepartment(ctx, u.ID, bDept.ID)
+			f.arm(org.StepDepartmentSetMember)
+			_, err = svc.Org.Members.Set(ctx, u.ID, bDept.ID)
 			mustFail(err, "set user department")
 			if got := deptMembers(t, svc, bDept.ID); len(got) != 0 {
 				t.Fatalf("half-moved member listed in the new department: %v", got)
@@ -182,9 +182,9 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.DeptMemberStale, fmt.Sprintf("user %d in department %d", u.ID, bDept.ID)})
 
 			// Damage no API call makes: an orphan and a parent cycle.
-			orphan, _ := svc.Org.CreateDepartment(ctx, "orphan"+tag, root.ID)
-			c1, _ := svc.Org.CreateDepartment(ctx, "c1"+tag, root.ID)
-			c2, _ := svc.Org.CreateDepartment(ctx, "c2"+tag, c1.ID)
+			orphan, _ := svc.Org.Departments.Create(ctx, "orphan"+tag, root.ID)
+			c1, _ := svc.Org.Departments.Create(ctx, "c1"+tag, root.ID)
+			c2, _ := svc.Org.Departments.Create(ctx, "c2"+tag, c1.ID)
 			put := func(did weibo.DeptID, parent uint64) {
 				t.Helper()
 				if err := st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did),
@@ -194,7 +194,7 @@ func TestPairFailures(t *testing.T) {
 			}
 			put(orphan.ID, 999_999_999_999)
 			put(c1.ID, uint64(c2.ID))
-			if anc, err := svc.Org.Ancestors(ctx, c2); err != nil || len(anc) > 1 {
+			if anc, err := svc.Org.Departments.Ancestors(ctx, c2); err != nil || len(anc) > 1 {
 				t.Fatalf("ancestors on a cycle = %v, %v", anc, err)
 			}
 			wants = append(wants, want{fsck.DeptOrphan, fmt.Sprintf("department %d ", orphan.ID)})
@@ -253,16 +253,16 @@ func TestPairFailures(t *testing.T) {
 					t.Errorf("stale member row %x survived", k)
 				}
 			}
-			if _, err := svc.Org.CreateRole(ctx, "create"+tag); err != nil {
+			if _, err := svc.Org.Roles.Create(ctx, "create"+tag); err != nil {
 				t.Errorf("name of the half-created role not free after repair: %v", err)
 			}
-			if _, err := svc.Org.AssignRole(ctx, u.ID, rAssign.ID, 7); err != nil || role(t, svc, rAssign.ID).MemberCount != 1 {
+			if _, err := svc.Org.Roles.Assign(ctx, u.ID, rAssign.ID, 7); err != nil || role(t, svc, rAssign.ID).MemberCount != 1 {
 				t.Errorf("assign after repair: %v", err)
 			}
 			if top := childNames(t, svc, weibo.RootDept, 100); !slices.Contains(top, "orphan"+tag) {
 				t.Errorf("orphan not moved to the top level")
 			}
-			if _, err := svc.Org.SetUserDepartment(ctx, u.ID, bDept.ID); err != nil || !slices.Equal(deptMembers(t, svc, bDept.ID), []weibo.UserID{u.ID}) {
+			if _, err := svc.Org.Members.Set(ctx, u.ID, bDept.ID); err != nil || !slices.Equal(deptMembers(t, svc, bDept.ID), []weibo.UserID{u.ID}) {
 				t.Errorf("set department after repair: %v", err)
 			}
 		})

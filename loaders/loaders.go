@@ -93,28 +93,28 @@ func (l *Loaders) LikedByViewer() *dataloader.Loader[weibo.PostID, bool] {
 
 // Roles loads role rows by id (nil for a missing role).
 func (l *Loaders) Roles() *dataloader.Loader[weibo.RoleID, *org.Role] {
-	return made(&l.lmu, &l.ldRoles, func() dataloader.BatchFunc[weibo.RoleID, *org.Role] { return batch(l.svc.Org.GetRoles) })
+	return made(&l.lmu, &l.ldRoles, func() dataloader.BatchFunc[weibo.RoleID, *org.Role] { return batch(l.svc.Org.Roles.Get) })
 }
 
 // Departments loads department rows by id (nil for a missing department).
 func (l *Loaders) Departments() *dataloader.Loader[weibo.DeptID, *org.Department] {
-	return made(&l.lmu, &l.ldDepartments, func() dataloader.BatchFunc[weibo.DeptID, *org.Department] { return batch(l.svc.Org.GetDepartments) })
+	return made(&l.lmu, &l.ldDepartments, func() dataloader.BatchFunc[weibo.DeptID, *org.Department] { return batch(l.svc.Org.Departments.Get) })
 }
 
 // UserRoles loads users' roles, highest priority first (two GetMany per batch).
 func (l *Loaders) UserRoles() *dataloader.Loader[weibo.UserID, []*org.RoleAssignment] {
-	return made(&l.lmu, &l.ldUserRoles, func() dataloader.BatchFunc[weibo.UserID, []*org.RoleAssignment] { return batch(l.svc.Org.UserRoles) })
+	return made(&l.lmu, &l.ldUserRoles, func() dataloader.BatchFunc[weibo.UserID, []*org.RoleAssignment] { return batch(l.svc.Org.Roles.OfUsers) })
 }
 
 // UserDepartments loads users' departments (nil for none; two GetMany per batch).
 func (l *Loaders) UserDepartments() *dataloader.Loader[weibo.UserID, *org.Department] {
-	return made(&l.lmu, &l.ldUserDepartments, func() dataloader.BatchFunc[weibo.UserID, *org.Department] { return batch(l.svc.Org.UserDepartments) })
+	return made(&l.lmu, &l.ldUserDepartments, func() dataloader.BatchFunc[weibo.UserID, *org.Department] { return batch(l.svc.Org.Departments.OfUsers) })
 }
 
 // ManagedDepartments loads the departments users manage (two GetMany per batch).
 func (l *Loaders) ManagedDepartments() *dataloader.Loader[weibo.UserID, []*org.Department] {
 	return made(&l.lmu, &l.ldManagedDepartments, func() dataloader.BatchFunc[weibo.UserID, []*org.Department] {
-		return batch(l.svc.Org.ManagedDepartments)
+		return batch(l.svc.Org.Departments.Managed)
 	})
 }
 

@@ -30,9 +30,9 @@ func parseOptionalID[T any, PT interface {
 
 // authorizeMembership reports whether the viewer may put user into
 // department dept (weibo.RootDept: out of any): nil, or the FORBIDDEN or
-// NOT_FOUND error Org.AuthorizeMemberships gives.
+// NOT_FOUND error Org.Authz.Memberships gives.
 func (r *Resolver) authorizeMembership(ctx context.Context, user weibo.UserID, dept weibo.DeptID) error {
-	denied, err := r.Svc.Org.AuthorizeMemberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
+	denied, err := r.Svc.Org.Authz.Memberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departm
 	if err := r.authorizeMembership(ctx, user, dept); err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.SetUserDepartment(ctx, user, dept)
+	return r.Svc.Org.Members.Set(ctx, user, dept)
 }
 
 // moveDepartment is Mutation.moveDepartment: department id under parentID
@@ -189,8 +189,8 @@ func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *stri
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept, parent); err != nil {
+	if err := r.Svc.Org.Authz.Departments(ctx, viewerOf(ctx), dept, parent); err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.MoveDepartment(ctx, dept, parent)
+	return r.Svc.Org.Departments.Move(ctx, dept, parent)
 }

@@ -48,7 +48,7 @@ func HasRole(svc *domain.Domain) func(ctx context.Context, obj any, next graphql
 		if err != nil {
 			return nil, err
 		}
-		if err := svc.Org.RequireRole(ctx, viewer, role); err != nil {
+		if err := svc.Org.Authz.RequireRole(ctx, viewer, role); err != nil {
 			return nil, err
 		}
 		return next(withSource(ctx, viewer))

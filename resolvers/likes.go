@@ -32,7 +32,7 @@ func (r *Resolver) setLike(ctx context.Context, postID string, on bool) (*feed.P
 // admin role, else Org.RequireRole's FORBIDDEN (deletePost).
 func (r *Resolver) requireAuthorOrAdmin(ctx context.Context, author weibo.UserID) error {
 	if viewer := viewerOf(ctx); viewer != author {
-		return r.Svc.Org.RequireRole(ctx, viewer, org.AdminRole)
+		return r.Svc.Org.Authz.RequireRole(ctx, viewer, org.AdminRole)
 	}
 	return nil
 }

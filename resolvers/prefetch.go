@@ -86,10 +86,10 @@ func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, 
 		}
 		// User.roles and User.department answer only with a token.
 		if selected("roles") {
-			prime(ctx, g, gctx, ids, svc.Org.UserRoles, l.UserRoles())
+			prime(ctx, g, gctx, ids, svc.Org.Roles.OfUsers, l.UserRoles())
 		}
 		if selected("department") {
-			prime(ctx, g, gctx, ids, svc.Org.UserDepartments, l.UserDepartments())
+			prime(ctx, g, gctx, ids, svc.Org.Departments.OfUsers, l.UserDepartments())
 		}
 	}
 	return g.Wait()

@@ -159,11 +159,11 @@ func TestMalformedIDArguments(t *testing.T) {
 	g := newGateway(t)
 	adm := g.admin("ada")
 	bob := g.register("bob")
-	role, err := g.svc.Org.CreateRole(t.Context(), "editor")
+	role, err := g.svc.Org.Roles.Create(t.Context(), "editor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dept, err := g.svc.Org.CreateDepartment(t.Context(), "sales", weibo.RootDept)
+	dept, err := g.svc.Org.Departments.Create(t.Context(), "sales", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,15 +297,15 @@ func TestHasRoleDirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	carl := g.register("carl")
-	role, err := g.svc.Org.CreateRole(t.Context(), "viewer")
+	role, err := g.svc.Org.Roles.Create(t.Context(), "viewer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dept, err := g.svc.Org.CreateDepartment(t.Context(), "sales", weibo.RootDept)
+	dept, err := g.svc.Org.Departments.Create(t.Context(), "sales", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := g.svc.Org.CreateDepartment(t.Context(), "support", weibo.RootDept)
+	other, err := g.svc.Org.Departments.Create(t.Context(), "support", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,11 +455,11 @@ func TestIDFormats(t *testing.T) {
 	g.ok(adm.token, `mutation($u: ID!, $r: ID!) { assignRole(userId: $u, roleId: $r, priority: 3) { id } }`, &struct{}{}, "u", uid, "r", role.CreateRole.ID)
 	g.ok(adm.token, `mutation($u: ID!, $d: ID) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, &struct{}{}, "u", uid, "d", child.CreateDepartment.ID)
 
-	r, err := g.svc.Org.RoleByName(t.Context(), "editor")
+	r, err := g.svc.Org.Roles.ByName(t.Context(), "editor")
 	if err != nil || r == nil {
 		t.Fatalf("role editor: %v, %v", r, err)
 	}
-	depts, err := g.svc.Org.TopDepartments(t.Context(), nil, nil)
+	depts, err := g.svc.Org.Departments.Top(t.Context(), nil, nil)
 	if err != nil || len(depts.Edges) != 1 {
 		t.Fatalf("top departments: %+v, %v", depts, err)
 	}

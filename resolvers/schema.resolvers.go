@@ -69,22 +69,22 @@ func (r *departmentResolver) Parent(ctx context.Context, obj *org.Department) (*
 
 // Ancestors is the resolver for the ancestors field.
 func (r *departmentResolver) Ancestors(ctx context.Context, obj *org.Department) ([]*org.Department, error) {
-	return r.Svc.Org.Ancestors(ctx, obj)
+	return r.Svc.Org.Departments.Ancestors(ctx, obj)
 }
 
 // SubDepartments is the resolver for the subDepartments field.
 func (r *departmentResolver) SubDepartments(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error) {
-	return r.Svc.Org.DepartmentChildren(ctx, obj.ID, first, after)
+	return r.Svc.Org.Departments.Children(ctx, obj.ID, first, after)
 }
 
 // Children is the resolver for the children field.
 func (r *departmentResolver) Children(ctx context.Context, obj *org.Department, first *int, after *string) (*org.DepartmentConnection, error) {
-	return r.Svc.Org.DepartmentChildren(ctx, obj.ID, first, after)
+	return r.Svc.Org.Departments.Children(ctx, obj.ID, first, after)
 }
 
 // Members is the resolver for the members field.
 func (r *departmentResolver) Members(ctx context.Context, obj *org.Department, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.Org.DepartmentMembers(ctx, obj.ID, first, after)
+	page, err := r.Svc.Org.Departments.Members(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (r *departmentResolver) Members(ctx context.Context, obj *org.Department, f
 
 // Managers is the resolver for the managers field.
 func (r *departmentResolver) Managers(ctx context.Context, obj *org.Department) ([]*weibo.User, error) {
-	ids, err := r.Svc.Org.Managers(ctx, obj.ID)
+	ids, err := r.Svc.Org.Departments.Managers(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *stri
 
 // CreateRole is the resolver for the createRole field.
 func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
-	return r.Svc.Org.CreateRole(ctx, name)
+	return r.Svc.Org.Roles.Create(ctx, name)
 }
 
 // RenameRole is the resolver for the renameRole field.
@@ -236,7 +236,7 @@ func (r *mutationResolver) RenameRole(ctx context.Context, id string, name strin
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.RenameRole(ctx, role, name)
+	return r.Svc.Org.Roles.Rename(ctx, role, name)
 }
 
 // DeleteRole is the resolver for the deleteRole field.
@@ -245,7 +245,7 @@ func (r *mutationResolver) DeleteRole(ctx context.Context, id string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	return r.Svc.Org.DeleteRole(ctx, role)
+	return r.Svc.Org.Roles.Delete(ctx, role)
 }
 
 // AssignRole is the resolver for the assignRole field.
@@ -254,7 +254,7 @@ func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.AssignRole(ctx, user, role, priority)
+	return r.Svc.Org.Roles.Assign(ctx, user, role, priority)
 }
 
 // RevokeRole is the resolver for the revokeRole field.
@@ -263,7 +263,7 @@ func (r *mutationResolver) RevokeRole(ctx context.Context, userID string, roleID
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.RevokeRole(ctx, user, role)
+	return r.Svc.Org.Roles.Revoke(ctx, user, role)
 }
 
 // CreateDepartment is the resolver for the createDepartment field.
@@ -272,10 +272,10 @@ func (r *mutationResolver) CreateDepartment(ctx context.Context, name string, pa
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), parent); err != nil {
+	if err := r.Svc.Org.Authz.Departments(ctx, viewerOf(ctx), parent); err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.CreateDepartment(ctx, name, parent)
+	return r.Svc.Org.Departments.Create(ctx, name, parent)
 }
 
 // RenameDepartment is the resolver for the renameDepartment field.
@@ -284,10 +284,10 @@ func (r *mutationResolver) RenameDepartment(ctx context.Context, id string, name
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept); err != nil {
+	if err := r.Svc.Org.Authz.Departments(ctx, viewerOf(ctx), dept); err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.RenameDepartment(ctx, dept, name)
+	return r.Svc.Org.Departments.Rename(ctx, dept, name)
 }
 
 // MoveDepartment is the resolver for the moveDepartment field.
@@ -301,10 +301,10 @@ func (r *mutationResolver) DeleteDepartment(ctx context.Context, id string, casc
 	if err != nil {
 		return false, err
 	}
-	if err := r.Svc.Org.AuthorizeDepartments(ctx, viewerOf(ctx), dept); err != nil {
+	if err := r.Svc.Org.Authz.Departments(ctx, viewerOf(ctx), dept); err != nil {
 		return false, err
 	}
-	return r.Svc.Org.DeleteDepartment(ctx, dept, cascade != nil && *cascade)
+	return r.Svc.Org.Departments.Delete(ctx, dept, cascade != nil && *cascade)
 }
 
 // SetUserDepartment is the resolver for the setUserDepartment field.
@@ -318,7 +318,7 @@ func (r *mutationResolver) AssignRoleToUsers(ctx context.Context, userIds []stri
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.AssignRoleToUsers(ctx, users, role, priority)
+	return r.Svc.Org.Bulk.AssignRole(ctx, users, role, priority)
 }
 
 // RevokeRoleFromUsers is the resolver for the revokeRoleFromUsers field.
@@ -327,7 +327,7 @@ func (r *mutationResolver) RevokeRoleFromUsers(ctx context.Context, userIds []st
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.RevokeRoleFromUsers(ctx, users, role)
+	return r.Svc.Org.Bulk.RevokeRole(ctx, users, role)
 }
 
 // SetUsersDepartment is the resolver for the setUsersDepartment field.
@@ -340,7 +340,7 @@ func (r *mutationResolver) SetUsersDepartment(ctx context.Context, userIds []str
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.SetUsersDepartment(ctx, viewerOf(ctx), users, dept)
+	return r.Svc.Org.Bulk.SetDepartment(ctx, viewerOf(ctx), users, dept)
 }
 
 // AddDepartmentManager is the resolver for the addDepartmentManager field.
@@ -349,7 +349,7 @@ func (r *mutationResolver) AddDepartmentManager(ctx context.Context, departmentI
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.AddDepartmentManager(ctx, dept, user)
+	return r.Svc.Org.Departments.AddManager(ctx, dept, user)
 }
 
 // RemoveDepartmentManager is the resolver for the removeDepartmentManager field.
@@ -358,7 +358,7 @@ func (r *mutationResolver) RemoveDepartmentManager(ctx context.Context, departme
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.RemoveDepartmentManager(ctx, dept, user)
+	return r.Svc.Org.Departments.RemoveManager(ctx, dept, user)
 }
 
 // Actors is the resolver for the actors field.
@@ -499,7 +499,7 @@ func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error
 
 // Roles is the resolver for the roles field.
 func (r *queryResolver) Roles(ctx context.Context, first *int, after *string) (*org.RoleConnection, error) {
-	return r.Svc.Org.Roles(ctx, first, after)
+	return r.Svc.Org.Roles.List(ctx, first, after)
 }
 
 // Role is the resolver for the role field.
@@ -513,12 +513,12 @@ func (r *queryResolver) Role(ctx context.Context, id string) (*org.Role, error) 
 
 // RoleByName is the resolver for the roleByName field.
 func (r *queryResolver) RoleByName(ctx context.Context, name string) (*org.Role, error) {
-	return r.Svc.Org.RoleByName(ctx, name)
+	return r.Svc.Org.Roles.ByName(ctx, name)
 }
 
 // TopDepartments is the resolver for the topDepartments field.
 func (r *queryResolver) TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error) {
-	return r.Svc.Org.TopDepartments(ctx, first, after)
+	return r.Svc.Org.Departments.Top(ctx, first, after)
 }
 
 // Department is the resolver for the department field.
@@ -569,12 +569,12 @@ func (r *queryResolver) AuditLog(ctx context.Context, first *int, after *string,
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.AuditLog(ctx, f, first, after)
+	return r.Svc.Org.Audit.Page(ctx, f, first, after)
 }
 
 // Members is the resolver for the members field.
 func (r *roleResolver) Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error) {
-	page, err := r.Svc.Org.RoleMembers(ctx, obj.ID, first, after)
+	page, err := r.Svc.Org.Roles.Members(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}

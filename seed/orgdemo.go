@@ -77,11 +77,11 @@ func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 		users[name] = u.ID
 	}
 	for _, a := range demoRoles {
-		role, err := svc.Org.EnsureRole(ctx, a.role)
+		role, err := svc.Org.Roles.Ensure(ctx, a.role)
 		if err != nil {
 			return err
 		}
-		if _, err := svc.Org.AssignRole(ctx, users[a.user], role.ID, a.priority); err != nil {
+		if _, err := svc.Org.Roles.Assign(ctx, users[a.user], role.ID, a.priority); err != nil {
 			return err
 		}
 	}
@@ -93,7 +93,7 @@ func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 			return err
 		}
 		if id == weibo.RootDept {
-			created, err := svc.Org.CreateDepartment(ctx, d.name, parent)
+			created, err := svc.Org.Departments.Create(ctx, d.name, parent)
 			if err != nil {
 				return err
 			}
@@ -102,12 +102,12 @@ func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 		depts[d.name] = id
 	}
 	for _, m := range demoMembers {
-		if _, err := svc.Org.SetUserDepartment(ctx, users[m.user], depts[m.dept]); err != nil {
+		if _, err := svc.Org.Members.Set(ctx, users[m.user], depts[m.dept]); err != nil {
 			return err
 		}
 	}
 	// A department head: 小红 manages 开发部 and its subtree.
-	_, err := svc.Org.AddDepartmentManager(ctx, depts[demoManaged], users[DemoXiaohong])
+	_, err := svc.Org.Departments.AddManager(ctx, depts[demoManaged], users[DemoXiaohong])
 	return err
 }
 
@@ -119,7 +119,7 @@ const demoManaged = "开发部"
 func childNamed(ctx context.Context, svc *domain.Domain, parent weibo.DeptID, name string) (weibo.DeptID, error) {
 	var after *string
 	for {
-		page, err := svc.Org.DepartmentChildren(ctx, parent, new(weibo.MaxPageSize), after)
+		page, err := svc.Org.Departments.Children(ctx, parent, new(weibo.MaxPageSize), after)
 		if err != nil {
 			return 0, err
 		}

@@ -32,7 +32,7 @@ func TestSeedOrgDemo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			top, err := svc.Org.TopDepartments(ctx, nil, nil)
+			top, err := svc.Org.Departments.Top(ctx, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestSeedOrgDemo(t *testing.T) {
 			if ceo == nil {
 				t.Fatalf("no CEO among %v", names)
 			}
-			kids, _ := svc.Org.DepartmentChildren(ctx, ceo.ID, nil, nil)
+			kids, _ := svc.Org.Departments.Children(ctx, ceo.ID, nil, nil)
 			if got := childNames(t, svc, ceo.ID, 10); !slices.Equal(got, []string{"开发部", "测试部", "财务部"}) {
 				t.Fatalf("children of CEO = %v", got)
 			}
@@ -69,7 +69,7 @@ func TestSeedOrgDemo(t *testing.T) {
 				t.Fatalf("小明's roles = %v", got)
 			}
 			admin, _ := svc.Feed.UserByUsername(ctx, DemoAdminUsername)
-			if ok, err := svc.Org.HasRole(ctx, admin.ID, org.AdminRole); !ok || err != nil {
+			if ok, err := svc.Org.Authz.HasRole(ctx, admin.ID, org.AdminRole); !ok || err != nil {
 				t.Fatalf("demo admin is not admin: %v", err)
 			}
 		})

@@ -449,9 +449,9 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 			r := g.createRole(tk, uniqueName("crash"))
 			d := g.createDept(tk, uniqueName("crash"), nil)
 
-			faults.arm(org.PairStepAssignRole)
+			faults.arm(org.StepRoleAssign)
 			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $r: ID!) { assignRole(userId: $u, roleId: $r, priority: 5) { id } }`, map[string]any{"u": ming.ID, "r": r.ID})
-			faults.arm(org.PairStepSetUserDepartment)
+			faults.arm(org.StepDepartmentSetMember)
 			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $d: ID!) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, map[string]any{"u": ming.ID, "d": d.ID})
 
 			check := func(when string) {

@@ -58,7 +58,7 @@ func RoleNames(as []*org.RoleAssignment) []string {
 // UserRoles returns the roles of uid as RoleNames does.
 func UserRoles(t testing.TB, svc *domain.Domain, uid weibo.UserID) []string {
 	t.Helper()
-	rs, err := svc.Org.UserRoles(t.Context(), []weibo.UserID{uid})
+	rs, err := svc.Org.Roles.OfUsers(t.Context(), []weibo.UserID{uid})
 	if err != nil {
 		t.Fatalf("user roles: %v", err)
 	}
@@ -72,7 +72,7 @@ func Members(t testing.TB, svc *domain.Domain, rid weibo.RoleID, first int) []st
 	var out []string
 	var after *string
 	for {
-		p, err := svc.Org.RoleMembers(t.Context(), rid, &first, after)
+		p, err := svc.Org.Roles.Members(t.Context(), rid, &first, after)
 		if err != nil {
 			t.Fatalf("role members: %v", err)
 		}
@@ -89,7 +89,7 @@ func Members(t testing.TB, svc *domain.Domain, rid weibo.RoleID, first int) []st
 // Role reads role rid (nil when it does not exist).
 func Role(t testing.TB, svc *domain.Domain, rid weibo.RoleID) *org.Role {
 	t.Helper()
-	rs, err := svc.Org.GetRoles(t.Context(), []weibo.RoleID{rid})
+	rs, err := svc.Org.Roles.Get(t.Context(), []weibo.RoleID{rid})
 	if err != nil {
 		t.Fatalf("get role: %v", err)
 	}
@@ -103,7 +103,7 @@ func ChildNames(t testing.TB, svc *domain.Domain, did weibo.DeptID, first int) [
 	var out []string
 	var after *string
 	for {
-		p, err := svc.Org.DepartmentChildren(t.Context(), did, &first, after)
+		p, err := svc.Org.Departments.Children(t.Context(), did, &first, after)
 		if err != nil {
 			t.Fatalf("children of %d: %v", did, err)
 		}
@@ -121,7 +121,7 @@ func ChildNames(t testing.TB, svc *domain.Domain, did weibo.DeptID, first int) [
 // default size).
 func DeptMembers(t testing.TB, svc *domain.Domain, did weibo.DeptID) []weibo.UserID {
 	t.Helper()
-	p, err := svc.Org.DepartmentMembers(t.Context(), did, nil, nil)
+	p, err := svc.Org.Departments.Members(t.Context(), did, nil, nil)
 	if err != nil {
 		t.Fatalf("members of %d: %v", did, err)
 	}
@@ -135,7 +135,7 @@ func DeptMembers(t testing.TB, svc *domain.Domain, did weibo.DeptID) []weibo.Use
 // UserDept reads the department of uid (nil when it has none).
 func UserDept(t testing.TB, svc *domain.Domain, uid weibo.UserID) *org.Department {
 	t.Helper()
-	ds, err := svc.Org.UserDepartments(t.Context(), []weibo.UserID{uid})
+	ds, err := svc.Org.Departments.OfUsers(t.Context(), []weibo.UserID{uid})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // GrantRoleByName gives the user named username the role named roleName
 // (created when missing) with priority, for the command line (`gateway
 // admin grant`). Errors: NOT_FOUND for an unknown username, and those of
-// org.Service.EnsureRole and AssignRole.
+// role.Service.Ensure and Assign.
 func (d *Domain) GrantRoleByName(ctx context.Context, username, roleName string, priority int) (*weibo.User, *org.Role, error) {
 	u, err := d.Feed.UserByUsername(ctx, username)
 	if err != nil {
@@ -23,11 +23,11 @@ func (d *Domain) GrantRoleByName(ctx context.Context, username, roleName string,
 	if u == nil {
 		return nil, nil, weibo.NotFound("no user named %q", username)
 	}
-	role, err := d.Org.EnsureRole(ctx, roleName)
+	role, err := d.Org.Roles.Ensure(ctx, roleName)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := d.Org.AssignRole(ctx, u.ID, role.ID, priority); err != nil {
+	if _, err := d.Org.Roles.Assign(ctx, u.ID, role.ID, priority); err != nil {
 		return nil, nil, err
 	}
 	return u, role, nil
@@ -44,13 +44,13 @@ func (d *Domain) RevokeRoleByName(ctx context.Context, username, roleName string
 	if u == nil {
 		return weibo.NotFound("no user named %q", username)
 	}
-	role, err := d.Org.RoleByName(ctx, roleName)
+	role, err := d.Org.Roles.ByName(ctx, roleName)
 	if err != nil {
 		return err
 	}
 	if role == nil {
 		return weibo.NotFound("no role named %q", roleName)
 	}
-	_, err = d.Org.RevokeRole(ctx, u.ID, role.ID)
+	_, err = d.Org.Roles.Revoke(ctx, u.ID, role.ID)
 	return err
 }

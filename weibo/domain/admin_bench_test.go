@@ -33,15 +33,15 @@ func newAdminWorld(b *testing.B, st hbase.StoreAdmin) *adminWorld {
 	for i := range 100 {
 		w.users = append(w.users, mustUserB(b, w.svc, fmt.Sprintf("%s%03d", w.prefix, i)))
 	}
-	d, err := w.svc.Org.CreateDepartment(ctx, uniq("admdept"), weibo.RootDept)
+	d, err := w.svc.Org.Departments.Create(ctx, uniq("admdept"), weibo.RootDept)
 	if err != nil {
 		b.Fatal(err)
 	}
 	w.dept = d.ID
-	if _, err := w.svc.Org.SetUsersDepartment(ctx, 0, w.users, w.dept); err != nil {
+	if _, err := w.svc.Org.Bulk.SetDepartment(ctx, 0, w.users, w.dept); err != nil {
 		b.Fatal(err)
 	}
-	r, err := w.svc.Org.CreateRole(ctx, uniq("admrole"))
+	r, err := w.svc.Org.Roles.Create(ctx, uniq("admrole"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,10 +102,10 @@ func BenchmarkAdmin(b *testing.B) {
 			})
 			b.Run("department-page-50", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := w.svc.Org.GetDepartments(ctx, []weibo.DeptID{w.dept}); err != nil {
+					if _, err := w.svc.Org.Departments.Get(ctx, []weibo.DeptID{w.dept}); err != nil {
 						b.Fatal(err)
 					}
-					p, err := w.svc.Org.DepartmentMembers(ctx, w.dept, new(50), nil)
+					p, err := w.svc.Org.Departments.Members(ctx, w.dept, new(50), nil)
 					if err != nil || len(p.Edges) != 50 {
 						b.Fatal(err)
 					}
@@ -123,9 +123,9 @@ func BenchmarkAdmin(b *testing.B) {
 				for b.Loop() {
 					var err error
 					if i%2 == 0 {
-						_, err = w.svc.Org.AssignRoleToUsers(ctx, w.users, w.role, 5)
+						_, err = w.svc.Org.Bulk.AssignRole(ctx, w.users, w.role, 5)
 					} else {
-						_, err = w.svc.Org.RevokeRoleFromUsers(ctx, w.users, w.role)
+						_, err = w.svc.Org.Bulk.RevokeRole(ctx, w.users, w.role)
 					}
 					if err != nil {
 						b.Fatal(err)

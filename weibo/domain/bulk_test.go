@@ -44,15 +44,15 @@ func TestBulkStorm(t *testing.T) {
 			for i := range users {
 				uids = append(uids, mustUser(t, svc, uniq(fmt.Sprintf("bulk%d", i))).ID)
 			}
-			role, err := svc.Org.CreateRole(ctx, uniq("bulkrole"))
+			role, err := svc.Org.Roles.Create(ctx, uniq("bulkrole"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			top, err := svc.Org.CreateDepartment(ctx, uniq("bulktop"), weibo.RootDept)
+			top, err := svc.Org.Departments.Create(ctx, uniq("bulktop"), weibo.RootDept)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sub, err := svc.Org.CreateDepartment(ctx, "sub", top.ID)
+			sub, err := svc.Org.Departments.Create(ctx, "sub", top.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,11 +80,11 @@ func TestBulkStorm(t *testing.T) {
 					var err error
 					switch i % 3 {
 					case 0:
-						res, err = svc.Org.AssignRoleToUsers(ctx, pick(), role.ID, 1+rand.IntN(org.MaxPriority))
+						res, err = svc.Org.Bulk.AssignRole(ctx, pick(), role.ID, 1+rand.IntN(org.MaxPriority))
 					case 1:
-						res, err = svc.Org.RevokeRoleFromUsers(ctx, pick(), role.ID)
+						res, err = svc.Org.Bulk.RevokeRole(ctx, pick(), role.ID)
 					default:
-						res, err = svc.Org.SetUsersDepartment(ctx, 0, pick(), depts[rand.IntN(len(depts))])
+						res, err = svc.Org.Bulk.SetDepartment(ctx, 0, pick(), depts[rand.IntN(len(depts))])
 					}
 					mu.Lock()
 					defer mu.Unlock()
@@ -106,13 +106,13 @@ func TestBulkStorm(t *testing.T) {
 			}
 
 			// Every counter equals its list.
-			r, err := svc.Org.GetRoles(ctx, []weibo.RoleID{role.ID})
+			r, err := svc.Org.Roles.Get(ctx, []weibo.RoleID{role.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
 			members := 0
 			for after := (*string)(nil); ; {
-				page, err := svc.Org.RoleMembers(ctx, role.ID, new(weibo.MaxPageSize), after)
+				page, err := svc.Org.Roles.Members(ctx, role.ID, new(weibo.MaxPageSize), after)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,7 +125,7 @@ func TestBulkStorm(t *testing.T) {
 			if r[0].MemberCount != int64(members) {
 				t.Errorf("role memberCount %d, members listed %d", r[0].MemberCount, members)
 			}
-			ds, err := svc.Org.UserDepartments(ctx, uids)
+			ds, err := svc.Org.Departments.OfUsers(ctx, uids)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,11 +136,11 @@ func TestBulkStorm(t *testing.T) {
 				}
 			}
 			for _, did := range []weibo.DeptID{top.ID, sub.ID} {
-				got, err := svc.Org.GetDepartments(ctx, []weibo.DeptID{did})
+				got, err := svc.Org.Departments.Get(ctx, []weibo.DeptID{did})
 				if err != nil {
 					t.Fatal(err)
 				}
-				page, err := svc.Org.DepartmentMembers(ctx, did, new(weibo.MaxPageSize), nil)
+				page, err := svc.Org.Departments.Members(ctx, did, new(weibo.MaxPageSize), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -163,7 +163,7 @@ func TestBulkStorm(t *testing.T) {
 // leaves its markers; the repairer settles both member rows and recounts
 // both departments, and fsck then finds nothing.
 func TestDeptMemberCrash(t *testing.T) {
-	for _, step := range []string{"department:marked", "department:sequenced", org.PairStepSetUserDepartment, "department:counted"} {
+	for _, step := range []string{"department:marked", "department:sequenced", org.StepDepartmentSetMember, "department:counted"} {
 		for _, b := range testenv.Backends() {
 			t.Run(step+"/"+b.Name, func(t *testing.T) {
 				ctx := t.Context()
@@ -171,20 +171,20 @@ func TestDeptMemberCrash(t *testing.T) {
 				var clk clock
 				setup := quietService(st, clk.option())
 				u := mustUser(t, setup, uniq("mover")).ID
-				from, err := setup.Org.CreateDepartment(ctx, uniq("from"), weibo.RootDept)
+				from, err := setup.Org.Departments.Create(ctx, uniq("from"), weibo.RootDept)
 				if err != nil {
 					t.Fatal(err)
 				}
-				to, err := setup.Org.CreateDepartment(ctx, uniq("to"), weibo.RootDept)
+				to, err := setup.Org.Departments.Create(ctx, uniq("to"), weibo.RootDept)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := setup.Org.SetUserDepartment(ctx, u, from.ID); err != nil {
+				if _, err := setup.Org.Members.Set(ctx, u, from.ID); err != nil {
 					t.Fatal(err)
 				}
 				hook, hit := crashAt(step)
 				crashed := quietService(st, clk.option(), domain.WithStepHook(hook))
-				if _, err := crashed.Org.SetUserDepartment(ctx, u, to.ID); !errors.Is(err, errCrash) || !hit() {
+				if _, err := crashed.Org.Members.Set(ctx, u, to.ID); !errors.Is(err, errCrash) || !hit() {
 					t.Fatalf("move: %v, want the injected crash", err)
 				}
 				clk.advance(2 * counted.DefaultRepairGrace)
@@ -200,11 +200,11 @@ func TestDeptMemberCrash(t *testing.T) {
 				if len(frep.Issues) != 0 {
 					t.Fatalf("fsck after the repair: %+v", frep.Issues)
 				}
-				got, err := fresh.Org.GetDepartments(ctx, []weibo.DeptID{from.ID, to.ID})
+				got, err := fresh.Org.Departments.Get(ctx, []weibo.DeptID{from.ID, to.ID})
 				if err != nil {
 					t.Fatal(err)
 				}
-				ds, err := fresh.Org.UserDepartments(ctx, []weibo.UserID{u})
+				ds, err := fresh.Org.Departments.OfUsers(ctx, []weibo.UserID{u})
 				if err != nil {
 					t.Fatal(err)
 				}

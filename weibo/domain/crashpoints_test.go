@@ -80,13 +80,13 @@ func TestCrashPoints(t *testing.T) {
 	scenarios = append(scenarios,
 		scenario{op: "assign", step: org.StepRoleMarked, fails: true},
 		scenario{op: "assign", step: org.StepRoleSequenced, fails: true},
-		scenario{op: "assign", step: org.PairStepAssignRole, fails: true},
+		scenario{op: "assign", step: org.StepRoleAssign, fails: true},
 		scenario{op: "assign", step: org.StepRoleCounted, fails: true},
 		scenario{op: "assign", step: org.StepRoleSequenced, slow: true},
 		scenario{op: "revoke", step: org.StepRoleMarked, fails: true},
 		scenario{op: "revoke", step: org.StepRoleSequenced, fails: true},
 		scenario{op: "revoke", step: org.StepRoleCounted, fails: true},
-		scenario{op: "revoke", step: org.PairStepRevokeRole, fails: true},
+		scenario{op: "revoke", step: org.StepRoleRevoke, fails: true},
 		scenario{op: "revoke", step: org.StepRoleSequenced, slow: true},
 		scenario{op: "publish", step: feed.StepPublishOutbox, fails: true},
 		scenario{op: "publish", step: feed.StepPublishSequenced, fails: true},
@@ -110,7 +110,7 @@ func TestCrashPoints(t *testing.T) {
 					setup := quietService(st, clk.option())
 					a, bu, fan := mustUser(t, setup, uniq("a")), mustUser(t, setup, uniq("b")), mustUser(t, setup, uniq("fan"))
 					w := &world{users: []*weibo.User{a, bu, fan}, posts: map[weibo.UserID][]weibo.PostID{}}
-					role, err := setup.Org.CreateRole(ctx, uniq("r"))
+					role, err := setup.Org.Roles.Create(ctx, uniq("r"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -131,7 +131,7 @@ func TestCrashPoints(t *testing.T) {
 							t.Fatal(err)
 						}
 					case "revoke":
-						if _, err := setup.Org.AssignRole(ctx, a.ID, role.ID, 5); err != nil {
+						if _, err := setup.Org.Roles.Assign(ctx, a.ID, role.ID, 5); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -168,9 +168,9 @@ func TestCrashPoints(t *testing.T) {
 					case "unfollow":
 						_, err = crashed.Feed.Unfollow(ctx, a.ID, bu.ID)
 					case "assign":
-						_, err = crashed.Org.AssignRole(ctx, a.ID, role.ID, 9)
+						_, err = crashed.Org.Roles.Assign(ctx, a.ID, role.ID, 9)
 					case "revoke":
-						_, err = crashed.Org.RevokeRole(ctx, a.ID, role.ID)
+						_, err = crashed.Org.Roles.Revoke(ctx, a.ID, role.ID)
 					case "publish":
 						var p *feed.Post
 						if p, err = crashed.Feed.Publish(ctx, bu.ID, "the last words"); err == nil {

@@ -36,7 +36,7 @@ func TestDepartments(t *testing.T) {
 			tag := uniq("d")
 			mk := func(name string, parent weibo.DeptID) *org.Department {
 				t.Helper()
-				d, err := svc.Org.CreateDepartment(ctx, name+tag, parent)
+				d, err := svc.Org.Departments.Create(ctx, name+tag, parent)
 				if err != nil {
 					t.Fatalf("create %s: %v", name, err)
 				}
@@ -57,40 +57,40 @@ func TestDepartments(t *testing.T) {
 			if !slices.Contains(top, "CEO"+tag) || slices.Contains(top, "开发部"+tag) {
 				t.Fatalf("top-level = %v", top)
 			}
-			anc, err := svc.Org.Ancestors(ctx, big)
+			anc, err := svc.Org.Departments.Ancestors(ctx, big)
 			if err != nil || len(anc) != 2 || anc[0].ID != ceo.ID || anc[1].ID != dev.ID {
 				t.Fatalf("ancestors of 大数据部 = %v %v", anc, err)
 			}
 
 			// Bad input.
-			_, err = svc.Org.CreateDepartment(ctx, "", ceo.ID)
+			_, err = svc.Org.Departments.Create(ctx, "", ceo.ID)
 			wantCode(t, err, weibo.CodeBadUserInput, "empty name")
-			_, err = svc.Org.CreateDepartment(ctx, "x", 999_999_999)
+			_, err = svc.Org.Departments.Create(ctx, "x", 999_999_999)
 			wantCode(t, err, weibo.CodeNotFound, "unknown parent")
-			_, err = svc.Org.RenameDepartment(ctx, 999_999_999, "x")
+			_, err = svc.Org.Departments.Rename(ctx, 999_999_999, "x")
 			wantCode(t, err, weibo.CodeNotFound, "rename unknown")
-			_, err = svc.Org.RenameDepartment(ctx, fin.ID, " \t")
+			_, err = svc.Org.Departments.Rename(ctx, fin.ID, " \t")
 			wantCode(t, err, weibo.CodeBadUserInput, "rename to blank")
-			_, err = svc.Org.MoveDepartment(ctx, 999_999_999, ceo.ID)
+			_, err = svc.Org.Departments.Move(ctx, 999_999_999, ceo.ID)
 			wantCode(t, err, weibo.CodeNotFound, "move unknown")
-			_, err = svc.Org.MoveDepartment(ctx, dev.ID, 999_999_999)
+			_, err = svc.Org.Departments.Move(ctx, dev.ID, 999_999_999)
 			wantCode(t, err, weibo.CodeNotFound, "move under unknown")
-			_, err = svc.Org.DeleteDepartment(ctx, 999_999_999, true)
+			_, err = svc.Org.Departments.Delete(ctx, 999_999_999, true)
 			wantCode(t, err, weibo.CodeNotFound, "delete unknown")
 
 			// Cycles are refused.
-			_, err = svc.Org.MoveDepartment(ctx, dev.ID, dev.ID)
+			_, err = svc.Org.Departments.Move(ctx, dev.ID, dev.ID)
 			wantReason(t, err, weibo.ReasonDepartmentCycle, "move under itself")
-			_, err = svc.Org.MoveDepartment(ctx, ceo.ID, big.ID)
+			_, err = svc.Org.Departments.Move(ctx, ceo.ID, big.ID)
 			wantReason(t, err, weibo.ReasonDepartmentCycle, "move under a grandchild")
-			_, err = svc.Org.MoveDepartment(ctx, dev.ID, dev2.ID)
+			_, err = svc.Org.Departments.Move(ctx, dev.ID, dev2.ID)
 			wantReason(t, err, weibo.ReasonDepartmentCycle, "move under a child")
 
 			// Rename and move.
-			if d, err := svc.Org.RenameDepartment(ctx, fin.ID, "财务中心"+tag); err != nil || d.Name != "财务中心"+tag {
+			if d, err := svc.Org.Departments.Rename(ctx, fin.ID, "财务中心"+tag); err != nil || d.Name != "财务中心"+tag {
 				t.Fatalf("rename: %v %v", d, err)
 			}
-			if _, err := svc.Org.MoveDepartment(ctx, big.ID, test.ID); err != nil {
+			if _, err := svc.Org.Departments.Move(ctx, big.ID, test.ID); err != nil {
 				t.Fatal(err)
 			}
 			if got := childNames(t, svc, dev.ID, 10); !slices.Equal(got, []string{"开发1" + tag, "开发2" + tag}) {
@@ -99,30 +99,30 @@ func TestDepartments(t *testing.T) {
 			if got := childNames(t, svc, test.ID, 10); !slices.Equal(got, []string{"大数据部" + tag, "测试1" + tag}) && !slices.Equal(got, []string{"测试1" + tag, "大数据部" + tag}) {
 				t.Fatalf("测试部 after move = %v", got)
 			}
-			if _, err := svc.Org.MoveDepartment(ctx, test.ID, weibo.RootDept); err != nil {
+			if _, err := svc.Org.Departments.Move(ctx, test.ID, weibo.RootDept); err != nil {
 				t.Fatal(err)
 			}
 			if top := childNames(t, svc, weibo.RootDept, 100); !slices.Contains(top, "测试部"+tag) {
 				t.Fatalf("测试部 not top-level after move: %v", top)
 			}
-			if anc, _ := svc.Org.Ancestors(ctx, test1); len(anc) != 1 || anc[0].ID != test.ID {
+			if anc, _ := svc.Org.Departments.Ancestors(ctx, test1); len(anc) != 1 || anc[0].ID != test.ID {
 				t.Fatalf("ancestors of 测试1 after move = %v", anc)
 			}
-			if _, err := svc.Org.MoveDepartment(ctx, test.ID, ceo.ID); err != nil {
+			if _, err := svc.Org.Departments.Move(ctx, test.ID, ceo.ID); err != nil {
 				t.Fatal(err)
 			}
 
 			// Membership.
 			a, bb := mustUser(t, svc, uniq("mem")), mustUser(t, svc, uniq("mem"))
-			if _, err := svc.Org.SetUserDepartment(ctx, a.ID, dev1.ID); err != nil {
+			if _, err := svc.Org.Members.Set(ctx, a.ID, dev1.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Org.SetUserDepartment(ctx, bb.ID, dev1.ID); err != nil {
+			if _, err := svc.Org.Members.Set(ctx, bb.ID, dev1.ID); err != nil {
 				t.Fatal(err)
 			}
-			_, err = svc.Org.SetUserDepartment(ctx, a.ID, 999_999_999)
+			_, err = svc.Org.Members.Set(ctx, a.ID, 999_999_999)
 			wantCode(t, err, weibo.CodeNotFound, "unknown department")
-			_, err = svc.Org.SetUserDepartment(ctx, 999_999_999_999, dev1.ID)
+			_, err = svc.Org.Members.Set(ctx, 999_999_999_999, dev1.ID)
 			wantCode(t, err, weibo.CodeNotFound, "unknown user")
 			if got := deptMembers(t, svc, dev1.ID); len(got) != 2 {
 				t.Fatalf("开发1 members = %v", got)
@@ -130,13 +130,13 @@ func TestDepartments(t *testing.T) {
 			if d := userDept(t, svc, a.ID); d == nil || d.ID != dev1.ID {
 				t.Fatalf("a's department = %v", d)
 			}
-			if _, err := svc.Org.SetUserDepartment(ctx, a.ID, dev2.ID); err != nil {
+			if _, err := svc.Org.Members.Set(ctx, a.ID, dev2.ID); err != nil {
 				t.Fatal(err)
 			}
 			if got := deptMembers(t, svc, dev1.ID); !slices.Equal(got, []weibo.UserID{bb.ID}) {
 				t.Fatalf("开发1 members after move = %v", got)
 			}
-			if _, err := svc.Org.SetUserDepartment(ctx, bb.ID, weibo.RootDept); err != nil {
+			if _, err := svc.Org.Members.Set(ctx, bb.ID, weibo.RootDept); err != nil {
 				t.Fatal(err)
 			}
 			if d := userDept(t, svc, bb.ID); d != nil {
@@ -144,18 +144,18 @@ func TestDepartments(t *testing.T) {
 			}
 
 			// Non-empty delete is refused; an empty one works.
-			_, err = svc.Org.DeleteDepartment(ctx, dev.ID, false)
+			_, err = svc.Org.Departments.Delete(ctx, dev.ID, false)
 			wantReason(t, err, weibo.ReasonDepartmentNotEmpty, "delete with children")
-			_, err = svc.Org.DeleteDepartment(ctx, dev2.ID, false)
+			_, err = svc.Org.Departments.Delete(ctx, dev2.ID, false)
 			wantReason(t, err, weibo.ReasonDepartmentNotEmpty, "delete with members")
-			if ok, err := svc.Org.DeleteDepartment(ctx, dev1.ID, false); err != nil || !ok {
+			if ok, err := svc.Org.Departments.Delete(ctx, dev1.ID, false); err != nil || !ok {
 				t.Fatalf("delete empty: %v", err)
 			}
 			// Cascade deletes the subtree; members leave.
-			if ok, err := svc.Org.DeleteDepartment(ctx, dev.ID, true); err != nil || !ok {
+			if ok, err := svc.Org.Departments.Delete(ctx, dev.ID, true); err != nil || !ok {
 				t.Fatalf("cascade: %v", err)
 			}
-			ds, _ := svc.Org.GetDepartments(ctx, []weibo.DeptID{dev.ID, dev2.ID, test.ID, big.ID})
+			ds, _ := svc.Org.Departments.Get(ctx, []weibo.DeptID{dev.ID, dev2.ID, test.ID, big.ID})
 			if ds[0] != nil || ds[1] != nil || ds[2] == nil || ds[3] == nil {
 				t.Fatalf("after cascade: %v", ds)
 			}

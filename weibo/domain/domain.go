@@ -1,7 +1,7 @@
 // Package domain wires the gateway's business areas over one store: the
 // counted-write protocol (package counted), the social feed (package feed)
-// and the organisation (package org), which reads accounts through the
-// feed. Every process of the gateway — serve, fsck, seed, admin — and the
+// and the organisation (package org and its subpackages), which reads
+// accounts through the feed. Every process of the gateway — serve, fsck, seed, admin — and the
 // tests build the domain here, so that every counted relation is
 // registered with the one protocol the repairer runs.
 package domain
@@ -15,7 +15,6 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
-	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // Domain is the wired domain. Its parts are safe for concurrent use.
@@ -25,8 +24,9 @@ type Domain struct {
 	Writes *counted.Protocol
 	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
 	Feed *feed.Service
-	// Org is the organisation: roles, departments, authorization.
-	Org *org.Service
+	// Org is the organisation: roles, departments, memberships,
+	// authorization, bulk changes and the audit log.
+	Org *Org
 }
 
 type config struct {
@@ -114,7 +114,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	}
 	w := counted.New(st, c.protocol...)
 	f := feed.New(st, w, c.feed...)
-	return &Domain{Writes: w, Feed: f, Org: org.New(st, w, f)}
+	return &Domain{Writes: w, Feed: f, Org: newOrg(st, w, f)}
 }
 
 // Store returns the table API the domain runs on.

@@ -291,14 +291,14 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 	}
 	// Roles: memberCount = members listed = holders.
 	for _, r := range w.roles {
-		role, err := svc.Org.GetRoles(ctx, []weibo.RoleID{r.ID})
+		role, err := svc.Org.Roles.Get(ctx, []weibo.RoleID{r.ID})
 		if err != nil || role[0] == nil {
 			t.Fatalf("role %d: %v", r.ID, err)
 		}
 		var listed []weibo.UserID
 		var after *string
 		for {
-			p, err := svc.Org.RoleMembers(ctx, r.ID, &hundred, after)
+			p, err := svc.Org.Roles.Members(ctx, r.ID, &hundred, after)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 			}
 			after = p.PageInfo.EndCursor
 		}
-		held, err := svc.Org.UserRoles(ctx, ids)
+		held, err := svc.Org.Roles.OfUsers(ctx, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +370,7 @@ func TestStorm(t *testing.T) {
 				w.users = append(w.users, mustUser(t, svc, uniq(fmt.Sprintf("storm%d", i))))
 			}
 			for i := range 2 {
-				r, err := svc.Org.CreateRole(ctx, uniq(fmt.Sprintf("stormrole%d", i)))
+				r, err := svc.Org.Roles.Create(ctx, uniq(fmt.Sprintf("stormrole%d", i)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -392,9 +392,9 @@ func TestStorm(t *testing.T) {
 				user, role := u[rand.IntN(4)], w.roles[rand.IntN(len(w.roles))]
 				if rand.IntN(2) == 0 {
 					prio := 1 + rand.IntN(org.MaxPriority)
-					calls = append(calls, func() error { _, err := svc.Org.AssignRole(ctx, user.ID, role.ID, prio); return err })
+					calls = append(calls, func() error { _, err := svc.Org.Roles.Assign(ctx, user.ID, role.ID, prio); return err })
 				} else {
-					calls = append(calls, func() error { _, err := svc.Org.RevokeRole(ctx, user.ID, role.ID); return err })
+					calls = append(calls, func() error { _, err := svc.Org.Roles.Revoke(ctx, user.ID, role.ID); return err })
 				}
 			}
 			for i := range publishes {

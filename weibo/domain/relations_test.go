@@ -211,28 +211,28 @@ func TestConnectionCursors(t *testing.T) {
 	defer svc.Close(ctx)
 	var rids []weibo.RoleID
 	for i := range 3 {
-		r, err := svc.Org.CreateRole(ctx, uniq(fmt.Sprintf("role%d", i)))
+		r, err := svc.Org.Roles.Create(ctx, uniq(fmt.Sprintf("role%d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		rids = append(rids, r.ID)
 		for _, u := range users {
-			if _, err := svc.Org.AssignRole(ctx, u.ID, r.ID, 5); err != nil {
+			if _, err := svc.Org.Roles.Assign(ctx, u.ID, r.ID, 5); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	top, err := svc.Org.CreateDepartment(ctx, "top", weibo.RootDept)
+	top, err := svc.Org.Departments.Create(ctx, "top", weibo.RootDept)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"a", "b", "c"} {
-		if _, err := svc.Org.CreateDepartment(ctx, name, top.ID); err != nil {
+		if _, err := svc.Org.Departments.Create(ctx, name, top.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, u := range users {
-		if _, err := svc.Org.SetUserDepartment(ctx, u.ID, top.ID); err != nil {
+		if _, err := svc.Org.Members.Set(ctx, u.ID, top.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -275,9 +275,9 @@ func TestConnectionCursors(t *testing.T) {
 		{"home timeline", 4, func(f *int, a *string) (page, error) {
 			return postPage(svc.Feed.HomeTimeline(ctx, u0, weibo.Page{First: f, After: a}))
 		}},
-		{"department members", 3, func(f *int, a *string) (page, error) { return userPage(svc.Org.DepartmentMembers(ctx, top.ID, f, a)) }},
+		{"department members", 3, func(f *int, a *string) (page, error) { return userPage(svc.Org.Departments.Members(ctx, top.ID, f, a)) }},
 		{"roles", 3, func(f *int, a *string) (page, error) {
-			p, err := svc.Org.Roles(ctx, f, a)
+			p, err := svc.Org.Roles.List(ctx, f, a)
 			if err != nil {
 				return page{}, err
 			}
@@ -288,7 +288,7 @@ func TestConnectionCursors(t *testing.T) {
 			return out, nil
 		}},
 		{"role members", 3, func(f *int, a *string) (page, error) {
-			p, err := svc.Org.RoleMembers(ctx, rids[0], f, a)
+			p, err := svc.Org.Roles.Members(ctx, rids[0], f, a)
 			if err != nil {
 				return page{}, err
 			}
@@ -299,7 +299,7 @@ func TestConnectionCursors(t *testing.T) {
 			return out, nil
 		}},
 		{"department children", 3, func(f *int, a *string) (page, error) {
-			p, err := svc.Org.DepartmentChildren(ctx, top.ID, f, a)
+			p, err := svc.Org.Departments.Children(ctx, top.ID, f, a)
 			if err != nil {
 				return page{}, err
 			}

@@ -42,40 +42,40 @@ func TestRoles(t *testing.T) {
 			svc := orgService(t, b.Open(t))
 			tag := uniq("r")
 			ming, hong := mustUser(t, svc, uniq("ming")), mustUser(t, svc, uniq("hong"))
-			sport, err := svc.Org.CreateRole(ctx, "  体育委员"+tag+" ")
+			sport, err := svc.Org.Roles.Create(ctx, "  体育委员"+tag+" ")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if sport.Name != "体育委员"+tag {
 				t.Fatalf("name not trimmed: %q", sport.Name)
 			}
-			labor, _ := svc.Org.CreateRole(ctx, "劳动委员"+tag)
-			study, _ := svc.Org.CreateRole(ctx, "学习委员"+tag)
-			tieA, _ := svc.Org.CreateRole(ctx, "a-tie"+tag)
+			labor, _ := svc.Org.Roles.Create(ctx, "劳动委员"+tag)
+			study, _ := svc.Org.Roles.Create(ctx, "学习委员"+tag)
+			tieA, _ := svc.Org.Roles.Create(ctx, "a-tie"+tag)
 
 			// Bad input writes nothing.
-			_, err = svc.Org.CreateRole(ctx, "   ")
+			_, err = svc.Org.Roles.Create(ctx, "   ")
 			wantCode(t, err, weibo.CodeBadUserInput, "empty role name")
-			_, err = svc.Org.CreateRole(ctx, "体育委员"+tag)
+			_, err = svc.Org.Roles.Create(ctx, "体育委员"+tag)
 			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name")
 			if e, ok := errors.AsType[*weibo.Error](err); !ok || e.Reason != weibo.ReasonRoleNameTaken {
 				t.Fatalf("duplicate name reason: %v", err)
 			}
-			_, err = svc.Org.CreateRole(ctx, "A-TIE"+tag)
+			_, err = svc.Org.Roles.Create(ctx, "A-TIE"+tag)
 			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name ignoring case")
 			for _, p := range []int{org.MinPriority - 1, org.MaxPriority + 1, -5} {
-				_, err = svc.Org.AssignRole(ctx, ming.ID, sport.ID, p)
+				_, err = svc.Org.Roles.Assign(ctx, ming.ID, sport.ID, p)
 				wantCode(t, err, weibo.CodeBadUserInput, fmt.Sprintf("priority %d", p))
 			}
-			_, err = svc.Org.AssignRole(ctx, ming.ID, 999_999_999, 5)
+			_, err = svc.Org.Roles.Assign(ctx, ming.ID, 999_999_999, 5)
 			wantCode(t, err, weibo.CodeNotFound, "unknown role")
-			_, err = svc.Org.AssignRole(ctx, 999_999_999_999, sport.ID, 5)
+			_, err = svc.Org.Roles.Assign(ctx, 999_999_999_999, sport.ID, 5)
 			wantCode(t, err, weibo.CodeNotFound, "unknown user")
-			_, err = svc.Org.RevokeRole(ctx, ming.ID, 999_999_999)
+			_, err = svc.Org.Roles.Revoke(ctx, ming.ID, 999_999_999)
 			wantCode(t, err, weibo.CodeNotFound, "revoke unknown role")
-			_, err = svc.Org.RenameRole(ctx, 999_999_999, "x")
+			_, err = svc.Org.Roles.Rename(ctx, 999_999_999, "x")
 			wantCode(t, err, weibo.CodeNotFound, "rename unknown role")
-			_, err = svc.Org.DeleteRole(ctx, 999_999_999)
+			_, err = svc.Org.Roles.Delete(ctx, 999_999_999)
 			wantCode(t, err, weibo.CodeNotFound, "delete unknown role")
 			if got := userRoles(t, svc, ming.ID); len(got) != 0 {
 				t.Fatalf("failed assigns wrote roles: %v", got)
@@ -87,7 +87,7 @@ func TestRoles(t *testing.T) {
 			// The seed's examples: 小明 劳动委员 > 体育委员; 小红 学习委员 > 劳动委员 > 体育委员.
 			assign := func(u *weibo.User, r *org.Role, p int) {
 				t.Helper()
-				if _, err := svc.Org.AssignRole(ctx, u.ID, r.ID, p); err != nil {
+				if _, err := svc.Org.Roles.Assign(ctx, u.ID, r.ID, p); err != nil {
 					t.Fatalf("assign: %v", err)
 				}
 			}
@@ -126,24 +126,24 @@ func TestRoles(t *testing.T) {
 			}
 
 			// Rename: to a taken name fails, case-only works, then a fresh name.
-			_, err = svc.Org.RenameRole(ctx, sport.ID, labor.Name)
+			_, err = svc.Org.Roles.Rename(ctx, sport.ID, labor.Name)
 			wantCode(t, err, weibo.CodeBadUserInput, "rename to a taken name")
-			_, err = svc.Org.RenameRole(ctx, sport.ID, "")
+			_, err = svc.Org.Roles.Rename(ctx, sport.ID, "")
 			wantCode(t, err, weibo.CodeBadUserInput, "rename to empty")
-			if r, err := svc.Org.RenameRole(ctx, tieA.ID, "A-TIE"+tag); err != nil || r.Name != "A-TIE"+tag {
+			if r, err := svc.Org.Roles.Rename(ctx, tieA.ID, "A-TIE"+tag); err != nil || r.Name != "A-TIE"+tag {
 				t.Fatalf("case-only rename: %v %v", r, err)
 			}
 			renamed := "体育委员-renamed" + tag
-			if _, err := svc.Org.RenameRole(ctx, sport.ID, renamed); err != nil {
+			if _, err := svc.Org.Roles.Rename(ctx, sport.ID, renamed); err != nil {
 				t.Fatal(err)
 			}
-			if r, _ := svc.Org.RoleByName(ctx, sport.Name); r != nil {
+			if r, _ := svc.Org.Roles.ByName(ctx, sport.Name); r != nil {
 				t.Fatalf("old name still resolves to %+v", r)
 			}
-			if r, _ := svc.Org.RoleByName(ctx, renamed); r == nil || r.ID != sport.ID {
+			if r, _ := svc.Org.Roles.ByName(ctx, renamed); r == nil || r.ID != sport.ID {
 				t.Fatalf("new name resolves to %+v", r)
 			}
-			if _, err := svc.Org.CreateRole(ctx, sport.Name); err != nil {
+			if _, err := svc.Org.Roles.Create(ctx, sport.Name); err != nil {
 				t.Fatalf("old name not free after rename: %v", err)
 			}
 
@@ -152,7 +152,7 @@ func TestRoles(t *testing.T) {
 			var after *string
 			two := 2
 			for {
-				p, err := svc.Org.Roles(ctx, &two, after)
+				p, err := svc.Org.Roles.List(ctx, &two, after)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -172,7 +172,7 @@ func TestRoles(t *testing.T) {
 
 			// Revoke, idempotent.
 			for range 2 {
-				if _, err := svc.Org.RevokeRole(ctx, hong.ID, labor.ID); err != nil {
+				if _, err := svc.Org.Roles.Revoke(ctx, hong.ID, labor.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -184,16 +184,16 @@ func TestRoles(t *testing.T) {
 			}
 
 			// HasRole / RequireRole.
-			if ok, _ := svc.Org.HasRole(ctx, hong.ID, study.Name); !ok {
+			if ok, _ := svc.Org.Authz.HasRole(ctx, hong.ID, study.Name); !ok {
 				t.Fatal("HasRole false for a held role")
 			}
-			if ok, _ := svc.Org.HasRole(ctx, ming.ID, study.Name); ok {
+			if ok, _ := svc.Org.Authz.HasRole(ctx, ming.ID, study.Name); ok {
 				t.Fatal("HasRole true for a role not held")
 			}
-			wantCode(t, svc.Org.RequireRole(ctx, ming.ID, study.Name), weibo.CodeForbidden, "RequireRole")
+			wantCode(t, svc.Org.Authz.RequireRole(ctx, ming.ID, study.Name), weibo.CodeForbidden, "RequireRole")
 
 			// Delete removes the role from every user.
-			if ok, err := svc.Org.DeleteRole(ctx, sport.ID); err != nil || !ok {
+			if ok, err := svc.Org.Roles.Delete(ctx, sport.ID); err != nil || !ok {
 				t.Fatalf("delete: %v", err)
 			}
 			if role(t, svc, sport.ID) != nil {
@@ -205,7 +205,7 @@ func TestRoles(t *testing.T) {
 			if got := members(t, svc, sport.ID, 10); len(got) != 0 {
 				t.Fatalf("deleted role has members %v", got)
 			}
-			if _, err := svc.Org.CreateRole(ctx, renamed); err != nil {
+			if _, err := svc.Org.Roles.Create(ctx, renamed); err != nil {
 				t.Fatalf("name of a deleted role not free: %v", err)
 			}
 		})

@@ -62,7 +62,7 @@ func (d *Domain) SearchUsers(ctx context.Context, f UserFilter, first *int, afte
 	var q paging.Query
 	switch {
 	case f.Role != nil:
-		rs, err := d.Org.GetRoles(ctx, []weibo.RoleID{*f.Role})
+		rs, err := d.Org.Roles.Get(ctx, []weibo.RoleID{*f.Role})
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (d *Domain) SearchUsers(ctx context.Context, f UserFilter, first *int, afte
 		q = paging.Query{Kind: paging.CursorRoleMembers, RowLen: tables.LinkKeyLen,
 			Scan: hbase.Scan{Table: tables.Roles, Prefix: tables.RoleMemberPrefix(*f.Role)}}
 	case f.Department != nil:
-		ds, err := d.Org.GetDepartments(ctx, []weibo.DeptID{*f.Department})
+		ds, err := d.Org.Departments.Get(ctx, []weibo.DeptID{*f.Department})
 		if err != nil {
 			return nil, err
 		}

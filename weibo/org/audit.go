@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/counted"
 )
 
 // The audit log. Every admin change of the organisation records an event
@@ -38,33 +40,52 @@ const (
 // before the change (the protocol's step hook, counted.WithStepHook).
 const StepAuditRecorded = "audit:recorded"
 
-// recorded is an audit event written ahead of its change.
-type recorded struct {
+// Recorder writes the audit events of the organisation's changes and
+// pages through them. It is safe for concurrent use.
+type Recorder struct {
+	log *audit.Log
+	w   *counted.Protocol
+}
+
+// NewRecorder returns the recorder of the audit log over st, stamping
+// events with w's clock and stepping w's step hook after each event.
+func NewRecorder(st hbase.Store, w *counted.Protocol) *Recorder {
+	return &Recorder{log: audit.New(st, w.Now), w: w}
+}
+
+// Recorded is an audit event written ahead of its change.
+type Recorded struct {
 	ev        *audit.Event
 	committed bool // the change passed its commit point: the event stays
 }
 
-// record writes the audit event of a change about to be committed.
-// before and after are marshalled to JSON (nil: null).
-func (s *Service) record(ctx context.Context, action string, target weibo.NodeID, before, after any) (*recorded, error) {
+// Commit marks r's change as past its commit point: Finish keeps its
+// event whatever the change's error.
+func (r *Recorded) Commit() { r.committed = true }
+
+// Record writes the audit event of a change about to be committed, then
+// steps StepAuditRecorded. before and after are marshalled to JSON (nil:
+// null). Errors are the store's or the step hook's.
+func (a *Recorder) Record(ctx context.Context, action string, target weibo.NodeID, before, after any) (*Recorded, error) {
 	ev := &audit.Event{Action: action, Target: target, Before: jsonOf(before), After: jsonOf(after)}
-	if err := s.audit.Record(ctx, ev); err != nil {
+	if err := a.log.Record(ctx, ev); err != nil {
 		return nil, err
 	}
-	if err := s.w.Step(ctx, StepAuditRecorded); err != nil {
+	if err := a.w.Step(ctx, StepAuditRecorded); err != nil {
 		return nil, err
 	}
-	return &recorded{ev: ev}, nil
+	return &Recorded{ev: ev}, nil
 }
 
-// finish removes r's event when its change failed (err) before its commit
-// point; called deferred by every recorded change.
-func (s *Service) finish(ctx context.Context, r *recorded, err error) {
+// Finish removes r's event when its change failed (err) before its commit
+// point; called deferred by every recorded change. r may be nil. A failed
+// removal is logged, not returned: the event then stays.
+func (a *Recorder) Finish(ctx context.Context, r *Recorded, err error) {
 	if r == nil || err == nil || r.committed {
 		return
 	}
-	if rerr := s.audit.Remove(context.WithoutCancel(ctx), r.ev); rerr != nil {
-		s.log.WarnContext(ctx, "audit: an event of a failed change stays", "event", r.ev.ID, "err", rerr)
+	if rerr := a.log.Remove(context.WithoutCancel(ctx), r.ev); rerr != nil {
+		a.w.Logger().WarnContext(ctx, "audit: an event of a failed change stays", "event", r.ev.ID, "err", rerr)
 	}
 }
 
@@ -80,22 +101,26 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// AuditLog pages through the audit log newest first (audit.Log.Page).
+// Page pages through the audit log newest first (audit.Log.Page).
 // Errors: BAD_USER_INPUT for a bad filter or paging arguments.
-func (s *Service) AuditLog(ctx context.Context, f audit.Filter, first *int, after *string) (*audit.EventConnection, error) {
-	return s.audit.Page(ctx, f, first, after)
+func (a *Recorder) Page(ctx context.Context, f audit.Filter, first *int, after *string) (*audit.EventConnection, error) {
+	return a.log.Page(ctx, f, first, after)
 }
 
-// roleNode, deptNode and userNode are the global ids of audit targets.
-func roleNode(rid weibo.RoleID) weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeRole, Role: rid} }
-func deptNode(did weibo.DeptID) weibo.NodeID {
+// RoleNode is role rid's global id.
+func RoleNode(rid weibo.RoleID) weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeRole, Role: rid} }
+
+// DeptNode is department did's global id.
+func DeptNode(did weibo.DeptID) weibo.NodeID {
 	return weibo.NodeID{Kind: weibo.NodeDepartment, Dept: did}
 }
-func userNode(uid weibo.UserID) weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeUser, User: uid} }
 
-// deptRef is a department as audit JSON names it: its global id, or null
-// for none (the top level).
-func deptRef(did weibo.DeptID) any {
+// UserNode is user uid's global id.
+func UserNode(uid weibo.UserID) weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeUser, User: uid} }
+
+// DeptRef is a department as audit JSON names it: its global id, or nil
+// (null) for none (the top level).
+func DeptRef(did weibo.DeptID) any {
 	if did == weibo.RootDept {
 		return nil
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// cleanName trims the name of a role or department and checks it is 1 to
+// CleanName trims the name of a role or department and checks it is 1 to
 // max characters of valid UTF-8 without control characters; the error is
 // BAD_USER_INPUT on field.
-func cleanName(field, name string, max int) (string, error) {
+func CleanName(field, name string, max int) (string, error) {
 	if !utf8.ValidString(name) {
 		return "", weibo.BadInput(field, "%s is not valid UTF-8", field)
 	}

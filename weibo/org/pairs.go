@@ -30,37 +30,57 @@ import (
 // its two writes. The pair that also carries a counter (user ↔ role with
 // memberCount) is written on the counted-write protocol besides, so that
 // concurrent calls and crashes cannot leave it wrong: see package counted
-// and counted.go.
+// and packages role and membership.
 
 // Steps of two-row changes, passed to the protocol's step hook
 // (counted.WithStepHook). Each names the point after the change's first
-// write and before its second.
+// write and before its second; a name is its value's words: StepRoleCreate
+// is "role:create".
 const (
-	PairStepCreateRole        = "createRole"        // after the name index row, before the role row
-	PairStepRenameRole        = "renameRole"        // after the new name's index row, before the role row
-	PairStepDeleteRole        = "deleteRole"        // after the role row is deleted, before its members and name
-	PairStepAssignRole        = "assignRole"        // after the role's member row, before the user's cell
-	PairStepRevokeRole        = "revokeRole"        // after the user's cell is deleted, before the member row
-	PairStepCreateDepartment  = "createDepartment"  // after the parent's child row, before the department row
-	PairStepMoveDepartment    = "moveDepartment"    // after the new parent's child row, before the department's parent
-	PairStepDeleteDepartment  = "deleteDepartment"  // after the department row is deleted, before the parent's child row
-	PairStepSetUserDepartment = "setUserDepartment" // after the department's member row, before the user's cell
-	PairStepAddManager        = "addManager"        // after the department's manager row, before the user's cell
-	PairStepRemoveManager     = "removeManager"     // after the user's cell is deleted, before the manager row
+	StepRoleCreate              = "role:create"              // after the name index row, before the role row
+	StepRoleRename              = "role:rename"              // after the new name's index row, before the role row
+	StepRoleDelete              = "role:delete"              // after the role row is deleted, before its members and name
+	StepRoleAssign              = "role:assign"              // after the role's member row, before the user's cell
+	StepRoleRevoke              = "role:revoke"              // after the user's cell is deleted, before the member row
+	StepDepartmentCreate        = "department:create"        // after the parent's child row, before the department row
+	StepDepartmentMove          = "department:move"          // after the new parent's child row, before the department's parent
+	StepDepartmentDelete        = "department:delete"        // after the department row is deleted, before the parent's child row
+	StepDepartmentSetMember     = "department:setMember"     // after the department's member row, before the user's cell
+	StepDepartmentAddManager    = "department:addManager"    // after the department's manager row, before the user's cell
+	StepDepartmentRemoveManager = "department:removeManager" // after the user's cell is deleted, before the manager row
 )
 
-// staleGrace is how old an index row without its authority must
-// be before a write treats it as debris of a failed change rather than a
-// change in progress (fsck takes its own grace).
-const staleGrace = 10 * time.Second
+// Steps of the counted writes (a role assignment, relation "role"; a
+// department membership, relation "department"), passed to the protocol's
+// step hook: the protocol's own, named "<relation>:marked", ":sequenced"
+// and ":counted" (counted.Protocol.Begin and Count).
+const (
+	StepRoleMarked          = "role:marked"          // after the pending row of an assign or revoke
+	StepRoleSequenced       = "role:sequenced"       // after the role's operation sequence
+	StepRoleCounted         = "role:counted"         // after the member counter, before the member row is settled
+	StepDepartmentMarked    = "department:marked"    // after the pending row of a membership change
+	StepDepartmentSequenced = "department:sequenced" // after the department's operation sequence
+	StepDepartmentCounted   = "department:counted"   // after the member counter, before the member row is settled
+)
 
-// putLink writes a link row of weibo:departments (a child or member row:
-// the dependent side of its pair), made at ms.
-func (s *Service) putLink(ctx context.Context, key []byte, ms int64) error {
-	return s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: key, Values: tables.LinkValues(ms)})
+// The counted relations' names, which prefix their protocol steps.
+const (
+	RelationRole       = "role"
+	RelationDepartment = "department"
+)
+
+// StaleGrace is how old an index row without its authority must be
+// before a write treats it as debris of a failed change rather than a
+// change in progress (fsck takes its own grace).
+const StaleGrace = 10 * time.Second
+
+// PutLink writes a link row of weibo:departments (a child, member or
+// manager row: the dependent side of its pair), made at ms.
+func PutLink(ctx context.Context, st hbase.Store, key []byte, ms int64) error {
+	return st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: key, Values: tables.LinkValues(ms)})
 }
 
-// deleteLink deletes a link row of weibo:departments.
-func (s *Service) deleteLink(ctx context.Context, key []byte) error {
-	return s.st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: key})
+// DeleteLink deletes a link row of weibo:departments.
+func DeleteLink(ctx context.Context, st hbase.Store, key []byte) error {
+	return st.Delete(ctx, &hbase.Delete{Table: tables.Departments, Row: key})
 }

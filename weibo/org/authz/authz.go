@@ -1,4 +1,14 @@
-package org
+// Package authz authorizes the organisation's callers. HasRole and
+// RequireRole read the role table (the schema's @hasRole); Departments and
+// Memberships check org changes: the admins may change anything, a manager
+// of a department what lies in its subtree (package department). That
+// check reads, in one GetMany, the name index of org.AdminRole, the
+// viewer's family o (roles and managed departments) and the departments
+// concerned, then, in a second, the admin role's row and every department
+// on those departments' paths (org.Department.Path) — two round trips
+// whatever the depth of the tree. A path that does not verify falls back
+// to a walk up the tree (Tree).
+package authz
 
 import (
 	"bytes"
@@ -7,16 +17,66 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// Authorization of org changes: the admins may change anything; a manager
-// of a department may change what lies in its subtree (managers.go). The
-// check reads, in one GetMany, the name index of AdminRole, the viewer's
-// family o (roles and managed departments) and the departments concerned,
-// then, in a second, the admin role's row and every department on those
-// departments' paths (path.go) — two round trips whatever the depth of the
-// tree. A path that does not verify falls back to a walk up the tree.
+// Tree is what authorization reads of the department tree when a
+// department's kept path does not verify (package department's Service
+// implements it).
+type Tree interface {
+	// Ancestors returns d's ancestors, root first, excluding d.
+	Ancestors(ctx context.Context, d *org.Department) ([]*org.Department, error)
+}
+
+// Service authorizes callers. It is safe for concurrent use.
+type Service struct {
+	st   hbase.Store
+	tree Tree
+}
+
+// New returns the authorization over st, walking the tree through tree
+// where a path does not verify.
+func New(st hbase.Store, tree Tree) *Service { return &Service{st: st, tree: tree} }
+
+// HasRole reports whether user uid holds the role named roleName: one Get
+// of the name index, then one GetMany of the role row and the user's cell.
+func (s *Service) HasRole(ctx context.Context, uid weibo.UserID, roleName string) (_ bool, err error) {
+	defer weibo.Wrap(&err, "has role")
+	key := tables.RoleNameKey(roleName)
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.RoleNames, Row: key})
+	if err != nil {
+		return false, err
+	}
+	v := r.Value(tables.FamName, tables.ColRoleID)
+	if v == nil {
+		return false, nil
+	}
+	rid := tables.DecodeRoleID(v)
+	rs, err := s.st.GetMany(ctx, []*hbase.Get{
+		{Table: tables.Roles, Row: tables.RoleKey(rid), Families: []string{tables.FamInfo}},
+		{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}},
+	})
+	if err != nil {
+		return false, err
+	}
+	role := org.RoleFromRow(rid, rs[0])
+	return role != nil && bytes.Equal(tables.RoleNameKey(role.Name), key) && rs[1].Value(tables.FamOrg, tables.RoleQualifier(rid)) != nil, nil
+}
+
+// RequireRole returns nil when uid holds the role named roleName and a
+// FORBIDDEN *Error otherwise.
+func (s *Service) RequireRole(ctx context.Context, uid weibo.UserID, roleName string) (err error) {
+	defer weibo.Wrap(&err, "require role")
+	ok, err := s.HasRole(ctx, uid, roleName)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return org.ErrForbidden(roleName)
+	}
+	return nil
+}
 
 // scope is what one authorization read learned: whether the viewer is an
 // admin, and for each department asked about whether the viewer manages
@@ -31,7 +91,7 @@ type scope struct {
 // who manages nothing, the one @hasRole gives.
 func (sc scope) refuse(did weibo.DeptID) error {
 	if !sc.manager {
-		return errForbidden(AdminRole)
+		return org.ErrForbidden(org.AdminRole)
 	}
 	return errNotManager(did)
 }
@@ -45,7 +105,7 @@ func (sc scope) may(did weibo.DeptID) bool {
 // readScope reads the viewer's scope over dids.
 func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []weibo.DeptID) (scope, error) {
 	sc := scope{manages: map[weibo.DeptID]bool{}}
-	adminKey := tables.RoleNameKey(AdminRole)
+	adminKey := tables.RoleNameKey(org.AdminRole)
 	gets := []*hbase.Get{
 		{Table: tables.RoleNames, Row: adminKey},
 		{Table: tables.Users, Row: tables.UserKey(viewer), Families: []string{tables.FamOrg}},
@@ -62,15 +122,15 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 		return sc, err
 	}
 	managed := map[weibo.DeptID]bool{}
-	for _, did := range managedIn(rs[1]) {
+	for _, did := range org.ManagedIn(rs[1]) {
 		managed[did] = true
 	}
 	sc.manager = len(managed) > 0
-	depts := make([]*Department, len(asked))
+	depts := make([]*org.Department, len(asked))
 	var pathIDs []weibo.DeptID
 	for i, did := range asked {
-		if depts[i] = deptFromRow(did, rs[2+i]); depts[i] != nil && depts[i].pathOK {
-			pathIDs = append(pathIDs, depts[i].path...)
+		if depts[i] = org.DepartmentFromRow(did, rs[2+i]); depts[i] != nil && depts[i].HasPath {
+			pathIDs = append(pathIDs, depts[i].Path...)
 		}
 	}
 	// Second round trip: the admin role's row and every ancestor named.
@@ -90,16 +150,16 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 		return sc, err
 	}
 	if len(gets) > len(pathIDs) {
-		role := roleFromRow(rid, rs[0])
+		role := org.RoleFromRow(rid, rs[0])
 		sc.admin = role != nil && bytes.Equal(tables.RoleNameKey(role.Name), adminKey)
 		rs = rs[1:]
 	}
 	if sc.admin || len(managed) == 0 {
 		return sc, nil
 	}
-	byID := map[weibo.DeptID]*Department{}
+	byID := map[weibo.DeptID]*org.Department{}
 	for i, id := range pathIDs {
-		if d := deptFromRow(id, rs[i]); d != nil {
+		if d := org.DepartmentFromRow(id, rs[i]); d != nil {
 			byID[id] = d
 		}
 	}
@@ -111,12 +171,12 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 			sc.manages[d.ID] = true
 			continue
 		}
-		up := make([]*Department, len(d.path))
-		for i, id := range d.path {
+		up := make([]*org.Department, len(d.Path))
+		for i, id := range d.Path {
 			up[i] = byID[id]
 		}
-		if !d.pathOK || !verifyChain(d, up) {
-			if up, err = s.ancestorsOf(ctx, d); err != nil {
+		if !d.HasPath || !org.VerifyChain(d, up) {
+			if up, err = s.tree.Ancestors(ctx, d); err != nil {
 				return sc, err
 			}
 		}
@@ -130,12 +190,12 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 	return sc, nil
 }
 
-// AuthorizeDepartments returns nil when viewer may change departments
+// Departments returns nil when viewer may change departments
 // dids — an admin, or a manager of each or of one of its ancestors
 // (RootDept: the top level, admins only) — and a FORBIDDEN *weibo.Error
 // otherwise. Unknown departments are left to the change itself (NOT_FOUND
 // there). Errors otherwise are the store's.
-func (s *Service) AuthorizeDepartments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) (err error) {
+func (s *Service) Departments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) (err error) {
 	defer weibo.Wrap(&err, "authorize")
 	sc, err := s.readScope(ctx, viewer, dids)
 	if err != nil {
@@ -149,13 +209,13 @@ func (s *Service) AuthorizeDepartments(ctx context.Context, viewer weibo.UserID,
 	return nil
 }
 
-// AuthorizeMemberships returns, for each user of uids, nil when viewer may
+// Memberships returns, for each user of uids, nil when viewer may
 // move them into department did (RootDept: into none) — an admin, or a
 // manager of both the user's current department and did — and a
 // FORBIDDEN *weibo.Error otherwise: one GetMany of the users' departments,
 // then the reads of readScope. Unknown users are left to the change
 // itself. Errors otherwise are the store's.
-func (s *Service) AuthorizeMemberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ []error, err error) {
+func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ []error, err error) {
 	defer weibo.Wrap(&err, "authorize")
 	gets := make([]*hbase.Get, len(uids))
 	for i, uid := range uids {
@@ -191,5 +251,5 @@ func errNotManager(did weibo.DeptID) error {
 	if did == weibo.RootDept {
 		return weibo.Forbidden("only admins change the top level of the department tree")
 	}
-	return weibo.Forbidden("this change needs the role " + strconv.Quote(AdminRole) + " or management of department " + did.String())
+	return weibo.Forbidden("this change needs the role " + strconv.Quote(org.AdminRole) + " or management of department " + did.String())
 }

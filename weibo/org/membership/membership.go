@@ -1,4 +1,9 @@
-package org
+// Package membership keeps which department each user belongs to (at most
+// one). The membership of a user in a department is a counted relation
+// (org.RelationDepartment): authority the user's cell o:dp, dependent the
+// department's member row, counter the department's memberCount
+// (org.DeptMemberCount), written on package counted's protocol.
+package membership
 
 import (
 	"bytes"
@@ -9,45 +14,72 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// DeptMemberCount is a department's memberCount: its member rows whose
-// user's cell o:dp names it. It is kept with Increment in the department
-// row (family i) and registered with the protocol by New.
-const DeptMemberCount counted.CounterKind = "departmentMemberCount"
+// Departments is what memberships read of the department tree (package
+// department's Service implements it).
+type Departments interface {
+	// Get reads departments by id: one entry per id, nil where the
+	// department does not exist.
+	Get(ctx context.Context, ids []weibo.DeptID) ([]*org.Department, error)
+	// Existing reads department did; NOT_FOUND on field when there is none.
+	Existing(ctx context.Context, field string, did weibo.DeptID) (*org.Department, error)
+}
+
+// Service keeps users' departments. It is safe for concurrent use.
+type Service struct {
+	st    hbase.Store
+	w     *counted.Protocol
+	users org.Users
+	depts Departments
+	audit *org.Recorder
+	rel   *counted.Relation // the membership, registered with w
+}
+
+// New returns the memberships over st, reading accounts through users and
+// departments through depts, recording changes with audit and writing the
+// counted membership on w, registering the relation and its counter
+// (org.DeptMemberCount) there. The weibo tables must exist
+// (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, users org.Users, depts Departments, audit *org.Recorder) *Service {
+	s := &Service{st: st, w: w, users: users, depts: depts, audit: audit}
+	s.register()
+	return s
+}
 
 // The membership of a user in a department (did, uid) is a counted
 // relation: authority the user's cell o:dp (naming did or not), dependent
 // the department's member row, counter the department's memberCount. A
 // move from one department to another is two writes of it (leave the old,
 // join the new) decided by one conditional write of the cell.
-func (s *Service) membershipRelation() *counted.Relation {
+func (s *Service) relation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "department",
+		Name:   org.RelationDepartment,
 		Marker: tables.PendingDeptMember,
 		Counters: func(did, _ uint64) []counted.Counter {
-			return []counted.Counter{{Kind: DeptMemberCount, Owner: did}}
+			return []counted.Counter{{Kind: org.DeptMemberCount, Owner: did}}
 		},
 		Settle: func(ctx context.Context, did, uid uint64, _ []byte) error {
-			return s.RepairDeptMember(ctx, weibo.UserID(uid), weibo.DeptID(did))
+			return s.Repair(ctx, weibo.UserID(uid), weibo.DeptID(did))
 		},
 	}
 }
 
-// registerMembership adds the membership relation and its counter.
-func (s *Service) registerMembership() {
-	s.members = s.membershipRelation()
-	s.w.Register(s.members)
+// register adds the membership relation and its counter.
+func (s *Service) register() {
+	s.rel = s.relation()
+	s.w.Register(s.rel)
 	s.w.RegisterCounter(&counted.CounterSpec{
-		Kind:   DeptMemberCount,
+		Kind:   org.DeptMemberCount,
 		Family: tables.FamInfo,
 		Cell: func(c counted.Counter) (string, []byte, string, string) {
 			return tables.Departments, tables.DeptKey(weibo.DeptID(c.Owner)), tables.ColDeptMemberCount, tables.ColDeptMemberSeq
 		},
 		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
 			did := weibo.DeptID(c.Owner)
-			ds, err := s.GetDepartments(ctx, []weibo.DeptID{did})
+			ds, err := s.depts.Get(ctx, []weibo.DeptID{did})
 			if err != nil || ds[0] == nil {
 				return 0, false, err
 			}
@@ -64,7 +96,7 @@ func (s *Service) registerMembership() {
 	})
 }
 
-// SetUserDepartment puts user uid into department did, or into none when
+// Set puts user uid into department did, or into none when
 // did is RootDept, and returns the user. Errors: NOT_FOUND for an unknown
 // user or department; BAD_USER_INPUT (reason CONCURRENT_UPDATE) when the
 // user's department keeps changing under concurrent calls.
@@ -83,19 +115,19 @@ func (s *Service) registerMembership() {
 //     (within the write's budget);
 //  6. the settles of both member rows from the cell (the old one deleted);
 //  7. the deletes of the pending rows.
-func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (_ *weibo.User, err error) {
+func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (_ *weibo.User, err error) {
 	defer weibo.Wrapf(&err, "set the department of %s to %s", uid, did)
-	u, err := s.existingUser(ctx, uid)
+	u, err := org.ExistingUser(ctx, s.users, uid)
 	if err != nil {
 		return nil, err
 	}
 	if did != weibo.RootDept {
-		if _, err := s.existingDepartment(ctx, "departmentId", did); err != nil {
+		if _, err := s.depts.Existing(ctx, "departmentId", did); err != nil {
 			return nil, err
 		}
 	}
-	var rec *recorded
-	defer func() { s.finish(ctx, rec, err) }()
+	var rec *org.Recorded
+	defer func() { s.audit.Finish(ctx, rec, err) }()
 	for attempt := 0; ; attempt++ {
 		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
@@ -107,45 +139,45 @@ func (s *Service) SetUserDepartment(ctx context.Context, uid weibo.UserID, did w
 			return u, nil
 		}
 		if rec == nil {
-			if rec, err = s.record(ctx, ActionDeptSetMember, userNode(uid), map[string]any{"department": deptRef(old)}, map[string]any{"department": deptRef(did)}); err != nil {
+			if rec, err = s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)}); err != nil {
 				return nil, err
 			}
 		}
 		done, err := s.moveMember(ctx, uid, old, did, oldRaw)
 		if done {
-			rec.committed = true
+			rec.Commit()
 		}
 		if err != nil || done {
 			return u, err
 		}
 		if attempt >= 3 {
-			return nil, errConcurrent("userId", "the user's department keeps changing; retry")
+			return nil, org.ErrConcurrent("userId", "the user's department keeps changing; retry")
 		}
 	}
 }
 
-// moveMember makes one attempt of SetUserDepartment's writes from old
+// moveMember makes one attempt of Set's writes from old
 // (its cell value oldRaw) to did; done is false when the cell changed
 // since it was read (nothing was changed; the markers are ended). After
 // the commit point done is true even with an error.
 func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte) (done bool, err error) {
 	var join, leave *counted.Op
 	if did != weibo.RootDept {
-		if join, err = s.w.Begin(ctx, s.members, uint64(did), uint64(uid)); err != nil {
+		if join, err = s.w.Begin(ctx, s.rel, uint64(did), uint64(uid)); err != nil {
 			return false, err
 		}
 	}
 	if old != weibo.RootDept {
-		if leave, err = s.w.Begin(ctx, s.members, uint64(old), uint64(uid)); err != nil {
+		if leave, err = s.w.Begin(ctx, s.rel, uint64(old), uint64(uid)); err != nil {
 			return false, err
 		}
 	}
 	var applied bool
 	if did != weibo.RootDept {
-		if err := s.putLink(ctx, tables.DeptMemberKey(did, uid), s.nowMillis()); err != nil {
+		if err := org.PutLink(ctx, s.st, tables.DeptMemberKey(did, uid), s.w.NowMillis()); err != nil {
 			return false, err
 		}
-		if err := s.w.Step(ctx, PairStepSetUserDepartment); err != nil {
+		if err := s.w.Step(ctx, org.StepDepartmentSetMember); err != nil {
 			return false, err
 		}
 		applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}}},
@@ -206,18 +238,18 @@ func (s *Service) settleDeptMember(ctx context.Context, uid weibo.UserID, did we
 	}
 	write := func(ctx context.Context, in bool) error {
 		if in {
-			return s.putLink(ctx, tables.DeptMemberKey(did, uid), s.nowMillis())
+			return org.PutLink(ctx, s.st, tables.DeptMemberKey(did, uid), s.w.NowMillis())
 		}
-		return s.deleteLink(ctx, tables.DeptMemberKey(did, uid))
+		return org.DeleteLink(ctx, s.st, tables.DeptMemberKey(did, uid))
 	}
 	_, err = counted.Settle(ctx, in, func(a, b bool) bool { return a == b }, write, read)
 	return err
 }
 
-// RepairDeptMember settles the member row of user uid in department did
+// Repair settles the member row of user uid in department did
 // from the user's cell (settleDeptMember). Errors are the store's, or one
 // wrapping counted.ErrUnsettled when the cell kept changing.
-func (s *Service) RepairDeptMember(ctx context.Context, uid weibo.UserID, did weibo.DeptID) error {
+func (s *Service) Repair(ctx context.Context, uid weibo.UserID, did weibo.DeptID) error {
 	if err := s.settleDeptMember(ctx, uid, did); err != nil {
 		return fmt.Errorf("repair department member %s of %s: %w", uid, did, err)
 	}

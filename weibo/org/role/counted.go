@@ -1,4 +1,4 @@
-package org
+package role
 
 import (
 	"bytes"
@@ -8,47 +8,53 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// MemberCount is a role's memberCount: its member rows whose user holds
-// the role (users o:<rid>). It is kept with Increment on the role row and
-// registered with the protocol by New.
-const MemberCount counted.CounterKind = "memberCount"
+// Service keeps the roles: names, assignments and their reads. It is
+// safe for concurrent use.
+type Service struct {
+	st    hbase.Store
+	w     *counted.Protocol
+	users org.Users
+	audit *org.Recorder
+	rel   *counted.Relation // the role assignment, registered with w
+}
 
-// Steps of a role assignment's counted write, passed to the protocol's
-// step hook (counted.WithStepHook); "role:marked", "role:sequenced" and
-// "role:counted" are the protocol's (counted.Protocol.Begin and Count).
-const (
-	StepRoleMarked    = "role:marked"    // after the pending row of an assignRole or revokeRole
-	StepRoleSequenced = "role:sequenced" // after the role's operation sequence
-	StepRoleCounted   = "role:counted"   // after the member counter, before the member row is settled
-)
+// New returns the roles over st, reading accounts through users,
+// recording changes with audit and writing the counted role assignment on
+// w (whose clock it uses), registering the relation and its counter
+// (org.MemberCount) there. The weibo tables must exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, users org.Users, audit *org.Recorder) *Service {
+	s := &Service{st: st, w: w, users: users, audit: audit}
+	s.register()
+	return s
+}
 
 // register adds the role assignment and the member counter to the protocol.
 func (s *Service) register() {
 	// The role assignment (rid, uid): authority the user's cell o:<rid>,
 	// dependent the role's member row, counter the role's memberCount.
-	s.roles = &counted.Relation{
-		Name:   "role",
+	s.rel = &counted.Relation{
+		Name:   org.RelationRole,
 		Marker: tables.PendingRole,
 		Counters: func(rid, _ uint64) []counted.Counter {
-			return []counted.Counter{{Kind: MemberCount, Owner: rid}}
+			return []counted.Counter{{Kind: org.MemberCount, Owner: rid}}
 		},
 		Settle: func(ctx context.Context, rid, uid uint64, _ []byte) error {
-			return s.RepairRoleMember(ctx, weibo.UserID(uid), weibo.RoleID(rid))
+			return s.RepairMember(ctx, weibo.UserID(uid), weibo.RoleID(rid))
 		},
 	}
-	s.w.Register(s.roles)
-	s.registerMembership()
+	s.w.Register(s.rel)
 	s.w.RegisterCounter(&counted.CounterSpec{
-		Kind: MemberCount,
+		Kind: org.MemberCount,
 		Cell: func(c counted.Counter) (string, []byte, string, string) {
 			return tables.Roles, tables.RoleKey(weibo.RoleID(c.Owner)), tables.ColMemberCount, tables.ColMemberSeq
 		},
 		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
 			rid := weibo.RoleID(c.Owner)
-			rs, err := s.GetRoles(ctx, []weibo.RoleID{rid})
+			rs, err := s.Get(ctx, []weibo.RoleID{rid})
 			if err != nil || rs[0] == nil {
 				return 0, false, err
 			}
@@ -97,10 +103,10 @@ func (s *Service) settleRole(ctx context.Context, uid weibo.UserID, rid weibo.Ro
 	return err
 }
 
-// RepairRoleMember settles the member row of user uid in role rid from the
+// RepairMember settles the member row of user uid in role rid from the
 // user's cell (see settleRole). Errors are the store's, or one wrapping
 // counted.ErrUnsettled when the cell kept changing.
-func (s *Service) RepairRoleMember(ctx context.Context, uid weibo.UserID, rid weibo.RoleID) error {
+func (s *Service) RepairMember(ctx context.Context, uid weibo.UserID, rid weibo.RoleID) error {
 	if err := s.settleRole(ctx, uid, rid, nil, false); err != nil {
 		return fmt.Errorf("repair role member %s of %s: %w", uid, rid, err)
 	}

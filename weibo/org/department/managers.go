@@ -1,4 +1,4 @@
-package org
+package department
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -13,13 +14,13 @@ import (
 // Department managers. A user may manage departments, each with its whole
 // subtree (an org unit's own administrators, as directory services have
 // them): a manager may create, rename, move and delete departments and set
-// memberships inside the subtree, and nothing else (authorize.go). The
-// pair is stored on both sides (pairs.go): the authority is the user's
+// memberships inside the subtree, and nothing else (package authz). The
+// pair is stored on both sides (org/pairs.go): the authority is the user's
 // cell ManagerQualifier(did) in family o of weibo:users (read with the
 // user's roles and department in one Get), the dependent a manager row
 // under the department (listing its managers by user id).
 
-// AddDepartmentManager makes user uid a manager of department did and
+// AddManager makes user uid a manager of department did and
 // returns the department; making a manager again changes nothing. Errors:
 // NOT_FOUND for an unknown user or department.
 //
@@ -27,64 +28,64 @@ import (
 // (the authority, the commit point). A failure between leaves a manager row
 // without the cell: reads skip it, repeating the call finishes it, and
 // fsck removes it.
-func (s *Service) AddDepartmentManager(ctx context.Context, did weibo.DeptID, uid weibo.UserID) (_ *Department, err error) {
+func (s *Service) AddManager(ctx context.Context, did weibo.DeptID, uid weibo.UserID) (_ *org.Department, err error) {
 	defer weibo.Wrapf(&err, "add manager %s of department %s", uid, did)
-	d, err := s.existingDepartment(ctx, "departmentId", did)
+	d, err := s.Existing(ctx, "departmentId", did)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.existingUser(ctx, uid); err != nil {
+	if _, err := org.ExistingUser(ctx, s.users, uid); err != nil {
 		return nil, err
 	}
-	now := s.nowMillis()
-	if err := s.putLink(ctx, tables.DeptManagerKey(did, uid), now); err != nil {
+	now := s.w.NowMillis()
+	if err := org.PutLink(ctx, s.st, tables.DeptManagerKey(did, uid), now); err != nil {
 		return nil, err
 	}
-	if err := s.w.Step(ctx, PairStepAddManager); err != nil {
+	if err := s.w.Step(ctx, org.StepDepartmentAddManager); err != nil {
 		return nil, err
 	}
-	rec, err := s.record(ctx, ActionDeptAddManager, deptNode(did), nil, map[string]any{"manager": uid.String()})
+	rec, err := s.audit.Record(ctx, org.ActionDeptAddManager, org.DeptNode(did), nil, map[string]any{"manager": uid.String()})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.finish(ctx, rec, err) }()
+	defer func() { s.audit.Finish(ctx, rec, err) }()
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): tables.EncodeMillis(now)}}}); err != nil {
 		return nil, err
 	}
-	rec.committed = true
+	rec.Commit()
 	return d, nil
 }
 
-// RemoveDepartmentManager takes department did from manager uid and
+// RemoveManager takes department did from manager uid and
 // returns the department; removing a user who is no manager changes
 // nothing. Errors: NOT_FOUND for an unknown user or department.
 //
 // Writes, in order: the delete of the user's cell (the authority, the
 // commit point), then of the manager row.
-func (s *Service) RemoveDepartmentManager(ctx context.Context, did weibo.DeptID, uid weibo.UserID) (_ *Department, err error) {
+func (s *Service) RemoveManager(ctx context.Context, did weibo.DeptID, uid weibo.UserID) (_ *org.Department, err error) {
 	defer weibo.Wrapf(&err, "remove manager %s of department %s", uid, did)
-	d, err := s.existingDepartment(ctx, "departmentId", did)
+	d, err := s.Existing(ctx, "departmentId", did)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.existingUser(ctx, uid); err != nil {
+	if _, err := org.ExistingUser(ctx, s.users, uid); err != nil {
 		return nil, err
 	}
-	rec, err := s.record(ctx, ActionDeptRemoveManager, deptNode(did), map[string]any{"manager": uid.String()}, nil)
+	rec, err := s.audit.Record(ctx, org.ActionDeptRemoveManager, org.DeptNode(did), map[string]any{"manager": uid.String()}, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.finish(ctx, rec, err) }()
+	defer func() { s.audit.Finish(ctx, rec, err) }()
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): nil}}}); err != nil {
 		return nil, err
 	}
-	rec.committed = true
-	if err := s.w.Step(ctx, PairStepRemoveManager); err != nil {
+	rec.Commit()
+	if err := s.w.Step(ctx, org.StepDepartmentRemoveManager); err != nil {
 		return nil, err
 	}
-	return d, s.deleteLink(ctx, tables.DeptManagerKey(did, uid))
+	return d, org.DeleteLink(ctx, s.st, tables.DeptManagerKey(did, uid))
 }
 
 // Managers returns the managers of department did, by user id: a prefix
@@ -122,10 +123,10 @@ func (s *Service) Managers(ctx context.Context, did weibo.DeptID) (_ []weibo.Use
 	return out, err
 }
 
-// ManagedDepartments returns, for each user, the departments they manage,
+// Managed returns, for each user, the departments they manage,
 // by department id: one GetMany of the users' family o, one of the
 // departments (cells of departments that no longer exist are skipped).
-func (s *Service) ManagedDepartments(ctx context.Context, uids []weibo.UserID) (_ [][]*Department, err error) {
+func (s *Service) Managed(ctx context.Context, uids []weibo.UserID) (_ [][]*org.Department, err error) {
 	defer weibo.Wrap(&err, "managed departments")
 	gets := make([]*hbase.Get, len(uids))
 	for i, uid := range uids {
@@ -138,15 +139,15 @@ func (s *Service) ManagedDepartments(ctx context.Context, uids []weibo.UserID) (
 	per := make([][]weibo.DeptID, len(uids))
 	var all []weibo.DeptID
 	for i, r := range rs {
-		per[i] = managedIn(r)
+		per[i] = org.ManagedIn(r)
 		all = append(all, per[i]...)
 	}
-	out := make([][]*Department, len(uids))
+	out := make([][]*org.Department, len(uids))
 	slices.Sort(all)
 	all = slices.Compact(all)
-	byID := map[weibo.DeptID]*Department{}
+	byID := map[weibo.DeptID]*org.Department{}
 	if len(all) > 0 {
-		ds, err := s.GetDepartments(ctx, all)
+		ds, err := s.Get(ctx, all)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +158,7 @@ func (s *Service) ManagedDepartments(ctx context.Context, uids []weibo.UserID) (
 		}
 	}
 	for i, ids := range per {
-		out[i] = []*Department{}
+		out[i] = []*org.Department{}
 		for _, id := range ids {
 			if d := byID[id]; d != nil {
 				out[i] = append(out[i], d)
@@ -165,17 +166,4 @@ func (s *Service) ManagedDepartments(ctx context.Context, uids []weibo.UserID) (
 		}
 	}
 	return out, nil
-}
-
-// managedIn returns the departments a users row's family o says its user
-// manages, by id.
-func managedIn(r *hbase.Result) []weibo.DeptID {
-	var out []weibo.DeptID
-	for _, c := range r.Family(tables.FamOrg) {
-		if did, ok := tables.DecodeManagerQualifier(c.Qualifier); ok {
-			out = append(out, did)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -1,10 +1,11 @@
-package org
+package department
 
 import (
 	"context"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -17,21 +18,21 @@ import (
 // the check — the trace of a move that died before rewriting its
 // subtree's paths, or a department made before paths were kept — falls
 // back to walking up one Get per level, and is rewritten. Authorization
-// (authorize.go) thus costs one batched read whatever the depth.
+// (package authz) thus costs one batched read whatever the depth.
 
 // ancestorsOf returns d's ancestors, root first, excluding d: one GetMany
 // of the rows d's path names when it verifies, the walk otherwise (then
 // writing the path it found).
-func (s *Service) ancestorsOf(ctx context.Context, d *Department) ([]*Department, error) {
+func (s *Service) ancestorsOf(ctx context.Context, d *org.Department) ([]*org.Department, error) {
 	if d.Parent == weibo.RootDept {
 		return nil, nil
 	}
-	if d.pathOK && len(d.path) > 0 {
-		up, err := s.GetDepartments(ctx, d.path)
+	if d.HasPath && len(d.Path) > 0 {
+		up, err := s.Get(ctx, d.Path)
 		if err != nil {
 			return nil, err
 		}
-		if verifyChain(d, up) {
+		if org.VerifyChain(d, up) {
 			return up, nil
 		}
 	}
@@ -40,27 +41,10 @@ func (s *Service) ancestorsOf(ctx context.Context, d *Department) ([]*Department
 		return nil, err
 	}
 	// Rewrite the path as found (idempotent; a racing move rewrites it again).
-	if err := s.putPath(ctx, d.ID, d.Parent, idsOf(up)); err != nil {
+	if err := s.putPath(ctx, d.ID, d.Parent, org.IDsOf(up)); err != nil {
 		return nil, err
 	}
 	return up, nil
-}
-
-// verifyChain reports whether up, read for d's path, is d's chain of
-// parents: every row exists, the first is at the top level, each one's
-// parent is the one before it, and the last is d's parent.
-func verifyChain(d *Department, up []*Department) bool {
-	if len(up) == 0 || up[len(up)-1] == nil || up[len(up)-1].ID != d.Parent {
-		return false
-	}
-	parent := weibo.RootDept
-	for _, a := range up {
-		if a == nil || a.Parent != parent {
-			return false
-		}
-		parent = a.ID
-	}
-	return true
 }
 
 // rewritePaths writes the paths of sub — a moved department first, then
@@ -69,7 +53,7 @@ func verifyChain(d *Department, up []*Department) bool {
 // department had when read, so a department deleted or moved meanwhile is
 // left alone (its row is not brought back; a stale path is caught by
 // verifyChain).
-func (s *Service) rewritePaths(ctx context.Context, sub []*Department, base []weibo.DeptID) error {
+func (s *Service) rewritePaths(ctx context.Context, sub []*org.Department, base []weibo.DeptID) error {
 	paths := map[weibo.DeptID][]weibo.DeptID{sub[0].ID: base}
 	for i, d := range sub {
 		p := paths[d.ID]
@@ -101,13 +85,4 @@ func (s *Service) putPath(ctx context.Context, did, parent weibo.DeptID, path []
 		Values: hbase.Values{tables.FamInfo: {tables.ColPath: tables.EncodePath(path)}}},
 		tables.FamInfo, tables.ColParent, tables.EncodeID(parent))
 	return err
-}
-
-// idsOf returns the ids of ds.
-func idsOf(ds []*Department) []weibo.DeptID {
-	out := make([]weibo.DeptID, len(ds))
-	for i, d := range ds {
-		out[i] = d.ID
-	}
-	return out
 }
