@@ -103,12 +103,16 @@ func (l *Loaders) Departments() *dataloader.Loader[weibo.DeptID, *org.Department
 
 // UserRoles loads users' roles, highest priority first (two GetMany per batch).
 func (l *Loaders) UserRoles() *dataloader.Loader[weibo.UserID, []*org.RoleAssignment] {
-	return made(&l.lmu, &l.ldUserRoles, func() dataloader.BatchFunc[weibo.UserID, []*org.RoleAssignment] { return batch(l.svc.Org.Roles.OfUsers) })
+	return made(&l.lmu, &l.ldUserRoles, func() dataloader.BatchFunc[weibo.UserID, []*org.RoleAssignment] {
+		return batch(l.svc.Org.Roles.OfUsers)
+	})
 }
 
 // UserDepartments loads users' departments (nil for none; two GetMany per batch).
 func (l *Loaders) UserDepartments() *dataloader.Loader[weibo.UserID, *org.Department] {
-	return made(&l.lmu, &l.ldUserDepartments, func() dataloader.BatchFunc[weibo.UserID, *org.Department] { return batch(l.svc.Org.Departments.OfUsers) })
+	return made(&l.lmu, &l.ldUserDepartments, func() dataloader.BatchFunc[weibo.UserID, *org.Department] {
+		return batch(l.svc.Org.Departments.OfUsers)
+	})
 }
 
 // ManagedDepartments loads the departments users manage (two GetMany per batch).
