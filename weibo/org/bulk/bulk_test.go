@@ -1,19 +1,17 @@
-package domain_test
+package bulk_test
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/org"
 )
@@ -35,20 +33,20 @@ func TestBulkStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := orgtest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = orgtest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(time.Minute))
+			svc := orgtest.Quiet(st, domain.WithRepairGrace(time.Minute))
 			var uids []weibo.UserID
 			for i := range users {
-				uids = append(uids, mustUser(t, svc, uniq(fmt.Sprintf("bulk%d", i))).ID)
+				uids = append(uids, orgtest.MustUser(t, svc, orgtest.Uniq(fmt.Sprintf("bulk%d", i))).ID)
 			}
-			role, err := svc.Org.Roles.Create(ctx, uniq("bulkrole"))
+			role, err := svc.Org.Roles.Create(ctx, orgtest.Uniq("bulkrole"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			top, err := svc.Org.Departments.Create(ctx, uniq("bulktop"), weibo.RootDept)
+			top, err := svc.Org.Departments.Create(ctx, orgtest.Uniq("bulktop"), weibo.RootDept)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,67 +154,5 @@ func TestBulkStorm(t *testing.T) {
 				t.Errorf("fsck after the storm: %+v", rep.Issues)
 			}
 		})
-	}
-}
-
-// TestDeptMemberCrash: a move between departments that dies at any step
-// leaves its markers; the repairer settles both member rows and recounts
-// both departments, and fsck then finds nothing.
-func TestDeptMemberCrash(t *testing.T) {
-	for _, step := range []string{"department:marked", "department:sequenced", org.StepDepartmentSetMember, "department:counted"} {
-		for _, b := range testenv.Backends() {
-			t.Run(step+"/"+b.Name, func(t *testing.T) {
-				ctx := t.Context()
-				st := ownStore(t, b)
-				var clk clock
-				setup := quietService(st, clk.option())
-				u := mustUser(t, setup, uniq("mover")).ID
-				from, err := setup.Org.Departments.Create(ctx, uniq("from"), weibo.RootDept)
-				if err != nil {
-					t.Fatal(err)
-				}
-				to, err := setup.Org.Departments.Create(ctx, uniq("to"), weibo.RootDept)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := setup.Org.Members.Set(ctx, u, from.ID); err != nil {
-					t.Fatal(err)
-				}
-				hook, hit := crashAt(step)
-				crashed := quietService(st, clk.option(), domain.WithStepHook(hook))
-				if _, err := crashed.Org.Members.Set(ctx, u, to.ID); !errors.Is(err, errCrash) || !hit() {
-					t.Fatalf("move: %v, want the injected crash", err)
-				}
-				clk.advance(2 * counted.DefaultRepairGrace)
-				fresh := quietService(st, clk.option())
-				rep, err := fresh.Writes.Repair(ctx)
-				if err != nil || rep.Dead == 0 || rep.Repaired != rep.Dead {
-					t.Fatalf("repair: %+v, %v", rep, err)
-				}
-				frep, err := fsck.Run(ctx, fresh, fsck.Options{Areas: fsck.AreaOrg})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(frep.Issues) != 0 {
-					t.Fatalf("fsck after the repair: %+v", frep.Issues)
-				}
-				got, err := fresh.Org.Departments.Get(ctx, []weibo.DeptID{from.ID, to.ID})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ds, err := fresh.Org.Departments.OfUsers(ctx, []weibo.UserID{u})
-				if err != nil {
-					t.Fatal(err)
-				}
-				counts := []int64{got[0].MemberCount, got[1].MemberCount}
-				want := []int64{1, 0}
-				if ds[0] != nil && ds[0].ID == to.ID {
-					want = []int64{0, 1}
-				}
-				if !slices.Equal(counts, want) {
-					t.Fatalf("memberCounts %v, want %v (user in %v)", counts, want, ds[0])
-				}
-			})
-		}
 	}
 }

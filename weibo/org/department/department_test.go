@@ -1,4 +1,4 @@
-package domain_test
+package department_test
 
 import (
 	"errors"
@@ -13,10 +13,19 @@ import (
 
 // The helpers the weibo, fsck and seed tests share (internal/orgtest).
 var (
+	uniq        = orgtest.Uniq
+	mustUser    = orgtest.MustUser
 	childNames  = orgtest.ChildNames
 	deptMembers = orgtest.DeptMembers
 	userDept    = orgtest.UserDept
 )
+
+func wantCode(t *testing.T, err error, code, what string) {
+	t.Helper()
+	if got := weibo.CodeOf(err); got != code {
+		t.Fatalf("%s: want code %s, got %v", what, code, err)
+	}
+}
 
 func wantReason(t *testing.T, err error, reason, what string) {
 	t.Helper()
@@ -32,7 +41,7 @@ func TestDepartments(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := orgService(t, b.Open(t))
+			svc := orgtest.Service(t, b.Open(t))
 			tag := uniq("d")
 			mk := func(name string, parent weibo.DeptID) *org.Department {
 				t.Helper()

@@ -1,4 +1,4 @@
-package domain_test
+package role_test
 
 import (
 	"errors"
@@ -6,16 +6,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/org"
 )
-
-// orgService returns a migrated service over st.
-func orgService(t *testing.T, st hbase.StoreAdmin) *domain.Domain { return orgtest.Service(t, st) }
 
 // The helpers the weibo, fsck and seed tests share (internal/orgtest).
 var (
@@ -39,7 +34,7 @@ func TestRoles(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := orgService(t, b.Open(t))
+			svc := orgtest.Service(t, b.Open(t))
 			tag := uniq("r")
 			ming, hong := mustUser(t, svc, uniq("ming")), mustUser(t, svc, uniq("hong"))
 			sport, err := svc.Org.Roles.Create(ctx, "  体育委员"+tag+" ")
