@@ -29,7 +29,7 @@ func (r *Resolver) setLike(ctx context.Context, postID string, on bool) (*feed.P
 }
 
 // requireAuthorOrAdmin returns nil when the viewer is author or holds the
-// admin role, else Org.RequireRole's FORBIDDEN (deletePost).
+// admin role, else Org.Authz.RequireRole's FORBIDDEN (deletePost).
 func (r *Resolver) requireAuthorOrAdmin(ctx context.Context, author weibo.UserID) error {
 	if viewer := viewerOf(ctx); viewer != author {
 		return r.Svc.Org.Authz.RequireRole(ctx, viewer, org.AdminRole)
