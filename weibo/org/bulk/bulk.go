@@ -121,8 +121,8 @@ func (s *Service) run(ctx context.Context, uids []weibo.UserID, denied []error, 
 }
 
 // AssignRole gives each user of uids (1 to org.MaxBulkUsers, repeats
-// ignored) the role rid with priority, each as role.Service.Assign does (the same
-// counted write). Errors for the whole call: BAD_USER_INPUT for too many
+// ignored) the role rid with priority, each as role.Service.Assign does
+// (the same counted write). Errors for the whole call: BAD_USER_INPUT for too many
 // or no users or a priority out of range, NOT_FOUND for an unknown role;
 // each user's own failure is in the result.
 func (s *Service) AssignRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID, priority int) (_ *org.BulkResult, err error) {
@@ -157,9 +157,10 @@ func (s *Service) RevokeRole(ctx context.Context, uids []weibo.UserID, rid weibo
 }
 
 // SetDepartment puts each user of uids into department did (RootDept:
-// into none), each as membership.Service.Set does. With viewer non-zero, each
-// user's move is first authorized (authz.Service.Memberships: an admin, or a
-// manager of both ends) and refused users are failures (FORBIDDEN). Errors
+// into none), each as membership.Service.Set does. With viewer non-zero,
+// each user's move is first authorized (authz.Service.Memberships: an
+// admin, or a manager of both ends) and refused users are failures
+// (FORBIDDEN). Errors
 // for the whole call: BAD_USER_INPUT for too many or no users, NOT_FOUND
 // for an unknown department.
 func (s *Service) SetDepartment(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ *org.BulkResult, err error) {

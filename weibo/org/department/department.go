@@ -1,8 +1,8 @@
 // Package department keeps the department tree of seed 001, case 2
 // ("组织架构设计"): a company's departments, their managers, and the reads of
-// which users belong to which (package membership changes that). The seed's Dep table (cf1:
-// name and up = parent; cf2: one column per sub-department) maps to
-// weibo:departments, made tall:
+// which users belong to which (package membership changes that). The
+// seed's Dep table (cf1: name and up = parent; cf2: one column per
+// sub-department) maps to weibo:departments, made tall:
 //
 //   - a department row (name, parent id; the parent is the AUTHORITY: a
 //     department is a child of P exactly when its row says up = P);
@@ -51,8 +51,8 @@ func New(st hbase.Store, w *counted.Protocol, users org.Users, audit *org.Record
 	return &Service{st: st, w: w, users: users, audit: audit}
 }
 
-// Get reads departments by id with one batched GetMany; the
-// result has one entry per id, nil where the department does not exist.
+// Get reads departments by id with one batched GetMany; the result has
+// one entry per id, nil where the department does not exist.
 func (s *Service) Get(ctx context.Context, ids []weibo.DeptID) (_ []*org.Department, err error) {
 	defer weibo.Wrap(&err, "get departments")
 	gets := make([]*hbase.Get, len(ids))

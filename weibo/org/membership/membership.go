@@ -49,8 +49,8 @@ func New(st hbase.Store, w *counted.Protocol, users org.Users, depts Departments
 	return s
 }
 
-// The membership of a user in a department (did, uid) is a counted
-// relation: authority the user's cell o:dp (naming did or not), dependent
+// relation returns the membership of a user in a department (did, uid), a
+// counted relation: authority the user's cell o:dp (naming did or not), dependent
 // the department's member row, counter the department's memberCount. A
 // move from one department to another is two writes of it (leave the old,
 // join the new) decided by one conditional write of the cell.
