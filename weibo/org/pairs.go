@@ -27,10 +27,11 @@ import (
 // skip it, a repeated call finishes or overwrites it, and `gateway fsck
 // --repair` (package fsck) removes it. Every two-row change says its write
 // order in its doc comment and runs the protocol's step hook (Step) between
-// its two writes. The pair that also carries a counter (user ↔ role with
-// memberCount) is written on the counted-write protocol besides, so that
-// concurrent calls and crashes cannot leave it wrong: see package counted
-// and packages role and membership.
+// its two writes. The pairs that also carry a counter (user ↔ role and
+// department ↔ member, each with a memberCount) are written on the
+// counted-write protocol besides, so that concurrent calls and crashes
+// cannot leave them wrong: see package counted and packages role and
+// membership.
 
 // Steps of two-row changes, passed to the protocol's step hook
 // (counted.WithStepHook). Each names the point after the change's first
