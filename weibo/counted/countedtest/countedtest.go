@@ -19,7 +19,7 @@
 //     requires the store to be exact afterwards;
 //   - for every declared step (Module.Steps, by default the steps the
 //     relation's registration declares: counted.Protocol.Steps) the call
-//     reaches, kills it there — the step hook (counted.WithStepHook)
+//     reaches, kills it there the first time it reaches it — the step hook (counted.WithStepHook)
 //     returns ErrCrash, which the call must return —, restarts (a fresh
 //     handle over the same store) once the repair grace has passed on a
 //     test clock, runs the repairer (Quiesce, then counted.Protocol.Repair
@@ -164,7 +164,7 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 			trace = s.traced(t, undo)
 		})
 		if trace == nil {
-			continue
+			return // the call fails whole: no step to kill it at
 		}
 		decided := slices.Index(trace, s.decided)
 		for at, step := range trace {
