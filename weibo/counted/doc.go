@@ -76,5 +76,26 @@
 // relation's Settle (Extend rewrites them once the write knows more); a
 // counter whose row two ids name (a post's) has Counter.Sub.
 //
+// # Steps
+//
+// Tests crash a write between any two of its writes through the step hook
+// (WithStepHook), which is called with the name of each step the write
+// reaches. A step's name is its relation's name and a phase, joined by a
+// colon (Step): the protocol's phases are the Phase constants —
+// PhaseMarked and PhaseSequenced (run by Begin), PhaseDecided (run by the
+// relation's code after the authority's conditional write), PhaseCounted
+// (Count) and PhaseSettled (End, before the marker's delete) — and
+// StepsOf(name) returns them all for one relation:
+//
+//	s := counted.StepsOf("like") // s.Marked == "like:marked", s.Decided == "like:decided"
+//	if err := p.Step(ctx, s.Decided); err != nil { ... }
+//
+// A relation names the phases its own code runs in Relation.Phases
+// (PhaseDecided, "dependents", "fans": Step(name, phase) each) and the
+// steps of other names its writes run in Relation.MoreSteps
+// ("fanout:written"); Relation.Steps, and Protocol.Steps by marker kind,
+// then return every step a write of it may reach, which a conformance
+// test (package countedtest) crashes the write at, one after another.
+//
 // This package imports neither business area; they import it.
 package counted

@@ -69,8 +69,9 @@ func WithRepairGrace(d time.Duration) Option { return func(o *options) { o.grace
 func WithBatch(n int) Option { return func(o *options) { o.batch = n } }
 
 // WithStepHook installs a fault-injection hook for tests: fn is called at
-// every named step of a counted write and between the two writes of every
-// two-row change of the business areas (Step), with the step's name; an
+// every named step of a counted write (Step, StepsOf, Relation.Steps) and
+// between the two writes of every two-row change of the business areas,
+// with the step's name; an
 // error it returns aborts the write at that point, as a crash would. It
 // exists to test that reads tolerate half-written pairs and that the
 // repairer and fsck repair them; production code never sets it.
@@ -135,9 +136,10 @@ func (op *Op) Kept() bool { return op.kept }
 
 // Begin makes steps 1 and 2 of a write of rel on (owner, other): the
 // weibo:pending row (with a random nonce, so that concurrent writes of one
-// pair keep their own rows), the step "<rel.Name>:marked", the operation
-// sequences of every counter rel.Counters names, and the step
-// "<rel.Name>:sequenced". Errors are the store's or the hook's.
+// pair keep their own rows), the step "<rel.Name>:marked" (PhaseMarked),
+// the operation sequences of every counter rel.Counters names, and the
+// step "<rel.Name>:sequenced" (PhaseSequenced). Errors are the store's
+// or the hook's.
 func (p *Protocol) Begin(ctx context.Context, rel *Relation, owner, other uint64) (*Op, error) {
 	return p.BeginWith(ctx, rel, owner, other, nil)
 }
@@ -150,7 +152,7 @@ func (p *Protocol) BeginWith(ctx context.Context, rel *Relation, owner, other ui
 		key: tables.PendingKey(rel.Marker, owner, other, rand.Uint64())}
 	err := p.st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: op.key, Values: hbase.Values{tables.FamPending: op.cells(nil)}})
 	if err == nil {
-		err = p.Step(ctx, rel.Name+":marked")
+		err = p.Step(ctx, Step(rel.Name, PhaseMarked))
 	}
 	if err != nil {
 		return nil, err
@@ -163,7 +165,7 @@ func (p *Protocol) BeginWith(ctx context.Context, rel *Relation, owner, other ui
 	if _, err := p.Increments(ctx, incs...); err != nil {
 		return nil, err
 	}
-	return op, p.Step(ctx, rel.Name+":sequenced")
+	return op, p.Step(ctx, Step(rel.Name, PhaseSequenced))
 }
 
 // StartOp returns the Op of a write whose marker the caller keeps itself
@@ -179,8 +181,8 @@ func (p *Protocol) InBudget(op *Op) bool {
 
 // Count makes step 4 of op's write: it adds d to every counter of op's
 // relation and returns their new values in order, then runs the step
-// "<name>:counted" — or, when op has outlived its budget, leaves the
-// counting to the repairer (Keep) and returns nil.
+// "<name>:counted" (PhaseCounted) — or, when op has outlived its budget,
+// leaves the counting to the repairer (Keep) and returns nil.
 func (p *Protocol) Count(ctx context.Context, op *Op, d int64) ([]int64, error) {
 	if !p.InBudget(op) {
 		return nil, p.Keep(ctx, op, nil)
@@ -194,7 +196,7 @@ func (p *Protocol) Count(ctx context.Context, op *Op, d int64) ([]int64, error) 
 	if err != nil {
 		return nil, err
 	}
-	return vs, p.Step(ctx, op.rel.Name+":counted")
+	return vs, p.Step(ctx, Step(op.rel.Name, PhaseCounted))
 }
 
 // Keep leaves op's marker for the repairer: it writes the row again (the
@@ -228,10 +230,16 @@ func (op *Op) cells(more map[string][]byte) map[string][]byte {
 	return vals
 }
 
-// End makes step 6: it deletes op's marker unless it is kept.
+// End makes step 6: unless op's marker is kept, it runs the step
+// "<name>:settled" (PhaseSettled), then deletes the marker.
 func (p *Protocol) End(ctx context.Context, op *Op) error {
 	if op.kept {
 		return nil
+	}
+	if op.rel != nil {
+		if err := p.Step(ctx, Step(op.rel.Name, PhaseSettled)); err != nil {
+			return err
+		}
 	}
 	return p.st.Delete(ctx, &hbase.Delete{Table: tables.Pending, Row: op.key})
 }

@@ -66,9 +66,9 @@ type CounterSpec struct {
 // Relation is a registered counted relation: a two-sided pair whose writes
 // carry a marker and change counters.
 type Relation struct {
-	// Name names the relation in the step names of its writes
-	// ("<Name>:marked", "<Name>:sequenced", "<Name>:counted") and in logs
-	// and fsck's reports.
+	// Name names the relation in the step names of its writes (StepsOf:
+	// "<Name>:marked", "<Name>:sequenced", ...) and in logs and fsck's
+	// reports.
 	Name string
 	// Marker is the kind of its weibo:pending rows; 0 when its writes keep
 	// their markers elsewhere (InFlight then finds them).
@@ -94,13 +94,27 @@ type Relation struct {
 	// counters named by markers written at or after young (ms): writes
 	// that may still be running.
 	InFlight func(ctx context.Context, young int64) ([]Counter, error)
+	// Phases are the phases of the steps its own code runs, each the
+	// step Step(Name, phase): PhaseDecided after the authority's
+	// conditional write, and phases of its own ("fans" after a follow
+	// settle's fans row). With MoreSteps they make Steps, every step its
+	// writes run, which tests crash a write at.
+	Phases []Phase
+	// MoreSteps are steps of other names its writes run: those of the
+	// writes it makes on other relations or outside the protocol (a
+	// follow's backfill, "fanout:written").
+	MoreSteps []string
 }
 
-// Register adds a counted relation. It panics when rel is incomplete or
-// its marker kind is taken: registration is a program's wiring, not input.
+// Register adds a counted relation. It panics when rel is incomplete, one
+// of its Phases is empty or holds ':', or its marker kind is taken:
+// registration is a program's wiring, not input.
 func (p *Protocol) Register(rel *Relation) {
 	if rel.Name == "" || (rel.Counters == nil && rel.CountersWith == nil) || (rel.Marker != 0 && rel.Settle == nil) || (rel.Marker == 0 && rel.InFlight == nil) {
 		panic(fmt.Sprintf("counted: incomplete relation %q", rel.Name))
+	}
+	if err := rel.checkSteps(); err != nil {
+		panic(err.Error())
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -170,6 +184,13 @@ func (s *CounterSpec) seqFamily() string {
 		return s.SeqFamily
 	}
 	return s.family()
+}
+
+// CountersOf returns the counters a write of rel on (owner, other), whose
+// marker carries extra (nil for none), may change: CountersWith's, or
+// Counters'.
+func (rel *Relation) CountersOf(owner, other uint64, extra []byte) []Counter {
+	return rel.counters(owner, other, extra)
 }
 
 // counters returns the counters a write of rel on (owner, other), whose

@@ -1,0 +1,382 @@
+// Package countedtest is the conformance suite of counted relations
+// (package counted), in the manner of hbase/hbasetest: a relation's own
+// test describes it once — its marker kind, how to build the code that
+// writes it over a store, a pair to write, the write and its reverse, the
+// store's checker — and runs it with one call,
+//
+//	func TestLikeConformance(t *testing.T) {
+//		for _, b := range testenv.Backends() {
+//			t.Run(b.Name, func(t *testing.T) {
+//				countedtest.Run(t, ownStore(t, b), countedtest.Module[*domain.Domain]{...})
+//			})
+//		}
+//	}
+//
+// and every crash of the write becomes a subtest. For the write (Pair.Do)
+// and its reverse (Pair.Undo) in turn, the suite
+//
+//   - runs it whole once, recording the steps it reaches (the trace), and
+//     requires the store to be exact afterwards;
+//   - for every declared step (Module.Steps, by default the steps the
+//     relation's registration declares: counted.Protocol.Steps) the call
+//     reaches, kills it there the first time it reaches it — the step hook (counted.WithStepHook)
+//     returns ErrCrash, which the call must return —, restarts (a fresh
+//     handle over the same store) once the repair grace has passed on a
+//     test clock, runs the repairer (Quiesce, then counted.Protocol.Repair
+//     until no marker is left) and requires the store to be exact;
+//   - makes it outlive its budget (the clock jumps past half the grace at
+//     its sequenced step) and requires the same after the repair.
+//
+// The store is exact when weibo:pending is empty, every counter the pair's
+// writes change holds its recount (counted.Protocol.RecountCounters finds
+// the kept value equal to the count), the pair is present exactly when the
+// call got past its decided step (Module.Decided) and the store's checker
+// (Module.Fsck: `gateway fsck` over the whole store) reports nothing.
+// Every declared step must be reached by the write or its reverse: a step
+// that is never reached is reported, so the declaration cannot go stale.
+//
+// The suite imports neither business area nor fsck: the module passes
+// their functions in.
+package countedtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// ErrCrash is what the suite's step hook returns at the step a call is
+// killed at: the call stops there, as if its process had been killed, and
+// must return an error wrapping it.
+var ErrCrash = errors.New("countedtest: killed here")
+
+// Grace is the repair grace of every handle the suite builds.
+const Grace = 10 * time.Second
+
+// restarts bounds the restarts (each with a repair pass) a crashed write
+// may need until no marker is left.
+const restarts = 4
+
+// Config is what a handle the suite builds runs with: the module's Open
+// passes it to the protocol (Options) or to its own wiring.
+type Config struct {
+	// Now is the suite's test clock, shared by every handle of a run.
+	Now func() time.Time
+	// Grace is the repair grace (Grace).
+	Grace time.Duration
+	// Hook is the step hook (counted.WithStepHook); nil for none.
+	Hook func(ctx context.Context, step string) error
+}
+
+// Options returns c as the protocol's options: its clock, repair grace
+// and step hook.
+func (c Config) Options() []counted.Option {
+	return []counted.Option{counted.WithClock(c.Now), counted.WithRepairGrace(c.Grace), counted.WithStepHook(c.Hook)}
+}
+
+// Module describes one counted relation to the suite. H is the handle its
+// writes run on (the wired domain, say).
+type Module[H any] struct {
+	// Marker is the relation's marker kind; the relation must be
+	// registered with it on the protocol of every handle.
+	Marker tables.PendingKind
+	// Steps are the steps to kill the write and its reverse at; nil
+	// means the steps the relation declares (counted.Protocol.Steps).
+	// Each must be reached by the write or its reverse.
+	Steps []string
+	// Decided is the step after the authority's conditional write: a
+	// call killed there or later has decided the pair, one killed before
+	// has not. "" means counted.StepsOf(name).Decided.
+	Decided string
+	// Open builds a fresh handle over st with cfg: what a process that
+	// starts over the store builds. Required.
+	Open func(st hbase.Store, cfg Config) H
+	// Protocol returns the protocol h writes on. Required.
+	Protocol func(h H) *counted.Protocol
+	// Quiesce, when set, runs h's background work to its end (fan-outs,
+	// its own repair pass) and stops it; the suite calls it after each
+	// setup and at each restart, before its own repair pass.
+	Quiesce func(ctx context.Context, h H) error
+	// Setup makes what one case writes on — fresh rows of its own (users,
+	// a post), as the store holds every earlier case's — through h, and
+	// returns the pair. Required.
+	Setup func(t *testing.T, h H) *Pair[H]
+	// Fsck checks the whole store through h and returns one line per
+	// issue found; nil skips the check.
+	Fsck func(ctx context.Context, h H) ([]string, error)
+}
+
+// Pair is one pair of a relation, as a case writes it.
+type Pair[H any] struct {
+	// Owner and Other name the pair as its markers do; with Extra (the
+	// marker's extra bytes, nil for none) they give the counters its
+	// writes change (counted.Relation.CountersOf).
+	Owner, Other uint64
+	Extra        []byte
+	// Counters are more counters the write changes besides its
+	// relation's own (the unread count of the notification it sends).
+	Counters []counted.Counter
+	// Do makes the pair (a like) through h; Undo unmakes it (an unlike).
+	// Each returns the call's error. Required.
+	Do, Undo func(ctx context.Context, h H) error
+	// Present reports whether the pair's authority holds it; nil skips
+	// the check.
+	Present func(ctx context.Context, h H) (bool, error)
+}
+
+// Run runs the suite for m on st, a migrated store (tables.Migrate) that
+// nothing else writes meanwhile: each case is a subtest of t.
+func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
+	if m.Open == nil || m.Protocol == nil || m.Setup == nil {
+		t.Fatal("countedtest: the module needs Open, Protocol and Setup")
+	}
+	s := &suite[H]{st: st, m: m}
+	p := m.Protocol(s.open(nil))
+	rel := p.Relations()[m.Marker]
+	if rel == nil {
+		t.Fatalf("no relation registered with marker kind %d", m.Marker)
+	}
+	s.rel = rel
+	steps := m.Steps
+	if steps == nil {
+		steps = p.Steps(m.Marker)
+	}
+	if s.decided = m.Decided; s.decided == "" {
+		s.decided = counted.StepsOf(rel.Name).Decided
+	}
+	reached := map[string]bool{}
+	for _, undo := range []bool{false, true} {
+		dir := "do"
+		if undo {
+			dir = "undo"
+		}
+		var trace []string
+		t.Run(dir, func(t *testing.T) {
+			trace = s.traced(t, undo)
+		})
+		if trace == nil {
+			return // the call fails whole: no step to kill it at
+		}
+		decided := slices.Index(trace, s.decided)
+		for at, step := range trace {
+			if !slices.Contains(steps, step) || slices.Index(trace, step) != at {
+				continue // not declared, or reached before: killed there then
+			}
+			reached[step] = true
+			t.Run(dir+"@"+step, func(t *testing.T) {
+				s.crashed(t, undo, step, at >= decided)
+			})
+		}
+		if seq := counted.StepsOf(rel.Name).Sequenced; slices.Contains(trace, seq) {
+			t.Run(dir+"-slow", func(t *testing.T) {
+				s.slow(t, undo, seq)
+			})
+		}
+	}
+	for _, step := range steps {
+		if !reached[step] {
+			t.Errorf("step %s is declared but neither the write nor its reverse reached it", step)
+		}
+	}
+}
+
+// suite is one run of the suite.
+type suite[H any] struct {
+	st      hbase.Store
+	m       Module[H]
+	rel     *counted.Relation
+	decided string
+	offset  atomic.Int64 // the test clock's lead on the wall clock
+}
+
+func (s *suite[H]) now() time.Time { return time.Now().Add(time.Duration(s.offset.Load())) }
+
+func (s *suite[H]) advance(d time.Duration) { s.offset.Add(int64(d)) }
+
+// open builds a handle with the suite's clock and grace and hook.
+func (s *suite[H]) open(hook func(ctx context.Context, step string) error) H {
+	return s.m.Open(s.st, Config{Now: s.now, Grace: Grace, Hook: hook})
+}
+
+func (s *suite[H]) quiesce(t *testing.T, h H) {
+	t.Helper()
+	if s.m.Quiesce == nil {
+		return
+	}
+	if err := s.m.Quiesce(t.Context(), h); err != nil {
+		t.Fatalf("quiesce: %v", err)
+	}
+}
+
+// prepare makes a case's pair, and makes it already when the case is of
+// the reverse.
+func (s *suite[H]) prepare(t *testing.T, undo bool) *Pair[H] {
+	t.Helper()
+	h := s.open(nil)
+	pr := s.m.Setup(t, h)
+	if pr == nil || pr.Do == nil || pr.Undo == nil {
+		t.Fatal("Setup returned no pair, or one without Do and Undo")
+	}
+	if undo {
+		if err := pr.Do(t.Context(), h); err != nil {
+			t.Fatalf("the write before its reverse: %v", err)
+		}
+	}
+	s.quiesce(t, h)
+	return pr
+}
+
+// call runs the write (or its reverse) of pr on a handle with hook.
+func (s *suite[H]) call(ctx context.Context, pr *Pair[H], undo bool, hook func(context.Context, string) error) error {
+	h := s.open(hook)
+	if undo {
+		return pr.Undo(ctx, h)
+	}
+	return pr.Do(ctx, h)
+}
+
+// traced runs the call whole, recording its steps, and checks the store;
+// it returns the steps in the order reached.
+func (s *suite[H]) traced(t *testing.T, undo bool) []string {
+	pr := s.prepare(t, undo)
+	var mu sync.Mutex
+	var trace []string
+	err := s.call(t.Context(), pr, undo, func(_ context.Context, step string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		trace = append(trace, step)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the call: %v", err)
+	}
+	if !slices.Contains(trace, s.decided) {
+		t.Fatalf("the call never reached its decided step %s; it ran %q", s.decided, trace)
+	}
+	t.Logf("steps: %q", trace)
+	s.check(t, pr, !undo)
+	return trace
+}
+
+// crashed kills the call at the first time it reaches step and checks the
+// store after the restart: the pair is as the call left it when decided,
+// as it was otherwise.
+func (s *suite[H]) crashed(t *testing.T, undo bool, step string, decided bool) {
+	ctx := t.Context()
+	pr := s.prepare(t, undo)
+	var hit atomic.Bool
+	err := s.call(ctx, pr, undo, func(_ context.Context, at string) error {
+		if at == step && hit.CompareAndSwap(false, true) {
+			return ErrCrash
+		}
+		return nil
+	})
+	if !hit.Load() {
+		t.Fatalf("step %s never reached", step)
+	}
+	if !errors.Is(err, ErrCrash) {
+		t.Fatalf("the call killed at %s returned %v, want the crash", step, err)
+	}
+	if n := s.markers(t, s.m.Marker); n == 0 {
+		t.Errorf("the call killed at %s left no marker", step)
+	}
+	s.advance(Grace + time.Second)
+	s.check(t, pr, undo != decided)
+}
+
+// slow makes the call outlive its budget: the clock jumps past half the
+// grace at step. The call succeeds and leaves its counting to the
+// repairer.
+func (s *suite[H]) slow(t *testing.T, undo bool, step string) {
+	pr := s.prepare(t, undo)
+	err := s.call(t.Context(), pr, undo, func(_ context.Context, at string) error {
+		if at == step {
+			s.advance(Grace/2 + time.Second)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the call past its budget: %v", err)
+	}
+	s.advance(Grace + time.Second)
+	s.check(t, pr, !undo)
+}
+
+// check restarts until no marker is left (each restart: a fresh handle,
+// Quiesce, a repair pass), then requires the store exact: every counter of
+// pr at its recount, the pair present as want says, and a clean fsck.
+func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
+	t.Helper()
+	ctx := t.Context()
+	var h H
+	for round := 1; ; round++ {
+		h = s.open(nil)
+		s.quiesce(t, h)
+		if _, err := s.m.Protocol(h).Repair(ctx); err != nil {
+			t.Fatalf("repair: %v", err)
+		}
+		n := s.markers(t, 0)
+		if n == 0 {
+			break
+		}
+		if round == restarts {
+			t.Fatalf("%d markers left after %d restarts", n, round)
+		}
+	}
+	cs := append(s.rel.CountersOf(pr.Owner, pr.Other, pr.Extra), pr.Counters...)
+	res, err := s.m.Protocol(h).RecountCounters(ctx, cs)
+	if err != nil {
+		t.Fatalf("recount: %v", err)
+	}
+	for i, r := range res {
+		switch {
+		case !r.Done:
+			t.Errorf("%s: not recounted, a write still in flight", cs[i])
+		case r.Before != r.After:
+			t.Errorf("%s: kept %d, counts %d", cs[i], r.Before, r.After)
+		}
+	}
+	if pr.Present != nil {
+		got, err := pr.Present(ctx, h)
+		if err != nil {
+			t.Fatalf("present: %v", err)
+		}
+		if got != want {
+			t.Errorf("pair present: %v, want %v", got, want)
+		}
+	}
+	if s.m.Fsck != nil {
+		issues, err := s.m.Fsck(ctx, h)
+		if err != nil {
+			t.Fatalf("fsck: %v", err)
+		}
+		for _, i := range issues {
+			t.Errorf("fsck: %s", i)
+		}
+	}
+}
+
+// markers counts the rows of weibo:pending of kind k (0: of every kind).
+func (s *suite[H]) markers(t *testing.T, k tables.PendingKind) int {
+	t.Helper()
+	n := 0
+	err := s.st.Scan(t.Context(), &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) error {
+		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); k == 0 || (ok && kind == k) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(fmt.Errorf("scan markers: %w", err))
+	}
+	return n
+}

@@ -1,0 +1,230 @@
+package countedtest_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/counted/countedtest"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// breakEnv names the defect the toy relation runs with, in the child
+// process of TestSuiteFailsOnBrokenRelation: "" none, "settle" (the
+// repairer's settle writes nothing), "count" (a write counts twice),
+// "step" (a write swallows the hook's error at its decided step).
+const breakEnv = "COUNTEDTEST_TOY_BREAK"
+
+// pin is the toy counted relation of these tests: a pin of user other on
+// board owner. Authority the cell "a<other>" of the board's row
+// (weibo:roles, family c), dependent the cell "d<other>" of the same row,
+// counter the row's memberCount: the pins.
+type pin struct {
+	p    *counted.Protocol
+	st   hbase.Store
+	rel  *counted.Relation
+	flaw string
+}
+
+const pinCount counted.CounterKind = "pinCount"
+
+var boards atomic.Uint64
+
+func newPin(st hbase.Store, cfg countedtest.Config) *pin {
+	quiet := counted.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	x := &pin{p: counted.New(st, append(cfg.Options(), quiet)...), st: st, flaw: os.Getenv(breakEnv)}
+	x.rel = &counted.Relation{
+		Name:     "pin",
+		Marker:   tables.PendingRole,
+		Phases:   []counted.Phase{counted.PhaseDecided, "dependent"},
+		Counters: func(owner, _ uint64) []counted.Counter { return []counted.Counter{{Kind: pinCount, Owner: owner}} },
+		Settle: func(ctx context.Context, owner, other uint64, _ []byte) error {
+			if x.flaw == "settle" {
+				return nil
+			}
+			return x.settle(ctx, owner, other, nil)
+		},
+	}
+	x.p.Register(x.rel)
+	x.p.RegisterCounter(&counted.CounterSpec{
+		Kind: pinCount,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Roles, tables.RoleKey(tables.RoleID(c.Owner)), tables.ColMemberCount, tables.ColMemberSeq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			r, err := st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: tables.RoleKey(tables.RoleID(c.Owner))})
+			var n int64
+			for _, c := range r.Family(tables.FamCount) {
+				if strings.HasPrefix(string(c.Qualifier), "a") {
+					n++
+				}
+			}
+			return n, r.Exists(), err
+		},
+	})
+	return x
+}
+
+func board(owner uint64) []byte { return tables.RoleKey(tables.RoleID(owner)) }
+
+// write pins (on) or unpins other on owner, as a counted write.
+func (x *pin) write(ctx context.Context, owner, other uint64, on bool) error {
+	op, err := x.p.Begin(ctx, x.rel, owner, other)
+	if err != nil {
+		return err
+	}
+	q := fmt.Sprint("a", other)
+	var applied bool
+	if on {
+		applied, err = x.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Roles, Row: board(owner), Values: hbase.Values{tables.FamCount: {q: {1}}}},
+			tables.FamCount, q, nil)
+	} else {
+		applied, err = x.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Roles, Row: board(owner), Values: hbase.Values{tables.FamCount: {q: nil}}},
+			tables.FamCount, q, []byte{1})
+	}
+	if err == nil {
+		err = x.p.Step(ctx, counted.StepsOf("pin").Decided)
+		if x.flaw == "step" {
+			err = nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if applied {
+		d := int64(1)
+		if !on {
+			d = -1
+		}
+		if x.flaw == "count" {
+			d *= 2
+		}
+		if _, err := x.p.Count(ctx, op, d); err != nil {
+			return err
+		}
+	}
+	if err := x.settle(ctx, owner, other, &on); err != nil {
+		return err
+	}
+	return x.p.End(ctx, op)
+}
+
+// settle makes the dependent cell agree with the authority, from state
+// (nil: read it).
+func (x *pin) settle(ctx context.Context, owner, other uint64, state *bool) error {
+	a, d := fmt.Sprint("a", other), fmt.Sprint("d", other)
+	read := func(ctx context.Context) (bool, error) {
+		r, err := x.st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: board(owner)})
+		return r.Value(tables.FamCount, a) != nil, err
+	}
+	var on bool
+	if state != nil {
+		on = *state
+	} else {
+		var err error
+		if on, err = read(ctx); err != nil {
+			return err
+		}
+	}
+	_, err := counted.Settle(ctx, on, func(a, b bool) bool { return a == b }, func(ctx context.Context, on bool) error {
+		var err error
+		if on {
+			err = x.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: board(owner), Values: hbase.Values{tables.FamCount: {d: {1}}}})
+		} else {
+			err = x.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: board(owner), Values: hbase.Values{tables.FamCount: {d: nil}}})
+		}
+		if err == nil {
+			err = x.p.Step(ctx, counted.Step("pin", "dependent"))
+		}
+		return err
+	}, read)
+	return err
+}
+
+// fsck reports every authority cell without its dependent and the reverse.
+func (x *pin) fsck(ctx context.Context) ([]string, error) {
+	var issues []string
+	err := x.st.Scan(ctx, &hbase.Scan{Table: tables.Roles, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
+		for _, c := range r.Family(tables.FamCount) {
+			q := string(c.Qualifier)
+			switch {
+			case strings.HasPrefix(q, "a") && r.Value(tables.FamCount, "d"+q[1:]) == nil:
+				issues = append(issues, fmt.Sprintf("row %x: pin %s without its dependent", r.Row, q[1:]))
+			case strings.HasPrefix(q, "d") && r.Value(tables.FamCount, "a"+q[1:]) == nil:
+				issues = append(issues, fmt.Sprintf("row %x: dependent %s without its pin", r.Row, q[1:]))
+			}
+		}
+		return nil
+	})
+	return issues, err
+}
+
+func pinModule() countedtest.Module[*pin] {
+	return countedtest.Module[*pin]{
+		Marker:   tables.PendingRole,
+		Open:     newPin,
+		Protocol: func(x *pin) *counted.Protocol { return x.p },
+		Setup: func(t *testing.T, x *pin) *countedtest.Pair[*pin] {
+			owner, other := boards.Add(1), uint64(7)
+			if err := x.st.Put(t.Context(), &hbase.Put{Table: tables.Roles, Row: board(owner),
+				Values: hbase.Values{tables.FamCount: {tables.ColMemberCount: tables.EncodeCounter(0)}}}); err != nil {
+				t.Fatal(err)
+			}
+			return &countedtest.Pair[*pin]{
+				Owner: owner, Other: other,
+				Do:   func(ctx context.Context, x *pin) error { return x.write(ctx, owner, other, true) },
+				Undo: func(ctx context.Context, x *pin) error { return x.write(ctx, owner, other, false) },
+				Present: func(ctx context.Context, x *pin) (bool, error) {
+					r, err := x.st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: board(owner)})
+					return r.Value(tables.FamCount, fmt.Sprint("a", other)) != nil, err
+				},
+			}
+		},
+		Fsck: func(ctx context.Context, x *pin) ([]string, error) { return x.fsck(ctx) },
+	}
+}
+
+// TestPinConformance runs the suite over the toy relation, with the steps
+// its registration declares, on the embedded store.
+func TestPinConformance(t *testing.T) {
+	st := testenv.Embedded(t)
+	if err := tables.Migrate(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
+	countedtest.Run(t, st, pinModule())
+}
+
+// TestSuiteFailsOnBrokenRelation runs TestPinConformance again in a child
+// process with a defect in the toy relation, once per defect, and
+// requires the suite to fail and say why.
+func TestSuiteFailsOnBrokenRelation(t *testing.T) {
+	if os.Getenv(breakEnv) != "" {
+		t.Skip("the child process runs only TestPinConformance")
+	}
+	for flaw, want := range map[string]string{
+		"settle": "without its dependent",
+		"count":  "kept 2, counts 1",
+		"step":   "want the crash",
+	} {
+		t.Run(flaw, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestPinConformance$", "-test.count=1")
+			cmd.Env = append(os.Environ(), breakEnv+"="+flaw)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed a relation whose %s is broken:\n%s", flaw, out)
+			}
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the suite failed on the broken %s without saying %q:\n%s", flaw, want, out)
+			}
+		})
+	}
+}
