@@ -88,7 +88,7 @@ func (l *Loaders) FollowedByViewer() *dataloader.Loader[weibo.UserID, bool] {
 
 // LikedByViewer loads whether the request's viewer likes a post.
 func (l *Loaders) LikedByViewer() *dataloader.Loader[weibo.PostID, bool] {
-	return made(&l.lmu, &l.ldLikedByViewer, func() dataloader.BatchFunc[weibo.PostID, bool] { return viewerBatch(l.svc.Feed.IsLiked) })
+	return made(&l.lmu, &l.ldLikedByViewer, func() dataloader.BatchFunc[weibo.PostID, bool] { return viewerBatch(l.svc.Likes.IsLiked) })
 }
 
 // Roles loads role rows by id (nil for a missing role).

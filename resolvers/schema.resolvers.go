@@ -383,7 +383,7 @@ func (r *postResolver) LikedByViewer(ctx context.Context, obj *feed.Post) (bool,
 
 // Likes is the resolver for the likes field.
 func (r *postResolver) Likes(ctx context.Context, obj *feed.Post, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.Feed.PostLikes(ctx, obj.ID, first, after)
+	page, err := r.Svc.Likes.PostLikes(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -716,12 +716,12 @@ func (r *userResolver) ManagedDepartments(ctx context.Context, obj *weibo.User) 
 
 // LikedPosts is the resolver for the likedPosts field.
 func (r *userResolver) LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.LikedPosts(ctx, obj.ID, first, after)
+	page, err := r.Svc.Likes.LikedPosts(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
 	if selectsAny(ctx, selections(ctx), func(n string) bool { return n == "totalCount" }) {
-		n, err := r.Svc.Feed.CountLikedPosts(ctx, obj.ID)
+		n, err := r.Svc.Likes.CountLikedPosts(ctx, obj.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -77,9 +77,9 @@ func TestPostActionsStorm(t *testing.T) {
 					var err error
 					switch i % 10 {
 					case 0, 1:
-						_, err = svc.Feed.Like(ctx, user(), pickPost())
+						_, err = svc.Likes.Like(ctx, user(), pickPost())
 					case 2:
-						_, err = svc.Feed.Unlike(ctx, user(), pickPost())
+						_, err = svc.Likes.Unlike(ctx, user(), pickPost())
 					case 3, 4:
 						var c *feed.Comment
 						if c, err = svc.Feed.AddComment(ctx, user(), pickPost(), "a comment", nil); err == nil {
@@ -145,7 +145,7 @@ func TestPostActionsStorm(t *testing.T) {
 					}
 					continue
 				}
-				likes, err := svc.Feed.PostLikes(ctx, p.ID, &hundred, nil)
+				likes, err := svc.Likes.PostLikes(ctx, p.ID, &hundred, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
@@ -25,6 +26,8 @@ type Domain struct {
 	Writes *counted.Protocol
 	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
 	Feed *feed.Service
+	// Likes is the like of a post: like, unlike, likers and liked posts.
+	Likes *like.Service
 	// Org is the organisation: roles, departments, authorization.
 	Org *org.Service
 }
@@ -114,7 +117,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	}
 	w := counted.New(st, c.protocol...)
 	f := feed.New(st, w, c.feed...)
-	return &Domain{Writes: w, Feed: f, Org: org.New(st, w, f)}
+	return &Domain{Writes: w, Feed: f, Likes: like.New(st, w, f, f), Org: org.New(st, w, f)}
 }
 
 // Store returns the table API the domain runs on.

@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
 )
 
 // actorSets returns the actors of uid's notifications of kind, one sorted
@@ -73,10 +74,10 @@ func TestNotificationCrashPoints(t *testing.T) {
 			scenarios = append(scenarios, scenario{op: op, step: s})
 		}
 	}
-	add("like", feed.StepLikeMarked, feed.StepLikeDecided, feed.StepLikeCounted, feed.StepLikeDependents,
+	add("like", like.StepMarked, like.StepAuthority, like.StepCounted, like.StepDependents,
 		feed.StepNotifyMarked, feed.StepNotifySequenced, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed)
 	add("like-first", feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("unlike", feed.StepLikeDecided, feed.StepNotifyMarked, feed.StepNotifyActor, feed.StepNotifyGroup)
+	add("unlike", like.StepAuthority, feed.StepNotifyMarked, feed.StepNotifyActor, feed.StepNotifyGroup)
 	add("unlike-last", feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed, feed.StepNotifyCounted)
 	add("follow", feed.StepRelationDecided, feed.StepRelationInbox, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("unfollow", feed.StepRelationDecided, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyCounted)
@@ -108,13 +109,13 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 					switch sc.op {
 					case "like", "unlike", "markread":
-						_, err = setup.Feed.Like(ctx, u1.ID, p.ID)
+						_, err = setup.Likes.Like(ctx, u1.ID, p.ID)
 					case "unfollow":
 						_, err = setup.Feed.Follow(ctx, u2.ID, a.ID)
 					}
 					if err == nil && (sc.op == "unlike" || sc.op == "unlike-last" || sc.op == "markread") {
 						time.Sleep(2 * time.Millisecond)
-						_, err = setup.Feed.Like(ctx, u2.ID, p.ID)
+						_, err = setup.Likes.Like(ctx, u2.ID, p.ID)
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -146,9 +147,9 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 					switch sc.op {
 					case "like", "like-first":
-						_, err = crashed.Feed.Like(ctx, u2.ID, p.ID)
+						_, err = crashed.Likes.Like(ctx, u2.ID, p.ID)
 					case "unlike", "unlike-last":
-						_, err = crashed.Feed.Unlike(ctx, u2.ID, p.ID)
+						_, err = crashed.Likes.Unlike(ctx, u2.ID, p.ID)
 					case "follow":
 						_, err = crashed.Feed.Follow(ctx, u2.ID, a.ID)
 					case "unfollow":
@@ -189,11 +190,11 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 
 					// Every notification agrees with the actions that stand.
-					liked, err := restarted.Feed.IsLiked(ctx, u1.ID, []weibo.PostID{p.ID})
+					liked, err := restarted.Likes.IsLiked(ctx, u1.ID, []weibo.PostID{p.ID})
 					if err != nil {
 						t.Fatal(err)
 					}
-					liked2, err := restarted.Feed.IsLiked(ctx, u2.ID, []weibo.PostID{p.ID})
+					liked2, err := restarted.Likes.IsLiked(ctx, u2.ID, []weibo.PostID{p.ID})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -54,7 +54,7 @@ type Comment struct {
 
 // Mentions returns the users the text mentions, in order of first
 // mention: id and username only (Complete is false).
-func (c *Comment) Mentions() []*weibo.User { return mentionUsers(c.MentionRefs) }
+func (c *Comment) Mentions() []*weibo.User { return MentionUsers(c.MentionRefs) }
 
 // CreatedAt is the comment's creation time (ms precision).
 func (c *Comment) CreatedAt() time.Time { return time.UnixMilli(c.ID.Millis) }
@@ -115,7 +115,7 @@ func (s *Service) registerComments() {
 			if err != nil || cs[0] == nil {
 				return err
 			}
-			return s.sendNotices(ctx, commentNotices(cs[0], id.Post.Author), noticeSync)
+			return s.SendNotices(ctx, commentNotices(cs[0], id.Post.Author), NoticeSync)
 		},
 	}
 	s.w.Register(s.comments)
@@ -184,7 +184,7 @@ func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op
 // of the comment, if it was stored, again (nobody twice).
 func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (_ *Comment, err error) {
 	defer weibo.Wrapf(&err, "comment by %s on %s", author, post)
-	if err := validateContent(content); err != nil {
+	if err := ValidateContent(content); err != nil {
 		return nil, err
 	}
 	if replyTo != nil && replyTo.Post != post {
@@ -213,13 +213,13 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	}
 	// Not before the post, whatever the clocks of the gateways, and a
 	// reply after the comment it replies to (so it lists before it).
-	ms := max(s.nowMillis(), post.Millis)
+	ms := max(s.NowMillis(), post.Millis)
 	if replyTo != nil {
 		ms = max(ms, replyTo.Millis+1)
 	}
 	c := &Comment{ID: weibo.CommentID{Post: post, Millis: ms, Author: author},
 		Content: content, AuthorName: string(name), ReplyTo: replyTo}
-	if c.MentionRefs, err = s.resolveMentions(ctx, content); err != nil {
+	if c.MentionRefs, err = s.ResolveMentions(ctx, content); err != nil {
 		return nil, err
 	}
 	var op *counted.Op
@@ -262,7 +262,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	if _, err := s.w.Count(ctx, op, +1); err != nil {
 		return nil, err
 	}
-	if err := s.sendNotices(ctx, commentNotices(c, post.Author), noticeAdd); err != nil {
+	if err := s.SendNotices(ctx, commentNotices(c, post.Author), NoticeAdd); err != nil {
 		return nil, err
 	}
 	return c, s.w.End(ctx, op)

@@ -83,7 +83,6 @@ func (s *Service) register() {
 	s.follows = s.followRelation()
 	s.w.Register(s.follows)
 	s.w.Register(s.publishRelation())
-	s.registerLikes()
 	s.deletes = s.deleteRelation()
 	s.w.Register(s.deletes)
 	s.registerReposts()
@@ -171,7 +170,7 @@ func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bo
 		var err error
 		if following {
 			err = s.st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: fans,
-				Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.nowMillis())}}})
+				Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.NowMillis())}}})
 		} else {
 			err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: fans})
 		}

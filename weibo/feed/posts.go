@@ -49,7 +49,7 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 
 // Mentions returns the users the text mentions, in order of first
 // mention: id and username only (Complete is false).
-func (p *Post) Mentions() []*weibo.User { return mentionUsers(p.MentionRefs) }
+func (p *Post) Mentions() []*weibo.User { return MentionUsers(p.MentionRefs) }
 
 // Publish stores a post by author and returns it once it is stored; the
 // fan-out into the fans' inboxes runs on the worker pool. Content must be 1
@@ -96,7 +96,7 @@ func (p *Post) Mentions() []*weibo.User { return mentionUsers(p.MentionRefs) }
 // recounts the author's posts before deleting it.
 func (s *Service) Publish(ctx context.Context, author weibo.UserID, content string) (_ *Post, err error) {
 	defer weibo.Wrapf(&err, "publish by %s", author)
-	if err := validateContent(content); err != nil {
+	if err := ValidateContent(content); err != nil {
 		return nil, err
 	}
 	return s.publish(ctx, author, content, nil)
@@ -116,7 +116,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	op := s.w.StartOp()
 	p := &Post{ID: weibo.PostID{Author: author, Millis: op.Start}, Content: content, AuthorName: us[0].Username}
 	cells := map[string][]byte{tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)}
-	if p.MentionRefs, err = s.resolveMentions(ctx, content); err != nil {
+	if p.MentionRefs, err = s.ResolveMentions(ctx, content); err != nil {
 		return nil, err
 	}
 	if len(p.MentionRefs) > 0 {
@@ -131,7 +131,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
 	sequenced := false
 	for {
-		at := tables.EncodeMillis(s.nowMillis())
+		at := tables.EncodeMillis(s.NowMillis())
 		mine, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
 			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: at}}}, tables.FamOutbox, tables.ColOutboxAt, nil)
 		if err != nil {
@@ -259,12 +259,12 @@ func (s *Service) GetPosts(ctx context.Context, ids []weibo.PostID) (_ []*Post, 
 	}
 	out := make([]*Post, len(ids))
 	for i, r := range rs {
-		out[i] = postFromRow(ids[i], r)
+		out[i] = PostFromRow(ids[i], r)
 	}
 	return out, nil
 }
 
-func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
+func PostFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	text := r.Cell(tables.FamPost, tables.ColText)
 	if text == nil {
 		return nil
@@ -320,8 +320,8 @@ type PostConnection struct {
 	TotalCount int
 }
 
-// postEdge makes the PostEdge of a post (for paging.Read).
-func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
+// NewPostEdge makes the PostEdge of a post (for paging.Read).
+func NewPostEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
 
 // UserPosts pages through uid's posts newest first, both ways (Page): one
 // prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
@@ -336,11 +336,11 @@ func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page)
 			out := make([]*Post, len(rows))
 			for i, r := range rows {
 				if id, ok := tables.DecodeContentKey(r.Row); ok {
-					out[i] = postFromRow(id, r)
+					out[i] = PostFromRow(id, r)
 				}
 			}
 			return out, nil
-		}, postEdge)
+		}, NewPostEdge)
 	if err != nil {
 		return nil, err
 	}

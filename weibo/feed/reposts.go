@@ -109,7 +109,7 @@ func repostContent(comment string) (string, error) {
 	if comment == "" {
 		return EmptyRepostContent, nil
 	}
-	if err := validateContent(comment); err != nil {
+	if err := ValidateContent(comment); err != nil {
 		if e, ok := errors.AsType[*weibo.Error](err); ok {
 			c := *e
 			c.Field, c.Message = "comment", strings.Replace(e.Message, "content", "comment", 1)
@@ -304,7 +304,7 @@ func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, af
 				}
 			}
 			return out, nil
-		}, postEdge)
+		}, NewPostEdge)
 	if err != nil {
 		return nil, err
 	}

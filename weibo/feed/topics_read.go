@@ -395,7 +395,7 @@ func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ 
 	}
 	edges, info := paging.Build(posts, keys, w.N, func(dst, key []byte) []byte {
 		return paging.AppendCursor(dst, paging.CursorTopicPosts, key)
-	}, postEdge)
+	}, NewPostEdge)
 	if frontier != nil {
 		more = true
 		c := paging.EncodeCursor(paging.CursorTopicPosts, frontier)
