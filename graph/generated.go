@@ -24,6 +24,7 @@ import (
 	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
@@ -384,8 +385,8 @@ type AuditEventResolver interface {
 	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
 }
 type CommentResolver interface {
-	Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error)
-	ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error)
+	Post(ctx context.Context, obj *comment.Comment) (*feed.Post, error)
+	ReplyTo(ctx context.Context, obj *comment.Comment) (*comment.Comment, error)
 }
 type DepartmentResolver interface {
 	Parent(ctx context.Context, obj *org.Department) (*org.Department, error)
@@ -410,7 +411,7 @@ type MutationResolver interface {
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id string) (bool, error)
 	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
-	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error)
+	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, id string) (bool, error)
 	MarkNotificationsRead(ctx context.Context, upTo *string) (int, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
@@ -433,7 +434,7 @@ type NotificationResolver interface {
 	Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error)
 
 	Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error)
-	Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error)
+	Comment(ctx context.Context, obj *feed.Notification) (*comment.Comment, error)
 }
 type PostResolver interface {
 	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
@@ -442,7 +443,7 @@ type PostResolver interface {
 
 	Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error)
 
-	Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error)
+	Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*comment.CommentConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -5101,7 +5102,7 @@ func (ec *executionContext) fieldContext_BulkResult_failed(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx, field.Selections, obj.ID)
 
 }
@@ -5109,7 +5110,7 @@ func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Comment_content(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_content(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
 
 }
@@ -5117,16 +5118,16 @@ func (ec *executionContext) fieldContext_Comment_content(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "String")
 }
 
-func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_createdAt, obj, (*feed.Comment).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_createdAt, obj, (*comment.Comment).CreatedAt, ec.marshalNTime2timeᚐTime, true)
 
 }
 func (ec *executionContext) fieldContext_Comment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, true, false, "Time")
 }
 
-func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_author, obj, (*feed.Comment).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
+func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_author, obj, (*comment.Comment).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
 
 }
 func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5142,7 +5143,7 @@ func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_post(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_post(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5174,7 +5175,7 @@ func (ec *executionContext) fieldContext_Comment_post(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5186,8 +5187,8 @@ func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.
 			return ec.Resolvers.Comment().ReplyTo(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
-			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5206,8 +5207,8 @@ func (ec *executionContext) fieldContext_Comment_replyTo(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_mentions, obj, (*feed.Comment).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
+func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_mentions, obj, (*comment.Comment).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
 
 }
 func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5223,12 +5224,12 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *comment.CommentConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_CommentConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdgeᚄ)
+		ec.marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_CommentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5244,7 +5245,7 @@ func (ec *executionContext) fieldContext_CommentConnection_edges(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *comment.CommentConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_CommentConnection_pageInfo,
 
 		obj.PageInfo,
@@ -5265,7 +5266,7 @@ func (ec *executionContext) fieldContext_CommentConnection_pageInfo(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *comment.CommentConnection) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
 
 }
@@ -5273,7 +5274,7 @@ func (ec *executionContext) fieldContext_CommentConnection_totalCount(_ context.
 	return graphql.NewScalarFieldContext("CommentConnection", field, false, false, "Int")
 }
 
-func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.CommentEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *comment.CommentEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -5281,12 +5282,12 @@ func (ec *executionContext) fieldContext_CommentEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("CommentEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *feed.CommentEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *comment.CommentEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_CommentEdge_node,
 
 		obj.Comment,
 
-		ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment)
+		ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment)
 
 }
 func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6365,7 +6366,7 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Authenticated == nil {
-					var zeroVal *feed.Comment
+					var zeroVal *comment.Comment
 					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
 				return ec.Directives.Authenticated(ctx, nil, directive0)
@@ -6374,8 +6375,8 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7539,8 +7540,8 @@ func (ec *executionContext) _Notification_comment(ctx context.Context, field gra
 			return ec.Resolvers.Notification().Comment(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
-			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7899,8 +7900,8 @@ func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.CommentConnection) graphql.Marshaler {
-			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.CommentConnection) graphql.Marshaler {
+			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11139,7 +11140,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Department(ctx, sel, obj)
-	case *feed.Comment:
+	case *comment.Comment:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -11454,7 +11455,7 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 
 var commentImplementors = []string{"Comment", "Node"}
 
-func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *feed.Comment) graphql.Marshaler {
+func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *comment.Comment) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -11519,7 +11520,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 
 var commentConnectionImplementors = []string{"CommentConnection"}
 
-func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.CommentConnection) graphql.Marshaler {
+func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *comment.CommentConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -11562,7 +11563,7 @@ func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.Sele
 
 var commentEdgeImplementors = []string{"CommentEdge"}
 
-func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.CommentEdge) graphql.Marshaler {
+func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *comment.CommentEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -13825,7 +13826,7 @@ func (ec *executionContext) marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._BulkResult(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx context.Context, sel ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx context.Context, sel ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Comment!")
 		return graphql.Null
@@ -13833,7 +13834,7 @@ func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatew
 	return ec._Comment(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentConnection(ctx context.Context, sel ast.SelectionSet, v *feed.CommentConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentConnection(ctx context.Context, sel ast.SelectionSet, v *comment.CommentConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CommentConnection!")
 		return graphql.Null
@@ -13841,15 +13842,15 @@ func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohba
 	return ec._CommentConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdge(ctx context.Context, sel ast.SelectionSet, v feed.CommentEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdge(ctx context.Context, sel ast.SelectionSet, v comment.CommentEdge) graphql.Marshaler {
 	return ec._CommentEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []feed.CommentEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []comment.CommentEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdge(ctx, sel, v[i])
+		return ec.marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14634,7 +14635,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx context.Context, sel ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx context.Context, sel ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
@@ -41,7 +42,7 @@ type Loaders struct {
 	ldUserRoles          *dataloader.Loader[weibo.UserID, []*org.RoleAssignment]
 	ldUserDepartments    *dataloader.Loader[weibo.UserID, *org.Department]
 	ldManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
-	ldComments           *dataloader.Loader[weibo.CommentID, *feed.Comment]
+	ldComments           *dataloader.Loader[weibo.CommentID, *comment.Comment]
 	ldTopics             *dataloader.Loader[string, *feed.Topic]
 	ldNotifications      *dataloader.Loader[weibo.NotificationID, *feed.Notification]
 	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
@@ -119,8 +120,10 @@ func (l *Loaders) ManagedDepartments() *dataloader.Loader[weibo.UserID, []*org.D
 }
 
 // Comments loads comment rows by id (nil for a missing comment).
-func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *feed.Comment] {
-	return made(&l.lmu, &l.ldComments, func() dataloader.BatchFunc[weibo.CommentID, *feed.Comment] { return batch(l.svc.Feed.GetComments) })
+func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *comment.Comment] {
+	return made(&l.lmu, &l.ldComments, func() dataloader.BatchFunc[weibo.CommentID, *comment.Comment] {
+		return batch(l.svc.Comments.GetComments)
+	})
 }
 
 // Topics loads topic rows by name (nil for a topic no post has).

@@ -16,6 +16,7 @@ import (
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
@@ -50,12 +51,12 @@ func (r *auditEventResolver) RequestID(ctx context.Context, obj *audit.Event) (*
 }
 
 // Post is the resolver for the post field.
-func (r *commentResolver) Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error) {
+func (r *commentResolver) Post(ctx context.Context, obj *comment.Comment) (*feed.Post, error) {
 	return loaders.For(ctx).Posts().Load(ctx, obj.ID.Post)()
 }
 
 // ReplyTo is the resolver for the replyTo field.
-func (r *commentResolver) ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error) {
+func (r *commentResolver) ReplyTo(ctx context.Context, obj *comment.Comment) (*comment.Comment, error) {
 	if obj.ReplyTo == nil {
 		return nil, nil
 	}
@@ -198,7 +199,7 @@ func (r *mutationResolver) Repost(ctx context.Context, postID string, comment *s
 }
 
 // AddComment is the resolver for the addComment field.
-func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error) {
+func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, replyToID *string) (*comment.Comment, error) {
 	post, err := parseID[weibo.PostID]("postId", postID)
 	if err != nil {
 		return nil, err
@@ -207,7 +208,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Feed.AddComment(ctx, viewerOf(ctx), post, content, replyTo)
+	return r.Svc.Comments.AddComment(ctx, viewerOf(ctx), post, content, replyTo)
 }
 
 // DeleteComment is the resolver for the deleteComment field.
@@ -217,7 +218,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 		return false, err
 	}
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.DeleteComment(ctx, viewer, comment)
+	return r.Svc.Comments.DeleteComment(ctx, viewer, comment)
 }
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
@@ -372,7 +373,7 @@ func (r *notificationResolver) Post(ctx context.Context, obj *feed.Notification)
 }
 
 // Comment is the resolver for the comment field.
-func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error) {
+func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*comment.Comment, error) {
 	return notificationComment(ctx, obj)
 }
 
@@ -410,8 +411,8 @@ func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, 
 }
 
 // Comments is the resolver for the comments field.
-func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error) {
-	page, err := r.Svc.Feed.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*comment.CommentConnection, error) {
+	page, err := r.Svc.Comments.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}

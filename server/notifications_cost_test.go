@@ -66,7 +66,7 @@ func TestNotificationsStoreCallsConstant(t *testing.T) {
 				}
 			}
 			for i := range 120 {
-				if _, err := g.svc.Feed.AddComment(ctx, likers[i%12].ID, posts[i%5], fmt.Sprint("comment ", i), nil); err != nil {
+				if _, err := g.svc.Comments.AddComment(ctx, likers[i%12].ID, posts[i%5], fmt.Sprint("comment ", i), nil); err != nil {
 					t.Fatal(err)
 				}
 			}

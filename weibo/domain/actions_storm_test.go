@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 )
@@ -81,8 +82,8 @@ func TestPostActionsStorm(t *testing.T) {
 					case 2:
 						_, err = svc.Likes.Unlike(ctx, user(), pickPost())
 					case 3, 4:
-						var c *feed.Comment
-						if c, err = svc.Feed.AddComment(ctx, user(), pickPost(), "a comment", nil); err == nil {
+						var c *comment.Comment
+						if c, err = svc.Comments.AddComment(ctx, user(), pickPost(), "a comment", nil); err == nil {
 							mu.Lock()
 							comments = append(comments, c.ID)
 							mu.Unlock()
@@ -95,7 +96,7 @@ func TestPostActionsStorm(t *testing.T) {
 						}
 						mu.Unlock()
 						if id != (weibo.CommentID{}) {
-							_, err = svc.Feed.DeleteComment(ctx, id.Post.Author, id)
+							_, err = svc.Comments.DeleteComment(ctx, id.Post.Author, id)
 						}
 					case 6:
 						var p *feed.Post
@@ -149,7 +150,7 @@ func TestPostActionsStorm(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cs, err := svc.Feed.PostComments(ctx, p.ID, weibo.Page{First: &hundred})
+				cs, err := svc.Comments.PostComments(ctx, p.ID, weibo.Page{First: &hundred})
 				if err != nil {
 					t.Fatal(err)
 				}

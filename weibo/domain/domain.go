@@ -13,6 +13,7 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
@@ -28,6 +29,8 @@ type Domain struct {
 	Feed *feed.Service
 	// Likes is the like of a post: like, unlike, likers and liked posts.
 	Likes *like.Service
+	// Comments is the comments on posts: add, delete, a post's list.
+	Comments *comment.Service
 	// Org is the organisation: roles, departments, authorization.
 	Org *org.Service
 }
@@ -117,7 +120,13 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	}
 	w := counted.New(st, c.protocol...)
 	f := feed.New(st, w, c.feed...)
-	return &Domain{Writes: w, Feed: f, Likes: like.New(st, w, f, f), Org: org.New(st, w, f)}
+	return &Domain{
+		Writes:   w,
+		Feed:     f,
+		Likes:    like.New(st, w, f, f),
+		Comments: comment.New(st, w, f, f, f),
+		Org:      org.New(st, w, f),
+	}
 }
 
 // Store returns the table API the domain runs on.

@@ -141,12 +141,12 @@ func TestNotifications(t *testing.T) {
 				}
 				step()
 			}
-			c, err := svc.Feed.AddComment(ctx, bob.ID, p.ID, "nice, @"+carol.Username+" @"+a.Username, nil)
+			c, err := svc.Comments.AddComment(ctx, bob.ID, p.ID, "nice, @"+carol.Username+" @"+a.Username, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			step()
-			if _, err := svc.Feed.AddComment(ctx, a.ID, p.ID, "thanks", &c.ID); err != nil {
+			if _, err := svc.Comments.AddComment(ctx, a.ID, p.ID, "thanks", &c.ID); err != nil {
 				t.Fatal(err)
 			}
 			step()

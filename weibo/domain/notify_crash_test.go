@@ -9,6 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
@@ -81,7 +82,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 	add("unlike-last", feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed, feed.StepNotifyCounted)
 	add("follow", feed.StepRelationDecided, feed.StepRelationInbox, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("unfollow", feed.StepRelationDecided, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("reply", feed.StepCommentDecided, feed.StepCommentCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
+	add("reply", comment.StepRow, comment.StepCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("repost", feed.StepPublishContent, feed.StepPublishCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("markread", feed.StepNotifyMarked, feed.StepNotifySequenced, feed.StepNotifyRead, feed.StepNotifyCounted)
 	scenarios = append(scenarios, scenario{op: "like", step: feed.StepNotifySequenced, slow: true},
@@ -103,7 +104,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					c1, err := setup.Feed.AddComment(ctx, u1.ID, p.ID, "first", nil)
+					c1, err := setup.Comments.AddComment(ctx, u1.ID, p.ID, "first", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -155,7 +156,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					case "unfollow":
 						_, err = crashed.Feed.Unfollow(ctx, u2.ID, a.ID)
 					case "reply":
-						_, err = crashed.Feed.AddComment(ctx, u2.ID, p.ID, "re @"+x.Username, &c1.ID)
+						_, err = crashed.Comments.AddComment(ctx, u2.ID, p.ID, "re @"+x.Username, &c1.ID)
 					case "repost":
 						_, err = crashed.Feed.Repost(ctx, u2.ID, p.ID, "看 @"+x.Username)
 					case "markread":

@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -207,7 +206,8 @@ func (s *Service) leaveOriginal(ctx context.Context, op *counted.Op, root, id we
 
 // RetractPost removes post id's entries from the inboxes, if the post is
 // gone (its content row is the authority: a post that exists keeps them),
-// and its comments: the author's own entry and, unless the author is
+// and what the modules keep of it (RegisterDeleteHook: its comments, …):
+// the author's own entry and, unless the author is
 // large, each fan's, in
 // DeleteMany batches while the fans rows are scanned. Every delete is
 // idempotent. It is what the repairer does for a delete that died. Errors
@@ -221,8 +221,10 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(id.Author, id)}); err != nil {
 		return err
 	}
-	if err := s.deleteComments(ctx, id); err != nil {
-		return err
+	for _, hook := range s.deleteHooks {
+		if err := hook(ctx, id); err != nil {
+			return err
+		}
 	}
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
 		return err
@@ -278,24 +280,15 @@ func (s *Service) awaitFanout(ctx context.Context, id weibo.PostID) (done bool, 
 	}
 }
 
-// deleteComments deletes the comment rows of post id, which is gone:
-// one prefix scan of weibo:comments (a post's comments are its content
-// rowkey's prefix) and DeleteMany batches.
-func (s *Service) deleteComments(ctx context.Context, id weibo.PostID) error {
-	var dels []*hbase.Delete
-	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.ContentKey(id)}, func(r *hbase.Result) error {
-		dels = append(dels, &hbase.Delete{Table: tables.Comments, Row: bytes.Clone(r.Row)})
-		if len(dels) >= s.opts.batch {
-			err := s.st.DeleteMany(ctx, dels)
-			dels = dels[:0]
-			return err
-		}
-		return nil
-	})
-	if err == nil && len(dels) > 0 {
-		err = s.st.DeleteMany(ctx, dels)
-	}
-	return err
+// DeleteHook removes what a module keeps of post id, which is gone (its
+// content row deleted): it runs in the post's retraction, again when the
+// retraction is repaired, so it is idempotent. Errors are the store's.
+type DeleteHook func(ctx context.Context, id weibo.PostID) error
+
+// RegisterDeleteHook adds hook to every post's retraction. Modules
+// register while the domain is wired, before any call.
+func (s *Service) RegisterDeleteHook(hook DeleteHook) {
+	s.deleteHooks = append(s.deleteHooks, hook)
 }
 
 // deletesInFlight returns the posts of author whose delete is in flight

@@ -303,15 +303,19 @@ func (s *Service) repairNotice(ctx context.Context, n Notice, left int64) error 
 // (false: the notification is left as it is). Errors are the store's.
 type WantedFunc func(ctx context.Context, n Notice) (want, known bool, err error)
 
-// RegisterNoticeKind makes wanted decide whether a notification of kind
-// should hold its actor (what a repair and a NoticeSync check): the
-// module whose action sends notifications of kind registers it while the
-// domain is wired, before any call.
-func (s *Service) RegisterNoticeKind(kind tables.NotifKind, wanted WantedFunc) {
-	if s.wanted == nil {
-		s.wanted = make(map[tables.NotifKind]WantedFunc)
-	}
-	s.wanted[kind] = wanted
+// RegisterNoticeCheck makes wanted decide whether a notification that
+// match accepts should hold its actor (what a repair and a NoticeSync
+// check); the first registered match decides. The module whose actions
+// send those notifications registers it while the domain is wired,
+// before any call.
+func (s *Service) RegisterNoticeCheck(match func(Notice) bool, wanted WantedFunc) {
+	s.wanted = append(s.wanted, noticeCheck{match, wanted})
+}
+
+// noticeCheck is one RegisterNoticeCheck.
+type noticeCheck struct {
+	match  func(Notice) bool
+	wanted WantedFunc
 }
 
 // noticeWanted reads the authority of n's action and reports whether n's
@@ -321,8 +325,10 @@ func (s *Service) RegisterNoticeKind(kind tables.NotifKind, wanted WantedFunc) {
 // or post exists — a deleted one's notification stays (its post or
 // comment then resolves to null), and one never written has none.
 func (s *Service) noticeWanted(ctx context.Context, n Notice) (want, known bool, err error) {
-	if wanted := s.wanted[n.Kind]; wanted != nil {
-		return wanted(ctx, n)
+	for _, c := range s.wanted {
+		if c.match(n) {
+			return c.wanted(ctx, n)
+		}
 	}
 	post, _ := n.Subject.Post()
 	switch n.Kind {
@@ -335,23 +341,14 @@ func (s *Service) noticeWanted(ctx context.Context, n Notice) (want, known bool,
 		ok := repostState(r, post)
 		return ok, ok, err
 	}
-	var ns []Notice
-	if c, isComment := n.Subject.Comment(); isComment {
-		cs, err := s.GetComments(ctx, []weibo.CommentID{c})
-		if err != nil || cs[0] == nil {
-			return false, false, err
-		}
-		ns = commentNotices(cs[0], post.Author)
-	} else {
-		ps, err := s.GetPosts(ctx, []weibo.PostID{post})
-		if err != nil || ps[0] == nil {
-			return false, false, err
-		}
-		ns = postNotices(ps[0])
+	if _, isComment := n.Subject.Comment(); isComment {
+		return false, false, nil // no module checks comments: left as it is
 	}
-	return slices.ContainsFunc(ns, func(x Notice) bool {
-		return x.Kind == n.Kind && x.Recipient == n.Recipient && x.Actor == n.Actor && x.Subject == n.Subject
-	}), true, nil
+	ps, err := s.GetPosts(ctx, []weibo.PostID{post})
+	if err != nil || ps[0] == nil {
+		return false, false, err
+	}
+	return NoticeIn(postNotices(ps[0]), n), true, nil
 }
 
 // postNotices returns the notifications post p sends: REPOST to its
@@ -374,26 +371,12 @@ func postNotices(p *Post) []Notice {
 	return out
 }
 
-// commentNotices returns the notifications comment c on a post of
-// postAuthor sends, one per recipient, first kind first: REPLY to the
-// author of the comment it replies to, COMMENT to the post's author,
-// MENTION to each user it mentions; none to its author.
-func commentNotices(c *Comment, postAuthor weibo.UserID) []Notice {
-	var out []Notice
-	subject := tables.CommentSubject(c.ID)
-	add := func(kind tables.NotifKind, to weibo.UserID) {
-		if to != c.ID.Author && !slices.ContainsFunc(out, func(x Notice) bool { return x.Recipient == to }) {
-			out = append(out, Notice{Kind: kind, Recipient: to, Actor: c.ID.Author, Subject: subject, At: c.ID.Millis})
-		}
-	}
-	if c.ReplyTo != nil {
-		add(tables.NotifReply, c.ReplyTo.Author)
-	}
-	add(tables.NotifComment, postAuthor)
-	for _, m := range c.MentionRefs {
-		add(tables.NotifMention, m.User)
-	}
-	return out
+// NoticeIn reports whether ns holds n: the same kind, recipient, actor
+// and subject.
+func NoticeIn(ns []Notice, n Notice) bool {
+	return slices.ContainsFunc(ns, func(x Notice) bool {
+		return x.Kind == n.Kind && x.Recipient == n.Recipient && x.Actor == n.Actor && x.Subject == n.Subject
+	})
 }
 
 // notifyPost sends post p's notifications (postNotices) as a sync, once

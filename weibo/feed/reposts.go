@@ -310,3 +310,8 @@ func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, af
 	}
 	return &PostConnection{Edges: edges, PageInfo: info}, nil
 }
+
+// counterPost is the post whose counter c is (Owner its author, Sub its ms).
+func counterPost(c counted.Counter) weibo.PostID {
+	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
+}

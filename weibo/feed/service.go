@@ -32,7 +32,6 @@ import (
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Service is the feed's API. It is safe for concurrent use. Create it with
@@ -40,13 +39,13 @@ import (
 type Service struct {
 	st          hbase.Store
 	w           *counted.Protocol
-	follows     *counted.Relation               // the follow pair, registered with w
-	reposts     *counted.Relation               // the pair (root, repost), registered with w (reposts.go)
-	deletes     *counted.Relation               // a post's deletion, registered with w
-	comments    *counted.Relation               // add and delete comment (comments.go), registered with w
-	topics      *counted.Relation               // a post's topics (topics.go), registered with w
-	notifies    *counted.Relation               // one notification's actor, or a markNotificationsRead (notify.go), registered with w
-	wanted      map[tables.NotifKind]WantedFunc // RegisterNoticeKind
+	follows     *counted.Relation // the follow pair, registered with w
+	reposts     *counted.Relation // the pair (root, repost), registered with w (reposts.go)
+	deletes     *counted.Relation // a post's deletion, registered with w
+	topics      *counted.Relation // a post's topics (topics.go), registered with w
+	notifies    *counted.Relation // one notification's actor, or a markNotificationsRead (notify.go), registered with w
+	wanted      []noticeCheck     // RegisterNoticeCheck
+	deleteHooks []DeleteHook      // RegisterDeleteHook
 	retractions *retractions
 	log         *slog.Logger
 	fanout      *fanout

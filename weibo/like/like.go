@@ -37,7 +37,7 @@ type Posts interface {
 // *feed.Service implements it.
 type Notices interface {
 	SendNotice(ctx context.Context, n feed.Notice, mode feed.NoticeMode) error
-	RegisterNoticeKind(kind tables.NotifKind, wanted feed.WantedFunc)
+	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
 }
 
 // Service is the like relation's API. It is safe for concurrent use.
@@ -74,7 +74,7 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Ser
 			return n, true, err
 		},
 	})
-	notices.RegisterNoticeKind(tables.NotifLike, func(ctx context.Context, n feed.Notice) (bool, bool, error) {
+	notices.RegisterNoticeCheck(func(n feed.Notice) bool { return n.Kind == tables.NotifLike }, func(ctx context.Context, n feed.Notice) (bool, bool, error) {
 		post, _ := n.Subject.Post()
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.Actor)})
 		return r.Exists(), err == nil, err
