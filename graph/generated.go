@@ -29,6 +29,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -264,7 +265,7 @@ type ComplexityRoot struct {
 		TopTopics               func(childComplexity int, since time.Time, until time.Time, first *int) int
 		Topic                   func(childComplexity int, name string) int
 		Topics                  func(childComplexity int, prefix string, first *int) int
-		TrendingTopics          func(childComplexity int, at time.Time, window feed.TrendWindow, first *int) int
+		TrendingTopics          func(childComplexity int, at time.Time, window topic.TrendWindow, first *int) int
 		UnreadNotificationCount func(childComplexity int) int
 		User                    func(childComplexity int, id string) int
 		UserByUsername          func(childComplexity int, username string) int
@@ -461,10 +462,10 @@ type QueryResolver interface {
 	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*org.Department, error)
 	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
-	Topic(ctx context.Context, name string) (*feed.Topic, error)
-	Topics(ctx context.Context, prefix string, first *int) ([]*feed.Topic, error)
-	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*feed.TopicCount, error)
-	TrendingTopics(ctx context.Context, at time.Time, window feed.TrendWindow, first *int) ([]*feed.TopicTrend, error)
+	Topic(ctx context.Context, name string) (*weibo.Topic, error)
+	Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
+	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error)
+	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error)
 }
 type RoleResolver interface {
@@ -479,8 +480,8 @@ type SubscriptionResolver interface {
 	NotificationAdded(ctx context.Context) (<-chan *feed.Notification, error)
 }
 type TopicResolver interface {
-	PostCount(ctx context.Context, obj *feed.Topic) (int, error)
-	Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	PostCount(ctx context.Context, obj *weibo.Topic) (int, error)
+	Posts(ctx context.Context, obj *weibo.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
 }
 type UserResolver interface {
 	CreatedAt(ctx context.Context, obj *weibo.User) (*time.Time, error)
@@ -1596,7 +1597,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TrendingTopics(childComplexity, args["at"].(time.Time), args["window"].(feed.TrendWindow), args["first"].(*int)), true
+		return e.ComplexityRoot.Query.TrendingTopics(childComplexity, args["at"].(time.Time), args["window"].(topic.TrendWindow), args["first"].(*int)), true
 	case "Query.unreadNotificationCount":
 		if e.ComplexityRoot.Query.UnreadNotificationCount == nil {
 			break
@@ -4460,8 +4461,8 @@ func (ec *executionContext) field_Query_trendingTopics_args(ctx context.Context,
 	}
 	args["at"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "window",
-		func(ctx context.Context, v any) (feed.TrendWindow, error) {
-			return ec.unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx, v)
+		func(ctx context.Context, v any) (topic.TrendWindow, error) {
+			return ec.unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTrendWindow(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7932,7 +7933,7 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 }
 
 func (ec *executionContext) _Post_topics(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ, false)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ, false)
 
 }
 func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8838,8 +8839,8 @@ func (ec *executionContext) _Query_topic(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Topic(ctx, fc.Args["name"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
-			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
+			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8882,8 +8883,8 @@ func (ec *executionContext) _Query_topics(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Topics(ctx, fc.Args["prefix"].(string), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {
-			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.Topic) graphql.Marshaler {
+			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8926,8 +8927,8 @@ func (ec *executionContext) _Query_topTopics(ctx context.Context, field graphql.
 			return ec.Resolvers.Query().TopTopics(ctx, fc.Args["since"].(time.Time), fc.Args["until"].(time.Time), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feed.TopicCount) graphql.Marshaler {
-			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCountᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicCount) graphql.Marshaler {
+			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCountᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8967,11 +8968,11 @@ func (ec *executionContext) _Query_trendingTopics(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(feed.TrendWindow), fc.Args["first"].(*int))
+			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(topic.TrendWindow), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feed.TopicTrend) graphql.Marshaler {
-			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrendᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicTrend) graphql.Marshaler {
+			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrendᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9594,15 +9595,15 @@ func (ec *executionContext) fieldContext_TimelineConnection_pageInfo(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _Topic_id(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Topic_id, obj, (*feed.Topic).ID, ec.marshalNID2string, true)
+func (ec *executionContext) _Topic_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Topic_id, obj, (*weibo.Topic).ID, ec.marshalNID2string, true)
 
 }
 func (ec *executionContext) fieldContext_Topic_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Topic", field, true, false, "ID")
 }
 
-func (ec *executionContext) _Topic_name(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+func (ec *executionContext) _Topic_name(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 
 }
@@ -9610,7 +9611,7 @@ func (ec *executionContext) fieldContext_Topic_name(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Topic", field, false, false, "String")
 }
 
-func (ec *executionContext) _Topic_postCount(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+func (ec *executionContext) _Topic_postCount(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9633,7 +9634,7 @@ func (ec *executionContext) fieldContext_Topic_postCount(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Topic", field, true, true, "Int")
 }
 
-func (ec *executionContext) _Topic_posts(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+func (ec *executionContext) _Topic_posts(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9677,12 +9678,12 @@ func (ec *executionContext) fieldContext_Topic_posts(ctx context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _TopicCount_topic(ctx context.Context, field graphql.CollectedField, obj *feed.TopicCount) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicCount_topic(ctx context.Context, field graphql.CollectedField, obj *topic.TopicCount) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TopicCount_topic,
 
 		obj.Topic,
 
-		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic)
+		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic)
 
 }
 func (ec *executionContext) fieldContext_TopicCount_topic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9698,7 +9699,7 @@ func (ec *executionContext) fieldContext_TopicCount_topic(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _TopicCount_count(ctx context.Context, field graphql.CollectedField, obj *feed.TopicCount) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicCount_count(ctx context.Context, field graphql.CollectedField, obj *topic.TopicCount) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.Count)
 
 }
@@ -9706,12 +9707,12 @@ func (ec *executionContext) fieldContext_TopicCount_count(_ context.Context, fie
 	return graphql.NewScalarFieldContext("TopicCount", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TopicTrend_topic(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_topic(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TopicTrend_topic,
 
 		obj.Topic,
 
-		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic)
+		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic)
 
 }
 func (ec *executionContext) fieldContext_TopicTrend_topic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9727,7 +9728,7 @@ func (ec *executionContext) fieldContext_TopicTrend_topic(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _TopicTrend_count(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_count(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.Count)
 
 }
@@ -9735,7 +9736,7 @@ func (ec *executionContext) fieldContext_TopicTrend_count(_ context.Context, fie
 	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TopicTrend_previousCount(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_previousCount(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.PreviousCount)
 
 }
@@ -9743,7 +9744,7 @@ func (ec *executionContext) fieldContext_TopicTrend_previousCount(_ context.Cont
 	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TopicTrend_score(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_score(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return ec.marshalNFloat2float64(ctx, field.Selections, obj.Score)
 
 }
@@ -11115,7 +11116,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case *feed.Topic:
+	case *weibo.Topic:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -12997,7 +12998,7 @@ func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.Sel
 
 var topicImplementors = []string{"Topic", "Node"}
 
-func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, obj *feed.Topic) graphql.Marshaler {
+func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, obj *weibo.Topic) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -13047,7 +13048,7 @@ func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, ob
 
 var topicCountImplementors = []string{"TopicCount"}
 
-func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSet, obj *feed.TopicCount) graphql.Marshaler {
+func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSet, obj *topic.TopicCount) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicCountImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -13085,7 +13086,7 @@ func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSe
 
 var topicTrendImplementors = []string{"TopicTrend"}
 
-func (ec *executionContext) _TopicTrend(ctx context.Context, sel ast.SelectionSet, obj *feed.TopicTrend) graphql.Marshaler {
+func (ec *executionContext) _TopicTrend(ctx context.Context, sel ast.SelectionSet, obj *topic.TopicTrend) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicTrendImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -14313,11 +14314,11 @@ func (ec *executionContext) marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋga
 	return ec._TimelineEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {
+func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.Topic) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx, sel, v[i])
+		return ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14329,7 +14330,7 @@ func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgate
 	return ret
 }
 
-func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx context.Context, sel ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx context.Context, sel ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Topic!")
 		return graphql.Null
@@ -14337,11 +14338,11 @@ func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgateway
 	return ec._Topic(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.TopicCount) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*topic.TopicCount) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCount(ctx, sel, v[i])
+		return ec.marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCount(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14353,7 +14354,7 @@ func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbase�
 	return ret
 }
 
-func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCount(ctx context.Context, sel ast.SelectionSet, v *feed.TopicCount) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCount(ctx context.Context, sel ast.SelectionSet, v *topic.TopicCount) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TopicCount!")
 		return graphql.Null
@@ -14361,11 +14362,11 @@ func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._TopicCount(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrendᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.TopicTrend) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrendᚄ(ctx context.Context, sel ast.SelectionSet, v []*topic.TopicTrend) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrend(ctx, sel, v[i])
+		return ec.marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrend(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14377,7 +14378,7 @@ func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbase�
 	return ret
 }
 
-func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrend(ctx context.Context, sel ast.SelectionSet, v *feed.TopicTrend) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrend(ctx context.Context, sel ast.SelectionSet, v *topic.TopicTrend) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TopicTrend!")
 		return graphql.Null
@@ -14385,13 +14386,13 @@ func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._TopicTrend(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx context.Context, v any) (feed.TrendWindow, error) {
-	var res feed.TrendWindow
+func (ec *executionContext) unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTrendWindow(ctx context.Context, v any) (topic.TrendWindow, error) {
+	var res topic.TrendWindow
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx context.Context, sel ast.SelectionSet, v feed.TrendWindow) graphql.Marshaler {
+func (ec *executionContext) marshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTrendWindow(ctx context.Context, sel ast.SelectionSet, v topic.TrendWindow) graphql.Marshaler {
 	return v
 }
 
@@ -14758,7 +14759,7 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
-func (ec *executionContext) marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx context.Context, sel ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+func (ec *executionContext) marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx context.Context, sel ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

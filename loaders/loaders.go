@@ -43,7 +43,7 @@ type Loaders struct {
 	ldUserDepartments    *dataloader.Loader[weibo.UserID, *org.Department]
 	ldManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
 	ldComments           *dataloader.Loader[weibo.CommentID, *comment.Comment]
-	ldTopics             *dataloader.Loader[string, *feed.Topic]
+	ldTopics             *dataloader.Loader[string, *weibo.Topic]
 	ldNotifications      *dataloader.Loader[weibo.NotificationID, *feed.Notification]
 	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
 
@@ -127,8 +127,8 @@ func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *comment.Commen
 }
 
 // Topics loads topic rows by name (nil for a topic no post has).
-func (l *Loaders) Topics() *dataloader.Loader[string, *feed.Topic] {
-	return made(&l.lmu, &l.ldTopics, func() dataloader.BatchFunc[string, *feed.Topic] { return batch(l.svc.Feed.GetTopics) })
+func (l *Loaders) Topics() *dataloader.Loader[string, *weibo.Topic] {
+	return made(&l.lmu, &l.ldTopics, func() dataloader.BatchFunc[string, *weibo.Topic] { return batch(l.svc.Topics.GetTopics) })
 }
 
 // Notifications loads notifications by id (nil for a missing one; any

@@ -20,6 +20,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // Actor is the resolver for the actor field.
@@ -195,7 +196,7 @@ func (r *mutationResolver) Repost(ctx context.Context, postID string, comment *s
 		return nil, err
 	}
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.Repost(ctx, viewer, post, orEmpty(comment))
+	return r.Svc.Reposts.Repost(ctx, viewer, post, orEmpty(comment))
 }
 
 // AddComment is the resolver for the addComment field.
@@ -402,7 +403,7 @@ func (r *postResolver) RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post
 
 // Reposts is the resolver for the reposts field.
 func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.Reposts(ctx, obj.ID, first, after)
+	page, err := r.Svc.Reposts.Reposts(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -545,23 +546,23 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, fi
 }
 
 // Topic is the resolver for the topic field.
-func (r *queryResolver) Topic(ctx context.Context, name string) (*feed.Topic, error) {
-	return r.Svc.Feed.Topic(ctx, name)
+func (r *queryResolver) Topic(ctx context.Context, name string) (*weibo.Topic, error) {
+	return r.Svc.Topics.Topic(ctx, name)
 }
 
 // Topics is the resolver for the topics field.
-func (r *queryResolver) Topics(ctx context.Context, prefix string, first *int) ([]*feed.Topic, error) {
-	return r.Svc.Feed.SearchTopics(ctx, prefix, first)
+func (r *queryResolver) Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error) {
+	return r.Svc.Topics.SearchTopics(ctx, prefix, first)
 }
 
 // TopTopics is the resolver for the topTopics field.
-func (r *queryResolver) TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*feed.TopicCount, error) {
-	return r.Svc.Feed.TopTopics(ctx, since, until, first)
+func (r *queryResolver) TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error) {
+	return r.Svc.Topics.TopTopics(ctx, since, until, first)
 }
 
 // TrendingTopics is the resolver for the trendingTopics field.
-func (r *queryResolver) TrendingTopics(ctx context.Context, at time.Time, window feed.TrendWindow, first *int) ([]*feed.TopicTrend, error) {
-	return r.Svc.Feed.TrendingTopics(ctx, at, window, first)
+func (r *queryResolver) TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error) {
+	return r.Svc.Topics.TrendingTopics(ctx, at, window, first)
 }
 
 // AuditLog is the resolver for the auditLog field.
@@ -604,12 +605,12 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context) (<-chan *f
 }
 
 // PostCount is the resolver for the postCount field.
-func (r *topicResolver) PostCount(ctx context.Context, obj *feed.Topic) (int, error) {
+func (r *topicResolver) PostCount(ctx context.Context, obj *weibo.Topic) (int, error) {
 	return topicPostCount(ctx, obj)
 }
 
 // Posts is the resolver for the posts field.
-func (r *topicResolver) Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
+func (r *topicResolver) Posts(ctx context.Context, obj *weibo.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
 	return r.topicPosts(ctx, obj, weibo.Page{First: first, After: after, Last: last, Before: before})
 }
 

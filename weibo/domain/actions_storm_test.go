@@ -100,7 +100,7 @@ func TestPostActionsStorm(t *testing.T) {
 						}
 					case 6:
 						var p *feed.Post
-						if p, err = svc.Feed.Repost(ctx, user(), pickPost(), "转发"); err == nil {
+						if p, err = svc.Reposts.Repost(ctx, user(), pickPost(), "转发"); err == nil {
 							mu.Lock()
 							posts = append(posts, p.ID)
 							mu.Unlock()
@@ -154,7 +154,7 @@ func TestPostActionsStorm(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rs, err := svc.Feed.Reposts(ctx, p.ID, &hundred, nil)
+				rs, err := svc.Reposts.Reposts(ctx, p.ID, &hundred, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

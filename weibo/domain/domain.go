@@ -18,6 +18,8 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/repost"
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // Domain is the wired domain. Its parts are safe for concurrent use.
@@ -31,6 +33,10 @@ type Domain struct {
 	Likes *like.Service
 	// Comments is the comments on posts: add, delete, a post's list.
 	Comments *comment.Service
+	// Reposts is the repost of a post: repost, a post's reposts.
+	Reposts *repost.Service
+	// Topics is the topics of posts: topic pages, top and trending topics.
+	Topics *topic.Service
 	// Org is the organisation: roles, departments, authorization.
 	Org *org.Service
 }
@@ -125,6 +131,8 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Feed:     f,
 		Likes:    like.New(st, w, f, f),
 		Comments: comment.New(st, w, f, f, f),
+		Reposts:  repost.New(st, w, f, f),
+		Topics:   topic.New(st, w, f),
 		Org:      org.New(st, w, f),
 	}
 }

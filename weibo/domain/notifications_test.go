@@ -151,7 +151,7 @@ func TestNotifications(t *testing.T) {
 			}
 			step()
 			// The root's author is mentioned too: one REPOST, no MENTION.
-			if _, err := svc.Feed.Repost(ctx, alice.ID, p.ID, "//@"+a.Username+": look"); err != nil {
+			if _, err := svc.Reposts.Repost(ctx, alice.ID, p.ID, "//@"+a.Username+": look"); err != nil {
 				t.Fatal(err)
 			}
 			flush()
@@ -246,7 +246,7 @@ func TestNotificationsLargeAuthor(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(2 * time.Millisecond)
-			if _, err := svc.Feed.Repost(ctx, a.ID, xp.ID, ""); err != nil {
+			if _, err := svc.Reposts.Repost(ctx, a.ID, xp.ID, ""); err != nil {
 				t.Fatal(err)
 			}
 			if err := svc.FlushFanout(ctx); err != nil {

@@ -158,7 +158,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					case "reply":
 						_, err = crashed.Comments.AddComment(ctx, u2.ID, p.ID, "re @"+x.Username, &c1.ID)
 					case "repost":
-						_, err = crashed.Feed.Repost(ctx, u2.ID, p.ID, "看 @"+x.Username)
+						_, err = crashed.Reposts.Repost(ctx, u2.ID, p.ID, "看 @"+x.Username)
 					case "markread":
 						_, err = crashed.Feed.MarkNotificationsRead(ctx, a.ID, nil)
 					}
@@ -218,7 +218,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					if slices.ContainsFunc(comments, func(c weibo.CommentID) bool { return c.Author == u2.ID }) {
 						replied = []weibo.UserID{u2.ID}
 					}
-					reposts, err := restarted.Feed.Reposts(ctx, p.ID, nil, nil)
+					reposts, err := restarted.Reposts.Reposts(ctx, p.ID, nil, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

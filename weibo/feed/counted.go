@@ -85,7 +85,6 @@ func (s *Service) register() {
 	s.w.Register(s.publishRelation())
 	s.deletes = s.deleteRelation()
 	s.w.Register(s.deletes)
-	s.registerReposts()
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,
@@ -118,7 +117,6 @@ func (s *Service) register() {
 	s.w.RegisterCounter(userCounter(PostCount, tables.ColPosts, tables.ColPostsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
 		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, tables.PostStored)
 	}))
-	s.registerTopics()
 	s.registerNotifications()
 	s.w.RegisterCounter(userCounter(UnreadCount, tables.ColUnread, tables.ColUnreadSeq, s.countUnread))
 }

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,22 +86,20 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		return false, err
 	}
 	text := cur.Value(tables.FamPost, tables.ColText)
-	// A repost leaves its original's list and repostCount too: a write of
-	// the repost pair (reposts.go), marked before the content row goes.
-	var unrepost *counted.Op
-	root, isRepost := tables.RepostOf(cur)
-	if text != nil && isRepost {
-		if unrepost, err = s.w.BeginWith(ctx, s.reposts, uint64(root.Author), uint64(root.Millis), tables.EncodeRepostExtra(id)); err != nil {
-			return false, err
-		}
-	}
-	// A post with topics leaves its topics' lists and counts: a write of
-	// the topic pair (topics.go), marked before the content row goes.
-	var tw *topicWrite
+	// A repost leaves its original's list and repostCount too, a post with
+	// topics its topics' lists and counts: the modules' parts of the write
+	// (RegisterPostPart), marked before the content row goes.
+	var parts []PostPart
 	if text != nil {
-		tw = s.newTopicWrite(string(text))
-		if err := tw.mark(ctx, id); err != nil {
-			return false, err
+		var root *weibo.PostID
+		if r, ok := tables.RepostOf(cur); ok {
+			root = &r
+		}
+		parts = s.postParts(string(text), root)
+		for _, part := range parts {
+			if err := part.Mark(ctx, id); err != nil {
+				return false, err
+			}
 		}
 	}
 	deleted := false
@@ -111,11 +110,8 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		}
 	}
 	if !deleted {
-		if err := tw.end(ctx); err != nil {
-			return false, err
-		}
-		if unrepost != nil {
-			if err := s.w.End(ctx, unrepost); err != nil {
+		for _, part := range slices.Backward(parts) {
+			if err := part.End(ctx); err != nil {
 				return false, err
 			}
 		}
@@ -134,16 +130,13 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 	if _, err := s.w.Count(ctx, op, -1); err != nil {
 		return false, err
 	}
-	if unrepost != nil {
-		if err := s.leaveOriginal(ctx, unrepost, root, id); err != nil {
+	for _, part := range parts {
+		if err := part.Count(ctx, -1); err != nil {
 			return false, err
 		}
-	}
-	if err := tw.count(ctx, -1); err != nil {
-		return false, err
-	}
-	if err := tw.settle(ctx, id, false); err != nil {
-		return false, err
+		if err := part.Settle(ctx, id, false); err != nil {
+			return false, err
+		}
 	}
 	if op.Kept() {
 		return true, nil // past its budget: the repairer retracts
@@ -183,25 +176,6 @@ func (s *Service) clearContent(ctx context.Context, id weibo.PostID) error {
 			Values: hbase.Values{c.Family: {c.Qualifier: nil}}, Timestamp: c.Timestamp})
 	}
 	return s.st.DeleteMany(ctx, dels)
-}
-
-// leaveOriginal makes the rest of a deleted repost's write of the repost
-// pair: root's repostCount -1 (within the budget), the settle of its list
-// row (deleted: the content row no longer names root; kept for the
-// repairer when it keeps changing), the end of the marker.
-func (s *Service) leaveOriginal(ctx context.Context, op *counted.Op, root, id weibo.PostID) error {
-	if _, err := s.w.Count(ctx, op, -1); err != nil {
-		return err
-	}
-	gone := false
-	_, err := s.settleRepost(ctx, root, id, &gone)
-	if errors.Is(err, counted.ErrUnsettled) {
-		err = s.w.Keep(ctx, op, nil)
-	}
-	if err != nil {
-		return err
-	}
-	return s.w.End(ctx, op)
 }
 
 // RetractPost removes post id's entries from the inboxes, if the post is

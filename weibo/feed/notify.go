@@ -336,10 +336,6 @@ func (s *Service) noticeWanted(ctx context.Context, n Notice) (want, known bool,
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.Actor, tables.Attends, n.Recipient)})
 		v := r.Value(tables.FamRel, tables.ColRelSet)
 		return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.Subject, err == nil, err
-	case tables.NotifRepost:
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(weibo.PostID{Author: n.Actor, Millis: n.At}), Families: []string{tables.FamPost}})
-		ok := repostState(r, post)
-		return ok, ok, err
 	}
 	if _, isComment := n.Subject.Comment(); isComment {
 		return false, false, nil // no module checks comments: left as it is
