@@ -10,8 +10,8 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -114,7 +114,7 @@ func (f *fsck) checkComments(ctx context.Context) error {
 		if f.opt.Grace > 0 && f.now-max(p.countTS, p.rowsTS) < f.opt.Grace.Milliseconds() {
 			is.Pending = true
 		} else if f.opt.Repair {
-			fixes = append(fixes, counted.Counter{Kind: feed.CommentCount, Owner: uint64(id.Author), Sub: uint64(id.Millis)})
+			fixes = append(fixes, counted.Counter{Kind: comment.CommentCount, Owner: uint64(id.Author), Sub: uint64(id.Millis)})
 			issues = append(issues, len(f.rep.Issues))
 		}
 		f.rep.Issues = append(f.rep.Issues, is)

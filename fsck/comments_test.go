@@ -40,7 +40,7 @@ func TestCommentChecks(t *testing.T) {
 				posts = append(posts, p.ID)
 			}
 			for i := range 3 {
-				if _, err := svc.Feed.AddComment(ctx, bu.ID, posts[i%2], fmt.Sprintf("comment %d", i), nil); err != nil {
+				if _, err := svc.Comments.AddComment(ctx, bu.ID, posts[i%2], fmt.Sprintf("comment %d", i), nil); err != nil {
 					t.Fatal(err)
 				}
 			}

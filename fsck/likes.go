@@ -10,7 +10,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -81,7 +81,7 @@ func (f *fsck) checkLikes(ctx context.Context) error {
 			lacks = append(lacks, "the user's likes row")
 		}
 		err := f.issue(ctx, LikeDependentMissing, lr.likes[l], func() (bool, error) {
-			return true, f.s.Feed.RepairLike(ctx, l.post, l.uid, l.at)
+			return true, f.s.Likes.RepairLike(ctx, l.post, l.uid, l.at)
 		}, "user %d likes post %s (at %d) but %v is missing", l.uid, l.post, l.at, lacks)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func (f *fsck) checkLikes(ctx context.Context) error {
 	}
 	for _, l := range sortedLikes(stale) {
 		err := f.issue(ctx, LikeDependentStale, stale[l], func() (bool, error) {
-			return true, f.s.Feed.RepairLike(ctx, l.post, l.uid, l.at)
+			return true, f.s.Likes.RepairLike(ctx, l.post, l.uid, l.at)
 		}, "the lists show user %d liking post %s at %d, which the like rows do not hold", l.uid, l.post, l.at)
 		if err != nil {
 			return err
@@ -121,7 +121,7 @@ func (f *fsck) checkLikeCounts(ctx context.Context, lr *likeRows) error {
 			if f.opt.Grace > 0 && f.now-p.likesTS < f.opt.Grace.Milliseconds() {
 				is.Pending = true
 			} else if f.opt.Repair {
-				fixes = append(fixes, counted.Counter{Kind: feed.LikeCount, Owner: uint64(author), Sub: uint64(p.millis)})
+				fixes = append(fixes, counted.Counter{Kind: like.LikeCount, Owner: uint64(author), Sub: uint64(p.millis)})
 				issues = append(issues, len(f.rep.Issues))
 			}
 			f.rep.Issues = append(f.rep.Issues, is)

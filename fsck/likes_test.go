@@ -47,7 +47,7 @@ func TestLikeChecks(t *testing.T) {
 				uid  weibo.UserID
 				post weibo.PostID
 			}{{u.ID, posts[0]}, {v.ID, posts[0]}, {u.ID, posts[1]}} {
-				if _, err := svc.Feed.Like(ctx, l.uid, l.post); err != nil {
+				if _, err := svc.Likes.Like(ctx, l.uid, l.post); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(2 * time.Millisecond) // distinct like times: the order of the likers is the test's
@@ -131,7 +131,7 @@ func TestLikeChecks(t *testing.T) {
 			}
 			for i, want := range [][]weibo.UserID{{v.ID, u.ID}, {u.ID}} {
 				var got []weibo.UserID
-				page, err := svc.Feed.PostLikes(ctx, posts[i], nil, nil)
+				page, err := svc.Likes.PostLikes(ctx, posts[i], nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

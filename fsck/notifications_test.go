@@ -36,7 +36,7 @@ func TestNotificationChecks(t *testing.T) {
 			}
 			for _, u := range []weibo.UserID{b1.ID, b2.ID} {
 				for _, p := range posts {
-					if _, err := svc.Feed.Like(ctx, u, p); err != nil {
+					if _, err := svc.Likes.Like(ctx, u, p); err != nil {
 						t.Fatal(err)
 					}
 				}

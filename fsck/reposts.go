@@ -9,7 +9,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -99,7 +99,7 @@ func (f *fsck) checkReposts(ctx context.Context) error {
 	}
 	for _, s := range stale {
 		err := f.issue(ctx, RepostListStale, s.ts, func() (bool, error) {
-			return true, f.s.Feed.RepairRepost(ctx, s.root, s.repost)
+			return true, f.s.Reposts.RepairRepost(ctx, s.root, s.repost)
 		}, "post %s lists repost %s, which is gone or reposts another post", s.root, s.repost)
 		if err != nil {
 			return err
@@ -113,7 +113,7 @@ func (f *fsck) checkReposts(ctx context.Context) error {
 			continue
 		}
 		err := f.issue(ctx, RepostListMissing, rp.ts[repost], func() (bool, error) {
-			return true, f.s.Feed.RepairRepost(ctx, root, repost)
+			return true, f.s.Reposts.RepairRepost(ctx, root, repost)
 		}, "repost %s of post %s is missing from its list of reposts", repost, root)
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func (f *fsck) checkReposts(ctx context.Context) error {
 		if pc.n == byRoot[id] {
 			continue
 		}
-		c := counted.Counter{Kind: feed.RepostCount, Owner: uint64(id.Author), Sub: uint64(id.Millis)}
+		c := counted.Counter{Kind: repost.RepostCount, Owner: uint64(id.Author), Sub: uint64(id.Millis)}
 		err := f.issue(ctx, RepostCount, pc.ts, func() (bool, error) {
 			res, err := f.s.Writes.RecountCounters(ctx, []counted.Counter{c})
 			return err == nil && res[0].Done, err

@@ -42,7 +42,7 @@ func TestRepostChecks(t *testing.T) {
 			}
 			repost := func(author weibo.UserID, of weibo.PostID) weibo.PostID {
 				t.Helper()
-				p, err := svc.Feed.Repost(ctx, author, of, "")
+				p, err := svc.Reposts.Repost(ctx, author, of, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +127,7 @@ func TestRepostChecks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				page, err := svc.Feed.Reposts(ctx, root, nil, nil)
+				page, err := svc.Reposts.Reposts(ctx, root, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,9 +11,9 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/topic"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // Topics are checked in AreaSocial:
@@ -69,7 +69,7 @@ func (so *social) noteTopics(id weibo.PostID, r *hbase.Result) {
 	if tl.names == nil {
 		tl.names, tl.entries, tl.counts, tl.hours = map[uint64]string{}, map[topicEntry]int64{}, map[string]int64{}, map[hourTopic]int64{}
 	}
-	names := topic.Extract(string(r.Value(tables.FamPost, tables.ColText)))
+	names := hashtag.Extract(string(r.Value(tables.FamPost, tables.ColText)))
 	if len(names) == 0 {
 		return
 	}
@@ -117,7 +117,7 @@ func (f *fsck) checkTopics(ctx context.Context) error {
 	for _, s := range stales {
 		err := f.issue(ctx, TopicListStale, s.ts, func() (bool, error) {
 			if s.name != "" {
-				return true, f.s.Feed.RepairTopics(ctx, s.e.post, []string{s.name})
+				return true, f.s.Topics.RepairTopics(ctx, s.e.post, []string{s.name})
 			}
 			// No stored post has a topic of this id, so no write in
 			// flight can want the entry but the post's own, which the
@@ -136,7 +136,7 @@ func (f *fsck) checkTopics(ctx context.Context) error {
 		}
 		name := tl.names[e.tid]
 		err := f.issue(ctx, TopicListMissing, tl.entries[e], func() (bool, error) {
-			return true, f.s.Feed.RepairTopics(ctx, e.post, []string{name})
+			return true, f.s.Topics.RepairTopics(ctx, e.post, []string{name})
 		}, "post %s is missing from the list of its topic %q", e.post, name)
 		if err != nil {
 			return err
@@ -184,7 +184,7 @@ func (f *fsck) checkTopicCounters(ctx context.Context) error {
 		if has == want {
 			continue
 		}
-		c := counted.Counter{Kind: feed.TopicPostCount, Name: n}
+		c := counted.Counter{Kind: topic.TopicPostCount, Name: n}
 		err := f.issue(ctx, TopicPostCount, tl.topicTS[n], f.recount(ctx, c),
 			"topic %q has postCount %d, %d posts have it", n, has, want)
 		if err != nil {
@@ -205,7 +205,7 @@ func (f *fsck) checkTopicCounters(ctx context.Context) error {
 		if has == want {
 			continue
 		}
-		c := counted.Counter{Kind: feed.TopicHourCount, Name: k.name, Sub: uint64(k.hour)}
+		c := counted.Counter{Kind: topic.TopicHourCount, Name: k.name, Sub: uint64(k.hour)}
 		err := f.issue(ctx, TopicHourCount, tl.hourTS[k], f.recount(ctx, c),
 			"topic %q has %d posts counted in the hour of %d ms, %d posts of that hour have it", k.name, has, k.hour, want)
 		if err != nil {

@@ -24,10 +24,12 @@ import (
 	"github.com/weibohbase/gateway/internal/respbuf"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -263,7 +265,7 @@ type ComplexityRoot struct {
 		TopTopics               func(childComplexity int, since time.Time, until time.Time, first *int) int
 		Topic                   func(childComplexity int, name string) int
 		Topics                  func(childComplexity int, prefix string, first *int) int
-		TrendingTopics          func(childComplexity int, at time.Time, window feed.TrendWindow, first *int) int
+		TrendingTopics          func(childComplexity int, at time.Time, window topic.TrendWindow, first *int) int
 		UnreadNotificationCount func(childComplexity int) int
 		User                    func(childComplexity int, id string) int
 		UserByUsername          func(childComplexity int, username string) int
@@ -384,8 +386,8 @@ type AuditEventResolver interface {
 	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
 }
 type CommentResolver interface {
-	Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error)
-	ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error)
+	Post(ctx context.Context, obj *comment.Comment) (*feed.Post, error)
+	ReplyTo(ctx context.Context, obj *comment.Comment) (*comment.Comment, error)
 }
 type DepartmentResolver interface {
 	Parent(ctx context.Context, obj *org.Department) (*org.Department, error)
@@ -410,7 +412,7 @@ type MutationResolver interface {
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id string) (bool, error)
 	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
-	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error)
+	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, id string) (bool, error)
 	MarkNotificationsRead(ctx context.Context, upTo *string) (int, error)
 	CreateRole(ctx context.Context, name string) (*org.Role, error)
@@ -433,7 +435,7 @@ type NotificationResolver interface {
 	Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error)
 
 	Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error)
-	Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error)
+	Comment(ctx context.Context, obj *feed.Notification) (*comment.Comment, error)
 }
 type PostResolver interface {
 	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
@@ -442,7 +444,7 @@ type PostResolver interface {
 
 	Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error)
 
-	Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error)
+	Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*comment.CommentConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -460,10 +462,10 @@ type QueryResolver interface {
 	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*org.Department, error)
 	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
-	Topic(ctx context.Context, name string) (*feed.Topic, error)
-	Topics(ctx context.Context, prefix string, first *int) ([]*feed.Topic, error)
-	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*feed.TopicCount, error)
-	TrendingTopics(ctx context.Context, at time.Time, window feed.TrendWindow, first *int) ([]*feed.TopicTrend, error)
+	Topic(ctx context.Context, name string) (*weibo.Topic, error)
+	Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
+	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error)
+	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error)
 }
 type RoleResolver interface {
@@ -478,8 +480,8 @@ type SubscriptionResolver interface {
 	NotificationAdded(ctx context.Context) (<-chan *feed.Notification, error)
 }
 type TopicResolver interface {
-	PostCount(ctx context.Context, obj *feed.Topic) (int, error)
-	Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	PostCount(ctx context.Context, obj *weibo.Topic) (int, error)
+	Posts(ctx context.Context, obj *weibo.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
 }
 type UserResolver interface {
 	CreatedAt(ctx context.Context, obj *weibo.User) (*time.Time, error)
@@ -1595,7 +1597,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TrendingTopics(childComplexity, args["at"].(time.Time), args["window"].(feed.TrendWindow), args["first"].(*int)), true
+		return e.ComplexityRoot.Query.TrendingTopics(childComplexity, args["at"].(time.Time), args["window"].(topic.TrendWindow), args["first"].(*int)), true
 	case "Query.unreadNotificationCount":
 		if e.ComplexityRoot.Query.UnreadNotificationCount == nil {
 			break
@@ -4459,8 +4461,8 @@ func (ec *executionContext) field_Query_trendingTopics_args(ctx context.Context,
 	}
 	args["at"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "window",
-		func(ctx context.Context, v any) (feed.TrendWindow, error) {
-			return ec.unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx, v)
+		func(ctx context.Context, v any) (topic.TrendWindow, error) {
+			return ec.unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTrendWindow(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5101,7 +5103,7 @@ func (ec *executionContext) fieldContext_BulkResult_failed(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx, field.Selections, obj.ID)
 
 }
@@ -5109,7 +5111,7 @@ func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Comment_content(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_content(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
 
 }
@@ -5117,16 +5119,16 @@ func (ec *executionContext) fieldContext_Comment_content(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "String")
 }
 
-func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_createdAt, obj, (*feed.Comment).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_createdAt, obj, (*comment.Comment).CreatedAt, ec.marshalNTime2timeᚐTime, true)
 
 }
 func (ec *executionContext) fieldContext_Comment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, true, false, "Time")
 }
 
-func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_author, obj, (*feed.Comment).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
+func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_author, obj, (*comment.Comment).Author, ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser, false)
 
 }
 func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5142,7 +5144,7 @@ func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_post(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_post(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5174,7 +5176,7 @@ func (ec *executionContext) fieldContext_Comment_post(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5186,8 +5188,8 @@ func (ec *executionContext) _Comment_replyTo(ctx context.Context, field graphql.
 			return ec.Resolvers.Comment().ReplyTo(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
-			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5206,8 +5208,8 @@ func (ec *executionContext) fieldContext_Comment_replyTo(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *feed.Comment) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_mentions, obj, (*feed.Comment).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
+func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *comment.Comment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Comment_mentions, obj, (*comment.Comment).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
 
 }
 func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5223,12 +5225,12 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *comment.CommentConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_CommentConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdgeᚄ)
+		ec.marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_CommentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5244,7 +5246,7 @@ func (ec *executionContext) fieldContext_CommentConnection_edges(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *comment.CommentConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_CommentConnection_pageInfo,
 
 		obj.PageInfo,
@@ -5265,7 +5267,7 @@ func (ec *executionContext) fieldContext_CommentConnection_pageInfo(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *feed.CommentConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *comment.CommentConnection) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
 
 }
@@ -5273,7 +5275,7 @@ func (ec *executionContext) fieldContext_CommentConnection_totalCount(_ context.
 	return graphql.NewScalarFieldContext("CommentConnection", field, false, false, "Int")
 }
 
-func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.CommentEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *comment.CommentEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -5281,12 +5283,12 @@ func (ec *executionContext) fieldContext_CommentEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("CommentEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *feed.CommentEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *comment.CommentEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_CommentEdge_node,
 
 		obj.Comment,
 
-		ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment)
+		ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment)
 
 }
 func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6365,7 +6367,7 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Authenticated == nil {
-					var zeroVal *feed.Comment
+					var zeroVal *comment.Comment
 					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
 				return ec.Directives.Authenticated(ctx, nil, directive0)
@@ -6374,8 +6376,8 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7539,8 +7541,8 @@ func (ec *executionContext) _Notification_comment(ctx context.Context, field gra
 			return ec.Resolvers.Notification().Comment(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
-			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7899,8 +7901,8 @@ func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.CommentConnection) graphql.Marshaler {
-			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *comment.CommentConnection) graphql.Marshaler {
+			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7931,7 +7933,7 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 }
 
 func (ec *executionContext) _Post_topics(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ, false)
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ, false)
 
 }
 func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8837,8 +8839,8 @@ func (ec *executionContext) _Query_topic(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Topic(ctx, fc.Args["name"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
-			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
+			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8881,8 +8883,8 @@ func (ec *executionContext) _Query_topics(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Topics(ctx, fc.Args["prefix"].(string), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {
-			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.Topic) graphql.Marshaler {
+			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8925,8 +8927,8 @@ func (ec *executionContext) _Query_topTopics(ctx context.Context, field graphql.
 			return ec.Resolvers.Query().TopTopics(ctx, fc.Args["since"].(time.Time), fc.Args["until"].(time.Time), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feed.TopicCount) graphql.Marshaler {
-			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCountᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicCount) graphql.Marshaler {
+			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCountᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8966,11 +8968,11 @@ func (ec *executionContext) _Query_trendingTopics(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(feed.TrendWindow), fc.Args["first"].(*int))
+			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(topic.TrendWindow), fc.Args["first"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*feed.TopicTrend) graphql.Marshaler {
-			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrendᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicTrend) graphql.Marshaler {
+			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrendᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9593,15 +9595,15 @@ func (ec *executionContext) fieldContext_TimelineConnection_pageInfo(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _Topic_id(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Topic_id, obj, (*feed.Topic).ID, ec.marshalNID2string, true)
+func (ec *executionContext) _Topic_id(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Topic_id, obj, (*weibo.Topic).ID, ec.marshalNID2string, true)
 
 }
 func (ec *executionContext) fieldContext_Topic_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Topic", field, true, false, "ID")
 }
 
-func (ec *executionContext) _Topic_name(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+func (ec *executionContext) _Topic_name(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
 
 }
@@ -9609,7 +9611,7 @@ func (ec *executionContext) fieldContext_Topic_name(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Topic", field, false, false, "String")
 }
 
-func (ec *executionContext) _Topic_postCount(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+func (ec *executionContext) _Topic_postCount(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9632,7 +9634,7 @@ func (ec *executionContext) fieldContext_Topic_postCount(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Topic", field, true, true, "Int")
 }
 
-func (ec *executionContext) _Topic_posts(ctx context.Context, field graphql.CollectedField, obj *feed.Topic) (ret graphql.Marshaler) {
+func (ec *executionContext) _Topic_posts(ctx context.Context, field graphql.CollectedField, obj *weibo.Topic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9676,12 +9678,12 @@ func (ec *executionContext) fieldContext_Topic_posts(ctx context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _TopicCount_topic(ctx context.Context, field graphql.CollectedField, obj *feed.TopicCount) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicCount_topic(ctx context.Context, field graphql.CollectedField, obj *topic.TopicCount) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TopicCount_topic,
 
 		obj.Topic,
 
-		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic)
+		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic)
 
 }
 func (ec *executionContext) fieldContext_TopicCount_topic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9697,7 +9699,7 @@ func (ec *executionContext) fieldContext_TopicCount_topic(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _TopicCount_count(ctx context.Context, field graphql.CollectedField, obj *feed.TopicCount) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicCount_count(ctx context.Context, field graphql.CollectedField, obj *topic.TopicCount) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.Count)
 
 }
@@ -9705,12 +9707,12 @@ func (ec *executionContext) fieldContext_TopicCount_count(_ context.Context, fie
 	return graphql.NewScalarFieldContext("TopicCount", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TopicTrend_topic(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_topic(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TopicTrend_topic,
 
 		obj.Topic,
 
-		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic)
+		ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic)
 
 }
 func (ec *executionContext) fieldContext_TopicTrend_topic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9726,7 +9728,7 @@ func (ec *executionContext) fieldContext_TopicTrend_topic(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _TopicTrend_count(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_count(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.Count)
 
 }
@@ -9734,7 +9736,7 @@ func (ec *executionContext) fieldContext_TopicTrend_count(_ context.Context, fie
 	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TopicTrend_previousCount(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_previousCount(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.PreviousCount)
 
 }
@@ -9742,7 +9744,7 @@ func (ec *executionContext) fieldContext_TopicTrend_previousCount(_ context.Cont
 	return graphql.NewScalarFieldContext("TopicTrend", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TopicTrend_score(ctx context.Context, field graphql.CollectedField, obj *feed.TopicTrend) (ret graphql.Marshaler) {
+func (ec *executionContext) _TopicTrend_score(ctx context.Context, field graphql.CollectedField, obj *topic.TopicTrend) (ret graphql.Marshaler) {
 	return ec.marshalNFloat2float64(ctx, field.Selections, obj.Score)
 
 }
@@ -11114,7 +11116,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case *feed.Topic:
+	case *weibo.Topic:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -11139,7 +11141,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Department(ctx, sel, obj)
-	case *feed.Comment:
+	case *comment.Comment:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -11454,7 +11456,7 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 
 var commentImplementors = []string{"Comment", "Node"}
 
-func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *feed.Comment) graphql.Marshaler {
+func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *comment.Comment) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -11519,7 +11521,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 
 var commentConnectionImplementors = []string{"CommentConnection"}
 
-func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.CommentConnection) graphql.Marshaler {
+func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *comment.CommentConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -11562,7 +11564,7 @@ func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.Sele
 
 var commentEdgeImplementors = []string{"CommentEdge"}
 
-func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.CommentEdge) graphql.Marshaler {
+func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *comment.CommentEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -12996,7 +12998,7 @@ func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.Sel
 
 var topicImplementors = []string{"Topic", "Node"}
 
-func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, obj *feed.Topic) graphql.Marshaler {
+func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, obj *weibo.Topic) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -13046,7 +13048,7 @@ func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, ob
 
 var topicCountImplementors = []string{"TopicCount"}
 
-func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSet, obj *feed.TopicCount) graphql.Marshaler {
+func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSet, obj *topic.TopicCount) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicCountImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -13084,7 +13086,7 @@ func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSe
 
 var topicTrendImplementors = []string{"TopicTrend"}
 
-func (ec *executionContext) _TopicTrend(ctx context.Context, sel ast.SelectionSet, obj *feed.TopicTrend) graphql.Marshaler {
+func (ec *executionContext) _TopicTrend(ctx context.Context, sel ast.SelectionSet, obj *topic.TopicTrend) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicTrendImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -13825,7 +13827,7 @@ func (ec *executionContext) marshalNBulkResult2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._BulkResult(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx context.Context, sel ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx context.Context, sel ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Comment!")
 		return graphql.Null
@@ -13833,7 +13835,7 @@ func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋweibohbaseᚋgatew
 	return ec._Comment(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentConnection(ctx context.Context, sel ast.SelectionSet, v *feed.CommentConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentConnection(ctx context.Context, sel ast.SelectionSet, v *comment.CommentConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CommentConnection!")
 		return graphql.Null
@@ -13841,15 +13843,15 @@ func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋweibohba
 	return ec._CommentConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdge(ctx context.Context, sel ast.SelectionSet, v feed.CommentEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdge(ctx context.Context, sel ast.SelectionSet, v comment.CommentEdge) graphql.Marshaler {
 	return ec._CommentEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []feed.CommentEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []comment.CommentEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐCommentEdge(ctx, sel, v[i])
+		return ec.marshalNCommentEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐCommentEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14312,11 +14314,11 @@ func (ec *executionContext) marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋga
 	return ec._TimelineEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.Topic) graphql.Marshaler {
+func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.Topic) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx, sel, v[i])
+		return ec.marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14328,7 +14330,7 @@ func (ec *executionContext) marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgate
 	return ret
 }
 
-func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx context.Context, sel ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx context.Context, sel ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Topic!")
 		return graphql.Null
@@ -14336,11 +14338,11 @@ func (ec *executionContext) marshalNTopic2ᚖgithubᚗcomᚋweibohbaseᚋgateway
 	return ec._Topic(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.TopicCount) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*topic.TopicCount) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCount(ctx, sel, v[i])
+		return ec.marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCount(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14352,7 +14354,7 @@ func (ec *executionContext) marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbase�
 	return ret
 }
 
-func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicCount(ctx context.Context, sel ast.SelectionSet, v *feed.TopicCount) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCount(ctx context.Context, sel ast.SelectionSet, v *topic.TopicCount) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TopicCount!")
 		return graphql.Null
@@ -14360,11 +14362,11 @@ func (ec *executionContext) marshalNTopicCount2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._TopicCount(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrendᚄ(ctx context.Context, sel ast.SelectionSet, v []*feed.TopicTrend) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrendᚄ(ctx context.Context, sel ast.SelectionSet, v []*topic.TopicTrend) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrend(ctx, sel, v[i])
+		return ec.marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrend(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14376,7 +14378,7 @@ func (ec *executionContext) marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbase�
 	return ret
 }
 
-func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopicTrend(ctx context.Context, sel ast.SelectionSet, v *feed.TopicTrend) graphql.Marshaler {
+func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrend(ctx context.Context, sel ast.SelectionSet, v *topic.TopicTrend) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TopicTrend!")
 		return graphql.Null
@@ -14384,13 +14386,13 @@ func (ec *executionContext) marshalNTopicTrend2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._TopicTrend(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx context.Context, v any) (feed.TrendWindow, error) {
-	var res feed.TrendWindow
+func (ec *executionContext) unmarshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTrendWindow(ctx context.Context, v any) (topic.TrendWindow, error) {
+	var res topic.TrendWindow
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTrendWindow(ctx context.Context, sel ast.SelectionSet, v feed.TrendWindow) graphql.Marshaler {
+func (ec *executionContext) marshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTrendWindow(ctx context.Context, sel ast.SelectionSet, v topic.TrendWindow) graphql.Marshaler {
 	return v
 }
 
@@ -14634,7 +14636,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐComment(ctx context.Context, sel ast.SelectionSet, v *feed.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋcommentᚐComment(ctx context.Context, sel ast.SelectionSet, v *comment.Comment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -14757,7 +14759,7 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
-func (ec *executionContext) marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTopic(ctx context.Context, sel ast.SelectionSet, v *feed.Topic) graphql.Marshaler {
+func (ec *executionContext) marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx context.Context, sel ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

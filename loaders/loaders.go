@@ -16,6 +16,7 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
@@ -41,8 +42,8 @@ type Loaders struct {
 	ldUserRoles          *dataloader.Loader[weibo.UserID, []*org.RoleAssignment]
 	ldUserDepartments    *dataloader.Loader[weibo.UserID, *org.Department]
 	ldManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
-	ldComments           *dataloader.Loader[weibo.CommentID, *feed.Comment]
-	ldTopics             *dataloader.Loader[string, *feed.Topic]
+	ldComments           *dataloader.Loader[weibo.CommentID, *comment.Comment]
+	ldTopics             *dataloader.Loader[string, *weibo.Topic]
 	ldNotifications      *dataloader.Loader[weibo.NotificationID, *feed.Notification]
 	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
 
@@ -88,7 +89,7 @@ func (l *Loaders) FollowedByViewer() *dataloader.Loader[weibo.UserID, bool] {
 
 // LikedByViewer loads whether the request's viewer likes a post.
 func (l *Loaders) LikedByViewer() *dataloader.Loader[weibo.PostID, bool] {
-	return made(&l.lmu, &l.ldLikedByViewer, func() dataloader.BatchFunc[weibo.PostID, bool] { return viewerBatch(l.svc.Feed.IsLiked) })
+	return made(&l.lmu, &l.ldLikedByViewer, func() dataloader.BatchFunc[weibo.PostID, bool] { return viewerBatch(l.svc.Likes.IsLiked) })
 }
 
 // Roles loads role rows by id (nil for a missing role).
@@ -123,13 +124,15 @@ func (l *Loaders) ManagedDepartments() *dataloader.Loader[weibo.UserID, []*org.D
 }
 
 // Comments loads comment rows by id (nil for a missing comment).
-func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *feed.Comment] {
-	return made(&l.lmu, &l.ldComments, func() dataloader.BatchFunc[weibo.CommentID, *feed.Comment] { return batch(l.svc.Feed.GetComments) })
+func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *comment.Comment] {
+	return made(&l.lmu, &l.ldComments, func() dataloader.BatchFunc[weibo.CommentID, *comment.Comment] {
+		return batch(l.svc.Comments.GetComments)
+	})
 }
 
 // Topics loads topic rows by name (nil for a topic no post has).
-func (l *Loaders) Topics() *dataloader.Loader[string, *feed.Topic] {
-	return made(&l.lmu, &l.ldTopics, func() dataloader.BatchFunc[string, *feed.Topic] { return batch(l.svc.Feed.GetTopics) })
+func (l *Loaders) Topics() *dataloader.Loader[string, *weibo.Topic] {
+	return made(&l.lmu, &l.ldTopics, func() dataloader.BatchFunc[string, *weibo.Topic] { return batch(l.svc.Topics.GetTopics) })
 }
 
 // Notifications loads notifications by id (nil for a missing one; any

@@ -5,7 +5,7 @@ import (
 
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/comment"
 )
 
 // prefetchComments prefetches what the edges of a page of a post's
@@ -13,7 +13,7 @@ import (
 // when more of them than id and username is selected (see
 // prefetchUsers), and the comments they reply to, read with one GetMany
 // that primes the request's comment loader.
-func (r *Resolver) prefetchComments(ctx context.Context, page *feed.CommentConnection) error {
+func (r *Resolver) prefetchComments(ctx context.Context, page *comment.CommentConnection) error {
 	authors := make([]weibo.UserID, len(page.Edges))
 	var replies []weibo.CommentID
 	for i, e := range page.Edges {
@@ -28,7 +28,7 @@ func (r *Resolver) prefetchComments(ctx context.Context, page *feed.CommentConne
 	if len(replies) == 0 || !selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return n == "replyTo" }) {
 		return nil
 	}
-	cs, err := r.Svc.Feed.GetComments(ctx, replies)
+	cs, err := r.Svc.Comments.GetComments(ctx, replies)
 	if err != nil {
 		return err
 	}

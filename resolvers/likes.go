@@ -16,9 +16,9 @@ func (r *Resolver) setLike(ctx context.Context, postID string, on bool) (*feed.P
 	if err != nil {
 		return nil, err
 	}
-	change := r.Svc.Feed.Unlike
+	change := r.Svc.Likes.Unlike
 	if on {
-		change = r.Svc.Feed.Like
+		change = r.Svc.Likes.Like
 	}
 	p, err := change(ctx, viewerOf(ctx), post)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -73,7 +74,7 @@ func notificationPost(ctx context.Context, n *feed.Notification) (*feed.Post, er
 }
 
 // notificationComment is Notification.comment, through the comment loader.
-func notificationComment(ctx context.Context, n *feed.Notification) (*feed.Comment, error) {
+func notificationComment(ctx context.Context, n *feed.Notification) (*comment.Comment, error) {
 	id, ok := n.CommentID()
 	if !ok {
 		return nil, nil
@@ -112,7 +113,7 @@ func (r *Resolver) prefetchNotifications(ctx context.Context, page *feed.Notific
 		prime(ctx, g, gctx, posts, r.Svc.Feed.GetPosts, l.Posts())
 	}
 	if selected("comment") && len(comments) > 0 {
-		prime(ctx, g, gctx, comments, r.Svc.Feed.GetComments, l.Comments())
+		prime(ctx, g, gctx, comments, r.Svc.Comments.GetComments, l.Comments())
 	}
 	return g.Wait()
 }

@@ -148,7 +148,7 @@ func (r *Resolver) prefetchLiked(ctx context.Context, page *feed.PostConnection)
 	if len(ids) == 0 {
 		return nil
 	}
-	likes, err := r.Svc.Feed.IsLiked(ctx, viewer, ids)
+	likes, err := r.Svc.Likes.IsLiked(ctx, viewer, ids)
 	if err != nil {
 		return err
 	}

@@ -16,9 +16,11 @@ import (
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // Actor is the resolver for the actor field.
@@ -50,12 +52,12 @@ func (r *auditEventResolver) RequestID(ctx context.Context, obj *audit.Event) (*
 }
 
 // Post is the resolver for the post field.
-func (r *commentResolver) Post(ctx context.Context, obj *feed.Comment) (*feed.Post, error) {
+func (r *commentResolver) Post(ctx context.Context, obj *comment.Comment) (*feed.Post, error) {
 	return loaders.For(ctx).Posts().Load(ctx, obj.ID.Post)()
 }
 
 // ReplyTo is the resolver for the replyTo field.
-func (r *commentResolver) ReplyTo(ctx context.Context, obj *feed.Comment) (*feed.Comment, error) {
+func (r *commentResolver) ReplyTo(ctx context.Context, obj *comment.Comment) (*comment.Comment, error) {
 	if obj.ReplyTo == nil {
 		return nil, nil
 	}
@@ -194,11 +196,11 @@ func (r *mutationResolver) Repost(ctx context.Context, postID string, comment *s
 		return nil, err
 	}
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.Repost(ctx, viewer, post, orEmpty(comment))
+	return r.Svc.Reposts.Repost(ctx, viewer, post, orEmpty(comment))
 }
 
 // AddComment is the resolver for the addComment field.
-func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, replyToID *string) (*feed.Comment, error) {
+func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, replyToID *string) (*comment.Comment, error) {
 	post, err := parseID[weibo.PostID]("postId", postID)
 	if err != nil {
 		return nil, err
@@ -207,7 +209,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Feed.AddComment(ctx, viewerOf(ctx), post, content, replyTo)
+	return r.Svc.Comments.AddComment(ctx, viewerOf(ctx), post, content, replyTo)
 }
 
 // DeleteComment is the resolver for the deleteComment field.
@@ -217,7 +219,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 		return false, err
 	}
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.DeleteComment(ctx, viewer, comment)
+	return r.Svc.Comments.DeleteComment(ctx, viewer, comment)
 }
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
@@ -372,7 +374,7 @@ func (r *notificationResolver) Post(ctx context.Context, obj *feed.Notification)
 }
 
 // Comment is the resolver for the comment field.
-func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*feed.Comment, error) {
+func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*comment.Comment, error) {
 	return notificationComment(ctx, obj)
 }
 
@@ -383,7 +385,7 @@ func (r *postResolver) LikedByViewer(ctx context.Context, obj *feed.Post) (bool,
 
 // Likes is the resolver for the likes field.
 func (r *postResolver) Likes(ctx context.Context, obj *feed.Post, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.Feed.PostLikes(ctx, obj.ID, first, after)
+	page, err := r.Svc.Likes.PostLikes(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +403,7 @@ func (r *postResolver) RepostOf(ctx context.Context, obj *feed.Post) (*feed.Post
 
 // Reposts is the resolver for the reposts field.
 func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.Reposts(ctx, obj.ID, first, after)
+	page, err := r.Svc.Reposts.Reposts(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -410,8 +412,8 @@ func (r *postResolver) Reposts(ctx context.Context, obj *feed.Post, first *int, 
 }
 
 // Comments is the resolver for the comments field.
-func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*feed.CommentConnection, error) {
-	page, err := r.Svc.Feed.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*comment.CommentConnection, error) {
+	page, err := r.Svc.Comments.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -544,23 +546,23 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, fi
 }
 
 // Topic is the resolver for the topic field.
-func (r *queryResolver) Topic(ctx context.Context, name string) (*feed.Topic, error) {
-	return r.Svc.Feed.Topic(ctx, name)
+func (r *queryResolver) Topic(ctx context.Context, name string) (*weibo.Topic, error) {
+	return r.Svc.Topics.Topic(ctx, name)
 }
 
 // Topics is the resolver for the topics field.
-func (r *queryResolver) Topics(ctx context.Context, prefix string, first *int) ([]*feed.Topic, error) {
-	return r.Svc.Feed.SearchTopics(ctx, prefix, first)
+func (r *queryResolver) Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error) {
+	return r.Svc.Topics.SearchTopics(ctx, prefix, first)
 }
 
 // TopTopics is the resolver for the topTopics field.
-func (r *queryResolver) TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*feed.TopicCount, error) {
-	return r.Svc.Feed.TopTopics(ctx, since, until, first)
+func (r *queryResolver) TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error) {
+	return r.Svc.Topics.TopTopics(ctx, since, until, first)
 }
 
 // TrendingTopics is the resolver for the trendingTopics field.
-func (r *queryResolver) TrendingTopics(ctx context.Context, at time.Time, window feed.TrendWindow, first *int) ([]*feed.TopicTrend, error) {
-	return r.Svc.Feed.TrendingTopics(ctx, at, window, first)
+func (r *queryResolver) TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error) {
+	return r.Svc.Topics.TrendingTopics(ctx, at, window, first)
 }
 
 // AuditLog is the resolver for the auditLog field.
@@ -603,12 +605,12 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context) (<-chan *f
 }
 
 // PostCount is the resolver for the postCount field.
-func (r *topicResolver) PostCount(ctx context.Context, obj *feed.Topic) (int, error) {
+func (r *topicResolver) PostCount(ctx context.Context, obj *weibo.Topic) (int, error) {
 	return topicPostCount(ctx, obj)
 }
 
 // Posts is the resolver for the posts field.
-func (r *topicResolver) Posts(ctx context.Context, obj *feed.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
+func (r *topicResolver) Posts(ctx context.Context, obj *weibo.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
 	return r.topicPosts(ctx, obj, weibo.Page{First: first, After: after, Last: last, Before: before})
 }
 
@@ -716,12 +718,12 @@ func (r *userResolver) ManagedDepartments(ctx context.Context, obj *weibo.User) 
 
 // LikedPosts is the resolver for the likedPosts field.
 func (r *userResolver) LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.LikedPosts(ctx, obj.ID, first, after)
+	page, err := r.Svc.Likes.LikedPosts(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
 	if selectsAny(ctx, selections(ctx), func(n string) bool { return n == "totalCount" }) {
-		n, err := r.Svc.Feed.CountLikedPosts(ctx, obj.ID)
+		n, err := r.Svc.Likes.CountLikedPosts(ctx, obj.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -11,8 +11,8 @@ import (
 // topicPosts is Topic.posts: one page of t's posts (feed's TopicPosts),
 // its totalCount t's postCount when the query selects it, and the page's
 // prefetch (prefetchPosts), as every list of posts.
-func (r *topicResolver) topicPosts(ctx context.Context, t *feed.Topic, p weibo.Page) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.TopicPosts(ctx, t.Name, p)
+func (r *topicResolver) topicPosts(ctx context.Context, t *weibo.Topic, p weibo.Page) (*feed.PostConnection, error) {
+	page, err := r.Svc.Topics.TopicPosts(ctx, t.Name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (r *topicResolver) topicPosts(ctx context.Context, t *feed.Topic, p weibo.P
 // its row through the request's topic loader (a post's topics: one
 // batched read for every topic of the request's posts); 0 when no post
 // has the topic.
-func topicPostCount(ctx context.Context, t *feed.Topic) (int, error) {
+func topicPostCount(ctx context.Context, t *weibo.Topic) (int, error) {
 	if t.Counted {
 		return int(t.PostCount), nil
 	}

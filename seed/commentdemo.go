@@ -42,11 +42,11 @@ func CommentDemo(ctx context.Context, svc *domain.Domain, viewer string) error {
 		if p.CommentCount > 0 {
 			continue
 		}
-		c, err := svc.Feed.AddComment(ctx, u.ID, p.ID, demoComments[i].comment, nil)
+		c, err := svc.Comments.AddComment(ctx, u.ID, p.ID, demoComments[i].comment, nil)
 		if err != nil {
 			return err
 		}
-		if _, err := svc.Feed.AddComment(ctx, p.ID.Author, p.ID, demoComments[i].reply, &c.ID); err != nil {
+		if _, err := svc.Comments.AddComment(ctx, p.ID.Author, p.ID, demoComments[i].reply, &c.ID); err != nil {
 			return err
 		}
 	}

@@ -49,7 +49,7 @@ func TestCommentDemo(t *testing.T) {
 				if i == 0 { // the fourth newest: not commented
 					want = 0
 				}
-				page, err := svc.Feed.PostComments(ctx, p.ID, weibo.Page{})
+				page, err := svc.Comments.PostComments(ctx, p.ID, weibo.Page{})
 				if err != nil {
 					t.Fatal(err)
 				}

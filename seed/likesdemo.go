@@ -52,7 +52,7 @@ func LikesDemo(ctx context.Context, svc *domain.Domain, viewer string, likers []
 			fans = append([]weibo.UserID{v.ID}, fans...)
 		}
 		for _, uid := range fans {
-			if _, err := svc.Feed.Like(ctx, uid, e.Post.ID); err != nil {
+			if _, err := svc.Likes.Like(ctx, uid, e.Post.ID); err != nil {
 				return err
 			}
 		}

@@ -44,7 +44,7 @@ func TestLikesDemo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			liked, err := svc.Feed.IsLiked(ctx, viewer.ID, posts)
+			liked, err := svc.Likes.IsLiked(ctx, viewer.ID, posts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func RepostDemo(ctx context.Context, svc *domain.Domain) error {
 		if us[0] == nil || len(page.Edges) == 0 {
 			continue
 		}
-		if _, err := svc.Feed.Repost(ctx, r.by, page.Edges[0].Post.ID, r.comment); err != nil {
+		if _, err := svc.Reposts.Repost(ctx, r.by, page.Edges[0].Post.ID, r.comment); err != nil {
 			return err
 		}
 	}

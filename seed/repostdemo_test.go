@@ -8,7 +8,7 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/repost"
 )
 
 // TestRepostDemo seeds a small data set shaped like the demo's start (u1
@@ -60,7 +60,7 @@ func TestRepostDemo(t *testing.T) {
 	want := map[weibo.UserID]struct {
 		root    weibo.PostID
 		content string
-	}{6: {u1post, "转发给大家"}, 5: {u4new, feed.EmptyRepostContent}, 3: {u4new, "说得好 //@u2: 致敬所有在一线的人。"}, 2: {u4new, "致敬所有在一线的人。"}}
+	}{6: {u1post, "转发给大家"}, 5: {u4new, repost.EmptyRepostContent}, 3: {u4new, "说得好 //@u2: 致敬所有在一线的人。"}, 2: {u4new, "致敬所有在一线的人。"}}
 	if len(page.Edges) != len(want) {
 		t.Fatalf("u1's timeline has %d entries, want %d", len(page.Edges), len(want))
 	}

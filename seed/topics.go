@@ -8,7 +8,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
-	"github.com/weibohbase/gateway/weibo/topic"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // topicIndex is what the topic phase writes, computed from the posts with
@@ -25,7 +25,7 @@ type topicIndex struct {
 func newTopicIndex(ds *dataset.Dataset) *topicIndex {
 	ti := &topicIndex{names: make([][]string, len(ds.Posts)), counts: map[string]int64{}, hours: map[int64]map[string]int64{}}
 	for i, p := range ds.Posts {
-		ns := topic.Extract(p.Text)
+		ns := hashtag.Extract(p.Text)
 		ti.names[i] = ns
 		if len(ns) == 0 {
 			continue

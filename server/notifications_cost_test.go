@@ -54,10 +54,10 @@ func TestNotificationsStoreCallsConstant(t *testing.T) {
 			// row keeps); r: those, a FOLLOW of 12, then 120 COMMENTs.
 			for _, u := range likers {
 				for i := range posts {
-					if _, err := g.svc.Feed.Like(ctx, u.ID, posts[i]); err != nil {
+					if _, err := g.svc.Likes.Like(ctx, u.ID, posts[i]); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := g.svc.Feed.Like(ctx, u.ID, posts2[i]); err != nil {
+					if _, err := g.svc.Likes.Like(ctx, u.ID, posts2[i]); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -66,7 +66,7 @@ func TestNotificationsStoreCallsConstant(t *testing.T) {
 				}
 			}
 			for i := range 120 {
-				if _, err := g.svc.Feed.AddComment(ctx, likers[i%12].ID, posts[i%5], fmt.Sprint("comment ", i), nil); err != nil {
+				if _, err := g.svc.Comments.AddComment(ctx, likers[i%12].ID, posts[i%5], fmt.Sprint("comment ", i), nil); err != nil {
 					t.Fatal(err)
 				}
 			}

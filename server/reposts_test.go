@@ -242,7 +242,7 @@ func repostStoreCalls(t *testing.T, g *gw) {
 	// until the clock is past the last, so that the reposts are newer.
 	time.Sleep(time.Until(time.UnixMilli(posts[len(posts)-1].Millis)) + 2*time.Millisecond)
 	for i := range 10 {
-		if _, err := g.svc.Feed.Repost(ctx, rid, posts[i*7], "转发 "+strconv.Itoa(i)); err != nil {
+		if _, err := g.svc.Reposts.Repost(ctx, rid, posts[i*7], "转发 "+strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo/tables"
-	"github.com/weibohbase/gateway/weibo/topic"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // topicIndex is the topics of a data set recomputed from its posts with
@@ -28,7 +28,7 @@ type topicIndex struct {
 func indexTopics(ds *dataset.Dataset) *topicIndex {
 	ti := &topicIndex{posts: map[string][]dataset.Post{}, hours: map[int64]map[string]int64{}}
 	for _, p := range ds.Posts {
-		for _, n := range topic.Extract(p.Text) {
+		for _, n := range hashtag.Extract(p.Text) {
 			ti.posts[n] = append(ti.posts[n], p)
 			h := tables.HourStart(p.Millis)
 			if ti.hours[h] == nil {
@@ -306,7 +306,7 @@ func TestTopicsDemo(t *testing.T) {
 				} `json:"post"`
 			}
 			g.ok("", `query($id: ID!) { post(id: $id) { topics { name postCount } } }`, map[string]any{"id": postID(p)}, &pd)
-			names := topic.Extract(p.Text)
+			names := hashtag.Extract(p.Text)
 			if len(pd.Post.Topics) != len(names) {
 				t.Fatalf("post %s topics %+v, want %q", postID(p), pd.Post.Topics, names)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 )
@@ -77,12 +78,12 @@ func TestPostActionsStorm(t *testing.T) {
 					var err error
 					switch i % 10 {
 					case 0, 1:
-						_, err = svc.Feed.Like(ctx, user(), pickPost())
+						_, err = svc.Likes.Like(ctx, user(), pickPost())
 					case 2:
-						_, err = svc.Feed.Unlike(ctx, user(), pickPost())
+						_, err = svc.Likes.Unlike(ctx, user(), pickPost())
 					case 3, 4:
-						var c *feed.Comment
-						if c, err = svc.Feed.AddComment(ctx, user(), pickPost(), "a comment", nil); err == nil {
+						var c *comment.Comment
+						if c, err = svc.Comments.AddComment(ctx, user(), pickPost(), "a comment", nil); err == nil {
 							mu.Lock()
 							comments = append(comments, c.ID)
 							mu.Unlock()
@@ -95,11 +96,11 @@ func TestPostActionsStorm(t *testing.T) {
 						}
 						mu.Unlock()
 						if id != (weibo.CommentID{}) {
-							_, err = svc.Feed.DeleteComment(ctx, id.Post.Author, id)
+							_, err = svc.Comments.DeleteComment(ctx, id.Post.Author, id)
 						}
 					case 6:
 						var p *feed.Post
-						if p, err = svc.Feed.Repost(ctx, user(), pickPost(), "转发"); err == nil {
+						if p, err = svc.Reposts.Repost(ctx, user(), pickPost(), "转发"); err == nil {
 							mu.Lock()
 							posts = append(posts, p.ID)
 							mu.Unlock()
@@ -145,15 +146,15 @@ func TestPostActionsStorm(t *testing.T) {
 					}
 					continue
 				}
-				likes, err := svc.Feed.PostLikes(ctx, p.ID, &hundred, nil)
+				likes, err := svc.Likes.PostLikes(ctx, p.ID, &hundred, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				cs, err := svc.Feed.PostComments(ctx, p.ID, weibo.Page{First: &hundred})
+				cs, err := svc.Comments.PostComments(ctx, p.ID, weibo.Page{First: &hundred})
 				if err != nil {
 					t.Fatal(err)
 				}
-				rs, err := svc.Feed.Reposts(ctx, p.ID, &hundred, nil)
+				rs, err := svc.Reposts.Reposts(ctx, p.ID, &hundred, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

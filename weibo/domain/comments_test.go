@@ -15,6 +15,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -28,7 +29,7 @@ func postComments(t *testing.T, svc *domain.Domain, post weibo.PostID, n int) []
 	ctx := t.Context()
 	var fwd []weibo.CommentID
 	for after := (*string)(nil); ; {
-		page, err := svc.Feed.PostComments(ctx, post, weibo.Page{First: &n, After: after})
+		page, err := svc.Comments.PostComments(ctx, post, weibo.Page{First: &n, After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func postComments(t *testing.T, svc *domain.Domain, post weibo.PostID, n int) []
 	}
 	var back []weibo.CommentID
 	for before := (*string)(nil); ; {
-		page, err := svc.Feed.PostComments(ctx, post, weibo.Page{Last: &n, Before: before})
+		page, err := svc.Comments.PostComments(ctx, post, weibo.Page{Last: &n, Before: before})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestComments(t *testing.T) {
 			}
 			var added []weibo.CommentID
 			for i, u := range []*weibo.User{ann, bob, author, ann} {
-				c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, fmt.Sprintf("comment %d", i), nil)
+				c, err := svc.Comments.AddComment(ctx, u.ID, post.ID, fmt.Sprintf("comment %d", i), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,7 +139,7 @@ func TestComments(t *testing.T) {
 				added = append(added, c.ID)
 				time.Sleep(2 * time.Millisecond) // distinct milliseconds: newest first is then the order added
 			}
-			reply, err := svc.Feed.AddComment(ctx, author.ID, post.ID, "回复 ann", &added[0])
+			reply, err := svc.Comments.AddComment(ctx, author.ID, post.ID, "回复 ann", &added[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func TestComments(t *testing.T) {
 			if !slices.Equal(listed, want) {
 				t.Fatalf("comments %v, want newest first %v", listed, want)
 			}
-			cs, err := svc.Feed.GetComments(ctx, []weibo.CommentID{reply.ID, added[1], {Post: post.ID, Millis: 1, Author: ann.ID}})
+			cs, err := svc.Comments.GetComments(ctx, []weibo.CommentID{reply.ID, added[1], {Post: post.ID, Millis: 1, Author: ann.ID}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,25 +162,25 @@ func TestComments(t *testing.T) {
 			}
 
 			// Refused, writing nothing.
-			_, err = svc.Feed.AddComment(ctx, ann.ID, other.ID, "wrong post", &added[0])
+			_, err = svc.Comments.AddComment(ctx, ann.ID, other.ID, "wrong post", &added[0])
 			wantCode(t, err, weibo.CodeBadUserInput, "reply to a comment of another post")
-			_, err = svc.Feed.AddComment(ctx, ann.ID, weibo.PostID{Author: author.ID, Millis: 1}, "x", nil)
+			_, err = svc.Comments.AddComment(ctx, ann.ID, weibo.PostID{Author: author.ID, Millis: 1}, "x", nil)
 			wantCode(t, err, weibo.CodeNotFound, "missing post")
-			_, err = svc.Feed.AddComment(ctx, ann.ID, post.ID, "x", &weibo.CommentID{Post: post.ID, Millis: 1, Author: bob.ID})
+			_, err = svc.Comments.AddComment(ctx, ann.ID, post.ID, "x", &weibo.CommentID{Post: post.ID, Millis: 1, Author: bob.ID})
 			wantCode(t, err, weibo.CodeNotFound, "reply to a missing comment")
 			for _, bad := range []string{"", " \n", strings.Repeat("评", feed.MaxPostLength+1)} {
-				_, err = svc.Feed.AddComment(ctx, ann.ID, post.ID, bad, nil)
+				_, err = svc.Comments.AddComment(ctx, ann.ID, post.ID, bad, nil)
 				wantCode(t, err, weibo.CodeBadUserInput, "bad content")
 			}
 			// Deletes: the comment's author, the post's author; not another user.
-			_, err = svc.Feed.DeleteComment(ctx, bob.ID, added[0])
+			_, err = svc.Comments.DeleteComment(ctx, bob.ID, added[0])
 			wantCode(t, err, weibo.CodeForbidden, "bob deletes ann's comment on author's post")
 			for _, d := range []struct {
 				who  weibo.UserID
 				id   weibo.CommentID
 				want bool
 			}{{ann.ID, added[0], true}, {author.ID, added[1], true}, {ann.ID, added[0], false}, {author.ID, added[1], false}} {
-				if ok, err := svc.Feed.DeleteComment(ctx, d.who, d.id); err != nil || ok != d.want {
+				if ok, err := svc.Comments.DeleteComment(ctx, d.who, d.id); err != nil || ok != d.want {
 					t.Fatalf("delete %s by %s = %v, %v; want %v", d.id, d.who, ok, err, d.want)
 				}
 			}
@@ -188,7 +189,7 @@ func TestComments(t *testing.T) {
 				t.Fatalf("after the deletes %v, want %v", listed, want)
 			}
 			// The reply outlives the comment it replied to.
-			if cs, err := svc.Feed.GetComments(ctx, []weibo.CommentID{reply.ID, added[0]}); err != nil || cs[0] == nil || *cs[0].ReplyTo != added[0] || cs[1] != nil {
+			if cs, err := svc.Comments.GetComments(ctx, []weibo.CommentID{reply.ID, added[0]}); err != nil || cs[0] == nil || *cs[0].ReplyTo != added[0] || cs[1] != nil {
 				t.Fatalf("reply after its comment went: %v, %v", cs, err)
 			}
 		})
@@ -211,7 +212,7 @@ func TestCommentSameMillisecond(t *testing.T) {
 			}
 			var ids []weibo.CommentID
 			for i := range 3 {
-				c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, fmt.Sprintf("c%d", i), nil)
+				c, err := svc.Comments.AddComment(ctx, u.ID, post.ID, fmt.Sprintf("c%d", i), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -221,10 +222,10 @@ func TestCommentSameMillisecond(t *testing.T) {
 				ids = append(ids, c.ID)
 			}
 			// A deleted comment's id is not taken again: its tombstone stays.
-			if ok, err := svc.Feed.DeleteComment(ctx, u.ID, ids[0]); err != nil || !ok {
+			if ok, err := svc.Comments.DeleteComment(ctx, u.ID, ids[0]); err != nil || !ok {
 				t.Fatalf("delete: %v, %v", ok, err)
 			}
-			c, err := svc.Feed.AddComment(ctx, u.ID, post.ID, "after the delete", nil)
+			c, err := svc.Comments.AddComment(ctx, u.ID, post.ID, "after the delete", nil)
 			if err != nil || c.ID.Millis != frozen.UnixMilli()+3 {
 				t.Fatalf("comment after the delete: %+v, %v; want it at %d", c, err, frozen.UnixMilli()+3)
 			}
@@ -304,7 +305,7 @@ func TestCommentStorm(t *testing.T) {
 							if i%2 == 0 {
 								who = victim.Post.Author
 							}
-							ok, err := svc.Feed.DeleteComment(ctx, who, *victim)
+							ok, err := svc.Comments.DeleteComment(ctx, who, *victim)
 							if err != nil {
 								fail(err)
 							} else if ok {
@@ -324,7 +325,7 @@ func TestCommentStorm(t *testing.T) {
 							}
 						}
 						mu.Unlock()
-						c, err := svc.Feed.AddComment(ctx, users[rand.IntN(len(users))], p, fmt.Sprintf("storm comment %d", i), reply)
+						c, err := svc.Comments.AddComment(ctx, users[rand.IntN(len(users))], p, fmt.Sprintf("storm comment %d", i), reply)
 						if err != nil && weibo.CodeOf(err) != weibo.CodeNotFound { // the comment replied to went meanwhile
 							fail(err)
 						} else if err == nil {
@@ -389,12 +390,12 @@ func TestCommentCrashPoints(t *testing.T) {
 	}
 	var scenarios []scenario
 	for _, op := range []string{"add", "delete"} {
-		for _, st := range []string{feed.StepCommentMarked, feed.StepCommentSequenced, feed.StepCommentDecided, feed.StepCommentCounted} {
+		for _, st := range []string{comment.StepMarked, comment.StepSequenced, comment.StepRow, comment.StepCounted} {
 			scenarios = append(scenarios, scenario{op: op, step: st})
 		}
-		scenarios = append(scenarios, scenario{op: op, step: feed.StepCommentSequenced, slow: true})
+		scenarios = append(scenarios, scenario{op: op, step: comment.StepSequenced, slow: true})
 	}
-	decided := map[string]bool{feed.StepCommentDecided: true, feed.StepCommentCounted: true}
+	decided := map[string]bool{comment.StepRow: true, comment.StepCounted: true}
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
@@ -412,13 +413,13 @@ func TestCommentCrashPoints(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					kept, err := setup.Feed.AddComment(ctx, author.ID, p.ID, "stays", nil)
+					kept, err := setup.Comments.AddComment(ctx, author.ID, p.ID, "stays", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					var target weibo.CommentID
 					if sc.op == "delete" {
-						c, err := setup.Feed.AddComment(ctx, u.ID, p.ID, "goes", nil)
+						c, err := setup.Comments.AddComment(ctx, u.ID, p.ID, "goes", nil)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -444,13 +445,13 @@ func TestCommentCrashPoints(t *testing.T) {
 					}
 					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
 					if sc.op == "add" {
-						var c *feed.Comment
-						if c, err = crashed.Feed.AddComment(ctx, u.ID, p.ID, "the last words", nil); err == nil {
+						var c *comment.Comment
+						if c, err = crashed.Comments.AddComment(ctx, u.ID, p.ID, "the last words", nil); err == nil {
 							target = c.ID
 						}
 					} else {
 						var ok bool
-						if ok, err = crashed.Feed.DeleteComment(ctx, author.ID, target); err == nil && !ok {
+						if ok, err = crashed.Comments.DeleteComment(ctx, author.ID, target); err == nil && !ok {
 							t.Fatal("the delete found nothing to delete")
 						}
 					}

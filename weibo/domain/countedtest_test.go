@@ -13,10 +13,12 @@ import (
 	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/counted/countedtest"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -107,8 +109,8 @@ func TestConformance(t *testing.T) {
 			t.Run("like", func(t *testing.T) {
 				st := conformanceStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingLike, tables.PendingNotify},
-					append([]string{feed.StepLikeDecided, feed.StepLikeDependents}, notifySteps...)...)
-				countedtest.Run(t, st, domainModule(tables.PendingLike, feed.StepLikeDecided, steps, likePair))
+					append([]string{like.StepAuthority, like.StepDependents}, notifySteps...)...)
+				countedtest.Run(t, st, domainModule(tables.PendingLike, like.StepAuthority, steps, likePair))
 			})
 			t.Run("follow", func(t *testing.T) {
 				st := conformanceStore(t, b)
@@ -119,8 +121,8 @@ func TestConformance(t *testing.T) {
 			t.Run("comment", func(t *testing.T) {
 				st := conformanceStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingComment, tables.PendingNotify},
-					feed.StepCommentDecided, feed.StepNotifyActor, feed.StepNotifyGroup)
-				countedtest.Run(t, st, domainModule(tables.PendingComment, feed.StepCommentDecided, steps, commentPair))
+					comment.StepRow, feed.StepNotifyActor, feed.StepNotifyGroup)
+				countedtest.Run(t, st, domainModule(tables.PendingComment, comment.StepRow, steps, commentPair))
 			})
 		})
 	}
@@ -139,15 +141,15 @@ func likePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 		Owner: uint64(post.Author), Other: uint64(post.Millis),
 		Counters: []counted.Counter{{Kind: feed.UnreadCount, Owner: uint64(author.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
-			_, err := d.Feed.Like(ctx, liker.ID, post)
+			_, err := d.Likes.Like(ctx, liker.ID, post)
 			return err
 		},
 		Undo: func(ctx context.Context, d *domain.Domain) error {
-			_, err := d.Feed.Unlike(ctx, liker.ID, post)
+			_, err := d.Likes.Unlike(ctx, liker.ID, post)
 			return err
 		},
 		Present: func(ctx context.Context, d *domain.Domain) (bool, error) {
-			l, err := d.Feed.IsLiked(ctx, liker.ID, []weibo.PostID{post})
+			l, err := d.Likes.IsLiked(ctx, liker.ID, []weibo.PostID{post})
 			if err != nil {
 				return false, err
 			}
@@ -202,14 +204,14 @@ func commentPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domai
 		Owner: uint64(post.Author), Other: uint64(post.Millis),
 		Counters: []counted.Counter{{Kind: feed.UnreadCount, Owner: uint64(author.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
-			c, err := d.Feed.AddComment(ctx, u.ID, post, "the words", nil)
+			c, err := d.Comments.AddComment(ctx, u.ID, post, "the words", nil)
 			if err == nil {
 				made = c.ID
 			}
 			return err
 		},
 		Undo: func(ctx context.Context, d *domain.Domain) error {
-			deleted, err := d.Feed.DeleteComment(ctx, u.ID, made)
+			deleted, err := d.Comments.DeleteComment(ctx, u.ID, made)
 			if err == nil && !deleted {
 				err = fmt.Errorf("comment %s: nothing to delete", made)
 			}

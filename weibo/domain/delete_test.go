@@ -230,11 +230,11 @@ func TestDeleteRepost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r1, err := svc.Feed.Repost(ctx, bu.ID, orig.ID, "one")
+			r1, err := svc.Reposts.Repost(ctx, bu.ID, orig.ID, "one")
 			if err != nil {
 				t.Fatal(err)
 			}
-			r2, err := svc.Feed.Repost(ctx, bu.ID, orig.ID, "two")
+			r2, err := svc.Reposts.Repost(ctx, bu.ID, orig.ID, "two")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +243,7 @@ func TestDeleteRepost(t *testing.T) {
 				if err != nil || ps[0] == nil {
 					t.Fatalf("original: %v", err)
 				}
-				page, err := svc.Feed.Reposts(ctx, orig.ID, nil, nil)
+				page, err := svc.Reposts.Reposts(ctx, orig.ID, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,8 +13,12 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/repost"
+	"github.com/weibohbase/gateway/weibo/topic"
 )
 
 // Domain is the wired domain. Its parts are safe for concurrent use.
@@ -24,6 +28,14 @@ type Domain struct {
 	Writes *counted.Protocol
 	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
 	Feed *feed.Service
+	// Likes is the like of a post: like, unlike, likers and liked posts.
+	Likes *like.Service
+	// Comments is the comments on posts: add, delete, a post's list.
+	Comments *comment.Service
+	// Reposts is the repost of a post: repost, a post's reposts.
+	Reposts *repost.Service
+	// Topics is the topics of posts: topic pages, top and trending topics.
+	Topics *topic.Service
 	// Org is the organisation: roles, departments, memberships,
 	// authorization, bulk changes and the audit log.
 	Org *Org
@@ -114,7 +126,15 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	}
 	w := counted.New(st, c.protocol...)
 	f := feed.New(st, w, c.feed...)
-	return &Domain{Writes: w, Feed: f, Org: newOrg(st, w, f)}
+	return &Domain{
+		Writes:   w,
+		Feed:     f,
+		Likes:    like.New(st, w, f, f),
+		Comments: comment.New(st, w, f, f, f),
+		Reposts:  repost.New(st, w, f, f),
+		Topics:   topic.New(st, w, f),
+		Org:      newOrg(st, w, f),
+	}
 }
 
 // Store returns the table API the domain runs on.

@@ -17,6 +17,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -24,7 +25,7 @@ import (
 func likers(t *testing.T, svc *domain.Domain, post weibo.PostID, pageSize int) []weibo.UserID {
 	t.Helper()
 	return allPages(t, func(after *string) (*weibo.UserConnection, error) {
-		return svc.Feed.PostLikes(t.Context(), post, &pageSize, after)
+		return svc.Likes.PostLikes(t.Context(), post, &pageSize, after)
 	})
 }
 
@@ -34,7 +35,7 @@ func likedPosts(t *testing.T, svc *domain.Domain, uid weibo.UserID, pageSize int
 	var out []weibo.PostID
 	var after *string
 	for {
-		p, err := svc.Feed.LikedPosts(t.Context(), uid, &pageSize, after)
+		p, err := svc.Likes.LikedPosts(t.Context(), uid, &pageSize, after)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func checkLikes(t *testing.T, svc *domain.Domain, post weibo.PostID, users []wei
 		t.Errorf("post %s: likeCount %d, %d likers listed %v", post, ps[0].LikeCount, len(listed), listed)
 	}
 	for _, u := range users {
-		l, err := svc.Feed.IsLiked(ctx, u, []weibo.PostID{post})
+		l, err := svc.Likes.IsLiked(ctx, u, []weibo.PostID{post})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +75,7 @@ func checkLikes(t *testing.T, svc *domain.Domain, post weibo.PostID, users []wei
 		if l[0] != slices.Contains(listed, u) || l[0] != slices.Contains(mine, post) {
 			t.Errorf("user %d: likes %s %v, among its likers %v, among the user's likes %v", u, post, l[0], slices.Contains(listed, u), mine)
 		}
-		if n, err := svc.Feed.CountLikedPosts(ctx, u); err != nil || n != int64(len(mine)) {
+		if n, err := svc.Likes.CountLikedPosts(ctx, u); err != nil || n != int64(len(mine)) {
 			t.Errorf("user %d: CountLikedPosts = %d, %v; lists %d", u, n, err, len(mine))
 		}
 	}
@@ -129,14 +130,14 @@ func TestLikes(t *testing.T) {
 			like := func(u *weibo.User, p *feed.Post, want int64) {
 				t.Helper()
 				time.Sleep(2 * time.Millisecond) // likes in distinct milliseconds: the lists' order is the test's
-				got, err := svc.Feed.Like(ctx, u.ID, p.ID)
+				got, err := svc.Likes.Like(ctx, u.ID, p.ID)
 				if err != nil || got.LikeCount != want || got.ID != p.ID {
 					t.Fatalf("like %s by %d = %+v, %v; want likeCount %d", p.ID, u.ID, got, err, want)
 				}
 			}
 			unlike := func(u *weibo.User, p *feed.Post, want int64) {
 				t.Helper()
-				got, err := svc.Feed.Unlike(ctx, u.ID, p.ID)
+				got, err := svc.Likes.Unlike(ctx, u.ID, p.ID)
 				if err != nil || got.LikeCount != want {
 					t.Fatalf("unlike %s by %d = %+v, %v; want likeCount %d", p.ID, u.ID, got, err, want)
 				}
@@ -163,14 +164,14 @@ func TestLikes(t *testing.T) {
 			if got := likedPosts(t, svc, u2.ID, 5); !slices.Equal(got, []weibo.PostID{p1.ID, p2.ID}) {
 				t.Fatalf("u2's likes = %v, want [p1 p2]", got)
 			}
-			ok, err := svc.Feed.IsLiked(ctx, u1.ID, []weibo.PostID{p1.ID, p2.ID, {Author: author.ID, Millis: 1}})
+			ok, err := svc.Likes.IsLiked(ctx, u1.ID, []weibo.PostID{p1.ID, p2.ID, {Author: author.ID, Millis: 1}})
 			if err != nil || !slices.Equal(ok, []bool{true, false, false}) {
 				t.Fatalf("IsLiked = %v, %v", ok, err)
 			}
 			missing := weibo.PostID{Author: author.ID, Millis: 7}
 			for name, call := range map[string]func() (*feed.Post, error){
-				"like":   func() (*feed.Post, error) { return svc.Feed.Like(ctx, u1.ID, missing) },
-				"unlike": func() (*feed.Post, error) { return svc.Feed.Unlike(ctx, u1.ID, missing) },
+				"like":   func() (*feed.Post, error) { return svc.Likes.Like(ctx, u1.ID, missing) },
+				"unlike": func() (*feed.Post, error) { return svc.Likes.Unlike(ctx, u1.ID, missing) },
 			} {
 				if _, err := call(); weibo.CodeOf(err) != weibo.CodeNotFound {
 					t.Errorf("%s of a missing post: %v, want NOT_FOUND", name, err)
@@ -204,7 +205,7 @@ func likesOfDeletedPost(t *testing.T, svc *domain.Domain) {
 		t.Fatal(err)
 	}
 	for _, p := range []*feed.Post{keep, gone} {
-		if _, err := svc.Feed.Like(ctx, u.ID, p.ID); err != nil {
+		if _, err := svc.Likes.Like(ctx, u.ID, p.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,10 +217,10 @@ func likesOfDeletedPost(t *testing.T, svc *domain.Domain) {
 	if got := likedPosts(t, svc, u.ID, 1); !slices.Equal(got, []weibo.PostID{keep.ID}) {
 		t.Fatalf("likes = %v, want only the kept post", got)
 	}
-	if n, err := svc.Feed.CountLikedPosts(ctx, u.ID); err != nil || n != 1 {
+	if n, err := svc.Likes.CountLikedPosts(ctx, u.ID); err != nil || n != 1 {
 		t.Fatalf("CountLikedPosts = %d, %v", n, err)
 	}
-	if _, err := svc.Feed.Like(ctx, author.ID, gone.ID); weibo.CodeOf(err) != weibo.CodeNotFound {
+	if _, err := svc.Likes.Like(ctx, author.ID, gone.ID); weibo.CodeOf(err) != weibo.CodeNotFound {
 		t.Fatalf("like of a deleted post: %v", err)
 	}
 	us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{author.ID})
@@ -291,9 +292,9 @@ func TestLikeStorm(t *testing.T) {
 			for range calls {
 				u, p := users[rand.IntN(len(users))], posts[rand.IntN(len(posts))]
 				if rand.IntN(2) == 0 {
-					work <- func() error { _, err := svc.Feed.Like(ctx, u, p); return err }
+					work <- func() error { _, err := svc.Likes.Like(ctx, u, p); return err }
 				} else {
-					work <- func() error { _, err := svc.Feed.Unlike(ctx, u, p); return err }
+					work <- func() error { _, err := svc.Likes.Unlike(ctx, u, p); return err }
 				}
 			}
 			close(work)
@@ -326,12 +327,12 @@ func TestLikeCrashPoints(t *testing.T) {
 	}
 	var scenarios []scenario
 	for _, op := range []string{"like", "unlike"} {
-		for _, st := range []string{feed.StepLikeMarked, feed.StepLikeSequenced, feed.StepLikeDecided, feed.StepLikeCounted, feed.StepLikeDependents} {
+		for _, st := range []string{like.StepMarked, like.StepSequenced, like.StepAuthority, like.StepCounted, like.StepDependents} {
 			scenarios = append(scenarios, scenario{op: op, step: st})
 		}
-		scenarios = append(scenarios, scenario{op: op, step: feed.StepLikeSequenced, slow: true})
+		scenarios = append(scenarios, scenario{op: op, step: like.StepSequenced, slow: true})
 	}
-	decided := map[string]bool{feed.StepLikeDecided: true, feed.StepLikeCounted: true, feed.StepLikeDependents: true}
+	decided := map[string]bool{like.StepAuthority: true, like.StepCounted: true, like.StepDependents: true}
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
@@ -349,11 +350,11 @@ func TestLikeCrashPoints(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := setup.Feed.Like(ctx, other.ID, p.ID); err != nil {
+					if _, err := setup.Likes.Like(ctx, other.ID, p.ID); err != nil {
 						t.Fatal(err)
 					}
 					if sc.op == "unlike" {
-						if _, err := setup.Feed.Like(ctx, u.ID, p.ID); err != nil {
+						if _, err := setup.Likes.Like(ctx, u.ID, p.ID); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -377,9 +378,9 @@ func TestLikeCrashPoints(t *testing.T) {
 					}
 					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
 					if sc.op == "like" {
-						_, err = crashed.Feed.Like(ctx, u.ID, p.ID)
+						_, err = crashed.Likes.Like(ctx, u.ID, p.ID)
 					} else {
-						_, err = crashed.Feed.Unlike(ctx, u.ID, p.ID)
+						_, err = crashed.Likes.Unlike(ctx, u.ID, p.ID)
 					}
 					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, errCrash)) {
 						t.Fatalf("the call returned %v", err)

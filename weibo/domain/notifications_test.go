@@ -129,7 +129,7 @@ func TestNotifications(t *testing.T) {
 			checkNotifs(t, svc, alice.ID, names, "*MENTION:a")
 			step()
 			for _, u := range []weibo.UserID{alice.ID, bob.ID, a.ID} { // a's own like: nothing
-				if _, err := svc.Feed.Like(ctx, u, p.ID); err != nil {
+				if _, err := svc.Likes.Like(ctx, u, p.ID); err != nil {
 					t.Fatal(err)
 				}
 				step()
@@ -141,17 +141,17 @@ func TestNotifications(t *testing.T) {
 				}
 				step()
 			}
-			c, err := svc.Feed.AddComment(ctx, bob.ID, p.ID, "nice, @"+carol.Username+" @"+a.Username, nil)
+			c, err := svc.Comments.AddComment(ctx, bob.ID, p.ID, "nice, @"+carol.Username+" @"+a.Username, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			step()
-			if _, err := svc.Feed.AddComment(ctx, a.ID, p.ID, "thanks", &c.ID); err != nil {
+			if _, err := svc.Comments.AddComment(ctx, a.ID, p.ID, "thanks", &c.ID); err != nil {
 				t.Fatal(err)
 			}
 			step()
 			// The root's author is mentioned too: one REPOST, no MENTION.
-			if _, err := svc.Feed.Repost(ctx, alice.ID, p.ID, "//@"+a.Username+": look"); err != nil {
+			if _, err := svc.Reposts.Repost(ctx, alice.ID, p.ID, "//@"+a.Username+": look"); err != nil {
 				t.Fatal(err)
 			}
 			flush()
@@ -162,7 +162,7 @@ func TestNotifications(t *testing.T) {
 
 			// Undone likes and follows take their actors out, the last one the notification.
 			for _, u := range []weibo.UserID{bob.ID, alice.ID} {
-				if _, err := svc.Feed.Unlike(ctx, u, p.ID); err != nil {
+				if _, err := svc.Likes.Unlike(ctx, u, p.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -183,13 +183,13 @@ func TestNotifications(t *testing.T) {
 				t.Fatal(err)
 			}
 			step()
-			if _, err := svc.Feed.Like(ctx, carol.ID, p.ID); err != nil {
+			if _, err := svc.Likes.Like(ctx, carol.ID, p.ID); err != nil {
 				t.Fatal(err)
 			}
 			checkNotifs(t, svc, a.ID, names, "*LIKE:carol", "*FOLLOW:carol", "*REPOST:alice", "COMMENT:bob", "FOLLOW:bob")
 			// Grouped while unread: bob's like joins carol's.
 			step()
-			if _, err := svc.Feed.Like(ctx, bob.ID, p.ID); err != nil {
+			if _, err := svc.Likes.Like(ctx, bob.ID, p.ID); err != nil {
 				t.Fatal(err)
 			}
 			checkNotifs(t, svc, a.ID, names, "*LIKE:bob,carol", "*FOLLOW:carol", "*REPOST:alice", "COMMENT:bob", "FOLLOW:bob")
@@ -246,7 +246,7 @@ func TestNotificationsLargeAuthor(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(2 * time.Millisecond)
-			if _, err := svc.Feed.Repost(ctx, a.ID, xp.ID, ""); err != nil {
+			if _, err := svc.Reposts.Repost(ctx, a.ID, xp.ID, ""); err != nil {
 				t.Fatal(err)
 			}
 			if err := svc.FlushFanout(ctx); err != nil {

@@ -9,8 +9,10 @@ import (
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/like"
 )
 
 // actorSets returns the actors of uid's notifications of kind, one sorted
@@ -73,14 +75,14 @@ func TestNotificationCrashPoints(t *testing.T) {
 			scenarios = append(scenarios, scenario{op: op, step: s})
 		}
 	}
-	add("like", feed.StepLikeMarked, feed.StepLikeDecided, feed.StepLikeCounted, feed.StepLikeDependents,
+	add("like", like.StepMarked, like.StepAuthority, like.StepCounted, like.StepDependents,
 		feed.StepNotifyMarked, feed.StepNotifySequenced, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed)
 	add("like-first", feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("unlike", feed.StepLikeDecided, feed.StepNotifyMarked, feed.StepNotifyActor, feed.StepNotifyGroup)
+	add("unlike", like.StepAuthority, feed.StepNotifyMarked, feed.StepNotifyActor, feed.StepNotifyGroup)
 	add("unlike-last", feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed, feed.StepNotifyCounted)
 	add("follow", feed.StepRelationDecided, feed.StepRelationInbox, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("unfollow", feed.StepRelationDecided, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("reply", feed.StepCommentDecided, feed.StepCommentCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
+	add("reply", comment.StepRow, comment.StepCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("repost", feed.StepPublishContent, feed.StepPublishCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
 	add("markread", feed.StepNotifyMarked, feed.StepNotifySequenced, feed.StepNotifyRead, feed.StepNotifyCounted)
 	scenarios = append(scenarios, scenario{op: "like", step: feed.StepNotifySequenced, slow: true},
@@ -102,19 +104,19 @@ func TestNotificationCrashPoints(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					c1, err := setup.Feed.AddComment(ctx, u1.ID, p.ID, "first", nil)
+					c1, err := setup.Comments.AddComment(ctx, u1.ID, p.ID, "first", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					switch sc.op {
 					case "like", "unlike", "markread":
-						_, err = setup.Feed.Like(ctx, u1.ID, p.ID)
+						_, err = setup.Likes.Like(ctx, u1.ID, p.ID)
 					case "unfollow":
 						_, err = setup.Feed.Follow(ctx, u2.ID, a.ID)
 					}
 					if err == nil && (sc.op == "unlike" || sc.op == "unlike-last" || sc.op == "markread") {
 						time.Sleep(2 * time.Millisecond)
-						_, err = setup.Feed.Like(ctx, u2.ID, p.ID)
+						_, err = setup.Likes.Like(ctx, u2.ID, p.ID)
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -146,17 +148,17 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 					switch sc.op {
 					case "like", "like-first":
-						_, err = crashed.Feed.Like(ctx, u2.ID, p.ID)
+						_, err = crashed.Likes.Like(ctx, u2.ID, p.ID)
 					case "unlike", "unlike-last":
-						_, err = crashed.Feed.Unlike(ctx, u2.ID, p.ID)
+						_, err = crashed.Likes.Unlike(ctx, u2.ID, p.ID)
 					case "follow":
 						_, err = crashed.Feed.Follow(ctx, u2.ID, a.ID)
 					case "unfollow":
 						_, err = crashed.Feed.Unfollow(ctx, u2.ID, a.ID)
 					case "reply":
-						_, err = crashed.Feed.AddComment(ctx, u2.ID, p.ID, "re @"+x.Username, &c1.ID)
+						_, err = crashed.Comments.AddComment(ctx, u2.ID, p.ID, "re @"+x.Username, &c1.ID)
 					case "repost":
-						_, err = crashed.Feed.Repost(ctx, u2.ID, p.ID, "看 @"+x.Username)
+						_, err = crashed.Reposts.Repost(ctx, u2.ID, p.ID, "看 @"+x.Username)
 					case "markread":
 						_, err = crashed.Feed.MarkNotificationsRead(ctx, a.ID, nil)
 					}
@@ -189,11 +191,11 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 
 					// Every notification agrees with the actions that stand.
-					liked, err := restarted.Feed.IsLiked(ctx, u1.ID, []weibo.PostID{p.ID})
+					liked, err := restarted.Likes.IsLiked(ctx, u1.ID, []weibo.PostID{p.ID})
 					if err != nil {
 						t.Fatal(err)
 					}
-					liked2, err := restarted.Feed.IsLiked(ctx, u2.ID, []weibo.PostID{p.ID})
+					liked2, err := restarted.Likes.IsLiked(ctx, u2.ID, []weibo.PostID{p.ID})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -216,7 +218,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					if slices.ContainsFunc(comments, func(c weibo.CommentID) bool { return c.Author == u2.ID }) {
 						replied = []weibo.UserID{u2.ID}
 					}
-					reposts, err := restarted.Feed.Reposts(ctx, p.ID, nil, nil)
+					reposts, err := restarted.Reposts.Reposts(ctx, p.ID, nil, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -16,6 +16,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -30,7 +31,7 @@ func checkReposts(t *testing.T, svc *domain.Domain, root weibo.PostID, reposters
 	var listed []weibo.PostID
 	var after *string
 	for {
-		page, err := svc.Feed.Reposts(ctx, root, &hundred, after)
+		page, err := svc.Reposts.Reposts(ctx, root, &hundred, after)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,14 +95,14 @@ func TestRepostCrashPoints(t *testing.T) {
 		fails bool   // the call returns the crash (else it succeeds)
 	}
 	var scenarios []scenario
-	for _, st := range []string{feed.StepPublishOutbox, feed.StepPublishSequenced, feed.StepRepostMarked, feed.StepRepostSequenced,
-		feed.StepPublishContent, feed.StepRepostCounted, feed.StepPublishCounted, feed.StepRepostListed} {
+	for _, st := range []string{feed.StepPublishOutbox, feed.StepPublishSequenced, repost.StepMarked, repost.StepSequenced,
+		feed.StepPublishContent, repost.StepCounted, feed.StepPublishCounted, repost.StepListed} {
 		scenarios = append(scenarios, scenario{step: st, fails: true})
 	}
 	scenarios = append(scenarios,
 		scenario{step: ""},                     // acknowledged, killed before its fan-out ran
 		scenario{step: feed.StepFanoutWritten}, // killed in the middle of its fan-out
-		scenario{step: feed.StepRepostSequenced, slow: true},
+		scenario{step: repost.StepSequenced, slow: true},
 	)
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestRepostCrashPoints(t *testing.T) {
 						root = p.ID
 					}
 					// An earlier repost, so that the count starts above 0.
-					p, err := setup.Feed.Repost(ctx, fan.ID, root, "先转")
+					p, err := setup.Reposts.Repost(ctx, fan.ID, root, "先转")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -164,7 +165,7 @@ func TestRepostCrashPoints(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					p, err = crashed.Feed.Repost(ctx, a.ID, root, "the last words //@b: before 2")
+					p, err = crashed.Reposts.Repost(ctx, a.ID, root, "the last words //@b: before 2")
 					if err == nil {
 						w.addPost(p) // acknowledged
 						acked = append(acked, p.ID)
@@ -266,7 +267,7 @@ func TestRepostStorm(t *testing.T) {
 						target = acked[rand.IntN(len(acked))]
 					}
 					mu.Unlock()
-					p, err := svc.Feed.Repost(ctx, author, target, fmt.Sprintf("转发 %d", i))
+					p, err := svc.Reposts.Repost(ctx, author, target, fmt.Sprintf("转发 %d", i))
 					if err == nil {
 						w.addPost(p)
 						mu.Lock()
@@ -336,11 +337,11 @@ func TestRepostSameMillisecond(t *testing.T) {
 			}
 			var acked []weibo.PostID
 			for i := range 3 {
-				p, err := svc.Feed.Repost(ctx, reposter.ID, root.ID, "")
+				p, err := svc.Reposts.Repost(ctx, reposter.ID, root.ID, "")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p.ID.Millis != at.UnixMilli()+int64(i) || p.Content != feed.EmptyRepostContent {
+				if p.ID.Millis != at.UnixMilli()+int64(i) || p.Content != repost.EmptyRepostContent {
 					t.Fatalf("repost %d: %s %q", i, p.ID, p.Content)
 				}
 				acked = append(acked, p.ID)

@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/topic"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // topicPostIDs pages through topic name's posts with pages of size n,
@@ -28,7 +29,7 @@ func topicPostIDs(t *testing.T, svc *domain.Domain, name string, n int) []weibo.
 	var ids []weibo.PostID
 	var after *string
 	for {
-		page, err := svc.Feed.TopicPosts(t.Context(), name, weibo.Page{First: &n, After: after})
+		page, err := svc.Topics.TopicPosts(t.Context(), name, weibo.Page{First: &n, After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,12 +70,12 @@ func TestTopics(t *testing.T) {
 				}
 				ids = append(ids, p.ID)
 			}
-			rp, err := svc.Feed.Repost(ctx, c, ids[0], "#武汉加油##转发#")
+			rp, err := svc.Reposts.Repost(ctx, c, ids[0], "#武汉加油##转发#")
 			if err != nil {
 				t.Fatal(err)
 			}
 			ids = append(ids, rp.ID)
-			if _, err := svc.Feed.Repost(ctx, a, ids[1], ""); err != nil { // 转发微博: no topic
+			if _, err := svc.Reposts.Repost(ctx, a, ids[1], ""); err != nil { // 转发微博: no topic
 				t.Fatal(err)
 			}
 			if ok, err := svc.Feed.DeletePost(ctx, ids[3]); err != nil || !ok {
@@ -86,7 +87,7 @@ func TestTopics(t *testing.T) {
 			want := slices.Clone(ids)
 			want = slices.Delete(want, 3, 4)
 			slices.SortFunc(want, newestFirst)
-			tp, err := svc.Feed.Topic(ctx, "武汉加油")
+			tp, err := svc.Topics.Topic(ctx, "武汉加油")
 			if err != nil || tp == nil || tp.PostCount != int64(len(want)) {
 				t.Fatalf("topic = %+v, %v; want postCount %d", tp, err, len(want))
 			}
@@ -97,7 +98,7 @@ func TestTopics(t *testing.T) {
 			}
 			// Backward from the end: the last two, then the two before.
 			two := 2
-			last, err := svc.Feed.TopicPosts(ctx, "武汉加油", weibo.Page{Last: &two})
+			last, err := svc.Topics.TopicPosts(ctx, "武汉加油", weibo.Page{Last: &two})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,30 +106,30 @@ func TestTopics(t *testing.T) {
 				!last.PageInfo.HasPreviousPage || last.PageInfo.HasNextPage {
 				t.Fatalf("last 2: %+v", last)
 			}
-			prev, err := svc.Feed.TopicPosts(ctx, "武汉加油", weibo.Page{Last: &two, Before: last.PageInfo.StartCursor})
+			prev, err := svc.Topics.TopicPosts(ctx, "武汉加油", weibo.Page{Last: &two, Before: last.PageInfo.StartCursor})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(prev.Edges) != 2 || prev.Edges[0].Post.ID != want[len(want)-4] || !prev.PageInfo.HasNextPage {
 				t.Fatalf("2 before: %+v", prev)
 			}
-			if tp, _ := svc.Feed.Topic(ctx, "抗疫 1"); tp == nil || tp.PostCount != 2 { // posts 1, 5 (3 deleted)
+			if tp, _ := svc.Topics.Topic(ctx, "抗疫 1"); tp == nil || tp.PostCount != 2 { // posts 1, 5 (3 deleted)
 				t.Fatalf("抗疫 1 = %+v", tp)
 			}
-			if tp, _ := svc.Feed.Topic(ctx, "nothing"); tp != nil {
+			if tp, _ := svc.Topics.Topic(ctx, "nothing"); tp != nil {
 				t.Fatalf("an unknown topic = %+v", tp)
 			}
-			found, err := svc.Feed.SearchTopics(ctx, "抗", nil)
+			found, err := svc.Topics.SearchTopics(ctx, "抗", nil)
 			if err != nil || len(found) != 2 || found[0].Name != "抗疫 0" || found[0].PostCount != 4 || found[1].Name != "抗疫 1" {
 				t.Fatalf("search 抗 = %+v, %v", found, err)
 			}
 			now := time.Now()
-			top, err := svc.Feed.TopTopics(ctx, now.Add(-time.Hour), now.Add(time.Hour), nil)
+			top, err := svc.Topics.TopTopics(ctx, now.Add(-time.Hour), now.Add(time.Hour), nil)
 			if err != nil || len(top) != 4 || top[0].Topic.Name != "武汉加油" || top[0].Count != int64(len(want)) || top[0].Topic.PostCount != int64(len(want)) ||
 				top[3].Topic.Name != "转发" || top[3].Count != 1 {
 				t.Fatalf("top = %+v, %v", top, err)
 			}
-			trend, err := svc.Feed.TrendingTopics(ctx, now.Add(time.Hour), feed.TrendHour, nil)
+			trend, err := svc.Topics.TrendingTopics(ctx, now.Add(time.Hour), topic.TrendHour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,15 +142,15 @@ func TestTopics(t *testing.T) {
 				name string
 				err  error
 			}{
-				{"empty name", func() error { _, err := svc.Feed.Topic(ctx, ""); return err }()},
-				{"65 characters", func() error { _, err := svc.Feed.Topic(ctx, string(make([]rune, 65))); return err }()},
-				{"since = until", func() error { _, err := svc.Feed.TopTopics(ctx, now, now, nil); return err }()},
-				{"32 days", func() error { _, err := svc.Feed.TopTopics(ctx, now.Add(-32*24*time.Hour), now, nil); return err }()},
-				{"first 0", func() error { z := 0; _, err := svc.Feed.TopTopics(ctx, now.Add(-time.Hour), now, &z); return err }()},
-				{"first 101", func() error { z := 101; _, err := svc.Feed.SearchTopics(ctx, "a", &z); return err }()},
-				{"empty prefix", func() error { _, err := svc.Feed.SearchTopics(ctx, "", nil); return err }()},
-				{"bad window", func() error { _, err := svc.Feed.TrendingTopics(ctx, now, 7, nil); return err }()},
-				{"page of an empty name", func() error { _, err := svc.Feed.TopicPosts(ctx, "", weibo.Page{}); return err }()},
+				{"empty name", func() error { _, err := svc.Topics.Topic(ctx, ""); return err }()},
+				{"65 characters", func() error { _, err := svc.Topics.Topic(ctx, string(make([]rune, 65))); return err }()},
+				{"since = until", func() error { _, err := svc.Topics.TopTopics(ctx, now, now, nil); return err }()},
+				{"32 days", func() error { _, err := svc.Topics.TopTopics(ctx, now.Add(-32*24*time.Hour), now, nil); return err }()},
+				{"first 0", func() error { z := 0; _, err := svc.Topics.TopTopics(ctx, now.Add(-time.Hour), now, &z); return err }()},
+				{"first 101", func() error { z := 101; _, err := svc.Topics.SearchTopics(ctx, "a", &z); return err }()},
+				{"empty prefix", func() error { _, err := svc.Topics.SearchTopics(ctx, "", nil); return err }()},
+				{"bad window", func() error { _, err := svc.Topics.TrendingTopics(ctx, now, 7, nil); return err }()},
+				{"page of an empty name", func() error { _, err := svc.Topics.TopicPosts(ctx, "", weibo.Page{}); return err }()},
 			} {
 				if weibo.CodeOf(tc.err) != weibo.CodeBadUserInput {
 					t.Errorf("%s: %v, want BAD_USER_INPUT", tc.name, tc.err)
@@ -226,7 +227,7 @@ func TestTopicsStorm(t *testing.T) {
 					case i%5 == 3 && target != (weibo.PostID{}):
 						_, err = svc.Feed.DeletePost(ctx, target)
 					case i%5 == 4 && target != (weibo.PostID{}):
-						p, err = svc.Feed.Repost(ctx, users[rand.IntN(len(users))], target, content())
+						p, err = svc.Reposts.Repost(ctx, users[rand.IntN(len(users))], target, content())
 					default:
 						p, err = svc.Feed.Publish(ctx, users[rand.IntN(len(users))], content())
 					}
@@ -254,13 +255,13 @@ func TestTopicsStorm(t *testing.T) {
 			want := map[string][]weibo.PostID{}
 			for _, p := range ps {
 				if p != nil {
-					for _, n := range topic.Extract(p.Content) {
+					for _, n := range hashtag.Extract(p.Content) {
 						want[n] = append(want[n], p.ID)
 					}
 				}
 			}
 			now := time.Now()
-			top, err := svc.Feed.TopTopics(ctx, now.Add(-2*time.Hour), now.Add(time.Hour), nil)
+			top, err := svc.Topics.TopTopics(ctx, now.Add(-2*time.Hour), now.Add(time.Hour), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +272,7 @@ func TestTopicsStorm(t *testing.T) {
 			for _, n := range names {
 				slices.SortFunc(want[n], newestFirst)
 				got := topicPostIDs(t, svc, n, 7)
-				tp, err := svc.Feed.Topic(ctx, n)
+				tp, err := svc.Topics.Topic(ctx, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -301,7 +302,7 @@ func TestTopicsStorm(t *testing.T) {
 // the crash leaves of the publish and delete themselves, fsck repairs).
 func TestTopicWriteCrash(t *testing.T) {
 	errCrash := errors.New("crash")
-	for _, step := range []string{"topic:marked", "topic:sequenced", "topic:counted", feed.StepTopicListed} {
+	for _, step := range []string{"topic:marked", "topic:sequenced", "topic:counted", topic.StepListed} {
 		t.Run(step, func(t *testing.T) {
 			ctx := t.Context()
 			var armed sync.Mutex
@@ -360,7 +361,7 @@ func TestTopicWriteCrash(t *testing.T) {
 			}
 			for _, n := range []string{"甲", "乙"} {
 				ids := topicPostIDs(t, svc, n, 10)
-				tp, _ := svc.Feed.Topic(ctx, n)
+				tp, _ := svc.Topics.Topic(ctx, n)
 				count := int64(0)
 				if tp != nil {
 					count = tp.PostCount

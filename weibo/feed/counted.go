@@ -83,10 +83,8 @@ func (s *Service) register() {
 	s.follows = s.followRelation()
 	s.w.Register(s.follows)
 	s.w.Register(s.publishRelation())
-	s.registerLikes()
 	s.deletes = s.deleteRelation()
 	s.w.Register(s.deletes)
-	s.registerReposts()
 	userCounter := func(kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
 		return &counted.CounterSpec{
 			Kind: kind,
@@ -119,8 +117,6 @@ func (s *Service) register() {
 	s.w.RegisterCounter(userCounter(PostCount, tables.ColPosts, tables.ColPostsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
 		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, tables.PostStored)
 	}))
-	s.registerComments()
-	s.registerTopics()
 	s.registerNotifications()
 	s.w.RegisterCounter(userCounter(UnreadCount, tables.ColUnread, tables.ColUnreadSeq, s.countUnread))
 }
@@ -171,7 +167,7 @@ func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bo
 		var err error
 		if following {
 			err = s.st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: fans,
-				Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.nowMillis())}}})
+				Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(s.NowMillis())}}})
 		} else {
 			err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: fans})
 		}

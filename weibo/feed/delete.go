@@ -1,9 +1,9 @@
 package feed
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -86,22 +86,20 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		return false, err
 	}
 	text := cur.Value(tables.FamPost, tables.ColText)
-	// A repost leaves its original's list and repostCount too: a write of
-	// the repost pair (reposts.go), marked before the content row goes.
-	var unrepost *counted.Op
-	root, isRepost := tables.RepostOf(cur)
-	if text != nil && isRepost {
-		if unrepost, err = s.w.BeginWith(ctx, s.reposts, uint64(root.Author), uint64(root.Millis), tables.EncodeRepostExtra(id)); err != nil {
-			return false, err
-		}
-	}
-	// A post with topics leaves its topics' lists and counts: a write of
-	// the topic pair (topics.go), marked before the content row goes.
-	var tw *topicWrite
+	// A repost leaves its original's list and repostCount too, a post with
+	// topics its topics' lists and counts: the modules' parts of the write
+	// (RegisterPostPart), marked before the content row goes.
+	var parts []PostPart
 	if text != nil {
-		tw = s.newTopicWrite(string(text))
-		if err := tw.mark(ctx, id); err != nil {
-			return false, err
+		var root *weibo.PostID
+		if r, ok := tables.RepostOf(cur); ok {
+			root = &r
+		}
+		parts = s.postParts(string(text), root)
+		for _, part := range parts {
+			if err := part.Mark(ctx, id); err != nil {
+				return false, err
+			}
 		}
 	}
 	deleted := false
@@ -112,11 +110,8 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		}
 	}
 	if !deleted {
-		if err := tw.end(ctx); err != nil {
-			return false, err
-		}
-		if unrepost != nil {
-			if err := s.w.End(ctx, unrepost); err != nil {
+		for _, part := range slices.Backward(parts) {
+			if err := part.End(ctx); err != nil {
 				return false, err
 			}
 		}
@@ -135,16 +130,13 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 	if _, err := s.w.Count(ctx, op, -1); err != nil {
 		return false, err
 	}
-	if unrepost != nil {
-		if err := s.leaveOriginal(ctx, unrepost, root, id); err != nil {
+	for _, part := range parts {
+		if err := part.Count(ctx, -1); err != nil {
 			return false, err
 		}
-	}
-	if err := tw.count(ctx, -1); err != nil {
-		return false, err
-	}
-	if err := tw.settle(ctx, id, false); err != nil {
-		return false, err
+		if err := part.Settle(ctx, id, false); err != nil {
+			return false, err
+		}
 	}
 	if op.Kept() {
 		return true, nil // past its budget: the repairer retracts
@@ -186,28 +178,10 @@ func (s *Service) clearContent(ctx context.Context, id weibo.PostID) error {
 	return s.st.DeleteMany(ctx, dels)
 }
 
-// leaveOriginal makes the rest of a deleted repost's write of the repost
-// pair: root's repostCount -1 (within the budget), the settle of its list
-// row (deleted: the content row no longer names root; kept for the
-// repairer when it keeps changing), the end of the marker.
-func (s *Service) leaveOriginal(ctx context.Context, op *counted.Op, root, id weibo.PostID) error {
-	if _, err := s.w.Count(ctx, op, -1); err != nil {
-		return err
-	}
-	gone := false
-	_, err := s.settleRepost(ctx, root, id, &gone)
-	if errors.Is(err, counted.ErrUnsettled) {
-		err = s.w.Keep(ctx, op, nil)
-	}
-	if err != nil {
-		return err
-	}
-	return s.w.End(ctx, op)
-}
-
 // RetractPost removes post id's entries from the inboxes, if the post is
 // gone (its content row is the authority: a post that exists keeps them),
-// and its comments: the author's own entry and, unless the author is
+// and what the modules keep of it (RegisterDeleteHook: its comments, …):
+// the author's own entry and, unless the author is
 // large, each fan's, in
 // DeleteMany batches while the fans rows are scanned. Every delete is
 // idempotent. It is what the repairer does for a delete that died. Errors
@@ -221,8 +195,10 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(id.Author, id)}); err != nil {
 		return err
 	}
-	if err := s.deleteComments(ctx, id); err != nil {
-		return err
+	for _, hook := range s.deleteHooks {
+		if err := hook(ctx, id); err != nil {
+			return err
+		}
 	}
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
 		return err
@@ -278,24 +254,15 @@ func (s *Service) awaitFanout(ctx context.Context, id weibo.PostID) (done bool, 
 	}
 }
 
-// deleteComments deletes the comment rows of post id, which is gone:
-// one prefix scan of weibo:comments (a post's comments are its content
-// rowkey's prefix) and DeleteMany batches.
-func (s *Service) deleteComments(ctx context.Context, id weibo.PostID) error {
-	var dels []*hbase.Delete
-	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.ContentKey(id)}, func(r *hbase.Result) error {
-		dels = append(dels, &hbase.Delete{Table: tables.Comments, Row: bytes.Clone(r.Row)})
-		if len(dels) >= s.opts.batch {
-			err := s.st.DeleteMany(ctx, dels)
-			dels = dels[:0]
-			return err
-		}
-		return nil
-	})
-	if err == nil && len(dels) > 0 {
-		err = s.st.DeleteMany(ctx, dels)
-	}
-	return err
+// DeleteHook removes what a module keeps of post id, which is gone (its
+// content row deleted): it runs in the post's retraction, again when the
+// retraction is repaired, so it is idempotent. Errors are the store's.
+type DeleteHook func(ctx context.Context, id weibo.PostID) error
+
+// RegisterDeleteHook adds hook to every post's retraction. Modules
+// register while the domain is wired, before any call.
+func (s *Service) RegisterDeleteHook(hook DeleteHook) {
+	s.deleteHooks = append(s.deleteHooks, hook)
 }
 
 // deletesInFlight returns the posts of author whose delete is in flight

@@ -140,7 +140,7 @@ func (f *fanout) start(ctx context.Context) error {
 // another live instance holds its lease; it sets gateway_outbox_depth to the
 // number of rows.
 func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
-	now := f.s.nowMillis()
+	now := f.s.NowMillis()
 	cutoff := now - minAge.Milliseconds()
 	var found []fanoutJob
 	rows := 0
@@ -316,7 +316,7 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 		return err
 	}
 	// Decoded once: for the notifications and the live event.
-	p := postFromRow(id, exists)
+	p := PostFromRow(id, exists)
 	// The post's notifications (mentions, its root's author for a repost):
 	// sent again by a fan-out run again, which adds nobody twice.
 	if err := s.notifyPost(ctx, p); err != nil {
@@ -375,7 +375,7 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	if err := errors.Join(err, g.Wait()); err != nil {
 		return err
 	}
-	FanoutLag.Observe(max(float64(s.nowMillis()-id.Millis)/1000, 0))
+	FanoutLag.Observe(max(float64(s.NowMillis()-id.Millis)/1000, 0))
 	return nil
 }
 

@@ -134,7 +134,7 @@ func (s *Service) becomeLarge(ctx context.Context, author weibo.UserID) error {
 			return nil
 		}
 		applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
-			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.nowMillis())}}}, tables.FamInfo, q, c.raw)
+			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.NowMillis())}}}, tables.FamInfo, q, c.raw)
 		if err != nil || applied {
 			if applied {
 				s.log.Info("hybrid fan-out: account became large", "user", author.String())
@@ -158,7 +158,7 @@ func (s *Service) becomeSmall(ctx context.Context, author weibo.UserID) error {
 		return nil
 	}
 	q := tables.LargeQualifier(author)
-	v := tables.EncodeLarge(tables.LargeDraining, s.nowMillis())
+	v := tables.EncodeLarge(tables.LargeDraining, s.NowMillis())
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
 		Values: hbase.Values{tables.FamInfo: {q: v}}}, tables.FamInfo, q, c.raw)
 	if err != nil || !applied {
@@ -248,7 +248,7 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 	q := tables.LargeQualifier(author)
 	if us[0] != nil && s.opts.threshold > 0 && us[0].FanCount >= int64(s.opts.threshold) {
 		applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
-			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.nowMillis())}}}, tables.FamInfo, q, raw)
+			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.NowMillis())}}}, tables.FamInfo, q, raw)
 		if applied {
 			s.announceLarge(author)
 		}
@@ -270,7 +270,7 @@ func (s *Service) resumeDrains(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := s.nowMillis()
+	now := s.NowMillis()
 	for uid, c := range cells {
 		if c.state == tables.LargeDraining && now-c.since > s.w.GraceMillis() {
 			s.drains.start(s, uid, c.raw)

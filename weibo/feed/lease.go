@@ -96,7 +96,7 @@ func (f *fanout) heldElsewhere(v []byte, now int64) bool {
 // CheckAndPut(that lease) if it is ours or has expired.
 func (f *fanout) acquire(ctx context.Context, id weibo.PostID) (*lease, error) {
 	row := tables.OutboxKey(id)
-	now := f.s.nowMillis()
+	now := f.s.NowMillis()
 	next := tables.EncodeLease(f.s.opts.instance, now+f.s.opts.fanoutLease.Milliseconds())
 	put := &hbase.Put{Table: tables.Outbox, Row: row, Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxLease: next}}}
 	ok, err := f.s.st.CheckAndPut(ctx, put, tables.FamOutbox, tables.ColOutboxLease, nil)
@@ -156,7 +156,7 @@ func (f *fanout) renew(ctx context.Context, cancel context.CancelCauseFunc, id w
 		case <-t.C:
 		}
 		cur := l.value()
-		next := tables.EncodeLease(f.s.opts.instance, f.s.nowMillis()+f.s.opts.fanoutLease.Milliseconds())
+		next := tables.EncodeLease(f.s.opts.instance, f.s.NowMillis()+f.s.opts.fanoutLease.Milliseconds())
 		ok, err := f.s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(id),
 			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxLease: next}}}, tables.FamOutbox, tables.ColOutboxLease, cur)
 		switch {

@@ -140,7 +140,7 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	w := &timelineWatch{s: s, uid: uid, since: s.nowMillis() - time.Minute.Milliseconds(), interval: interval, poll: poll}
+	w := &timelineWatch{s: s, uid: uid, since: s.NowMillis() - time.Minute.Milliseconds(), interval: interval, poll: poll}
 	w.wake, w.unsubscribe = s.live.subscribe(uid)
 	w.bw = busWake{s: s, wake: w.wake}
 	// The bus's state is taken before each read: a bus that goes away

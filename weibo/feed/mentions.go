@@ -81,10 +81,10 @@ func contains(names []string, name string) bool {
 	return false
 }
 
-// resolveMentions returns the existing users text mentions, in order: one
+// ResolveMentions returns the existing users text mentions, in order: one
 // GetMany of the usernames index, one of the users rows found (none when
 // the text mentions nobody). Errors are the store's.
-func (s *Service) resolveMentions(ctx context.Context, text string) ([]tables.Mention, error) {
+func (s *Service) ResolveMentions(ctx context.Context, text string) ([]tables.Mention, error) {
 	names := MentionedNames(text)
 	if len(names) == 0 {
 		return nil, nil
@@ -128,9 +128,9 @@ func containsID(ids []weibo.UserID, id weibo.UserID) bool {
 	return false
 }
 
-// mentionUsers turns stored mentions into users (id and username only:
+// MentionUsers turns stored mentions into users (id and username only:
 // Complete is false, the rest is read when asked for).
-func mentionUsers(ms []tables.Mention) []*weibo.User {
+func MentionUsers(ms []tables.Mention) []*weibo.User {
 	out := make([]*weibo.User, len(ms))
 	for i, m := range ms {
 		out[i] = &weibo.User{ID: m.User, Username: m.Name}

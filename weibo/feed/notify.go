@@ -76,32 +76,32 @@ const (
 	StepNotifyRead      = "notify:read"      // in a markNotificationsRead: after each batch of notifications marked read
 )
 
-// notice is one actor's part in one notification.
-type notice struct {
-	kind      tables.NotifKind
-	recipient weibo.UserID
-	actor     weibo.UserID
-	subject   tables.NotifSubject
-	at        int64 // the action's time, ms (a repost's: the repost's ms)
+// Notice is one actor's part in one notification.
+type Notice struct {
+	Kind      tables.NotifKind
+	Recipient weibo.UserID
+	Actor     weibo.UserID
+	Subject   tables.NotifSubject
+	At        int64 // the action's time, ms (a repost's: the repost's ms)
 }
 
-func (n notice) String() string {
-	return fmt.Sprintf("%c notification of %s by %s", n.kind, n.recipient, n.actor)
+func (n Notice) String() string {
+	return fmt.Sprintf("%c notification of %s by %s", n.Kind, n.Recipient, n.Actor)
 }
 
-// noticeMode is what sendNotice does with the actor.
-type noticeMode int
+// NoticeMode is what sendNotice does with the actor.
+type NoticeMode int
 
 const (
-	// noticeAdd adds the actor, who just acted (no check that they are in
+	// NoticeAdd adds the actor, who just acted (no check that they are in
 	// the notification already, beyond its newest generation).
-	noticeAdd noticeMode = iota
-	// noticeRemove takes the actor out of every generation.
-	noticeRemove
-	// noticeSync makes the notification agree with the action's authority
+	NoticeAdd NoticeMode = iota
+	// NoticeRemove takes the actor out of every generation.
+	NoticeRemove
+	// NoticeSync makes the notification agree with the action's authority
 	// (noticeWanted): added when missing from every generation, taken out
 	// when the action was undone — what a repair or a re-run fan-out does.
-	noticeSync
+	NoticeSync
 )
 
 // notifyRelation is the notify relation: owner the recipient, other the
@@ -121,7 +121,7 @@ func (s *Service) notifyRelation() *counted.Relation {
 			if !ok {
 				return nil
 			}
-			return s.repairNotice(ctx, notice{kind: kind, recipient: weibo.UserID(recipient), actor: weibo.UserID(actor), subject: subject, at: at}, left)
+			return s.repairNotice(ctx, Notice{Kind: kind, Recipient: weibo.UserID(recipient), Actor: weibo.UserID(actor), Subject: subject, At: at}, left)
 		},
 	}
 }
@@ -142,7 +142,7 @@ func (s *Service) countUnread(ctx context.Context, uid weibo.UserID) (int64, err
 		})
 }
 
-// sendNotice makes the notify write of n (see above) in mode, settled:
+// SendNotice makes the notify write of n (see above) in mode, settled:
 // after adding or taking out the actor it reads the action's authority
 // again and, while the notification disagrees with it (an undo that ran
 // before this write, or an action done again after it), takes the actor
@@ -152,12 +152,12 @@ func (s *Service) countUnread(ctx context.Context, uid weibo.UserID) (int64, err
 // Nobody is notified of their own action: n with the actor as its
 // recipient writes nothing. Errors are the store's (the marker then stays
 // for the repairer) and the step hook's.
-func (s *Service) sendNotice(ctx context.Context, n notice, mode noticeMode) error {
-	if n.recipient == n.actor || n.recipient == 0 || n.actor == 0 {
+func (s *Service) SendNotice(ctx context.Context, n Notice, mode NoticeMode) error {
+	if n.Recipient == n.Actor || n.Recipient == 0 || n.Actor == 0 {
 		return nil
 	}
-	want := mode == noticeAdd
-	if mode == noticeSync {
+	want := mode == NoticeAdd
+	if mode == NoticeSync {
 		w, known, err := s.noticeWanted(ctx, n)
 		if err != nil || !known {
 			return err
@@ -168,7 +168,7 @@ func (s *Service) sendNotice(ctx context.Context, n notice, mode noticeMode) err
 		}
 		want = w
 	}
-	op, err := s.w.BeginWith(ctx, s.notifies, uint64(n.recipient), uint64(n.actor), tables.EncodeNotifyExtra(n.kind, n.subject, n.at, 0))
+	op, err := s.w.BeginWith(ctx, s.notifies, uint64(n.Recipient), uint64(n.Actor), tables.EncodeNotifyExtra(n.Kind, n.Subject, n.At, 0))
 	if err != nil {
 		return err
 	}
@@ -207,10 +207,10 @@ func (s *Service) sendNotice(ctx context.Context, n notice, mode noticeMode) err
 	return s.w.End(ctx, op)
 }
 
-// sendNotices sends each notice in mode (sendNotice), in order.
-func (s *Service) sendNotices(ctx context.Context, ns []notice, mode noticeMode) error {
+// SendNotices sends each notice in mode (sendNotice), in order.
+func (s *Service) SendNotices(ctx context.Context, ns []Notice, mode NoticeMode) error {
 	for _, n := range ns {
-		if err := s.sendNotice(ctx, n, mode); err != nil {
+		if err := s.SendNotice(ctx, n, mode); err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
 	}
@@ -218,17 +218,17 @@ func (s *Service) sendNotices(ctx context.Context, ns []notice, mode noticeMode)
 }
 
 // groupID is the notification of n's kind and subject at generation gen.
-func (n notice) groupID(gen uint64) weibo.NotificationID {
-	return weibo.NotificationID{Recipient: n.recipient, Kind: n.kind, Subject: n.subject, Gen: gen}
+func (n Notice) groupID(gen uint64) weibo.NotificationID {
+	return weibo.NotificationID{Recipient: n.Recipient, Kind: n.Kind, Subject: n.Subject, Gen: gen}
 }
 
 // noticePresent reports whether n's actor is in some generation of n's
 // notification: one scan of its group rows' actor cells.
-func (s *Service) noticePresent(ctx context.Context, n notice) (bool, error) {
-	q := tables.NotifActorQualifier(n.actor)
+func (s *Service) noticePresent(ctx context.Context, n Notice) (bool, error) {
+	q := tables.NotifActorQualifier(n.Actor)
 	found := false
 	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Notifications, Families: []string{tables.FamNotifActors},
-		Prefix: tables.NotifSubjectPrefix(n.recipient, n.kind, n.subject)}, func(r *hbase.Result) error {
+		Prefix: tables.NotifSubjectPrefix(n.Recipient, n.Kind, n.Subject)}, func(r *hbase.Result) error {
 		if len(r.Value(tables.FamNotifActors, q)) > 0 {
 			found = true
 			return hbase.ErrStopScan
@@ -245,9 +245,9 @@ func (s *Service) noticePresent(ctx context.Context, n notice) (bool, error) {
 // recounts), and deletes the index rows the write may have left: at the
 // action's time, and at left (ms; 0 for none), the time of the one it was
 // moving or deleting (leaving).
-func (s *Service) repairNotice(ctx context.Context, n notice, left int64) error {
+func (s *Service) repairNotice(ctx context.Context, n Notice, left int64) error {
 	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Notifications, Families: []string{tables.FamNotifActors},
-		Prefix: tables.NotifSubjectPrefix(n.recipient, n.kind, n.subject)})
+		Prefix: tables.NotifSubjectPrefix(n.Recipient, n.Kind, n.Subject)})
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func (s *Service) repairNotice(ctx context.Context, n notice, left int64) error 
 			return err
 		}
 		g, ok := tables.DecodeNotifGroup(r)
-		for _, at := range []int64{n.at, left} {
+		for _, at := range []int64{n.At, left} {
 			if at != 0 && (!ok || g.Head.At != at) {
 				dels = append(dels, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, at)})
 			}
@@ -298,86 +298,81 @@ func (s *Service) repairNotice(ctx context.Context, n notice, left int64) error 
 	return s.st.DeleteMany(ctx, dels)
 }
 
+// WantedFunc reads the authority of n's action and reports whether n's
+// actor belongs in the notification (want), and whether that is known
+// (false: the notification is left as it is). Errors are the store's.
+type WantedFunc func(ctx context.Context, n Notice) (want, known bool, err error)
+
+// RegisterNoticeCheck makes wanted decide whether a notification that
+// match accepts should hold its actor (what a repair and a NoticeSync
+// check); the first registered match decides. The module whose actions
+// send those notifications registers it while the domain is wired,
+// before any call.
+func (s *Service) RegisterNoticeCheck(match func(Notice) bool, wanted WantedFunc) {
+	s.wanted = append(s.wanted, noticeCheck{match, wanted})
+}
+
+// noticeCheck is one RegisterNoticeCheck.
+type noticeCheck struct {
+	match  func(Notice) bool
+	wanted WantedFunc
+}
+
 // noticeWanted reads the authority of n's action and reports whether n's
 // actor belongs in the notification (want), and whether that is known:
 // a like or a follow is known either way (an unlike or unfollow takes the
 // actor out); a comment, reply, repost or mention only while the comment
 // or post exists — a deleted one's notification stays (its post or
 // comment then resolves to null), and one never written has none.
-func (s *Service) noticeWanted(ctx context.Context, n notice) (want, known bool, err error) {
-	post, _ := n.subject.Post()
-	switch n.kind {
-	case tables.NotifLike:
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.actor)})
-		return r.Exists(), err == nil, err
+func (s *Service) noticeWanted(ctx context.Context, n Notice) (want, known bool, err error) {
+	for _, c := range s.wanted {
+		if c.match(n) {
+			return c.wanted(ctx, n)
+		}
+	}
+	post, _ := n.Subject.Post()
+	switch n.Kind {
 	case tables.NotifFollow:
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.actor, tables.Attends, n.recipient)})
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.Actor, tables.Attends, n.Recipient)})
 		v := r.Value(tables.FamRel, tables.ColRelSet)
-		return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.subject, err == nil, err
-	case tables.NotifRepost:
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(weibo.PostID{Author: n.actor, Millis: n.at}), Families: []string{tables.FamPost}})
-		ok := repostState(r, post)
-		return ok, ok, err
+		return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.Subject, err == nil, err
 	}
-	var ns []notice
-	if c, isComment := n.subject.Comment(); isComment {
-		cs, err := s.GetComments(ctx, []weibo.CommentID{c})
-		if err != nil || cs[0] == nil {
-			return false, false, err
-		}
-		ns = commentNotices(cs[0], post.Author)
-	} else {
-		ps, err := s.GetPosts(ctx, []weibo.PostID{post})
-		if err != nil || ps[0] == nil {
-			return false, false, err
-		}
-		ns = postNotices(ps[0])
+	if _, isComment := n.Subject.Comment(); isComment {
+		return false, false, nil // no module checks comments: left as it is
 	}
-	return slices.ContainsFunc(ns, func(x notice) bool {
-		return x.kind == n.kind && x.recipient == n.recipient && x.actor == n.actor && x.subject == n.subject
-	}), true, nil
+	ps, err := s.GetPosts(ctx, []weibo.PostID{post})
+	if err != nil || ps[0] == nil {
+		return false, false, err
+	}
+	return NoticeIn(postNotices(ps[0]), n), true, nil
 }
 
 // postNotices returns the notifications post p sends: REPOST to its
 // root's author for a repost, MENTION to each user it mentions — one per
 // recipient (a root author it mentions gets the REPOST), none to its
 // author.
-func postNotices(p *Post) []notice {
-	var out []notice
-	add := func(n notice) {
-		if n.recipient != n.actor && !slices.ContainsFunc(out, func(x notice) bool { return x.recipient == n.recipient }) {
+func postNotices(p *Post) []Notice {
+	var out []Notice
+	add := func(n Notice) {
+		if n.Recipient != n.Actor && !slices.ContainsFunc(out, func(x Notice) bool { return x.Recipient == n.Recipient }) {
 			out = append(out, n)
 		}
 	}
 	if p.RepostOfID != nil {
-		add(notice{kind: tables.NotifRepost, recipient: p.RepostOfID.Author, actor: p.ID.Author, subject: tables.PostSubject(*p.RepostOfID), at: p.ID.Millis})
+		add(Notice{Kind: tables.NotifRepost, Recipient: p.RepostOfID.Author, Actor: p.ID.Author, Subject: tables.PostSubject(*p.RepostOfID), At: p.ID.Millis})
 	}
 	for _, m := range p.MentionRefs {
-		add(notice{kind: tables.NotifMention, recipient: m.User, actor: p.ID.Author, subject: tables.PostSubject(p.ID), at: p.ID.Millis})
+		add(Notice{Kind: tables.NotifMention, Recipient: m.User, Actor: p.ID.Author, Subject: tables.PostSubject(p.ID), At: p.ID.Millis})
 	}
 	return out
 }
 
-// commentNotices returns the notifications comment c on a post of
-// postAuthor sends, one per recipient, first kind first: REPLY to the
-// author of the comment it replies to, COMMENT to the post's author,
-// MENTION to each user it mentions; none to its author.
-func commentNotices(c *Comment, postAuthor weibo.UserID) []notice {
-	var out []notice
-	subject := tables.CommentSubject(c.ID)
-	add := func(kind tables.NotifKind, to weibo.UserID) {
-		if to != c.ID.Author && !slices.ContainsFunc(out, func(x notice) bool { return x.recipient == to }) {
-			out = append(out, notice{kind: kind, recipient: to, actor: c.ID.Author, subject: subject, at: c.ID.Millis})
-		}
-	}
-	if c.ReplyTo != nil {
-		add(tables.NotifReply, c.ReplyTo.Author)
-	}
-	add(tables.NotifComment, postAuthor)
-	for _, m := range c.MentionRefs {
-		add(tables.NotifMention, m.User)
-	}
-	return out
+// NoticeIn reports whether ns holds n: the same kind, recipient, actor
+// and subject.
+func NoticeIn(ns []Notice, n Notice) bool {
+	return slices.ContainsFunc(ns, func(x Notice) bool {
+		return x.Kind == n.Kind && x.Recipient == n.Recipient && x.Actor == n.Actor && x.Subject == n.Subject
+	})
 }
 
 // notifyPost sends post p's notifications (postNotices) as a sync, once
@@ -388,7 +383,7 @@ func (s *Service) notifyPost(ctx context.Context, p *Post) error {
 	if p.RepostOfID == nil && len(p.MentionRefs) == 0 {
 		return nil
 	}
-	return s.sendNotices(ctx, postNotices(p), noticeSync)
+	return s.SendNotices(ctx, postNotices(p), NoticeSync)
 }
 
 // notifies reports whether a post with these cells sends notifications

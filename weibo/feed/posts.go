@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // MaxPostLength is the longest post content, in user-perceived characters (grapheme clusters; see validateContent).
@@ -49,7 +50,7 @@ func (p *Post) CreatedAt() time.Time { return time.UnixMilli(p.ID.Millis) }
 
 // Mentions returns the users the text mentions, in order of first
 // mention: id and username only (Complete is false).
-func (p *Post) Mentions() []*weibo.User { return mentionUsers(p.MentionRefs) }
+func (p *Post) Mentions() []*weibo.User { return MentionUsers(p.MentionRefs) }
 
 // Publish stores a post by author and returns it once it is stored; the
 // fan-out into the fans' inboxes runs on the worker pool. Content must be 1
@@ -96,16 +97,28 @@ func (p *Post) Mentions() []*weibo.User { return mentionUsers(p.MentionRefs) }
 // recounts the author's posts before deleting it.
 func (s *Service) Publish(ctx context.Context, author weibo.UserID, content string) (_ *Post, err error) {
 	defer weibo.Wrapf(&err, "publish by %s", author)
-	if err := validateContent(content); err != nil {
+	if err := ValidateContent(content); err != nil {
 		return nil, err
 	}
 	return s.publish(ctx, author, content, nil)
 }
 
-// publish makes Publish's writes; rp, when not nil, makes the post a
-// repost (reposts.go), whose marker, counter and list row it writes at
-// the points Repost's comment lists.
-func (s *Service) publish(ctx context.Context, author weibo.UserID, content string, rp *repostWrite) (*Post, error) {
+// PublishRepost publishes, as Publish does, a post by author with content
+// that reposts root: its content row names root (c:o) and its fan-out
+// sends the REPOST notification of root's author. The repost module
+// (package weibo/repost) calls it once it has checked its arguments; its
+// counted pair (root, repost) is the module's PostPart. Errors as for
+// Publish, without the content check.
+func (s *Service) PublishRepost(ctx context.Context, author weibo.UserID, content string, root weibo.PostID) (_ *Post, err error) {
+	defer weibo.Wrapf(&err, "repost of %s by %s", root, author)
+	return s.publish(ctx, author, content, &root)
+}
+
+// publish makes Publish's writes; a root, when not nil, makes the post a
+// repost of it. The registered modules' parts (RegisterPostPart: a
+// repost's pair, a post's topics) are written at the points Publish
+// lists.
+func (s *Service) publish(ctx context.Context, author weibo.UserID, content string, root *weibo.PostID) (*Post, error) {
 	us, err := s.GetUsers(ctx, []weibo.UserID{author})
 	if err != nil {
 		return nil, err
@@ -116,22 +129,22 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	op := s.w.StartOp()
 	p := &Post{ID: weibo.PostID{Author: author, Millis: op.Start}, Content: content, AuthorName: us[0].Username}
 	cells := map[string][]byte{tables.ColText: []byte(content), tables.ColAuthorName: []byte(p.AuthorName)}
-	if p.MentionRefs, err = s.resolveMentions(ctx, content); err != nil {
+	if p.MentionRefs, err = s.ResolveMentions(ctx, content); err != nil {
 		return nil, err
 	}
 	if len(p.MentionRefs) > 0 {
 		cells[tables.ColMentions] = tables.EncodeMentions(p.MentionRefs)
 	}
-	if rp != nil {
-		p.RepostOfID = &rp.root
-		cells[tables.ColRepostOf] = tables.EncodeRepostOf(rp.root)
+	if root != nil {
+		p.RepostOfID = root
+		cells[tables.ColRepostOf] = tables.EncodeRepostOf(*root)
 	}
 	postCount := counted.Counter{Kind: PostCount, Owner: uint64(author)}
-	tw := s.newTopicWrite(content)
+	parts := s.postParts(content, root)
 	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
 	sequenced := false
 	for {
-		at := tables.EncodeMillis(s.nowMillis())
+		at := tables.EncodeMillis(s.NowMillis())
 		mine, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
 			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: at}}}, tables.FamOutbox, tables.ColOutboxAt, nil)
 		if err != nil {
@@ -163,13 +176,10 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 				return nil, err
 			}
 		}
-		if rp != nil {
-			if err := rp.mark(ctx, p.ID); err != nil {
+		for _, part := range parts {
+			if err := part.Mark(ctx, p.ID); err != nil {
 				return nil, err
 			}
-		}
-		if err := tw.mark(ctx, p.ID); err != nil {
-			return nil, err
 		}
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
 			tables.FamPost: cells,
@@ -194,11 +204,8 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		g.Go(func() error { _, err := s.st.Increment(gctx, s.w.Increment(postCount, 1)); return err })
 	}
 	g.Go(func() (err error) { large, err = s.isLarge(gctx, author); return err })
-	if rp != nil {
-		g.Go(func() error { return rp.count(gctx) })
-	}
-	if tw != nil {
-		g.Go(func() error { return tw.count(gctx, 1) })
+	for _, part := range parts {
+		g.Go(func() error { return part.Count(gctx, 1) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -206,13 +213,10 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	if err := s.w.Step(ctx, StepPublishCounted); err != nil {
 		return nil, err
 	}
-	if rp != nil {
-		if err := rp.settle(ctx, p.ID); err != nil {
+	for _, part := range parts {
+		if err := part.Settle(ctx, p.ID, true); err != nil {
 			return nil, err
 		}
-	}
-	if err := tw.settle(ctx, p.ID, true); err != nil {
-		return nil, err
 	}
 	if large {
 		// Nothing to push; the followers' watchers read the post at once.
@@ -259,12 +263,12 @@ func (s *Service) GetPosts(ctx context.Context, ids []weibo.PostID) (_ []*Post, 
 	}
 	out := make([]*Post, len(ids))
 	for i, r := range rs {
-		out[i] = postFromRow(ids[i], r)
+		out[i] = PostFromRow(ids[i], r)
 	}
 	return out, nil
 }
 
-func postFromRow(id weibo.PostID, r *hbase.Result) *Post {
+func PostFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	text := r.Cell(tables.FamPost, tables.ColText)
 	if text == nil {
 		return nil
@@ -320,8 +324,8 @@ type PostConnection struct {
 	TotalCount int
 }
 
-// postEdge makes the PostEdge of a post (for paging.Read).
-func postEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
+// NewPostEdge makes the PostEdge of a post (for paging.Read).
+func NewPostEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cursor: cursor} }
 
 // UserPosts pages through uid's posts newest first, both ways (Page): one
 // prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
@@ -336,11 +340,11 @@ func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page)
 			out := make([]*Post, len(rows))
 			for i, r := range rows {
 				if id, ok := tables.DecodeContentKey(r.Row); ok {
-					out[i] = postFromRow(id, r)
+					out[i] = PostFromRow(id, r)
 				}
 			}
 			return out, nil
-		}, postEdge)
+		}, NewPostEdge)
 	if err != nil {
 		return nil, err
 	}
@@ -349,3 +353,14 @@ func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page)
 
 // NodeID returns p's global id.
 func (p *Post) NodeID() weibo.NodeID { return weibo.NodeID{Kind: weibo.NodePost, Post: p.ID} }
+
+// Topics returns the post's topics (the topic rule on its content, in
+// order of first appearance), their counts not read: no store call.
+func (p *Post) Topics() []*weibo.Topic {
+	names := hashtag.Extract(p.Content)
+	out := make([]*weibo.Topic, len(names))
+	for i, n := range names {
+		out[i] = &weibo.Topic{Name: n}
+	}
+	return out
+}

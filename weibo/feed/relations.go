@@ -51,7 +51,7 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	if err != nil {
 		return nil, err
 	}
-	at := s.nowMillis()
+	at := s.NowMillis()
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
 		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(at)}}}, tables.FamRel, tables.ColRelSet, nil)
 	if err == nil {
@@ -75,7 +75,7 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	}
 	s.publishFollow(viewer, target, true)
 	if applied {
-		if err := s.sendNotice(ctx, followNotice(viewer, target, at), noticeAdd); err != nil {
+		if err := s.SendNotice(ctx, followNotice(viewer, target, at), NoticeAdd); err != nil {
 			return nil, err
 		}
 	}
@@ -84,8 +84,8 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 
 // followNotice is the FOLLOW notification of a's follow of b made at
 // (ms): to b, grouped per day (UTC) of the follow.
-func followNotice(a, b weibo.UserID, at int64) notice {
-	return notice{kind: tables.NotifFollow, recipient: b, actor: a, subject: tables.DaySubject(at), at: at}
+func followNotice(a, b weibo.UserID, at int64) Notice {
+	return Notice{Kind: tables.NotifFollow, Recipient: b, Actor: a, Subject: tables.DaySubject(at), At: at}
 }
 
 // syncFollowNotice makes b's FOLLOW notifications agree with a's attends
@@ -98,22 +98,22 @@ func (s *Service) syncFollowNotice(ctx context.Context, a, b weibo.UserID) error
 		return err
 	}
 	if v := r.Value(tables.FamRel, tables.ColRelSet); v != nil {
-		return s.sendNotice(ctx, followNotice(a, b, int64(tables.DecodeU64(v))), noticeSync)
+		return s.SendNotice(ctx, followNotice(a, b, int64(tables.DecodeU64(v))), NoticeSync)
 	}
 	q := tables.NotifActorQualifier(a)
-	var ns []notice
+	var ns []Notice
 	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Notifications, Prefix: tables.NotifKindPrefix(b, tables.NotifFollow), Families: []string{tables.FamNotifActors}},
 		func(r *hbase.Result) error {
 			id, ok := tables.DecodeNotifGroupKey(r.Row)
 			if ok && len(r.Value(tables.FamNotifActors, q)) > 0 {
-				ns = append(ns, notice{kind: tables.NotifFollow, recipient: b, actor: a, subject: id.Subject})
+				ns = append(ns, Notice{Kind: tables.NotifFollow, Recipient: b, Actor: a, Subject: id.Subject})
 			}
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	return s.sendNotices(ctx, ns, noticeRemove)
+	return s.SendNotices(ctx, ns, NoticeRemove)
 }
 
 // Unfollow makes viewer stop following target and returns target. It is
@@ -174,13 +174,13 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	following, err := s.settleFollow(ctx, viewer, target, state)
 	if err == nil && applied {
 		// Out of the FOLLOW notification of the day of the follow undone.
-		err = s.sendNotice(ctx, followNotice(viewer, target, int64(tables.DecodeU64(cur.Value(tables.FamRel, tables.ColRelSet)))), noticeRemove)
+		err = s.SendNotice(ctx, followNotice(viewer, target, int64(tables.DecodeU64(cur.Value(tables.FamRel, tables.ColRelSet)))), NoticeRemove)
 	}
 	switch {
 	case errors.Is(err, counted.ErrUnsettled):
 		err = s.w.Keep(ctx, op, nil)
 	case err == nil && !following:
-		now := s.nowMillis()
+		now := s.NowMillis()
 		var busy bool
 		if busy, err = s.fanoutsBefore(ctx, target, now); err == nil && busy {
 			extra := map[string][]byte{tables.ColPendingFanouts: tables.EncodeMillis(now)}

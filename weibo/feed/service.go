@@ -40,12 +40,11 @@ type Service struct {
 	st          hbase.Store
 	w           *counted.Protocol
 	follows     *counted.Relation // the follow pair, registered with w
-	likes       *counted.Relation // the like of a post, registered with w
-	reposts     *counted.Relation // the pair (root, repost), registered with w (reposts.go)
 	deletes     *counted.Relation // a post's deletion, registered with w
-	comments    *counted.Relation // add and delete comment (comments.go), registered with w
-	topics      *counted.Relation // a post's topics (topics.go), registered with w
 	notifies    *counted.Relation // one notification's actor, or a markNotificationsRead (notify.go), registered with w
+	wanted      []noticeCheck     // RegisterNoticeCheck
+	deleteHooks []DeleteHook      // RegisterDeleteHook
+	partMakers  []PartMaker       // RegisterPostPart
 	retractions *retractions
 	log         *slog.Logger
 	fanout      *fanout
@@ -184,4 +183,4 @@ func (s *Service) FlushFanout(ctx context.Context) error {
 	return s.drains.wait(ctx)
 }
 
-func (s *Service) nowMillis() int64 { return s.w.NowMillis() }
+func (s *Service) NowMillis() int64 { return s.w.NowMillis() }

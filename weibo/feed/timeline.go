@@ -254,7 +254,7 @@ func timelinePage(q *paging.Query, w paging.Window, items []timelineItem, beyond
 	}
 	edges, info := paging.Build(ps, ks, w.N, func(dst, key []byte) []byte {
 		return paging.AppendCursor(dst, q.Kind, key[len(q.Scan.Prefix):])
-	}, postEdge)
+	}, NewPostEdge)
 	info.HasNextPage, info.HasPreviousPage = more, beyond
 	if w.Backward {
 		info.HasNextPage, info.HasPreviousPage = beyond, more
@@ -312,7 +312,7 @@ func (s *Service) largePosts(ctx context.Context, viewer weibo.UserID, followed 
 				continue
 			}
 			k := tables.InboxKey(viewer, id)
-			if p := postFromRow(id, r); p != nil && inWindow(k, w) {
+			if p := PostFromRow(id, r); p != nil && inWindow(k, w) {
 				out = append(out, timelineItem{key: k, post: p})
 			}
 		}
@@ -433,7 +433,7 @@ func (s *Service) resolveEntriesWith(ctx context.Context, owner weibo.UserID, id
 	for i, id := range ids {
 		p := posts[i]
 		if k := rowOf[i]; k >= 0 {
-			if p = postFromRow(id, rs[k]); cached {
+			if p = PostFromRow(id, rs[k]); cached {
 				s.posts.put(p)
 			}
 		}

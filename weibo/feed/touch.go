@@ -26,11 +26,11 @@ import (
 // written once) and touches it; it returns the change of the unread count
 // (1 when the touch created the notification). op is the notify write's
 // (nil in a repair).
-func (s *Service) addActor(ctx context.Context, op *counted.Op, n notice) (int64, error) {
-	q := tables.NotifActorQualifier(n.actor)
+func (s *Service) addActor(ctx context.Context, op *counted.Op, n Notice) (int64, error) {
+	q := tables.NotifActorQualifier(n.Actor)
 	for range counted.SettleRounds {
 		rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Notifications, Families: []string{tables.FamNotifSummary},
-			Prefix: tables.NotifSubjectPrefix(n.recipient, n.kind, n.subject), Limit: 1})
+			Prefix: tables.NotifSubjectPrefix(n.Recipient, n.Kind, n.Subject), Limit: 1})
 		if err != nil {
 			return 0, err
 		}
@@ -39,7 +39,7 @@ func (s *Service) addActor(ctx context.Context, op *counted.Op, n notice) (int64
 			id, _ := tables.DecodeNotifGroupKey(rows[0].Row)
 			g, ok := tables.DecodeNotifGroup(rows[0])
 			switch {
-			case ok && !n.kind.Grouped():
+			case ok && !n.Kind.Grouped():
 				return 0, nil // one actor each: it is there
 			case ok && g.Head.Read:
 				gen = id.Gen + 1
@@ -50,14 +50,14 @@ func (s *Service) addActor(ctx context.Context, op *counted.Op, n notice) (int64
 		id := n.groupID(gen)
 		row := tables.NotifGroupKey(id)
 		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: row,
-			Values: hbase.Values{tables.FamNotifActors: {q: tables.EncodeMillis(n.at)}}}); err != nil {
+			Values: hbase.Values{tables.FamNotifActors: {q: tables.EncodeMillis(n.At)}}}); err != nil {
 			return 0, err
 		}
 		if err := s.w.Step(ctx, StepNotifyActor); err != nil {
 			return 0, err
 		}
 		d, read, err := s.touch(ctx, op, n, id)
-		if err != nil || !read || !n.kind.Grouped() {
+		if err != nil || !read || !n.Kind.Grouped() {
 			return d, err
 		}
 		// Read meanwhile: out of it again, and into the next generation.
@@ -76,14 +76,14 @@ func (s *Service) addActor(ctx context.Context, op *counted.Op, n notice) (int64
 // notification that holds it, and touches each; it returns the change of
 // the unread count (-1 for each unread notification deleted with its
 // last actor).
-func (s *Service) removeActor(ctx context.Context, op *counted.Op, n notice) (int64, error) {
+func (s *Service) removeActor(ctx context.Context, op *counted.Op, n Notice) (int64, error) {
 	rows, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Notifications, Families: []string{tables.FamNotifActors},
-		Prefix: tables.NotifSubjectPrefix(n.recipient, n.kind, n.subject)})
+		Prefix: tables.NotifSubjectPrefix(n.Recipient, n.Kind, n.Subject)})
 	if err != nil {
 		return 0, err
 	}
 	var d int64
-	q := tables.NotifActorQualifier(n.actor)
+	q := tables.NotifActorQualifier(n.Actor)
 	for _, r := range rows {
 		id, ok := tables.DecodeNotifGroupKey(r.Row)
 		if !ok || len(r.Value(tables.FamNotifActors, q)) == 0 {
@@ -123,7 +123,7 @@ func (s *Service) removeActor(ctx context.Context, op *counted.Op, n notice) (in
 // marker first (leaving; op nil in a repair and in fsck). Errors are the
 // store's and the step hook's, or counted.ErrUnsettled when the row kept
 // changing.
-func (s *Service) touch(ctx context.Context, op *counted.Op, n notice, id weibo.NotificationID) (d int64, read bool, err error) {
+func (s *Service) touch(ctx context.Context, op *counted.Op, n Notice, id weibo.NotificationID) (d int64, read bool, err error) {
 	row := tables.NotifGroupKey(id)
 	var wrote int64 // the time of the index row written for a head that did not win, if any
 	for range counted.SettleRounds {
@@ -279,7 +279,7 @@ func (s *Service) putTombstone(ctx context.Context, row []byte, g tables.NotifGr
 // count (the repairer and fsck recount it). Errors are the store's, or
 // one wrapping counted.ErrUnsettled when the row kept changing.
 func (s *Service) RepairNotification(ctx context.Context, id weibo.NotificationID) error {
-	if _, _, err := s.touch(ctx, nil, notice{}, id); err != nil {
+	if _, _, err := s.touch(ctx, nil, Notice{}, id); err != nil {
 		return fmt.Errorf("repair notification %s: %w", id, err)
 	}
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Notifications, Row: tables.NotifGroupKey(id), Families: []string{tables.FamNotifSummary}})
@@ -296,11 +296,11 @@ func (s *Service) RepairNotification(ctx context.Context, id weibo.NotificationI
 // is about to move or delete n's index row at time at: a crash before its
 // delete leaves that row, which the repair then deletes (repairNotice).
 // Without op (a repair) it does nothing.
-func (s *Service) leaving(ctx context.Context, op *counted.Op, n notice, at int64) error {
+func (s *Service) leaving(ctx context.Context, op *counted.Op, n Notice, at int64) error {
 	if op == nil {
 		return nil
 	}
-	return s.w.Extend(ctx, op, tables.EncodeNotifyExtra(n.kind, n.subject, n.at, at))
+	return s.w.Extend(ctx, op, tables.EncodeNotifyExtra(n.Kind, n.Subject, n.At, at))
 }
 
 // NotificationSummary returns what the summary of a notification whose

@@ -14,12 +14,12 @@ import (
 // common emoji sequences (a family emoji is 25 bytes).
 const MaxPostBytes = 64 << 10
 
-// validateContent checks a post's content: valid UTF-8, at most
+// ValidateContent checks a post's content: valid UTF-8, at most
 // MaxPostBytes bytes, 1 to MaxPostLength user-perceived characters
 // (extended grapheme clusters, as github.com/rivo/uniseg counts them: a
 // family emoji or a letter with its accents is one), and at least one
 // visible character (see visible). Errors: BAD_USER_INPUT on "content".
-func validateContent(content string) error {
+func ValidateContent(content string) error {
 	return validateText(textRule{field: "content", maxChars: MaxPostLength, maxBytes: MaxPostBytes}, content)
 }
 

@@ -43,7 +43,7 @@ func TestValidateContent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := validateContent(tt.content)
+			err := ValidateContent(tt.content)
 			if (err == nil) != tt.ok {
 				t.Fatalf("validateContent = %v, want ok %v", err, tt.ok)
 			}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weibohbase/gateway/weibo/topic"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // The id types. In GraphQL every id is a string, unique across types (see
@@ -253,7 +253,7 @@ func ParseNodeID(s string) (NodeID, error) {
 		n.Comment, err = ParseCommentID(s)
 	case strings.HasPrefix(s, TopicIDPrefix):
 		n.Kind, n.Topic = NodeTopic, s[len(TopicIDPrefix):]
-		if !topic.Valid(n.Topic) {
+		if !hashtag.Valid(n.Topic) {
 			err = ErrInvalidID
 		}
 	case strings.HasPrefix(s, NotificationIDPrefix):

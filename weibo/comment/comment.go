@@ -1,4 +1,9 @@
-package feed
+// Package comment is the comments on posts (评论): a counted relation on
+// the write protocol (package counted), the post's commentCount, the
+// COMMENT, REPLY and MENTION notifications of a comment, a post's comment
+// list, and the deletion of a deleted post's comments (a delete hook of
+// the feed).
+package comment
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -30,10 +36,10 @@ const CommentCount counted.CounterKind = "commentCount"
 // "comment:counted" are the protocol's (counted.Protocol.BeginWith and
 // Count).
 const (
-	StepCommentMarked    = "comment:marked"    // after the pending row of an addComment or deleteComment
-	StepCommentSequenced = "comment:sequenced" // after the post's operation sequence
-	StepCommentDecided   = "comment:row"       // after the comment row's CheckAndPut/CheckAndDelete
-	StepCommentCounted   = "comment:counted"   // after the post's comment counter, before the marker is deleted
+	StepMarked    = "comment:marked"    // after the pending row of an addComment or deleteComment
+	StepSequenced = "comment:sequenced" // after the post's operation sequence
+	StepRow       = "comment:row"       // after the comment row's CheckAndPut/CheckAndDelete
+	StepCounted   = "comment:counted"   // after the post's comment counter, before the marker is deleted
 )
 
 // Comment is one row of weibo:comments.
@@ -54,7 +60,7 @@ type Comment struct {
 
 // Mentions returns the users the text mentions, in order of first
 // mention: id and username only (Complete is false).
-func (c *Comment) Mentions() []*weibo.User { return mentionUsers(c.MentionRefs) }
+func (c *Comment) Mentions() []*weibo.User { return feed.MentionUsers(c.MentionRefs) }
 
 // CreatedAt is the comment's creation time (ms precision).
 func (c *Comment) CreatedAt() time.Time { return time.UnixMilli(c.ID.Millis) }
@@ -88,10 +94,42 @@ type CommentConnection struct {
 	TotalCount int
 }
 
-// registerComments adds the comment relation and its counter to the
-// protocol.
-func (s *Service) registerComments() {
-	s.comments = &counted.Relation{
+// Posts is what comments need of the posts: a hook in every post's
+// retraction. *feed.Service implements it.
+type Posts interface {
+	RegisterDeleteHook(hook feed.DeleteHook)
+}
+
+// Accounts resolves the @username mentions of a text. *feed.Service
+// implements it.
+type Accounts interface {
+	ResolveMentions(ctx context.Context, text string) ([]tables.Mention, error)
+}
+
+// Notices sends notifications and learns how to check those of comments.
+// *feed.Service implements it.
+type Notices interface {
+	SendNotices(ctx context.Context, ns []feed.Notice, mode feed.NoticeMode) error
+	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
+}
+
+// Service is the comments' API. It is safe for concurrent use.
+type Service struct {
+	st       hbase.Store
+	w        *counted.Protocol
+	rel      *counted.Relation
+	accounts Accounts
+	notices  Notices
+}
+
+// New returns the comments over st and registers with w the comment
+// relation and the commentCount counter, with the feed (notices) how the
+// notifications of a comment are checked (the comment row exists and
+// sends them), and with posts the deletion of a deleted post's comments.
+// The weibo tables must exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, notices Notices) *Service {
+	s := &Service{st: st, w: w, accounts: accounts, notices: notices}
+	s.rel = &counted.Relation{
 		Name:   "comment",
 		Marker: tables.PendingComment,
 		Counters: func(author, ms uint64) []counted.Counter {
@@ -115,10 +153,10 @@ func (s *Service) registerComments() {
 			if err != nil || cs[0] == nil {
 				return err
 			}
-			return s.sendNotices(ctx, commentNotices(cs[0], id.Post.Author), noticeSync)
+			return s.notices.SendNotices(ctx, commentNotices(cs[0], id.Post.Author), feed.NoticeSync)
 		},
 	}
-	s.w.Register(s.comments)
+	s.w.Register(s.rel)
 	s.w.RegisterCounter(&counted.CounterSpec{
 		Kind:   CommentCount,
 		Family: tables.FamPost,
@@ -135,6 +173,9 @@ func (s *Service) registerComments() {
 			return n, true, err
 		},
 	})
+	notices.RegisterNoticeCheck(func(n feed.Notice) bool { _, ok := n.Subject.Comment(); return ok }, s.noticeWanted)
+	posts.RegisterDeleteHook(s.deleteComments)
+	return s
 }
 
 // counterPost is the post whose counter c is (Owner its author, Sub its ms).
@@ -145,7 +186,7 @@ func counterPost(c counted.Counter) weibo.PostID {
 // commentOp begins the counted write of comment c (BeginWith: the marker
 // names the post in its rowkey and the comment in its extra bytes).
 func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op, error) {
-	return s.w.BeginWith(ctx, s.comments, uint64(c.Post.Author), uint64(c.Post.Millis), tables.EncodeCommentRef(c))
+	return s.w.BeginWith(ctx, s.rel, uint64(c.Post.Author), uint64(c.Post.Millis), tables.EncodeCommentRef(c))
 }
 
 // AddComment stores a comment by author on post, replying to replyTo when
@@ -184,7 +225,7 @@ func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op
 // of the comment, if it was stored, again (nobody twice).
 func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (_ *Comment, err error) {
 	defer weibo.Wrapf(&err, "comment by %s on %s", author, post)
-	if err := validateContent(content); err != nil {
+	if err := feed.ValidateContent(content); err != nil {
 		return nil, err
 	}
 	if replyTo != nil && replyTo.Post != post {
@@ -213,13 +254,13 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	}
 	// Not before the post, whatever the clocks of the gateways, and a
 	// reply after the comment it replies to (so it lists before it).
-	ms := max(s.nowMillis(), post.Millis)
+	ms := max(s.w.NowMillis(), post.Millis)
 	if replyTo != nil {
 		ms = max(ms, replyTo.Millis+1)
 	}
 	c := &Comment{ID: weibo.CommentID{Post: post, Millis: ms, Author: author},
 		Content: content, AuthorName: string(name), ReplyTo: replyTo}
-	if c.MentionRefs, err = s.resolveMentions(ctx, content); err != nil {
+	if c.MentionRefs, err = s.accounts.ResolveMentions(ctx, content); err != nil {
 		return nil, err
 	}
 	var op *counted.Op
@@ -242,7 +283,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 		}
 		c.ID.Millis++
 	}
-	if err := s.w.Step(ctx, StepCommentDecided); err != nil {
+	if err := s.w.Step(ctx, StepRow); err != nil {
 		return nil, err
 	}
 	// The post may have been deleted since it was read, and its
@@ -262,7 +303,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	if _, err := s.w.Count(ctx, op, +1); err != nil {
 		return nil, err
 	}
-	if err := s.sendNotices(ctx, commentNotices(c, post.Author), noticeAdd); err != nil {
+	if err := s.notices.SendNotices(ctx, commentNotices(c, post.Author), feed.NoticeAdd); err != nil {
 		return nil, err
 	}
 	return c, s.w.End(ctx, op)
@@ -303,7 +344,7 @@ func (s *Service) DeleteComment(ctx context.Context, viewer weibo.UserID, id wei
 	deleted, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Comments, Row: key, Values: tables.CommentDeleted()},
 		tables.FamComment, tables.ColCommentText, text)
 	if err == nil {
-		err = s.w.Step(ctx, StepCommentDecided)
+		err = s.w.Step(ctx, StepRow)
 	}
 	if err != nil {
 		return false, err

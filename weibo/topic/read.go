@@ -1,4 +1,4 @@
-package feed
+package topic
 
 import (
 	"bytes"
@@ -12,9 +12,10 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
-	"github.com/weibohbase/gateway/weibo/topic"
+	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
 
 // MaxTopicHours is the longest window of TopTopics, in hours (31 days).
@@ -26,39 +27,10 @@ const MaxTopicHours = 31 * 24
 // on after it).
 const topicRounds = 9
 
-// Topic is one topic (#话题#) and its kept post count.
-type Topic struct {
-	// Name is the topic's name (package weibo/topic: 1 to 64 code points).
-	Name string
-	// PostCount is how many stored posts have the topic (the topic row's
-	// kept counter); meaningful when Counted.
-	PostCount int64
-	// Counted tells that PostCount was read; a topic built from a post's
-	// text (Post.topics) has not read it.
-	Counted bool
-}
-
-// ID returns the topic's global id, "topic:<name>".
-func (t *Topic) ID() string { return t.NodeID().String() }
-
-// NodeID returns the topic's global id.
-func (t *Topic) NodeID() weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeTopic, Topic: t.Name} }
-
-// Topics returns the post's topics (the topic rule on its content, in
-// order of first appearance), their counts not read: no store call.
-func (p *Post) Topics() []*Topic {
-	names := topic.Extract(p.Content)
-	out := make([]*Topic, len(names))
-	for i, n := range names {
-		out[i] = &Topic{Name: n}
-	}
-	return out
-}
-
 // TopicCount is a topic and its number of posts in a window (TopTopics).
 type TopicCount struct {
 	// Topic is the topic, its PostCount read.
-	Topic *Topic
+	Topic *weibo.Topic
 	// Count is its posts in the window.
 	Count int64
 }
@@ -66,7 +38,7 @@ type TopicCount struct {
 // TopicTrend is a trending topic (TrendingTopics).
 type TopicTrend struct {
 	// Topic is the topic, its PostCount read.
-	Topic *Topic
+	Topic *weibo.Topic
 	// Count is its posts in the window ending at the time asked for.
 	Count int64
 	// PreviousCount is its posts in the window before.
@@ -112,10 +84,10 @@ func (w *TrendWindow) UnmarshalGQL(v any) error {
 const MinTrendCount = 5
 
 // checkTopicArg validates a topic name or prefix argument: 1 to
-// topic.MaxLen code points of valid UTF-8. Errors: BAD_USER_INPUT on field.
+// hashtag.MaxLen code points of valid UTF-8. Errors: BAD_USER_INPUT on field.
 func checkTopicArg(field, name string) error {
-	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > topic.MaxLen {
-		return weibo.BadInput(field, "%s must be 1 to %d characters of UTF-8", field, topic.MaxLen)
+	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > hashtag.MaxLen {
+		return weibo.BadInput(field, "%s must be 1 to %d characters of UTF-8", field, hashtag.MaxLen)
 	}
 	return nil
 }
@@ -123,13 +95,13 @@ func checkTopicArg(field, name string) error {
 // GetTopics reads topics by name with one GetMany of their rows; one entry
 // per name, nil where no stored post has the topic (or the name cannot be
 // one: no read for it).
-func (s *Service) GetTopics(ctx context.Context, names []string) (_ []*Topic, err error) {
+func (s *Service) GetTopics(ctx context.Context, names []string) (_ []*weibo.Topic, err error) {
 	defer weibo.Wrap(&err, "get topics")
-	out := make([]*Topic, len(names))
+	out := make([]*weibo.Topic, len(names))
 	var gets []*hbase.Get
 	var at []int
 	for i, n := range names {
-		if topic.Valid(n) {
+		if hashtag.Valid(n) {
 			gets = append(gets, &hbase.Get{Table: tables.Topics, Row: tables.TopicKey(n), Families: []string{tables.FamTopicCount}})
 			at = append(at, i)
 		}
@@ -143,7 +115,7 @@ func (s *Service) GetTopics(ctx context.Context, names []string) (_ []*Topic, er
 	}
 	for j, r := range rs {
 		if n := tables.TopicPostCount(r); n > 0 {
-			out[at[j]] = &Topic{Name: names[at[j]], PostCount: n, Counted: true}
+			out[at[j]] = &weibo.Topic{Name: names[at[j]], PostCount: n, Counted: true}
 		}
 	}
 	return out, nil
@@ -151,7 +123,7 @@ func (s *Service) GetTopics(ctx context.Context, names []string) (_ []*Topic, er
 
 // Topic returns topic name, nil when no stored post has it: one Get.
 // Errors: BAD_USER_INPUT on "name" for an empty or over-long name.
-func (s *Service) Topic(ctx context.Context, name string) (*Topic, error) {
+func (s *Service) Topic(ctx context.Context, name string) (*weibo.Topic, error) {
 	if err := checkTopicArg("name", name); err != nil {
 		return nil, err
 	}
@@ -167,7 +139,7 @@ func (s *Service) Topic(ctx context.Context, name string) (*Topic, error) {
 // name: one prefix scan of the topic rows, ranked in the gateway (its cost
 // grows with the number of topics that start with prefix). Errors:
 // BAD_USER_INPUT on "prefix" (empty or over 64 characters) or "first".
-func (s *Service) SearchTopics(ctx context.Context, prefix string, first *int) (_ []*Topic, err error) {
+func (s *Service) SearchTopics(ctx context.Context, prefix string, first *int) (_ []*weibo.Topic, err error) {
 	defer weibo.Wrap(&err, "search topics")
 	n, err := paging.Size(first)
 	if err != nil {
@@ -176,12 +148,12 @@ func (s *Service) SearchTopics(ctx context.Context, prefix string, first *int) (
 	if err := checkTopicArg("prefix", prefix); err != nil {
 		return nil, err
 	}
-	var out []*Topic
+	var out []*weibo.Topic
 	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Topics, Prefix: tables.TopicNamePrefix(prefix), Families: []string{tables.FamTopicCount}},
 		func(r *hbase.Result) error {
 			if name, ok := tables.DecodeTopicKey(r.Row); ok {
 				if c := tables.TopicPostCount(r); c > 0 {
-					out = append(out, &Topic{Name: name, PostCount: c, Counted: true})
+					out = append(out, &weibo.Topic{Name: name, PostCount: c, Counted: true})
 				}
 			}
 			return nil
@@ -189,7 +161,7 @@ func (s *Service) SearchTopics(ctx context.Context, prefix string, first *int) (
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b *Topic) int {
+	slices.SortFunc(out, func(a, b *weibo.Topic) int {
 		return cmp.Or(cmp.Compare(b.PostCount, a.PostCount), cmp.Compare(a.Name, b.Name))
 	})
 	return out[:min(n, len(out))], nil
@@ -256,13 +228,13 @@ func (s *Service) TopTopics(ctx context.Context, since, until time.Time, first *
 	}
 	out := make([]*TopicCount, 0, len(sum))
 	for name, c := range sum {
-		out = append(out, &TopicCount{Topic: &Topic{Name: name}, Count: c})
+		out = append(out, &TopicCount{Topic: &weibo.Topic{Name: name}, Count: c})
 	}
 	slices.SortFunc(out, func(a, b *TopicCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Topic.Name, b.Topic.Name))
 	})
 	out = out[:min(n, len(out))]
-	ts := make([]*Topic, len(out))
+	ts := make([]*weibo.Topic, len(out))
 	for i := range out {
 		ts[i] = out[i].Topic
 	}
@@ -310,13 +282,13 @@ func (s *Service) TrendingTopics(ctx context.Context, at time.Time, window Trend
 			continue
 		}
 		d := float64(c - p)
-		out = append(out, &TopicTrend{Topic: &Topic{Name: name}, Count: c, PreviousCount: p, Score: d * d / float64(max(p, 1))})
+		out = append(out, &TopicTrend{Topic: &weibo.Topic{Name: name}, Count: c, PreviousCount: p, Score: d * d / float64(max(p, 1))})
 	}
 	slices.SortFunc(out, func(a, b *TopicTrend) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Topic.Name, b.Topic.Name))
 	})
 	out = out[:min(n, len(out))]
-	ts := make([]*Topic, len(out))
+	ts := make([]*weibo.Topic, len(out))
 	for i := range out {
 		ts[i] = out[i].Topic
 	}
@@ -325,7 +297,7 @@ func (s *Service) TrendingTopics(ctx context.Context, at time.Time, window Trend
 
 // readCounts fills in the PostCount of ts with one GetMany of their rows
 // (none for no topic).
-func (s *Service) readCounts(ctx context.Context, ts []*Topic) error {
+func (s *Service) readCounts(ctx context.Context, ts []*weibo.Topic) error {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -355,7 +327,7 @@ func (s *Service) readCounts(ctx context.Context, ts []*Topic) error {
 // of a write in flight, or the trace of one that died, is skipped; then a
 // further round reads on). Errors: BAD_USER_INPUT on "name" and on the
 // paging arguments.
-func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ *PostConnection, err error) {
+func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "posts of a topic")
 	if err := checkTopicArg("name", name); err != nil {
 		return nil, err
@@ -395,7 +367,7 @@ func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ 
 	}
 	edges, info := paging.Build(posts, keys, w.N, func(dst, key []byte) []byte {
 		return paging.AppendCursor(dst, paging.CursorTopicPosts, key)
-	}, postEdge)
+	}, feed.NewPostEdge)
 	if frontier != nil {
 		more = true
 		c := paging.EncodeCursor(paging.CursorTopicPosts, frontier)
@@ -409,7 +381,7 @@ func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ 
 	if w.Backward {
 		info.HasNextPage, info.HasPreviousPage = beyond, more
 	}
-	return &PostConnection{Edges: edges, PageInfo: info}, nil
+	return &feed.PostConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // topicScan reads a topic's list, merging its buckets.
@@ -430,7 +402,7 @@ type topicScan struct {
 // nearest last row of the buckets that filled their limit. After rounds
 // rounds without n+1 posts and the range not exhausted, frontier is the
 // suffix of the last entry read.
-func (ts *topicScan) read(ctx context.Context, from, to []byte, backward bool, n, rounds int) (posts []*Post, keys [][]byte, frontier []byte, near bool, err error) {
+func (ts *topicScan) read(ctx context.Context, from, to []byte, backward bool, n, rounds int) (posts []*feed.Post, keys [][]byte, frontier []byte, near bool, err error) {
 	before := func(a, b []byte) bool { // a comes first in the scan's order
 		if backward {
 			return bytes.Compare(a, b) > 0
@@ -504,17 +476,17 @@ func (ts *topicScan) read(ctx context.Context, from, to []byte, backward bool, n
 			id, _ := tables.DecodeTopicPostSuffix(from)
 			ids = append(ids, id)
 		}
-		got, err := ts.s.GetPosts(ctx, ids)
+		got, err := ts.s.posts.GetPosts(ctx, ids)
 		if err != nil {
 			return nil, nil, nil, false, err
 		}
 		if checkNear {
 			p := got[len(got)-1]
-			near = p != nil && slices.Contains(topic.Extract(p.Content), ts.name)
+			near = p != nil && slices.Contains(hashtag.Extract(p.Content), ts.name)
 			got, checkNear = got[:len(got)-1], false
 		}
 		for i, p := range got {
-			if p != nil && slices.Contains(topic.Extract(p.Content), ts.name) {
+			if p != nil && slices.Contains(hashtag.Extract(p.Content), ts.name) {
 				posts = append(posts, p)
 				keys = append(keys, chunk[i])
 			}

@@ -1,4 +1,4 @@
-package topic
+package hashtag
 
 import (
 	"slices"

@@ -1,18 +1,8 @@
-package feed
-
-import (
-	"context"
-	"errors"
-	"fmt"
-
-	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/paging"
-	"github.com/weibohbase/gateway/weibo/tables"
-)
-
-// Likes of posts (点赞). A like of post P by user U is a counted relation
+// Package like is the like of a post (点赞): a counted relation on the
+// write protocol (package counted), its likeCount counter, its LIKE
+// notifications and its lists — a post's likers and a user's liked posts.
+//
+// Likes of posts. A like of post P by user U is a counted relation
 // (package counted): authority U's like row of P in weibo:likes, whose
 // cell holds t, the time of the like; dependents the row of P's likers
 // and the row of U's likes, both keyed by t (newest like first); counter
@@ -22,6 +12,75 @@ import (
 // carry t), each settling them against the like row afterwards, so a like
 // made again later, at another time, has list rows of its own and never
 // races the old ones.
+package like
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// Posts reads posts by id: nil for a post that does not exist. Errors
+// are the store's. *feed.Service implements it.
+type Posts interface {
+	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
+}
+
+// Notices sends notifications and learns how to check one kind of them.
+// *feed.Service implements it.
+type Notices interface {
+	SendNotice(ctx context.Context, n feed.Notice, mode feed.NoticeMode) error
+	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
+}
+
+// Service is the like relation's API. It is safe for concurrent use.
+type Service struct {
+	st      hbase.Store
+	w       *counted.Protocol
+	rel     *counted.Relation
+	posts   Posts
+	notices Notices
+	log     *slog.Logger
+}
+
+// New returns the likes over st and registers with w the like relation
+// and the likeCount counter, and with notices how a LIKE notification is
+// checked (the like row exists). The weibo tables must exist
+// (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Service {
+	s := &Service{st: st, w: w, posts: posts, notices: notices, log: w.Logger()}
+	s.rel = s.likeRelation()
+	w.Register(s.rel)
+	s.w.RegisterCounter(&counted.CounterSpec{
+		Kind:   LikeCount,
+		Family: tables.FamPost,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Content, tables.ContentKey(likedPost(c)), tables.ColLikes, tables.ColLikesSeq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			post := likedPost(c)
+			ps, err := s.posts.GetPosts(ctx, []weibo.PostID{post})
+			if err != nil || ps[0] == nil {
+				return 0, false, err
+			}
+			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
+			return n, true, err
+		},
+	})
+	notices.RegisterNoticeCheck(func(n feed.Notice) bool { return n.Kind == tables.NotifLike }, func(ctx context.Context, n feed.Notice) (bool, bool, error) {
+		post, _ := n.Subject.Post()
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.Actor)})
+		return r.Exists(), err == nil, err
+	})
+	return s
+}
 
 // LikeCount is a post's likeCount: its like rows. It is kept with
 // Increment on the post's content row (family c), so reading a post reads
@@ -32,11 +91,11 @@ const LikeCount counted.CounterKind = "likeCount"
 // (counted.WithStepHook). "like:marked", "like:sequenced" and
 // "like:counted" are the protocol's (counted.Protocol.BeginWith and Count).
 const (
-	StepLikeMarked     = "like:marked"     // after the pending row of a likePost or unlikePost
-	StepLikeSequenced  = "like:sequenced"  // after the operation sequence of the post's likeCount
-	StepLikeDecided    = "like:authority"  // after the like row's CheckAndPut/CheckAndDelete
-	StepLikeCounted    = "like:counted"    // after the post's likeCount
-	StepLikeDependents = "like:dependents" // in every settle of a like: after the list rows, before the re-read
+	StepMarked     = "like:marked"     // after the pending row of a likePost or unlikePost
+	StepSequenced  = "like:sequenced"  // after the operation sequence of the post's likeCount
+	StepAuthority  = "like:authority"  // after the like row's CheckAndPut/CheckAndDelete
+	StepCounted    = "like:counted"    // after the post's likeCount
+	StepDependents = "like:dependents" // in every settle of a like: after the list rows, before the re-read
 )
 
 // likeRelation is the like of a post: owner its author, other its ms, the
@@ -60,31 +119,9 @@ func (s *Service) likeRelation() *counted.Relation {
 			if err := s.RepairLike(ctx, post, uid, at); err != nil {
 				return err
 			}
-			return s.sendNotice(ctx, likeNotice(post, uid, at), noticeSync)
+			return s.notices.SendNotice(ctx, likeNotice(post, uid, at), feed.NoticeSync)
 		},
 	}
-}
-
-// registerLikes adds the like relation and the likeCount counter.
-func (s *Service) registerLikes() {
-	s.likes = s.likeRelation()
-	s.w.Register(s.likes)
-	s.w.RegisterCounter(&counted.CounterSpec{
-		Kind:   LikeCount,
-		Family: tables.FamPost,
-		Cell: func(c counted.Counter) (string, []byte, string, string) {
-			return tables.Content, tables.ContentKey(likedPost(c)), tables.ColLikes, tables.ColLikesSeq
-		},
-		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
-			post := likedPost(c)
-			ps, err := s.GetPosts(ctx, []weibo.PostID{post})
-			if err != nil || ps[0] == nil {
-				return 0, false, err
-			}
-			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
-			return n, true, err
-		},
-	})
 }
 
 // likedPost is the post a LikeCount counter counts.
@@ -120,21 +157,21 @@ func likedPost(c counted.Counter) weibo.PostID {
 // own rows. A call that dies anywhere leaves the pending row; the
 // repairer settles the like at t, recounts the post's likes after the
 // repair grace and makes the notification agree with the like row.
-func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *Post, err error) {
+func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *feed.Post, err error) {
 	defer weibo.Wrapf(&err, "like %s by %s", post, viewer)
 	p, _, liked, err := s.likeState(ctx, post, viewer)
 	if err != nil || liked {
 		return p, err
 	}
-	t := s.nowMillis()
-	op, err := s.w.BeginWith(ctx, s.likes, uint64(post.Author), uint64(post.Millis), tables.EncodeLikeExtra(viewer, t))
+	t := s.w.NowMillis()
+	op, err := s.w.BeginWith(ctx, s.rel, uint64(post.Author), uint64(post.Millis), tables.EncodeLikeExtra(viewer, t))
 	if err != nil {
 		return nil, err
 	}
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Likes, Row: tables.LikeKey(post, viewer), Values: tables.LikeValues(t)},
 		tables.FamLike, tables.ColLikeAt, nil)
 	if err == nil {
-		err = s.w.Step(ctx, StepLikeDecided)
+		err = s.w.Step(ctx, StepAuthority)
 	}
 	if err != nil {
 		return nil, err
@@ -143,7 +180,7 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 		if err := s.countLike(ctx, op, p, viewer, +1, t, true); err != nil {
 			return nil, err
 		}
-		if err := s.sendNotice(ctx, likeNotice(post, viewer, t), noticeAdd); err != nil {
+		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), feed.NoticeAdd); err != nil {
 			return nil, err
 		}
 	}
@@ -152,8 +189,8 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 
 // likeNotice is the LIKE notification of uid's like of post at t (ms): to
 // the post's author, grouped per post.
-func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) notice {
-	return notice{kind: tables.NotifLike, recipient: post.Author, actor: uid, subject: tables.PostSubject(post), at: t}
+func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) feed.Notice {
+	return feed.Notice{Kind: tables.NotifLike, Recipient: post.Author, Actor: uid, Subject: tables.PostSubject(post), At: t}
 }
 
 // Unlike makes viewer stop liking post and returns the post, its
@@ -170,20 +207,20 @@ func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) notice {
 // the pending row. A call whose CheckAndDelete fails met another unlike of the
 // like at t (which settles its rows), perhaps followed by a new like: it
 // counts nothing and settles nothing.
-func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *Post, err error) {
+func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *feed.Post, err error) {
 	defer weibo.Wrapf(&err, "unlike %s by %s", post, viewer)
 	p, t, liked, err := s.likeState(ctx, post, viewer)
 	if err != nil || !liked {
 		return p, err
 	}
-	op, err := s.w.BeginWith(ctx, s.likes, uint64(post.Author), uint64(post.Millis), tables.EncodeLikeExtra(viewer, t))
+	op, err := s.w.BeginWith(ctx, s.rel, uint64(post.Author), uint64(post.Millis), tables.EncodeLikeExtra(viewer, t))
 	if err != nil {
 		return nil, err
 	}
 	applied, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.LikeKey(post, viewer)},
 		tables.FamLike, tables.ColLikeAt, tables.EncodeMillis(t))
 	if err == nil {
-		err = s.w.Step(ctx, StepLikeDecided)
+		err = s.w.Step(ctx, StepAuthority)
 	}
 	if err != nil {
 		return nil, err
@@ -192,7 +229,7 @@ func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.Po
 		if err := s.countLike(ctx, op, p, viewer, -1, t, false); err != nil {
 			return nil, err
 		}
-		if err := s.sendNotice(ctx, likeNotice(post, viewer, t), noticeRemove); err != nil {
+		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), feed.NoticeRemove); err != nil {
 			return nil, err
 		}
 	}
@@ -204,7 +241,7 @@ func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.Po
 // on p (or, past op's budget, leaves it to the repairer), then settles the
 // like's list rows from liked, the state the call gave the like row; op's
 // marker is kept when the like row kept changing.
-func (s *Service) countLike(ctx context.Context, op *counted.Op, p *Post, uid weibo.UserID, d, t int64, liked bool) error {
+func (s *Service) countLike(ctx context.Context, op *counted.Op, p *feed.Post, uid weibo.UserID, d, t int64, liked bool) error {
 	vs, err := s.w.Count(ctx, op, d)
 	if err != nil {
 		return err
@@ -222,7 +259,7 @@ func (s *Service) countLike(ctx context.Context, op *counted.Op, p *Post, uid we
 // likeState reads, with one GetMany, post's content row and uid's like
 // row of it: the post, and the time of the like when uid likes it.
 // Errors: NOT_FOUND when the post does not exist.
-func (s *Service) likeState(ctx context.Context, post weibo.PostID, uid weibo.UserID) (*Post, int64, bool, error) {
+func (s *Service) likeState(ctx context.Context, post weibo.PostID, uid weibo.UserID) (*feed.Post, int64, bool, error) {
 	rs, err := s.st.GetMany(ctx, []*hbase.Get{
 		{Table: tables.Content, Row: tables.ContentKey(post)},
 		{Table: tables.Likes, Row: tables.LikeKey(post, uid)},
@@ -230,7 +267,7 @@ func (s *Service) likeState(ctx context.Context, post weibo.PostID, uid weibo.Us
 	if err != nil {
 		return nil, 0, false, err
 	}
-	p := postFromRow(post, rs[0])
+	p := feed.PostFromRow(post, rs[0])
 	if p == nil {
 		return nil, 0, false, weibo.NotFound("post %s not found", post)
 	}
@@ -277,7 +314,7 @@ func (s *Service) settleLike(ctx context.Context, post weibo.PostID, uid weibo.U
 			err = s.st.DeleteMany(ctx, dels)
 		}
 		if err == nil {
-			err = s.w.Step(ctx, StepLikeDependents)
+			err = s.w.Step(ctx, StepDependents)
 		}
 		return err
 	}
@@ -296,143 +333,4 @@ func (s *Service) RepairLike(ctx context.Context, post weibo.PostID, uid weibo.U
 		return fmt.Errorf("repair like of %s by %s at %d: %w", post, uid, t, err)
 	}
 	return nil
-}
-
-// IsLiked reports, with one batched GetMany of viewer's like rows, whether
-// viewer likes each of posts.
-func (s *Service) IsLiked(ctx context.Context, viewer weibo.UserID, posts []weibo.PostID) (_ []bool, err error) {
-	defer weibo.Wrap(&err, "likes")
-	gets := make([]*hbase.Get, len(posts))
-	for i, p := range posts {
-		gets[i] = &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(p, viewer)}
-	}
-	rs, err := s.st.GetMany(ctx, gets)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(posts))
-	for i, r := range rs {
-		_, out[i] = tables.LikeAt(r)
-	}
-	return out, nil
-}
-
-// PostLikes pages through the users who like post, newest like first
-// (ties in one millisecond by user id): a prefix scan of the post's
-// likers rows, each verified against its like row with one batched read
-// per chunk (a row whose like is gone or was made at another time is
-// skipped: a like or unlike in flight). Errors: BAD_USER_INPUT for a bad
-// first or after.
-func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, after *string) (_ *weibo.UserConnection, err error) {
-	defer weibo.Wrap(&err, "likes of a post")
-	q := paging.Query{Kind: paging.CursorLikers, RowLen: tables.LikeListKeyLen,
-		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.PostLikersPrefix(post)}}
-	edges, info, err := paging.Read(ctx, s.st, q, first, after,
-		func(ctx context.Context, rows []*hbase.Result) ([]*weibo.UserID, error) {
-			out := make([]*weibo.UserID, len(rows))
-			gets := make([]*hbase.Get, len(rows))
-			at := make([]int64, len(rows))
-			for i, r := range rows {
-				p, t, uid, ok := tables.DecodePostLikerKey(r.Row)
-				if !ok || p != post {
-					uid = 0 // never a user: its like row does not exist
-				}
-				out[i], at[i] = &uid, t
-				gets[i] = &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, uid)}
-			}
-			rs, err := s.st.GetMany(ctx, gets)
-			if err != nil {
-				return nil, err
-			}
-			for i, r := range rs {
-				if t, ok := tables.LikeAt(r); !ok || t != at[i] {
-					out[i] = nil
-				}
-			}
-			return out, nil
-		}, weibo.NewUserEdge)
-	if err != nil {
-		return nil, err
-	}
-	return &weibo.UserConnection{Edges: edges, PageInfo: info}, nil
-}
-
-// LikedPosts pages through the posts uid likes, newest like first: a
-// prefix scan of uid's likes rows, each verified with one batched read per
-// chunk of the like rows and the posts' content rows (a row whose like is
-// gone or was made at another time is skipped, and so is the like of a
-// post that no longer exists). Errors: BAD_USER_INPUT for a bad first or
-// after.
-func (s *Service) LikedPosts(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *PostConnection, err error) {
-	defer weibo.Wrap(&err, "posts a user likes")
-	q := paging.Query{Kind: paging.CursorLikedPosts, RowLen: tables.LikeListKeyLen,
-		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}}
-	edges, info, err := paging.Read(ctx, s.st, q, first, after,
-		func(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
-			return s.verifyLikedPosts(ctx, uid, rows)
-		}, postEdge)
-	if err != nil {
-		return nil, err
-	}
-	return &PostConnection{Edges: edges, PageInfo: info}, nil
-}
-
-// CountLikedPosts counts the posts uid likes, as LikedPosts lists them: a
-// scan of all of uid's likes rows, verified one batch at a time. No
-// counter is kept for it, so it costs a read of the whole list.
-func (s *Service) CountLikedPosts(ctx context.Context, uid weibo.UserID) (_ int64, err error) {
-	defer weibo.Wrap(&err, "count the posts a user likes")
-	var n int64
-	var batch []*hbase.Result
-	check := func() error {
-		ps, err := s.verifyLikedPosts(ctx, uid, batch)
-		for _, p := range ps {
-			if p != nil {
-				n++
-			}
-		}
-		batch = batch[:0]
-		return err
-	}
-	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}, func(r *hbase.Result) error {
-		if batch = append(batch, r); len(batch) >= s.w.Batch() {
-			return check()
-		}
-		return nil
-	})
-	if err == nil && len(batch) > 0 {
-		err = check()
-	}
-	return n, err
-}
-
-// verifyLikedPosts resolves rows of uid's likes with one GetMany of their
-// like rows and content rows: the post of each row whose like row holds
-// the row's time and whose post exists, nil for the others.
-func (s *Service) verifyLikedPosts(ctx context.Context, uid weibo.UserID, rows []*hbase.Result) ([]*Post, error) {
-	out := make([]*Post, len(rows))
-	if len(rows) == 0 {
-		return out, nil
-	}
-	ids := make([]weibo.PostID, len(rows))
-	at := make([]int64, len(rows))
-	gets := make([]*hbase.Get, 0, 2*len(rows))
-	for i, r := range rows {
-		u, t, p, ok := tables.DecodeUserLikeKey(r.Row)
-		if !ok || u != uid {
-			u = 0 // never a user: its like row does not exist
-		}
-		ids[i], at[i] = p, t
-		gets = append(gets, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(p, u)}, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p)})
-	}
-	rs, err := s.st.GetMany(ctx, gets)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rows {
-		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] {
-			out[i] = postFromRow(ids[i], rs[2*i+1])
-		}
-	}
-	return out, nil
 }

@@ -1,4 +1,9 @@
-package feed
+// Package repost is the repost of a post (转发): a post of the reposter's
+// own, published by the feed (feed.Service.PublishRepost), that names its
+// root, and the counted pair (root, repost) on the write protocol
+// (package counted) — the root's repostCount and its list of reposts —,
+// the REPOST notification's check, and the list of a post's reposts.
+package repost
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -27,14 +33,14 @@ import (
 const RepostCount counted.CounterKind = "repostCount"
 
 // Steps of a repost, passed to the protocol's step hook
-// (counted.WithStepHook), besides the publish's own (StepPublishOutbox and
+// (counted.WithStepHook), besides the publish's own (feed.StepPublishOutbox and
 // the rest). "repost:marked", "repost:sequenced" and "repost:counted" are
 // the protocol's (counted.Protocol.BeginWith and Count).
 const (
-	StepRepostMarked    = "repost:marked"    // after the pending row of the repost
-	StepRepostSequenced = "repost:sequenced" // after the root's repost-count sequence
-	StepRepostCounted   = "repost:counted"   // after the root's repost count
-	StepRepostListed    = "repost:listed"    // in every settle of a repost pair: after the list row, before the re-read
+	StepMarked    = "repost:marked"    // after the pending row of the repost
+	StepSequenced = "repost:sequenced" // after the root's repost-count sequence
+	StepCounted   = "repost:counted"   // after the root's repost count
+	StepListed    = "repost:listed"    // in every settle of a repost pair: after the list row, before the re-read
 )
 
 // EmptyRepostContent is the content of a repost made without a comment,
@@ -66,10 +72,37 @@ func (s *Service) repostRelation() *counted.Relation {
 	}
 }
 
-// registerReposts adds the repost relation and its counter to the protocol.
-func (s *Service) registerReposts() {
-	s.reposts = s.repostRelation()
-	s.w.Register(s.reposts)
+// Posts is what reposts need of the posts: reading them, publishing a
+// repost, and a part in every post's write. *feed.Service implements it.
+type Posts interface {
+	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
+	PublishRepost(ctx context.Context, author weibo.UserID, content string, root weibo.PostID) (*feed.Post, error)
+	RegisterPostPart(make feed.PartMaker)
+}
+
+// Notices learns how the REPOST notification is checked. *feed.Service
+// implements it.
+type Notices interface {
+	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
+}
+
+// Service is the reposts' API. It is safe for concurrent use.
+type Service struct {
+	st    hbase.Store
+	w     *counted.Protocol
+	rel   *counted.Relation
+	posts Posts
+}
+
+// New returns the reposts over st and registers with w the repost pair
+// and the repostCount counter, with posts the pair's part in the write of
+// every repost (its publish and its delete), and with notices how a
+// REPOST notification is checked (the repost's content row names the
+// root). The weibo tables must exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Service {
+	s := &Service{st: st, w: w, posts: posts}
+	s.rel = s.repostRelation()
+	w.Register(s.rel)
 	s.w.RegisterCounter(&counted.CounterSpec{
 		Kind:   RepostCount,
 		Family: tables.FamPost,
@@ -92,6 +125,19 @@ func (s *Service) registerReposts() {
 			return n, true, err
 		},
 	})
+	posts.RegisterPostPart(func(_ string, root *weibo.PostID) feed.PostPart {
+		if root == nil {
+			return nil
+		}
+		return &repostWrite{s: s, root: *root}
+	})
+	notices.RegisterNoticeCheck(func(n feed.Notice) bool { return n.Kind == tables.NotifRepost }, func(ctx context.Context, n feed.Notice) (bool, bool, error) {
+		post, _ := n.Subject.Post()
+		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(weibo.PostID{Author: n.Actor, Millis: n.At}), Families: []string{tables.FamPost}})
+		ok := repostState(r, post)
+		return ok, ok, err
+	})
+	return s
 }
 
 // repostState reports whether content row r is a stored repost of root:
@@ -109,7 +155,7 @@ func repostContent(comment string) (string, error) {
 	if comment == "" {
 		return EmptyRepostContent, nil
 	}
-	if err := validateContent(comment); err != nil {
+	if err := feed.ValidateContent(comment); err != nil {
 		if e, ok := errors.AsType[*weibo.Error](err); ok {
 			c := *e
 			c.Field, c.Message = "comment", strings.Replace(e.Message, "content", "comment", 1)
@@ -154,13 +200,13 @@ func repostContent(comment string) (string, error) {
 // postCount) and the pending row (the repairer settles the list row from
 // the root cell and recounts repostCount); nothing is counted twice, and
 // a repost whose content row was never written leaves no list row behind.
-func (s *Service) Repost(ctx context.Context, author weibo.UserID, target weibo.PostID, comment string) (_ *Post, err error) {
+func (s *Service) Repost(ctx context.Context, author weibo.UserID, target weibo.PostID, comment string) (_ *feed.Post, err error) {
 	defer weibo.Wrapf(&err, "repost of %s by %s", target, author)
 	content, err := repostContent(comment)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.GetPosts(ctx, []weibo.PostID{target})
+	ps, err := s.posts.GetPosts(ctx, []weibo.PostID{target})
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +216,7 @@ func (s *Service) Repost(ctx context.Context, author weibo.UserID, target weibo.
 	root := target
 	if ps[0].RepostOfID != nil {
 		root = *ps[0].RepostOfID
-		rs, err := s.GetPosts(ctx, []weibo.PostID{root})
+		rs, err := s.posts.GetPosts(ctx, []weibo.PostID{root})
 		if err != nil {
 			return nil, err
 		}
@@ -178,22 +224,23 @@ func (s *Service) Repost(ctx context.Context, author weibo.UserID, target weibo.
 			return nil, weibo.NotFoundOn("postId", "the original of post "+target.String()+", post "+root.String()+", is gone")
 		}
 	}
-	return s.publish(ctx, author, content, &repostWrite{s: s, root: root})
+	return s.posts.PublishRepost(ctx, author, content, root)
 }
 
-// repostWrite is the repost pair's part of a publish (publish calls it at
-// the points Repost lists).
+// repostWrite is the repost pair's part of the write of a repost
+// (feed.PostPart): its publish, at the points Repost lists, or its
+// delete, which takes it out of its root's list and repostCount.
 type repostWrite struct {
 	s    *Service
 	root weibo.PostID
 	ops  []*counted.Op // one marker per id tried, the last one the post's
 }
 
-// mark writes the marker of the pair (root, id) and bumps the root's
+// Mark writes the marker of the pair (root, id) and bumps the root's
 // repostCount sequence (counted.Protocol.BeginWith), before the content
 // row of id is tried.
-func (rw *repostWrite) mark(ctx context.Context, id weibo.PostID) error {
-	op, err := rw.s.w.BeginWith(ctx, rw.s.reposts, uint64(rw.root.Author), uint64(rw.root.Millis), tables.EncodeRepostExtra(id))
+func (rw *repostWrite) Mark(ctx context.Context, id weibo.PostID) error {
+	op, err := rw.s.w.BeginWith(ctx, rw.s.rel, uint64(rw.root.Author), uint64(rw.root.Millis), tables.EncodeRepostExtra(id))
 	if err != nil {
 		return err
 	}
@@ -201,20 +248,30 @@ func (rw *repostWrite) mark(ctx context.Context, id weibo.PostID) error {
 	return nil
 }
 
-// count adds the repost to the root's repostCount, within the write's
-// budget (counted.Protocol.Count).
-func (rw *repostWrite) count(ctx context.Context) error {
-	_, err := rw.s.w.Count(ctx, rw.ops[len(rw.ops)-1], 1)
+// Count adds d to the root's repostCount, within the write's budget
+// (counted.Protocol.Count).
+func (rw *repostWrite) Count(ctx context.Context, d int64) error {
+	_, err := rw.s.w.Count(ctx, rw.ops[len(rw.ops)-1], d)
 	return err
 }
 
-// settle settles the list row of repost id, whose content row is written,
-// and ends the write's markers.
-func (rw *repostWrite) settle(ctx context.Context, id weibo.PostID) error {
-	stored := true
-	if _, err := rw.s.settleRepost(ctx, rw.root, id, &stored); err != nil {
+// Settle settles the list row of repost id, stored or deleted as the
+// write left its content row, and ends the write's markers. A delete
+// whose content row kept changing keeps its marker for the repairer; a
+// publish returns the error (its marker stays all the same).
+func (rw *repostWrite) Settle(ctx context.Context, id weibo.PostID, stored bool) error {
+	_, err := rw.s.settleRepost(ctx, rw.root, id, &stored)
+	if !stored && errors.Is(err, counted.ErrUnsettled) {
+		err = rw.s.w.Keep(ctx, rw.ops[len(rw.ops)-1], nil)
+	}
+	if err != nil {
 		return err
 	}
+	return rw.End(ctx)
+}
+
+// End ends the write's markers.
+func (rw *repostWrite) End(ctx context.Context) error {
 	for _, op := range rw.ops {
 		if err := rw.s.w.End(ctx, op); err != nil {
 			return err
@@ -252,7 +309,7 @@ func (s *Service) settleRepost(ctx context.Context, root, repost weibo.PostID, s
 			err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: key})
 		}
 		if err == nil {
-			err = s.w.Step(ctx, StepRepostListed)
+			err = s.w.Step(ctx, StepListed)
 		}
 		return err
 	}
@@ -279,12 +336,12 @@ func (s *Service) RepairRepost(ctx context.Context, root, repost weibo.PostID) e
 // settling, or the trace of one that died) is skipped. A repost's own
 // list is empty: reposting it reposts its root. Errors: BAD_USER_INPUT
 // for bad paging arguments.
-func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, after *string) (_ *PostConnection, err error) {
+func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, after *string) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "reposts of a post")
 	q := paging.Query{Kind: paging.CursorReposts, RowLen: tables.RepostKeyLen, Rounds: repostRounds,
 		Scan: hbase.Scan{Table: tables.Reposts, Prefix: tables.RepostPrefix(root)}}
 	edges, info, err := paging.Read(ctx, s.st, q, first, after,
-		func(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
+		func(ctx context.Context, rows []*hbase.Result) ([]*feed.Post, error) {
 			ids := make([]weibo.PostID, 0, len(rows))
 			at := make([]int, 0, len(rows))
 			for i, r := range rows {
@@ -293,20 +350,25 @@ func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, af
 					at = append(at, i)
 				}
 			}
-			ps, err := s.GetPosts(ctx, ids)
+			ps, err := s.posts.GetPosts(ctx, ids)
 			if err != nil {
 				return nil, err
 			}
-			out := make([]*Post, len(rows))
+			out := make([]*feed.Post, len(rows))
 			for j, p := range ps {
 				if p != nil && p.RepostOfID != nil && *p.RepostOfID == root {
 					out[at[j]] = p
 				}
 			}
 			return out, nil
-		}, postEdge)
+		}, feed.NewPostEdge)
 	if err != nil {
 		return nil, err
 	}
-	return &PostConnection{Edges: edges, PageInfo: info}, nil
+	return &feed.PostConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// counterPost is the post whose counter c is (Owner its author, Sub its ms).
+func counterPost(c counted.Counter) weibo.PostID {
+	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
 }

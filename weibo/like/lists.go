@@ -1,0 +1,150 @@
+package like
+
+import (
+	"context"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// IsLiked reports, with one batched GetMany of viewer's like rows, whether
+// viewer likes each of posts.
+func (s *Service) IsLiked(ctx context.Context, viewer weibo.UserID, posts []weibo.PostID) (_ []bool, err error) {
+	defer weibo.Wrap(&err, "likes")
+	gets := make([]*hbase.Get, len(posts))
+	for i, p := range posts {
+		gets[i] = &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(p, viewer)}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(posts))
+	for i, r := range rs {
+		_, out[i] = tables.LikeAt(r)
+	}
+	return out, nil
+}
+
+// PostLikes pages through the users who like post, newest like first
+// (ties in one millisecond by user id): a prefix scan of the post's
+// likers rows, each verified against its like row with one batched read
+// per chunk (a row whose like is gone or was made at another time is
+// skipped: a like or unlike in flight). Errors: BAD_USER_INPUT for a bad
+// first or after.
+func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, after *string) (_ *weibo.UserConnection, err error) {
+	defer weibo.Wrap(&err, "likes of a post")
+	q := paging.Query{Kind: paging.CursorLikers, RowLen: tables.LikeListKeyLen,
+		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.PostLikersPrefix(post)}}
+	edges, info, err := paging.Read(ctx, s.st, q, first, after,
+		func(ctx context.Context, rows []*hbase.Result) ([]*weibo.UserID, error) {
+			out := make([]*weibo.UserID, len(rows))
+			gets := make([]*hbase.Get, len(rows))
+			at := make([]int64, len(rows))
+			for i, r := range rows {
+				p, t, uid, ok := tables.DecodePostLikerKey(r.Row)
+				if !ok || p != post {
+					uid = 0 // never a user: its like row does not exist
+				}
+				out[i], at[i] = &uid, t
+				gets[i] = &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, uid)}
+			}
+			rs, err := s.st.GetMany(ctx, gets)
+			if err != nil {
+				return nil, err
+			}
+			for i, r := range rs {
+				if t, ok := tables.LikeAt(r); !ok || t != at[i] {
+					out[i] = nil
+				}
+			}
+			return out, nil
+		}, weibo.NewUserEdge)
+	if err != nil {
+		return nil, err
+	}
+	return &weibo.UserConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// LikedPosts pages through the posts uid likes, newest like first: a
+// prefix scan of uid's likes rows, each verified with one batched read per
+// chunk of the like rows and the posts' content rows (a row whose like is
+// gone or was made at another time is skipped, and so is the like of a
+// post that no longer exists). Errors: BAD_USER_INPUT for a bad first or
+// after.
+func (s *Service) LikedPosts(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *feed.PostConnection, err error) {
+	defer weibo.Wrap(&err, "posts a user likes")
+	q := paging.Query{Kind: paging.CursorLikedPosts, RowLen: tables.LikeListKeyLen,
+		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}}
+	edges, info, err := paging.Read(ctx, s.st, q, first, after,
+		func(ctx context.Context, rows []*hbase.Result) ([]*feed.Post, error) {
+			return s.verifyLikedPosts(ctx, uid, rows)
+		}, feed.NewPostEdge)
+	if err != nil {
+		return nil, err
+	}
+	return &feed.PostConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// CountLikedPosts counts the posts uid likes, as LikedPosts lists them: a
+// scan of all of uid's likes rows, verified one batch at a time. No
+// counter is kept for it, so it costs a read of the whole list.
+func (s *Service) CountLikedPosts(ctx context.Context, uid weibo.UserID) (_ int64, err error) {
+	defer weibo.Wrap(&err, "count the posts a user likes")
+	var n int64
+	var batch []*hbase.Result
+	check := func() error {
+		ps, err := s.verifyLikedPosts(ctx, uid, batch)
+		for _, p := range ps {
+			if p != nil {
+				n++
+			}
+		}
+		batch = batch[:0]
+		return err
+	}
+	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}, func(r *hbase.Result) error {
+		if batch = append(batch, r); len(batch) >= s.w.Batch() {
+			return check()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = check()
+	}
+	return n, err
+}
+
+// verifyLikedPosts resolves rows of uid's likes with one GetMany of their
+// like rows and content rows: the post of each row whose like row holds
+// the row's time and whose post exists, nil for the others.
+func (s *Service) verifyLikedPosts(ctx context.Context, uid weibo.UserID, rows []*hbase.Result) ([]*feed.Post, error) {
+	out := make([]*feed.Post, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]weibo.PostID, len(rows))
+	at := make([]int64, len(rows))
+	gets := make([]*hbase.Get, 0, 2*len(rows))
+	for i, r := range rows {
+		u, t, p, ok := tables.DecodeUserLikeKey(r.Row)
+		if !ok || u != uid {
+			u = 0 // never a user: its like row does not exist
+		}
+		ids[i], at[i] = p, t
+		gets = append(gets, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(p, u)}, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p)})
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] {
+			out[i] = feed.PostFromRow(ids[i], rs[2*i+1])
+		}
+	}
+	return out, nil
+}
