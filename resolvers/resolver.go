@@ -1,9 +1,13 @@
-// Package resolvers implements the GraphQL schema (schema.graphqls). Every
-// resolver reads straight down: it parses its arguments, takes the viewer
-// from the context when the field needs one, calls the domain (package
-// weibo) or the request's dataloaders (package loaders), and returns. The
+// Package resolvers implements the GraphQL schema (schema.graphqls and
+// schema/*.graphqls). Every resolver reads straight down: it parses its
+// arguments, takes the viewer from the context when the field needs one,
+// calls the domain (package weibo) or the request's dataloaders (package
+// loaders), and returns. The resolvers of a schema file's fields are in
+// <file name>.resolvers.go (accounts.resolvers.go for
+// schema/accounts.graphqls), written by gqlgen, which keeps their bodies;
+// the helpers they call are in the other files, by capability. The
 // @hasRole directive is in directives.go; the wiring in graph/ is generated
-// by gqlgen, and so are the resolver stubs in schema.resolvers.go.
+// by gqlgen.
 //
 // Ids: an `id` field is the domain's id type itself, which marshals itself
 // (weibo.UserID and friends implement graphql.Marshaler). ID arguments
@@ -13,7 +17,7 @@
 package resolvers
 
 // `go generate ./...` from the module root is `make generate`: gqlgen, then
-// internal/generate's rewrites of its output (graph/ and the stubs here).
+// internal/generate's rewrites of its output (graph/ and the resolver files here).
 //go:generate go run github.com/weibohbase/gateway/internal/generate
 
 import (
