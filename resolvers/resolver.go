@@ -30,7 +30,6 @@ import (
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // Resolver is the root resolver: the dependencies every resolver shares.
@@ -60,15 +59,6 @@ func parseID[T any, PT interface {
 	return id, nil
 }
 
-// parseParentID parses an optional department id argument: nil is
-// weibo.RootDept (the top level, or no department).
-func parseParentID(field string, s *string) (weibo.DeptID, error) {
-	if s == nil {
-		return weibo.RootDept, nil
-	}
-	return parseID[weibo.DeptID](field, *s)
-}
-
 // complete returns u with every users-row field loaded: a User built from a
 // post's denormalized author carries only ID and Username, and the rest comes
 // through the request's user dataloader (one batched GetMany per level).
@@ -94,15 +84,6 @@ func loadUser(ctx context.Context, id weibo.UserID) (*weibo.User, error) {
 // which the token check may have read already, is read once.
 func (r *Resolver) userNow(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
 	return loaders.For(ctx).ReadUser(ctx, uid)
-}
-
-// loadDepartment loads a department through the dataloader; RootDept and a
-// missing department give nil.
-func loadDepartment(ctx context.Context, id weibo.DeptID) (*org.Department, error) {
-	if id == weibo.RootDept {
-		return nil, nil
-	}
-	return loaders.For(ctx).Departments().Load(ctx, id)()
 }
 
 // authPayload issues a token for u (its id, creation time and token
