@@ -408,9 +408,9 @@ type MutationResolver interface {
 	Follow(ctx context.Context, userID string) (*weibo.User, error)
 	Unfollow(ctx context.Context, userID string) (*weibo.User, error)
 	PublishPost(ctx context.Context, content string) (*feed.Post, error)
+	DeletePost(ctx context.Context, id string) (bool, error)
 	LikePost(ctx context.Context, postID string) (*feed.Post, error)
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
-	DeletePost(ctx context.Context, id string) (bool, error)
 	Repost(ctx context.Context, postID string, comment *string) (*feed.Post, error)
 	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, id string) (bool, error)
@@ -425,11 +425,11 @@ type MutationResolver interface {
 	MoveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error)
 	DeleteDepartment(ctx context.Context, id string, cascade *bool) (bool, error)
 	SetUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error)
+	AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
+	RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
 	AssignRoleToUsers(ctx context.Context, userIds []string, roleID string, priority int) (*org.BulkResult, error)
 	RevokeRoleFromUsers(ctx context.Context, userIds []string, roleID string) (*org.BulkResult, error)
 	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
-	AddDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
-	RemoveDepartmentManager(ctx context.Context, departmentID string, userID string) (*org.Department, error)
 }
 type NotificationResolver interface {
 	Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error)
@@ -454,6 +454,10 @@ type QueryResolver interface {
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
 	Post(ctx context.Context, id string) (*feed.Post, error)
 	HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	Topic(ctx context.Context, name string) (*weibo.Topic, error)
+	Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
+	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error)
+	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)
 	Notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error)
 	UnreadNotificationCount(ctx context.Context) (int, error)
 	Roles(ctx context.Context, first *int, after *string) (*org.RoleConnection, error)
@@ -462,10 +466,6 @@ type QueryResolver interface {
 	TopDepartments(ctx context.Context, first *int, after *string) (*org.DepartmentConnection, error)
 	Department(ctx context.Context, id string) (*org.Department, error)
 	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
-	Topic(ctx context.Context, name string) (*weibo.Topic, error)
-	Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
-	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error)
-	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error)
 }
 type RoleResolver interface {
@@ -485,19 +485,19 @@ type TopicResolver interface {
 }
 type UserResolver interface {
 	CreatedAt(ctx context.Context, obj *weibo.User) (*time.Time, error)
-	FollowCount(ctx context.Context, obj *weibo.User) (int, error)
-	FanCount(ctx context.Context, obj *weibo.User) (int, error)
-	PostCount(ctx context.Context, obj *weibo.User) (int, error)
 	DisplayName(ctx context.Context, obj *weibo.User) (*string, error)
 	Bio(ctx context.Context, obj *weibo.User) (*string, error)
+	FollowCount(ctx context.Context, obj *weibo.User) (int, error)
+	FanCount(ctx context.Context, obj *weibo.User) (int, error)
 	FollowedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
 	Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error)
+	PostCount(ctx context.Context, obj *weibo.User) (int, error)
 	Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
+	LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error)
 	Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error)
 	Department(ctx context.Context, obj *weibo.User) (*org.Department, error)
 	ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error)
-	LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -2143,6 +2143,12 @@ var sources = []*ast.Source{
 # together are refused; either cursor may come with either. Cursors are
 # opaque strings. Errors carry ` + "`" + `extensions.code` + "`" + `: BAD_USER_INPUT,
 # NOT_FOUND, UNAUTHENTICATED, FORBIDDEN or INTERNAL_SERVER_ERROR.
+#
+# This file holds the roots (Query, Mutation, Subscription), Node, the
+# scalars, the directives and the Relay page info. Each capability's types
+# and fields are in a file of its own under schema/, extending these roots
+# and each other's types (` + "`" + `extend type User { ... }` + "`" + `); gqlgen.yml lists
+# them all, and ` + "`" + `gateway schema` + "`" + ` prints them merged into one.
 
 "An RFC 3339 date-time, e.g. 2020-03-01T00:00:00+08:00 (answers are in UTC)."
 scalar Time
@@ -2156,42 +2162,140 @@ interface Node {
   id: ID!
 }
 
+"The field needs a logged-in viewer (error code UNAUTHENTICATED otherwise)."
+directive @authenticated on FIELD_DEFINITION
+
+"The field needs a logged-in viewer who holds the role named ` + "`" + `role` + "`" + ` (error codes UNAUTHENTICATED, FORBIDDEN)."
+directive @hasRole(role: String!) on FIELD_DEFINITION
+
+"""
+Relay page info. Paging forward (` + "`" + `first` + "`" + `): hasNextPage tells whether more
+edges follow within the cursors, hasPreviousPage whether an edge lies at or
+before ` + "`" + `after` + "`" + `. Paging backward (` + "`" + `last` + "`" + `): hasPreviousPage tells whether more
+edges precede within the cursors, hasNextPage whether an edge lies at or
+after ` + "`" + `before` + "`" + `.
+"""
+type PageInfo {
+  hasNextPage: Boolean!
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge; null for an empty page."
+  startCursor: String
+  "The cursor of the last edge; null for an empty page."
+  endCursor: String
+}
+
+type Query {
+  """
+  The object with this global id; null when there is none. A role or a
+  department requires a token (UNAUTHENTICATED otherwise); a malformed id is
+  BAD_USER_INPUT.
+  """
+  node(id: ID!): Node
+  """
+  The objects with these global ids (at most 100), in the order given: null
+  for one that does not exist (or, with an error at its index, one the
+  viewer may not read). A malformed id, or more than 100, is BAD_USER_INPUT.
+  """
+  nodes(ids: [ID!]!): [Node]!
+}
+
+# Every field of Mutation and Subscription is a capability's: see schema/.
+type Mutation
+
+type Subscription
+`, BuiltIn: false},
+	{Name: "../schema/accounts.graphqls", Input: `# Accounts: users, registration, login, tokens and profiles.
+
 "A user. ` + "`" + `id` + "`" + ` is the decimal user id (the data set's node id for seeded users)."
 type User implements Node {
   id: ID!
   username: String!
   createdAt: Time!
-  "How many users this user follows."
-  followCount: Int!
-  "How many users follow this user."
-  fanCount: Int!
-  "How many posts this user wrote."
-  postCount: Int!
   "The name the user shows (1-30 characters, one line); null when not set. Set with updateProfile."
   displayName: String
   "The user's self-description (at most 160 characters); null when not set. Set with updateProfile."
   bio: String
+}
+
+type UserEdge {
+  cursor: String!
+  node: User!
+}
+
+"Users by id: whom a user follows, or who follows a user; or who likes a post, newest like first."
+type UserConnection {
+  edges: [UserEdge!]!
+  pageInfo: PageInfo!
+  "The length of the whole list, from the kept counter (the user's followCount or fanCount, the post's likeCount)."
+  totalCount: Int!
+}
+
+type AuthPayload {
+  "A JWT; send it as ` + "`" + `Authorization: Bearer <token>` + "`" + `."
+  token: String!
+  user: User!
+}
+
+extend type Query {
+  "The logged-in user; null without a valid token."
+  me: User
+  user(id: ID!): User
+  userByUsername(username: String!): User
+}
+
+extend type Mutation {
+  "Username: 3-32 letters, digits or _, unique ignoring case. Password: 8-72 bytes."
+  register(username: String!, password: String!): AuthPayload!
+  login(username: String!, password: String!): AuthPayload!
+  """
+  Change the viewer's password: currentPassword must be the password
+  (UNAUTHENTICATED otherwise, throttled as a failed login), newPassword
+  follows the rules of register (8-72 bytes; BAD_USER_INPUT otherwise).
+  Every token issued before stops working, on every gateway instance (at
+  once on this one, within 10 s on others); the payload carries a new one.
+  """
+  changePassword(currentPassword: String!, newPassword: String!): AuthPayload! @authenticated
+  """
+  End the token this request carries: from now on it is UNAUTHENTICATED for
+  queries, mutations and subscriptions (its open subscriptions are closed).
+  The viewer's other tokens keep working. True.
+  """
+  logout: Boolean! @authenticated
+  "End every token of the viewer, this one included, as logout ends one. True."
+  logoutEverywhere: Boolean! @authenticated
+  """
+  Change the viewer's profile; returns the viewer. For each argument: null
+  (or absent) leaves the field as it is, "" clears it, anything else replaces
+  it. displayName: 1-30 characters on one line; bio: at most 160
+  characters; both valid UTF-8 with a visible character, as a post's
+  content (BAD_USER_INPUT otherwise, and nothing changes).
+  """
+  updateProfile(displayName: String, bio: String): User! @authenticated
+}
+`, BuiltIn: false},
+	{Name: "../schema/follows.graphqls", Input: `# Follows: whom a user follows and who follows them (关注, 粉丝).
+
+extend type User {
+  "How many users this user follows."
+  followCount: Int!
+  "How many users follow this user."
+  fanCount: Int!
   "Whether the logged-in viewer follows this user (false when not logged in)."
   followedByViewer: Boolean!
   "Whom this user follows, by user id."
   follows(first: Int, after: String): UserConnection!
   "Who follows this user, by user id."
   fans(first: Int, after: String): UserConnection!
-  "This user's posts, newest first; pages both ways."
-  posts(first: Int, after: String, last: Int, before: String): PostConnection!
-  "This user's roles, highest priority first, ties by role name. Requires a token."
-  roles: [RoleAssignment!]! @authenticated
-  "The department this user belongs to, if any. Requires a token."
-  department: Department @authenticated
-  "The departments this user manages, each with its subtree."
-  managedDepartments: [Department!]! @authenticated
-  """
-  The posts this user likes, newest like first. A post deleted since is not
-  shown. No counter is kept of them: ` + "`" + `totalCount` + "`" + ` counts them when asked for,
-  reading the whole list.
-  """
-  likedPosts(first: Int, after: String): PostConnection!
 }
+
+extend type Mutation {
+  "Follow a user; returns that user. Idempotent."
+  follow(userId: ID!): User! @authenticated
+  "Unfollow a user; returns that user. Idempotent."
+  unfollow(userId: ID!): User! @authenticated
+}
+`, BuiltIn: false},
+	{Name: "../schema/posts.graphqls", Input: `# Posts: publishing, reading and deleting posts, and a user's posts.
 
 """
 A post. ` + "`" + `id` + "`" + ` is \"<author id>_<creation time in ms>\". A repost (转发) is a
@@ -2203,12 +2307,131 @@ type Post implements Node {
   content: String!
   createdAt: Time!
   author: User!
+  """
+  The users the content mentions (` + "`" + `@username` + "`" + `: an ` + "`" + `@` + "`" + ` not preceded by a
+  letter, digit, ` + "`" + `_` + "`" + `, ` + "`" + `.` + "`" + `, ` + "`" + `+` + "`" + ` or ` + "`" + `-` + "`" + `, then the longest run of username
+  characters, 1 to 32; an ` + "`" + `@` + "`" + ` in an e-mail address is none), in order of
+  first mention, each once, at most 20. Resolved when the post was
+  written: a name nobody had is plain text.
+  """
+  mentions: [User!]!
+}
+
+type PostEdge {
+  cursor: String!
+  node: Post!
+}
+
+"A user's posts, the posts a user likes, a post's reposts or a topic's posts, newest first."
+type PostConnection {
+  edges: [PostEdge!]!
+  pageInfo: PageInfo!
+  "The length of the whole list: from the kept counter for a user's posts (postCount), a post's reposts (repostCount) and a topic's posts (postCount); the posts a user likes counted when asked for."
+  totalCount: Int!
+}
+
+extend type User {
+  "How many posts this user wrote."
+  postCount: Int!
+  "This user's posts, newest first; pages both ways."
+  posts(first: Int, after: String, last: Int, before: String): PostConnection!
+}
+
+extend type Query {
+  post(id: ID!): Post
+}
+
+extend type Mutation {
+  "Publish a post of 1 to 10,000 characters."
+  publishPost(content: String!): Post! @authenticated
+  "Delete a post: its author's, or any post for an admin (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
+  deletePost(id: ID!): Boolean! @authenticated
+}
+`, BuiltIn: false},
+	{Name: "../schema/timeline.graphqls", Input: `# The home timeline: its pages, and its changes pushed live.
+
+"A home timeline, newest first."
+type TimelineConnection {
+  edges: [PostEdge!]!
+  pageInfo: PageInfo!
+}
+
+extend type Query {
+  """
+  The viewer's own posts and their followees' posts, newest first; pages both
+  ways (` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` from the start cursor of the first page shown: the
+  posts that arrived since). Requires a token.
+  """
+  homeTimeline(first: Int, after: String, last: Int, before: String): TimelineConnection! @authenticated
+}
+
+extend type Subscription {
+  """
+  New posts of the viewer's home timeline as they arrive (own posts at once, followees' posts
+  after fan-out), oldest first. Over WebSocket (graphql-transport-ws or graphql-ws) at /graphql;
+  send the token as ` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + ` in the connection_init payload, nested
+  as ` + "`" + `{"headers": {"Authorization": "Bearer <token>"}}` + "`" + ` (Apollo, Hasura), or as the upgrade
+  request's ` + "`" + `Authorization` + "`" + ` header. Requires a token.
+  """
+  homeTimelineUpdates: Post! @authenticated
+  """
+  The changes of the viewer's home timeline, pushed as they happen, oldest first: PostAdded for
+  each post that reaches it (own posts at once, followees' after fan-out, followed large
+  accounts' at once), with its timeline cursor; PostDeleted for each of those deleted. With
+  ` + "`" + `after` + "`" + ` (a cursor of a PostAdded or of a homeTimeline page), the posts newer than it are
+  replayed first, oldest first, then live events follow, with no gap and no repeat (at most
+  1000 posts: BAD_USER_INPUT beyond). A client that falls behind the subscription's bounded
+  queue gets an error with ` + "`" + `extensions.code` + "`" + ` ` + "`" + `SLOW_CONSUMER` + "`" + ` and the subscription ends: subscribe
+  again with ` + "`" + `after` + "`" + ` set to the last cursor received. Requires a token.
+  """
+  homeTimelineEvents(after: String): TimelineEvent! @authenticated
+}
+
+"A change of a home timeline (Subscription.homeTimelineEvents)."
+union TimelineEvent = PostAdded | PostDeleted
+
+"A post that reached the home timeline."
+type PostAdded {
+  post: Post!
+  "The post's home-timeline cursor: pass it as ` + "`" + `after` + "`" + ` to resume from here."
+  cursor: String!
+}
+
+"A post of the home timeline that was deleted."
+type PostDeleted {
+  postId: ID!
+}
+`, BuiltIn: false},
+	{Name: "../schema/likes.graphqls", Input: `# Likes: who likes a post, and the posts a user likes.
+
+extend type Post {
   "How many users like this post (a kept counter, exact)."
   likeCount: Int!
   "Whether the logged-in viewer likes this post (false when not logged in)."
   likedByViewer: Boolean!
   "The users who like this post, newest like first."
   likes(first: Int, after: String): UserConnection!
+}
+
+extend type User {
+  """
+  The posts this user likes, newest like first. A post deleted since is not
+  shown. No counter is kept of them: ` + "`" + `totalCount` + "`" + ` counts them when asked for,
+  reading the whole list.
+  """
+  likedPosts(first: Int, after: String): PostConnection!
+}
+
+extend type Mutation {
+  "Like a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
+  likePost(postId: ID!): Post! @authenticated
+  "Stop liking a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
+  unlikePost(postId: ID!): Post! @authenticated
+}
+`, BuiltIn: false},
+	{Name: "../schema/reposts.graphqls", Input: `# Reposts (转发): a post that reposts another, and a post's reposts.
+
+extend type Post {
   """
   For a repost, the original post: the ROOT, also when this post reposts a
   repost (as Weibo does; the comment may carry the chain, "//@user: ...").
@@ -2222,25 +2445,20 @@ type Post implements Node {
   repostCount: Int!
   "The reposts of this post, newest first."
   reposts(first: Int, after: String): PostConnection!
-  "How many comments this post has (a kept counter, exact)."
-  commentCount: Int!
-  "This post's comments, newest first; pages both ways."
-  comments(first: Int, after: String, last: Int, before: String): CommentConnection!
-  """
-  This post's topics (#话题#), in order of first appearance: the texts
-  between a ` + "`" + `#` + "`" + ` and the next ` + "`" + `#` + "`" + ` of its content (each ` + "`" + `#` + "`" + ` used once),
-  trimmed, 1 to 64 characters without a line break, each once.
-  """
-  topics: [Topic!]!
-  """
-  The users the content mentions (` + "`" + `@username` + "`" + `: an ` + "`" + `@` + "`" + ` not preceded by a
-  letter, digit, ` + "`" + `_` + "`" + `, ` + "`" + `.` + "`" + `, ` + "`" + `+` + "`" + ` or ` + "`" + `-` + "`" + `, then the longest run of username
-  characters, 1 to 32; an ` + "`" + `@` + "`" + ` in an e-mail address is none), in order of
-  first mention, each once, at most 20. Resolved when the post was
-  written: a name nobody had is plain text.
-  """
-  mentions: [User!]!
 }
+
+extend type Mutation {
+  """
+  Repost a post (转发): publishes a post of the viewer, fanned out like any
+  post, whose ` + "`" + `repostOf` + "`" + ` is the post — or its original, when the post is a
+  repost itself. The comment follows the rules of a post's content; empty
+  or null, the repost's content is "转发微博". NOT_FOUND when the post (or
+  its original) does not exist.
+  """
+  repost(postId: ID!, comment: String): Post! @authenticated
+}
+`, BuiltIn: false},
+	{Name: "../schema/topics.graphqls", Input: `# Topics (#话题#): a post's topics, a topic's posts, and the topics most posted.
 
 """
 A topic (#话题#). ` + "`" + `id` + "`" + ` is \"topic:<name>\". Names compare exactly (no case
@@ -2281,6 +2499,40 @@ enum TrendWindow {
   DAY
 }
 
+extend type Post {
+  """
+  This post's topics (#话题#), in order of first appearance: the texts
+  between a ` + "`" + `#` + "`" + ` and the next ` + "`" + `#` + "`" + ` of its content (each ` + "`" + `#` + "`" + ` used once),
+  trimmed, 1 to 64 characters without a line break, each once.
+  """
+  topics: [Topic!]!
+}
+
+extend type Query {
+  "A topic by name; null when no post has it. An empty or over-long name is BAD_USER_INPUT."
+  topic(name: String!): Topic
+  """
+  The topics whose names start with ` + "`" + `prefix` + "`" + ` (exactly, from the name's
+  start), most posts first, ties by name; ` + "`" + `first` + "`" + ` 1..100, default 20.
+  """
+  topics(prefix: String!, first: Int): [Topic!]!
+  """
+  The topics with the most posts created in [since, until), both rounded
+  down to the hour, most first, ties by name; at most 31 days (744 hours);
+  ` + "`" + `first` + "`" + ` 1..100, default 20. since ≥ until is BAD_USER_INPUT.
+  """
+  topTopics(since: Time!, until: Time!, first: Int): [TopicCount!]!
+  """
+  The trending topics at ` + "`" + `at` + "`" + ` (rounded down to the hour): with n a topic's
+  posts in [at - window, at) and p those in the window before, score =
+  (n - p)² / max(p, 1) when n ≥ 5 and n > p; topics that do not score are
+  not listed. Ranked by score, then name; ` + "`" + `first` + "`" + ` 1..100, default 20.
+  """
+  trendingTopics(at: Time!, window: TrendWindow!, first: Int): [TopicTrend!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/comments.graphqls", Input: `# Comments (评论) on posts, and replies to comments.
+
 """
 A comment on a post (评论). ` + "`" + `id` + "`" + ` is \"comment:<post id>_<creation time in
 ms>_<author id>\".
@@ -2298,6 +2550,42 @@ type Comment implements Node {
   "The users the content mentions, as a post's ` + "`" + `mentions` + "`" + `."
   mentions: [User!]!
 }
+
+type CommentEdge {
+  cursor: String!
+  node: Comment!
+}
+
+"A post's comments, newest first."
+type CommentConnection {
+  edges: [CommentEdge!]!
+  pageInfo: PageInfo!
+  "The number of comments, from the post's kept counter (commentCount)."
+  totalCount: Int!
+}
+
+extend type Post {
+  "How many comments this post has (a kept counter, exact)."
+  commentCount: Int!
+  "This post's comments, newest first; pages both ways."
+  comments(first: Int, after: String, last: Int, before: String): CommentConnection!
+}
+
+extend type Mutation {
+  """
+  Comment on a post (1 to 10,000 characters, as a post), replying to another
+  comment of the same post with replyToId. A missing post or comment is
+  NOT_FOUND; a comment of another post as replyToId is BAD_USER_INPUT.
+  """
+  addComment(postId: ID!, content: String!, replyToId: ID): Comment! @authenticated
+  """
+  Delete a comment; its author or the post's author may (FORBIDDEN for
+  others). True when this call deleted it, false when it was already gone.
+  """
+  deleteComment(id: ID!): Boolean! @authenticated
+}
+`, BuiltIn: false},
+	{Name: "../schema/notifications.graphqls", Input: `# Notifications of the logged-in viewer, read in pages or pushed live.
 
 "What a notification tells."
 enum NotificationKind {
@@ -2353,179 +2641,23 @@ type NotificationConnection {
   pageInfo: PageInfo!
 }
 
-type CommentEdge {
-  cursor: String!
-  node: Comment!
-}
-
-"A post's comments, newest first."
-type CommentConnection {
-  edges: [CommentEdge!]!
-  pageInfo: PageInfo!
-  "The number of comments, from the post's kept counter (commentCount)."
-  totalCount: Int!
-}
-
-"""
-Relay page info. Paging forward (` + "`" + `first` + "`" + `): hasNextPage tells whether more
-edges follow within the cursors, hasPreviousPage whether an edge lies at or
-before ` + "`" + `after` + "`" + `. Paging backward (` + "`" + `last` + "`" + `): hasPreviousPage tells whether more
-edges precede within the cursors, hasNextPage whether an edge lies at or
-after ` + "`" + `before` + "`" + `.
-"""
-type PageInfo {
-  hasNextPage: Boolean!
-  hasPreviousPage: Boolean!
-  "The cursor of the first edge; null for an empty page."
-  startCursor: String
-  "The cursor of the last edge; null for an empty page."
-  endCursor: String
-}
-
-type UserEdge {
-  cursor: String!
-  node: User!
-}
-
-"Users by id: whom a user follows, or who follows a user; or who likes a post, newest like first."
-type UserConnection {
-  edges: [UserEdge!]!
-  pageInfo: PageInfo!
-  "The length of the whole list, from the kept counter (the user's followCount or fanCount, the post's likeCount)."
-  totalCount: Int!
-}
-
-"The users in a department, by user id."
-type DepartmentMemberConnection {
-  edges: [UserEdge!]!
-  pageInfo: PageInfo!
-  "The number of members, from the department's kept counter (memberCount)."
-  totalCount: Int!
-}
-
-"Users matching a UserFilter."
-type UserSearchConnection {
-  edges: [UserEdge!]!
-  pageInfo: PageInfo!
-  "The number of users matching, when a kept counter gives it (a role's or a department's members alone); null otherwise."
-  totalCount: Int
-}
-
-"Which users Query.users lists; the criteria combine."
-input UserFilter {
-  "Usernames starting with this, ignoring case (a prefix scan of the usernames table)."
-  usernamePrefix: String
-  "Members of this role."
-  roleId: ID
-  "Members of this department (directly)."
-  departmentId: ID
-  "Users in no department."
-  withoutDepartment: Boolean
-}
-
-type PostEdge {
-  cursor: String!
-  node: Post!
-}
-
-"A user's posts, the posts a user likes, a post's reposts or a topic's posts, newest first."
-type PostConnection {
-  edges: [PostEdge!]!
-  pageInfo: PageInfo!
-  "The length of the whole list: from the kept counter for a user's posts (postCount), a post's reposts (repostCount) and a topic's posts (postCount); the posts a user likes counted when asked for."
-  totalCount: Int!
-}
-
-"A home timeline, newest first."
-type TimelineConnection {
-  edges: [PostEdge!]!
-  pageInfo: PageInfo!
-}
-
-type Query {
-  """
-  The object with this global id; null when there is none. A role or a
-  department requires a token (UNAUTHENTICATED otherwise); a malformed id is
-  BAD_USER_INPUT.
-  """
-  node(id: ID!): Node
-  """
-  The objects with these global ids (at most 100), in the order given: null
-  for one that does not exist (or, with an error at its index, one the
-  viewer may not read). A malformed id, or more than 100, is BAD_USER_INPUT.
-  """
-  nodes(ids: [ID!]!): [Node]!
-  "The logged-in user; null without a valid token."
-  me: User
-  user(id: ID!): User
-  userByUsername(username: String!): User
-  post(id: ID!): Post
-  """
-  The viewer's own posts and their followees' posts, newest first; pages both
-  ways (` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` from the start cursor of the first page shown: the
-  posts that arrived since). Requires a token.
-  """
-  homeTimeline(first: Int, after: String, last: Int, before: String): TimelineConnection! @authenticated
+extend type Query {
   "The viewer's notifications, newest first (by the time each last gained a user). Requires a token."
   notifications(first: Int, after: String): NotificationConnection! @authenticated
   "How many of the viewer's notifications are unread (a kept counter). Requires a token."
   unreadNotificationCount: Int! @authenticated
-  "Every role, by name. Requires a token."
-  roles(first: Int, after: String): RoleConnection! @authenticated
-  "A role by id; null when there is none. Requires a token."
-  role(id: ID!): Role @authenticated
-  "A role by name (ignoring case); null when there is none. Requires a token."
-  roleByName(name: String!): Role @authenticated
-  "The top-level departments, in creation order. Requires a token."
-  topDepartments(first: Int, after: String): DepartmentConnection! @authenticated
-  "A department by id; null when there is none. Requires a token."
-  department(id: ID!): Department @authenticated
-  "Users, filtered (filter criteria combine): in username order with usernamePrefix alone, in user-id order otherwise. An unknown role or department is NOT_FOUND."
-  users(first: Int, after: String, filter: UserFilter): UserSearchConnection! @authenticated
-  "A topic by name; null when no post has it. An empty or over-long name is BAD_USER_INPUT."
-  topic(name: String!): Topic
-  """
-  The topics whose names start with ` + "`" + `prefix` + "`" + ` (exactly, from the name's
-  start), most posts first, ties by name; ` + "`" + `first` + "`" + ` 1..100, default 20.
-  """
-  topics(prefix: String!, first: Int): [Topic!]!
-  """
-  The topics with the most posts created in [since, until), both rounded
-  down to the hour, most first, ties by name; at most 31 days (744 hours);
-  ` + "`" + `first` + "`" + ` 1..100, default 20. since ≥ until is BAD_USER_INPUT.
-  """
-  topTopics(since: Time!, until: Time!, first: Int): [TopicCount!]!
-  """
-  The trending topics at ` + "`" + `at` + "`" + ` (rounded down to the hour): with n a topic's
-  posts in [at - window, at) and p those in the window before, score =
-  (n - p)² / max(p, 1) when n ≥ 5 and n > p; topics that do not score are
-  not listed. Ranked by score, then name; ` + "`" + `first` + "`" + ` 1..100, default 20.
-  """
-  trendingTopics(at: Time!, window: TrendWindow!, first: Int): [TopicTrend!]!
-  "The audit log of admin changes, newest first. Admins only."
-  auditLog(first: Int, after: String, filter: AuditFilter): AuditEventConnection! @hasRole(role: "admin")
 }
 
-type Subscription {
+extend type Mutation {
   """
-  New posts of the viewer's home timeline as they arrive (own posts at once, followees' posts
-  after fan-out), oldest first. Over WebSocket (graphql-transport-ws or graphql-ws) at /graphql;
-  send the token as ` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + ` in the connection_init payload, nested
-  as ` + "`" + `{"headers": {"Authorization": "Bearer <token>"}}` + "`" + ` (Apollo, Hasura), or as the upgrade
-  request's ` + "`" + `Authorization` + "`" + ` header. Requires a token.
+  Mark the viewer's notifications read: upTo and every older one, or all
+  with upTo null. Returns how many it marked (those unread before). A
+  notification that is not the viewer's is NOT_FOUND.
   """
-  homeTimelineUpdates: Post! @authenticated
-  """
-  The changes of the viewer's home timeline, pushed as they happen, oldest first: PostAdded for
-  each post that reaches it (own posts at once, followees' after fan-out, followed large
-  accounts' at once), with its timeline cursor; PostDeleted for each of those deleted. With
-  ` + "`" + `after` + "`" + ` (a cursor of a PostAdded or of a homeTimeline page), the posts newer than it are
-  replayed first, oldest first, then live events follow, with no gap and no repeat (at most
-  1000 posts: BAD_USER_INPUT beyond). A client that falls behind the subscription's bounded
-  queue gets an error with ` + "`" + `extensions.code` + "`" + ` ` + "`" + `SLOW_CONSUMER` + "`" + ` and the subscription ends: subscribe
-  again with ` + "`" + `after` + "`" + ` set to the last cursor received. Requires a token.
-  """
-  homeTimelineEvents(after: String): TimelineEvent! @authenticated
+  markNotificationsRead(upTo: ID): Int! @authenticated
+}
+
+extend type Subscription {
   """
   The viewer's notifications, pushed as they happen: each one when it is created, and again each
   time another user joins it while it is unread (a grouped LIKE, REPOST or FOLLOW: its
@@ -2537,138 +2669,15 @@ type Subscription {
   """
   notificationAdded: Notification! @authenticated
 }
-
-"A change of a home timeline (Subscription.homeTimelineEvents)."
-union TimelineEvent = PostAdded | PostDeleted
-
-"A post that reached the home timeline."
-type PostAdded {
-  post: Post!
-  "The post's home-timeline cursor: pass it as ` + "`" + `after` + "`" + ` to resume from here."
-  cursor: String!
-}
-
-"A post of the home timeline that was deleted."
-type PostDeleted {
-  postId: ID!
-}
-
-type AuthPayload {
-  "A JWT; send it as ` + "`" + `Authorization: Bearer <token>` + "`" + `."
-  token: String!
-  user: User!
-}
-
-type Mutation {
-  "Username: 3-32 letters, digits or _, unique ignoring case. Password: 8-72 bytes."
-  register(username: String!, password: String!): AuthPayload!
-  login(username: String!, password: String!): AuthPayload!
-  """
-  Change the viewer's password: currentPassword must be the password
-  (UNAUTHENTICATED otherwise, throttled as a failed login), newPassword
-  follows the rules of register (8-72 bytes; BAD_USER_INPUT otherwise).
-  Every token issued before stops working, on every gateway instance (at
-  once on this one, within 10 s on others); the payload carries a new one.
-  """
-  changePassword(currentPassword: String!, newPassword: String!): AuthPayload! @authenticated
-  """
-  End the token this request carries: from now on it is UNAUTHENTICATED for
-  queries, mutations and subscriptions (its open subscriptions are closed).
-  The viewer's other tokens keep working. True.
-  """
-  logout: Boolean! @authenticated
-  "End every token of the viewer, this one included, as logout ends one. True."
-  logoutEverywhere: Boolean! @authenticated
-  """
-  Change the viewer's profile; returns the viewer. For each argument: null
-  (or absent) leaves the field as it is, "" clears it, anything else replaces
-  it. displayName: 1-30 characters on one line; bio: at most 160
-  characters; both valid UTF-8 with a visible character, as a post's
-  content (BAD_USER_INPUT otherwise, and nothing changes).
-  """
-  updateProfile(displayName: String, bio: String): User! @authenticated
-  "Follow a user; returns that user. Idempotent."
-  follow(userId: ID!): User! @authenticated
-  "Unfollow a user; returns that user. Idempotent."
-  unfollow(userId: ID!): User! @authenticated
-  "Publish a post of 1 to 10,000 characters."
-  publishPost(content: String!): Post! @authenticated
-  "Like a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
-  likePost(postId: ID!): Post! @authenticated
-  "Stop liking a post; returns that post. Idempotent. NOT_FOUND when the post does not exist."
-  unlikePost(postId: ID!): Post! @authenticated
-  "Delete a post: its author's, or any post for an admin (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
-  deletePost(id: ID!): Boolean! @authenticated
-  """
-  Repost a post (转发): publishes a post of the viewer, fanned out like any
-  post, whose ` + "`" + `repostOf` + "`" + ` is the post — or its original, when the post is a
-  repost itself. The comment follows the rules of a post's content; empty
-  or null, the repost's content is "转发微博". NOT_FOUND when the post (or
-  its original) does not exist.
-  """
-  repost(postId: ID!, comment: String): Post! @authenticated
-  """
-  Comment on a post (1 to 10,000 characters, as a post), replying to another
-  comment of the same post with replyToId. A missing post or comment is
-  NOT_FOUND; a comment of another post as replyToId is BAD_USER_INPUT.
-  """
-  addComment(postId: ID!, content: String!, replyToId: ID): Comment! @authenticated
-  """
-  Delete a comment; its author or the post's author may (FORBIDDEN for
-  others). True when this call deleted it, false when it was already gone.
-  """
-  deleteComment(id: ID!): Boolean! @authenticated
-  """
-  Mark the viewer's notifications read: upTo and every older one, or all
-  with upTo null. Returns how many it marked (those unread before). A
-  notification that is not the viewer's is NOT_FOUND.
-  """
-  markNotificationsRead(upTo: ID): Int! @authenticated
-  "Create a role; the name (1-64 characters) must be unique ignoring case."
-  createRole(name: String!): Role! @hasRole(role: "admin")
-  renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
-  "Delete a role; also removes it from every user."
-  deleteRole(id: ID!): Boolean! @hasRole(role: "admin")
-  "Give a user a role with a priority of 1..1000; re-assigning updates the priority."
-  assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasRole(role: "admin")
-  "Take a role from a user; idempotent."
-  revokeRole(userId: ID!, roleId: ID!): User! @hasRole(role: "admin")
-  "Create a department (name: 1-64 characters) under parentId; no parent = top level. Admins, or managers of the parent's subtree (top level: admins only)."
-  createDepartment(name: String!, parentId: ID): Department! @authenticated
-  "Rename a department. Admins, or managers of its subtree."
-  renameDepartment(id: ID!, name: String!): Department! @authenticated
-  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle. Admins, or managers of both the department and the new parent."
-  moveDepartment(id: ID!, parentId: ID): Department! @authenticated
-  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department). Admins, or managers of its subtree."
-  deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @authenticated
-  "Put a user into a department, or into none with departmentId null. Admins, or managers of both the old and the new department."
-  setUserDepartment(userId: ID!, departmentId: ID): User! @authenticated
-  "Give a role to up to 100 users, each as assignRole would."
-  assignRoleToUsers(userIds: [ID!]!, roleId: ID!, priority: Int!): BulkResult! @hasRole(role: "admin")
-  "Take a role from up to 100 users, each as revokeRole would."
-  revokeRoleFromUsers(userIds: [ID!]!, roleId: ID!): BulkResult! @hasRole(role: "admin")
-  "Put up to 100 users into a department, or into none with departmentId null, each as setUserDepartment would (admins, or managers of both ends)."
-  setUsersDepartment(userIds: [ID!]!, departmentId: ID): BulkResult! @authenticated
-  "Make a user a manager of a department and its subtree."
-  addDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
-  "Take a department's subtree from one of its managers."
-  removeDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
-}
-
-# ---------------------------------------------------------------------------
-# Roles and departments (seed 001, cases 1 and 2): the admin side, used by
-# admin dashboards. Reads need a logged-in viewer (UNAUTHENTICATED without
-# a token); their mutations (on Mutation above, marked @hasRole) also need
-# the viewer to hold the role named "admin" (FORBIDDEN otherwise). ` + "`" + `gateway admin grant <username>` + "`" + ` makes
-# the first admin. Role ids are "role:<n>" and department ids
-# "department:<n>"; arguments still accept the bare "<n>" of earlier
-# versions (deprecated: it will be refused in a later version).
-
-"The field needs a logged-in viewer (error code UNAUTHENTICATED otherwise)."
-directive @authenticated on FIELD_DEFINITION
-
-"The field needs a logged-in viewer who holds the role named ` + "`" + `role` + "`" + ` (error codes UNAUTHENTICATED, FORBIDDEN)."
-directive @hasRole(role: String!) on FIELD_DEFINITION
+`, BuiltIn: false},
+	{Name: "../schema/roles.graphqls", Input: `# Roles (seed 001, case 1) and departments (case 2, departments.graphqls):
+# the admin side, used by admin dashboards. Reads need a logged-in viewer
+# (UNAUTHENTICATED without a token); their mutations marked @hasRole also
+# need the viewer to hold the role named "admin" (FORBIDDEN otherwise).
+# ` + "`" + `gateway admin grant <username>` + "`" + ` makes the first admin. Role ids are
+# "role:<n>" and department ids "department:<n>"; arguments still accept
+# the bare "<n>" of earlier versions (deprecated: it will be refused in a
+# later version).
 
 "A role (the seed's ` + "`" + `role` + "`" + ` table). Names are unique ignoring case. ` + "`" + `id` + "`" + ` is \"role:<n>\"."
 type Role implements Node {
@@ -2712,6 +2721,35 @@ type RoleAssignment {
   priority: Int!
 }
 
+extend type User {
+  "This user's roles, highest priority first, ties by role name. Requires a token."
+  roles: [RoleAssignment!]! @authenticated
+}
+
+extend type Query {
+  "Every role, by name. Requires a token."
+  roles(first: Int, after: String): RoleConnection! @authenticated
+  "A role by id; null when there is none. Requires a token."
+  role(id: ID!): Role @authenticated
+  "A role by name (ignoring case); null when there is none. Requires a token."
+  roleByName(name: String!): Role @authenticated
+}
+
+extend type Mutation {
+  "Create a role; the name (1-64 characters) must be unique ignoring case."
+  createRole(name: String!): Role! @hasRole(role: "admin")
+  renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
+  "Delete a role; also removes it from every user."
+  deleteRole(id: ID!): Boolean! @hasRole(role: "admin")
+  "Give a user a role with a priority of 1..1000; re-assigning updates the priority."
+  assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasRole(role: "admin")
+  "Take a role from a user; idempotent."
+  revokeRole(userId: ID!, roleId: ID!): User! @hasRole(role: "admin")
+}
+`, BuiltIn: false},
+	{Name: "../schema/departments.graphqls", Input: `# Departments: the company's org tree, its members and its managers (the
+# admin side, as roles.graphqls tells).
+
 "A department (the seed's ` + "`" + `Dep` + "`" + ` table): a node of the company's org tree. ` + "`" + `id` + "`" + ` is \"department:<n>\"."
 type Department implements Node {
   id: ID!
@@ -2730,6 +2768,78 @@ type Department implements Node {
   memberCount: Int!
   "The users who manage this department's subtree, by user id."
   managers: [User!]!
+}
+
+type DepartmentEdge {
+  cursor: String!
+  node: Department!
+}
+
+type DepartmentConnection {
+  edges: [DepartmentEdge!]!
+  pageInfo: PageInfo!
+}
+
+"The users in a department, by user id."
+type DepartmentMemberConnection {
+  edges: [UserEdge!]!
+  pageInfo: PageInfo!
+  "The number of members, from the department's kept counter (memberCount)."
+  totalCount: Int!
+}
+
+extend type User {
+  "The department this user belongs to, if any. Requires a token."
+  department: Department @authenticated
+  "The departments this user manages, each with its subtree."
+  managedDepartments: [Department!]! @authenticated
+}
+
+extend type Query {
+  "The top-level departments, in creation order. Requires a token."
+  topDepartments(first: Int, after: String): DepartmentConnection! @authenticated
+  "A department by id; null when there is none. Requires a token."
+  department(id: ID!): Department @authenticated
+}
+
+extend type Mutation {
+  "Create a department (name: 1-64 characters) under parentId; no parent = top level. Admins, or managers of the parent's subtree (top level: admins only)."
+  createDepartment(name: String!, parentId: ID): Department! @authenticated
+  "Rename a department. Admins, or managers of its subtree."
+  renameDepartment(id: ID!, name: String!): Department! @authenticated
+  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle. Admins, or managers of both the department and the new parent."
+  moveDepartment(id: ID!, parentId: ID): Department! @authenticated
+  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department). Admins, or managers of its subtree."
+  deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @authenticated
+  "Put a user into a department, or into none with departmentId null. Admins, or managers of both the old and the new department."
+  setUserDepartment(userId: ID!, departmentId: ID): User! @authenticated
+  "Make a user a manager of a department and its subtree."
+  addDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
+  "Take a department's subtree from one of its managers."
+  removeDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
+}
+`, BuiltIn: false},
+	{Name: "../schema/admin.graphqls", Input: `# Admin: searching users, bulk changes of roles and departments, and the
+# audit log of admin changes.
+
+"Users matching a UserFilter."
+type UserSearchConnection {
+  edges: [UserEdge!]!
+  pageInfo: PageInfo!
+  "The number of users matching, when a kept counter gives it (a role's or a department's members alone); null otherwise."
+  totalCount: Int
+}
+
+"Which users Query.users lists; the criteria combine."
+input UserFilter {
+  "Usernames starting with this, ignoring case (a prefix scan of the usernames table)."
+  usernamePrefix: String
+  "Members of this role."
+  roleId: ID
+  "Members of this department (directly)."
+  departmentId: ID
+  "Users in no department."
+  withoutDepartment: Boolean
 }
 
 "One user's failure in a bulk change."
@@ -2786,14 +2896,20 @@ input AuditFilter {
   until: Time
 }
 
-type DepartmentEdge {
-  cursor: String!
-  node: Department!
+extend type Query {
+  "Users, filtered (filter criteria combine): in username order with usernamePrefix alone, in user-id order otherwise. An unknown role or department is NOT_FOUND."
+  users(first: Int, after: String, filter: UserFilter): UserSearchConnection! @authenticated
+  "The audit log of admin changes, newest first. Admins only."
+  auditLog(first: Int, after: String, filter: AuditFilter): AuditEventConnection! @hasRole(role: "admin")
 }
 
-type DepartmentConnection {
-  edges: [DepartmentEdge!]!
-  pageInfo: PageInfo!
+extend type Mutation {
+  "Give a role to up to 100 users, each as assignRole would."
+  assignRoleToUsers(userIds: [ID!]!, roleId: ID!, priority: Int!): BulkResult! @hasRole(role: "admin")
+  "Take a role from up to 100 users, each as revokeRole would."
+  revokeRoleFromUsers(userIds: [ID!]!, roleId: ID!): BulkResult! @hasRole(role: "admin")
+  "Put up to 100 users into a department, or into none with departmentId null, each as setUserDepartment would (admins, or managers of both ends)."
+  setUsersDepartment(userIds: [ID!]!, departmentId: ID): BulkResult! @authenticated
 }
 `, BuiltIn: false},
 }
@@ -3041,6 +3157,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_createdAt(ctx, field)
 	case "author":
 		return ec.fieldContext_Post_author(ctx, field)
+	case "mentions":
+		return ec.fieldContext_Post_mentions(ctx, field)
 	case "likeCount":
 		return ec.fieldContext_Post_likeCount(ctx, field)
 	case "likedByViewer":
@@ -3055,14 +3173,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_repostCount(ctx, field)
 	case "reposts":
 		return ec.fieldContext_Post_reposts(ctx, field)
+	case "topics":
+		return ec.fieldContext_Post_topics(ctx, field)
 	case "commentCount":
 		return ec.fieldContext_Post_commentCount(ctx, field)
 	case "comments":
 		return ec.fieldContext_Post_comments(ctx, field)
-	case "topics":
-		return ec.fieldContext_Post_topics(ctx, field)
-	case "mentions":
-		return ec.fieldContext_Post_mentions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -3213,32 +3329,32 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_username(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_User_createdAt(ctx, field)
-	case "followCount":
-		return ec.fieldContext_User_followCount(ctx, field)
-	case "fanCount":
-		return ec.fieldContext_User_fanCount(ctx, field)
-	case "postCount":
-		return ec.fieldContext_User_postCount(ctx, field)
 	case "displayName":
 		return ec.fieldContext_User_displayName(ctx, field)
 	case "bio":
 		return ec.fieldContext_User_bio(ctx, field)
+	case "followCount":
+		return ec.fieldContext_User_followCount(ctx, field)
+	case "fanCount":
+		return ec.fieldContext_User_fanCount(ctx, field)
 	case "followedByViewer":
 		return ec.fieldContext_User_followedByViewer(ctx, field)
 	case "follows":
 		return ec.fieldContext_User_follows(ctx, field)
 	case "fans":
 		return ec.fieldContext_User_fans(ctx, field)
+	case "postCount":
+		return ec.fieldContext_User_postCount(ctx, field)
 	case "posts":
 		return ec.fieldContext_User_posts(ctx, field)
+	case "likedPosts":
+		return ec.fieldContext_User_likedPosts(ctx, field)
 	case "roles":
 		return ec.fieldContext_User_roles(ctx, field)
 	case "department":
 		return ec.fieldContext_User_department(ctx, field)
 	case "managedDepartments":
 		return ec.fieldContext_User_managedDepartments(ctx, field)
-	case "likedPosts":
-		return ec.fieldContext_User_likedPosts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -6122,6 +6238,63 @@ func (ec *executionContext) fieldContext_Mutation_publishPost(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_deletePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deletePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeletePost(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deletePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_likePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6230,63 +6403,6 @@ func (ec *executionContext) fieldContext_Mutation_unlikePost(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unlikePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Mutation_deletePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_deletePost(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeletePost(ctx, fc.Args["id"].(string))
-		},
-		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
-			directive0 := next
-
-			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Authenticated == nil {
-					var zeroVal bool
-					return zeroVal, errors.New("directive authenticated is not implemented")
-				}
-				return ec.Directives.Authenticated(ctx, nil, directive0)
-			}
-
-			next = directive1
-			return next
-		},
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_deletePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7116,6 +7232,130 @@ func (ec *executionContext) fieldContext_Mutation_setUserDepartment(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addDepartmentManager(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addDepartmentManager(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddDepartmentManager(ctx, fc.Args["departmentId"].(string), fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *org.Department
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *org.Department
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addDepartmentManager(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Department(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addDepartmentManager_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeDepartmentManager(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeDepartmentManager(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveDepartmentManager(ctx, fc.Args["departmentId"].(string), fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				role, err := ec.unmarshalNString2string(ctx, "admin")
+				if err != nil {
+					var zeroVal *org.Department
+					return zeroVal, err
+				}
+				if ec.Directives.HasRole == nil {
+					var zeroVal *org.Department
+					return zeroVal, errors.New("directive hasRole is not implemented")
+				}
+				return ec.Directives.HasRole(ctx, nil, directive0, role)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
+			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeDepartmentManager(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Department(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeDepartmentManager_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_assignRoleToUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7291,130 +7531,6 @@ func (ec *executionContext) fieldContext_Mutation_setUsersDepartment(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setUsersDepartment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Mutation_addDepartmentManager(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_addDepartmentManager(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AddDepartmentManager(ctx, fc.Args["departmentId"].(string), fc.Args["userId"].(string))
-		},
-		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
-			directive0 := next
-
-			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
-					var zeroVal *org.Department
-					return zeroVal, err
-				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
-			}
-
-			next = directive1
-			return next
-		},
-		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
-			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_addDepartmentManager(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Department(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_addDepartmentManager_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Mutation_removeDepartmentManager(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Mutation_removeDepartmentManager(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RemoveDepartmentManager(ctx, fc.Args["departmentId"].(string), fc.Args["userId"].(string))
-		},
-		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
-			directive0 := next
-
-			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
-				if err != nil {
-					var zeroVal *org.Department
-					return zeroVal, err
-				}
-				if ec.Directives.HasRole == nil {
-					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
-				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
-			}
-
-			next = directive1
-			return next
-		},
-		func(ctx context.Context, selections ast.SelectionSet, v *org.Department) graphql.Marshaler {
-			return ec.marshalNDepartment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐDepartment(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Mutation_removeDepartmentManager(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Mutation",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Department(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_removeDepartmentManager_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7713,6 +7829,23 @@ func (ec *executionContext) fieldContext_Post_author(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_mentions(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_mentions, obj, (*feed.Post).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
+
+}
+func (ec *executionContext) fieldContext_Post_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Post_likeCount(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.LikeCount)
 
@@ -7880,6 +8013,23 @@ func (ec *executionContext) fieldContext_Post_reposts(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_topics(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ, false)
+
+}
+func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int64(ctx, field.Selections, obj.CommentCount)
 
@@ -7928,40 +8078,6 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Post_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Post_topics(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_topics, obj, (*feed.Post).Topics, ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ, false)
-
-}
-func (ec *executionContext) fieldContext_Post_topics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Post",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Topic(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Post_mentions(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Post_mentions, obj, (*feed.Post).Mentions, ec.marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ, false)
-
-}
-func (ec *executionContext) fieldContext_Post_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Post",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
 	}
 	return fc, nil
 }
@@ -8385,6 +8501,182 @@ func (ec *executionContext) fieldContext_Query_homeTimeline(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_homeTimeline_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_topic(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_topic(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Topic(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
+			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_topic(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_topic_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_topics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_topics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Topics(ctx, fc.Args["prefix"].(string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.Topic) graphql.Marshaler {
+			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_topics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Topic(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_topics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_topTopics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_topTopics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TopTopics(ctx, fc.Args["since"].(time.Time), fc.Args["until"].(time.Time), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicCount) graphql.Marshaler {
+			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_topTopics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopicCount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_topTopics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_trendingTopics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_trendingTopics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(topic.TrendWindow), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicTrend) graphql.Marshaler {
+			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrendᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_trendingTopics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopicTrend(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_trendingTopics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8820,182 +9112,6 @@ func (ec *executionContext) fieldContext_Query_users(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_users_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_topic(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_topic(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Topic(ctx, fc.Args["name"].(string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *weibo.Topic) graphql.Marshaler {
-			return ec.marshalOTopic2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopic(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Query_topic(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Topic(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_topic_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_topics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_topics(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Topics(ctx, fc.Args["prefix"].(string), fc.Args["first"].(*int))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*weibo.Topic) graphql.Marshaler {
-			return ec.marshalNTopic2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐTopicᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Query_topics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Topic(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_topics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_topTopics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_topTopics(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TopTopics(ctx, fc.Args["since"].(time.Time), fc.Args["until"].(time.Time), fc.Args["first"].(*int))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicCount) graphql.Marshaler {
-			return ec.marshalNTopicCount2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicCountᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Query_topTopics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TopicCount(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_topTopics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_trendingTopics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_trendingTopics(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TrendingTopics(ctx, fc.Args["at"].(time.Time), fc.Args["window"].(topic.TrendWindow), fc.Args["first"].(*int))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*topic.TopicTrend) graphql.Marshaler {
-			return ec.marshalNTopicTrend2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtopicᚐTopicTrendᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Query_trendingTopics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TopicTrend(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_trendingTopics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9791,75 +9907,6 @@ func (ec *executionContext) fieldContext_User_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("User", field, true, true, "Time")
 }
 
-func (ec *executionContext) _User_followCount(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_User_followCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().FollowCount(ctx, obj)
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_User_followCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
-}
-
-func (ec *executionContext) _User_fanCount(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_User_fanCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().FanCount(ctx, obj)
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_User_fanCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
-}
-
-func (ec *executionContext) _User_postCount(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_User_postCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.User().PostCount(ctx, obj)
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_User_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
-}
-
 func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9904,6 +9951,52 @@ func (ec *executionContext) _User_bio(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_User_bio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, "String")
+}
+
+func (ec *executionContext) _User_followCount(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_followCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().FollowCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_followCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
+}
+
+func (ec *executionContext) _User_fanCount(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_fanCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().FanCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_fanCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
 }
 
 func (ec *executionContext) _User_followedByViewer(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
@@ -10017,6 +10110,29 @@ func (ec *executionContext) fieldContext_User_fans(ctx context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _User_postCount(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_postCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().PostCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
+}
+
 func (ec *executionContext) _User_posts(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10055,6 +10171,50 @@ func (ec *executionContext) fieldContext_User_posts(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_User_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _User_likedPosts(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_likedPosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().LikedPosts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_likedPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_likedPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10192,50 +10352,6 @@ func (ec *executionContext) fieldContext_User_managedDepartments(_ context.Conte
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Department(ctx, field)
 		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _User_likedPosts(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_User_likedPosts(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().LikedPosts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.PostConnection) graphql.Marshaler {
-			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPostConnection(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_User_likedPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "User",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PostConnection(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_User_likedPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
 	}
 	return fc, nil
 }
@@ -11880,6 +11996,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "deletePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deletePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "likePost":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_likePost(ctx, field)
@@ -11890,13 +12013,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unlikePost":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unlikePost(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "deletePost":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_deletePost(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -11999,6 +12115,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addDepartmentManager":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addDepartmentManager(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeDepartmentManager":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeDepartmentManager(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "assignRoleToUsers":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_assignRoleToUsers(ctx, field)
@@ -12016,20 +12146,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setUsersDepartment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setUsersDepartment(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "addDepartmentManager":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_addDepartmentManager(ctx, field)
-			})
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "removeDepartmentManager":
-			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
-				return ec._Mutation_removeDepartmentManager(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -12277,6 +12393,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "mentions":
+			out.Values[i] = ec._Post_mentions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "likeCount":
 			out.Values[i] = ec._Post_likeCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -12324,6 +12445,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_reposts(ctx, field, obj)
 				})
+		case "topics":
+			out.Values[i] = ec._Post_topics(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "commentCount":
 			out.Values[i] = ec._Post_commentCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -12335,16 +12461,6 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_comments(ctx, field, obj)
 				})
-		case "topics":
-			out.Values[i] = ec._Post_topics(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
-		case "mentions":
-			out.Values[i] = ec._Post_mentions(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12575,6 +12691,30 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_homeTimeline(ctx, field)
 				})
+		case "topic":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_topic(ctx, field)
+				})
+		case "topics":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_topics(ctx, field)
+				})
+		case "topTopics":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_topTopics(ctx, field)
+				})
+		case "trendingTopics":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_trendingTopics(ctx, field)
+				})
 		case "notifications":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -12622,30 +12762,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_users(ctx, field)
-				})
-		case "topic":
-			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Query_topic(ctx, field)
-				})
-		case "topics":
-			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Query_topics(ctx, field)
-				})
-		case "topTopics":
-			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Query_topTopics(ctx, field)
-				})
-		case "trendingTopics":
-			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Query_trendingTopics(ctx, field)
 				})
 		case "auditLog":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -13159,24 +13275,6 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_createdAt(ctx, field, obj)
 				})
-		case "followCount":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._User_followCount(ctx, field, obj)
-				})
-		case "fanCount":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._User_fanCount(ctx, field, obj)
-				})
-		case "postCount":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._User_postCount(ctx, field, obj)
-				})
 		case "displayName":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -13188,6 +13286,18 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_bio(ctx, field, obj)
+				})
+		case "followCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_followCount(ctx, field, obj)
+				})
+		case "fanCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_fanCount(ctx, field, obj)
 				})
 		case "followedByViewer":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -13207,11 +13317,23 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_fans(ctx, field, obj)
 				})
+		case "postCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_postCount(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_posts(ctx, field, obj)
+				})
+		case "likedPosts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_likedPosts(ctx, field, obj)
 				})
 		case "roles":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -13230,12 +13352,6 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_managedDepartments(ctx, field, obj)
-				})
-		case "likedPosts":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._User_likedPosts(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // parseOptionalID parses an optional id argument as parseID does: nil
@@ -26,17 +26,6 @@ func parseOptionalID[T any, PT interface {
 		return nil, err
 	}
 	return &id, nil
-}
-
-// authorizeMembership reports whether the viewer may put user into
-// department dept (weibo.RootDept: out of any): nil, or the FORBIDDEN or
-// NOT_FOUND error Org.Authz.Memberships gives.
-func (r *Resolver) authorizeMembership(ctx context.Context, user weibo.UserID, dept weibo.DeptID) error {
-	denied, err := r.Svc.Org.Authz.Memberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
-	if err != nil {
-		return err
-	}
-	return denied[0]
 }
 
 // parseIDs parses the ID list argument named field (parseID for each): a
@@ -134,15 +123,6 @@ func optional(s string) *string {
 	return &s
 }
 
-// parseUserRole parses the userId and roleId arguments.
-func parseUserRole(userID, roleID string) (user weibo.UserID, role weibo.RoleID, err error) {
-	if user, err = parseID[weibo.UserID]("userId", userID); err != nil {
-		return user, role, err
-	}
-	role, err = parseID[weibo.RoleID]("roleId", roleID)
-	return user, role, err
-}
-
 // parseUsersRole parses the userIds and roleId arguments.
 func parseUsersRole(userIDs []string, roleID string) (users []weibo.UserID, role weibo.RoleID, err error) {
 	if users, err = parseIDs[weibo.UserID]("userIds", userIDs); err != nil {
@@ -150,47 +130,4 @@ func parseUsersRole(userIDs []string, roleID string) (users []weibo.UserID, role
 	}
 	role, err = parseID[weibo.RoleID]("roleId", roleID)
 	return users, role, err
-}
-
-// parseDeptUser parses the departmentId and userId arguments.
-func parseDeptUser(deptID, userID string) (dept weibo.DeptID, user weibo.UserID, err error) {
-	if dept, err = parseID[weibo.DeptID]("departmentId", deptID); err != nil {
-		return dept, user, err
-	}
-	user, err = parseID[weibo.UserID]("userId", userID)
-	return dept, user, err
-}
-
-// setUserDepartment is Mutation.setUserDepartment: user into departmentID
-// (nil: out of any), when the viewer may.
-func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error) {
-	user, err := parseID[weibo.UserID]("userId", userID)
-	if err != nil {
-		return nil, err
-	}
-	dept, err := parseParentID("departmentId", departmentID)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.authorizeMembership(ctx, user, dept); err != nil {
-		return nil, err
-	}
-	return r.Svc.Org.Members.Set(ctx, user, dept)
-}
-
-// moveDepartment is Mutation.moveDepartment: department id under parentID
-// (nil: the top level), when the viewer administers both.
-func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error) {
-	dept, err := parseID[weibo.DeptID]("id", id)
-	if err != nil {
-		return nil, err
-	}
-	parent, err := parseParentID("parentId", parentID)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Svc.Org.Authz.Departments(ctx, viewerOf(ctx), dept, parent); err != nil {
-		return nil, err
-	}
-	return r.Svc.Org.Departments.Move(ctx, dept, parent)
 }

@@ -1,9 +1,13 @@
-// Package resolvers implements the GraphQL schema (schema.graphqls). Every
-// resolver reads straight down: it parses its arguments, takes the viewer
-// from the context when the field needs one, calls the domain (package
-// weibo) or the request's dataloaders (package loaders), and returns. The
+// Package resolvers implements the GraphQL schema (schema.graphqls and
+// schema/*.graphqls). Every resolver reads straight down: it parses its
+// arguments, takes the viewer from the context when the field needs one,
+// calls the domain (package weibo) or the request's dataloaders (package
+// loaders), and returns. The resolvers of a schema file's fields are in
+// <file name>.resolvers.go (accounts.resolvers.go for
+// schema/accounts.graphqls), written by gqlgen, which keeps their bodies;
+// the helpers they call are in the other files, by capability. The
 // @hasRole directive is in directives.go; the wiring in graph/ is generated
-// by gqlgen, and so are the resolver stubs in schema.resolvers.go.
+// by gqlgen.
 //
 // Ids: an `id` field is the domain's id type itself, which marshals itself
 // (weibo.UserID and friends implement graphql.Marshaler). ID arguments
@@ -13,7 +17,7 @@
 package resolvers
 
 // `go generate ./...` from the module root is `make generate`: gqlgen, then
-// internal/generate's rewrites of its output (graph/ and the stubs here).
+// internal/generate's rewrites of its output (graph/ and the resolver files here).
 //go:generate go run github.com/weibohbase/gateway/internal/generate
 
 import (
@@ -26,7 +30,6 @@ import (
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // Resolver is the root resolver: the dependencies every resolver shares.
@@ -56,15 +59,6 @@ func parseID[T any, PT interface {
 	return id, nil
 }
 
-// parseParentID parses an optional department id argument: nil is
-// weibo.RootDept (the top level, or no department).
-func parseParentID(field string, s *string) (weibo.DeptID, error) {
-	if s == nil {
-		return weibo.RootDept, nil
-	}
-	return parseID[weibo.DeptID](field, *s)
-}
-
 // complete returns u with every users-row field loaded: a User built from a
 // post's denormalized author carries only ID and Username, and the rest comes
 // through the request's user dataloader (one batched GetMany per level).
@@ -90,15 +84,6 @@ func loadUser(ctx context.Context, id weibo.UserID) (*weibo.User, error) {
 // which the token check may have read already, is read once.
 func (r *Resolver) userNow(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
 	return loaders.For(ctx).ReadUser(ctx, uid)
-}
-
-// loadDepartment loads a department through the dataloader; RootDept and a
-// missing department give nil.
-func loadDepartment(ctx context.Context, id weibo.DeptID) (*org.Department, error) {
-	if id == weibo.RootDept {
-		return nil, nil
-	}
-	return loaders.For(ctx).Departments().Load(ctx, id)()
 }
 
 // authPayload issues a token for u (its id, creation time and token

@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/codegen/config"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/formatter"
 )
 
 // TestSchemaCommand checks `gateway schema`: its SDL loads as a schema by
-// itself, has no `extend`, and is schema.graphqls itself (both formatted
-// alike); the Node interface and its implementations are in it.
+// itself, has no `extend`, and is the schema files of gqlgen.yml merged
+// (both formatted alike); the Node interface and its implementations are
+// in it.
 func TestSchemaCommand(t *testing.T) {
 	var out bytes.Buffer
 	if err := schemaCmd(&out, nil); err != nil {
@@ -30,13 +32,14 @@ func TestSchemaCommand(t *testing.T) {
 	if gerr != nil {
 		t.Fatalf("printed schema does not load: %v", gerr)
 	}
-	src, err := os.ReadFile("../../schema.graphqls")
+	t.Chdir("../..")
+	cfg, err := config.LoadConfig("gqlgen.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, gerr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphqls", Input: string(src)})
+	file, gerr := gqlparser.LoadSchema(cfg.Sources...)
 	if gerr != nil {
-		t.Fatalf("schema.graphqls does not load: %v", gerr)
+		t.Fatalf("the schema files of gqlgen.yml do not load: %v", gerr)
 	}
 	format := func(s *ast.Schema) string {
 		var b bytes.Buffer
@@ -44,7 +47,7 @@ func TestSchemaCommand(t *testing.T) {
 		return b.String()
 	}
 	if got, want := format(printed), format(file); got != want {
-		t.Errorf("printed schema differs from schema.graphqls:\n%s\nwant\n%s", got, want)
+		t.Errorf("printed schema differs from the schema files:\n%s\nwant\n%s", got, want)
 	}
 	var impl []string
 	for _, d := range printed.PossibleTypes["Node"] {
@@ -56,5 +59,30 @@ func TestSchemaCommand(t *testing.T) {
 	}
 	if err := schemaCmd(&out, []string{"extra"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("schema with an argument: %v, want flag.ErrHelp", err)
+	}
+}
+
+// TestSchemaFilesListed checks that gqlgen.yml lists schema.graphqls and
+// every file of schema/, once: a schema file it does not list would be
+// neither generated nor served.
+func TestSchemaFilesListed(t *testing.T) {
+	t.Chdir("../..")
+	cfg, err := config.LoadConfig("gqlgen.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("schema/*.graphqls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"schema.graphqls"}, files...)
+	got := slices.Clone(cfg.SchemaFilename)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("gqlgen.yml lists %v, want schema.graphqls and schema/*.graphqls: %v", cfg.SchemaFilename, want)
+	}
+	if len(files) == 0 {
+		t.Errorf("no schema/*.graphqls")
 	}
 }

@@ -1,7 +1,9 @@
 // Command generate is `go generate ./...` and `make generate`: gqlgen (the
-// version in go.mod, with gqlgen.yml) writes graph/ and the resolver stubs,
-// then more steps make the list marshalling of package gqllist and the
-// field execution of package gqlfield part of the generated code:
+// version in go.mod, with gqlgen.yml and its schema files) writes graph/
+// and the resolver files, resolvers/<schema file>.resolvers.go, whose
+// imports it completes (importsPlugin), then more steps make the list
+// marshalling of package gqllist and the field execution of package
+// gqlfield part of the generated code:
 //
 //   - graph/lists_gen.go: the table gqllist.Objects of every object type of
 //     the schema, from gqlgen's own codegen data (which fields it runs
@@ -67,7 +69,7 @@ func main() {
 		log.Fatal(err)
 	}
 	tp := &tablePlugin{}
-	if err := api.Generate(cfg, api.AddPlugin(tp)); err != nil {
+	if err := api.Generate(cfg, api.AddPlugin(tp), api.AddPlugin(importsPlugin{})); err != nil {
 		log.Fatal(err)
 	}
 	if tp.src == nil {

@@ -6,8 +6,11 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fieldFunc is a generated field function as gqlgen writes it with the
@@ -387,5 +390,47 @@ func TestReady(t *testing.T) {
 				t.Fatalf("err = %v, want one saying %q", err, c.fail)
 			}
 		})
+	}
+}
+
+// TestCompleteImports checks completeImports: a file lacking an import
+// gets it, an unused one goes, the module's packages are grouped last, and
+// a file whose imports are complete is not rewritten.
+func TestCompleteImports(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.resolvers.go")
+	src := "package a\n\nimport \"fmt\"\n\nfunc f() string { return strings.ToUpper(\"a\") }\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeImports(f); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "package a\n\nimport \"strings\"\n\nfunc f() string { return strings.ToUpper(\"a\") }\n"
+	if string(got) != want {
+		t.Errorf("completed:\n%s\nwant\n%s", got, want)
+	}
+
+	complete := "package a\n\nimport (\n\t\"strings\"\n\n\t\"github.com/99designs/gqlgen/graphql\"\n\n\t\"" + modulePath + "/weibo\"\n)\n\n" +
+		"var _ = strings.ToUpper\nvar _ graphql.Marshaler = weibo.UserID(0)\n"
+	if err := os.WriteFile(f, []byte(complete), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(f, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeImports(f); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(f); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("a complete file was rewritten (%v, %v)", fi.ModTime(), err)
+	}
+	if got, _ := os.ReadFile(f); string(got) != complete {
+		t.Errorf("complete file changed:\n%s", got)
 	}
 }
