@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -105,7 +106,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 			}
 			for range stream.C {
 			}
-			if !errors.Is(stream.Err(), feed.ErrSlowConsumer) || weibo.CodeOf(stream.Err()) != weibo.CodeSlowConsumer {
+			if !errors.Is(stream.Err(), events.ErrSlowConsumer) || weibo.CodeOf(stream.Err()) != weibo.CodeSlowConsumer {
 				t.Fatalf("stream ended with %v, want SLOW_CONSUMER", stream.Err())
 			}
 		})
@@ -130,7 +131,7 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer svc.Close(ctx)
-			before := testutil.ToFloat64(feed.BusPublishErrors)
+			before := testutil.ToFloat64(events.BusPublishErrors)
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
 			author, err := svc.Feed.Register(ctx, "author_"+tag, "correct horse")
 			if err != nil {
@@ -159,7 +160,7 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 			if _, err := svc.Feed.TimelineEvents(ctx, fan.ID, nil); err == nil {
 				t.Error("a subscription on a closed bus started")
 			}
-			if got := testutil.ToFloat64(feed.BusPublishErrors) - before; got < 3 {
+			if got := testutil.ToFloat64(events.BusPublishErrors) - before; got < 3 {
 				t.Errorf("%v publish errors counted, want the follow's, the publish's and the fan-out's at least", got)
 			}
 		})

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -64,56 +62,25 @@ type homeEvent struct {
 	A string `json:"a,omitempty"`
 }
 
-// BusPublishErrors is gateway_bus_publish_errors_total: live events the bus
-// did not take (the subscribers resume from the store).
-var BusPublishErrors = prometheus.NewCounter(prometheus.CounterOpts{
-	Name: "gateway_bus_publish_errors_total",
-	Help: "Live events the event bus did not take (bus away or closed); subscribers resume from the store.",
-})
-
-// LiveStreams is gateway_live_subscriptions: the TimelineEvents and
-// NotificationEvents streams open on this instance.
-var LiveStreams = prometheus.NewGauge(prometheus.GaugeOpts{
-	Name: "gateway_live_subscriptions",
-	Help: "homeTimelineEvents and notificationAdded subscriptions open on this instance.",
-})
-
-// LiveStreamsEnded is gateway_live_subscriptions_ended_total{reason}: the
-// streams ended by the gateway — slow_consumer (the client fell behind its
-// queue) or interrupted (the bus lost its connection). Streams the client
-// ends are not counted.
-var LiveStreamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "gateway_live_subscriptions_ended_total",
-	Help: "homeTimelineEvents and notificationAdded subscriptions the gateway ended, by reason: slow_consumer, interrupted.",
-}, []string{"reason"})
-
-func init() { prometheus.MustRegister(BusPublishErrors, LiveStreams, LiveStreamsEnded) }
-
 // WithBus sets the bus live events travel on (default: a bus.Local of this
 // Service alone). Given one, WatchTimeline relies on its events and polls
 // only while it is away: the instances writing to the store must share it.
 func WithBus(b bus.Bus) Option { return func(o *options) { o.bus = b } }
 
+// WithEvents sets the Emitter live events are published with, shared with
+// the domain's other modules (package notify); it overrides WithBus.
+func WithEvents(e *events.Emitter) Option { return func(o *options) { o.events = e } }
+
 // DefaultEventQueue is the default of WithEventQueue.
-const DefaultEventQueue = 256
+const DefaultEventQueue = events.DefaultQueue
 
 // WithEventQueue sets how many events one TimelineEvents subscription
 // holds for a client that has not taken them (default DefaultEventQueue);
 // past that the subscription ends with SLOW_CONSUMER.
 func WithEventQueue(n int) Option { return func(o *options) { o.eventQueue = n } }
 
-// emit sends data on subject; errors are counted, and logged at most once
-// a second (a fan-out publishes once per fan).
-func (s *Service) emit(subject string, data []byte) {
-	if err := s.bus.Publish(subject, data); err != nil {
-		BusPublishErrors.Inc()
-		now := time.Now().Unix()
-		if last := s.emitLogged.Load(); last != now && s.emitLogged.CompareAndSwap(last, now) {
-			s.log.Warn("live events not published; subscribers resume from the store (gateway_bus_publish_errors_total counts them)",
-				"subject", subject, "err", err)
-		}
-	}
-}
+// emit sends data on subject (events.Emitter.Emit).
+func (s *Service) emit(subject string, data []byte) { s.events.Emit(subject, data) }
 
 // encodeEvent encodes e; it cannot fail (strings only).
 func encodeEvent(e homeEvent) []byte {
@@ -224,15 +191,6 @@ func timelineSuffix(id weibo.PostID) []byte { return tables.InboxKey(0, id)[tabl
 // reads the timeline instead.
 const resumeLimit = 1000
 
-// ErrSlowConsumer ends a subscription whose client fell behind.
-var ErrSlowConsumer = &weibo.Error{Code: weibo.CodeSlowConsumer,
-	Message: "this subscription fell too far behind and was closed: subscribe again with after: the last cursor received"}
-
-// ErrEventsInterrupted ends a subscription whose bus lost its connection
-// (events may have been missed).
-var ErrEventsInterrupted = &weibo.Error{Code: weibo.CodeUnavailable, Reason: weibo.ReasonEventsInterrupted,
-	Message: "live events were interrupted (the event bus is reconnecting): subscribe again with after: the last cursor received"}
-
 // EventStream is a live subscription's events (TimelineEvents).
 type EventStream struct {
 	// C yields the events in order; it is closed when the subscription's
@@ -242,7 +200,7 @@ type EventStream struct {
 }
 
 // Err is, once C is closed, why: nil when the context ended,
-// ErrSlowConsumer when the client fell behind, ErrEventsInterrupted when
+// events.ErrSlowConsumer when the client fell behind, events.ErrEventsInterrupted when
 // the bus lost its connection.
 func (e *EventStream) Err() error { return e.err }
 
@@ -263,8 +221,8 @@ func (e *EventStream) Err() error { return e.err }
 //
 // The stream holds at most the queue's events (WithEventQueue) for a
 // client that does not take them; past that it ends with
-// ErrSlowConsumer. When the bus loses its connection (events may be
-// missed) it ends with ErrEventsInterrupted. The client resumes with
+// events.ErrSlowConsumer. When the bus loses its connection (events may be
+// missed) it ends with events.ErrEventsInterrupted. The client resumes with
 // after either way.
 //
 // Errors: BAD_USER_INPUT for a malformed after, or more than 1000 posts
@@ -276,7 +234,7 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{s: s, q: eventQueue{max: max(1, s.opts.eventQueue), ready: make(chan struct{}, 1)}, overflow: make(chan struct{}), gap: s.bus.Interrupted(),
+	w := &watcher{s: s, q: events.NewQueue(s.opts.eventQueue), overflow: make(chan struct{}), gap: s.events.Bus().Interrupted(),
 		subs: map[string]func(){}, from: from}
 	ok := false
 	defer func() {
@@ -331,62 +289,11 @@ func (s *Service) replay(ctx context.Context, uid weibo.UserID, cursor string) (
 	}
 }
 
-// eventQueue is a watcher's bounded queue of events: a slice that holds
-// nothing while the stream is idle (a channel of the queue's capacity
-// would hold its buffer for the stream's life).
-type eventQueue struct {
-	mu    sync.Mutex
-	items [][]byte
-	max   int
-	ready chan struct{} // capacity 1: signalled by each push
-}
-
-// push queues data, unless the queue holds max events (false).
-func (q *eventQueue) push(data []byte) bool {
-	q.mu.Lock()
-	if len(q.items) >= q.max {
-		q.mu.Unlock()
-		return false
-	}
-	q.items = append(q.items, data)
-	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// pop takes the oldest event (false: none).
-func (q *eventQueue) pop() ([]byte, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 {
-		return nil, false
-	}
-	data := q.items[0]
-	q.items[0] = nil
-	q.items = q.items[1:]
-	if len(q.items) == 0 {
-		q.items = nil // the backing array goes too
-	}
-	return data, true
-}
-
-// popAll takes every queued event, oldest first (nil: none).
-func (q *eventQueue) popAll() [][]byte {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	items := q.items
-	q.items = nil
-	return items
-}
-
 // watcher is one TimelineEvents subscription: its bus subscriptions feed
 // the bounded queue q; run drains it to the client.
 type watcher struct {
 	s        *Service
-	q        eventQueue
+	q        *events.Queue
 	overflow chan struct{}   // closed when q was full
 	gap      <-chan struct{} // closed when the bus was interrupted
 	once     sync.Once
@@ -418,7 +325,7 @@ func (w *watcher) listen(subject string) error {
 	if w.closed || w.subs[subject] != nil {
 		return nil // ended (a follow event delivered late), or listening
 	}
-	cancel, err := w.s.bus.Subscribe(subject, w.deliver)
+	cancel, err := w.s.events.Bus().Subscribe(subject, w.deliver)
 	if err != nil {
 		return err
 	}
@@ -457,7 +364,7 @@ func (w *watcher) deliver(data []byte) {
 		w.follow(data)
 		return
 	}
-	if !w.q.push(slices.Clone(data)) {
+	if !w.q.Push(slices.Clone(data)) {
 		w.once.Do(func() { close(w.overflow) })
 	}
 }
@@ -480,18 +387,6 @@ func (w *watcher) note(id weibo.PostID, state uint8) uint8 {
 	return 0
 }
 
-// streamEnded counts the end of a live stream that ended with err
-// (LiveStreams, LiveStreamsEnded).
-func streamEnded(err error) {
-	switch err {
-	case ErrSlowConsumer:
-		LiveStreamsEnded.WithLabelValues("slow_consumer").Inc()
-	case ErrEventsInterrupted:
-		LiveStreamsEnded.WithLabelValues("interrupted").Inc()
-	}
-	LiveStreams.Dec()
-}
-
 // run sends the replay, then the live events, until ctx ends or the queue
 // overflows; then it closes out.
 //
@@ -500,7 +395,7 @@ func streamEnded(err error) {
 // own: the stack it parks on is small enough for the garbage collector to
 // shrink it to the smallest a goroutine has.
 func (w *watcher) run(ctx context.Context, replay []PostAdded) {
-	LiveStreams.Inc()
+	events.StreamStarted()
 	defer w.end()
 	if !w.replay(ctx, replay) {
 		return
@@ -512,7 +407,7 @@ func (w *watcher) run(ctx context.Context, replay []PostAdded) {
 // end ends the stream: counted (before the client can learn of the end),
 // its bus subscriptions cancelled, out closed.
 func (w *watcher) end() {
-	streamEnded(w.stream.err)
+	events.StreamEnded(w.stream.err)
 	w.cancelAll()
 	w.out.Close(w.stream.err)
 }
@@ -536,9 +431,9 @@ func (w *watcher) send(ctx context.Context, e TimelineEvent) bool {
 		return true
 	case <-ctx.Done():
 	case <-w.overflow:
-		w.stream.err = ErrSlowConsumer
+		w.stream.err = events.ErrSlowConsumer
 	case <-w.gap:
-		w.stream.err = ErrEventsInterrupted
+		w.stream.err = events.ErrEventsInterrupted
 	}
 	return false
 }
@@ -548,11 +443,11 @@ func (w *watcher) drain(ctx context.Context) bool {
 	for {
 		select {
 		case <-w.overflow:
-			w.stream.err = ErrSlowConsumer
+			w.stream.err = events.ErrSlowConsumer
 			return false
 		default:
 		}
-		data, ok := w.q.pop()
+		data, ok := w.q.Pop()
 		if !ok {
 			return true
 		}
@@ -568,12 +463,12 @@ func (w *watcher) wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	case <-w.overflow:
-		w.stream.err = ErrSlowConsumer
+		w.stream.err = events.ErrSlowConsumer
 		return false
 	case <-w.gap:
-		w.stream.err = ErrEventsInterrupted
+		w.stream.err = events.ErrEventsInterrupted
 		return false
-	case <-w.q.ready:
+	case <-w.q.Ready():
 		return true
 	}
 }

@@ -263,8 +263,8 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 // given (WithBus) and it is connected. In this order, a bus that goes away
 // after the call closes the channel.
 func (s *Service) BusState() (<-chan struct{}, bool) {
-	gap := s.bus.Interrupted()
-	return gap, s.busGiven && s.bus.Connected()
+	gap := s.events.Bus().Interrupted()
+	return gap, s.events.Shared() && s.events.Bus().Connected()
 }
 
 // busWake wakes a watcher on the events of the bus (events.go) for its
@@ -303,7 +303,7 @@ func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) bool {
 	})
 	all := true
 	for subject := range want {
-		cancel, err := b.s.bus.Subscribe(subject, func([]byte) {
+		cancel, err := b.s.events.Bus().Subscribe(subject, func([]byte) {
 			select {
 			case b.wake <- struct{}{}:
 			default:

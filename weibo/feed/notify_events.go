@@ -7,6 +7,7 @@ import (
 
 	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -41,7 +42,7 @@ type NotificationStream struct {
 }
 
 // Err is, once C is closed, why: nil when the context ended,
-// ErrSlowConsumer when the client fell behind, ErrEventsInterrupted when
+// events.ErrSlowConsumer when the client fell behind, events.ErrEventsInterrupted when
 // the bus lost its connection, or the store's error reading a
 // notification.
 func (e *NotificationStream) Err() error { return e.err }
@@ -53,24 +54,24 @@ func (e *NotificationStream) Err() error { return e.err }
 // happens the stream reads nothing from the store.
 //
 // The stream holds at most the queue's events (WithEventQueue) for a
-// client that does not take them; past that it ends with ErrSlowConsumer.
-// When the bus loses its connection it ends with ErrEventsInterrupted;
+// client that does not take them; past that it ends with events.ErrSlowConsumer.
+// When the bus loses its connection it ends with events.ErrEventsInterrupted;
 // the client then reads notifications(first:) to catch up. Errors: the
 // bus's, when it refuses to subscribe.
 func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *NotificationStream, err error) {
 	defer weibo.Wrapf(&err, "notification events of %s", uid)
-	q := &eventQueue{max: max(1, s.opts.eventQueue), ready: make(chan struct{}, 1)}
+	q := events.NewQueue(s.opts.eventQueue)
 	overflow := make(chan struct{})
 	var once sync.Once
-	cancel, err := s.bus.Subscribe(notifySubject(uid), func(data []byte) {
-		if !q.push(slices.Clone(data)) {
+	cancel, err := s.events.Bus().Subscribe(notifySubject(uid), func(data []byte) {
+		if !q.Push(slices.Clone(data)) {
 			once.Do(func() { close(overflow) })
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	n := &notifyWatch{s: s, uid: uid, q: q, overflow: overflow, gap: s.bus.Interrupted(), cancel: cancel,
+	n := &notifyWatch{s: s, uid: uid, q: q, overflow: overflow, gap: s.events.Bus().Interrupted(), cancel: cancel,
 		out: live.NewOut[*Notification](ctx)} // under a push transport n.run delivers (watcher.run)
 	n.stream = &NotificationStream{C: n.out.C}
 	go n.run(ctx)
@@ -81,7 +82,7 @@ func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *
 type notifyWatch struct {
 	s        *Service
 	uid      weibo.UserID
-	q        *eventQueue
+	q        *events.Queue
 	overflow <-chan struct{} // closed when q was full
 	gap      <-chan struct{} // closed when the bus was interrupted
 	out      live.Out[*Notification]
@@ -92,7 +93,7 @@ type notifyWatch struct {
 // run sends the notifications the bus names until the stream ends, then
 // closes out. It waits in wait, a frame of its own (watcher.run).
 func (n *notifyWatch) run(ctx context.Context) {
-	LiveStreams.Inc()
+	events.StreamStarted()
 	defer n.end()
 	for n.wait(ctx) && n.drain(ctx) {
 	}
@@ -101,20 +102,20 @@ func (n *notifyWatch) run(ctx context.Context) {
 // end counts the stream's end, cancels its bus subscription and closes
 // out.
 func (n *notifyWatch) end() {
-	streamEnded(n.stream.err)
+	events.StreamEnded(n.stream.err)
 	n.cancel()
 	n.out.Close(n.stream.err)
 }
 
 // stop records why the stream ends: nil when ctx ended, else
-// ErrSlowConsumer or ErrEventsInterrupted, as the channels say.
+// events.ErrSlowConsumer or events.ErrEventsInterrupted, as the channels say.
 func (n *notifyWatch) stop(ctx context.Context) {
 	select {
 	case <-n.overflow:
-		n.stream.err = ErrSlowConsumer
+		n.stream.err = events.ErrSlowConsumer
 	case <-n.gap:
 		if ctx.Err() == nil {
-			n.stream.err = ErrEventsInterrupted
+			n.stream.err = events.ErrEventsInterrupted
 		}
 	default:
 	}
@@ -126,7 +127,7 @@ func (n *notifyWatch) wait(ctx context.Context) bool {
 	case <-ctx.Done():
 	case <-n.overflow:
 	case <-n.gap:
-	case <-n.q.ready:
+	case <-n.q.Ready():
 		return true
 	}
 	n.stop(ctx)
@@ -138,7 +139,7 @@ func (n *notifyWatch) wait(ctx context.Context) bool {
 // ended.
 func (n *notifyWatch) drain(ctx context.Context) bool {
 	for {
-		queued := n.q.popAll()
+		queued := n.q.PopAll()
 		if len(queued) == 0 {
 			return true
 		}

@@ -6,8 +6,9 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/weibohbase/gateway/weibo"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/weibohbase/gateway/weibo"
 )
 
 // Passwords are stored as bcrypt hashes of cost 10 (bcrypt.DefaultCost,

@@ -26,12 +26,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 )
 
 // Service is the feed's API. It is safe for concurrent use. Create it with
@@ -52,10 +52,8 @@ type Service struct {
 	live        liveHub
 	opts        options
 	bcryptC     int
-	posts       *postCache   // nil: none (WithPostCache)
-	bus         bus.Bus      // live events (events.go)
-	busGiven    bool         // WithBus: WatchTimeline polls only while it is away
-	emitLogged  atomic.Int64 // the second of the last publish error logged
+	posts       *postCache      // nil: none (WithPostCache)
+	events      *events.Emitter // live events (events.go); WatchTimeline polls only while a shared bus is away
 }
 
 type options struct {
@@ -70,6 +68,7 @@ type options struct {
 	postCacheSize int
 	postCacheTTL  time.Duration
 	bus           bus.Bus
+	events        *events.Emitter
 	eventQueue    int
 }
 
@@ -139,14 +138,17 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	for _, f := range opts {
 		f(&o)
 	}
-	busGiven := o.bus != nil
-	if !busGiven {
-		o.bus = bus.NewLocal()
+	if o.events == nil {
+		shared := o.bus != nil
+		if !shared {
+			o.bus = bus.NewLocal()
+		}
+		o.events = events.NewEmitter(o.bus, shared, w.Logger())
 	}
 	if o.instance == "" {
 		o.instance = defaultInstanceName()
 	}
-	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, bus: o.bus, busGiven: busGiven,
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, events: o.events,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()

@@ -54,7 +54,7 @@ func (s *Service) emitTokensEnded(e TokensEnded) {
 // from now on, by any instance sharing it, until cancel is called. fn must
 // not block. Errors: the bus's, when it refuses to subscribe.
 func (s *Service) OnTokensEnded(fn func(TokensEnded)) (cancel func(), err error) {
-	return s.bus.Subscribe(tokensSubject, func(data []byte) {
+	return s.events.Bus().Subscribe(tokensSubject, func(data []byte) {
 		var w tokensEvent
 		if json.Unmarshal(data, &w) != nil {
 			return

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
+
 	"github.com/weibohbase/gateway/weibo"
 )
 
