@@ -11,7 +11,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -78,13 +78,13 @@ func (f *fsck) checkNotifications(ctx context.Context) error {
 	ids := slices.SortedFunc(maps.Keys(groups), func(a, b weibo.NotificationID) int { return cmp.Compare(a.String(), b.String()) })
 	for _, id := range ids {
 		ng := groups[id]
-		count, newest := feed.NotificationSummary(ng.actors)
+		count, newest := notify.NotificationSummary(ng.actors)
 		summaryOK := ng.hasHead && count > 0 && ng.g.Count == count && slices.Equal(ng.g.Newest, newest) &&
 			(ng.g.Head.Read || ng.g.Head.At >= newest[0].At)
 		if ng.hasHead && !ng.g.Head.Read && count > 0 {
 			unread[id.Recipient]++
 		}
-		repair := func() (bool, error) { return true, f.s.Feed.RepairNotification(ctx, id) }
+		repair := func() (bool, error) { return true, f.s.Notify.RepairNotification(ctx, id) }
 		switch {
 		case !summaryOK && (ng.hasHead || count > 0):
 			err = f.issue(ctx, NotificationSummary, ng.ts, repair,
@@ -105,7 +105,7 @@ func (f *fsck) checkNotifications(ctx context.Context) error {
 			continue
 		}
 		err := f.issue(ctx, NotificationIndexStale, ix.ts, func() (bool, error) {
-			ns, err := f.s.Feed.GetNotifications(ctx, []weibo.NotificationID{ix.id})
+			ns, err := f.s.Notify.GetNotifications(ctx, []weibo.NotificationID{ix.id})
 			if err != nil || (ns[0] != nil && ns[0].AtMillis == ix.at) {
 				return false, err
 			}
@@ -143,7 +143,7 @@ func (f *fsck) checkUnread(ctx context.Context, unread map[weibo.UserID]int64) e
 		if f.opt.Grace > 0 && f.now-ts < f.opt.Grace.Milliseconds() {
 			is.Pending = true
 		} else if f.opt.Repair {
-			fixes = append(fixes, counted.Counter{Kind: feed.UnreadCount, Owner: uint64(uid)})
+			fixes = append(fixes, counted.Counter{Kind: notify.UnreadCount, Owner: uint64(uid)})
 			issues = append(issues, len(f.rep.Issues))
 		}
 		f.rep.Issues = append(f.rep.Issues, is)

@@ -142,7 +142,7 @@ func TestNotificationChecks(t *testing.T) {
 				t.Errorf("after repair: %v %+v", err, rep)
 			}
 			n := 2
-			page, err := svc.Feed.Notifications(ctx, a.ID, &n, nil)
+			page, err := svc.Notify.Notifications(ctx, a.ID, &n, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

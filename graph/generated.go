@@ -27,6 +27,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/topic"
@@ -432,10 +433,10 @@ type MutationResolver interface {
 	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
 }
 type NotificationResolver interface {
-	Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error)
+	Actors(ctx context.Context, obj *notify.Notification, first *int) (*weibo.UserConnection, error)
 
-	Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error)
-	Comment(ctx context.Context, obj *feed.Notification) (*comment.Comment, error)
+	Post(ctx context.Context, obj *notify.Notification) (*feed.Post, error)
+	Comment(ctx context.Context, obj *notify.Notification) (*comment.Comment, error)
 }
 type PostResolver interface {
 	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
@@ -458,7 +459,7 @@ type QueryResolver interface {
 	Topics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
 	TopTopics(ctx context.Context, since time.Time, until time.Time, first *int) ([]*topic.TopicCount, error)
 	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)
-	Notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error)
+	Notifications(ctx context.Context, first *int, after *string) (*notify.NotificationConnection, error)
 	UnreadNotificationCount(ctx context.Context) (int, error)
 	Roles(ctx context.Context, first *int, after *string) (*org.RoleConnection, error)
 	Role(ctx context.Context, id string) (*org.Role, error)
@@ -477,7 +478,7 @@ type RoleMemberEdgeResolver interface {
 type SubscriptionResolver interface {
 	HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error)
 	HomeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error)
-	NotificationAdded(ctx context.Context) (<-chan *feed.Notification, error)
+	NotificationAdded(ctx context.Context) (<-chan *notify.Notification, error)
 }
 type TopicResolver interface {
 	PostCount(ctx context.Context, obj *weibo.Topic) (int, error)
@@ -7537,7 +7538,7 @@ func (ec *executionContext) fieldContext_Mutation_setUsersDepartment(ctx context
 	return fc, nil
 }
 
-func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐNotificationID(ctx, field.Selections, obj.ID)
 
 }
@@ -7545,23 +7546,23 @@ func (ec *executionContext) fieldContext_Notification_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Notification", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Notification_kind(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
-	return ec.marshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationKind(ctx, field.Selections, obj.Kind)
+func (ec *executionContext) _Notification_kind(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
+	return ec.marshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationKind(ctx, field.Selections, obj.Kind)
 
 }
 func (ec *executionContext) fieldContext_Notification_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Notification", field, false, false, "NotificationKind")
 }
 
-func (ec *executionContext) _Notification_at(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
-	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Notification_at, obj, (*feed.Notification).At, ec.marshalNTime2timeᚐTime, true)
+func (ec *executionContext) _Notification_at(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Notification_at, obj, (*notify.Notification).At, ec.marshalNTime2timeᚐTime, true)
 
 }
 func (ec *executionContext) fieldContext_Notification_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Notification", field, true, false, "Time")
 }
 
-func (ec *executionContext) _Notification_actors(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+func (ec *executionContext) _Notification_actors(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7605,7 +7606,7 @@ func (ec *executionContext) fieldContext_Notification_actors(ctx context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Notification_actorCount(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+func (ec *executionContext) _Notification_actorCount(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return ec.marshalNInt2int(ctx, field.Selections, obj.ActorCount)
 
 }
@@ -7613,7 +7614,7 @@ func (ec *executionContext) fieldContext_Notification_actorCount(_ context.Conte
 	return graphql.NewScalarFieldContext("Notification", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Notification_post(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+func (ec *executionContext) _Notification_post(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7645,7 +7646,7 @@ func (ec *executionContext) fieldContext_Notification_post(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Notification_comment(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+func (ec *executionContext) _Notification_comment(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7677,7 +7678,7 @@ func (ec *executionContext) fieldContext_Notification_comment(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Notification_read(ctx context.Context, field graphql.CollectedField, obj *feed.Notification) (ret graphql.Marshaler) {
+func (ec *executionContext) _Notification_read(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Read)
 
 }
@@ -7685,12 +7686,12 @@ func (ec *executionContext) fieldContext_Notification_read(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Notification", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _NotificationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *notify.NotificationConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_NotificationConnection_edges,
 
 		obj.Edges,
 
-		ec.marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdgeᚄ)
+		ec.marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationEdgeᚄ)
 
 }
 func (ec *executionContext) fieldContext_NotificationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7706,7 +7707,7 @@ func (ec *executionContext) fieldContext_NotificationConnection_edges(_ context.
 	return fc, nil
 }
 
-func (ec *executionContext) _NotificationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *notify.NotificationConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_NotificationConnection_pageInfo,
 
 		obj.PageInfo,
@@ -7727,7 +7728,7 @@ func (ec *executionContext) fieldContext_NotificationConnection_pageInfo(_ conte
 	return fc, nil
 }
 
-func (ec *executionContext) _NotificationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *notify.NotificationEdge) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -7735,12 +7736,12 @@ func (ec *executionContext) fieldContext_NotificationEdge_cursor(_ context.Conte
 	return graphql.NewScalarFieldContext("NotificationEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _NotificationEdge_node(ctx context.Context, field graphql.CollectedField, obj *feed.NotificationEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationEdge_node(ctx context.Context, field graphql.CollectedField, obj *notify.NotificationEdge) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_NotificationEdge_node,
 
 		obj.Notification,
 
-		ec.marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotification)
+		ec.marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotification)
 
 }
 func (ec *executionContext) fieldContext_NotificationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8700,7 +8701,7 @@ func (ec *executionContext) _Query_notifications(ctx context.Context, field grap
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Authenticated == nil {
-					var zeroVal *feed.NotificationConnection
+					var zeroVal *notify.NotificationConnection
 					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
 				return ec.Directives.Authenticated(ctx, nil, directive0)
@@ -8709,8 +8710,8 @@ func (ec *executionContext) _Query_notifications(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.NotificationConnection) graphql.Marshaler {
-			return ec.marshalNNotificationConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *notify.NotificationConnection) graphql.Marshaler {
+			return ec.marshalNNotificationConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9640,7 +9641,7 @@ func (ec *executionContext) _Subscription_notificationAdded(ctx context.Context,
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Authenticated == nil {
-					var zeroVal *feed.Notification
+					var zeroVal *notify.Notification
 					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
 				return ec.Directives.Authenticated(ctx, nil, directive0)
@@ -9649,8 +9650,8 @@ func (ec *executionContext) _Subscription_notificationAdded(ctx context.Context,
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *feed.Notification) graphql.Marshaler {
-			return ec.marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotification(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *notify.Notification) graphql.Marshaler {
+			return ec.marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotification(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11247,7 +11248,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
-	case *feed.Notification:
+	case *notify.Notification:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -12169,7 +12170,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var notificationImplementors = []string{"Notification", "Node"}
 
-func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *feed.Notification) graphql.Marshaler {
+func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *notify.Notification) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -12240,7 +12241,7 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 
 var notificationConnectionImplementors = []string{"NotificationConnection"}
 
-func (ec *executionContext) _NotificationConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.NotificationConnection) graphql.Marshaler {
+func (ec *executionContext) _NotificationConnection(ctx context.Context, sel ast.SelectionSet, obj *notify.NotificationConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationConnectionImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -12278,7 +12279,7 @@ func (ec *executionContext) _NotificationConnection(ctx context.Context, sel ast
 
 var notificationEdgeImplementors = []string{"NotificationEdge"}
 
-func (ec *executionContext) _NotificationEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.NotificationEdge) graphql.Marshaler {
+func (ec *executionContext) _NotificationEdge(ctx context.Context, sel ast.SelectionSet, obj *notify.NotificationEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationEdgeImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -14194,7 +14195,7 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋweibohbaseᚋgateway�
 	return ret
 }
 
-func (ec *executionContext) marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotification(ctx context.Context, sel ast.SelectionSet, v *feed.Notification) graphql.Marshaler {
+func (ec *executionContext) marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotification(ctx context.Context, sel ast.SelectionSet, v *notify.Notification) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Notification!")
 		return graphql.Null
@@ -14202,7 +14203,7 @@ func (ec *executionContext) marshalNNotification2ᚖgithubᚗcomᚋweibohbaseᚋ
 	return ec._Notification(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNNotificationConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationConnection(ctx context.Context, sel ast.SelectionSet, v *feed.NotificationConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNNotificationConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationConnection(ctx context.Context, sel ast.SelectionSet, v *notify.NotificationConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "NotificationConnection!")
 		return graphql.Null
@@ -14210,15 +14211,15 @@ func (ec *executionContext) marshalNNotificationConnection2ᚖgithubᚗcomᚋwei
 	return ec._NotificationConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNNotificationEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdge(ctx context.Context, sel ast.SelectionSet, v feed.NotificationEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNNotificationEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationEdge(ctx context.Context, sel ast.SelectionSet, v notify.NotificationEdge) graphql.Marshaler {
 	return ec._NotificationEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []feed.NotificationEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []notify.NotificationEdge) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNNotificationEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationEdge(ctx, sel, v[i])
+		return ec.marshalNNotificationEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -14230,13 +14231,13 @@ func (ec *executionContext) marshalNNotificationEdge2ᚕgithubᚗcomᚋweibohbas
 	return ret
 }
 
-func (ec *executionContext) unmarshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationKind(ctx context.Context, v any) (feed.NotificationKind, error) {
-	var res feed.NotificationKind
+func (ec *executionContext) unmarshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationKind(ctx context.Context, v any) (notify.NotificationKind, error) {
+	var res notify.NotificationKind
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐNotificationKind(ctx context.Context, sel ast.SelectionSet, v feed.NotificationKind) graphql.Marshaler {
+func (ec *executionContext) marshalNNotificationKind2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋnotifyᚐNotificationKind(ctx context.Context, sel ast.SelectionSet, v notify.NotificationKind) graphql.Marshaler {
 	return v
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -44,7 +45,7 @@ type Loaders struct {
 	ldManagedDepartments *dataloader.Loader[weibo.UserID, []*org.Department]
 	ldComments           *dataloader.Loader[weibo.CommentID, *comment.Comment]
 	ldTopics             *dataloader.Loader[string, *weibo.Topic]
-	ldNotifications      *dataloader.Loader[weibo.NotificationID, *feed.Notification]
+	ldNotifications      *dataloader.Loader[weibo.NotificationID, *notify.Notification]
 	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
 
 	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
@@ -137,9 +138,9 @@ func (l *Loaders) Topics() *dataloader.Loader[string, *weibo.Topic] {
 
 // Notifications loads notifications by id (nil for a missing one; any
 // user's: the caller checks the recipient).
-func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *feed.Notification] {
-	return made(&l.lmu, &l.ldNotifications, func() dataloader.BatchFunc[weibo.NotificationID, *feed.Notification] {
-		return batch(l.svc.Feed.GetNotifications)
+func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *notify.Notification] {
+	return made(&l.lmu, &l.ldNotifications, func() dataloader.BatchFunc[weibo.NotificationID, *notify.Notification] {
+		return batch(l.svc.Notify.GetNotifications)
 	})
 }
 
@@ -147,7 +148,7 @@ func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *feed
 // (for actors(first:) beyond the newest a notification keeps).
 func (l *Loaders) NotificationActors() *dataloader.Loader[weibo.NotificationID, []tables.NotifActor] {
 	return made(&l.lmu, &l.ldNotificationActors, func() dataloader.BatchFunc[weibo.NotificationID, []tables.NotifActor] {
-		return batch(l.svc.Feed.NotificationActors)
+		return batch(l.svc.Notify.NotificationActors)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 )
 
 // homeTimelineUpdates is Subscription.homeTimelineUpdates: the viewer's
@@ -42,10 +43,10 @@ func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-cha
 // notifications pushed over the bus (feed.Service.NotificationEvents),
 // while the token is valid. A stream that fails (SLOW_CONSUMER,
 // UNAVAILABLE) ends the subscription with its error.
-func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *feed.Notification, error) {
+func (r *Resolver) notificationAdded(ctx context.Context) (<-chan *notify.Notification, error) {
 	viewer := viewerOf(ctx)
-	return whileTokenValid(ctx, r, func(ctx context.Context, _ func(bool)) (<-chan *feed.Notification, func() error, error) {
-		stream, err := r.Svc.Feed.NotificationEvents(ctx, viewer)
+	return whileTokenValid(ctx, r, func(ctx context.Context, _ func(bool)) (<-chan *notify.Notification, func() error, error) {
+		stream, err := r.Svc.Notify.NotificationEvents(ctx, viewer)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -11,13 +11,14 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // notifications is Query.notifications: the viewer's page, with what its
 // edges lead to prefetched (prefetchNotifications).
-func (r *Resolver) notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error) {
-	page, err := r.Svc.Feed.Notifications(ctx, viewerOf(ctx), first, after)
+func (r *Resolver) notifications(ctx context.Context, first *int, after *string) (*notify.NotificationConnection, error) {
+	page, err := r.Svc.Notify.Notifications(ctx, viewerOf(ctx), first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -45,13 +46,13 @@ func (r *Resolver) markNotificationsRead(ctx context.Context, upTo *string) (int
 		}
 		id = &n
 	}
-	return r.Svc.Feed.MarkNotificationsRead(ctx, viewerOf(ctx), id)
+	return r.Svc.Notify.MarkNotificationsRead(ctx, viewerOf(ctx), id)
 }
 
 // notificationActors is Notification.actors: from the newest actors the
 // notification keeps, or, beyond them, from every actor through the
 // request's loader (prefetched for a page).
-func (r *Resolver) notificationActors(ctx context.Context, n *feed.Notification, first *int) (*weibo.UserConnection, error) {
+func (r *Resolver) notificationActors(ctx context.Context, n *notify.Notification, first *int) (*weibo.UserConnection, error) {
 	page, need, err := n.ActorPage(first, nil)
 	if err != nil || !need {
 		return page, err
@@ -65,7 +66,7 @@ func (r *Resolver) notificationActors(ctx context.Context, n *feed.Notification,
 }
 
 // notificationPost is Notification.post, through the post loader.
-func notificationPost(ctx context.Context, n *feed.Notification) (*feed.Post, error) {
+func notificationPost(ctx context.Context, n *notify.Notification) (*feed.Post, error) {
 	id, ok := n.PostID()
 	if !ok {
 		return nil, nil
@@ -74,7 +75,7 @@ func notificationPost(ctx context.Context, n *feed.Notification) (*feed.Post, er
 }
 
 // notificationComment is Notification.comment, through the comment loader.
-func notificationComment(ctx context.Context, n *feed.Notification) (*comment.Comment, error) {
+func notificationComment(ctx context.Context, n *notify.Notification) (*comment.Comment, error) {
 	id, ok := n.CommentID()
 	if !ok {
 		return nil, nil
@@ -88,7 +89,7 @@ func notificationComment(ctx context.Context, n *feed.Notification) (*comment.Co
 // goes beyond the newest they keep, then the actors' users rows; the posts
 // and the comments they are about. A page then costs the same number of
 // store calls whatever its size.
-func (r *Resolver) prefetchNotifications(ctx context.Context, page *feed.NotificationConnection) error {
+func (r *Resolver) prefetchNotifications(ctx context.Context, page *notify.NotificationConnection) error {
 	if len(page.Edges) == 0 {
 		return nil
 	}
@@ -122,7 +123,7 @@ func (r *Resolver) prefetchNotifications(ctx context.Context, page *feed.Notific
 // those whose actors(first:) (the largest first selected) goes beyond
 // the newest they keep (one GetMany), then the users rows of the actors
 // the page shows (prefetchUsers).
-func (r *Resolver) prefetchActors(ctx context.Context, page *feed.NotificationConnection) error {
+func (r *Resolver) prefetchActors(ctx context.Context, page *notify.NotificationConnection) error {
 	first := 0
 	oc := graphql.GetOperationContext(ctx)
 	for _, set := range selections(ctx, "edges", "node") {
@@ -147,7 +148,7 @@ func (r *Resolver) prefetchActors(ctx context.Context, page *feed.NotificationCo
 	}
 	all := map[weibo.NotificationID][]tables.NotifActor{}
 	if len(full) > 0 {
-		lists, err := r.Svc.Feed.NotificationActors(ctx, full)
+		lists, err := r.Svc.Notify.NotificationActors(ctx, full)
 		if err != nil {
 			return err
 		}

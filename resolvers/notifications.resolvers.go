@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 )
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
@@ -20,22 +21,22 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *stri
 }
 
 // Actors is the resolver for the actors field.
-func (r *notificationResolver) Actors(ctx context.Context, obj *feed.Notification, first *int) (*weibo.UserConnection, error) {
+func (r *notificationResolver) Actors(ctx context.Context, obj *notify.Notification, first *int) (*weibo.UserConnection, error) {
 	return r.notificationActors(ctx, obj, first)
 }
 
 // Post is the resolver for the post field.
-func (r *notificationResolver) Post(ctx context.Context, obj *feed.Notification) (*feed.Post, error) {
+func (r *notificationResolver) Post(ctx context.Context, obj *notify.Notification) (*feed.Post, error) {
 	return notificationPost(ctx, obj)
 }
 
 // Comment is the resolver for the comment field.
-func (r *notificationResolver) Comment(ctx context.Context, obj *feed.Notification) (*comment.Comment, error) {
+func (r *notificationResolver) Comment(ctx context.Context, obj *notify.Notification) (*comment.Comment, error) {
 	return notificationComment(ctx, obj)
 }
 
 // Notifications is the resolver for the notifications field.
-func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*feed.NotificationConnection, error) {
+func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*notify.NotificationConnection, error) {
 	return r.notifications(ctx, first, after)
 }
 
@@ -45,7 +46,7 @@ func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error
 }
 
 // NotificationAdded is the resolver for the notificationAdded field.
-func (r *subscriptionResolver) NotificationAdded(ctx context.Context) (<-chan *feed.Notification, error) {
+func (r *subscriptionResolver) NotificationAdded(ctx context.Context) (<-chan *notify.Notification, error) {
 	return r.notificationAdded(ctx)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -109,8 +110,8 @@ type Accounts interface {
 // Notices sends notifications and learns how to check those of comments.
 // *feed.Service implements it.
 type Notices interface {
-	SendNotices(ctx context.Context, ns []feed.Notice, mode feed.NoticeMode) error
-	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
+	SendNotices(ctx context.Context, ns []notify.Notice, mode notify.NoticeMode) error
+	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
 }
 
 // Service is the comments' API. It is safe for concurrent use.
@@ -153,7 +154,7 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, no
 			if err != nil || cs[0] == nil {
 				return err
 			}
-			return s.notices.SendNotices(ctx, commentNotices(cs[0], id.Post.Author), feed.NoticeSync)
+			return s.notices.SendNotices(ctx, commentNotices(cs[0], id.Post.Author), notify.NoticeSync)
 		},
 	}
 	s.w.Register(s.rel)
@@ -173,7 +174,7 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, no
 			return n, true, err
 		},
 	})
-	notices.RegisterNoticeCheck(func(n feed.Notice) bool { _, ok := n.Subject.Comment(); return ok }, s.noticeWanted)
+	notices.RegisterNoticeCheck(func(n notify.Notice) bool { _, ok := n.Subject.Comment(); return ok }, s.noticeWanted)
 	posts.RegisterDeleteHook(s.deleteComments)
 	return s
 }
@@ -303,7 +304,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	if _, err := s.w.Count(ctx, op, +1); err != nil {
 		return nil, err
 	}
-	if err := s.notices.SendNotices(ctx, commentNotices(c, post.Author), feed.NoticeAdd); err != nil {
+	if err := s.notices.SendNotices(ctx, commentNotices(c, post.Author), notify.NoticeAdd); err != nil {
 		return nil, err
 	}
 	return c, s.w.End(ctx, op)

@@ -10,7 +10,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -50,13 +50,13 @@ func TestCommentRegistered(t *testing.T) {
 				t.Fatal(err)
 			}
 			comments := func() int {
-				page, err := svc.Feed.Notifications(ctx, author.ID, nil, nil)
+				page, err := svc.Notify.Notifications(ctx, author.ID, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				n := 0
 				for _, e := range page.Edges {
-					if e.Notification.Kind == feed.KindComment {
+					if e.Notification.Kind == notify.KindComment {
 						n += e.Notification.ActorCount
 					}
 				}
@@ -65,8 +65,8 @@ func TestCommentRegistered(t *testing.T) {
 			if n := comments(); n != 1 {
 				t.Fatalf("COMMENT notification actors = %d, want 1", n)
 			}
-			notice := feed.Notice{Kind: tables.NotifComment, Recipient: author.ID, Actor: ann.ID, Subject: tables.CommentSubject(c.ID), At: c.ID.Millis}
-			if err := svc.Feed.SendNotice(ctx, notice, feed.NoticeRemove); err != nil {
+			notice := notify.Notice{Kind: tables.NotifComment, Recipient: author.ID, Actor: ann.ID, Subject: tables.CommentSubject(c.ID), At: c.ID.Millis}
+			if err := svc.Notify.SendNotice(ctx, notice, notify.NoticeRemove); err != nil {
 				t.Fatal(err)
 			}
 			if n := comments(); n != 1 {

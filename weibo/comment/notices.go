@@ -7,7 +7,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -15,12 +15,12 @@ import (
 // postAuthor sends, one per recipient, first kind first: REPLY to the
 // author of the comment it replies to, COMMENT to the post's author,
 // MENTION to each user it mentions; none to its author.
-func commentNotices(c *Comment, postAuthor weibo.UserID) []feed.Notice {
-	var out []feed.Notice
+func commentNotices(c *Comment, postAuthor weibo.UserID) []notify.Notice {
+	var out []notify.Notice
 	subject := tables.CommentSubject(c.ID)
 	add := func(kind tables.NotifKind, to weibo.UserID) {
-		if to != c.ID.Author && !slices.ContainsFunc(out, func(x feed.Notice) bool { return x.Recipient == to }) {
-			out = append(out, feed.Notice{Kind: kind, Recipient: to, Actor: c.ID.Author, Subject: subject, At: c.ID.Millis})
+		if to != c.ID.Author && !slices.ContainsFunc(out, func(x notify.Notice) bool { return x.Recipient == to }) {
+			out = append(out, notify.Notice{Kind: kind, Recipient: to, Actor: c.ID.Author, Subject: subject, At: c.ID.Millis})
 		}
 	}
 	if c.ReplyTo != nil {
@@ -34,16 +34,16 @@ func commentNotices(c *Comment, postAuthor weibo.UserID) []feed.Notice {
 }
 
 // noticeWanted is the check of a notification whose subject is a comment
-// (feed.WantedFunc): its actor belongs in it while the comment exists and
+// (notify.WantedFunc): its actor belongs in it while the comment exists and
 // sends it; a deleted comment's notification is left as it is (its
 // comment then resolves to null).
-func (s *Service) noticeWanted(ctx context.Context, n feed.Notice) (want, known bool, err error) {
+func (s *Service) noticeWanted(ctx context.Context, n notify.Notice) (want, known bool, err error) {
 	id, _ := n.Subject.Comment()
 	cs, err := s.GetComments(ctx, []weibo.CommentID{id})
 	if err != nil || cs[0] == nil {
 		return false, false, err
 	}
-	return feed.NoticeIn(commentNotices(cs[0], id.Post.Author), n), true, nil
+	return notify.NoticeIn(commentNotices(cs[0], id.Post.Author), n), true, nil
 }
 
 // deleteComments deletes the comment rows of post id, which is gone

@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -94,7 +95,7 @@ func declared(st hbase.Store, kinds []tables.PendingKind, more ...string) []stri
 
 // notifySteps are the steps of the notify writes an action makes besides
 // those its registration declares.
-var notifySteps = []string{feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed}
+var notifySteps = []string{notify.StepActor, notify.StepGroup, notify.StepIndexed}
 
 // TestConformance runs the conformance suite of counted relations
 // (countedtest) over the like, the follow and the comment, through the
@@ -121,7 +122,7 @@ func TestConformance(t *testing.T) {
 			t.Run("comment", func(t *testing.T) {
 				st := conformanceStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingComment, tables.PendingNotify},
-					comment.StepRow, feed.StepNotifyActor, feed.StepNotifyGroup)
+					comment.StepRow, notify.StepActor, notify.StepGroup)
 				countedtest.Run(t, st, domainModule(tables.PendingComment, comment.StepRow, steps, commentPair))
 			})
 		})
@@ -139,7 +140,7 @@ func likePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 	post := p.ID
 	return &countedtest.Pair[*domain.Domain]{
 		Owner: uint64(post.Author), Other: uint64(post.Millis),
-		Counters: []counted.Counter{{Kind: feed.UnreadCount, Owner: uint64(author.ID)}},
+		Counters: []counted.Counter{{Kind: notify.UnreadCount, Owner: uint64(author.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
 			_, err := d.Likes.Like(ctx, liker.ID, post)
 			return err
@@ -171,7 +172,7 @@ func followPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain
 	}
 	return &countedtest.Pair[*domain.Domain]{
 		Owner: uint64(a.ID), Other: uint64(b.ID),
-		Counters: []counted.Counter{{Kind: feed.UnreadCount, Owner: uint64(b.ID)}},
+		Counters: []counted.Counter{{Kind: notify.UnreadCount, Owner: uint64(b.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
 			_, err := d.Feed.Follow(ctx, a.ID, b.ID)
 			return err
@@ -202,7 +203,7 @@ func commentPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domai
 	var made weibo.CommentID
 	return &countedtest.Pair[*domain.Domain]{
 		Owner: uint64(post.Author), Other: uint64(post.Millis),
-		Counters: []counted.Counter{{Kind: feed.UnreadCount, Owner: uint64(author.ID)}},
+		Counters: []counted.Counter{{Kind: notify.UnreadCount, Owner: uint64(author.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
 			c, err := d.Comments.AddComment(ctx, u.ID, post, "the words", nil)
 			if err == nil {

@@ -15,8 +15,10 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/topic"
 )
@@ -28,6 +30,9 @@ type Domain struct {
 	Writes *counted.Protocol
 	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
 	Feed *feed.Service
+	// Notify is the notifications: every module's notify writes, a
+	// recipient's list and unread count, live notification events.
+	Notify *notify.Service
 	// Likes is the like of a post: like, unlike, likers and liked posts.
 	Likes *like.Service
 	// Comments is the comments on posts: add, delete, a post's list.
@@ -42,8 +47,10 @@ type Domain struct {
 }
 
 type config struct {
-	protocol []counted.Option
-	feed     []feed.Option
+	protocol   []counted.Option
+	feed       []feed.Option
+	bus        bus.Bus
+	eventQueue int
 }
 
 // Option configures a Domain: the options of the protocol and the feed,
@@ -99,11 +106,19 @@ func WithPostCache(size int, ttl time.Duration) Option {
 	return feedOption(feed.WithPostCache(size, ttl))
 }
 
-// WithBus sets the bus the feed's live events travel on (feed.WithBus).
-func WithBus(b bus.Bus) Option { return feedOption(feed.WithBus(b)) }
+// WithBus sets the bus every part's live events travel on, shared with
+// the other instances (default: a bus.Local of this process; see
+// feed.WithBus).
+func WithBus(b bus.Bus) Option { return func(c *config) { c.bus = b } }
 
-// WithEventQueue sets the queue of one live subscription (feed.WithEventQueue).
-func WithEventQueue(n int) Option { return feedOption(feed.WithEventQueue(n)) }
+// WithEventQueue sets the queue of one live subscription, of the home
+// timeline (feed.WithEventQueue) or of notifications.
+func WithEventQueue(n int) Option {
+	return func(c *config) {
+		c.eventQueue = n
+		c.feed = append(c.feed, feed.WithEventQueue(n))
+	}
+}
 
 // WithBcryptCost sets the cost of new password hashes (feed.WithBcryptCost).
 func WithBcryptCost(c int) Option { return feedOption(feed.WithBcryptCost(c)) }
@@ -125,13 +140,20 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		o(&c)
 	}
 	w := counted.New(st, c.protocol...)
-	f := feed.New(st, w, c.feed...)
+	b, shared := c.bus, c.bus != nil
+	if !shared {
+		b = bus.NewLocal()
+	}
+	ev := events.NewEmitter(b, shared, w.Logger())
+	n := notify.New(st, w, ev, c.eventQueue)
+	f := feed.New(st, w, n, append(c.feed, feed.WithEvents(ev))...)
 	return &Domain{
 		Writes:   w,
 		Feed:     f,
-		Likes:    like.New(st, w, f, f),
-		Comments: comment.New(st, w, f, f, f),
-		Reposts:  repost.New(st, w, f, f),
+		Notify:   n,
+		Likes:    like.New(st, w, f, n),
+		Comments: comment.New(st, w, f, f, n),
+		Reposts:  repost.New(st, w, f, n),
 		Topics:   topic.New(st, w, f),
 		Org:      newOrg(st, w, f),
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -221,10 +222,10 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 		// uid's FOLLOW notifications hold each fan once.
 		var notified []weibo.UserID
 		for _, n := range notifs(t, svc, uid, 50) {
-			if n.Kind != feed.KindFollow {
+			if n.Kind != notify.KindFollow {
 				continue
 			}
-			all, err := svc.Feed.NotificationActors(ctx, []weibo.NotificationID{n.ID})
+			all, err := svc.Notify.NotificationActors(ctx, []weibo.NotificationID{n.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

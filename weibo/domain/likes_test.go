@@ -18,6 +18,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -82,10 +83,10 @@ func checkLikes(t *testing.T, svc *domain.Domain, post weibo.PostID, users []wei
 	// The post's LIKE notifications hold every liker but its author, once.
 	var notified []weibo.UserID
 	for _, n := range notifs(t, svc, post.Author, 50) {
-		if p, _ := n.PostID(); n.Kind != feed.KindLike || p != post {
+		if p, _ := n.PostID(); n.Kind != notify.KindLike || p != post {
 			continue
 		}
-		all, err := svc.Feed.NotificationActors(ctx, []weibo.NotificationID{n.ID})
+		all, err := svc.Notify.NotificationActors(ctx, []weibo.NotificationID{n.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,15 +11,15 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 )
 
 // notifs lists every notification of uid, newest first, in pages of n.
-func notifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, n int) []*feed.Notification {
+func notifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, n int) []*notify.Notification {
 	t.Helper()
-	var out []*feed.Notification
+	var out []*notify.Notification
 	for after := (*string)(nil); ; {
-		page, err := svc.Feed.Notifications(t.Context(), uid, &n, after)
+		page, err := svc.Notify.Notifications(t.Context(), uid, &n, after)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func notifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, n int) []*feed.N
 
 // describe renders notifications as "KIND:actor,actor" (newest actor
 // first), with "*" for an unread one, for comparisons.
-func describe(ns []*feed.Notification, names map[weibo.UserID]string) []string {
+func describe(ns []*notify.Notification, names map[weibo.UserID]string) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
 		var actors []string
@@ -66,7 +66,7 @@ func unread(t *testing.T, svc *domain.Domain, uid weibo.UserID) int64 {
 
 // checkNotifs checks uid's notifications against want (describe's form)
 // and that the kept unread count is the number of unread ones listed.
-func checkNotifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, names map[weibo.UserID]string, want ...string) []*feed.Notification {
+func checkNotifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, names map[weibo.UserID]string, want ...string) []*notify.Notification {
 	t.Helper()
 	ns := notifs(t, svc, uid, 2)
 	if got := describe(ns, names); !slices.Equal(got, want) {
@@ -172,7 +172,7 @@ func TestNotifications(t *testing.T) {
 			ns := checkNotifs(t, svc, a.ID, names, "*REPOST:alice", "*COMMENT:bob", "*FOLLOW:bob")
 
 			// Read up to the COMMENT: it and what is older.
-			n, err := svc.Feed.MarkNotificationsRead(ctx, a.ID, &ns[1].ID)
+			n, err := svc.Notify.MarkNotificationsRead(ctx, a.ID, &ns[1].ID)
 			if err != nil || n != 2 {
 				t.Fatalf("markNotificationsRead(upTo: the comment) = %d, %v; want 2", n, err)
 			}
@@ -193,15 +193,15 @@ func TestNotifications(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkNotifs(t, svc, a.ID, names, "*LIKE:bob,carol", "*FOLLOW:carol", "*REPOST:alice", "COMMENT:bob", "FOLLOW:bob")
-			if n, err := svc.Feed.MarkNotificationsRead(ctx, a.ID, nil); err != nil || n != 3 {
+			if n, err := svc.Notify.MarkNotificationsRead(ctx, a.ID, nil); err != nil || n != 3 {
 				t.Fatalf("markNotificationsRead() = %d, %v; want 3", n, err)
 			}
-			if n, err := svc.Feed.MarkNotificationsRead(ctx, a.ID, nil); err != nil || n != 0 {
+			if n, err := svc.Notify.MarkNotificationsRead(ctx, a.ID, nil); err != nil || n != 0 {
 				t.Fatalf("markNotificationsRead() again = %d, %v; want 0", n, err)
 			}
 			checkNotifs(t, svc, a.ID, names, "LIKE:bob,carol", "FOLLOW:carol", "REPOST:alice", "COMMENT:bob", "FOLLOW:bob")
 			// Someone else's notification is not found.
-			if _, err := svc.Feed.MarkNotificationsRead(ctx, bob.ID, &ns[0].ID); weibo.CodeOf(err) != weibo.CodeNotFound {
+			if _, err := svc.Notify.MarkNotificationsRead(ctx, bob.ID, &ns[0].ID); weibo.CodeOf(err) != weibo.CodeNotFound {
 				t.Fatalf("marking another's notification: %v", err)
 			}
 			// A deleted post's notifications stay.

@@ -13,12 +13,13 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/notify"
 )
 
 // actorSets returns the actors of uid's notifications of kind, one sorted
 // set per notification, checking that each lists all its actors
 // (ActorCount) once.
-func actorSets(t *testing.T, svc *domain.Domain, uid weibo.UserID, kind feed.NotificationKind) [][]weibo.UserID {
+func actorSets(t *testing.T, svc *domain.Domain, uid weibo.UserID, kind notify.NotificationKind) [][]weibo.UserID {
 	t.Helper()
 	var out [][]weibo.UserID
 	for _, n := range notifs(t, svc, uid, 3) {
@@ -40,7 +41,7 @@ func actorSets(t *testing.T, svc *domain.Domain, uid weibo.UserID, kind feed.Not
 
 // wantActors checks that uid has exactly one notification of kind whose
 // actors are want (none at all when want is empty).
-func wantActors(t *testing.T, svc *domain.Domain, uid weibo.UserID, kind feed.NotificationKind, want []weibo.UserID) {
+func wantActors(t *testing.T, svc *domain.Domain, uid weibo.UserID, kind notify.NotificationKind, want []weibo.UserID) {
 	t.Helper()
 	got := actorSets(t, svc, uid, kind)
 	slices.Sort(want)
@@ -76,17 +77,17 @@ func TestNotificationCrashPoints(t *testing.T) {
 		}
 	}
 	add("like", like.StepMarked, like.StepAuthority, like.StepCounted, like.StepDependents,
-		feed.StepNotifyMarked, feed.StepNotifySequenced, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed)
-	add("like-first", feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("unlike", like.StepAuthority, feed.StepNotifyMarked, feed.StepNotifyActor, feed.StepNotifyGroup)
-	add("unlike-last", feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyIndexed, feed.StepNotifyCounted)
-	add("follow", feed.StepRelationDecided, feed.StepRelationInbox, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("unfollow", feed.StepRelationDecided, feed.StepNotifyActor, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("reply", comment.StepRow, comment.StepCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("repost", feed.StepPublishContent, feed.StepPublishCounted, feed.StepNotifyMarked, feed.StepNotifyGroup, feed.StepNotifyCounted)
-	add("markread", feed.StepNotifyMarked, feed.StepNotifySequenced, feed.StepNotifyRead, feed.StepNotifyCounted)
-	scenarios = append(scenarios, scenario{op: "like", step: feed.StepNotifySequenced, slow: true},
-		scenario{op: "markread", step: feed.StepNotifySequenced, slow: true})
+		notify.StepMarked, notify.StepSequenced, notify.StepActor, notify.StepGroup, notify.StepIndexed)
+	add("like-first", notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("unlike", like.StepAuthority, notify.StepMarked, notify.StepActor, notify.StepGroup)
+	add("unlike-last", notify.StepActor, notify.StepGroup, notify.StepIndexed, notify.StepCounted)
+	add("follow", feed.StepRelationDecided, feed.StepRelationInbox, notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("unfollow", feed.StepRelationDecided, notify.StepActor, notify.StepGroup, notify.StepCounted)
+	add("reply", comment.StepRow, comment.StepCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("repost", feed.StepPublishContent, feed.StepPublishCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("markread", notify.StepMarked, notify.StepSequenced, notify.StepRead, notify.StepCounted)
+	scenarios = append(scenarios, scenario{op: "like", step: notify.StepSequenced, slow: true},
+		scenario{op: "markread", step: notify.StepSequenced, slow: true})
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
@@ -160,7 +161,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					case "repost":
 						_, err = crashed.Reposts.Repost(ctx, u2.ID, p.ID, "看 @"+x.Username)
 					case "markread":
-						_, err = crashed.Feed.MarkNotificationsRead(ctx, a.ID, nil)
+						_, err = crashed.Notify.MarkNotificationsRead(ctx, a.ID, nil)
 					}
 					if err != nil && !errors.Is(err, errCrash) {
 						t.Fatalf("the call returned %v", err)
@@ -206,13 +207,13 @@ func TestNotificationCrashPoints(t *testing.T) {
 						}
 					}
 					if sc.op != "markread" {
-						wantActors(t, restarted, a.ID, feed.KindLike, likers)
+						wantActors(t, restarted, a.ID, notify.KindLike, likers)
 					}
 					follows, err := restarted.Feed.IsFollowing(ctx, u2.ID, []weibo.UserID{a.ID})
 					if err != nil {
 						t.Fatal(err)
 					}
-					wantActors(t, restarted, a.ID, feed.KindFollow, map[bool][]weibo.UserID{true: {u2.ID}}[follows[0]])
+					wantActors(t, restarted, a.ID, notify.KindFollow, map[bool][]weibo.UserID{true: {u2.ID}}[follows[0]])
 					var replied, reposted []weibo.UserID
 					comments := postComments(t, restarted, p.ID, 5)
 					if slices.ContainsFunc(comments, func(c weibo.CommentID) bool { return c.Author == u2.ID }) {
@@ -226,15 +227,15 @@ func TestNotificationCrashPoints(t *testing.T) {
 						reposted = []weibo.UserID{u2.ID}
 					}
 					// One COMMENT a comment (u2's reply is one too).
-					if got := actorSets(t, restarted, a.ID, feed.KindComment); len(got) != 1+len(replied) ||
+					if got := actorSets(t, restarted, a.ID, notify.KindComment); len(got) != 1+len(replied) ||
 						!slices.ContainsFunc(got, func(s []weibo.UserID) bool { return slices.Equal(s, []weibo.UserID{u1.ID}) }) ||
 						(len(replied) == 1 && !slices.ContainsFunc(got, func(s []weibo.UserID) bool { return slices.Equal(s, replied) })) {
 						t.Fatalf("COMMENT notifications of a: %v, want u1's and u2's if stored (%v)", got, replied)
 					}
 					if sc.op == "reply" || sc.op == "repost" {
-						wantActors(t, restarted, u1.ID, feed.KindReply, replied)
-						wantActors(t, restarted, a.ID, feed.KindRepost, reposted)
-						wantActors(t, restarted, x.ID, feed.KindMention, append(replied, reposted...))
+						wantActors(t, restarted, u1.ID, notify.KindReply, replied)
+						wantActors(t, restarted, a.ID, notify.KindRepost, reposted)
+						wantActors(t, restarted, x.ID, notify.KindMention, append(replied, reposted...))
 					}
 					for _, u := range []weibo.UserID{a.ID, u1.ID, u2.ID, x.ID} {
 						n := int64(0)

@@ -117,8 +117,6 @@ func (s *Service) register() {
 	s.w.RegisterCounter(userCounter(PostCount, tables.ColPosts, tables.ColPostsSeq, func(ctx context.Context, uid weibo.UserID) (int64, error) {
 		return s.w.CountRows(ctx, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid), Families: []string{tables.FamPost}}, nil, tables.PostStored)
 	}))
-	s.registerNotifications()
-	s.w.RegisterCounter(userCounter(UnreadCount, tables.ColUnread, tables.ColUnreadSeq, s.countUnread))
 }
 
 // publishesInFlight returns the postCount counters of the authors with a

@@ -7,6 +7,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -75,7 +76,7 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	}
 	s.publishFollow(viewer, target, true)
 	if applied {
-		if err := s.SendNotice(ctx, followNotice(viewer, target, at), NoticeAdd); err != nil {
+		if err := s.notices.SendNotice(ctx, followNotice(viewer, target, at), notify.NoticeAdd); err != nil {
 			return nil, err
 		}
 	}
@@ -84,8 +85,8 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 
 // followNotice is the FOLLOW notification of a's follow of b made at
 // (ms): to b, grouped per day (UTC) of the follow.
-func followNotice(a, b weibo.UserID, at int64) Notice {
-	return Notice{Kind: tables.NotifFollow, Recipient: b, Actor: a, Subject: tables.DaySubject(at), At: at}
+func followNotice(a, b weibo.UserID, at int64) notify.Notice {
+	return notify.Notice{Kind: tables.NotifFollow, Recipient: b, Actor: a, Subject: tables.DaySubject(at), At: at}
 }
 
 // syncFollowNotice makes b's FOLLOW notifications agree with a's attends
@@ -98,22 +99,22 @@ func (s *Service) syncFollowNotice(ctx context.Context, a, b weibo.UserID) error
 		return err
 	}
 	if v := r.Value(tables.FamRel, tables.ColRelSet); v != nil {
-		return s.SendNotice(ctx, followNotice(a, b, int64(tables.DecodeU64(v))), NoticeSync)
+		return s.notices.SendNotice(ctx, followNotice(a, b, int64(tables.DecodeU64(v))), notify.NoticeSync)
 	}
 	q := tables.NotifActorQualifier(a)
-	var ns []Notice
+	var ns []notify.Notice
 	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Notifications, Prefix: tables.NotifKindPrefix(b, tables.NotifFollow), Families: []string{tables.FamNotifActors}},
 		func(r *hbase.Result) error {
 			id, ok := tables.DecodeNotifGroupKey(r.Row)
 			if ok && len(r.Value(tables.FamNotifActors, q)) > 0 {
-				ns = append(ns, Notice{Kind: tables.NotifFollow, Recipient: b, Actor: a, Subject: id.Subject})
+				ns = append(ns, notify.Notice{Kind: tables.NotifFollow, Recipient: b, Actor: a, Subject: id.Subject})
 			}
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	return s.SendNotices(ctx, ns, NoticeRemove)
+	return s.notices.SendNotices(ctx, ns, notify.NoticeRemove)
 }
 
 // Unfollow makes viewer stop following target and returns target. It is
@@ -174,7 +175,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	following, err := s.settleFollow(ctx, viewer, target, state)
 	if err == nil && applied {
 		// Out of the FOLLOW notification of the day of the follow undone.
-		err = s.SendNotice(ctx, followNotice(viewer, target, int64(tables.DecodeU64(cur.Value(tables.FamRel, tables.ColRelSet)))), NoticeRemove)
+		err = s.notices.SendNotice(ctx, followNotice(viewer, target, int64(tables.DecodeU64(cur.Value(tables.FamRel, tables.ColRelSet)))), notify.NoticeRemove)
 	}
 	switch {
 	case errors.Is(err, counted.ErrUnsettled):

@@ -41,8 +41,7 @@ type Service struct {
 	w           *counted.Protocol
 	follows     *counted.Relation // the follow pair, registered with w
 	deletes     *counted.Relation // a post's deletion, registered with w
-	notifies    *counted.Relation // one notification's actor, or a markNotificationsRead (notify.go), registered with w
-	wanted      []noticeCheck     // RegisterNoticeCheck
+	notices     Notices           // the notify writes (postnotices.go)
 	deleteHooks []DeleteHook      // RegisterDeleteHook
 	partMakers  []PartMaker       // RegisterPostPart
 	retractions *retractions
@@ -127,9 +126,10 @@ func WithFanoutThreshold(n int) Option { return func(o *options) { o.threshold =
 func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
 
 // New returns the feed over st, writing its counted relations on w (whose
-// clock and logger it uses) and registering them there. The weibo tables
+// clock and logger it uses) and registering them there, and its
+// notifications with notices (whom it tells how they are checked). The weibo tables
 // must exist (tables.Migrate).
-func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
+func New(st hbase.Store, w *counted.Protocol, notices Notices, opts ...Option) *Service {
 	o := options{
 		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
 		fanoutLease: 30 * time.Second, bcryptCost: 10, threshold: DefaultFanoutThreshold,
@@ -148,12 +148,13 @@ func New(st hbase.Store, w *counted.Protocol, opts ...Option) *Service {
 	if o.instance == "" {
 		o.instance = defaultInstanceName()
 	}
-	s := &Service{st: st, w: w, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, events: o.events,
+	s := &Service{st: st, w: w, notices: notices, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, events: o.events,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()
 	s.retractions = newRetractions()
 	s.register()
+	s.registerNoticeChecks()
 	return s
 }
 

@@ -2,8 +2,6 @@ package feed
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +10,6 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -22,7 +19,7 @@ func newTestService(t *testing.T, st hbase.StoreAdmin) *Service {
 	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
-	return New(st, counted.New(st, counted.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))), WithBcryptCost(4), WithOutboxSweep(0))
+	return newQuiet(st, WithBcryptCost(4), WithOutboxSweep(0))
 }
 
 func uniqueUsername(prefix string) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -36,8 +37,8 @@ type Posts interface {
 // Notices sends notifications and learns how to check one kind of them.
 // *feed.Service implements it.
 type Notices interface {
-	SendNotice(ctx context.Context, n feed.Notice, mode feed.NoticeMode) error
-	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
+	SendNotice(ctx context.Context, n notify.Notice, mode notify.NoticeMode) error
+	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
 }
 
 // Service is the like relation's API. It is safe for concurrent use.
@@ -74,7 +75,7 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Ser
 			return n, true, err
 		},
 	})
-	notices.RegisterNoticeCheck(func(n feed.Notice) bool { return n.Kind == tables.NotifLike }, func(ctx context.Context, n feed.Notice) (bool, bool, error) {
+	notices.RegisterNoticeCheck(func(n notify.Notice) bool { return n.Kind == tables.NotifLike }, func(ctx context.Context, n notify.Notice) (bool, bool, error) {
 		post, _ := n.Subject.Post()
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.Actor)})
 		return r.Exists(), err == nil, err
@@ -119,7 +120,7 @@ func (s *Service) likeRelation() *counted.Relation {
 			if err := s.RepairLike(ctx, post, uid, at); err != nil {
 				return err
 			}
-			return s.notices.SendNotice(ctx, likeNotice(post, uid, at), feed.NoticeSync)
+			return s.notices.SendNotice(ctx, likeNotice(post, uid, at), notify.NoticeSync)
 		},
 	}
 }
@@ -180,7 +181,7 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 		if err := s.countLike(ctx, op, p, viewer, +1, t, true); err != nil {
 			return nil, err
 		}
-		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), feed.NoticeAdd); err != nil {
+		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), notify.NoticeAdd); err != nil {
 			return nil, err
 		}
 	}
@@ -189,8 +190,8 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 
 // likeNotice is the LIKE notification of uid's like of post at t (ms): to
 // the post's author, grouped per post.
-func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) feed.Notice {
-	return feed.Notice{Kind: tables.NotifLike, Recipient: post.Author, Actor: uid, Subject: tables.PostSubject(post), At: t}
+func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) notify.Notice {
+	return notify.Notice{Kind: tables.NotifLike, Recipient: post.Author, Actor: uid, Subject: tables.PostSubject(post), At: t}
 }
 
 // Unlike makes viewer stop liking post and returns the post, its
@@ -229,7 +230,7 @@ func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.Po
 		if err := s.countLike(ctx, op, p, viewer, -1, t, false); err != nil {
 			return nil, err
 		}
-		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), feed.NoticeRemove); err != nil {
+		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), notify.NoticeRemove); err != nil {
 			return nil, err
 		}
 	}

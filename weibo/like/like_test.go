@@ -10,7 +10,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -61,13 +61,13 @@ func TestLikeRegistered(t *testing.T) {
 				t.Fatalf("LikedPosts = %+v, %v", mine, err)
 			}
 			likes := func() int {
-				page, err := svc.Feed.Notifications(ctx, author.ID, nil, nil)
+				page, err := svc.Notify.Notifications(ctx, author.ID, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				n := 0
 				for _, e := range page.Edges {
-					if e.Notification.Kind == feed.KindLike {
+					if e.Notification.Kind == notify.KindLike {
 						n += e.Notification.ActorCount
 					}
 				}
@@ -79,8 +79,8 @@ func TestLikeRegistered(t *testing.T) {
 			// Every notify write settles against the action's authority,
 			// which the like's registered check reads: taking the actor out
 			// while the like row stands puts them back.
-			notice := feed.Notice{Kind: tables.NotifLike, Recipient: author.ID, Actor: fan.ID, Subject: tables.PostSubject(p.ID), At: 1}
-			if err := svc.Feed.SendNotice(ctx, notice, feed.NoticeRemove); err != nil {
+			notice := notify.Notice{Kind: tables.NotifLike, Recipient: author.ID, Actor: fan.ID, Subject: tables.PostSubject(p.ID), At: 1}
+			if err := svc.Notify.SendNotice(ctx, notice, notify.NoticeRemove); err != nil {
 				t.Fatal(err)
 			}
 			if n := likes(); n != 1 {

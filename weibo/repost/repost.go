@@ -15,6 +15,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -83,7 +84,7 @@ type Posts interface {
 // Notices learns how the REPOST notification is checked. *feed.Service
 // implements it.
 type Notices interface {
-	RegisterNoticeCheck(match func(feed.Notice) bool, wanted feed.WantedFunc)
+	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
 }
 
 // Service is the reposts' API. It is safe for concurrent use.
@@ -131,7 +132,7 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Ser
 		}
 		return &repostWrite{s: s, root: *root}
 	})
-	notices.RegisterNoticeCheck(func(n feed.Notice) bool { return n.Kind == tables.NotifRepost }, func(ctx context.Context, n feed.Notice) (bool, bool, error) {
+	notices.RegisterNoticeCheck(func(n notify.Notice) bool { return n.Kind == tables.NotifRepost }, func(ctx context.Context, n notify.Notice) (bool, bool, error) {
 		post, _ := n.Subject.Post()
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(weibo.PostID{Author: n.Actor, Millis: n.At}), Families: []string{tables.FamPost}})
 		ok := repostState(r, post)

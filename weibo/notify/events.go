@@ -1,4 +1,4 @@
-package feed
+package notify
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func notifySubject(uid weibo.UserID) string { return "weibo.notify." + uid.Strin
 // or moved to a newer time.
 func (s *Service) emitNotification(id weibo.NotificationID) {
 	b, _ := id.AppendText(nil)
-	s.emit(notifySubject(id.Recipient), b)
+	s.events.Emit(notifySubject(id.Recipient), b)
 }
 
 // NotificationStream is a live subscription's notifications
@@ -60,7 +60,7 @@ func (e *NotificationStream) Err() error { return e.err }
 // bus's, when it refuses to subscribe.
 func (s *Service) NotificationEvents(ctx context.Context, uid weibo.UserID) (_ *NotificationStream, err error) {
 	defer weibo.Wrapf(&err, "notification events of %s", uid)
-	q := events.NewQueue(s.opts.eventQueue)
+	q := events.NewQueue(s.queue)
 	overflow := make(chan struct{})
 	var once sync.Once
 	cancel, err := s.events.Bus().Subscribe(notifySubject(uid), func(data []byte) {

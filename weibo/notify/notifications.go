@@ -1,4 +1,4 @@
-package feed
+package notify
 
 import (
 	"context"
@@ -238,7 +238,7 @@ func (s *Service) MarkNotificationsRead(ctx context.Context, uid weibo.UserID, u
 		}
 		start, limit = tables.NotifIndexKey(*upTo, ns[0].AtMillis), ns[0].AtMillis
 	}
-	op, err := s.w.Begin(ctx, s.notifies, uint64(uid), 0)
+	op, err := s.w.Begin(ctx, s.rel, uint64(uid), 0)
 	if err != nil {
 		return 0, err
 	}
@@ -285,7 +285,7 @@ func (s *Service) MarkNotificationsRead(ctx context.Context, uid weibo.UserID, u
 				marked++
 			}
 		}
-		if err := s.w.Step(ctx, StepNotifyRead); err != nil {
+		if err := s.w.Step(ctx, StepRead); err != nil {
 			return 0, err
 		}
 		if len(rows) < sc.Limit {

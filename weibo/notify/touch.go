@@ -1,4 +1,4 @@
-package feed
+package notify
 
 import (
 	"cmp"
@@ -53,7 +53,7 @@ func (s *Service) addActor(ctx context.Context, op *counted.Op, n Notice) (int64
 			Values: hbase.Values{tables.FamNotifActors: {q: tables.EncodeMillis(n.At)}}}); err != nil {
 			return 0, err
 		}
-		if err := s.w.Step(ctx, StepNotifyActor); err != nil {
+		if err := s.w.Step(ctx, StepActor); err != nil {
 			return 0, err
 		}
 		d, read, err := s.touch(ctx, op, n, id)
@@ -92,7 +92,7 @@ func (s *Service) removeActor(ctx context.Context, op *counted.Op, n Notice) (in
 		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: r.Row, Values: hbase.Values{tables.FamNotifActors: {q: {}}}}); err != nil {
 			return d, err
 		}
-		if err := s.w.Step(ctx, StepNotifyActor); err != nil {
+		if err := s.w.Step(ctx, StepActor); err != nil {
 			return d, err
 		}
 		dd, _, err := s.touch(ctx, op, n, id)
@@ -166,16 +166,16 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n Notice, id weibo.
 				}
 				continue
 			}
-			if err := s.w.Step(ctx, StepNotifyGroup); err != nil {
+			if err := s.w.Step(ctx, StepGroup); err != nil {
 				return 0, false, err
 			}
 			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, g.Head.At)}); err != nil {
 				return 0, false, err
 			}
 			if g.Head.Read {
-				return 0, true, s.w.Step(ctx, StepNotifyIndexed)
+				return 0, true, s.w.Step(ctx, StepIndexed)
 			}
-			return -1, false, s.w.Step(ctx, StepNotifyIndexed)
+			return -1, false, s.w.Step(ctx, StepIndexed)
 		}
 		count, newest := NotificationSummary(actors)
 		next := tables.NotifGroup{Head: g.Head, Count: count, Newest: newest}
@@ -215,14 +215,14 @@ func (s *Service) touch(ctx context.Context, op *counted.Op, n Notice, id weibo.
 		if moved && !next.Head.Read {
 			s.emitNotification(id)
 		}
-		if err := s.w.Step(ctx, StepNotifyGroup); err != nil {
+		if err := s.w.Step(ctx, StepGroup); err != nil {
 			return 0, false, err
 		}
 		if moved && hasHead {
 			if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(id, g.Head.At)}); err != nil {
 				return 0, false, err
 			}
-			if err := s.w.Step(ctx, StepNotifyIndexed); err != nil {
+			if err := s.w.Step(ctx, StepIndexed); err != nil {
 				return 0, false, err
 			}
 		}

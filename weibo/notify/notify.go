@@ -1,14 +1,24 @@
-package feed
+// Package notify is the notifications (new fan, mention, comment, reply,
+// repost, like; grouped like Mastodon's): the notify write every
+// notifying action makes inside its own counted write (a relation of the
+// write protocol, package counted, whose counter is the recipient's
+// unreadNotificationCount), a recipient's list and markNotificationsRead,
+// and live notification events. It knows no action: each module that
+// notifies registers how its notifications are checked against its
+// authority (RegisterNoticeCheck).
+package notify
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -67,13 +77,13 @@ const UnreadCount counted.CounterKind = "unreadNotificationCount"
 // "notify:counted" are the protocol's (counted.Protocol.BeginWith and
 // Count).
 const (
-	StepNotifyMarked    = "notify:marked"    // after the pending row of a notify write or a markNotificationsRead
-	StepNotifySequenced = "notify:sequenced" // after the recipient's unread-count sequence
-	StepNotifyActor     = "notify:actor"     // after the actor's cell (joining or leaving a notification)
-	StepNotifyGroup     = "notify:group"     // after the group row's summary is written, created or deleted
-	StepNotifyCounted   = "notify:counted"   // after the unread count
-	StepNotifyIndexed   = "notify:indexed"   // after the index row of the notification's old time is deleted
-	StepNotifyRead      = "notify:read"      // in a markNotificationsRead: after each batch of notifications marked read
+	StepMarked    = "notify:marked"    // after the pending row of a notify write or a markNotificationsRead
+	StepSequenced = "notify:sequenced" // after the recipient's unread-count sequence
+	StepActor     = "notify:actor"     // after the actor's cell (joining or leaving a notification)
+	StepGroup     = "notify:group"     // after the group row's summary is written, created or deleted
+	StepCounted   = "notify:counted"   // after the unread count
+	StepIndexed   = "notify:indexed"   // after the index row of the notification's old time is deleted
+	StepRead      = "notify:read"      // in a markNotificationsRead: after each batch of notifications marked read
 )
 
 // Notice is one actor's part in one notification.
@@ -126,10 +136,48 @@ func (s *Service) notifyRelation() *counted.Relation {
 	}
 }
 
-// registerNotifications adds the notify relation and the unread counter.
-func (s *Service) registerNotifications() {
-	s.notifies = s.notifyRelation()
-	s.w.Register(s.notifies)
+// Service is the notifications' API: the notify writes of every module,
+// a recipient's list, unread count and live events. It is safe for
+// concurrent use.
+type Service struct {
+	st     hbase.Store
+	w      *counted.Protocol
+	rel    *counted.Relation
+	wanted []noticeCheck // RegisterNoticeCheck
+	events *events.Emitter
+	queue  int
+	log    *slog.Logger
+}
+
+// New returns the notifications over st and registers with w the notify
+// relation and the unread-notification counter; live events are
+// published with ev, and a subscription holds at most queue events
+// (events.DefaultQueue when queue <= 0). The modules whose actions notify
+// register how their notifications are checked (RegisterNoticeCheck)
+// before any call. The weibo tables must exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, queue int) *Service {
+	if queue <= 0 {
+		queue = events.DefaultQueue
+	}
+	s := &Service{st: st, w: w, events: ev, queue: queue, log: w.Logger()}
+	s.rel = s.notifyRelation()
+	w.Register(s.rel)
+	w.RegisterCounter(&counted.CounterSpec{
+		Kind: UnreadCount,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Users, tables.UserKey(weibo.UserID(c.Owner)), tables.ColUnread, tables.ColUnreadSeq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			uid := weibo.UserID(c.Owner)
+			r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamInfo}})
+			if err != nil || r.Value(tables.FamInfo, tables.ColUsername) == nil {
+				return 0, false, err
+			}
+			n, err := s.countUnread(ctx, uid)
+			return n, true, err
+		},
+	})
+	return s
 }
 
 // countUnread counts uid's unread notifications: one scan of their group
@@ -168,7 +216,7 @@ func (s *Service) SendNotice(ctx context.Context, n Notice, mode NoticeMode) err
 		}
 		want = w
 	}
-	op, err := s.w.BeginWith(ctx, s.notifies, uint64(n.Recipient), uint64(n.Actor), tables.EncodeNotifyExtra(n.Kind, n.Subject, n.At, 0))
+	op, err := s.w.BeginWith(ctx, s.rel, uint64(n.Recipient), uint64(n.Actor), tables.EncodeNotifyExtra(n.Kind, n.Subject, n.At, 0))
 	if err != nil {
 		return err
 	}
@@ -318,53 +366,20 @@ type noticeCheck struct {
 	wanted WantedFunc
 }
 
-// noticeWanted reads the authority of n's action and reports whether n's
-// actor belongs in the notification (want), and whether that is known:
-// a like or a follow is known either way (an unlike or unfollow takes the
-// actor out); a comment, reply, repost or mention only while the comment
-// or post exists — a deleted one's notification stays (its post or
-// comment then resolves to null), and one never written has none.
+// noticeWanted reads the authority of n's action, through the check the
+// action's module registered (RegisterNoticeCheck), and reports whether
+// n's actor belongs in the notification (want), and whether that is
+// known: a like or a follow is known either way (an unlike or unfollow
+// takes the actor out); a comment, reply, repost or mention only while
+// the comment or post exists — a deleted one's notification stays (its
+// post or comment then resolves to null), and one never written has none.
 func (s *Service) noticeWanted(ctx context.Context, n Notice) (want, known bool, err error) {
 	for _, c := range s.wanted {
 		if c.match(n) {
 			return c.wanted(ctx, n)
 		}
 	}
-	post, _ := n.Subject.Post()
-	switch n.Kind {
-	case tables.NotifFollow:
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.Actor, tables.Attends, n.Recipient)})
-		v := r.Value(tables.FamRel, tables.ColRelSet)
-		return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.Subject, err == nil, err
-	}
-	if _, isComment := n.Subject.Comment(); isComment {
-		return false, false, nil // no module checks comments: left as it is
-	}
-	ps, err := s.GetPosts(ctx, []weibo.PostID{post})
-	if err != nil || ps[0] == nil {
-		return false, false, err
-	}
-	return NoticeIn(postNotices(ps[0]), n), true, nil
-}
-
-// postNotices returns the notifications post p sends: REPOST to its
-// root's author for a repost, MENTION to each user it mentions — one per
-// recipient (a root author it mentions gets the REPOST), none to its
-// author.
-func postNotices(p *Post) []Notice {
-	var out []Notice
-	add := func(n Notice) {
-		if n.Recipient != n.Actor && !slices.ContainsFunc(out, func(x Notice) bool { return x.Recipient == n.Recipient }) {
-			out = append(out, n)
-		}
-	}
-	if p.RepostOfID != nil {
-		add(Notice{Kind: tables.NotifRepost, Recipient: p.RepostOfID.Author, Actor: p.ID.Author, Subject: tables.PostSubject(*p.RepostOfID), At: p.ID.Millis})
-	}
-	for _, m := range p.MentionRefs {
-		add(Notice{Kind: tables.NotifMention, Recipient: m.User, Actor: p.ID.Author, Subject: tables.PostSubject(p.ID), At: p.ID.Millis})
-	}
-	return out
+	return false, false, nil // no module checks it: left as it is
 }
 
 // NoticeIn reports whether ns holds n: the same kind, recipient, actor
@@ -373,22 +388,4 @@ func NoticeIn(ns []Notice, n Notice) bool {
 	return slices.ContainsFunc(ns, func(x Notice) bool {
 		return x.Kind == n.Kind && x.Recipient == n.Recipient && x.Actor == n.Actor && x.Subject == n.Subject
 	})
-}
-
-// notifyPost sends post p's notifications (postNotices) as a sync, once
-// its content row is stored (p as the fan-out read it): the fan-out calls
-// it, and a fan-out run again (the outbox's sweep after a crash) adds
-// nobody twice.
-func (s *Service) notifyPost(ctx context.Context, p *Post) error {
-	if p.RepostOfID == nil && len(p.MentionRefs) == 0 {
-		return nil
-	}
-	return s.SendNotices(ctx, postNotices(p), NoticeSync)
-}
-
-// notifies reports whether a post with these cells sends notifications
-// (a repost, or a text with mentions): its publish then leaves the
-// sending to the fan-out, for a large author too.
-func notifies(cells map[string][]byte) bool {
-	return cells[tables.ColRepostOf] != nil || len(cells[tables.ColMentions]) > 0
 }
