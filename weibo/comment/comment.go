@@ -36,12 +36,16 @@ const CommentCount counted.CounterKind = "commentCount"
 // (counted.WithStepHook); "comment:marked", "comment:sequenced" and
 // "comment:counted" are the protocol's (counted.Protocol.BeginWith and
 // Count).
-const (
-	StepMarked    = "comment:marked"    // after the pending row of an addComment or deleteComment
-	StepSequenced = "comment:sequenced" // after the post's operation sequence
-	StepRow       = "comment:row"       // after the comment row's CheckAndPut/CheckAndDelete
-	StepCounted   = "comment:counted"   // after the post's comment counter, before the marker is deleted
+var (
+	StepMarked    = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of an addComment or deleteComment
+	StepSequenced = counted.Step(Relation, counted.PhaseSequenced) // after the post's operation sequence
+	StepDecided   = counted.Step(Relation, counted.PhaseDecided)   // after the comment row's CheckAndPut/CheckAndDelete
+	StepCounted   = counted.Step(Relation, counted.PhaseCounted)   // after the post's comment counter, before the marker is deleted
 )
+
+// Relation is the comment relation's name; its steps are
+// counted.Step(Relation, phase).
+const Relation = "comment"
 
 // Comment is one row of weibo:comments.
 type Comment struct {
@@ -131,8 +135,9 @@ type Service struct {
 func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, notices Notices) *Service {
 	s := &Service{st: st, w: w, accounts: accounts, notices: notices}
 	s.rel = &counted.Relation{
-		Name:   "comment",
+		Name:   Relation,
 		Marker: tables.PendingComment,
+		Phases: []counted.Phase{counted.PhaseDecided},
 		Counters: func(author, ms uint64) []counted.Counter {
 			return []counted.Counter{{Kind: CommentCount, Owner: author, Sub: ms}}
 		},
@@ -284,7 +289,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 		}
 		c.ID.Millis++
 	}
-	if err := s.w.Step(ctx, StepRow); err != nil {
+	if err := s.w.Step(ctx, StepDecided); err != nil {
 		return nil, err
 	}
 	// The post may have been deleted since it was read, and its
@@ -345,7 +350,7 @@ func (s *Service) DeleteComment(ctx context.Context, viewer weibo.UserID, id wei
 	deleted, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Comments, Row: key, Values: tables.CommentDeleted()},
 		tables.FamComment, tables.ColCommentText, text)
 	if err == nil {
-		err = s.w.Step(ctx, StepRow)
+		err = s.w.Step(ctx, StepDecided)
 	}
 	if err != nil {
 		return false, err

@@ -390,12 +390,12 @@ func TestCommentCrashPoints(t *testing.T) {
 	}
 	var scenarios []scenario
 	for _, op := range []string{"add", "delete"} {
-		for _, st := range []string{comment.StepMarked, comment.StepSequenced, comment.StepRow, comment.StepCounted} {
+		for _, st := range []string{comment.StepMarked, comment.StepSequenced, comment.StepDecided, comment.StepCounted} {
 			scenarios = append(scenarios, scenario{op: op, step: st})
 		}
 		scenarios = append(scenarios, scenario{op: op, step: comment.StepSequenced, slow: true})
 	}
-	decided := map[string]bool{comment.StepRow: true, comment.StepCounted: true}
+	decided := map[string]bool{comment.StepDecided: true, comment.StepCounted: true}
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()

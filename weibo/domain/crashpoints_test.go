@@ -69,13 +69,13 @@ func TestCrashPoints(t *testing.T) {
 		fails bool   // the call returns the crash (else it succeeds)
 	}
 	var scenarios []scenario
-	relationSteps := []string{feed.StepRelationMarked, feed.StepRelationSequenced, feed.StepRelationDecided,
-		feed.StepRelationCounted, feed.StepRelationFans, feed.StepRelationInbox}
+	relationSteps := []string{feed.StepFollowMarked, feed.StepFollowSequenced, feed.StepFollowDecided,
+		feed.StepFollowCounted, feed.StepFollowFans, feed.StepFollowInbox}
 	for _, op := range []string{"follow", "unfollow"} {
 		for _, st := range relationSteps {
 			scenarios = append(scenarios, scenario{op: op, step: st, fails: true})
 		}
-		scenarios = append(scenarios, scenario{op: op, step: feed.StepRelationSequenced, slow: true})
+		scenarios = append(scenarios, scenario{op: op, step: feed.StepFollowSequenced, slow: true})
 	}
 	scenarios = append(scenarios,
 		scenario{op: "assign", step: org.StepRoleMarked, fails: true},

@@ -328,12 +328,12 @@ func TestLikeCrashPoints(t *testing.T) {
 	}
 	var scenarios []scenario
 	for _, op := range []string{"like", "unlike"} {
-		for _, st := range []string{like.StepMarked, like.StepSequenced, like.StepAuthority, like.StepCounted, like.StepDependents} {
+		for _, st := range []string{like.StepMarked, like.StepSequenced, like.StepDecided, like.StepCounted, like.StepDependents} {
 			scenarios = append(scenarios, scenario{op: op, step: st})
 		}
 		scenarios = append(scenarios, scenario{op: op, step: like.StepSequenced, slow: true})
 	}
-	decided := map[string]bool{like.StepAuthority: true, like.StepCounted: true, like.StepDependents: true}
+	decided := map[string]bool{like.StepDecided: true, like.StepCounted: true, like.StepDependents: true}
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()

@@ -76,14 +76,14 @@ func TestNotificationCrashPoints(t *testing.T) {
 			scenarios = append(scenarios, scenario{op: op, step: s})
 		}
 	}
-	add("like", like.StepMarked, like.StepAuthority, like.StepCounted, like.StepDependents,
+	add("like", like.StepMarked, like.StepDecided, like.StepCounted, like.StepDependents,
 		notify.StepMarked, notify.StepSequenced, notify.StepActor, notify.StepGroup, notify.StepIndexed)
 	add("like-first", notify.StepMarked, notify.StepGroup, notify.StepCounted)
-	add("unlike", like.StepAuthority, notify.StepMarked, notify.StepActor, notify.StepGroup)
+	add("unlike", like.StepDecided, notify.StepMarked, notify.StepActor, notify.StepGroup)
 	add("unlike-last", notify.StepActor, notify.StepGroup, notify.StepIndexed, notify.StepCounted)
-	add("follow", feed.StepRelationDecided, feed.StepRelationInbox, notify.StepMarked, notify.StepGroup, notify.StepCounted)
-	add("unfollow", feed.StepRelationDecided, notify.StepActor, notify.StepGroup, notify.StepCounted)
-	add("reply", comment.StepRow, comment.StepCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("follow", feed.StepFollowDecided, feed.StepFollowInbox, notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("unfollow", feed.StepFollowDecided, notify.StepActor, notify.StepGroup, notify.StepCounted)
+	add("reply", comment.StepDecided, comment.StepCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
 	add("repost", feed.StepPublishContent, feed.StepPublishCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
 	add("markread", notify.StepMarked, notify.StepSequenced, notify.StepRead, notify.StepCounted)
 	scenarios = append(scenarios, scenario{op: "like", step: notify.StepSequenced, slow: true},

@@ -21,22 +21,39 @@ const (
 	PostCount counted.CounterKind = "postCount"
 )
 
+// The names of the feed's counted relations: their steps are
+// counted.Step(name, phase).
+const (
+	RelationFollow  = "follow"
+	RelationPublish = "publish"
+	RelationDelete  = "delete"
+)
+
+// The feed's own phases (the protocol's are counted's).
+const (
+	PhaseFans      counted.Phase = "fans"      // a follow pair's settle: after the fans row
+	PhaseInbox     counted.Phase = "inbox"     // a follow pair's settle: after the inbox
+	PhaseOutbox    counted.Phase = "outbox"    // a publish: after the outbox row
+	PhaseContent   counted.Phase = "content"   // a publish or delete: after the content row's write
+	PhaseRetracted counted.Phase = "retracted" // a delete's retraction: after one batch of inbox deletes
+)
+
 // Steps of the feed's counted writes, passed to the protocol's step hook
 // (counted.WithStepHook). Each names the point after the step's write; the
-// "relation:marked", "relation:sequenced" and "relation:counted" steps of
-// a follow are the protocol's (counted.Protocol.Begin and Count).
-const (
-	StepRelationMarked    = "relation:marked"    // after the pending row of a follow or unfollow
-	StepRelationSequenced = "relation:sequenced" // after the two operation sequences
-	StepRelationDecided   = "relation:attends"   // after the attends row's CheckAndPut/CheckAndDelete
-	StepRelationCounted   = "relation:counted"   // after the two counters
-	StepRelationFans      = "relation:fans"      // in every settle of a follow pair: after the fans row, before the inbox
-	StepRelationInbox     = "relation:inbox"     // in every settle of a follow pair: after the inbox, before the re-read
-	StepPublishOutbox     = "publish:outbox"     // after the outbox row
-	StepPublishSequenced  = "publish:sequenced"  // after the author's operation sequence
-	StepPublishContent    = "publish:content"    // after the content row
-	StepPublishCounted    = "publish:counted"    // after the own inbox row and the post counter, before the outbox row is marked counted
-	StepFanoutWritten     = "fanout:written"     // after one batch of a fan-out's inbox rows, before their re-check
+// relations declare them (Relation.Phases, MoreSteps), so the registry and
+// the conformance suite know them all.
+var (
+	StepFollowMarked     = counted.Step(RelationFollow, counted.PhaseMarked)     // after the pending row of a follow or unfollow
+	StepFollowSequenced  = counted.Step(RelationFollow, counted.PhaseSequenced)  // after the two operation sequences
+	StepFollowDecided    = counted.Step(RelationFollow, counted.PhaseDecided)    // after the attends row's CheckAndPut/CheckAndDelete
+	StepFollowCounted    = counted.Step(RelationFollow, counted.PhaseCounted)    // after the two counters
+	StepFollowFans       = counted.Step(RelationFollow, PhaseFans)               // in every settle of a follow pair: after the fans row, before the inbox
+	StepFollowInbox      = counted.Step(RelationFollow, PhaseInbox)              // in every settle of a follow pair: after the inbox, before the re-read
+	StepPublishOutbox    = counted.Step(RelationPublish, PhaseOutbox)            // after the outbox row
+	StepPublishSequenced = counted.Step(RelationPublish, counted.PhaseSequenced) // after the author's operation sequence
+	StepPublishContent   = counted.Step(RelationPublish, PhaseContent)           // after the content row
+	StepPublishCounted   = counted.Step(RelationPublish, counted.PhaseCounted)   // after the own inbox row and the post counter, before the outbox row is marked counted
+	StepFanoutWritten    = "fanout:written"                                      // after one batch of a fan-out's inbox rows, before their re-check
 )
 
 // followRelation is the follow pair a → b: authority a's attends row,
@@ -44,8 +61,9 @@ const (
 // followCount and b's fanCount (in that order).
 func (s *Service) followRelation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "relation",
+		Name:   RelationFollow,
 		Marker: tables.PendingFollow,
+		Phases: []counted.Phase{counted.PhaseDecided, PhaseFans, PhaseInbox},
 		Counters: func(a, b uint64) []counted.Counter {
 			return []counted.Counter{{Kind: FollowCount, Owner: a}, {Kind: FanCount, Owner: b}}
 		},
@@ -70,7 +88,9 @@ func (s *Service) followRelation() *counted.Relation {
 // the post's weibo:outbox row, whose dead rows the fan-out's sweep repairs.
 func (s *Service) publishRelation() *counted.Relation {
 	return &counted.Relation{
-		Name: "publish",
+		Name:      RelationPublish,
+		Phases:    []counted.Phase{PhaseOutbox, counted.PhaseSequenced, PhaseContent, counted.PhaseCounted},
+		MoreSteps: []string{StepFanoutWritten},
 		Counters: func(author, _ uint64) []counted.Counter {
 			return []counted.Counter{{Kind: PostCount, Owner: author}}
 		},
@@ -170,7 +190,7 @@ func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bo
 			err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: fans})
 		}
 		if err == nil {
-			err = s.w.Step(ctx, StepRelationFans)
+			err = s.w.Step(ctx, StepFollowFans)
 		}
 		if err == nil {
 			if following {
@@ -185,7 +205,7 @@ func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bo
 			}
 		}
 		if err == nil {
-			err = s.w.Step(ctx, StepRelationInbox)
+			err = s.w.Step(ctx, StepFollowInbox)
 		}
 		return err
 	}

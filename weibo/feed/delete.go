@@ -28,9 +28,9 @@ import (
 
 // Steps of a delete besides the protocol's ("delete:marked",
 // "delete:sequenced", "delete:counted").
-const (
-	StepDeleteContent   = "delete:content"   // after the content row's CheckAndDelete
-	StepDeleteRetracted = "delete:retracted" // after one batch of a retraction's inbox deletes
+var (
+	StepDeleteContent   = counted.Step(RelationDelete, PhaseContent)   // after the content row's CheckAndDelete
+	StepDeleteRetracted = counted.Step(RelationDelete, PhaseRetracted) // after one batch of a retraction's inbox deletes
 )
 
 // deleteRelation is a post's deletion: authority the content row,
@@ -39,7 +39,8 @@ const (
 // that no inbox row lands after the retraction.
 func (s *Service) deleteRelation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "delete",
+		Name:   RelationDelete,
+		Phases: []counted.Phase{PhaseContent, PhaseRetracted},
 		Marker: tables.PendingPostDelete,
 		Counters: func(author, _ uint64) []counted.Counter {
 			return []counted.Counter{{Kind: PostCount, Owner: author}}

@@ -56,7 +56,7 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
 		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(at)}}}, tables.FamRel, tables.ColRelSet, nil)
 	if err == nil {
-		err = s.w.Step(ctx, StepRelationDecided)
+		err = s.w.Step(ctx, StepFollowDecided)
 	}
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	} else {
 		state = new(false)
 	}
-	if err := s.w.Step(ctx, StepRelationDecided); err != nil {
+	if err := s.w.Step(ctx, StepFollowDecided); err != nil {
 		return nil, err
 	}
 	if applied {

@@ -88,23 +88,32 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Ser
 // its count, and registered with the protocol by New.
 const LikeCount counted.CounterKind = "likeCount"
 
+// Relation is the like relation's name; its steps are
+// counted.Step(Relation, phase).
+const Relation = "like"
+
+// PhaseDependents is the like's own phase: in every settle of a like,
+// after the list rows, before the re-read.
+const PhaseDependents counted.Phase = "dependents"
+
 // Steps of a like's counted write, passed to the protocol's step hook
-// (counted.WithStepHook). "like:marked", "like:sequenced" and
-// "like:counted" are the protocol's (counted.Protocol.BeginWith and Count).
-const (
-	StepMarked     = "like:marked"     // after the pending row of a likePost or unlikePost
-	StepSequenced  = "like:sequenced"  // after the operation sequence of the post's likeCount
-	StepAuthority  = "like:authority"  // after the like row's CheckAndPut/CheckAndDelete
-	StepCounted    = "like:counted"    // after the post's likeCount
-	StepDependents = "like:dependents" // in every settle of a like: after the list rows, before the re-read
+// (counted.WithStepHook); the relation declares them (Relation.Phases),
+// so the registry and the conformance suite know them all.
+var (
+	StepMarked     = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of a likePost or unlikePost
+	StepSequenced  = counted.Step(Relation, counted.PhaseSequenced) // after the operation sequence of the post's likeCount
+	StepDecided    = counted.Step(Relation, counted.PhaseDecided)   // after the like row's CheckAndPut/CheckAndDelete
+	StepCounted    = counted.Step(Relation, counted.PhaseCounted)   // after the post's likeCount
+	StepDependents = counted.Step(Relation, PhaseDependents)        // in every settle of a like: after the list rows, before the re-read
 )
 
 // likeRelation is the like of a post: owner its author, other its ms, the
 // liker and the like's time in the marker's extra bytes.
 func (s *Service) likeRelation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "like",
+		Name:   Relation,
 		Marker: tables.PendingLike,
+		Phases: []counted.Phase{counted.PhaseDecided, PhaseDependents},
 		Counters: func(author, ms uint64) []counted.Counter {
 			return []counted.Counter{{Kind: LikeCount, Owner: author, Sub: ms}}
 		},
@@ -172,7 +181,7 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Likes, Row: tables.LikeKey(post, viewer), Values: tables.LikeValues(t)},
 		tables.FamLike, tables.ColLikeAt, nil)
 	if err == nil {
-		err = s.w.Step(ctx, StepAuthority)
+		err = s.w.Step(ctx, StepDecided)
 	}
 	if err != nil {
 		return nil, err
@@ -221,7 +230,7 @@ func (s *Service) Unlike(ctx context.Context, viewer weibo.UserID, post weibo.Po
 	applied, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.LikeKey(post, viewer)},
 		tables.FamLike, tables.ColLikeAt, tables.EncodeMillis(t))
 	if err == nil {
-		err = s.w.Step(ctx, StepAuthority)
+		err = s.w.Step(ctx, StepDecided)
 	}
 	if err != nil {
 		return nil, err

@@ -76,14 +76,26 @@ const UnreadCount counted.CounterKind = "unreadNotificationCount"
 // (counted.WithStepHook); "notify:marked", "notify:sequenced" and
 // "notify:counted" are the protocol's (counted.Protocol.BeginWith and
 // Count).
+var (
+	StepMarked    = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of a notify write or a markNotificationsRead
+	StepSequenced = counted.Step(Relation, counted.PhaseSequenced) // after the recipient's unread-count sequence
+	StepActor     = counted.Step(Relation, PhaseActor)             // after the actor's cell (joining or leaving a notification)
+	StepGroup     = counted.Step(Relation, PhaseGroup)             // after the group row's summary is written, created or deleted
+	StepCounted   = counted.Step(Relation, counted.PhaseCounted)   // after the unread count
+	StepIndexed   = counted.Step(Relation, PhaseIndexed)           // after the index row of the notification's old time is deleted
+	StepRead      = counted.Step(Relation, PhaseRead)              // in a markNotificationsRead: after each batch of notifications marked read
+)
+
+// Relation is the notify relation's name; its steps are
+// counted.Step(Relation, phase).
+const Relation = "notify"
+
+// The notify write's own phases.
 const (
-	StepMarked    = "notify:marked"    // after the pending row of a notify write or a markNotificationsRead
-	StepSequenced = "notify:sequenced" // after the recipient's unread-count sequence
-	StepActor     = "notify:actor"     // after the actor's cell (joining or leaving a notification)
-	StepGroup     = "notify:group"     // after the group row's summary is written, created or deleted
-	StepCounted   = "notify:counted"   // after the unread count
-	StepIndexed   = "notify:indexed"   // after the index row of the notification's old time is deleted
-	StepRead      = "notify:read"      // in a markNotificationsRead: after each batch of notifications marked read
+	PhaseActor   counted.Phase = "actor"
+	PhaseGroup   counted.Phase = "group"
+	PhaseIndexed counted.Phase = "indexed"
+	PhaseRead    counted.Phase = "read"
 )
 
 // Notice is one actor's part in one notification.
@@ -121,8 +133,9 @@ const (
 // repair.
 func (s *Service) notifyRelation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "notify",
+		Name:   Relation,
 		Marker: tables.PendingNotify,
+		Phases: []counted.Phase{PhaseActor, PhaseGroup, PhaseIndexed, PhaseRead},
 		Counters: func(recipient, _ uint64) []counted.Counter {
 			return []counted.Counter{{Kind: UnreadCount, Owner: recipient}}
 		},

@@ -37,12 +37,20 @@ const RepostCount counted.CounterKind = "repostCount"
 // (counted.WithStepHook), besides the publish's own (feed.StepPublishOutbox and
 // the rest). "repost:marked", "repost:sequenced" and "repost:counted" are
 // the protocol's (counted.Protocol.BeginWith and Count).
-const (
-	StepMarked    = "repost:marked"    // after the pending row of the repost
-	StepSequenced = "repost:sequenced" // after the root's repost-count sequence
-	StepCounted   = "repost:counted"   // after the root's repost count
-	StepListed    = "repost:listed"    // in every settle of a repost pair: after the list row, before the re-read
+var (
+	StepMarked    = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of the repost
+	StepSequenced = counted.Step(Relation, counted.PhaseSequenced) // after the root's repost-count sequence
+	StepCounted   = counted.Step(Relation, counted.PhaseCounted)   // after the root's repost count
+	StepListed    = counted.Step(Relation, PhaseListed)            // in every settle of a repost pair: after the list row, before the re-read
 )
+
+// Relation is the repost pair's name; its steps are
+// counted.Step(Relation, phase).
+const Relation = "repost"
+
+// PhaseListed is the repost pair's own phase: in every settle, after the
+// list row, before the re-read.
+const PhaseListed counted.Phase = "listed"
 
 // EmptyRepostContent is the content of a repost made without a comment,
 // the text Weibo shows for one.
@@ -58,8 +66,9 @@ const repostRounds = 9
 // counter the root's repostCount.
 func (s *Service) repostRelation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "repost",
+		Name:   Relation,
 		Marker: tables.PendingRepost,
+		Phases: []counted.Phase{PhaseListed},
 		Counters: func(author, ms uint64) []counted.Counter {
 			return []counted.Counter{{Kind: RepostCount, Owner: author, Sub: ms}}
 		},

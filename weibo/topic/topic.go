@@ -43,17 +43,24 @@ const (
 
 // Steps of a topic write besides the protocol's ("topic:marked",
 // "topic:sequenced", "topic:counted").
-const (
-	StepListed = "topic:listed" // in every settle of a post's topics: after the list entries, before the re-read
-)
+var StepListed = counted.Step(Relation, PhaseListed) // in every settle of a post's topics: after the list entries, before the re-read
+
+// Relation is the topic pair's name; its steps are
+// counted.Step(Relation, phase).
+const Relation = "topic"
+
+// PhaseListed is the topic pair's own phase: in every settle of a post's
+// topics, after the list entries, before the re-read.
+const PhaseListed counted.Phase = "listed"
 
 // topicRelation is the pair (post, its topics): owner the post's author,
 // other its ms, the topics' names in the marker's extra bytes; counters
 // each topic's postCount and hour count, in the order of the names.
 func (s *Service) topicRelation() *counted.Relation {
 	return &counted.Relation{
-		Name:   "topic",
+		Name:   Relation,
 		Marker: tables.PendingTopic,
+		Phases: []counted.Phase{PhaseListed},
 		CountersWith: func(author, ms uint64, extra []byte) []counted.Counter {
 			names, _ := tables.DecodeTopicExtra(extra)
 			return topicCounters(int64(ms), names)
