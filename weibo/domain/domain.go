@@ -1,7 +1,8 @@
 // Package domain wires the gateway's business areas over one store: the
-// counted-write protocol (package counted), the social feed (package feed)
-// and the organisation (package org and its subpackages), which reads
-// accounts through the feed. Every process of the gateway — serve, fsck, seed, admin — and the
+// counted-write protocol (package counted), the accounts (package
+// account), the social feed (package feed) and its interactions (packages
+// like, comment, repost and topic), and the organisation (package org and
+// its subpackages), which reads users through the accounts. Every process of the gateway — serve, fsck, seed, admin — and the
 // tests build the domain here, so that every counted relation is
 // registered with the one protocol the repairer runs.
 package domain
@@ -13,8 +14,10 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/repost"
@@ -26,7 +29,10 @@ type Domain struct {
 	// Writes is the counted-write protocol both areas write on: Repair,
 	// RecountCounters, the registered relations.
 	Writes *counted.Protocol
-	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
+	// Accounts is the accounts: registration, login, users, tokens that
+	// end, profiles.
+	Accounts *account.Service
+	// Feed is the social feed: follows, posts, fan-out, timelines.
 	Feed *feed.Service
 	// Likes is the like of a post: like, unlike, likers and liked posts.
 	Likes *like.Service
@@ -43,11 +49,13 @@ type Domain struct {
 
 type config struct {
 	protocol []counted.Option
+	account  []account.Option
 	feed     []feed.Option
+	bus      bus.Bus
 }
 
-// Option configures a Domain: the options of the protocol and the feed,
-// each named here as in its own package.
+// Option configures a Domain: the options of the protocol, the accounts
+// and the feed, each named here as in its own package.
 type Option func(*config)
 
 // WithLogger sets the structured logger of every part (default slog.Default()).
@@ -99,14 +107,19 @@ func WithPostCache(size int, ttl time.Duration) Option {
 	return feedOption(feed.WithPostCache(size, ttl))
 }
 
-// WithBus sets the bus the feed's live events travel on (feed.WithBus).
-func WithBus(b bus.Bus) Option { return feedOption(feed.WithBus(b)) }
+// WithBus sets the bus the live events of every module travel on
+// (default: a bus.Local of this domain alone). Given one, readers rely on
+// its events while it is connected (events.NewEmitter's shared): the
+// instances writing to the store must share it.
+func WithBus(b bus.Bus) Option { return func(c *config) { c.bus = b } }
 
 // WithEventQueue sets the queue of one live subscription (feed.WithEventQueue).
 func WithEventQueue(n int) Option { return feedOption(feed.WithEventQueue(n)) }
 
-// WithBcryptCost sets the cost of new password hashes (feed.WithBcryptCost).
-func WithBcryptCost(c int) Option { return feedOption(feed.WithBcryptCost(c)) }
+// WithBcryptCost sets the cost of new password hashes (account.WithBcryptCost).
+func WithBcryptCost(cost int) Option {
+	return func(c *config) { c.account = append(c.account, account.WithBcryptCost(cost)) }
+}
 
 func protocol(o counted.Option) Option {
 	return func(c *config) { c.protocol = append(c.protocol, o) }
@@ -125,15 +138,22 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		o(&c)
 	}
 	w := counted.New(st, c.protocol...)
-	f := feed.New(st, w, c.feed...)
+	b, shared := c.bus, c.bus != nil
+	if !shared {
+		b = bus.NewLocal()
+	}
+	em := events.NewEmitter(b, shared, w.Logger())
+	a := account.New(st, w, em, c.account...)
+	f := feed.New(st, w, a, append(c.feed, feed.WithEvents(em))...)
 	return &Domain{
 		Writes:   w,
+		Accounts: a,
 		Feed:     f,
 		Likes:    like.New(st, w, f, f),
 		Comments: comment.New(st, w, f, f, f),
 		Reposts:  repost.New(st, w, f, f),
 		Topics:   topic.New(st, w, f),
-		Org:      newOrg(st, w, f),
+		Org:      newOrg(st, w, a),
 	}
 }
 
