@@ -2,9 +2,11 @@
 // counted-write protocol (package counted), the accounts (package
 // account), the social feed (package feed) and its interactions (packages
 // like, comment, repost and topic), and the organisation (package org and
-// its subpackages), which reads users through the accounts. Every process of the gateway — serve, fsck, seed, admin — and the
-// tests build the domain here, so that every counted relation is
-// registered with the one protocol the repairer runs.
+// its subpackages), which reads users through the accounts. Every process
+// of the gateway — serve, fsck, seed, admin — and the tests build the
+// domain here, so that every counted relation is registered with the one
+// protocol the repairer runs, and every module publishes its live events
+// on the one bus.
 package domain
 
 import (
@@ -29,8 +31,8 @@ type Domain struct {
 	// Writes is the counted-write protocol both areas write on: Repair,
 	// RecountCounters, the registered relations.
 	Writes *counted.Protocol
-	// Accounts is the accounts: registration, login, users, tokens that
-	// end, profiles.
+	// Accounts holds the users: registration, login, reads by id and
+	// username, tokens that end, profiles.
 	Accounts *account.Service
 	// Feed is the social feed: follows, posts, fan-out, timelines.
 	Feed *feed.Service
