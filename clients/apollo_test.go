@@ -53,7 +53,7 @@ func TestApollo(t *testing.T) {
 	if best <= 3*apolloPageSize {
 		t.Fatalf("the longest home timeline of the demo data has %d posts, want more than %d", best, 3*apolloPageSize)
 	}
-	users, err := gw.Svc.Feed.GetUsers(ctx, []weibo.UserID{weibo.UserID(uid)})
+	users, err := gw.Svc.Accounts.GetUsers(ctx, []weibo.UserID{weibo.UserID(uid)})
 	if err != nil || users[0] == nil {
 		t.Fatalf("user %d: %v, %v", uid, users, err)
 	}

@@ -222,11 +222,11 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: tokens, Logger: log}))
 	t.Cleanup(ts.Close)
 
-	admin, err := svc.Feed.UserByUsername(ctx, seed.DemoAdminUsername)
+	admin, err := svc.Accounts.UserByUsername(ctx, seed.DemoAdminUsername)
 	if err != nil || admin == nil {
 		t.Fatalf("demo admin: %v, %v", admin, err)
 	}
-	users, err := svc.Feed.GetUsers(ctx, []weibo.UserID{1})
+	users, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{1})
 	if err != nil || users[0] == nil {
 		t.Fatalf("user 1: %v, %v", users, err)
 	}

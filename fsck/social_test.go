@@ -135,7 +135,7 @@ func TestSocialChecks(t *testing.T) {
 			if len(rep.Issues) > 0 {
 				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
 			}
-			us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{a.ID, bu.ID, c.ID})
+			us, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{a.ID, bu.ID, c.ID})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,7 +75,7 @@ func made[K comparable, V any](mu *sync.Mutex, p **dataloader.Loader[K, V], mk f
 
 // Users loads users rows by id (nil for a missing user).
 func (l *Loaders) Users() *dataloader.Loader[weibo.UserID, *weibo.User] {
-	return made(&l.lmu, &l.ldUsers, func() dataloader.BatchFunc[weibo.UserID, *weibo.User] { return batch(l.svc.Feed.GetUsers) })
+	return made(&l.lmu, &l.ldUsers, func() dataloader.BatchFunc[weibo.UserID, *weibo.User] { return batch(l.svc.Accounts.GetUsers) })
 }
 
 // Posts loads content rows by post id (nil for a missing post).
@@ -164,7 +164,7 @@ func (l *Loaders) ReadUser(ctx context.Context, uid weibo.UserID) (*weibo.User, 
 	if ok {
 		return u, nil
 	}
-	us, err := l.svc.Feed.GetUsers(ctx, []weibo.UserID{uid})
+	us, err := l.svc.Accounts.GetUsers(ctx, []weibo.UserID{uid})
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (l *Loaders) ReadUser(ctx context.Context, uid weibo.UserID) (*weibo.User, 
 // primes the request's user loader with the user, so that me, user and the
 // viewer as a post's author read no row again.
 func (l *Loaders) checkViewer(ctx context.Context, t auth.Token) (auth.TokenState, error) {
-	u, ended, err := l.svc.Feed.ReadUserTokens(ctx, t.User)
+	u, ended, err := l.svc.Accounts.ReadUserTokens(ctx, t.User)
 	if err != nil {
 		return 0, err
 	}
@@ -221,7 +221,7 @@ func TokenState(u *weibo.User, ended []weibo.TokenID, t auth.Token) auth.TokenSt
 // while it runs (auth.Issuer.Recheck).
 func FreshCheck(svc *domain.Domain) auth.UserCheck {
 	return func(ctx context.Context, t auth.Token) (auth.TokenState, error) {
-		u, ended, err := svc.Feed.ReadUserTokens(ctx, t.User)
+		u, ended, err := svc.Accounts.ReadUserTokens(ctx, t.User)
 		if err != nil {
 			return 0, err
 		}

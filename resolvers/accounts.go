@@ -25,7 +25,7 @@ import (
 // tokens here, and returns a new token.
 func (r *Resolver) changePassword(ctx context.Context, current, next string) (*model.AuthPayload, error) {
 	viewer := viewerOf(ctx)
-	u, err := r.Svc.Feed.ChangePassword(ctx, viewer, current, next)
+	u, err := r.Svc.Accounts.ChangePassword(ctx, viewer, current, next)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (r *Resolver) logout(ctx context.Context) (bool, error) {
 	if !ok {
 		return false, weibo.ErrUnauthenticated // a viewer trusted without a token
 	}
-	all, gen, err := r.Svc.Feed.EndToken(ctx, tok.User, tok.ID, tok.Expires)
+	all, gen, err := r.Svc.Accounts.EndToken(ctx, tok.User, tok.ID, tok.Expires)
 	if err != nil {
 		return false, err
 	}
@@ -55,7 +55,7 @@ func (r *Resolver) logout(ctx context.Context) (bool, error) {
 // logoutEverywhere ends every token of the viewer.
 func (r *Resolver) logoutEverywhere(ctx context.Context) (bool, error) {
 	viewer := viewerOf(ctx)
-	gen, err := r.Svc.Feed.EndAllTokens(ctx, viewer)
+	gen, err := r.Svc.Accounts.EndAllTokens(ctx, viewer)
 	if err != nil {
 		return false, err
 	}
@@ -67,7 +67,7 @@ func (r *Resolver) logoutEverywhere(ctx context.Context) (bool, error) {
 // of the viewer see the new row.
 func (r *Resolver) updateProfile(ctx context.Context, displayName, bio *string) (*weibo.User, error) {
 	viewer := viewerOf(ctx)
-	u, err := r.Svc.Feed.UpdateProfile(ctx, viewer, displayName, bio)
+	u, err := r.Svc.Accounts.UpdateProfile(ctx, viewer, displayName, bio)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
-	u, err := r.Svc.Feed.Register(ctx, username, password)
+	u, err := r.Svc.Accounts.Register(ctx, username, password)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (r *mutationResolver) Register(ctx context.Context, username string, passwo
 
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, username string, password string) (*model.AuthPayload, error) {
-	u, err := r.Svc.Feed.Login(ctx, username, password)
+	u, err := r.Svc.Accounts.Login(ctx, username, password)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (r *queryResolver) User(ctx context.Context, id string) (*weibo.User, error
 
 // UserByUsername is the resolver for the userByUsername field.
 func (r *queryResolver) UserByUsername(ctx context.Context, username string) (*weibo.User, error) {
-	return r.Svc.Feed.UserByUsername(ctx, username)
+	return r.Svc.Accounts.UserByUsername(ctx, username)
 }
 
 // CreatedAt is the resolver for the createdAt field.

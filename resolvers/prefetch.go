@@ -76,7 +76,7 @@ func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, 
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	g, gctx := errgroup.WithContext(ctx)
 	if !complete || selectsAny(ctx, sets, func(n string) bool { return n != "id" && n != "username" && n != "__typename" }) {
-		prime(ctx, g, gctx, ids, svc.Feed.GetUsers, l.Users())
+		prime(ctx, g, gctx, ids, svc.Accounts.GetUsers, l.Users())
 	}
 	if viewer, ok := auth.OptionalViewer(ctx); ok {
 		if selected("followedByViewer") {

@@ -39,7 +39,7 @@ type Resolver struct {
 	// Tokens issues the tokens that register and login return.
 	Tokens *auth.Issuer
 	// EndingsOverBus says that Tokens hears the token endings of every
-	// instance sharing the bus (server: feed.Service.OnTokensEnded): while
+	// instance sharing the bus (server: account.Service.OnTokensEnded): while
 	// the bus is connected, subscriptions do not read their users rows to
 	// learn of them (whileTokenValid).
 	EndingsOverBus bool

@@ -70,7 +70,7 @@ type account struct {
 // register registers a user through the domain and issues its token.
 func (g *gateway) register(name string) account {
 	g.t.Helper()
-	u, err := g.svc.Feed.Register(g.t.Context(), name, "correct horse")
+	u, err := g.svc.Accounts.Register(g.t.Context(), name, "correct horse")
 	if err != nil {
 		g.t.Fatalf("register %s: %v", name, err)
 	}
@@ -422,7 +422,7 @@ func TestIDFormats(t *testing.T) {
 		}
 	}
 	g.ok("", `mutation { register(username: "bob", password: "correct horse") { token user { id username } } }`, &reg)
-	bobUser, err := g.svc.Feed.UserByUsername(t.Context(), "bob")
+	bobUser, err := g.svc.Accounts.UserByUsername(t.Context(), "bob")
 	if err != nil || bobUser == nil {
 		t.Fatalf("bob: %v, %v", bobUser, err)
 	}

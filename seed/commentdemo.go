@@ -28,7 +28,7 @@ var demoComments = []struct{ comment, reply string }{
 // nothing; a viewer who does not exist, or sees no posts, gets none.
 // Errors are the domain's.
 func CommentDemo(ctx context.Context, svc *domain.Domain, viewer string) error {
-	u, err := svc.Feed.UserByUsername(ctx, viewer)
+	u, err := svc.Accounts.UserByUsername(ctx, viewer)
 	if err != nil || u == nil {
 		return err
 	}

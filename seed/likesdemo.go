@@ -28,13 +28,13 @@ var DemoLikers = []string{"u2", "u3", "u4", "u5", "u6", DemoXiaoming, DemoXiaoho
 // posts only. Users that do not exist are left out; without viewer it
 // does nothing. It is idempotent (likes are). Errors are the domain's.
 func LikesDemo(ctx context.Context, svc *domain.Domain, viewer string, likers []string) error {
-	v, err := svc.Feed.UserByUsername(ctx, viewer)
+	v, err := svc.Accounts.UserByUsername(ctx, viewer)
 	if err != nil || v == nil {
 		return err
 	}
 	var who []weibo.UserID
 	for _, name := range likers {
-		u, err := svc.Feed.UserByUsername(ctx, name)
+		u, err := svc.Accounts.UserByUsername(ctx, name)
 		if err != nil {
 			return err
 		}

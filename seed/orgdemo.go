@@ -58,18 +58,18 @@ var demoMembers = []struct{ user, dept string }{
 func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 	users := map[string]weibo.UserID{}
 	for _, name := range []string{DemoAdminUsername, DemoXiaoming, DemoXiaohong} {
-		u, err := svc.Feed.UserByUsername(ctx, name)
+		u, err := svc.Accounts.UserByUsername(ctx, name)
 		if err != nil {
 			return err
 		}
 		if u == nil {
-			if u, err = svc.Feed.Register(ctx, name, DefaultPassword); err != nil {
+			if u, err = svc.Accounts.Register(ctx, name, DefaultPassword); err != nil {
 				e, ok := errors.AsType[*weibo.Error](err)
 				if !ok || e.Reason != weibo.ReasonUsernameTaken {
 					return err
 				}
 				// Registered concurrently (another seeding process).
-				if u, err = svc.Feed.UserByUsername(ctx, name); err != nil || u == nil {
+				if u, err = svc.Accounts.UserByUsername(ctx, name); err != nil || u == nil {
 					return cmp.Or(err, error(e))
 				}
 			}

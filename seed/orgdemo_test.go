@@ -60,15 +60,15 @@ func TestSeedOrgDemo(t *testing.T) {
 			if got := childNames(t, svc, kids.Edges[1].Department.ID, 10); !slices.Equal(got, []string{"测试1"}) {
 				t.Fatalf("children of 测试部 = %v", got)
 			}
-			hong, _ := svc.Feed.UserByUsername(ctx, DemoXiaohong)
-			ming, _ := svc.Feed.UserByUsername(ctx, DemoXiaoming)
+			hong, _ := svc.Accounts.UserByUsername(ctx, DemoXiaohong)
+			ming, _ := svc.Accounts.UserByUsername(ctx, DemoXiaoming)
 			if got := userRoles(t, svc, hong.ID); !slices.Equal(got, []string{"学习委员:10", "劳动委员:9", "体育委员:8"}) {
 				t.Fatalf("小红's roles = %v", got)
 			}
 			if got := userRoles(t, svc, ming.ID); !slices.Equal(got, []string{"劳动委员:10", "体育委员:9"}) {
 				t.Fatalf("小明's roles = %v", got)
 			}
-			admin, _ := svc.Feed.UserByUsername(ctx, DemoAdminUsername)
+			admin, _ := svc.Accounts.UserByUsername(ctx, DemoAdminUsername)
 			if ok, err := svc.Org.Authz.HasRole(ctx, admin.ID, org.AdminRole); !ok || err != nil {
 				t.Fatalf("demo admin is not admin: %v", err)
 			}

@@ -32,7 +32,7 @@ var demoReposts = []struct {
 func RepostDemo(ctx context.Context, svc *domain.Domain) error {
 	one := 1
 	for _, r := range demoReposts {
-		us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{r.by})
+		us, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{r.by})
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -144,11 +145,11 @@ func (s Stats) RowsPerSecond() float64 {
 //
 // Every Put has Timestamp 0 (the store's clock). Import is idempotent: a
 // re-run writes the same values into the same cells, and never touches the
-// id sequence (registered users get ids from feed.RegisteredIDBase on). It does
+// id sequence (registered users get ids from account.RegisteredIDBase on). It does
 // not merge with activity through the API, though: a re-run sets the
 // seeded users' counters back to the data set's values and leaves rows the
 // API added (follows, posts, inbox entries) in place. It returns
-// an error for a user id of 0 or at/above feed.RegisteredIDBase, an invalid
+// an error for a user id of 0 or at/above account.RegisteredIDBase, an invalid
 // password, ctx's error when ctx ends, or the first store error (some rows
 // may then have been written; re-run to finish).
 func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts Options) (Stats, error) {
@@ -160,8 +161,8 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 	if opts.Password == "" {
 		opts.Password = DefaultPassword
 	}
-	if len(opts.Password) < feed.MinPasswordLen || len(opts.Password) > feed.MaxPasswordLen || !utf8.ValidString(opts.Password) {
-		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", feed.MinPasswordLen, feed.MaxPasswordLen)
+	if len(opts.Password) < account.MinPasswordLen || len(opts.Password) > account.MaxPasswordLen || !utf8.ValidString(opts.Password) {
+		return stats, fmt.Errorf("seed: password must be %d to %d bytes of UTF-8", account.MinPasswordLen, account.MaxPasswordLen)
 	}
 	if opts.BcryptCost == 0 {
 		opts.BcryptCost = bcrypt.DefaultCost
@@ -179,8 +180,8 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 		}
 	}
 	for _, u := range ds.Users {
-		if u.ID == 0 || u.ID >= feed.RegisteredIDBase {
-			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, feed.RegisteredIDBase)
+		if u.ID == 0 || u.ID >= account.RegisteredIDBase {
+			return stats, fmt.Errorf("seed: user id %d outside [1, %d)", u.ID, account.RegisteredIDBase)
 		}
 	}
 	if err := tables.Migrate(ctx, st); err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/weibohbase/gateway/hbase/embedded"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -348,12 +348,12 @@ func TestSeedRejects(t *testing.T) {
 	if _, err := Import(ctx, st, ds, Options{Password: "short"}); err == nil {
 		t.Error("Seed with a 5-byte password: no error")
 	}
-	big, err := dataset.Read(strings.NewReader(fmt.Sprintf("1 %d\n", feed.RegisteredIDBase)), strings.NewReader("date,userid,text\n"))
+	big, err := dataset.Read(strings.NewReader(fmt.Sprintf("1 %d\n", account.RegisteredIDBase)), strings.NewReader("date,userid,text\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Import(ctx, st, big, seedTestOptions); err == nil {
-		t.Error("Seed with a user id at feed.RegisteredIDBase: no error")
+		t.Error("Seed with a user id at account.RegisteredIDBase: no error")
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -290,7 +290,7 @@ func TestAdminStoreCallsConstant(t *testing.T) {
 			tk := boss.token
 			var ids []string
 			for i := range 60 { // through the domain: sign-ups over HTTP are rate limited
-				u, err := g.svc.Feed.Register(t.Context(), fmt.Sprintf("%su%02d", tag, i), "password1")
+				u, err := g.svc.Accounts.Register(t.Context(), fmt.Sprintf("%su%02d", tag, i), "password1")
 				if err != nil {
 					t.Fatal(err)
 				}

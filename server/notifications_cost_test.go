@@ -32,7 +32,7 @@ func TestNotificationsStoreCallsConstant(t *testing.T) {
 			mid, _ := weibo.ParseUserID(m.ID)
 			var likers []*weibo.User
 			for i := range 12 {
-				u, err := g.svc.Feed.Register(ctx, uniqueName(fmt.Sprintf("costl%d", i)), "correct horse")
+				u, err := g.svc.Accounts.Register(ctx, uniqueName(fmt.Sprintf("costl%d", i)), "correct horse")
 				if err != nil {
 					t.Fatal(err)
 				}

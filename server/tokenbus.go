@@ -2,19 +2,19 @@ package server
 
 import (
 	"github.com/weibohbase/gateway/auth"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/account"
 )
 
 // listenTokenEndings hands the token endings published on the bus by any
-// gateway instance sharing it (feed.Service.OnTokensEnded) to this
+// gateway instance sharing it (account.Service.OnTokensEnded) to this
 // instance's Issuer, which refuses those tokens at once and closes their
 // subscriptions: open subscriptions then need not read their users rows
 // to learn of endings while the bus is connected (resolvers'
 // whileTokenValid). It reports whether the bus took the subscription: if
 // not, they keep their periodic reads, as while the bus is away.
 func listenTokenEndings(cfg Config) bool {
-	_, err := cfg.Svc.Feed.OnTokensEnded(func(e feed.TokensEnded) {
-		if e.Token == (feed.TokensEnded{}).Token {
+	_, err := cfg.Svc.Accounts.OnTokensEnded(func(e account.TokensEnded) {
+		if e.Token == (account.TokensEnded{}).Token {
 			cfg.Tokens.EndedAll(e.User, e.Below)
 			return
 		}

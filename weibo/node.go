@@ -3,8 +3,8 @@ package weibo
 // Node is an object with a global id, the schema's Node interface (Relay's
 // Global Object Identification): *User, *feed.Post, *comment.Comment,
 // *org.Role or *org.Department. Their ids never collide (see NodeID); the
-// business areas read them back by id (feed's GetUsers, GetPosts and
-// GetComments, org's GetRoles and GetDepartments).
+// business areas read them back by id (account's GetUsers, feed's
+// GetPosts and GetComments, org's GetRoles and GetDepartments).
 type Node interface {
 	// NodeID returns the object's global id.
 	NodeID() NodeID

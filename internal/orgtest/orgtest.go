@@ -40,7 +40,7 @@ func Uniq(prefix string) string {
 // MustUser registers name with the password "correct horse".
 func MustUser(t testing.TB, svc *domain.Domain, name string) *weibo.User {
 	t.Helper()
-	u, err := svc.Feed.Register(t.Context(), name, "correct horse")
+	u, err := svc.Accounts.Register(t.Context(), name, "correct horse")
 	if err != nil {
 		t.Fatalf("register %s: %v", name, err)
 	}

@@ -58,7 +58,7 @@ func startSeeded(t *testing.T) *seeded {
 	s := &seeded{svc: svc, password: "correct horse", bobsPost: "hello from bob, seen through GraphiQL"}
 	users := map[string]*weibo.User{}
 	for _, name := range []string{"alice", "bob", "carol"} {
-		u, err := svc.Feed.Register(ctx, name, s.password)
+		u, err := svc.Accounts.Register(ctx, name, s.password)
 		if err != nil {
 			t.Fatalf("register %s: %v", name, err)
 		}

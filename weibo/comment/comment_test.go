@@ -33,11 +33,11 @@ func TestCommentRegistered(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = svc.Close(ctx) })
-			author, err := svc.Feed.Register(ctx, "author", "correct horse")
+			author, err := svc.Accounts.Register(ctx, "author", "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}
-			ann, err := svc.Feed.Register(ctx, "ann", "correct horse")
+			ann, err := svc.Accounts.Register(ctx, "ann", "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}

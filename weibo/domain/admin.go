@@ -16,7 +16,7 @@ import (
 // admin grant`). Errors: NOT_FOUND for an unknown username, and those of
 // role.Service.Ensure and Assign.
 func (d *Domain) GrantRoleByName(ctx context.Context, username, roleName string, priority int) (*weibo.User, *org.Role, error) {
-	u, err := d.Feed.UserByUsername(ctx, username)
+	u, err := d.Accounts.UserByUsername(ctx, username)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,7 +37,7 @@ func (d *Domain) GrantRoleByName(ctx context.Context, username, roleName string,
 // username (`gateway admin revoke`). Errors: NOT_FOUND for an unknown user
 // or role.
 func (d *Domain) RevokeRoleByName(ctx context.Context, username, roleName string) error {
-	u, err := d.Feed.UserByUsername(ctx, username)
+	u, err := d.Accounts.UserByUsername(ctx, username)
 	if err != nil {
 		return err
 	}

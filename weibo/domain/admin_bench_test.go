@@ -95,7 +95,7 @@ func BenchmarkAdmin(b *testing.B) {
 					for i, e := range p.Edges {
 						ids[i] = e.User
 					}
-					if _, err := w.svc.Feed.GetUsers(ctx, ids); err != nil {
+					if _, err := w.svc.Accounts.GetUsers(ctx, ids); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -113,7 +113,7 @@ func BenchmarkAdmin(b *testing.B) {
 					for i, e := range p.Edges {
 						ids[i] = e.User
 					}
-					if _, err := w.svc.Feed.GetUsers(ctx, ids); err != nil {
+					if _, err := w.svc.Accounts.GetUsers(ctx, ids); err != nil {
 						b.Fatal(err)
 					}
 				}

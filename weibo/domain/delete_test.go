@@ -86,7 +86,7 @@ func TestDeletePostRetracts(t *testing.T) {
 			if n := inboxHolders(t, st, append(owners, author.ID), p.ID); n != 0 {
 				t.Fatalf("%d inboxes still hold the deleted post", n)
 			}
-			us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{author.ID})
+			us, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{author.ID})
 			if err != nil || us[0].PostCount != 0 {
 				t.Fatalf("postCount after the delete: %+v, %v", us[0], err)
 			}
@@ -196,7 +196,7 @@ func TestDeletePostCrash(t *testing.T) {
 					if n := inboxHolders(t, st, []weibo.UserID{author.ID, fan.ID}, p.ID); n != 2*want {
 						t.Fatalf("post there: %v; %d inboxes hold it", ps[0] != nil, n)
 					}
-					us, err := fresh.Feed.GetUsers(ctx, []weibo.UserID{author.ID})
+					us, err := fresh.Accounts.GetUsers(ctx, []weibo.UserID{author.ID})
 					if err != nil || us[0].PostCount != int64(want) {
 						t.Fatalf("postCount %d with the post there: %v (%v)", us[0].PostCount, ps[0] != nil, err)
 					}

@@ -1,9 +1,12 @@
 // Package domain wires the gateway's business areas over one store: the
-// counted-write protocol (package counted), the social feed (package feed)
-// and the organisation (package org and its subpackages), which reads
-// accounts through the feed. Every process of the gateway — serve, fsck, seed, admin — and the
-// tests build the domain here, so that every counted relation is
-// registered with the one protocol the repairer runs.
+// counted-write protocol (package counted), the accounts (package
+// account), the social feed (package feed) and its interactions (packages
+// like, comment, repost and topic), and the organisation (package org and
+// its subpackages), which reads users through the accounts. Every process
+// of the gateway — serve, fsck, seed, admin — and the tests build the
+// domain here, so that every counted relation is registered with the one
+// protocol the repairer runs, and every module publishes its live events
+// on the one bus.
 package domain
 
 import (
@@ -13,6 +16,7 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
@@ -28,7 +32,10 @@ type Domain struct {
 	// Writes is the counted-write protocol both areas write on: Repair,
 	// RecountCounters, the registered relations.
 	Writes *counted.Protocol
-	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
+	// Accounts holds the users: registration, login, reads by id and
+	// username, tokens that end, profiles.
+	Accounts *account.Service
+	// Feed is the social feed: follows, posts, fan-out, timelines.
 	Feed *feed.Service
 	// Notify is the notifications: every module's notify writes, a
 	// recipient's list and unread count, live notification events.
@@ -48,13 +55,14 @@ type Domain struct {
 
 type config struct {
 	protocol   []counted.Option
+	account    []account.Option
 	feed       []feed.Option
 	bus        bus.Bus
 	eventQueue int
 }
 
-// Option configures a Domain: the options of the protocol and the feed,
-// each named here as in its own package.
+// Option configures a Domain: the options of the protocol, the accounts
+// and the feed, each named here as in its own package.
 type Option func(*config)
 
 // WithLogger sets the structured logger of every part (default slog.Default()).
@@ -106,9 +114,10 @@ func WithPostCache(size int, ttl time.Duration) Option {
 	return feedOption(feed.WithPostCache(size, ttl))
 }
 
-// WithBus sets the bus every part's live events travel on, shared with
-// the other instances (default: a bus.Local of this process; see
-// feed.WithBus).
+// WithBus sets the bus the live events of every module travel on
+// (default: a bus.Local of this domain alone). Given one, readers rely on
+// its events while it is connected (events.NewEmitter's shared): the
+// instances writing to the store must share it.
 func WithBus(b bus.Bus) Option { return func(c *config) { c.bus = b } }
 
 // WithEventQueue sets the queue of one live subscription, of the home
@@ -120,8 +129,10 @@ func WithEventQueue(n int) Option {
 	}
 }
 
-// WithBcryptCost sets the cost of new password hashes (feed.WithBcryptCost).
-func WithBcryptCost(c int) Option { return feedOption(feed.WithBcryptCost(c)) }
+// WithBcryptCost sets the cost of new password hashes (account.WithBcryptCost).
+func WithBcryptCost(cost int) Option {
+	return func(c *config) { c.account = append(c.account, account.WithBcryptCost(cost)) }
+}
 
 func protocol(o counted.Option) Option {
 	return func(c *config) { c.protocol = append(c.protocol, o) }
@@ -145,17 +156,19 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		b = bus.NewLocal()
 	}
 	ev := events.NewEmitter(b, shared, w.Logger())
+	a := account.New(st, w, ev, c.account...)
 	n := notify.New(st, w, ev, c.eventQueue)
-	f := feed.New(st, w, n, append(c.feed, feed.WithEvents(ev))...)
+	f := feed.New(st, w, a, n, append(c.feed, feed.WithEvents(ev))...)
 	return &Domain{
 		Writes:   w,
+		Accounts: a,
 		Feed:     f,
 		Notify:   n,
 		Likes:    like.New(st, w, f, n),
 		Comments: comment.New(st, w, f, f, n),
 		Reposts:  repost.New(st, w, f, n),
 		Topics:   topic.New(st, w, f),
-		Org:      newOrg(st, w, f),
+		Org:      newOrg(st, w, a),
 	}
 }
 

@@ -54,7 +54,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
 			var users []weibo.UserID
 			for _, n := range []string{"viewer", "star", "fan", "friend"} {
-				u, err := svc.Feed.Register(ctx, n+"_"+tag, "correct horse")
+				u, err := svc.Accounts.Register(ctx, n+"_"+tag, "correct horse")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -133,11 +133,11 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 			defer svc.Close(ctx)
 			before := testutil.ToFloat64(events.BusPublishErrors)
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-			author, err := svc.Feed.Register(ctx, "author_"+tag, "correct horse")
+			author, err := svc.Accounts.Register(ctx, "author_"+tag, "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}
-			fan, err := svc.Feed.Register(ctx, "fan_"+tag, "correct horse")
+			fan, err := svc.Accounts.Register(ctx, "fan_"+tag, "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
 			var users []weibo.UserID
 			for _, n := range []string{"viewer", "star", "fan"} {
-				u, err := svc.Feed.Register(ctx, n+"_"+tag, "correct horse")
+				u, err := svc.Accounts.Register(ctx, n+"_"+tag, "correct horse")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -247,7 +247,7 @@ func TestWatchTimelineWokenByTheBus(t *testing.T) {
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
 			var users []weibo.UserID
 			for _, n := range []string{"viewer", "friend", "star", "fan"} {
-				u, err := one.Feed.Register(ctx, n+"_"+tag, "correct horse")
+				u, err := one.Accounts.Register(ctx, n+"_"+tag, "correct horse")
 				if err != nil {
 					t.Fatal(err)
 				}

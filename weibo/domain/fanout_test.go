@@ -54,13 +54,13 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			}
 			crashed := quietService(st) // never started: no worker drains its queue
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-			author, err := crashed.Feed.Register(ctx, "author_"+tag, "correct horse")
+			author, err := crashed.Accounts.Register(ctx, "author_"+tag, "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}
 			var fans []*weibo.User
 			for i := range 3 {
-				f, err := crashed.Feed.Register(ctx, fmt.Sprintf("fan%d_%s", i, tag), "correct horse")
+				f, err := crashed.Accounts.Register(ctx, fmt.Sprintf("fan%d_%s", i, tag), "correct horse")
 				if err != nil {
 					t.Fatal(err)
 				}

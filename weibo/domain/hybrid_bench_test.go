@@ -89,7 +89,7 @@ func newBenchGraphOn(b *testing.B, st hbase.StoreAdmin, fans int, allAttends boo
 
 func mustUserB(b *testing.B, svc *domain.Domain, name string) weibo.UserID {
 	b.Helper()
-	u, err := svc.Feed.Register(b.Context(), name, "correct horse")
+	u, err := svc.Accounts.Register(b.Context(), name, "correct horse")
 	if err != nil {
 		b.Fatal(err)
 	}

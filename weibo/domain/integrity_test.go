@@ -207,7 +207,7 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 	for i, u := range w.users {
 		ids[i] = u.ID
 	}
-	us, err := svc.Feed.GetUsers(ctx, ids)
+	us, err := svc.Accounts.GetUsers(ctx, ids)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,13 +41,13 @@ func outboxed(t *testing.T, st hbase.Store, fans, n int) ([]*weibo.User, []weibo
 	ctx := t.Context()
 	crashed := quietService(st)
 	tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-	author, err := crashed.Feed.Register(ctx, "lauthor_"+tag, "correct horse")
+	author, err := crashed.Accounts.Register(ctx, "lauthor_"+tag, "correct horse")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var us []*weibo.User
 	for i := range fans {
-		f, err := crashed.Feed.Register(ctx, fmt.Sprintf("lfan%d_%s", i, tag), "correct horse")
+		f, err := crashed.Accounts.Register(ctx, fmt.Sprintf("lfan%d_%s", i, tag), "correct horse")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -224,7 +224,7 @@ func likesOfDeletedPost(t *testing.T, svc *domain.Domain) {
 	if _, err := svc.Likes.Like(ctx, author.ID, gone.ID); weibo.CodeOf(err) != weibo.CodeNotFound {
 		t.Fatalf("like of a deleted post: %v", err)
 	}
-	us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{author.ID})
+	us, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{author.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func describe(ns []*notify.Notification, names map[weibo.UserID]string) []string
 // unread reads uid's kept unread count.
 func unread(t *testing.T, svc *domain.Domain, uid weibo.UserID) int64 {
 	t.Helper()
-	us, err := svc.Feed.GetUsers(t.Context(), []weibo.UserID{uid})
+	us, err := svc.Accounts.GetUsers(t.Context(), []weibo.UserID{uid})
 	if err != nil || us[0] == nil {
 		t.Fatalf("user %s: %v", uid, err)
 	}

@@ -31,7 +31,7 @@ func readFollow(t *testing.T, svc *domain.Domain, a, b weibo.UserID, bPosts []we
 	t.Helper()
 	ctx := t.Context()
 	var s followState
-	us, err := svc.Feed.GetUsers(ctx, []weibo.UserID{a, b})
+	us, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestFollowIdempotent(t *testing.T) {
 			wantCode(t, err, weibo.CodeBadUserInput, "unfollow yourself")
 			_, err = svc.Feed.Follow(ctx, alice.ID, 999_999_999_999)
 			wantCode(t, err, weibo.CodeNotFound, "follow an unknown user")
-			if us, _ := svc.Feed.GetUsers(ctx, []weibo.UserID{alice.ID}); us[0].FollowCount != 0 || us[0].FanCount != 0 {
+			if us, _ := svc.Accounts.GetUsers(ctx, []weibo.UserID{alice.ID}); us[0].FollowCount != 0 || us[0].FanCount != 0 {
 				t.Fatalf("refused calls changed alice's counters: %+v", us[0])
 			}
 		})

@@ -73,7 +73,7 @@ func TestWatchTimelineIdleReadsNothing(t *testing.T) {
 				defer s.Close(ctx)
 			}
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-			viewer, err := svc.Feed.Register(ctx, "idle_"+tag, "correct horse")
+			viewer, err := svc.Accounts.Register(ctx, "idle_"+tag, "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}

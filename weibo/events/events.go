@@ -3,7 +3,7 @@
 // the bounded queue of one subscription, the errors that end a stream,
 // and the Prometheus metrics of streams and publishes. The modules own
 // their subjects and wire forms (home timelines in package feed,
-// notifications in package notify, token endings in package feed).
+// notifications in package notify, token endings in package account).
 package events
 
 import (

@@ -112,7 +112,7 @@ func (s *Service) register() {
 				return tables.Users, tables.UserKey(weibo.UserID(c.Owner)), qual, seq
 			},
 			Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
-				us, err := s.GetUsers(ctx, []weibo.UserID{weibo.UserID(c.Owner)})
+				us, err := s.users.GetUsers(ctx, []weibo.UserID{weibo.UserID(c.Owner)})
 				if err != nil || us[0] == nil {
 					return 0, false, err
 				}

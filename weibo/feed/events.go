@@ -68,7 +68,8 @@ type homeEvent struct {
 func WithBus(b bus.Bus) Option { return func(o *options) { o.bus = b } }
 
 // WithEvents sets the Emitter live events are published with, shared with
-// the domain's other modules (package notify); it overrides WithBus.
+// the domain's other modules (packages account and notify); it overrides
+// WithBus.
 func WithEvents(e *events.Emitter) Option { return func(o *options) { o.events = e } }
 
 // DefaultEventQueue is the default of WithEventQueue.

@@ -241,7 +241,7 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 		return err
 	}
 	// End the drain: back to On if the fans came back meanwhile.
-	us, err := s.GetUsers(ctx, []weibo.UserID{author})
+	us, err := s.users.GetUsers(ctx, []weibo.UserID{author})
 	if err != nil {
 		return err
 	}

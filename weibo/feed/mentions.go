@@ -106,7 +106,7 @@ func (s *Service) ResolveMentions(ctx context.Context, text string) ([]tables.Me
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	us, err := s.GetUsers(ctx, ids)
+	us, err := s.users.GetUsers(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func (s *Service) PublishRepost(ctx context.Context, author weibo.UserID, conten
 // repost's pair, a post's topics) are written at the points Publish
 // lists.
 func (s *Service) publish(ctx context.Context, author weibo.UserID, content string, root *weibo.PostID) (*Post, error) {
-	us, err := s.GetUsers(ctx, []weibo.UserID{author})
+	us, err := s.users.GetUsers(ctx, []weibo.UserID{author})
 	if err != nil {
 		return nil, err
 	}

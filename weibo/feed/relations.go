@@ -224,7 +224,7 @@ func (s *Service) relationTarget(ctx context.Context, viewer, target weibo.UserI
 }
 
 func (s *Service) existingUser(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
-	us, err := s.GetUsers(ctx, []weibo.UserID{uid})
+	us, err := s.users.GetUsers(ctx, []weibo.UserID{uid})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Package feed is the social feed of the seeds (000 and 004: the
 // weibo:content, weibo:relations and "receive-content-email" inbox tables):
-// accounts, follows and fans, posts, the durable inbox fan-out with hybrid
+// follows and fans, posts, the durable inbox fan-out with hybrid
 // fan-out for large accounts and fan-out leases, home timelines and live
 // timeline updates, likes and reposts of posts. Its counted relations —
 // follow (followCount, fanCount), publish (postCount), like (likeCount),
@@ -8,15 +8,16 @@
 // commentCount) and notify (a user's unreadNotificationCount) — are
 // written on package counted's protocol and registered with it by New.
 //
-// One file per concern: accounts.go and password.go, relations.go,
-// posts.go and fanout.go, lease.go, large.go (hybrid fan-out: the large
-// accounts), timeline.go, live.go, counted.go (the registered relations
-// and counters, the settles and recounts), likes.go (the like relation,
-// its counter, settle and lists), reposts.go (the repost pair, its
-// counter, settle and list), delete.go (deleting a post and retracting
-// it), validate.go (content rules), mentions.go (@username),
-// notify.go and notifications.go (notifications: writes, and the
-// recipient's list and markNotificationsRead).
+// The accounts it shows are read through Users (package account).
+//
+// One file per concern: relations.go, posts.go and fanout.go, lease.go,
+// large.go (hybrid fan-out: the large accounts), timeline.go, live.go,
+// counted.go (the registered relations and counters, the settles and
+// recounts), likes.go (the like relation, its counter, settle and lists),
+// reposts.go (the repost pair, its counter, settle and list), delete.go
+// (deleting a post and retracting it), validate.go (content rules),
+// mentions.go (@username), notify.go and notifications.go (notifications:
+// writes, and the recipient's list and markNotificationsRead).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -30,6 +31,7 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
 )
@@ -50,7 +52,7 @@ type Service struct {
 	drains      *drains
 	live        liveHub
 	opts        options
-	bcryptC     int
+	users       Users
 	posts       *postCache      // nil: none (WithPostCache)
 	events      *events.Emitter // live events (events.go); WatchTimeline polls only while a shared bus is away
 }
@@ -62,7 +64,6 @@ type options struct {
 	sweepInterval time.Duration
 	fanoutLease   time.Duration
 	instance      string
-	bcryptCost    int
 	threshold     int
 	postCacheSize int
 	postCacheTTL  time.Duration
@@ -121,18 +122,24 @@ const DefaultFanoutThreshold = 10000
 // set again.
 func WithFanoutThreshold(n int) Option { return func(o *options) { o.threshold = n } }
 
-// WithBcryptCost sets the bcrypt cost of new password hashes (default
-// bcrypt.DefaultCost; tests lower it).
-func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
+// Users reads the accounts the feed shows and counts: the authors of
+// posts, the counters' owners, the users mentioned. *account.Service
+// implements it.
+type Users interface {
+	// GetUsers reads users by id in one batch: one entry per id, nil where
+	// the user does not exist. Errors are the store's.
+	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
+}
 
 // New returns the feed over st, writing its counted relations on w (whose
-// clock and logger it uses) and registering them there, and its
-// notifications with notices (whom it tells how they are checked). The weibo tables
-// must exist (tables.Migrate).
-func New(st hbase.Store, w *counted.Protocol, notices Notices, opts ...Option) *Service {
+// clock and logger it uses) and registering them there, reading accounts
+// through users and sending its notifications with notices (whom it
+// tells how they are checked). The weibo tables must exist
+// (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, opts ...Option) *Service {
 	o := options{
 		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
-		fanoutLease: 30 * time.Second, bcryptCost: 10, threshold: DefaultFanoutThreshold,
+		fanoutLease: 30 * time.Second, threshold: DefaultFanoutThreshold,
 		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL, eventQueue: DefaultEventQueue,
 	}
 	for _, f := range opts {
@@ -148,7 +155,7 @@ func New(st hbase.Store, w *counted.Protocol, notices Notices, opts ...Option) *
 	if o.instance == "" {
 		o.instance = defaultInstanceName()
 	}
-	s := &Service{st: st, w: w, notices: notices, log: w.Logger(), opts: o, bcryptC: o.bcryptCost, events: o.events,
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, users: users, notices: notices, events: o.events,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fanout = newFanout(s)
 	s.drains = newDrains()

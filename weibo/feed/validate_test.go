@@ -81,12 +81,3 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("Excerpt of 1 MiB = %q (%d bytes)", got, len(got))
 	}
 }
-
-func TestCheckLoginPassword(t *testing.T) {
-	if err := checkLoginPassword(strings.Repeat("p", MaxPasswordLen)); err != nil {
-		t.Errorf("72 bytes: %v", err)
-	}
-	if err := checkLoginPassword(strings.Repeat("p", MaxPasswordLen+1)); weibo.CodeOf(err) != weibo.CodeBadUserInput {
-		t.Errorf("73 bytes: %v, want BAD_USER_INPUT", err)
-	}
-}

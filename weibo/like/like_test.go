@@ -30,11 +30,11 @@ func TestLikeRegistered(t *testing.T) {
 			}
 			svc := domain.New(st, domain.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 				domain.WithBcryptCost(4), domain.WithOutboxSweep(0))
-			author, err := svc.Feed.Register(ctx, "author", "correct horse")
+			author, err := svc.Accounts.Register(ctx, "author", "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}
-			fan, err := svc.Feed.Register(ctx, "fan", "correct horse")
+			fan, err := svc.Accounts.Register(ctx, "fan", "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}

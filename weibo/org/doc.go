@@ -31,7 +31,7 @@ import (
 )
 
 // Users is what the organisation reads of the accounts, which another
-// business area keeps (package feed's Service implements it).
+// business area keeps (package account's Service implements it).
 type Users interface {
 	// GetUsers reads users by id in one batch: one entry per id, nil where
 	// the user does not exist.

@@ -1,4 +1,4 @@
-package feed
+package account
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 		return nil, err
 	}
 	uid := weibo.UserID(RegisteredIDBase + seq)
-	created := s.NowMillis()
+	created := s.w.NowMillis()
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{
 		tables.FamInfo:  {tables.ColUsername: []byte(username), tables.ColPassword: hash, tables.ColCreated: tables.EncodeMillis(created)},
 		tables.FamCount: {tables.ColFollows: tables.EncodeCounter(0), tables.ColFans: tables.EncodeCounter(0), tables.ColPosts: tables.EncodeCounter(0)},

@@ -1,4 +1,4 @@
-package feed
+package account
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // (bcrypt would ignore the rest) with BAD_USER_INPUT; 72 bytes work.
 func TestPasswordLength(t *testing.T) {
 	st := testenv.Embedded(t)
-	svc := newQuiet(st, WithBcryptCost(4), WithOutboxSweep(0))
+	svc := newService(st, 4)
 	ctx := t.Context()
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestPasswordLength(t *testing.T) {
 func TestUnknownUserComparesAHash(t *testing.T) {
 	const cost = 5 // a cost no other test uses, so the dummy hash is made here
 	st := testenv.Embedded(t)
-	svc := newQuiet(st, WithBcryptCost(cost), WithOutboxSweep(0))
+	svc := newService(st, cost)
 	ctx := t.Context()
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatal(err)
@@ -62,5 +62,14 @@ func TestUnknownUserComparesAHash(t *testing.T) {
 		if !ok || !strings.HasPrefix(string(h.([]byte)), "$2a$05$") {
 			t.Fatalf("no dummy hash of cost %d after a login as %q", cost, name)
 		}
+	}
+}
+
+func TestCheckLoginPassword(t *testing.T) {
+	if err := checkLoginPassword(strings.Repeat("p", MaxPasswordLen)); err != nil {
+		t.Errorf("72 bytes: %v", err)
+	}
+	if err := checkLoginPassword(strings.Repeat("p", MaxPasswordLen+1)); weibo.CodeOf(err) != weibo.CodeBadUserInput {
+		t.Errorf("73 bytes: %v, want BAD_USER_INPUT", err)
 	}
 }

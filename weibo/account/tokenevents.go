@@ -1,4 +1,4 @@
-package feed
+package account
 
 import (
 	"encoding/json"
@@ -39,15 +39,16 @@ type tokensEvent struct {
 	G int64  `json:"g,omitempty"`
 }
 
-// emitTokensEnded publishes e; an error is counted and logged (emit): the
-// other instances then learn of the ending at their next read of the row.
+// emitTokensEnded publishes e; an error is counted and logged
+// (events.Emitter.Emit): the other instances then learn of the ending at
+// their next read of the row.
 func (s *Service) emitTokensEnded(e TokensEnded) {
 	w := tokensEvent{U: e.User.String(), G: e.Below}
 	if e.Token != (weibo.TokenID{}) {
 		w = tokensEvent{U: e.User.String(), T: e.Token.String(), X: e.Expires.UnixMilli()}
 	}
 	b, _ := json.Marshal(w)
-	s.emit(tokensSubject, b)
+	s.events.Emit(tokensSubject, b)
 }
 
 // OnTokensEnded calls fn with each ending of tokens published on the bus

@@ -1,15 +1,20 @@
-package feed
+package account
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -19,7 +24,14 @@ func newTestService(t *testing.T, st hbase.StoreAdmin) *Service {
 	if err := tables.Migrate(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
-	return newQuiet(st, WithBcryptCost(4), WithOutboxSweep(0))
+	return newService(st, 4)
+}
+
+// newService returns a service over st, of bcrypt cost cost, publishing on
+// a bus of its own.
+func newService(st hbase.Store, cost int) *Service {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return New(st, counted.New(st, counted.WithLogger(log)), events.NewEmitter(bus.NewLocal(), false, log), WithBcryptCost(cost))
 }
 
 func uniqueUsername(prefix string) string {

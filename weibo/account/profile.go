@@ -1,4 +1,4 @@
-package feed
+package account
 
 import (
 	"context"
@@ -21,8 +21,8 @@ const (
 // UTF-8, a visible character) with their own bounds; a display name is one
 // line.
 var (
-	displayNameRule = textRule{field: "displayName", maxChars: MaxDisplayNameLength, maxBytes: MaxDisplayNameBytes, oneLine: true}
-	bioRule         = textRule{field: "bio", maxChars: MaxBioLength, maxBytes: MaxBioBytes}
+	displayNameRule = weibo.TextRule{Field: "displayName", MaxChars: MaxDisplayNameLength, MaxBytes: MaxDisplayNameBytes, OneLine: true}
+	bioRule         = weibo.TextRule{Field: "bio", MaxChars: MaxBioLength, MaxBytes: MaxBioBytes}
 )
 
 // UpdateProfile changes user uid's display name and bio and returns the
@@ -39,7 +39,7 @@ func (s *Service) UpdateProfile(ctx context.Context, uid weibo.UserID, displayNa
 	m := &hbase.RowMutation{Table: tables.Users, Row: tables.UserKey(uid)}
 	for _, f := range []struct {
 		text *string
-		rule textRule
+		rule weibo.TextRule
 		col  string
 	}{{displayName, displayNameRule, tables.ColDisplayName}, {bio, bioRule, tables.ColBio}} {
 		switch {
@@ -50,7 +50,7 @@ func (s *Service) UpdateProfile(ctx context.Context, uid weibo.UserID, displayNa
 			}
 			m.Delete[tables.FamInfo][f.col] = nil
 		default:
-			if err := validateText(f.rule, *f.text); err != nil {
+			if err := weibo.ValidateText(f.rule, *f.text); err != nil {
 				return nil, err
 			}
 			if m.Put == nil {

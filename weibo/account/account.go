@@ -1,0 +1,66 @@
+// Package account is the accounts of the weibo (the weibo:users and
+// weibo:usernames tables): registration and login with bcrypt-hashed
+// passwords, reading users by id and by username, the tokens that end
+// (logout, logoutEverywhere, changePassword) and their endings published
+// over the bus to every gateway instance, and the profile (display name
+// and bio).
+//
+// One file per concern: accounts.go (Register, Login, the users' reads),
+// password.go (hashing and comparing, bounded by the bcrypt slots, and a
+// failed login's timing), tokens.go (the token generation and the tokens
+// ended on their own), tokenevents.go (token endings on the bus) and
+// profile.go (UpdateProfile).
+//
+// Errors meant for API callers are *weibo.Error values; every other error
+// is an internal store failure, wrapped with the operation it served.
+package account
+
+import (
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
+)
+
+// Service is the accounts' API. It is safe for concurrent use.
+type Service struct {
+	st      hbase.Store
+	w       *counted.Protocol
+	events  *events.Emitter // token endings (tokenevents.go)
+	bcryptC int
+}
+
+type options struct {
+	bcryptCost int
+}
+
+// Option configures a Service.
+type Option func(*options)
+
+// WithBcryptCost sets the bcrypt cost of new password hashes (default
+// bcrypt.DefaultCost; tests lower it).
+func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c } }
+
+// New returns the accounts over st, on the clock and logger of w, and
+// publishing token endings with ev (shared with the domain's other
+// modules, so that they travel on the one bus). The weibo tables must
+// exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, opts ...Option) *Service {
+	o := options{bcryptCost: bcrypt.DefaultCost}
+	for _, f := range opts {
+		f(&o)
+	}
+	return &Service{st: st, w: w, events: ev, bcryptC: o.bcryptCost}
+}
+
+// The accounts' errors, *weibo.Error values with the codes and reasons of
+// package weibo.
+
+// errBadLogin is Login's answer for an unknown user and a wrong password alike.
+var errBadLogin = &weibo.Error{Code: weibo.CodeUnauthenticated, Message: "wrong username or password"}
+
+func errTaken(username string) error {
+	return weibo.BadReason("username", weibo.ReasonUsernameTaken, "username "+username+" is taken")
+}
