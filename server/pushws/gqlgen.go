@@ -124,11 +124,15 @@ func traceHeaders(h http.Header) http.Header {
 	return out
 }
 
-// run starts operation m with the session's executor, as gqlgen's
-// WebSocket transport does: a subscription whose source takes the
-// live.Sink delivers its own events; any other operation (and a
-// subscription that failed) is pulled by a goroutine of its own until it
-// ends.
+// run starts operation m with the session's executor as gqlgen's
+// wsConnection.subscribe does: StartOperationTrace, CreateOperationContext
+// and on its errors DispatchError (an "error" message for a protocol-kind
+// error, else "next" with the errors and "complete"), then
+// DispatchOperation, whose panic goes through the operation context's
+// Recover and the error presenter. A subscription whose source takes the
+// live.Sink then delivers its own events; any other operation (and a
+// subscription that failed) is pulled by a goroutine of its own until its
+// response handler returns nil, as gqlgen's.
 func (s *session) run(m message, start time.Time) {
 	// The operation's scope serves its setup (and a query's execution);
 	// a subscription's events get fresh ones each (step).
