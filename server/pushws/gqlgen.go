@@ -25,7 +25,8 @@ import (
 // gqlgen handler (handler.Server.AddTransport) before gqlgen's own
 // transport.Websocket, which then serves the legacy graphql-ws protocol.
 // It runs each operation as gqlgen's WebSocket transport does, with the
-// handler's executor.
+// handler's executor. The Transports of a process share one nbio engine
+// (one poller), started by the first Do.
 type Transport struct {
 	checkOrigin func(*http.Request) bool
 	init        transport.WebsocketInitFunc
