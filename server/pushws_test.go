@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -40,6 +42,14 @@ func closedWith(t *testing.T, conn *websocket.Conn) (int, string) {
 			var ce *websocket.CloseError
 			if !errors.As(err, &ce) {
 				t.Fatalf("read %v, want a close message", err)
+			}
+			// The server closes the TCP connection after its close
+			// message: the client closes only then (the test's cleanup),
+			// as a client that answers the close handshake does.
+			_ = conn.UnderlyingConn().SetReadDeadline(time.Now().Add(10 * time.Second))
+			var ne net.Error
+			if _, err := io.Copy(io.Discard, conn.UnderlyingConn()); errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("after the close message: %v, want the connection closed", err)
 			}
 			return ce.Code, ce.Text
 		}

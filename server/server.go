@@ -201,7 +201,7 @@ func GraphQL(cfg Config) http.Handler {
 	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	// graphql-transport-ws with nothing waiting per idle connection
-	// (pushWS); the legacy graphql-ws protocol with gqlgen's transport.
+	// (package pushws); the legacy graphql-ws protocol with gqlgen's transport.
 	srv.AddTransport(newPushWS(cfg))
 	srv.AddTransport(transport.Websocket{
 		Implementation: gorillaWebsocket{upgrader: websocket.Upgrader{
