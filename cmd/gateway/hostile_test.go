@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,34 +66,10 @@ func TestBinaryHostileRSS(t *testing.T) {
 		t.Skip("no /proc: resident memory is read from /proc/PID/status")
 	}
 	bin := buildGateway(t)
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--data", filepath.Join(t.TempDir(), "store"), "--addr", addr, "--demo")
-	cmd.Env = append(os.Environ(), "GATEWAY_JWT_SECRET=hostile-test-secret-hostile-test-secret")
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := "http://" + addr
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready after 90 s:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	_, startPeak, err := procRSS(cmd.Process.Pid)
+	srv := startServe(t, bin, append(os.Environ(), "GATEWAY_JWT_SECRET=hostile-test-secret-hostile-test-secret"),
+		"--data", filepath.Join(t.TempDir(), "store"), "--demo")
+	base, logs := srv.base, srv.logs
+	_, startPeak, err := procRSS(srv.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +81,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for {
-			if rss, _, err := procRSS(cmd.Process.Pid); err == nil && rss > sampled.Load() {
+			if rss, _, err := procRSS(srv.pid); err == nil && rss > sampled.Load() {
 				sampled.Store(rss)
 			}
 			select {
@@ -159,7 +134,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	_, peak, err := procRSS(cmd.Process.Pid)
+	_, peak, err := procRSS(srv.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
