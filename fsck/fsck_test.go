@@ -51,7 +51,7 @@ func TestPairFailures(t *testing.T) {
 
 			// user ↔ role: assign fails after the member row.
 			rAssign, _ := svc.Org.CreateRole(ctx, "assign"+tag)
-			f.arm(org.PairStepAssignRole)
+			f.Arm(org.PairStepAssignRole)
 			_, err := svc.Org.AssignRole(ctx, u.ID, rAssign.ID, 7)
 			mustFail(err, "assign")
 			if got := userRoles(t, svc, u.ID); len(got) != 0 {
@@ -76,7 +76,7 @@ func TestPairFailures(t *testing.T) {
 			if _, err := svc.Org.AssignRole(ctx, other.ID, rRevoke.ID, 6); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.PairStepRevokeRole)
+			f.Arm(org.PairStepRevokeRole)
 			_, err = svc.Org.RevokeRole(ctx, u.ID, rRevoke.ID)
 			mustFail(err, "revoke")
 			if got := userRoles(t, svc, u.ID); len(got) != 0 {
@@ -91,7 +91,7 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rRevoke.ID)})
 
 			// role ↔ name: create fails after the name row.
-			f.arm(org.PairStepCreateRole)
+			f.Arm(org.PairStepCreateRole)
 			_, err = svc.Org.CreateRole(ctx, "create"+tag)
 			mustFail(err, "create role")
 			if r, _ := svc.Org.RoleByName(ctx, "create"+tag); r != nil {
@@ -101,7 +101,7 @@ func TestPairFailures(t *testing.T) {
 
 			// role ↔ name: rename fails after the new name's row.
 			rRename, _ := svc.Org.CreateRole(ctx, "rename"+tag)
-			f.arm(org.PairStepRenameRole)
+			f.Arm(org.PairStepRenameRole)
 			_, err = svc.Org.RenameRole(ctx, rRename.ID, "renamed"+tag)
 			mustFail(err, "rename role")
 			if r, _ := svc.Org.RoleByName(ctx, "renamed"+tag); r != nil {
@@ -117,7 +117,7 @@ func TestPairFailures(t *testing.T) {
 			if _, err := svc.Org.AssignRole(ctx, other.ID, rDel.ID, 3); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.PairStepDeleteRole)
+			f.Arm(org.PairStepDeleteRole)
 			_, err = svc.Org.DeleteRole(ctx, rDel.ID)
 			mustFail(err, "delete role")
 			if got := userRoles(t, svc, other.ID); slices.Contains(got, rDel.Name+":3") {
@@ -135,7 +135,7 @@ func TestPairFailures(t *testing.T) {
 			root, _ := svc.Org.CreateDepartment(ctx, "root"+tag, weibo.RootDept)
 			a, _ := svc.Org.CreateDepartment(ctx, "a"+tag, root.ID)
 			bDept, _ := svc.Org.CreateDepartment(ctx, "b"+tag, root.ID)
-			f.arm(org.PairStepCreateDepartment)
+			f.Arm(org.PairStepCreateDepartment)
 			_, err = svc.Org.CreateDepartment(ctx, "half"+tag, a.ID)
 			mustFail(err, "create department")
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
@@ -143,7 +143,7 @@ func TestPairFailures(t *testing.T) {
 			}
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("under %d", a.ID)})
 
-			f.arm(org.PairStepMoveDepartment)
+			f.Arm(org.PairStepMoveDepartment)
 			_, err = svc.Org.MoveDepartment(ctx, bDept.ID, a.ID)
 			mustFail(err, "move department")
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
@@ -155,7 +155,7 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", bDept.ID, a.ID)})
 
 			leaf, _ := svc.Org.CreateDepartment(ctx, "leaf"+tag, root.ID)
-			f.arm(org.PairStepDeleteDepartment)
+			f.Arm(org.PairStepDeleteDepartment)
 			_, err = svc.Org.DeleteDepartment(ctx, leaf.ID, false)
 			mustFail(err, "delete department")
 			if got := childNames(t, svc, root.ID, 10); !slices.Equal(got, []string{"a" + tag, "b" + tag}) {
@@ -167,7 +167,7 @@ func TestPairFailures(t *testing.T) {
 			if _, err := svc.Org.SetUserDepartment(ctx, u.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.PairStepSetUserDepartment)
+			f.Arm(org.PairStepSetUserDepartment)
 			_, err = svc.Org.SetUserDepartment(ctx, u.ID, bDept.ID)
 			mustFail(err, "set user department")
 			if got := deptMembers(t, svc, bDept.ID); len(got) != 0 {
