@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/hostile"
 	"github.com/weibohbase/gateway/internal/syncbuf"
 	"github.com/weibohbase/gateway/seed"
@@ -152,20 +152,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 
 func register(t *testing.T, base, name string) string {
 	t.Helper()
-	body := mustJSON(map[string]any{"query": `mutation($u: String!) { register(username: $u, password: "correct horse") { token } }`,
-		"variables": map[string]any{"u": name}})
-	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Data struct{ Register struct{ Token string } }
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Data.Register.Token == "" {
-		t.Fatalf("register: %v", err)
-	}
-	return out.Data.Register.Token
+	return gatewaytest.Register(t, base, name).Token
 }
 
 func mustJSON(v any) []byte {

@@ -153,24 +153,13 @@ type Account struct {
 // Register registers username with Password through the register mutation.
 func (g *Gateway) Register(username string) Account {
 	g.t.Helper()
-	var d struct {
-		Register struct {
-			Token string
-			User  struct{ ID, Username string }
-		}
-	}
-	g.OK("", `mutation($u: String!, $p: String!) { register(username: $u, password: $p) { token user { id username } } }`,
-		map[string]any{"u": username, "p": Password}, &d)
-	return Account{ID: d.Register.User.ID, Username: d.Register.User.Username, Token: d.Register.Token}
+	return Register(g.t, g.URL, username)
 }
 
 // Login logs username in through the login mutation and returns the token.
 func (g *Gateway) Login(username, password string) string {
 	g.t.Helper()
-	var d struct{ Login struct{ Token string } }
-	g.OK("", `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`,
-		map[string]any{"u": username, "p": password}, &d)
-	return d.Login.Token
+	return Login(g.t, g.URL, username, password)
 }
 
 // Issue returns a bearer token of u, issued as login does.
