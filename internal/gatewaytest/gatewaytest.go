@@ -53,7 +53,6 @@ type settings struct {
 	domain    []domain.Option
 	seed      []func(context.Context, *domain.Domain) error
 	nats      bool
-	logger    *slog.Logger
 }
 
 // WithConfig changes the server's Config (limits, logger, CORS origins)
