@@ -61,12 +61,15 @@ type Browser struct {
 	errors   []string      // uncaught exceptions
 }
 
+// List names one of the lists a Browser records.
+type List int
+
 // The lists a Browser records.
 const (
-	Requests = iota // every request and WebSocket the page made, by URL
-	Foreign         // those to an origin not allowed (failed)
-	WSFrames        // the WebSocket frames the page sent, their payloads
-	Errors          // the page's uncaught exceptions
+	Requests List = iota // every request and WebSocket the page made, by URL
+	Foreign              // those to an origin not allowed (failed)
+	WSFrames             // the WebSocket frames the page sent, their payloads
+	Errors               // the page's uncaught exceptions
 )
 
 // New starts headless Chromium (testenv.Chromium: skipped without it,
@@ -173,7 +176,7 @@ func (b *Browser) allowed(raw string) bool {
 	return false
 }
 
-func (b *Browser) list(which int) *[]string {
+func (b *Browser) list(which List) *[]string {
 	switch which {
 	case Requests:
 		return &b.requests
@@ -186,7 +189,7 @@ func (b *Browser) list(which int) *[]string {
 	}
 }
 
-func (b *Browser) record(which int, s string) {
+func (b *Browser) record(which List, s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.list(which)
@@ -197,7 +200,7 @@ func (b *Browser) record(which int, s string) {
 
 // Recorded returns a copy of the list which (Requests, Foreign, WSFrames,
 // Errors) as recorded so far.
-func (b *Browser) Recorded(which int) []string {
+func (b *Browser) Recorded(which List) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(*b.list(which))
@@ -205,7 +208,7 @@ func (b *Browser) Recorded(which int) []string {
 
 // Await waits until one of the list which's entries satisfies ok, and
 // returns it; it returns ctx's error when ctx ends first.
-func (b *Browser) Await(ctx context.Context, which int, ok func(string) bool) (string, error) {
+func (b *Browser) Await(ctx context.Context, which List, ok func(string) bool) (string, error) {
 	for {
 		b.mu.Lock()
 		for _, s := range *b.list(which) {
