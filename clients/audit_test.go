@@ -3,9 +3,6 @@ package clients_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +11,9 @@ import (
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/demo"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
-	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
@@ -101,16 +98,8 @@ func demoGateway(t *testing.T, ctx context.Context) demoServer {
 	if _, err := seed.Import(ctx, st, ds, seed.Options{BcryptCost: 4}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := domain.New(st, domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0))
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close(context.Background()) })
-	tokens := auth.NewIssuer([]byte("clients-test-secret-clients-test-secret"), time.Hour)
-	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: tokens, Logger: log}))
-	t.Cleanup(ts.Close)
-	return demoServer{URL: ts.URL, Svc: svc, Tokens: tokens, Data: ds}
+	g := gatewaytest.Start(t, st)
+	return demoServer{URL: g.URL, Svc: g.Svc, Tokens: g.Tokens, Data: ds}
 }
 
 // demoServer is a gateway demoGateway serves.

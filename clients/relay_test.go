@@ -19,10 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,14 +29,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -209,18 +205,8 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	if _, err := seed.Import(ctx, st, ds, seed.Options{BcryptCost: 4}); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := domain.New(st, domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0))
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close(context.Background()) })
-	if err := seed.OrgDemo(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
-	tokens := auth.NewIssuer([]byte("relay-test-secret-relay-test-secret"), time.Hour)
-	ts := httptest.NewServer(server.New(server.Config{Svc: svc, Tokens: tokens, Logger: log}))
-	t.Cleanup(ts.Close)
+	g := gatewaytest.Start(t, st, gatewaytest.WithSeed(seed.OrgDemo))
+	svc := g.Svc
 
 	admin, err := svc.Accounts.UserByUsername(ctx, seed.DemoAdminUsername)
 	if err != nil || admin == nil {
@@ -242,16 +228,8 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	if err != nil || len(posts.Edges) != 1 {
 		t.Fatalf("user 1's posts: %+v, %v", posts, err)
 	}
-	adminToken, err := tokens.Issue(admin.ID, admin.CreatedAt, admin.TokenGeneration)
-	if err != nil {
-		t.Fatal(err)
-	}
-	userToken, err := tokens.Issue(1, users[0].CreatedAt, users[0].TokenGeneration)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return relayConfig{
-		URL: ts.URL, AdminToken: adminToken, UserToken: userToken,
+		URL: g.URL, AdminToken: g.Issue(admin), UserToken: g.Issue(users[0]),
 		User: users[0].ID.String(), Username: users[0].Username,
 		Role: roles[0].ID.String(), RoleName: roles[0].Name,
 		Department: depts[0].ID.String(), DepartmentName: depts[0].Name,

@@ -51,7 +51,7 @@ func TestPairFailures(t *testing.T) {
 
 			// user ↔ role: assign fails after the member row.
 			rAssign, _ := svc.Org.Roles.Create(ctx, "assign"+tag)
-			f.arm(org.StepRoleAssign)
+			f.Arm(org.StepRoleAssign)
 			_, err := svc.Org.Roles.Assign(ctx, u.ID, rAssign.ID, 7)
 			mustFail(err, "assign")
 			if got := userRoles(t, svc, u.ID); len(got) != 0 {
@@ -76,7 +76,7 @@ func TestPairFailures(t *testing.T) {
 			if _, err := svc.Org.Roles.Assign(ctx, other.ID, rRevoke.ID, 6); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.StepRoleRevoke)
+			f.Arm(org.StepRoleRevoke)
 			_, err = svc.Org.Roles.Revoke(ctx, u.ID, rRevoke.ID)
 			mustFail(err, "revoke")
 			if got := userRoles(t, svc, u.ID); len(got) != 0 {
@@ -91,7 +91,7 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rRevoke.ID)})
 
 			// role ↔ name: create fails after the name row.
-			f.arm(org.StepRoleCreate)
+			f.Arm(org.StepRoleCreate)
 			_, err = svc.Org.Roles.Create(ctx, "create"+tag)
 			mustFail(err, "create role")
 			if r, _ := svc.Org.Roles.ByName(ctx, "create"+tag); r != nil {
@@ -101,7 +101,7 @@ func TestPairFailures(t *testing.T) {
 
 			// role ↔ name: rename fails after the new name's row.
 			rRename, _ := svc.Org.Roles.Create(ctx, "rename"+tag)
-			f.arm(org.StepRoleRename)
+			f.Arm(org.StepRoleRename)
 			_, err = svc.Org.Roles.Rename(ctx, rRename.ID, "renamed"+tag)
 			mustFail(err, "rename role")
 			if r, _ := svc.Org.Roles.ByName(ctx, "renamed"+tag); r != nil {
@@ -117,7 +117,7 @@ func TestPairFailures(t *testing.T) {
 			if _, err := svc.Org.Roles.Assign(ctx, other.ID, rDel.ID, 3); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.StepRoleDelete)
+			f.Arm(org.StepRoleDelete)
 			_, err = svc.Org.Roles.Delete(ctx, rDel.ID)
 			mustFail(err, "delete role")
 			if got := userRoles(t, svc, other.ID); slices.Contains(got, rDel.Name+":3") {
@@ -135,7 +135,7 @@ func TestPairFailures(t *testing.T) {
 			root, _ := svc.Org.Departments.Create(ctx, "root"+tag, weibo.RootDept)
 			a, _ := svc.Org.Departments.Create(ctx, "a"+tag, root.ID)
 			bDept, _ := svc.Org.Departments.Create(ctx, "b"+tag, root.ID)
-			f.arm(org.StepDepartmentCreate)
+			f.Arm(org.StepDepartmentCreate)
 			_, err = svc.Org.Departments.Create(ctx, "half"+tag, a.ID)
 			mustFail(err, "create department")
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
@@ -143,7 +143,7 @@ func TestPairFailures(t *testing.T) {
 			}
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("under %d", a.ID)})
 
-			f.arm(org.StepDepartmentMove)
+			f.Arm(org.StepDepartmentMove)
 			_, err = svc.Org.Departments.Move(ctx, bDept.ID, a.ID)
 			mustFail(err, "move department")
 			if got := childNames(t, svc, a.ID, 10); len(got) != 0 {
@@ -155,7 +155,7 @@ func TestPairFailures(t *testing.T) {
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", bDept.ID, a.ID)})
 
 			leaf, _ := svc.Org.Departments.Create(ctx, "leaf"+tag, root.ID)
-			f.arm(org.StepDepartmentDelete)
+			f.Arm(org.StepDepartmentDelete)
 			_, err = svc.Org.Departments.Delete(ctx, leaf.ID, false)
 			mustFail(err, "delete department")
 			if got := childNames(t, svc, root.ID, 10); !slices.Equal(got, []string{"a" + tag, "b" + tag}) {
@@ -167,7 +167,7 @@ func TestPairFailures(t *testing.T) {
 			if _, err := svc.Org.Members.Set(ctx, u.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
-			f.arm(org.StepDepartmentSetMember)
+			f.Arm(org.StepDepartmentSetMember)
 			_, err = svc.Org.Members.Set(ctx, u.ID, bDept.ID)
 			mustFail(err, "set user department")
 			if got := deptMembers(t, svc, bDept.ID); len(got) != 0 {

@@ -1,9 +1,6 @@
 package fsck_test
 
 import (
-	"context"
-	"errors"
-	"sync"
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -11,36 +8,14 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
-// faults is a WithPairWriteHook hook that fails the steps armed in it.
-type faults struct {
-	mu    sync.Mutex
-	armed map[string]bool
-}
-
-var errInjected = errors.New("injected failure between the two writes")
-
-func (f *faults) hook(_ context.Context, step string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.armed[step] {
-		delete(f.armed, step)
-		return errInjected
-	}
-	return nil
-}
-
-// arm makes the next call of step fail.
-func (f *faults) arm(step string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.armed[step] = true
-}
+// errInjected is the error of an armed step (orgtest.Faults).
+var errInjected = orgtest.ErrInjected
 
 // orgService returns a migrated service over st with a fault hook.
-func orgService(t *testing.T, st hbase.StoreAdmin) (*domain.Domain, *faults) {
+func orgService(t *testing.T, st hbase.StoreAdmin) (*domain.Domain, *orgtest.Faults) {
 	t.Helper()
-	f := &faults{armed: map[string]bool{}}
-	return orgtest.Service(t, st, domain.WithStepHook(f.hook)), f
+	f := orgtest.NewFaults()
+	return orgtest.Service(t, st, domain.WithStepHook(f.Hook)), f
 }
 
 // The helpers the weibo, fsck and seed tests share (internal/orgtest).

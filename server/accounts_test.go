@@ -14,6 +14,7 @@ import (
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/bus/natsbus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
@@ -28,7 +29,7 @@ import (
 // tokens are closed, and a logged-out token's record expires with it.
 
 // testSecret is the secret of every test gateway (startGatewayWith's).
-const testSecret = "test-secret-test-secret-test-secret"
+const testSecret = gatewaytest.Secret
 
 // testClock is a settable clock for an instance's Issuer.
 type testClock struct {

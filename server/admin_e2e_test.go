@@ -1,16 +1,14 @@
 package server_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/orgtest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo"
@@ -18,35 +16,11 @@ import (
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
-// pairFaults fails the armed steps of two-sided writes (domain.WithStepHook).
-type pairFaults struct {
-	mu    sync.Mutex
-	armed map[string]bool
-}
-
-var errPairInjected = errors.New("injected failure between the two writes")
-
-func (f *pairFaults) hook(_ context.Context, step string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.armed[step] {
-		delete(f.armed, step)
-		return errPairInjected
-	}
-	return nil
-}
-
-func (f *pairFaults) arm(step string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.armed[step] = true
-}
-
 // startAdminGateway is startGateway with a fault hook in the service.
-func startAdminGateway(t *testing.T, st hbase.StoreAdmin) (*gw, *pairFaults) {
+func startAdminGateway(t *testing.T, st hbase.StoreAdmin) (*gw, *orgtest.Faults) {
 	t.Helper()
-	f := &pairFaults{armed: map[string]bool{}}
-	return startGateway(t, st, domain.WithStepHook(f.hook)), f
+	f := orgtest.NewFaults()
+	return startGateway(t, st, domain.WithStepHook(f.Hook)), f
 }
 
 // makeAdmin grants the admin role the way `gateway admin grant` does.
@@ -449,9 +423,9 @@ func TestAdminHalfWrittenPair(t *testing.T) {
 			r := g.createRole(tk, uniqueName("crash"))
 			d := g.createDept(tk, uniqueName("crash"), nil)
 
-			faults.arm(org.StepRoleAssign)
+			faults.Arm(org.StepRoleAssign)
 			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $r: ID!) { assignRole(userId: $u, roleId: $r, priority: 5) { id } }`, map[string]any{"u": ming.ID, "r": r.ID})
-			faults.arm(org.StepDepartmentSetMember)
+			faults.Arm(org.StepDepartmentSetMember)
 			g.fails(tk, "INTERNAL_SERVER_ERROR", `mutation($u: ID!, $d: ID!) { setUserDepartment(userId: $u, departmentId: $d) { id } }`, map[string]any{"u": ming.ID, "d": d.ID})
 
 			check := func(when string) {

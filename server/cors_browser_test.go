@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/weibohbase/gateway/internal/browsertest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 )
@@ -180,7 +180,6 @@ func (a *accessRecorder) len() int {
 // browser refuses fetch's answer after the preflight (a CORS error, and the
 // POST is never sent), and the gateway refuses the WebSocket upgrade (403).
 func TestCORSInChromium(t *testing.T) {
-	exe := testenv.Chromium(t)
 	pages := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(corsPage))
@@ -196,46 +195,27 @@ func TestCORSInChromium(t *testing.T) {
 	})
 	a := g.register(uniqueName("browser"))
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox, // tests run as root in containers
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-	)
-	// A bound on the whole browser session, so that a broken page fails the
-	// test instead of hanging it; not a speed target.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(bcancel)
-
 	// The CORS errors Chromium reports, by URL.
 	var mu sync.Mutex
 	corsErrors := map[string][]string{}
 	urls := map[network.RequestID]string{}
-	if err := chromedp.Listen(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			urls[e.RequestID] = e.Request.URL
-		case *network.EventLoadingFailed:
-			if e.CorsErrorStatus != nil {
-				corsErrors[urls[e.RequestID]] = append(corsErrors[urls[e.RequestID]], string(e.CorsErrorStatus.CorsError))
+	b := browsertest.New(t, browsertest.Options{
+		Allow:   []string{g.url, allowedPage.URL, otherPage.URL},
+		Session: 3 * time.Minute,
+		Listen: func(ev any) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e := ev.(type) {
+			case *network.EventRequestWillBeSent:
+				urls[e.RequestID] = e.Request.URL
+			case *network.EventLoadingFailed:
+				if e.CorsErrorStatus != nil {
+					corsErrors[urls[e.RequestID]] = append(corsErrors[urls[e.RequestID]], string(e.CorsErrorStatus.CorsError))
+				}
 			}
-		}
-	}); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	if err := chromedp.Do(bctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
-		return err
-	})); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+		},
+	})
+	bctx := b.Ctx
 
 	call := func(t *testing.T, page string) (corsResult, []string) {
 		t.Helper()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/hostile"
 	"github.com/weibohbase/gateway/internal/syncbuf"
 	"github.com/weibohbase/gateway/internal/testenv"
@@ -91,11 +92,11 @@ func TestHostileRequests(t *testing.T) {
 	h := sampleHeap()
 	for _, c := range hostile.Cases(env) {
 		t.Run(c.Name, func(t *testing.T) {
-			calls := g.storeCalls()
+			m := g.meter()
 			var r hostile.Result
 			for range max(c.Repeat, 1) {
 				var err error
-				if r, err = c.Send(http.DefaultClient, g.url, env); err != nil {
+				if r, err = c.Send(m.Client(), g.url, env); err != nil {
 					t.Fatal(err)
 				}
 				if r.Took > answerBound {
@@ -108,8 +109,12 @@ func TestHostileRequests(t *testing.T) {
 			if len(r.Message) > 400 {
 				t.Errorf("error message of %d bytes", len(r.Message))
 			}
-			if (r.Code == server.CodeQueryTooComplex || r.Code == server.CodeQueryTooDeep || r.Status >= 400 && r.Status != 429) && g.storeCalls() != calls {
-				t.Errorf("refused with %s after %v store calls", r.Code, g.storeCalls()-calls)
+			calls, err := m.StoreCalls()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (r.Code == server.CodeQueryTooComplex || r.Code == server.CodeQueryTooDeep || r.Status >= 400 && r.Status != 429) && calls != 0 {
+				t.Errorf("refused with %s after %v store calls", r.Code, calls)
 			}
 		})
 	}
@@ -422,21 +427,15 @@ func lightUnderLoad(t testing.TB, base string, env hostile.Env, token string, cl
 // syncBuffer is syncbuf.Buffer (an io.Writer safe for concurrent use).
 type syncBuffer = syncbuf.Buffer
 
-// settledStoreCalls waits until the store-call counter stops moving (no
-// call for 300 ms) and returns it; it fails when work goes on for 5 s.
-func (g *gw) settledStoreCalls(t *testing.T) float64 {
+// settledStoreCalls returns the store calls of m's requests once they
+// stop moving (no call for 300 ms); it fails when work goes on for 5 s.
+func settledStoreCalls(t *testing.T, m *gatewaytest.Meter) int {
 	t.Helper()
-	last := g.storeCalls()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(300 * time.Millisecond)
-		now := g.storeCalls()
-		if now == last {
-			return now
-		}
-		last = now
+	n, err := m.SettledStoreCalls(300*time.Millisecond, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("store calls still going 5 s after the request ended")
-	return 0
+	return n
 }
 
 // TestDeadlineStopsWork: a query that outlives the request timeout is
@@ -450,14 +449,14 @@ func TestDeadlineStopsWork(t *testing.T) {
 	// The same query on the same store without a deadline makes this many
 	// store calls.
 	full := startGatewayWith(t, st, func(c *server.Config) { c.RateLimit = -1 })
-	before := full.storeCalls()
-	if r, err := heavy.Send(http.DefaultClient, full.url, env); err != nil || r.Code != "" {
+	fm := full.meter()
+	if r, err := heavy.Send(fm.Client(), full.url, env); err != nil || r.Code != "" {
 		t.Fatalf("without a deadline: %v %.300s", err, r.Body)
 	}
-	whole := full.settledStoreCalls(t) - before
+	whole := settledStoreCalls(t, fm)
 
-	before = g.settledStoreCalls(t)
-	r, err := heavy.Send(http.DefaultClient, g.url, env)
+	m := g.meter()
+	r, err := heavy.Send(m.Client(), g.url, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +466,7 @@ func TestDeadlineStopsWork(t *testing.T) {
 	if r.Took > answerBound {
 		t.Errorf("answered in %v", r.Took)
 	}
-	if made := g.settledStoreCalls(t) - before; made >= whole/2 {
+	if made := settledStoreCalls(t, m); made >= whole/2 {
 		t.Errorf("%v store calls after a 30 ms deadline, %v for the whole query", made, whole)
 	} else {
 		t.Logf("%v store calls within the deadline, %v for the whole query", made, whole)
@@ -479,22 +478,22 @@ func TestDeadlineStopsWork(t *testing.T) {
 func TestDisconnectStopsWork(t *testing.T) {
 	g, env := hostileEnv(t, func(c *server.Config) { c.RateLimit = -1 })
 	heavy := mustJSONBytes(map[string]any{"query": hostile.HeaviestAllowed(env.UserID, server.DefaultMaxQueryNodes)})
-	before := g.settledStoreCalls(t)
-	if resp, err := http.Post(g.url+"/graphql", "application/json", bytes.NewReader(heavy)); err == nil {
+	fm := g.meter()
+	if resp, err := fm.Client().Post(g.url+"/graphql", "application/json", bytes.NewReader(heavy)); err == nil {
 		resp.Body.Close()
 	}
-	whole := g.settledStoreCalls(t) - before
+	whole := settledStoreCalls(t, fm)
 
-	before = g.settledStoreCalls(t)
+	m := g.meter()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.url+"/graphql", bytes.NewReader(heavy))
 	req.Header.Set("Content-Type", "application/json")
-	if resp, err := http.DefaultClient.Do(req); err == nil {
+	if resp, err := m.Client().Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatal("the query finished within 30 ms: nothing to cancel")
 	}
-	if made := g.settledStoreCalls(t) - before; made >= whole/2 {
+	if made := settledStoreCalls(t, m); made >= whole/2 {
 		t.Errorf("%v store calls after the client left at 30 ms, %v for the whole query", made, whole)
 	} else {
 		t.Logf("%v store calls before the client left, %v for the whole query", made, whole)

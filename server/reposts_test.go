@@ -250,18 +250,17 @@ func repostStoreCalls(t *testing.T, g *gw) {
 	g.follow(viewer.token, reposter.ID)
 	g.flush()
 	cost := func(query string, first int) float64 {
-		before := g.storeCalls()
 		var d struct {
 			HomeTimeline struct{ Edges []struct{ Node repostNode } }
 		}
-		g.ok(viewer.token, query, map[string]any{"first": first}, &d)
+		calls := g.okCalls(viewer.token, query, map[string]any{"first": first}, &d)
 		if len(d.HomeTimeline.Edges) != first {
 			t.Fatalf("got %d edges, want %d", len(d.HomeTimeline.Edges), first)
 		}
 		if n := d.HomeTimeline.Edges[0].Node; n.RepostOf == nil || n.RepostOf.Content == "" || n.RepostOf.Author.Username != author.Username {
 			t.Fatalf("the newest entry %+v lacks its original", n)
 		}
-		return g.storeCalls() - before
+		return calls
 	}
 	const byOriginal = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content repostCount repostOf { content author { username } } } } } }`
 	const byOriginalAuthor = `query($first: Int) { homeTimeline(first: $first) { edges { node { id repostOf { content repostCount author { username postCount } } } } } }`
@@ -309,13 +308,12 @@ func repostStoreCalls(t *testing.T, g *gw) {
 			if strings.Contains(c.query, "likedPosts") {
 				id = viewer.ID
 			}
-			before := g.storeCalls()
 			var d map[string]any
-			g.ok(viewer.token, c.query, map[string]any{"id": id, "first": first}, &d)
+			calls := g.okCalls(viewer.token, c.query, map[string]any{"id": id, "first": first}, &d)
 			if n := strings.Count(fmt.Sprint(d), "likedByViewer:true"); n < first {
 				t.Fatalf("%d posts or originals liked on a page of %d: %v", n, first, d)
 			}
-			costs = append(costs, g.storeCalls()-before)
+			costs = append(costs, calls)
 		}
 		if !slices.Equal(costs, []float64{c.want, c.want, c.want}) {
 			t.Fatalf("store calls per page for first = 1, 5, 10: %v; want %v each\nquery: %s", costs, c.want, c.query)

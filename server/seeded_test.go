@@ -187,13 +187,12 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		u, _ := ds.User(uid)
 		token := g.login(u.Username, seed.DefaultPassword)
 		cost := func(query string, first int) float64 {
-			before := g.storeCalls()
 			var d struct{ HomeTimeline postConn }
-			g.ok(token, query, map[string]any{"first": first}, &d)
+			calls := g.okCalls(token, query, map[string]any{"first": first}, &d)
 			if len(d.HomeTimeline.Edges) != first {
 				t.Fatalf("got %d edges, want %d", len(d.HomeTimeline.Edges), first)
 			}
-			return g.storeCalls() - before
+			return calls
 		}
 		const byName = `query($first: Int) { homeTimeline(first: $first) { edges { node { id content createdAt author { username } } } } }`
 		const byCounts = `query($first: Int) { homeTimeline(first: $first) { edges { node { id author { username postCount fanCount followedByViewer } } } } }`

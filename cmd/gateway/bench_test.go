@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase/remote"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/hbasezk"
 	"github.com/weibohbase/gateway/internal/hostile"
 	"github.com/weibohbase/gateway/seed"
@@ -211,20 +211,7 @@ func freeAddrB(b *testing.B) string {
 
 func loginB(b *testing.B, base, user string) string {
 	b.Helper()
-	body := mustJSON(map[string]any{"query": `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`,
-		"variables": map[string]any{"u": user, "p": seed.DefaultPassword}})
-	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Data struct{ Login struct{ Token string } }
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Data.Login.Token == "" {
-		b.Fatalf("login: %v", err)
-	}
-	return out.Data.Login.Token
+	return gatewaytest.Login(b, base, user, seed.DefaultPassword)
 }
 
 // dropNamespace removes a benchmark's namespace from the shared HBase.

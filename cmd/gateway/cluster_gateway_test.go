@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -102,32 +102,18 @@ var clusterHTTP = &http.Client{Timeout: 60 * time.Second}
 
 // gql sends one GraphQL request to g.
 func (g *gwProc) gql(token, query string, vars map[string]any) gqlResult {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, g.url+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := clusterHTTP.Do(req)
-	if err != nil {
+	r, err := gatewaytest.Do(context.Background(), clusterHTTP, g.url, token, query, vars)
+	if err != nil && r.Status == 0 {
 		return gqlResult{code: "TRANSPORT"}
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Extensions map[string]any `json:"extensions"`
-		} `json:"errors"`
-	}
-	res := gqlResult{status: resp.StatusCode, retry: resp.Header.Get("Retry-After")}
-	if err := json.Unmarshal(raw, &out); err != nil {
+	res := gqlResult{status: r.Status, retry: r.Header.Get("Retry-After")}
+	if err != nil {
 		res.code = "UNDECODABLE"
 		return res
 	}
-	res.data = out.Data
-	if len(out.Errors) > 0 {
-		res.code, _ = out.Errors[0].Extensions["code"].(string)
+	res.data = r.Data
+	if len(r.Errors) > 0 {
+		res.code, _ = r.Errors[0].Extensions["code"].(string)
 		if res.code == "" {
 			res.code = "NO_CODE"
 		}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCORSOriginsFlag: serve takes the allowed origins from
@@ -37,29 +35,8 @@ func TestCORSOriginsFlag(t *testing.T) {
 		{"default", "", nil, nil, []string{"http://localhost:5173"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			addr := freeAddr(t)
-			cmd := exec.Command(bin, append([]string{"serve", "--data", "", "--addr", addr}, c.args...)...)
-			cmd.Env = append(os.Environ(), "GATEWAY_JWT_SECRET=cors-test-secret-cors-test-secret-cors", "GATEWAY_CORS_ORIGINS="+c.env)
-			var logs bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &logs, &logs
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			})
-			base := "http://" + addr
-			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				resp, err := http.Get(base + "/healthz")
-				if err == nil {
-					resp.Body.Close()
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("not serving after 60 s:\n%s", logs.String())
-				}
-			}
+			env := append(os.Environ(), "GATEWAY_JWT_SECRET=cors-test-secret-cors-test-secret-cors", "GATEWAY_CORS_ORIGINS="+c.env)
+			base := startServe(t, bin, env, append([]string{"--data", ""}, c.args...)...).base
 			preflight := func(origin string) string {
 				req, _ := http.NewRequest(http.MethodOptions, base+"/graphql", nil)
 				req.Header.Set("Origin", origin)

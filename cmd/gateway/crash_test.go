@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -97,27 +97,9 @@ func (g *gatewayProc) stop() {
 // gql posts one GraphQL request; it returns the data, or an error for a
 // transport failure or a GraphQL error (an unacknowledged call).
 func (g *gatewayProc) gql(token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, g.url+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	r, err := gatewaytest.Do(context.Background(), crashHTTP, g.url, token, query, vars)
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var r struct {
-		Data   json.RawMessage
-		Errors []struct{ Message string }
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, raw)
 	}
 	if len(r.Errors) > 0 {
 		return fmt.Errorf("graphql: %s", r.Errors[0].Message)
@@ -127,6 +109,9 @@ func (g *gatewayProc) gql(token, query string, vars map[string]any, out any) err
 	}
 	return nil
 }
+
+// crashHTTP bounds each request of the crash tests: a hang guard.
+var crashHTTP = &http.Client{Timeout: 30 * time.Second}
 
 func (g *gatewayProc) must(token, query string, vars map[string]any, out any) {
 	g.t.Helper()

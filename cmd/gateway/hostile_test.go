@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/hostile"
 	"github.com/weibohbase/gateway/internal/syncbuf"
 	"github.com/weibohbase/gateway/seed"
@@ -67,34 +66,10 @@ func TestBinaryHostileRSS(t *testing.T) {
 		t.Skip("no /proc: resident memory is read from /proc/PID/status")
 	}
 	bin := buildGateway(t)
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--data", filepath.Join(t.TempDir(), "store"), "--addr", addr, "--demo")
-	cmd.Env = append(os.Environ(), "GATEWAY_JWT_SECRET=hostile-test-secret-hostile-test-secret")
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := "http://" + addr
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready after 90 s:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	_, startPeak, err := procRSS(cmd.Process.Pid)
+	srv := startServe(t, bin, append(os.Environ(), "GATEWAY_JWT_SECRET=hostile-test-secret-hostile-test-secret"),
+		"--data", filepath.Join(t.TempDir(), "store"), "--demo")
+	base, logs := srv.base, srv.logs
+	_, startPeak, err := procRSS(srv.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +81,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for {
-			if rss, _, err := procRSS(cmd.Process.Pid); err == nil && rss > sampled.Load() {
+			if rss, _, err := procRSS(srv.pid); err == nil && rss > sampled.Load() {
 				sampled.Store(rss)
 			}
 			select {
@@ -159,7 +134,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	_, peak, err := procRSS(cmd.Process.Pid)
+	_, peak, err := procRSS(srv.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,20 +152,7 @@ func TestBinaryHostileRSS(t *testing.T) {
 
 func register(t *testing.T, base, name string) string {
 	t.Helper()
-	body := mustJSON(map[string]any{"query": `mutation($u: String!) { register(username: $u, password: "correct horse") { token } }`,
-		"variables": map[string]any{"u": name}})
-	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Data struct{ Register struct{ Token string } }
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Data.Register.Token == "" {
-		t.Fatalf("register: %v", err)
-	}
-	return out.Data.Register.Token
+	return gatewaytest.Register(t, base, name).Token
 }
 
 func mustJSON(v any) []byte {

@@ -38,13 +38,15 @@ func freeAddr(t *testing.T) string {
 
 // serveProc is a `gateway serve` process under test.
 type serveProc struct {
+	pid  int         // the process's id
 	base string      // http://ADDR
 	logs *syncBuffer // its stdout and stderr
 	stop func()      // SIGTERM, then wait (60 s at most) for a clean exit; also run at cleanup
 }
 
 // startServe starts `gateway serve --addr ADDR args...` at a free 127.0.0.1
-// port with env as its whole environment and waits (60 s at most) until
+// port with env as its whole environment and waits (90 s at most: a hang
+// guard, the demo data takes a while to load on a loaded machine) until
 // /readyz answers 200.
 func startServe(t *testing.T, bin string, env []string, args ...string) *serveProc {
 	t.Helper()
@@ -76,15 +78,15 @@ func startServe(t *testing.T, bin string, env []string, args ...string) *servePr
 	}
 	t.Cleanup(stop)
 	base := "http://" + addr
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(base + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return &serveProc{base: base, logs: logs, stop: stop}
+				return &serveProc{pid: cmd.Process.Pid, base: base, logs: logs, stop: stop}
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready after 60 s:\n%s", logs.String())
+			t.Fatalf("serve not ready after 90 s:\n%s", logs.String())
 		}
 	}
 }

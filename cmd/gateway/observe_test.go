@@ -14,6 +14,8 @@ import (
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 )
 
 func TestTakeLogFormat(t *testing.T) {
@@ -60,13 +62,11 @@ func startServeArgs(t *testing.T, bin string, env []string, args ...string) *ser
 // post sends a GraphQL request with variables and returns the raw body.
 func (g *serveProc) post(t *testing.T, query string, vars map[string]any) []byte {
 	t.Helper()
-	resp, err := http.Post(g.base+"/graphql", "application/json", bytes.NewReader(mustJSON(map[string]any{"query": query, "variables": vars})))
-	if err != nil {
+	r, err := gatewaytest.Do(t.Context(), nil, g.base, "", query, vars)
+	if err != nil && r.Status == 0 {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return b
+	return r.Body
 }
 
 // TestLogFormat runs the binary with --log-format json (flag) and text

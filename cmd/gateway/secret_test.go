@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/gatewaytest"
 )
 
 // TestJWTSecret: the configured secret wins; on the embedded store with a
@@ -160,38 +160,22 @@ func TestTokenSurvivesRestart(t *testing.T) {
 // values are appended to *codes.
 func graphql(t *testing.T, base, token, query string, v any, codes *[]string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	r, err := gatewaytest.Do(t.Context(), nil, base, token, query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Data   json.RawMessage
-		Errors []struct {
-			Message    string
-			Extensions struct{ Code string }
-		}
+	if codes == nil && len(r.Errors) > 0 {
+		t.Fatalf("%s: %+v", query, r.Errors)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	if codes == nil && len(out.Errors) > 0 {
-		t.Fatalf("%s: %+v", query, out.Errors)
-	}
-	for _, e := range out.Errors {
+	for _, e := range r.Errors {
 		if codes != nil {
-			*codes = append(*codes, e.Extensions.Code)
+			c, _ := e.Extensions["code"].(string)
+			*codes = append(*codes, c)
 		}
 	}
 	if v != nil {
-		if err := json.Unmarshal(out.Data, v); err != nil {
-			t.Fatalf("decode data %s: %v", out.Data, err)
+		if err := json.Unmarshal(r.Data, v); err != nil {
+			t.Fatalf("decode data %s: %v", r.Data, err)
 		}
 	}
 }

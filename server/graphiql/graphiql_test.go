@@ -1,14 +1,12 @@
 package graphiql_test
 
 import (
-	"io"
-	"io/fs"
-	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/weibohbase/gateway/internal/pagetest"
 	"github.com/weibohbase/gateway/server/graphiql"
 )
 
@@ -37,34 +35,10 @@ func TestHandler(t *testing.T) {
 		{"GET", "/elsewhere", 404, "", ""},
 		{"POST", "/", 405, "", ""},
 	} {
-		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
-			if rec.Code != tc.status {
-				t.Fatalf("status %d, want %d", rec.Code, tc.status)
-			}
-			if tc.status != 200 {
-				return
-			}
-			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, tc.contentType) {
-				t.Errorf("Content-Type %q, want %s", ct, tc.contentType)
-			}
-			if !strings.Contains(rec.Body.String(), tc.body) {
-				t.Errorf("body does not contain %q", tc.body)
-			}
-			etag := rec.Header().Get("ETag")
-			if etag == "" || rec.Header().Get("Cache-Control") != "no-cache" {
-				t.Fatalf("ETag %q, Cache-Control %q", etag, rec.Header().Get("Cache-Control"))
-			}
+		c := pagetest.Case{Method: tc.method, Path: tc.path, Status: tc.status, ContentType: tc.contentType, Body: tc.body}
+		pagetest.Check(t, h, c, func(t *testing.T, rec *httptest.ResponseRecorder) {
 			if tc.path == "/" && !strings.Contains(rec.Header().Get("Content-Security-Policy"), "default-src 'self'") {
 				t.Errorf("Content-Security-Policy %q", rec.Header().Get("Content-Security-Policy"))
-			}
-			req := httptest.NewRequest(tc.method, tc.path, nil)
-			req.Header.Set("If-None-Match", etag)
-			rec = httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusNotModified {
-				t.Errorf("revalidation with the ETag: status %d, want 304", rec.Code)
 			}
 		})
 	}
@@ -73,47 +47,5 @@ func TestHandler(t *testing.T) {
 // TestNoOtherOrigin: the embedded page loads its assets by relative URLs,
 // every one of which is embedded, and no embedded file names a CDN.
 func TestNoOtherOrigin(t *testing.T) {
-	files := graphiql.Files()
-	index, err := fs.ReadFile(files, "index.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refs := regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(string(index), -1)
-	if len(refs) < 2 {
-		t.Fatalf("index.html references %d files", len(refs))
-	}
-	for _, m := range refs {
-		if !strings.HasPrefix(m[1], graphiql.AssetsPrefix) {
-			t.Errorf("index.html loads %q, not a relative URL under %s", m[1], graphiql.AssetsPrefix)
-		} else if _, err := fs.Stat(files, m[1]); err != nil {
-			t.Errorf("index.html loads %q, which is not embedded", m[1])
-		}
-	}
-	cdn := regexp.MustCompile(`(?i)(unpkg\.com|jsdelivr\.net|cdnjs|esm\.sh|googleapis\.com|gstatic\.com|skypack)`)
-	n := 0
-	err = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		n++
-		f, err := files.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		b, err := io.ReadAll(f)
-		if err != nil {
-			return err
-		}
-		if m := cdn.Find(b); m != nil {
-			t.Errorf("%s names %s", p, m)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 5 {
-		t.Fatalf("%d embedded files: the bundle is missing (make graphiql)", n)
-	}
+	pagetest.SelfContained(t, graphiql.Files(), graphiql.AssetsPrefix, regexp.MustCompile(`(?i)(`+pagetest.CDNs+`)`), 5, "make graphiql")
 }
