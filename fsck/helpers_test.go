@@ -4,28 +4,28 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
-// errInjected is the error of an armed step (orgtest.Faults).
-var errInjected = orgtest.ErrInjected
+// errInjected is the error of an armed step (domaintest.Faults).
+var errInjected = domaintest.ErrInjected
 
 // orgService returns a migrated service over st with a fault hook.
-func orgService(t *testing.T, st hbase.StoreAdmin) (*domain.Domain, *orgtest.Faults) {
+func orgService(t *testing.T, st hbase.StoreAdmin) (*domain.Domain, *domaintest.Faults) {
 	t.Helper()
-	f := orgtest.NewFaults()
-	return orgtest.Service(t, st, domain.WithStepHook(f.Hook)), f
+	f := domaintest.NewFaults()
+	return domaintest.Service(t, st, domain.WithStepHook(f.Hook)), f
 }
 
-// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+// The helpers the weibo, fsck and seed tests share (internal/domaintest).
 var (
-	uniq        = orgtest.Uniq
-	mustUser    = orgtest.MustUser
-	userRoles   = orgtest.UserRoles
-	members     = orgtest.Members
-	role        = orgtest.Role
-	childNames  = orgtest.ChildNames
-	deptMembers = orgtest.DeptMembers
-	userDept    = orgtest.UserDept
+	uniq        = domaintest.Uniq
+	mustUser    = domaintest.MustUser
+	userRoles   = domaintest.UserRoles
+	members     = domaintest.Members
+	role        = domaintest.Role
+	childNames  = domaintest.ChildNames
+	deptMembers = domaintest.DeptMembers
+	userDept    = domaintest.UserDept
 )

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 )
@@ -18,8 +18,8 @@ func TestCommentDemo(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			svc := orgService(t, b.Open(t))
-			viewer := orgtest.MustUser(t, svc, orgtest.Uniq("viewer"))
-			author := orgtest.MustUser(t, svc, orgtest.Uniq("author"))
+			viewer := domaintest.MustUser(t, svc, domaintest.Uniq("viewer"))
+			author := domaintest.MustUser(t, svc, domaintest.Uniq("author"))
 			var posts []weibo.PostID
 			for _, text := range []string{"oldest", "older", "newer", "newest"} {
 				p, err := svc.Feed.Publish(ctx, author.ID, text)
@@ -37,7 +37,7 @@ func TestCommentDemo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := CommentDemo(ctx, svc, "nobody_"+orgtest.Uniq("x")); err != nil {
+			if err := CommentDemo(ctx, svc, "nobody_"+domaintest.Uniq("x")); err != nil {
 				t.Fatalf("a viewer who does not exist: %v", err)
 			}
 			ps, err := svc.Feed.GetPosts(ctx, posts)

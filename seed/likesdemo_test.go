@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 )
@@ -20,12 +20,12 @@ func TestLikesDemo(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			svc := orgService(t, b.Open(t))
-			viewer := orgtest.MustUser(t, svc, orgtest.Uniq("viewer"))
+			viewer := domaintest.MustUser(t, svc, domaintest.Uniq("viewer"))
 			var likers []string
 			for i := range 3 {
-				likers = append(likers, orgtest.MustUser(t, svc, orgtest.Uniq(fmt.Sprintf("liker%d", i))).Username)
+				likers = append(likers, domaintest.MustUser(t, svc, domaintest.Uniq(fmt.Sprintf("liker%d", i))).Username)
 			}
-			likers = append(likers, orgtest.Uniq("nobody"))
+			likers = append(likers, domaintest.Uniq("nobody"))
 			var posts []weibo.PostID // newest first
 			for i := range 4 {
 				p, err := svc.Feed.Publish(ctx, viewer.ID, fmt.Sprintf("demo post %d", i))
@@ -56,7 +56,7 @@ func TestLikesDemo(t *testing.T) {
 			if !slices.Equal(counts, []int64{4, 2, 2, 0}) || !slices.Equal(liked, []bool{true, false, true, false}) {
 				t.Fatalf("likeCounts %v, likedByViewer %v; want [4 2 2 0], [true false true false]", counts, liked)
 			}
-			if err := LikesDemo(ctx, svc, orgtest.Uniq("nobody"), likers); err != nil {
+			if err := LikesDemo(ctx, svc, domaintest.Uniq("nobody"), likers); err != nil {
 				t.Fatalf("without the viewer: %v", err)
 			}
 		})

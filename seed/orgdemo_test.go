@@ -5,17 +5,17 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
-// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+// The helpers the weibo, fsck and seed tests share (internal/domaintest).
 var (
-	orgService = func(t *testing.T, st hbase.StoreAdmin) *domain.Domain { return orgtest.Service(t, st) }
-	userRoles  = orgtest.UserRoles
-	childNames = orgtest.ChildNames
+	orgService = func(t *testing.T, st hbase.StoreAdmin) *domain.Domain { return domaintest.Service(t, st) }
+	userRoles  = domaintest.UserRoles
+	childNames = domaintest.ChildNames
 )
 
 // TestSeedOrgDemo checks that the seed's examples answer as the seed says,

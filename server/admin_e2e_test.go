@@ -8,7 +8,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo"
@@ -17,9 +17,9 @@ import (
 )
 
 // startAdminGateway is startGateway with a fault hook in the service.
-func startAdminGateway(t *testing.T, st hbase.StoreAdmin) (*gw, *orgtest.Faults) {
+func startAdminGateway(t *testing.T, st hbase.StoreAdmin) (*gw, *domaintest.Faults) {
 	t.Helper()
-	f := orgtest.NewFaults()
+	f := domaintest.NewFaults()
 	return startGateway(t, st, domain.WithStepHook(f.Hook)), f
 }
 

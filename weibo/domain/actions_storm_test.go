@@ -10,6 +10,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
@@ -34,11 +35,11 @@ func TestPostActionsStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(10*time.Second), domain.WithOutboxSweep(time.Second))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(10*time.Second), domain.WithOutboxSweep(time.Second))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +132,7 @@ func TestPostActionsStorm(t *testing.T) {
 			if len(failures) > 0 {
 				t.Fatalf("failures: %v", failures)
 			}
-			waitQuiet(t, svc, time.Minute)
+			domaintest.WaitQuiet(t, svc, time.Minute)
 
 			// Every counter of every post equals its list.
 			ps, err := svc.Feed.GetPosts(ctx, posts)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -29,7 +30,7 @@ func newAdminWorld(b *testing.B, st hbase.StoreAdmin) *adminWorld {
 	if err := tables.Migrate(ctx, st); err != nil {
 		b.Fatal(err)
 	}
-	w := &adminWorld{svc: quietService(st), prefix: uniq("adm")}
+	w := &adminWorld{svc: domaintest.Quiet(st), prefix: uniq("adm")}
 	for i := range 100 {
 		w.users = append(w.users, mustUserB(b, w.svc, fmt.Sprintf("%s%03d", w.prefix, i)))
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
@@ -29,17 +29,6 @@ func conformanceDomain(st hbase.Store, cfg countedtest.Config) *domain.Domain {
 	return domain.New(st, domain.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		domain.WithBcryptCost(4), domain.WithOutboxSweep(0), domain.WithClock(cfg.Now),
 		domain.WithRepairGrace(cfg.Grace), domain.WithFanoutLease(cfg.Grace/2), domain.WithStepHook(cfg.Hook))
-}
-
-// conformanceStore returns a migrated store of the suite's own: fsck over
-// the whole store checks only what the suite wrote.
-func conformanceStore(t *testing.T, b testenv.Backend) hbase.Store {
-	t.Helper()
-	st := b.OpenOwn(t, tables.Namespace, "ct")
-	if err := tables.Migrate(t.Context(), st); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return st
 }
 
 // domainModule is the part of every module of the domain's relations: its
@@ -112,19 +101,19 @@ func TestConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Run("like", func(t *testing.T) {
-				st := conformanceStore(t, b)
+				st := domaintest.OwnStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingLike},
 					append([]string{like.StepDecided, like.StepDependents}, notifySteps...)...)
 				countedtest.Run(t, st, domainModule(tables.PendingLike, like.StepDecided, steps, likePair))
 			})
 			t.Run("follow", func(t *testing.T) {
-				st := conformanceStore(t, b)
+				st := domaintest.OwnStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingFollow},
 					append([]string{feed.StepFollowDecided, feed.StepFollowFans, feed.StepFollowInbox}, notifySteps...)...)
 				countedtest.Run(t, st, domainModule(tables.PendingFollow, feed.StepFollowDecided, steps, followPair))
 			})
 			t.Run("comment", func(t *testing.T) {
-				st := conformanceStore(t, b)
+				st := domaintest.OwnStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingComment},
 					append([]string{comment.StepDecided, notify.StepActor, notify.StepGroup}, notifyWrite...)...)
 				countedtest.Run(t, st, domainModule(tables.PendingComment, comment.StepDecided, steps, commentPair))
@@ -136,7 +125,7 @@ func TestConformance(t *testing.T) {
 // likePair is a like of a fresh post by a fresh user; the post's author,
 // whom the like notifies, has an unread count to keep exact.
 func likePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
-	author, liker := orgtest.MustUser(t, d, orgtest.Uniq("author")), orgtest.MustUser(t, d, orgtest.Uniq("liker"))
+	author, liker := domaintest.MustUser(t, d, domaintest.Uniq("author")), domaintest.MustUser(t, d, domaintest.Uniq("liker"))
 	p, err := d.Feed.Publish(t.Context(), author.ID, "liked")
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +157,7 @@ func likePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 // the FOLLOW notification and whose unfollow deletes it.
 func followPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
 	ctx := t.Context()
-	a, b := orgtest.MustUser(t, d, orgtest.Uniq("a")), orgtest.MustUser(t, d, orgtest.Uniq("b"))
+	a, b := domaintest.MustUser(t, d, domaintest.Uniq("a")), domaintest.MustUser(t, d, domaintest.Uniq("b"))
 	for i := range 2 {
 		if _, err := d.Feed.Publish(ctx, b.ID, fmt.Sprintf("before %d", i)); err != nil {
 			t.Fatal(err)
@@ -198,7 +187,7 @@ func followPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain
 // commentPair is a comment of a fresh user on a fresh post; its reverse
 // deletes the comment the write made (in the case's setup).
 func commentPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
-	author, u := orgtest.MustUser(t, d, orgtest.Uniq("author")), orgtest.MustUser(t, d, orgtest.Uniq("commenter"))
+	author, u := domaintest.MustUser(t, d, domaintest.Uniq("author")), domaintest.MustUser(t, d, domaintest.Uniq("commenter"))
 	p, err := d.Feed.Publish(t.Context(), author.ID, "commented")
 	if err != nil {
 		t.Fatal(err)

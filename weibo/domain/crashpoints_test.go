@@ -4,53 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
-	"github.com/weibohbase/gateway/weibo/tables"
 )
-
-// errCrash is what the crash hook returns: the write stops there, as if
-// the process had been killed (nothing after the step is written).
-var errCrash = errors.New("killed here")
-
-// clock is a settable clock shared by the crashed and the restarted
-// service: the restart moves it past the repair grace instead of waiting.
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
-func (c *clock) option() domain.Option   { return domain.WithClock(c.now) }
-
-type hookFunc func(ctx context.Context, step string) error
-
-// crashAt returns a hook that fails the first time step is reached, and a
-// function telling whether it was.
-func crashAt(step string) (hookFunc, func() bool) {
-	var mu sync.Mutex
-	hit := false
-	return func(_ context.Context, s string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if s == step && !hit {
-				hit = true
-				return errCrash
-			}
-			return nil
-		}, func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return hit
-		}
-}
 
 // TestCrashPoints kills every counted write at every step between two of
 // its writes (the WithPairWriteHook steps), and a fan-out after its inbox
@@ -99,15 +62,15 @@ func TestCrashPoints(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			clk := &clock{}
+			st := domaintest.OwnStore(t, b)
+			clk := &domaintest.Clock{}
 			for _, sc := range scenarios {
 				name := sc.op + "@" + sc.step
 				if sc.slow {
 					name = sc.op + "-slow"
 				}
 				t.Run(name, func(t *testing.T) {
-					setup := quietService(st, clk.option())
+					setup := domaintest.Quiet(st, clk.Option())
 					a, bu, fan := mustUser(t, setup, uniq("a")), mustUser(t, setup, uniq("b")), mustUser(t, setup, uniq("fan"))
 					w := &world{users: []*weibo.User{a, bu, fan}, posts: map[weibo.UserID][]weibo.PostID{}}
 					role, err := setup.Org.Roles.Create(ctx, uniq("r"))
@@ -143,20 +106,20 @@ func TestCrashPoints(t *testing.T) {
 					}
 
 					// The write that dies (or outlives its budget).
-					hook, hit := crashAt(sc.step)
+					hook, hit := domaintest.CrashAt(sc.step)
 					if sc.step == "" {
 						hit = func() bool { return true }
 					}
 					if sc.slow {
 						hook = func(_ context.Context, s string) error {
 							if s == sc.step {
-								clk.advance(grace/2 + time.Second)
+								clk.Advance(grace/2 + time.Second)
 							}
 							return nil
 						}
 						hit = func() bool { return true }
 					}
-					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
+					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
 					if sc.step == feed.StepFanoutWritten {
 						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which dies
 							t.Fatal(err)
@@ -177,7 +140,7 @@ func TestCrashPoints(t *testing.T) {
 							w.addPost(p) // acknowledged
 						}
 					}
-					if sc.fails != errors.Is(err, errCrash) || (!sc.fails && err != nil) {
+					if sc.fails != errors.Is(err, domaintest.ErrCrash) || (!sc.fails && err != nil) {
 						t.Fatalf("the call returned %v", err)
 					}
 					if sc.step == feed.StepFanoutWritten {
@@ -189,8 +152,8 @@ func TestCrashPoints(t *testing.T) {
 					}
 
 					// The restart, once the grace has passed.
-					clk.advance(grace + time.Second)
-					restarted := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
+					clk.Advance(grace + time.Second)
+					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
 					for round := 0; ; round++ {
 						if err := restarted.Start(ctx); err != nil {
 							t.Fatal(err)
@@ -201,7 +164,7 @@ func TestCrashPoints(t *testing.T) {
 						if _, err := restarted.Writes.Repair(ctx); err != nil {
 							t.Fatal(err)
 						}
-						if left := leftovers(t, st); left == 0 {
+						if left := domaintest.Leftovers(t, st); left == 0 {
 							break
 						} else if round == 3 {
 							t.Fatalf("%d pending or outbox rows left after %d restarts", left, round+1)
@@ -209,7 +172,7 @@ func TestCrashPoints(t *testing.T) {
 						if err := restarted.Close(ctx); err != nil {
 							t.Fatal(err)
 						}
-						restarted = quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
+						restarted = domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
 					}
 					_ = restarted.Close(ctx)
 					checkWorld(t, restarted, w, grace, false)
@@ -217,18 +180,4 @@ func TestCrashPoints(t *testing.T) {
 			}
 		})
 	}
-}
-
-// leftovers counts the rows of weibo:pending and weibo:outbox.
-func leftovers(t *testing.T, st hbase.Store) int {
-	t.Helper()
-	n := 0
-	for _, table := range []string{tables.Pending, tables.Outbox} {
-		rows, err := hbase.ScanAll(t.Context(), st, &hbase.Scan{Table: table})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(rows)
-	}
-	return n
 }

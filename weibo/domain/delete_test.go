@@ -8,6 +8,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -46,8 +47,8 @@ func TestDeletePostRetracts(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			svc := quietService(st, domain.WithFanoutThreshold(0))
+			st := domaintest.OwnStore(t, b)
+			svc := domaintest.Quiet(st, domain.WithFanoutThreshold(0))
 			author := mustUser(t, svc, uniq("author"))
 			// The fans' follow rows, written as the importer writes them.
 			var owners []weibo.UserID
@@ -99,7 +100,7 @@ func TestDeletePostRetracts(t *testing.T) {
 			}
 
 			// A large account: nothing was pushed, the post leaves at once.
-			big := quietService(st, domain.WithFanoutThreshold(1))
+			big := domaintest.Quiet(st, domain.WithFanoutThreshold(1))
 			star, fan := mustUser(t, big, uniq("star")), mustUser(t, big, uniq("fan"))
 			if _, err := big.Feed.Follow(ctx, fan.ID, star.ID); err != nil {
 				t.Fatal(err)
@@ -146,11 +147,11 @@ func TestDeletePostCrash(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			for _, step := range steps {
 				t.Run(step, func(t *testing.T) {
-					var clk clock
-					setup := quietService(st, clk.option())
+					var clk domaintest.Clock
+					setup := domaintest.Quiet(st, clk.Option())
 					author, fan := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("fan"))
 					if _, err := setup.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
 						t.Fatal(err)
@@ -168,8 +169,8 @@ func TestDeletePostCrash(t *testing.T) {
 					if err := setup.Close(ctx); err != nil {
 						t.Fatal(err)
 					}
-					hook, hit := crashAt(step)
-					crashed := quietService(st, clk.option(), domain.WithStepHook(hook))
+					hook, hit := domaintest.CrashAt(step)
+					crashed := domaintest.Quiet(st, clk.Option(), domain.WithStepHook(hook))
 					_, err = crashed.Feed.DeletePost(ctx, p.ID)
 					if err := crashed.FlushFanout(ctx); err != nil {
 						t.Fatal(err)
@@ -177,11 +178,11 @@ func TestDeletePostCrash(t *testing.T) {
 					if !hit() {
 						t.Fatalf("the delete never reached %s (err %v)", step, err)
 					}
-					if step != feed.StepDeleteRetracted && !errors.Is(err, errCrash) {
+					if step != feed.StepDeleteRetracted && !errors.Is(err, domaintest.ErrCrash) {
 						t.Fatalf("delete: %v, want the crash", err)
 					}
-					clk.advance(2 * counted.DefaultRepairGrace)
-					fresh := quietService(st, clk.option())
+					clk.Advance(2 * counted.DefaultRepairGrace)
+					fresh := domaintest.Quiet(st, clk.Option())
 					if _, err := fresh.Writes.Repair(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -220,7 +221,7 @@ func TestDeleteRepost(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := quietService(ownStore(t, b))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weibohbase/gateway/bus"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -46,7 +47,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 			if err := tables.Migrate(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			svc := quietService(st, domain.WithFanoutThreshold(2), domain.WithEventQueue(2))
+			svc := domaintest.Quiet(st, domain.WithFanoutThreshold(2), domain.WithEventQueue(2))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 			}
 			away := bus.NewLocal()
 			_ = away.Close()
-			svc := quietService(st, domain.WithBus(away))
+			svc := domaintest.Quiet(st, domain.WithBus(away))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +179,7 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 			if err := tables.Migrate(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			svc := quietService(st, domain.WithFanoutThreshold(2))
+			svc := domaintest.Quiet(st, domain.WithFanoutThreshold(2))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -236,8 +237,8 @@ func TestWatchTimelineWokenByTheBus(t *testing.T) {
 				t.Fatal(err)
 			}
 			shared := bus.NewLocal()
-			one := quietService(st, domain.WithBus(shared), domain.WithFanoutThreshold(2))
-			other := quietService(st, domain.WithBus(shared), domain.WithFanoutThreshold(2))
+			one := domaintest.Quiet(st, domain.WithBus(shared), domain.WithFanoutThreshold(2))
+			other := domaintest.Quiet(st, domain.WithBus(shared), domain.WithFanoutThreshold(2))
 			for _, svc := range []*domain.Domain{one, other} {
 				if err := svc.Start(ctx); err != nil {
 					t.Fatal(err)

@@ -3,8 +3,6 @@ package domain_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -12,17 +10,13 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
-
-func quietService(st hbase.Store, opts ...domain.Option) *domain.Domain {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return domain.New(st, append([]domain.Option{domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0)}, opts...)...)
-}
 
 func inboxHas(t *testing.T, svc *domain.Domain, owner weibo.UserID, post weibo.PostID) int {
 	t.Helper()
@@ -52,7 +46,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			if err := tables.Migrate(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			crashed := quietService(st) // never started: no worker drains its queue
+			crashed := domaintest.Quiet(st) // never started: no worker drains its queue
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
 			author, err := crashed.Accounts.Register(ctx, "author_"+tag, "correct horse")
 			if err != nil {
@@ -84,7 +78,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			}
 
 			for round := range 2 { // the second restart re-runs nothing, and would add nothing
-				next := quietService(st)
+				next := domaintest.Quiet(st)
 				if round == 1 {
 					if err := st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(post.ID),
 						Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(1)}}}); err != nil {
@@ -109,7 +103,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 					t.Fatalf("round %d: outbox row left after the fan-out (%v)", round, err)
 				}
 			}
-			page, err := quietService(st).Feed.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
+			page, err := domaintest.Quiet(st).Feed.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
 			if err != nil || len(page.Edges) != 1 || page.Edges[0].Post.ID != post.ID {
 				t.Fatalf("fan's home timeline = %+v, %v", page, err)
 			}
@@ -141,7 +135,7 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 	}
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					ctx := t.Context()
@@ -174,7 +168,7 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 						}
 						return err
 					}
-					svc = quietService(st, domain.WithStepHook(hook), domain.WithRepairGrace(time.Hour),
+					svc = domaintest.Quiet(st, domain.WithStepHook(hook), domain.WithRepairGrace(time.Hour),
 						domain.WithFanoutBatch(3), domain.WithFanoutWorkers(1))
 					if err := svc.Start(ctx); err != nil {
 						t.Fatal(err)

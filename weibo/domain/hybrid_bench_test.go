@@ -12,6 +12,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/embedded"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -49,7 +50,7 @@ func newBenchGraphOn(b *testing.B, st hbase.StoreAdmin, fans int, allAttends boo
 	if err := tables.Migrate(ctx, st); err != nil {
 		b.Fatal(err)
 	}
-	svc := quietService(st, opts...)
+	svc := domaintest.Quiet(st, opts...)
 	author := mustUserB(b, svc, uniq("author"))
 	g := &benchGraph{st: st, svc: svc, author: author}
 	now := tables.U64(uint64(time.Now().UnixMilli()))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -156,7 +157,7 @@ func TestHybridFanout(t *testing.T) {
 			}
 			var tick atomic.Int64
 			base := time.Now().UnixMilli()
-			svc := quietService(st, domain.WithFanoutThreshold(3),
+			svc := domaintest.Quiet(st, domain.WithFanoutThreshold(3),
 				domain.WithClock(func() time.Time { return time.UnixMilli(base + tick.Add(1)) }))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
@@ -331,7 +332,7 @@ func TestHybridWatch(t *testing.T) {
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	svc := quietService(st, domain.WithFanoutThreshold(1))
+	svc := domaintest.Quiet(st, domain.WithFanoutThreshold(1))
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestHybridDrainResumed(t *testing.T) {
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	svc := quietService(st, domain.WithFanoutThreshold(2))
+	svc := domaintest.Quiet(st, domain.WithFanoutThreshold(2))
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +404,7 @@ func TestHybridDrainResumed(t *testing.T) {
 	if _, err := svc.Feed.Unfollow(ctx, f2, star); err != nil { // 1 fan left: below the threshold
 		t.Fatal(err)
 	}
-	svc2 := quietService(st, domain.WithFanoutThreshold(2))
+	svc2 := domaintest.Quiet(st, domain.WithFanoutThreshold(2))
 	if err := svc2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -22,82 +23,6 @@ import (
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
-
-// ownStore returns a migrated store holding nothing but this test's rows:
-// a fresh in-memory embedded store, or on the real HBase a namespace of
-// its own (dropped at the end), so that fsck over the whole store checks
-// only what this test wrote.
-func ownStore(t *testing.T, b testenv.Backend) hbase.StoreAdmin {
-	t.Helper()
-	st := b.OpenOwn(t, tables.Namespace, "it")
-	if err := tables.Migrate(t.Context(), st); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return st
-}
-
-// jittery delays every data call of its store by a random 0-2 ms (half of
-// them not at all), so that on the embedded store, whose calls take
-// microseconds, concurrent calls interleave at every step as they do over
-// the network to HBase: without it a storm on the embedded store would
-// hardly ever run two writes of one pair at once.
-type jittery struct{ hbase.StoreAdmin }
-
-func (j jittery) pause() {
-	if rand.IntN(2) == 0 {
-		time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
-	}
-}
-
-func (j jittery) Get(ctx context.Context, g *hbase.Get) (*hbase.Result, error) {
-	j.pause()
-	return j.StoreAdmin.Get(ctx, g)
-}
-
-func (j jittery) GetMany(ctx context.Context, gs []*hbase.Get) ([]*hbase.Result, error) {
-	j.pause()
-	return j.StoreAdmin.GetMany(ctx, gs)
-}
-
-func (j jittery) Put(ctx context.Context, p *hbase.Put) error {
-	j.pause()
-	return j.StoreAdmin.Put(ctx, p)
-}
-
-func (j jittery) PutMany(ctx context.Context, ps []*hbase.Put) error {
-	j.pause()
-	return j.StoreAdmin.PutMany(ctx, ps)
-}
-
-func (j jittery) Delete(ctx context.Context, d *hbase.Delete) error {
-	j.pause()
-	return j.StoreAdmin.Delete(ctx, d)
-}
-
-func (j jittery) DeleteMany(ctx context.Context, ds []*hbase.Delete) error {
-	j.pause()
-	return j.StoreAdmin.DeleteMany(ctx, ds)
-}
-
-func (j jittery) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
-	j.pause()
-	return j.StoreAdmin.Scan(ctx, sc, fn)
-}
-
-func (j jittery) CheckAndPut(ctx context.Context, p *hbase.Put, fam, qual string, expected []byte) (bool, error) {
-	j.pause()
-	return j.StoreAdmin.CheckAndPut(ctx, p, fam, qual, expected)
-}
-
-func (j jittery) CheckAndDelete(ctx context.Context, d *hbase.Delete, fam, qual string, expected []byte) (bool, error) {
-	j.pause()
-	return j.StoreAdmin.CheckAndDelete(ctx, d, fam, qual, expected)
-}
-
-func (j jittery) Increment(ctx context.Context, inc *hbase.Increment) (int64, error) {
-	j.pause()
-	return j.StoreAdmin.Increment(ctx, inc)
-}
 
 // world is what a test wrote through the domain and knows to be true.
 type world struct {
@@ -111,57 +36,6 @@ func (w *world) addPost(p *feed.Post) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.posts[p.ID.Author] = append(w.posts[p.ID.Author], p.ID)
-}
-
-// waitQuiet waits until the fan-out queue is drained and weibo:pending and
-// weibo:outbox are empty (every write finished or repaired by the
-// service's own sweeps), failing after limit.
-func waitQuiet(t *testing.T, svc *domain.Domain, limit time.Duration) {
-	t.Helper()
-	ctx := t.Context()
-	deadline := time.Now().Add(limit)
-	for {
-		if err := svc.FlushFanout(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var left []string
-		for _, table := range []string{tables.Pending, tables.Outbox} {
-			rows, err := hbase.ScanAll(ctx, svc.Store(), &hbase.Scan{Table: table})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rows) > 0 {
-				left = append(left, fmt.Sprintf("%d rows in %s", len(rows), table))
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not quiet after %s: %s", limit, strings.Join(left, ", "))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// allPages reads every page of a user connection.
-func allPages(t *testing.T, page func(after *string) (*weibo.UserConnection, error)) []weibo.UserID {
-	t.Helper()
-	var out []weibo.UserID
-	var after *string
-	for {
-		p, err := page(after)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range p.Edges {
-			out = append(out, e.User)
-		}
-		if !p.PageInfo.HasNextPage {
-			return out
-		}
-		after = p.PageInfo.EndCursor
-	}
 }
 
 // checkWorld checks, after quiescence, everything the counted writes promise: every
@@ -214,14 +88,14 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 	followees := map[weibo.UserID][]weibo.UserID{}
 	for i, u := range us {
 		uid := ids[i]
-		follows := allPages(t, func(after *string) (*weibo.UserConnection, error) {
+		follows := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) {
 			return svc.Feed.FollowList(ctx, uid, &hundred, after)
 		})
-		fans := allPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, uid, &hundred, after) })
+		fans := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, uid, &hundred, after) })
 		followees[uid] = follows
 		// uid's FOLLOW notifications hold each fan once.
 		var notified []weibo.UserID
-		for _, n := range notifs(t, svc, uid, 50) {
+		for _, n := range domaintest.Notifs(t, svc, uid, 50) {
 			if n.Kind != notify.KindFollow {
 				continue
 			}
@@ -245,7 +119,7 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 			}
 		}
 		for _, f := range follows {
-			theirFans := allPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, f, &hundred, after) })
+			theirFans := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, f, &hundred, after) })
 			if !slices.Contains(theirFans, uid) {
 				t.Errorf("user %d follows %d, whose fans lack them", uid, f)
 			}
@@ -357,11 +231,11 @@ func TestStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(grace), domain.WithOutboxSweep(time.Second))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(grace), domain.WithOutboxSweep(time.Second))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -443,7 +317,7 @@ func TestStorm(t *testing.T) {
 			t.Logf("%s: %d calls (%d follow/unfollow, %d assign/revoke, %d publishes) at concurrency %d in %s; %d CONCURRENT_UPDATE",
 				b.Name, len(calls), relationCalls, roleCalls, publishes, concurrency, time.Since(start).Round(time.Millisecond), concurrent)
 			quiet := time.Now()
-			waitQuiet(t, svc, 2*time.Minute)
+			domaintest.WaitQuiet(t, svc, 2*time.Minute)
 			t.Logf("quiet after %s more", time.Since(quiet).Round(time.Millisecond))
 			checkWorld(t, svc, w, grace, true)
 		})
@@ -460,9 +334,9 @@ func TestPublishSameMillisecond(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			at := time.UnixMilli(1583020800123)
-			svc := quietService(st, domain.WithClock(func() time.Time { return at }))
+			svc := domaintest.Quiet(st, domain.WithClock(func() time.Time { return at }))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -484,7 +358,7 @@ func TestPublishSameMillisecond(t *testing.T) {
 				if err := svc.FlushFanout(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if n := leftovers(t, st); n != 0 {
+				if n := domaintest.Leftovers(t, st); n != 0 {
 					t.Fatalf("after post %d: %d pending or outbox rows left", i, n)
 				}
 			}

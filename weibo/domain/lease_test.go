@@ -15,6 +15,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/hbasetest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -39,7 +40,7 @@ func fanoutsDone(t *testing.T) uint64 {
 func outboxed(t *testing.T, st hbase.Store, fans, n int) ([]*weibo.User, []weibo.PostID) {
 	t.Helper()
 	ctx := t.Context()
-	crashed := quietService(st)
+	crashed := domaintest.Quiet(st)
 	tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
 	author, err := crashed.Accounts.Register(ctx, "lauthor_"+tag, "correct horse")
 	if err != nil {
@@ -99,7 +100,7 @@ func TestFanoutLease(t *testing.T) {
 			setLease(t, st, post, "ghost", time.Now().Add(time.Hour))
 
 			held := testutil.ToFloat64(feed.FanoutLeases.WithLabelValues("held"))
-			svc := quietService(st, domain.WithInstanceName("me"))
+			svc := domaintest.Quiet(st, domain.WithInstanceName("me"))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ func TestFanoutLease(t *testing.T) {
 			}
 
 			setLease(t, st, post, "ghost", time.Now().Add(-time.Second)) // the ghost died
-			next := quietService(st, domain.WithInstanceName("me"))
+			next := domaintest.Quiet(st, domain.WithInstanceName("me"))
 			if err := next.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +158,7 @@ func TestFanoutTwoInstances(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					svc := quietService(st, domain.WithInstanceName(name), domain.WithFanoutWorkers(4))
+					svc := domaintest.Quiet(st, domain.WithInstanceName(name), domain.WithFanoutWorkers(4))
 					if err := svc.Start(ctx); err != nil {
 						t.Error(err)
 						return
@@ -174,7 +175,7 @@ func TestFanoutTwoInstances(t *testing.T) {
 			}
 			for _, id := range posts {
 				for _, f := range fans {
-					if n := inboxHas(t, quietService(st), f.ID, id); n != 1 {
+					if n := inboxHas(t, domaintest.Quiet(st), f.ID, id); n != 1 {
 						t.Fatalf("fan %s has post %v %d times, want 1", f.Username, id, n)
 					}
 				}
@@ -224,7 +225,7 @@ func TestFanoutPausesWhileStoreAway(t *testing.T) {
 
 	faults.SetDown(false)
 	back := time.Now()
-	reader := quietService(raw)
+	reader := domaintest.Quiet(raw)
 	for _, id := range posts {
 		for _, f := range fans {
 			for inboxHas(t, reader, f.ID, id) != 1 {

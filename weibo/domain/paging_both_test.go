@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -86,7 +87,7 @@ func TestPagingBothWays(t *testing.T) {
 			// A clock a millisecond further on each reading: posts never share one.
 			var tick atomic.Int64
 			base := time.Now().UnixMilli()
-			svc := quietService(st, domain.WithClock(func() time.Time { return time.UnixMilli(base + tick.Add(1)) }))
+			svc := domaintest.Quiet(st, domain.WithClock(func() time.Time { return time.UnixMilli(base + tick.Add(1)) }))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -23,10 +24,10 @@ func TestPostCacheDelete(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			clk := &clock{}
-			a := quietService(st, clk.option(), domain.WithPostCache(100, ttl))
-			o := quietService(st, clk.option(), domain.WithPostCache(100, ttl))
+			st := domaintest.OwnStore(t, b)
+			clk := &domaintest.Clock{}
+			a := domaintest.Quiet(st, clk.Option(), domain.WithPostCache(100, ttl))
+			o := domaintest.Quiet(st, clk.Option(), domain.WithPostCache(100, ttl))
 			for _, svc := range []*domain.Domain{a, o} {
 				if err := svc.Start(ctx); err != nil {
 					t.Fatal(err)
@@ -86,7 +87,7 @@ func TestPostCacheDelete(t *testing.T) {
 			if !shows(o, feed.WithoutCounts()) {
 				t.Fatal("the other instance's cache does not serve the post within its TTL: is it cached at all?")
 			}
-			clk.advance(ttl)
+			clk.Advance(ttl)
 			if shows(o, feed.WithoutCounts()) {
 				t.Fatal("the other instance serves the deleted post after the cache's TTL")
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -95,7 +96,7 @@ func TestFollowIdempotent(t *testing.T) {
 			if err := tables.Migrate(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			svc := quietService(st)
+			svc := domaintest.Quiet(st)
 			alice, bob := mustUser(t, svc, uniq("alice")), mustUser(t, svc, uniq("bob"))
 			var posts []weibo.PostID
 			for i := range 3 {
@@ -164,11 +165,11 @@ func TestFollowIdempotent(t *testing.T) {
 
 			// Refused calls write nothing.
 			_, err := svc.Feed.Follow(ctx, alice.ID, alice.ID)
-			wantCode(t, err, weibo.CodeBadUserInput, "follow yourself")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "follow yourself")
 			_, err = svc.Feed.Unfollow(ctx, alice.ID, alice.ID)
-			wantCode(t, err, weibo.CodeBadUserInput, "unfollow yourself")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "unfollow yourself")
 			_, err = svc.Feed.Follow(ctx, alice.ID, 999_999_999_999)
-			wantCode(t, err, weibo.CodeNotFound, "follow an unknown user")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "follow an unknown user")
 			if us, _ := svc.Accounts.GetUsers(ctx, []weibo.UserID{alice.ID}); us[0].FollowCount != 0 || us[0].FanCount != 0 {
 				t.Fatalf("refused calls changed alice's counters: %+v", us[0])
 			}
@@ -186,7 +187,7 @@ func TestConnectionCursors(t *testing.T) {
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	svc := quietService(st)
+	svc := domaintest.Quiet(st)
 	users := []*weibo.User{mustUser(t, svc, uniq("c")), mustUser(t, svc, uniq("c")), mustUser(t, svc, uniq("c"))}
 	u0 := users[0].ID
 	for _, u := range users[1:] {

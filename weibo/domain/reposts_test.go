@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -107,15 +108,15 @@ func TestRepostCrashPoints(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			clk := &clock{}
+			st := domaintest.OwnStore(t, b)
+			clk := &domaintest.Clock{}
 			for _, sc := range scenarios {
 				name := "repost@" + sc.step
 				if sc.slow {
 					name = "repost-slow"
 				}
 				t.Run(name, func(t *testing.T) {
-					setup := quietService(st, clk.option())
+					setup := domaintest.Quiet(st, clk.Option())
 					a, bu, fan := mustUser(t, setup, uniq("a")), mustUser(t, setup, uniq("b")), mustUser(t, setup, uniq("fan"))
 					w := &world{users: []*weibo.User{a, bu, fan}, posts: map[weibo.UserID][]weibo.PostID{}}
 					var root weibo.PostID
@@ -146,20 +147,20 @@ func TestRepostCrashPoints(t *testing.T) {
 						t.Fatal(err)
 					}
 
-					hook, hit := crashAt(sc.step)
+					hook, hit := domaintest.CrashAt(sc.step)
 					if sc.step == "" {
 						hit = func() bool { return true }
 					}
 					if sc.slow {
 						hook = func(_ context.Context, s string) error {
 							if s == sc.step {
-								clk.advance(grace/2 + time.Second)
+								clk.Advance(grace/2 + time.Second)
 							}
 							return nil
 						}
 						hit = func() bool { return true }
 					}
-					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
+					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
 					if sc.step == feed.StepFanoutWritten {
 						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which dies
 							t.Fatal(err)
@@ -173,7 +174,7 @@ func TestRepostCrashPoints(t *testing.T) {
 							t.Fatalf("repost %+v does not name its root %s", p, root)
 						}
 					}
-					if sc.fails != errors.Is(err, errCrash) || (!sc.fails && err != nil) {
+					if sc.fails != errors.Is(err, domaintest.ErrCrash) || (!sc.fails && err != nil) {
 						t.Fatalf("the call returned %v", err)
 					}
 					if sc.step == feed.StepFanoutWritten {
@@ -184,8 +185,8 @@ func TestRepostCrashPoints(t *testing.T) {
 						t.Fatalf("step %s never reached", sc.step)
 					}
 
-					clk.advance(grace + time.Second)
-					restarted := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
+					clk.Advance(grace + time.Second)
+					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
 					for round := 0; ; round++ {
 						if err := restarted.Start(ctx); err != nil {
 							t.Fatal(err)
@@ -196,7 +197,7 @@ func TestRepostCrashPoints(t *testing.T) {
 						if _, err := restarted.Writes.Repair(ctx); err != nil {
 							t.Fatal(err)
 						}
-						if left := leftovers(t, st); left == 0 {
+						if left := domaintest.Leftovers(t, st); left == 0 {
 							break
 						} else if round == 3 {
 							t.Fatalf("%d pending or outbox rows left after %d restarts", left, round+1)
@@ -204,7 +205,7 @@ func TestRepostCrashPoints(t *testing.T) {
 						if err := restarted.Close(ctx); err != nil {
 							t.Fatal(err)
 						}
-						restarted = quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
+						restarted = domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
 					}
 					_ = restarted.Close(ctx)
 					checkReposts(t, restarted, root, []weibo.UserID{a.ID, fan.ID}, acked)
@@ -231,11 +232,11 @@ func TestRepostStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(grace), domain.WithOutboxSweep(time.Second))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(grace), domain.WithOutboxSweep(time.Second))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +306,7 @@ func TestRepostStorm(t *testing.T) {
 			if len(failures) > 0 {
 				t.Fatalf("%d calls failed, first: %v", len(failures), failures[0])
 			}
-			waitQuiet(t, svc, 2*time.Minute)
+			domaintest.WaitQuiet(t, svc, 2*time.Minute)
 			listed := checkReposts(t, svc, root.ID, ids, acked)
 			if len(listed) != reposts {
 				t.Errorf("%d reposts listed, want %d", len(listed), reposts)
@@ -323,9 +324,9 @@ func TestRepostSameMillisecond(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			at := time.UnixMilli(1583020800123)
-			svc := quietService(st, domain.WithClock(func() time.Time { return at }))
+			svc := domaintest.Quiet(st, domain.WithClock(func() time.Time { return at }))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +350,7 @@ func TestRepostSameMillisecond(t *testing.T) {
 			if err := svc.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if n := leftovers(t, st); n != 0 {
+			if n := domaintest.Leftovers(t, st); n != 0 {
 				t.Fatalf("%d pending or outbox rows left", n)
 			}
 			listed := checkReposts(t, svc, root.ID, []weibo.UserID{reposter.ID}, acked)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/embedded"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -42,7 +43,7 @@ func publishTopics(b *testing.B, st hbase.StoreAdmin) {
 		b.Fatal(err)
 	}
 	cs := &countingStore{StoreAdmin: st}
-	svc := quietService(cs)
+	svc := domaintest.Quiet(cs)
 	author := mustUserB(b, svc, uniq("topicbench"))
 	for _, c := range []struct{ name, text string }{
 		{"none", "今天天气不错，出门走走"},

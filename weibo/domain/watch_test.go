@@ -11,6 +11,7 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -64,8 +65,8 @@ func TestWatchTimelineIdleReadsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			sb := newSwitchBus()
-			svc := quietService(st, domain.WithBus(sb))
-			deaf := quietService(st) // its own bus: nothing it writes reaches svc's
+			svc := domaintest.Quiet(st, domain.WithBus(sb))
+			deaf := domaintest.Quiet(st) // its own bus: nothing it writes reaches svc's
 			for _, s := range []*domain.Domain{svc, deaf} {
 				if err := s.Start(ctx); err != nil {
 					t.Fatal(err)

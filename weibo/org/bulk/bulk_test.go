@@ -9,7 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -33,20 +33,20 @@ func TestBulkStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := orgtest.OwnStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = orgtest.Jittery{StoreAdmin: st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := orgtest.Quiet(st, domain.WithRepairGrace(time.Minute))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(time.Minute))
 			var uids []weibo.UserID
 			for i := range users {
-				uids = append(uids, orgtest.MustUser(t, svc, orgtest.Uniq(fmt.Sprintf("bulk%d", i))).ID)
+				uids = append(uids, domaintest.MustUser(t, svc, domaintest.Uniq(fmt.Sprintf("bulk%d", i))).ID)
 			}
-			role, err := svc.Org.Roles.Create(ctx, orgtest.Uniq("bulkrole"))
+			role, err := svc.Org.Roles.Create(ctx, domaintest.Uniq("bulkrole"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			top, err := svc.Org.Departments.Create(ctx, orgtest.Uniq("bulktop"), weibo.RootDept)
+			top, err := svc.Org.Departments.Create(ctx, domaintest.Uniq("bulktop"), weibo.RootDept)
 			if err != nil {
 				t.Fatal(err)
 			}

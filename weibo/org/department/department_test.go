@@ -5,27 +5,20 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
-// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+// The helpers the weibo, fsck and seed tests share (internal/domaintest).
 var (
-	uniq        = orgtest.Uniq
-	mustUser    = orgtest.MustUser
-	childNames  = orgtest.ChildNames
-	deptMembers = orgtest.DeptMembers
-	userDept    = orgtest.UserDept
+	uniq        = domaintest.Uniq
+	mustUser    = domaintest.MustUser
+	childNames  = domaintest.ChildNames
+	deptMembers = domaintest.DeptMembers
+	userDept    = domaintest.UserDept
 )
-
-func wantCode(t *testing.T, err error, code, what string) {
-	t.Helper()
-	if got := weibo.CodeOf(err); got != code {
-		t.Fatalf("%s: want code %s, got %v", what, code, err)
-	}
-}
 
 func wantReason(t *testing.T, err error, reason, what string) {
 	t.Helper()
@@ -41,7 +34,7 @@ func TestDepartments(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := orgtest.Service(t, b.Open(t))
+			svc := domaintest.Service(t, b.Open(t))
 			tag := uniq("d")
 			mk := func(name string, parent weibo.DeptID) *org.Department {
 				t.Helper()
@@ -73,19 +66,19 @@ func TestDepartments(t *testing.T) {
 
 			// Bad input.
 			_, err = svc.Org.Departments.Create(ctx, "", ceo.ID)
-			wantCode(t, err, weibo.CodeBadUserInput, "empty name")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "empty name")
 			_, err = svc.Org.Departments.Create(ctx, "x", 999_999_999)
-			wantCode(t, err, weibo.CodeNotFound, "unknown parent")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "unknown parent")
 			_, err = svc.Org.Departments.Rename(ctx, 999_999_999, "x")
-			wantCode(t, err, weibo.CodeNotFound, "rename unknown")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "rename unknown")
 			_, err = svc.Org.Departments.Rename(ctx, fin.ID, " \t")
-			wantCode(t, err, weibo.CodeBadUserInput, "rename to blank")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "rename to blank")
 			_, err = svc.Org.Departments.Move(ctx, 999_999_999, ceo.ID)
-			wantCode(t, err, weibo.CodeNotFound, "move unknown")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "move unknown")
 			_, err = svc.Org.Departments.Move(ctx, dev.ID, 999_999_999)
-			wantCode(t, err, weibo.CodeNotFound, "move under unknown")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "move under unknown")
 			_, err = svc.Org.Departments.Delete(ctx, 999_999_999, true)
-			wantCode(t, err, weibo.CodeNotFound, "delete unknown")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "delete unknown")
 
 			// Cycles are refused.
 			_, err = svc.Org.Departments.Move(ctx, dev.ID, dev.ID)
@@ -130,9 +123,9 @@ func TestDepartments(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = svc.Org.Members.Set(ctx, a.ID, 999_999_999)
-			wantCode(t, err, weibo.CodeNotFound, "unknown department")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "unknown department")
 			_, err = svc.Org.Members.Set(ctx, 999_999_999_999, dev1.ID)
-			wantCode(t, err, weibo.CodeNotFound, "unknown user")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "unknown user")
 			if got := deptMembers(t, svc, dev1.ID); len(got) != 2 {
 				t.Fatalf("开发1 members = %v", got)
 			}

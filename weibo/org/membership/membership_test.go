@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/fsck"
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -22,28 +22,28 @@ func TestDeptMemberCrash(t *testing.T) {
 		for _, b := range testenv.Backends() {
 			t.Run(step+"/"+b.Name, func(t *testing.T) {
 				ctx := t.Context()
-				st := orgtest.OwnStore(t, b)
-				var clk orgtest.Clock
-				setup := orgtest.Quiet(st, clk.Option())
-				u := orgtest.MustUser(t, setup, orgtest.Uniq("mover")).ID
-				from, err := setup.Org.Departments.Create(ctx, orgtest.Uniq("from"), weibo.RootDept)
+				st := domaintest.OwnStore(t, b)
+				var clk domaintest.Clock
+				setup := domaintest.Quiet(st, clk.Option())
+				u := domaintest.MustUser(t, setup, domaintest.Uniq("mover")).ID
+				from, err := setup.Org.Departments.Create(ctx, domaintest.Uniq("from"), weibo.RootDept)
 				if err != nil {
 					t.Fatal(err)
 				}
-				to, err := setup.Org.Departments.Create(ctx, orgtest.Uniq("to"), weibo.RootDept)
+				to, err := setup.Org.Departments.Create(ctx, domaintest.Uniq("to"), weibo.RootDept)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if _, err := setup.Org.Members.Set(ctx, u, from.ID); err != nil {
 					t.Fatal(err)
 				}
-				hook, hit := orgtest.CrashAt(step)
-				crashed := orgtest.Quiet(st, clk.Option(), domain.WithStepHook(hook))
-				if _, err := crashed.Org.Members.Set(ctx, u, to.ID); !errors.Is(err, orgtest.ErrCrash) || !hit() {
+				hook, hit := domaintest.CrashAt(step)
+				crashed := domaintest.Quiet(st, clk.Option(), domain.WithStepHook(hook))
+				if _, err := crashed.Org.Members.Set(ctx, u, to.ID); !errors.Is(err, domaintest.ErrCrash) || !hit() {
 					t.Fatalf("move: %v, want the injected crash", err)
 				}
 				clk.Advance(2 * counted.DefaultRepairGrace)
-				fresh := orgtest.Quiet(st, clk.Option())
+				fresh := domaintest.Quiet(st, clk.Option())
 				rep, err := fresh.Writes.Repair(ctx)
 				if err != nil || rep.Dead == 0 || rep.Repaired != rep.Dead {
 					t.Fatalf("repair: %+v, %v", rep, err)

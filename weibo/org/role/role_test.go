@@ -6,27 +6,20 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/weibohbase/gateway/internal/orgtest"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
-// The helpers the weibo, fsck and seed tests share (internal/orgtest).
+// The helpers the weibo, fsck and seed tests share (internal/domaintest).
 var (
-	uniq      = orgtest.Uniq
-	mustUser  = orgtest.MustUser
-	userRoles = orgtest.UserRoles
-	members   = orgtest.Members
-	role      = orgtest.Role
+	uniq      = domaintest.Uniq
+	mustUser  = domaintest.MustUser
+	userRoles = domaintest.UserRoles
+	members   = domaintest.Members
+	role      = domaintest.Role
 )
-
-func wantCode(t *testing.T, err error, code, what string) {
-	t.Helper()
-	if got := weibo.CodeOf(err); got != code {
-		t.Fatalf("%s: want code %s, got %v", what, code, err)
-	}
-}
 
 // TestRoles covers create, rename, assign (with re-assign), revoke and
 // delete, the priority order and bad input, on both backends.
@@ -34,7 +27,7 @@ func TestRoles(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := orgtest.Service(t, b.Open(t))
+			svc := domaintest.Service(t, b.Open(t))
 			tag := uniq("r")
 			ming, hong := mustUser(t, svc, uniq("ming")), mustUser(t, svc, uniq("hong"))
 			sport, err := svc.Org.Roles.Create(ctx, "  体育委员"+tag+" ")
@@ -50,28 +43,28 @@ func TestRoles(t *testing.T) {
 
 			// Bad input writes nothing.
 			_, err = svc.Org.Roles.Create(ctx, "   ")
-			wantCode(t, err, weibo.CodeBadUserInput, "empty role name")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "empty role name")
 			_, err = svc.Org.Roles.Create(ctx, "体育委员"+tag)
-			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "duplicate role name")
 			if e, ok := errors.AsType[*weibo.Error](err); !ok || e.Reason != weibo.ReasonRoleNameTaken {
 				t.Fatalf("duplicate name reason: %v", err)
 			}
 			_, err = svc.Org.Roles.Create(ctx, "A-TIE"+tag)
-			wantCode(t, err, weibo.CodeBadUserInput, "duplicate role name ignoring case")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "duplicate role name ignoring case")
 			for _, p := range []int{org.MinPriority - 1, org.MaxPriority + 1, -5} {
 				_, err = svc.Org.Roles.Assign(ctx, ming.ID, sport.ID, p)
-				wantCode(t, err, weibo.CodeBadUserInput, fmt.Sprintf("priority %d", p))
+				domaintest.WantCode(t, err, weibo.CodeBadUserInput, fmt.Sprintf("priority %d", p))
 			}
 			_, err = svc.Org.Roles.Assign(ctx, ming.ID, 999_999_999, 5)
-			wantCode(t, err, weibo.CodeNotFound, "unknown role")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "unknown role")
 			_, err = svc.Org.Roles.Assign(ctx, 999_999_999_999, sport.ID, 5)
-			wantCode(t, err, weibo.CodeNotFound, "unknown user")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "unknown user")
 			_, err = svc.Org.Roles.Revoke(ctx, ming.ID, 999_999_999)
-			wantCode(t, err, weibo.CodeNotFound, "revoke unknown role")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "revoke unknown role")
 			_, err = svc.Org.Roles.Rename(ctx, 999_999_999, "x")
-			wantCode(t, err, weibo.CodeNotFound, "rename unknown role")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "rename unknown role")
 			_, err = svc.Org.Roles.Delete(ctx, 999_999_999)
-			wantCode(t, err, weibo.CodeNotFound, "delete unknown role")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "delete unknown role")
 			if got := userRoles(t, svc, ming.ID); len(got) != 0 {
 				t.Fatalf("failed assigns wrote roles: %v", got)
 			}
@@ -122,9 +115,9 @@ func TestRoles(t *testing.T) {
 
 			// Rename: to a taken name fails, case-only works, then a fresh name.
 			_, err = svc.Org.Roles.Rename(ctx, sport.ID, labor.Name)
-			wantCode(t, err, weibo.CodeBadUserInput, "rename to a taken name")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "rename to a taken name")
 			_, err = svc.Org.Roles.Rename(ctx, sport.ID, "")
-			wantCode(t, err, weibo.CodeBadUserInput, "rename to empty")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "rename to empty")
 			if r, err := svc.Org.Roles.Rename(ctx, tieA.ID, "A-TIE"+tag); err != nil || r.Name != "A-TIE"+tag {
 				t.Fatalf("case-only rename: %v %v", r, err)
 			}
@@ -185,7 +178,7 @@ func TestRoles(t *testing.T) {
 			if ok, _ := svc.Org.Authz.HasRole(ctx, ming.ID, study.Name); ok {
 				t.Fatal("HasRole true for a role not held")
 			}
-			wantCode(t, svc.Org.Authz.RequireRole(ctx, ming.ID, study.Name), weibo.CodeForbidden, "RequireRole")
+			domaintest.WantCode(t, svc.Org.Authz.RequireRole(ctx, ming.ID, study.Name), weibo.CodeForbidden, "RequireRole")
 
 			// Delete removes the role from every user.
 			if ok, err := svc.Org.Roles.Delete(ctx, sport.ID); err != nil || !ok {

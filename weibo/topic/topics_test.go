@@ -1,4 +1,4 @@
-package domain_test
+package topic_test
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -55,13 +56,13 @@ func TestTopics(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := quietService(ownStore(t, b))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
 			defer svc.Close(context.Background())
-			a := mustUser(t, svc, uniq("topa")).ID
-			c := mustUser(t, svc, uniq("topc")).ID
+			a := domaintest.MustUser(t, svc, domaintest.Uniq("topa")).ID
+			c := domaintest.MustUser(t, svc, domaintest.Uniq("topc")).ID
 			var ids []weibo.PostID
 			for i := range 7 {
 				p, err := svc.Feed.Publish(ctx, []weibo.UserID{a, c}[i%2], fmt.Sprintf("#武汉加油# 第%d条 #抗疫 %d#", i, i%2))
@@ -183,18 +184,18 @@ func TestTopicsStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(10*time.Second), domain.WithOutboxSweep(time.Second))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(10*time.Second), domain.WithOutboxSweep(time.Second))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
 			defer svc.Close(context.Background())
 			var users []weibo.UserID
 			for i := range 4 {
-				users = append(users, mustUser(t, svc, uniq(fmt.Sprintf("tstorm%d", i))).ID)
+				users = append(users, domaintest.MustUser(t, svc, domaintest.Uniq(fmt.Sprintf("tstorm%d", i))).ID)
 			}
 			var (
 				mu       sync.Mutex
@@ -247,7 +248,7 @@ func TestTopicsStorm(t *testing.T) {
 			if len(failures) > 0 {
 				t.Fatalf("failures: %v", failures)
 			}
-			waitQuiet(t, svc, time.Minute)
+			domaintest.WaitQuiet(t, svc, time.Minute)
 			ps, err := svc.Feed.GetPosts(ctx, posts)
 			if err != nil {
 				t.Fatal(err)
@@ -301,7 +302,6 @@ func TestTopicsStorm(t *testing.T) {
 // every count equal to its list, and fsck finds no topic issue (what
 // the crash leaves of the publish and delete themselves, fsck repairs).
 func TestTopicWriteCrash(t *testing.T) {
-	errCrash := errors.New("crash")
 	for _, step := range []string{"topic:marked", "topic:sequenced", "topic:counted", topic.StepListed} {
 		t.Run(step, func(t *testing.T) {
 			ctx := t.Context()
@@ -311,12 +311,12 @@ func TestTopicWriteCrash(t *testing.T) {
 			var clockMu sync.Mutex
 			clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
 			advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
-			svc := quietService(ownStore(t, testenv.Backends()[0]), domain.WithClock(clock), domain.WithStepHook(func(_ context.Context, s string) error {
+			svc := domaintest.Quiet(domaintest.OwnStore(t, testenv.Backends()[0]), domain.WithClock(clock), domain.WithStepHook(func(_ context.Context, s string) error {
 				armed.Lock()
 				defer armed.Unlock()
 				if s == crash {
 					crash = ""
-					return errCrash
+					return domaintest.ErrCrash
 				}
 				return nil
 			}))
@@ -324,11 +324,11 @@ func TestTopicWriteCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer svc.Close(context.Background())
-			u := mustUser(t, svc, uniq("tcrash")).ID
+			u := domaintest.MustUser(t, svc, domaintest.Uniq("tcrash")).ID
 			arm := func() { armed.Lock(); crash = step; armed.Unlock() }
 			arm()
 			_, err := svc.Feed.Publish(ctx, u, "#甲# #乙#")
-			if !errors.Is(err, errCrash) {
+			if !errors.Is(err, domaintest.ErrCrash) {
 				t.Fatalf("publish: %v", err)
 			}
 			advance(2 * time.Minute)
@@ -340,7 +340,7 @@ func TestTopicWriteCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			arm()
-			if _, err := svc.Feed.DeletePost(ctx, p.ID); !errors.Is(err, errCrash) {
+			if _, err := svc.Feed.DeletePost(ctx, p.ID); !errors.Is(err, domaintest.ErrCrash) {
 				t.Fatalf("delete: %v", err)
 			}
 			advance(2 * time.Minute)

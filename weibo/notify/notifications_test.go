@@ -1,4 +1,4 @@
-package domain_test
+package notify_test
 
 import (
 	"fmt"
@@ -7,31 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/notify"
 )
-
-// notifs lists every notification of uid, newest first, in pages of n.
-func notifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, n int) []*notify.Notification {
-	t.Helper()
-	var out []*notify.Notification
-	for after := (*string)(nil); ; {
-		page, err := svc.Notify.Notifications(t.Context(), uid, &n, after)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range page.Edges {
-			out = append(out, e.Notification)
-		}
-		if !page.PageInfo.HasNextPage {
-			return out
-		}
-		after = page.PageInfo.EndCursor
-	}
-}
 
 // describe renders notifications as "KIND:actor,actor" (newest actor
 // first), with "*" for an unread one, for comparisons.
@@ -54,21 +35,11 @@ func describe(ns []*notify.Notification, names map[weibo.UserID]string) []string
 	return out
 }
 
-// unread reads uid's kept unread count.
-func unread(t *testing.T, svc *domain.Domain, uid weibo.UserID) int64 {
-	t.Helper()
-	us, err := svc.Accounts.GetUsers(t.Context(), []weibo.UserID{uid})
-	if err != nil || us[0] == nil {
-		t.Fatalf("user %s: %v", uid, err)
-	}
-	return us[0].UnreadNotifications
-}
-
 // checkNotifs checks uid's notifications against want (describe's form)
 // and that the kept unread count is the number of unread ones listed.
 func checkNotifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, names map[weibo.UserID]string, want ...string) []*notify.Notification {
 	t.Helper()
-	ns := notifs(t, svc, uid, 2)
+	ns := domaintest.Notifs(t, svc, uid, 2)
 	if got := describe(ns, names); !slices.Equal(got, want) {
 		t.Fatalf("notifications of %s =\n%q\nwant\n%q", names[uid], got, want)
 	}
@@ -78,22 +49,10 @@ func checkNotifs(t *testing.T, svc *domain.Domain, uid weibo.UserID, names map[w
 			n++
 		}
 	}
-	if got := unread(t, svc, uid); got != n {
+	if got := domaintest.Unread(t, svc, uid); got != n {
 		t.Fatalf("unread count of %s = %d, %d unread listed", names[uid], got, n)
 	}
 	return ns
-}
-
-// checkFsck runs fsck on the social area and fails on any issue.
-func checkFsck(t *testing.T, svc *domain.Domain) {
-	t.Helper()
-	rep, err := fsck.Run(t.Context(), svc, fsck.Options{Areas: fsck.AreaSocial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Issues) != 0 {
-		t.Fatalf("fsck: %+v", rep.Issues)
-	}
 }
 
 // TestNotifications covers every kind of notification, grouping while
@@ -103,12 +62,12 @@ func TestNotifications(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := quietService(ownStore(t, b))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = svc.Close(ctx) }()
-			a, alice, bob, carol := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("alice")), mustUser(t, svc, uniq("bob")), mustUser(t, svc, uniq("carol"))
+			a, alice, bob, carol := domaintest.MustUser(t, svc, domaintest.Uniq("a")), domaintest.MustUser(t, svc, domaintest.Uniq("alice")), domaintest.MustUser(t, svc, domaintest.Uniq("bob")), domaintest.MustUser(t, svc, domaintest.Uniq("carol"))
 			names := map[weibo.UserID]string{a.ID: "a", alice.ID: "alice", bob.ID: "bob", carol.ID: "carol"}
 			step := func() { time.Sleep(2 * time.Millisecond) } // distinct ms: the order is the test's
 			flush := func() {
@@ -158,7 +117,7 @@ func TestNotifications(t *testing.T) {
 			checkNotifs(t, svc, a.ID, names, "*REPOST:alice", "*COMMENT:bob", "*FOLLOW:bob,carol", "*LIKE:bob,alice")
 			checkNotifs(t, svc, bob.ID, names, "*REPLY:a")
 			checkNotifs(t, svc, carol.ID, names, "*MENTION:bob")
-			checkFsck(t, svc)
+			domaintest.CheckFsck(t, svc)
 
 			// Undone likes and follows take their actors out, the last one the notification.
 			for _, u := range []weibo.UserID{bob.ID, alice.ID} {
@@ -210,7 +169,7 @@ func TestNotifications(t *testing.T) {
 			}
 			flush()
 			checkNotifs(t, svc, carol.ID, names, "*MENTION:bob")
-			checkFsck(t, svc)
+			domaintest.CheckFsck(t, svc)
 		})
 	}
 }
@@ -222,12 +181,12 @@ func TestNotificationsLargeAuthor(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := quietService(ownStore(t, b), domain.WithFanoutThreshold(1))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b), domain.WithFanoutThreshold(1))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = svc.Close(ctx) }()
-			a, fan, x := mustUser(t, svc, uniq("large")), mustUser(t, svc, uniq("fan")), mustUser(t, svc, uniq("x"))
+			a, fan, x := domaintest.MustUser(t, svc, domaintest.Uniq("large")), domaintest.MustUser(t, svc, domaintest.Uniq("fan")), domaintest.MustUser(t, svc, domaintest.Uniq("x"))
 			names := map[weibo.UserID]string{a.ID: "a", fan.ID: "fan", x.ID: "x"}
 			if _, err := svc.Feed.Follow(ctx, fan.ID, a.ID); err != nil {
 				t.Fatal(err)
@@ -253,10 +212,10 @@ func TestNotificationsLargeAuthor(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkNotifs(t, svc, x.ID, names, "*REPOST:a", "*MENTION:a")
-			if left := leftovers(t, svc.Store()); left != 0 {
+			if left := domaintest.Leftovers(t, svc.Store()); left != 0 {
 				t.Fatalf("%d pending or outbox rows left", left)
 			}
-			checkFsck(t, svc)
+			domaintest.CheckFsck(t, svc)
 		})
 	}
 }

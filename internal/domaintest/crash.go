@@ -1,4 +1,4 @@
-package orgtest
+package domaintest
 
 import (
 	"context"

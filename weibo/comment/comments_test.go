@@ -1,4 +1,4 @@
-package domain_test
+package comment_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
@@ -21,58 +22,6 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// postComments lists every comment of post, newest first, in pages of
-// size n, and checks that paging backward from the end gives the same
-// list.
-func postComments(t *testing.T, svc *domain.Domain, post weibo.PostID, n int) []weibo.CommentID {
-	t.Helper()
-	ctx := t.Context()
-	var fwd []weibo.CommentID
-	for after := (*string)(nil); ; {
-		page, err := svc.Comments.PostComments(ctx, post, weibo.Page{First: &n, After: after})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range page.Edges {
-			fwd = append(fwd, e.Comment.ID)
-		}
-		if !page.PageInfo.HasNextPage {
-			break
-		}
-		after = page.PageInfo.EndCursor
-	}
-	var back []weibo.CommentID
-	for before := (*string)(nil); ; {
-		page, err := svc.Comments.PostComments(ctx, post, weibo.Page{Last: &n, Before: before})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]weibo.CommentID, len(page.Edges))
-		for i, e := range page.Edges {
-			ids[i] = e.Comment.ID
-		}
-		back = append(ids, back...)
-		if !page.PageInfo.HasPreviousPage {
-			break
-		}
-		before = page.PageInfo.StartCursor
-	}
-	if !slices.Equal(fwd, back) {
-		t.Fatalf("comments forward %v, backward %v", fwd, back)
-	}
-	return fwd
-}
-
-// commentCount reads post's commentCount as GetPosts returns it.
-func commentCount(t *testing.T, svc *domain.Domain, post weibo.PostID) int64 {
-	t.Helper()
-	ps, err := svc.Feed.GetPosts(t.Context(), []weibo.PostID{post})
-	if err != nil || ps[0] == nil {
-		t.Fatalf("post %s: %v, %v", post, ps, err)
-	}
-	return ps[0].CommentCount
-}
-
 // checkPostComments checks that each post's commentCount equals its
 // comments listed (newest first, the same both ways) and the comment rows,
 // and that fsck finds nothing; it returns the comments listed.
@@ -80,7 +29,7 @@ func checkPostComments(t *testing.T, svc *domain.Domain, posts []weibo.PostID) m
 	t.Helper()
 	out := map[weibo.PostID][]weibo.CommentID{}
 	for _, p := range posts {
-		listed := postComments(t, svc, p, 7)
+		listed := domaintest.PostComments(t, svc, p, 7)
 		rows, err := hbase.ScanAll(t.Context(), svc.Store(), &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(p)})
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +40,7 @@ func checkPostComments(t *testing.T, svc *domain.Domain, posts []weibo.PostID) m
 				stored++
 			}
 		}
-		if n := commentCount(t, svc, p); n != int64(len(listed)) || stored != len(listed) {
+		if n := domaintest.CommentCount(t, svc, p); n != int64(len(listed)) || stored != len(listed) {
 			t.Errorf("post %s: commentCount %d, %d comments listed, %d comment rows", p, n, len(listed), stored)
 		}
 		if !slices.IsSortedFunc(listed, func(a, b weibo.CommentID) int {
@@ -117,8 +66,8 @@ func TestComments(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := quietService(ownStore(t, b))
-			author, ann, bob := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("ann")), mustUser(t, svc, uniq("bob"))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b))
+			author, ann, bob := domaintest.MustUser(t, svc, domaintest.Uniq("author")), domaintest.MustUser(t, svc, domaintest.Uniq("ann")), domaintest.MustUser(t, svc, domaintest.Uniq("bob"))
 			post, err := svc.Feed.Publish(ctx, author.ID, "今天天气不错")
 			if err != nil {
 				t.Fatal(err)
@@ -163,18 +112,18 @@ func TestComments(t *testing.T) {
 
 			// Refused, writing nothing.
 			_, err = svc.Comments.AddComment(ctx, ann.ID, other.ID, "wrong post", &added[0])
-			wantCode(t, err, weibo.CodeBadUserInput, "reply to a comment of another post")
+			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "reply to a comment of another post")
 			_, err = svc.Comments.AddComment(ctx, ann.ID, weibo.PostID{Author: author.ID, Millis: 1}, "x", nil)
-			wantCode(t, err, weibo.CodeNotFound, "missing post")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "missing post")
 			_, err = svc.Comments.AddComment(ctx, ann.ID, post.ID, "x", &weibo.CommentID{Post: post.ID, Millis: 1, Author: bob.ID})
-			wantCode(t, err, weibo.CodeNotFound, "reply to a missing comment")
+			domaintest.WantCode(t, err, weibo.CodeNotFound, "reply to a missing comment")
 			for _, bad := range []string{"", " \n", strings.Repeat("评", feed.MaxPostLength+1)} {
 				_, err = svc.Comments.AddComment(ctx, ann.ID, post.ID, bad, nil)
-				wantCode(t, err, weibo.CodeBadUserInput, "bad content")
+				domaintest.WantCode(t, err, weibo.CodeBadUserInput, "bad content")
 			}
 			// Deletes: the comment's author, the post's author; not another user.
 			_, err = svc.Comments.DeleteComment(ctx, bob.ID, added[0])
-			wantCode(t, err, weibo.CodeForbidden, "bob deletes ann's comment on author's post")
+			domaintest.WantCode(t, err, weibo.CodeForbidden, "bob deletes ann's comment on author's post")
 			for _, d := range []struct {
 				who  weibo.UserID
 				id   weibo.CommentID
@@ -204,8 +153,8 @@ func TestCommentSameMillisecond(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			frozen := time.Now().Truncate(time.Millisecond)
-			svc := quietService(ownStore(t, b), domain.WithClock(func() time.Time { return frozen }))
-			u := mustUser(t, svc, uniq("fast"))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b), domain.WithClock(func() time.Time { return frozen }))
+			u := domaintest.MustUser(t, svc, domaintest.Uniq("fast"))
 			post, err := svc.Feed.Publish(ctx, u.ID, "fast")
 			if err != nil {
 				t.Fatal(err)
@@ -255,18 +204,18 @@ func TestCommentStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(time.Minute))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(time.Minute))
 			if err := svc.Start(ctx); err != nil { // the posts' fan-outs
 				t.Fatal(err)
 			}
 			defer svc.Close(context.Background())
 			var users []weibo.UserID
 			for i := range 4 {
-				users = append(users, mustUser(t, svc, uniq(fmt.Sprintf("storm%d", i))).ID)
+				users = append(users, domaintest.MustUser(t, svc, domaintest.Uniq(fmt.Sprintf("storm%d", i))).ID)
 			}
 			var posts []weibo.PostID
 			for i := range 3 {
@@ -349,7 +298,7 @@ func TestCommentStorm(t *testing.T) {
 					t.Errorf("comment %s deleted %d times", id, n)
 				}
 			}
-			waitQuiet(t, svc, time.Minute)
+			domaintest.WaitQuiet(t, svc, time.Minute)
 			listed := checkPostComments(t, svc, posts)
 			want := map[weibo.CommentID]bool{}
 			for _, c := range live {
@@ -399,16 +348,16 @@ func TestCommentCrashPoints(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			clk := &clock{}
+			st := domaintest.OwnStore(t, b)
+			clk := &domaintest.Clock{}
 			for _, sc := range scenarios {
 				name := sc.op + "@" + sc.step
 				if sc.slow {
 					name = sc.op + "-slow"
 				}
 				t.Run(name, func(t *testing.T) {
-					setup := quietService(st, clk.option())
-					author, u := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("commenter"))
+					setup := domaintest.Quiet(st, clk.Option())
+					author, u := domaintest.MustUser(t, setup, domaintest.Uniq("author")), domaintest.MustUser(t, setup, domaintest.Uniq("commenter"))
 					p, err := setup.Feed.Publish(ctx, author.ID, "crash test")
 					if err != nil {
 						t.Fatal(err)
@@ -433,17 +382,17 @@ func TestCommentCrashPoints(t *testing.T) {
 					}
 
 					// The write that dies (or outlives its budget).
-					hook, hit := crashAt(sc.step)
+					hook, hit := domaintest.CrashAt(sc.step)
 					if sc.slow {
 						hook = func(_ context.Context, s string) error {
 							if s == sc.step {
-								clk.advance(grace/2 + time.Second)
+								clk.Advance(grace/2 + time.Second)
 							}
 							return nil
 						}
 						hit = func() bool { return true }
 					}
-					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
+					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
 					if sc.op == "add" {
 						var c *comment.Comment
 						if c, err = crashed.Comments.AddComment(ctx, u.ID, p.ID, "the last words", nil); err == nil {
@@ -455,19 +404,19 @@ func TestCommentCrashPoints(t *testing.T) {
 							t.Fatal("the delete found nothing to delete")
 						}
 					}
-					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, errCrash)) {
+					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, domaintest.ErrCrash)) {
 						t.Fatalf("the call returned %v", err)
 					}
 					if !hit() {
 						t.Fatalf("step %s never reached", sc.step)
 					}
-					if !sc.slow && leftovers(t, st) == 0 {
+					if !sc.slow && domaintest.Leftovers(t, st) == 0 {
 						t.Fatal("the dead write left no marker")
 					}
 
 					// The restart, once the grace has passed.
-					clk.advance(grace + time.Second)
-					restarted := quietService(st, clk.option(), domain.WithRepairGrace(grace))
+					clk.Advance(grace + time.Second)
+					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace))
 					if err := restarted.Start(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -475,7 +424,7 @@ func TestCommentCrashPoints(t *testing.T) {
 						t.Fatal(err)
 					}
 					_ = restarted.Close(ctx)
-					if left := leftovers(t, st); left != 0 {
+					if left := domaintest.Leftovers(t, st); left != 0 {
 						t.Fatalf("%d pending or outbox rows left after the restart", left)
 					}
 					listed := checkPostComments(t, restarted, []weibo.PostID{p.ID})[p.ID]

@@ -1,4 +1,4 @@
-package domain_test
+package like_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -21,14 +22,6 @@ import (
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
-
-// likers reads every page of the post's likes, newest like first.
-func likers(t *testing.T, svc *domain.Domain, post weibo.PostID, pageSize int) []weibo.UserID {
-	t.Helper()
-	return allPages(t, func(after *string) (*weibo.UserConnection, error) {
-		return svc.Likes.PostLikes(t.Context(), post, &pageSize, after)
-	})
-}
 
 // likedPosts reads every page of the posts uid likes, newest like first.
 func likedPosts(t *testing.T, svc *domain.Domain, uid weibo.UserID, pageSize int) []weibo.PostID {
@@ -63,7 +56,7 @@ func checkLikes(t *testing.T, svc *domain.Domain, post weibo.PostID, users []wei
 	if err != nil || ps[0] == nil {
 		t.Fatalf("post %s: %v", post, err)
 	}
-	listed := likers(t, svc, post, 3)
+	listed := domaintest.Likers(t, svc, post, 3)
 	if ps[0].LikeCount != int64(len(listed)) {
 		t.Errorf("post %s: likeCount %d, %d likers listed %v", post, ps[0].LikeCount, len(listed), listed)
 	}
@@ -82,7 +75,7 @@ func checkLikes(t *testing.T, svc *domain.Domain, post weibo.PostID, users []wei
 	}
 	// The post's LIKE notifications hold every liker but its author, once.
 	var notified []weibo.UserID
-	for _, n := range notifs(t, svc, post.Author, 50) {
+	for _, n := range domaintest.Notifs(t, svc, post.Author, 50) {
 		if p, _ := n.PostID(); n.Kind != notify.KindLike || p != post {
 			continue
 		}
@@ -118,8 +111,8 @@ func TestLikes(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc := quietService(ownStore(t, b))
-			author, u1, u2, u3 := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("l1")), mustUser(t, svc, uniq("l2")), mustUser(t, svc, uniq("l3"))
+			svc := domaintest.Quiet(domaintest.OwnStore(t, b))
+			author, u1, u2, u3 := domaintest.MustUser(t, svc, domaintest.Uniq("author")), domaintest.MustUser(t, svc, domaintest.Uniq("l1")), domaintest.MustUser(t, svc, domaintest.Uniq("l2")), domaintest.MustUser(t, svc, domaintest.Uniq("l3"))
 			p1, err := svc.Feed.Publish(ctx, author.ID, "like me")
 			if err != nil {
 				t.Fatal(err)
@@ -190,13 +183,13 @@ func TestLikes(t *testing.T) {
 // counter that an Increment left on the gone post's row makes no post.
 func TestLikesOfDeletedPost(t *testing.T) {
 	for _, b := range testenv.Backends() {
-		t.Run(b.Name, func(t *testing.T) { likesOfDeletedPost(t, quietService(ownStore(t, b))) })
+		t.Run(b.Name, func(t *testing.T) { likesOfDeletedPost(t, domaintest.Quiet(domaintest.OwnStore(t, b))) })
 	}
 }
 
 func likesOfDeletedPost(t *testing.T, svc *domain.Domain) {
 	ctx := t.Context()
-	author, u := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("liker"))
+	author, u := domaintest.MustUser(t, svc, domaintest.Uniq("author")), domaintest.MustUser(t, svc, domaintest.Uniq("liker"))
 	keep, err := svc.Feed.Publish(ctx, author.ID, "kept")
 	if err != nil {
 		t.Fatal(err)
@@ -251,16 +244,16 @@ func TestLikeStorm(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
+			st := domaintest.OwnStore(t, b)
 			if b.Name == hbase.BackendEmbedded {
-				st = jittery{st}
+				st = domaintest.Jittery{StoreAdmin: st}
 			}
-			svc := quietService(st, domain.WithRepairGrace(grace), domain.WithOutboxSweep(time.Second))
+			svc := domaintest.Quiet(st, domain.WithRepairGrace(grace), domain.WithOutboxSweep(time.Second))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
 			defer svc.Close(context.Background())
-			author := mustUser(t, svc, uniq("stormauthor"))
+			author := domaintest.MustUser(t, svc, domaintest.Uniq("stormauthor"))
 			var posts []weibo.PostID
 			for i := range 2 {
 				p, err := svc.Feed.Publish(ctx, author.ID, fmt.Sprintf("storm %d", i))
@@ -271,7 +264,7 @@ func TestLikeStorm(t *testing.T) {
 			}
 			var users []weibo.UserID
 			for i := range 4 {
-				users = append(users, mustUser(t, svc, uniq(fmt.Sprintf("stormliker%d", i))).ID)
+				users = append(users, domaintest.MustUser(t, svc, domaintest.Uniq(fmt.Sprintf("stormliker%d", i))).ID)
 			}
 			work := make(chan func() error)
 			var (
@@ -303,7 +296,7 @@ func TestLikeStorm(t *testing.T) {
 			if len(failures) > 0 {
 				t.Fatalf("%d calls failed, first: %v", len(failures), failures[0])
 			}
-			waitQuiet(t, svc, 2*time.Minute)
+			domaintest.WaitQuiet(t, svc, 2*time.Minute)
 			for _, p := range posts {
 				checkLikes(t, svc, p, users, grace)
 			}
@@ -337,16 +330,16 @@ func TestLikeCrashPoints(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			clk := &clock{}
+			st := domaintest.OwnStore(t, b)
+			clk := &domaintest.Clock{}
 			for _, sc := range scenarios {
 				name := sc.op + "@" + sc.step
 				if sc.slow {
 					name = sc.op + "-slow"
 				}
 				t.Run(name, func(t *testing.T) {
-					setup := quietService(st, clk.option())
-					author, u, other := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("liker")), mustUser(t, setup, uniq("other"))
+					setup := domaintest.Quiet(st, clk.Option())
+					author, u, other := domaintest.MustUser(t, setup, domaintest.Uniq("author")), domaintest.MustUser(t, setup, domaintest.Uniq("liker")), domaintest.MustUser(t, setup, domaintest.Uniq("other"))
 					p, err := setup.Feed.Publish(ctx, author.ID, "crash test")
 					if err != nil {
 						t.Fatal(err)
@@ -367,23 +360,23 @@ func TestLikeCrashPoints(t *testing.T) {
 					}
 
 					// The write that dies (or outlives its budget).
-					hook, hit := crashAt(sc.step)
+					hook, hit := domaintest.CrashAt(sc.step)
 					if sc.slow {
 						hook = func(_ context.Context, s string) error {
 							if s == sc.step {
-								clk.advance(grace/2 + time.Second)
+								clk.Advance(grace/2 + time.Second)
 							}
 							return nil
 						}
 						hit = func() bool { return true }
 					}
-					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
+					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
 					if sc.op == "like" {
 						_, err = crashed.Likes.Like(ctx, u.ID, p.ID)
 					} else {
 						_, err = crashed.Likes.Unlike(ctx, u.ID, p.ID)
 					}
-					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, errCrash)) {
+					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, domaintest.ErrCrash)) {
 						t.Fatalf("the call returned %v", err)
 					}
 					if !hit() {
@@ -391,8 +384,8 @@ func TestLikeCrashPoints(t *testing.T) {
 					}
 
 					// The restart, once the grace has passed.
-					clk.advance(grace + time.Second)
-					restarted := quietService(st, clk.option(), domain.WithRepairGrace(grace))
+					clk.Advance(grace + time.Second)
+					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace))
 					if err := restarted.Start(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -400,7 +393,7 @@ func TestLikeCrashPoints(t *testing.T) {
 						t.Fatal(err)
 					}
 					_ = restarted.Close(ctx)
-					if left := leftovers(t, st); left != 0 {
+					if left := domaintest.Leftovers(t, st); left != 0 {
 						t.Fatalf("%d pending or outbox rows left after the restart", left)
 					}
 					listed := checkLikes(t, restarted, p.ID, []weibo.UserID{u.ID, other.ID, author.ID}, grace)

@@ -1,9 +1,9 @@
-// Package orgtest holds the test helpers that the weibo, fsck and seed
+// Package domaintest holds the test helpers that the weibo, fsck and seed
 // tests share: a migrated service with test settings, stores of a test's
 // own (OwnStore, Jittery), crash injection (CrashAt, Clock), unique names,
 // and readers that flatten the role and department connections into slices
 // for comparison. Every helper fails the test (t.Fatal) on a store error.
-package orgtest
+package domaintest
 
 import (
 	"fmt"

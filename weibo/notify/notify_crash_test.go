@@ -1,4 +1,4 @@
-package domain_test
+package notify_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
@@ -22,7 +23,7 @@ import (
 func actorSets(t *testing.T, svc *domain.Domain, uid weibo.UserID, kind notify.NotificationKind) [][]weibo.UserID {
 	t.Helper()
 	var out [][]weibo.UserID
-	for _, n := range notifs(t, svc, uid, 3) {
+	for _, n := range domaintest.Notifs(t, svc, uid, 3) {
 		if n.Kind != kind {
 			continue
 		}
@@ -91,16 +92,16 @@ func TestNotificationCrashPoints(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := ownStore(t, b)
-			clk := &clock{}
+			st := domaintest.OwnStore(t, b)
+			clk := &domaintest.Clock{}
 			for _, sc := range scenarios {
 				name := sc.op + "@" + sc.step
 				if sc.slow {
 					name = sc.op + "-slow"
 				}
 				t.Run(name, func(t *testing.T) {
-					setup := quietService(st, clk.option())
-					a, u1, u2, x := mustUser(t, setup, uniq("a")), mustUser(t, setup, uniq("u1")), mustUser(t, setup, uniq("u2")), mustUser(t, setup, uniq("x"))
+					setup := domaintest.Quiet(st, clk.Option())
+					a, u1, u2, x := domaintest.MustUser(t, setup, domaintest.Uniq("a")), domaintest.MustUser(t, setup, domaintest.Uniq("u1")), domaintest.MustUser(t, setup, domaintest.Uniq("u2")), domaintest.MustUser(t, setup, domaintest.Uniq("x"))
 					p, err := setup.Feed.Publish(ctx, a.ID, "crash test")
 					if err != nil {
 						t.Fatal(err)
@@ -131,17 +132,17 @@ func TestNotificationCrashPoints(t *testing.T) {
 					_ = setup.Close(ctx)
 					time.Sleep(2 * time.Millisecond)
 
-					hook, hit := crashAt(sc.step)
+					hook, hit := domaintest.CrashAt(sc.step)
 					if sc.slow {
 						hook = func(_ context.Context, s string) error {
 							if s == sc.step {
-								clk.advance(grace/2 + time.Second)
+								clk.Advance(grace/2 + time.Second)
 							}
 							return nil
 						}
 						hit = func() bool { return true }
 					}
-					crashed := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
+					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
 					if sc.op == "repost" {
 						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which may die
 							t.Fatal(err)
@@ -163,7 +164,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					case "markread":
 						_, err = crashed.Notify.MarkNotificationsRead(ctx, a.ID, nil)
 					}
-					if err != nil && !errors.Is(err, errCrash) {
+					if err != nil && !errors.Is(err, domaintest.ErrCrash) {
 						t.Fatalf("the call returned %v", err)
 					}
 					if sc.op == "repost" {
@@ -175,8 +176,8 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 
 					// The restart, once the grace has passed.
-					clk.advance(grace + time.Second)
-					restarted := quietService(st, clk.option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
+					clk.Advance(grace + time.Second)
+					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
 					if err := restarted.Start(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -187,7 +188,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 						t.Fatal(err)
 					}
 					_ = restarted.Close(ctx)
-					if left := leftovers(t, st); left != 0 {
+					if left := domaintest.Leftovers(t, st); left != 0 {
 						t.Fatalf("%d pending or outbox rows left after the restart", left)
 					}
 
@@ -215,7 +216,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 					wantActors(t, restarted, a.ID, notify.KindFollow, map[bool][]weibo.UserID{true: {u2.ID}}[follows[0]])
 					var replied, reposted []weibo.UserID
-					comments := postComments(t, restarted, p.ID, 5)
+					comments := domaintest.PostComments(t, restarted, p.ID, 5)
 					if slices.ContainsFunc(comments, func(c weibo.CommentID) bool { return c.Author == u2.ID }) {
 						replied = []weibo.UserID{u2.ID}
 					}
@@ -239,16 +240,16 @@ func TestNotificationCrashPoints(t *testing.T) {
 					}
 					for _, u := range []weibo.UserID{a.ID, u1.ID, u2.ID, x.ID} {
 						n := int64(0)
-						for _, x := range notifs(t, restarted, u, 4) {
+						for _, x := range domaintest.Notifs(t, restarted, u, 4) {
 							if !x.Read {
 								n++
 							}
 						}
-						if got := unread(t, restarted, u); got != n {
+						if got := domaintest.Unread(t, restarted, u); got != n {
 							t.Fatalf("unread count of %s = %d, %d unread listed", u, got, n)
 						}
 					}
-					checkFsck(t, restarted)
+					domaintest.CheckFsck(t, restarted)
 				})
 			}
 		})
