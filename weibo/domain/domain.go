@@ -20,6 +20,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
+	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/topic"
 )
 
@@ -28,8 +29,10 @@ type Domain struct {
 	// Writes is the counted-write protocol both areas write on: Repair,
 	// RecountCounters, the registered relations.
 	Writes *counted.Protocol
-	// Feed is the social feed: accounts, follows, posts, fan-out, timelines.
+	// Feed is the social feed: accounts, follows, posts, fan-out.
 	Feed *feed.Service
+	// Timeline is the home timeline: its pages and its live updates.
+	Timeline *timeline.Service
 	// Notify is the notifications: every module's notify writes, a
 	// recipient's list and unread count, live notification events.
 	Notify *notify.Service
@@ -49,6 +52,7 @@ type Domain struct {
 type config struct {
 	protocol   []counted.Option
 	feed       []feed.Option
+	timeline   []timeline.Option
 	bus        bus.Bus
 	eventQueue int
 }
@@ -112,11 +116,11 @@ func WithPostCache(size int, ttl time.Duration) Option {
 func WithBus(b bus.Bus) Option { return func(c *config) { c.bus = b } }
 
 // WithEventQueue sets the queue of one live subscription, of the home
-// timeline (feed.WithEventQueue) or of notifications.
+// timeline (timeline.WithEventQueue) or of notifications.
 func WithEventQueue(n int) Option {
 	return func(c *config) {
 		c.eventQueue = n
-		c.feed = append(c.feed, feed.WithEventQueue(n))
+		c.timeline = append(c.timeline, timeline.WithEventQueue(n))
 	}
 }
 
@@ -150,6 +154,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	return &Domain{
 		Writes:   w,
 		Feed:     f,
+		Timeline: timeline.New(st, f, f, ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
 		Notify:   n,
 		Likes:    like.New(st, w, f, n),
 		Comments: comment.New(st, w, f, f, n),

@@ -109,7 +109,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 					t.Fatalf("round %d: outbox row left after the fan-out (%v)", round, err)
 				}
 			}
-			page, err := quietService(st).Feed.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
+			page, err := quietService(st).Timeline.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
 			if err != nil || len(page.Edges) != 1 || page.Edges[0].Post.ID != post.ID {
 				t.Fatalf("fan's home timeline = %+v, %v", page, err)
 			}

@@ -1,17 +1,18 @@
 // Package feed is the social feed of the seeds (000 and 004: the
 // weibo:content, weibo:relations and "receive-content-email" inbox tables):
 // accounts, follows and fans, posts, the durable inbox fan-out with hybrid
-// fan-out for large accounts and fan-out leases, home timelines and live
-// timeline updates, likes and reposts of posts. Its counted relations —
-// follow (followCount, fanCount), publish (postCount), like (likeCount),
+// fan-out for large accounts and fan-out leases, and the write side of
+// the home timelines' live events (package timeline reads them). Its
+// counted relations — follow (followCount, fanCount), publish (postCount), like (likeCount),
 // repost (a post's repostCount), delete (postCount), comment (a post's
 // commentCount) and notify (a user's unreadNotificationCount) — are
 // written on package counted's protocol and registered with it by New.
 //
 // One file per concern: accounts.go and password.go, relations.go,
 // posts.go and fanout.go, lease.go, large.go (hybrid fan-out: the large
-// accounts), timeline.go, live.go, counted.go (the registered relations
-// and counters, the settles and recounts), likes.go (the like relation,
+// accounts), entries.go (the posts of timeline entries, for package
+// timeline), counted.go (the registered relations and counters, the
+// settles and recounts), likes.go (the like relation,
 // its counter, settle and lists), reposts.go (the repost pair, its
 // counter, settle and list), delete.go (deleting a post and retracting
 // it), validate.go (content rules), mentions.go (@username),
@@ -48,11 +49,10 @@ type Service struct {
 	log         *slog.Logger
 	fanout      *fanout
 	drains      *drains
-	live        liveHub
 	opts        options
 	bcryptC     int
 	posts       *postCache      // nil: none (WithPostCache)
-	events      *events.Emitter // live events (events.go); WatchTimeline polls only while a shared bus is away
+	events      *events.Emitter // live events (events.go) and the watchers' wake-ups (its Hub)
 }
 
 type options struct {
@@ -68,7 +68,6 @@ type options struct {
 	postCacheTTL  time.Duration
 	bus           bus.Bus
 	events        *events.Emitter
-	eventQueue    int
 }
 
 // Option configures a Service.
@@ -133,7 +132,7 @@ func New(st hbase.Store, w *counted.Protocol, notices Notices, opts ...Option) *
 	o := options{
 		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
 		fanoutLease: 30 * time.Second, bcryptCost: 10, threshold: DefaultFanoutThreshold,
-		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL, eventQueue: DefaultEventQueue,
+		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL,
 	}
 	for _, f := range opts {
 		f(&o)
