@@ -22,8 +22,8 @@ import (
 // is connected, so an idle one reads nothing; it polls on a timer only
 // while the bus is away (and once more when it is back), and always when
 // the feed was given no bus (its own in-process bus cannot hear other
-// instances). Instances that write
-// to the same store must then share the bus, as TimelineEvents needs.
+// instances). Instances that write to the same store must then share the
+// bus, as TimelineEvents needs.
 
 // watchWindow is how many of the newest inbox entries a poll reads. An entry
 // is emitted when it is among them and was not in the previous poll, so a

@@ -20,10 +20,10 @@ import (
 // One page costs one prefix scan of weibo:inbox (the tall
 // "receive-content-email" table: one row per entry, so the scan returns the
 // page already in order), in parallel with one Get of the large-accounts
-// row (hybrid fan-out, package feed's large.go), then one batched GetMany that reads the
-// posts' content rows together with the viewer's attends rows of their
-// authors and of the large accounts, and — when the viewer follows large
-// accounts — one ScanMany that reads each one's newest posts within the
+// row (hybrid fan-out, package feed's large.go), then one batched GetMany
+// (feed's ResolveEntries) that reads the posts' content rows together with
+// the viewer's attends rows of their authors and of the large accounts,
+// and — when the viewer follows large accounts — one ScanMany that reads each one's newest posts within the
 // page's window from weibo:content (prefix scans by author, at most one
 // page each, all in flight at once). The two lists are merged newest first
 // and a post found in both (pushed before its author became large, or
