@@ -142,7 +142,7 @@ func TestSocialChecks(t *testing.T) {
 			if us[0].FollowCount != 1 || us[1].FanCount != 2 || us[1].PostCount != 3 || us[2].FanCount != 0 || us[2].PostCount != 1 {
 				t.Errorf("counters after repair: a %+v, b %+v, c %+v", us[0], us[1], us[2])
 			}
-			page, err := svc.Feed.HomeTimeline(ctx, a.ID, weibo.Page{})
+			page, err := svc.Timeline.HomeTimeline(ctx, a.ID, weibo.Page{})
 			if err != nil {
 				t.Fatal(err)
 			}

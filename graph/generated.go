@@ -30,6 +30,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
+	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/topic"
 )
 
@@ -477,7 +478,7 @@ type RoleMemberEdgeResolver interface {
 }
 type SubscriptionResolver interface {
 	HomeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error)
-	HomeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error)
+	HomeTimelineEvents(ctx context.Context, after *string) (<-chan timeline.TimelineEvent, error)
 	NotificationAdded(ctx context.Context) (<-chan *notify.Notification, error)
 }
 type TopicResolver interface {
@@ -8083,7 +8084,7 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _PostAdded_post(ctx context.Context, field graphql.CollectedField, obj *feed.PostAdded) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostAdded_post(ctx context.Context, field graphql.CollectedField, obj *timeline.PostAdded) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_PostAdded_post,
 
 		obj.Post,
@@ -8104,7 +8105,7 @@ func (ec *executionContext) fieldContext_PostAdded_post(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _PostAdded_cursor(ctx context.Context, field graphql.CollectedField, obj *feed.PostAdded) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostAdded_cursor(ctx context.Context, field graphql.CollectedField, obj *timeline.PostAdded) (ret graphql.Marshaler) {
 	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
 
 }
@@ -8162,7 +8163,7 @@ func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Con
 	return graphql.NewScalarFieldContext("PostConnection", field, false, false, "Int")
 }
 
-func (ec *executionContext) _PostDeleted_postId(ctx context.Context, field graphql.CollectedField, obj *feed.PostDeleted) (ret graphql.Marshaler) {
+func (ec *executionContext) _PostDeleted_postId(ctx context.Context, field graphql.CollectedField, obj *timeline.PostDeleted) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.PostID)
 
 }
@@ -9585,7 +9586,7 @@ func (ec *executionContext) _Subscription_homeTimelineEvents(ctx context.Context
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Authenticated == nil {
-					var zeroVal feed.TimelineEvent
+					var zeroVal timeline.TimelineEvent
 					return zeroVal, errors.New("directive authenticated is not implemented")
 				}
 				return ec.Directives.Authenticated(ctx, nil, directive0)
@@ -9594,8 +9595,8 @@ func (ec *executionContext) _Subscription_homeTimelineEvents(ctx context.Context
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v feed.TimelineEvent) graphql.Marshaler {
-			return ec.marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTimelineEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v timeline.TimelineEvent) graphql.Marshaler {
+			return ec.marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtimelineᚐTimelineEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11272,20 +11273,20 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
-func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj feed.TimelineEvent) graphql.Marshaler {
+func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj timeline.TimelineEvent) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case feed.PostDeleted:
+	case timeline.PostDeleted:
 		return ec._PostDeleted(ctx, sel, &obj)
-	case *feed.PostDeleted:
+	case *timeline.PostDeleted:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._PostDeleted(ctx, sel, obj)
-	case feed.PostAdded:
+	case timeline.PostAdded:
 		return ec._PostAdded(ctx, sel, &obj)
-	case *feed.PostAdded:
+	case *timeline.PostAdded:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -12481,7 +12482,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 
 var postAddedImplementors = []string{"PostAdded", "TimelineEvent"}
 
-func (ec *executionContext) _PostAdded(ctx context.Context, sel ast.SelectionSet, obj *feed.PostAdded) graphql.Marshaler {
+func (ec *executionContext) _PostAdded(ctx context.Context, sel ast.SelectionSet, obj *timeline.PostAdded) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postAddedImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -12562,7 +12563,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 
 var postDeletedImplementors = []string{"PostDeleted", "TimelineEvent"}
 
-func (ec *executionContext) _PostDeleted(ctx context.Context, sel ast.SelectionSet, obj *feed.PostDeleted) graphql.Marshaler {
+func (ec *executionContext) _PostDeleted(ctx context.Context, sel ast.SelectionSet, obj *timeline.PostDeleted) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postDeletedImplementors)
 
 	out := gqlfield.NewFieldSet(fields)
@@ -14423,7 +14424,7 @@ func (ec *executionContext) marshalNTimelineConnection2ᚖgithubᚗcomᚋweibohb
 	return ec._TimelineConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐTimelineEvent(ctx context.Context, sel ast.SelectionSet, v feed.TimelineEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNTimelineEvent2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtimelineᚐTimelineEvent(ctx context.Context, sel ast.SelectionSet, v timeline.TimelineEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TimelineEvent!")
 		return graphql.Null

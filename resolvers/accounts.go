@@ -122,7 +122,7 @@ func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(ctx con
 	// The bus's state is taken before each check: a bus that goes away
 	// after it closes gap, and the subscription checks again.
 	busState := func() (<-chan struct{}, bool) {
-		gap, up := r.Svc.Feed.BusState()
+		gap, up := r.Svc.Timeline.BusState()
 		return gap, up && r.EndingsOverBus
 	}
 	gap, pushed := busState()

@@ -10,28 +10,29 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
+	"github.com/weibohbase/gateway/weibo/timeline"
 )
 
 // homeTimelineUpdates is Subscription.homeTimelineUpdates: the viewer's
 // new posts, read when the bus wakes the watcher (polled while the bus is
-// away; feed.Service.WatchTimeline), while the token is valid.
+// away; timeline.Service.WatchTimeline), while the token is valid.
 func (r *Resolver) homeTimelineUpdates(ctx context.Context) (<-chan *feed.Post, error) {
 	viewer := viewerOf(ctx)
 	return whileTokenValid(ctx, r, func(ctx context.Context, poll func(bool)) (<-chan *feed.Post, func() error, error) {
-		c, err := r.Svc.Feed.WatchTimeline(ctx, viewer, 0, poll)
+		c, err := r.Svc.Timeline.WatchTimeline(ctx, viewer, 0, poll)
 		return c, nil, err
 	})
 }
 
 // homeTimelineEvents is Subscription.homeTimelineEvents: the viewer's
-// timeline events pushed over the bus (feed.Service.TimelineEvents), while
-// the token is valid. A stream that fails (SLOW_CONSUMER) ends the
+// timeline events pushed over the bus (timeline.Service.TimelineEvents),
+// while the token is valid. A stream that fails (SLOW_CONSUMER) ends the
 // subscription with its error.
-func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error) {
+func (r *Resolver) homeTimelineEvents(ctx context.Context, after *string) (<-chan timeline.TimelineEvent, error) {
 	viewer := viewerOf(ctx)
 	// The stream ends itself when the bus is interrupted: it needs no poll.
-	return whileTokenValid(ctx, r, func(ctx context.Context, _ func(bool)) (<-chan feed.TimelineEvent, func() error, error) {
-		stream, err := r.Svc.Feed.TimelineEvents(ctx, viewer, after)
+	return whileTokenValid(ctx, r, func(ctx context.Context, _ func(bool)) (<-chan timeline.TimelineEvent, func() error, error) {
+		stream, err := r.Svc.Timeline.TimelineEvents(ctx, viewer, after)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/timeline"
 )
 
 // Prefetching makes a connection's batches deterministic. A dataloader
@@ -188,11 +189,11 @@ var countFree = map[string]bool{"__typename": true, "id": true, "content": true,
 	"author": true, "likedByViewer": true, "repostOf": true, "repostOfId": true}
 
 // timelineOptions are the options of a home-timeline read for the query's
-// selection: feed.WithoutCounts when the page's posts select only
+// selection: timeline.WithoutCounts when the page's posts select only
 // countFree fields, so that they may come from the post cache.
-func timelineOptions(ctx context.Context) []feed.TimelineOption {
+func timelineOptions(ctx context.Context) []timeline.ReadOption {
 	if selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return !countFree[n] }) {
 		return nil
 	}
-	return []feed.TimelineOption{feed.WithoutCounts()}
+	return []timeline.ReadOption{timeline.WithoutCounts()}
 }

@@ -10,12 +10,13 @@ import (
 
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/timeline"
 )
 
 // HomeTimeline is the resolver for the homeTimeline field.
 func (r *queryResolver) HomeTimeline(ctx context.Context, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
 	viewer := viewerOf(ctx)
-	page, err := r.Svc.Feed.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before}, timelineOptions(ctx)...)
+	page, err := r.Svc.Timeline.HomeTimeline(ctx, viewer, weibo.Page{First: first, After: after, Last: last, Before: before}, timelineOptions(ctx)...)
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +29,6 @@ func (r *subscriptionResolver) HomeTimelineUpdates(ctx context.Context) (<-chan 
 }
 
 // HomeTimelineEvents is the resolver for the homeTimelineEvents field.
-func (r *subscriptionResolver) HomeTimelineEvents(ctx context.Context, after *string) (<-chan feed.TimelineEvent, error) {
+func (r *subscriptionResolver) HomeTimelineEvents(ctx context.Context, after *string) (<-chan timeline.TimelineEvent, error) {
 	return r.homeTimelineEvents(ctx, after)
 }

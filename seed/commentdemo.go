@@ -33,7 +33,7 @@ func CommentDemo(ctx context.Context, svc *domain.Domain, viewer string) error {
 		return err
 	}
 	n := len(demoComments)
-	page, err := svc.Feed.HomeTimeline(ctx, u.ID, weibo.Page{First: &n})
+	page, err := svc.Timeline.HomeTimeline(ctx, u.ID, weibo.Page{First: &n})
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func TestSeedLargeAccounts(t *testing.T) {
 			slices.SortFunc(want, func(a, b weibo.PostID) int {
 				return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author))
 			})
-			conn, err := svc.Feed.HomeTimeline(ctx, weibo.UserID(u.ID), weibo.Page{First: new(weibo.MaxPageSize)})
+			conn, err := svc.Timeline.HomeTimeline(ctx, weibo.UserID(u.ID), weibo.Page{First: new(weibo.MaxPageSize)})
 			if err != nil {
 				t.Fatal(err)
 			}

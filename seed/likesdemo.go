@@ -42,7 +42,7 @@ func LikesDemo(ctx context.Context, svc *domain.Domain, viewer string, likers []
 			who = append(who, u.ID)
 		}
 	}
-	page, err := svc.Feed.HomeTimeline(ctx, v.ID, weibo.Page{First: new(demoLikedPosts)})
+	page, err := svc.Timeline.HomeTimeline(ctx, v.ID, weibo.Page{First: new(demoLikedPosts)})
 	if err != nil {
 		return err
 	}

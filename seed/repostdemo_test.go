@@ -52,7 +52,7 @@ func TestRepostDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	four := 4
-	page, err := svc.Feed.HomeTimeline(ctx, 1, weibo.Page{First: &four})
+	page, err := svc.Timeline.HomeTimeline(ctx, 1, weibo.Page{First: &four})
 	if err != nil {
 		t.Fatal(err)
 	}

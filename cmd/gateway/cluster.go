@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/timeline"
 )
 
 // serveClusterFlags are serve's flags for running against an HBase cluster,
@@ -53,7 +54,7 @@ func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 		"posts the post cache of home-timeline pages holds; 0 turns it off (env GATEWAY_POST_CACHE)")
 	fs.DurationVar(&f.postTTL, "post-cache-ttl", envDuration("GATEWAY_POST_CACHE_TTL", feed.DefaultPostCacheTTL),
 		"how long a cached post serves: the longest another instance shows a deleted post (env GATEWAY_POST_CACHE_TTL)")
-	fs.IntVar(&f.liveQueue, "live-queue", envInt("GATEWAY_LIVE_QUEUE", feed.DefaultEventQueue),
+	fs.IntVar(&f.liveQueue, "live-queue", envInt("GATEWAY_LIVE_QUEUE", timeline.DefaultEventQueue),
 		"events one homeTimelineEvents subscription holds for a client that has not taken them, 1 to 10000; past that the client gets SLOW_CONSUMER (env GATEWAY_LIVE_QUEUE)")
 	fs.StringVar(&f.instance, "instance", env("GATEWAY_INSTANCE", ""),
 		"this instance's name in fan-out leases (env GATEWAY_INSTANCE; default HOST:PID:RANDOM)")

@@ -166,7 +166,7 @@ func TestPostActionsStorm(t *testing.T) {
 			}
 			// No timeline shows a deleted post.
 			for _, u := range users {
-				page, err := svc.Feed.HomeTimeline(ctx, u, weibo.Page{First: &hundred})
+				page, err := svc.Timeline.HomeTimeline(ctx, u, weibo.Page{First: &hundred})
 				if err != nil {
 					t.Fatal(err)
 				}

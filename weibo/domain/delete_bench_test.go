@@ -132,7 +132,7 @@ func deleteMillionFans(b *testing.B, g *benchGraph) {
 		b.Fatal(err)
 	}
 	for _, fan := range append([]weibo.UserID{follower}, g.sample[:10]...) {
-		c, err := g.svc.Feed.HomeTimeline(ctx, fan, weibo.Page{First: new(1)})
+		c, err := g.svc.Timeline.HomeTimeline(ctx, fan, weibo.Page{First: new(1)})
 		if err != nil {
 			b.Fatal(err)
 		}

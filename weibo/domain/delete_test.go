@@ -113,7 +113,7 @@ func TestDeletePostRetracts(t *testing.T) {
 				t.Fatal(err)
 			}
 			page := func() int {
-				c, err := big.Feed.HomeTimeline(ctx, fan.ID, weibo.Page{})
+				c, err := big.Timeline.HomeTimeline(ctx, fan.ID, weibo.Page{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
+	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/topic"
 )
 
@@ -35,8 +36,10 @@ type Domain struct {
 	// Accounts holds the users: registration, login, reads by id and
 	// username, tokens that end, profiles.
 	Accounts *account.Service
-	// Feed is the social feed: follows, posts, fan-out, timelines.
+	// Feed is the social feed: follows, posts, fan-out.
 	Feed *feed.Service
+	// Timeline is the home timeline: its pages and its live updates.
+	Timeline *timeline.Service
 	// Notify is the notifications: every module's notify writes, a
 	// recipient's list and unread count, live notification events.
 	Notify *notify.Service
@@ -57,6 +60,7 @@ type config struct {
 	protocol   []counted.Option
 	account    []account.Option
 	feed       []feed.Option
+	timeline   []timeline.Option
 	bus        bus.Bus
 	eventQueue int
 }
@@ -121,11 +125,11 @@ func WithPostCache(size int, ttl time.Duration) Option {
 func WithBus(b bus.Bus) Option { return func(c *config) { c.bus = b } }
 
 // WithEventQueue sets the queue of one live subscription, of the home
-// timeline (feed.WithEventQueue) or of notifications.
+// timeline (timeline.WithEventQueue) or of notifications.
 func WithEventQueue(n int) Option {
 	return func(c *config) {
 		c.eventQueue = n
-		c.feed = append(c.feed, feed.WithEventQueue(n))
+		c.timeline = append(c.timeline, timeline.WithEventQueue(n))
 	}
 }
 
@@ -163,6 +167,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Writes:   w,
 		Accounts: a,
 		Feed:     f,
+		Timeline: timeline.New(st, f, f, ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
 		Notify:   n,
 		Likes:    like.New(st, w, f, n),
 		Comments: comment.New(st, w, f, f, n),

@@ -15,12 +15,12 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/events"
-	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
+	"github.com/weibohbase/gateway/weibo/timeline"
 )
 
 // nextEvent returns the stream's next event, failing after 10 s.
-func nextEvent(t *testing.T, s *feed.EventStream) feed.TimelineEvent {
+func nextEvent(t *testing.T, s *timeline.EventStream) timeline.TimelineEvent {
 	t.Helper()
 	select {
 	case e, ok := <-s.C:
@@ -65,7 +65,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 			if _, err := svc.Feed.Follow(ctx, fan, star); err != nil {
 				t.Fatal(err)
 			}
-			stream, err := svc.Feed.TimelineEvents(ctx, viewer, nil)
+			stream, err := svc.Timeline.TimelineEvents(ctx, viewer, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, ok := nextEvent(t, stream).(feed.PostAdded)
+				e, ok := nextEvent(t, stream).(timeline.PostAdded)
 				if !ok || e.Post.ID != p.ID || e.Post.Content != p.Content || e.Cursor == "" {
 					t.Fatalf("%s: event %+v, want PostAdded %s", tc.name, e, p.ID)
 				}
@@ -93,7 +93,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 					if _, err := svc.Feed.DeletePost(ctx, p.ID); err != nil {
 						t.Fatal(err)
 					}
-					if d, ok := nextEvent(t, stream).(feed.PostDeleted); !ok || d.PostID != p.ID {
+					if d, ok := nextEvent(t, stream).(timeline.PostDeleted); !ok || d.PostID != p.ID {
 						t.Fatalf("event %+v, want PostDeleted %s", d, p.ID)
 					}
 				}
@@ -158,7 +158,7 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 			if _, err := svc.Feed.DeletePost(ctx, p.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Feed.TimelineEvents(ctx, fan.ID, nil); err == nil {
+			if _, err := svc.Timeline.TimelineEvents(ctx, fan.ID, nil); err == nil {
 				t.Error("a subscription on a closed bus started")
 			}
 			if got := testutil.ToFloat64(events.BusPublishErrors) - before; got < 3 {
@@ -197,7 +197,7 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 			if _, err := svc.Feed.Follow(ctx, viewer, star); err != nil {
 				t.Fatal(err)
 			}
-			stream, err := svc.Feed.TimelineEvents(ctx, viewer, nil)
+			stream, err := svc.Timeline.TimelineEvents(ctx, viewer, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e, ok := nextEvent(t, stream).(feed.PostAdded); !ok || e.Post.ID != p.ID {
+			if e, ok := nextEvent(t, stream).(timeline.PostAdded); !ok || e.Post.ID != p.ID {
 				t.Fatalf("event %+v, want PostAdded %s", e, p.ID)
 			}
 			if n := inboxHas(t, svc, viewer, p.ID); n != 0 {
@@ -263,7 +263,7 @@ func TestWatchTimelineWokenByTheBus(t *testing.T) {
 			if err := one.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			posts, err := other.Feed.WatchTimeline(ctx, viewer, time.Hour, nil)
+			posts, err := other.Timeline.WatchTimeline(ctx, viewer, time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,7 +103,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 					t.Fatalf("round %d: outbox row left after the fan-out (%v)", round, err)
 				}
 			}
-			page, err := domaintest.Quiet(st).Feed.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
+			page, err := domaintest.Quiet(st).Timeline.HomeTimeline(ctx, fans[1].ID, weibo.Page{})
 			if err != nil || len(page.Edges) != 1 || page.Edges[0].Post.ID != post.ID {
 				t.Fatalf("fan's home timeline = %+v, %v", page, err)
 			}

@@ -133,7 +133,7 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
 	for _, fan := range append([]weibo.UserID{follower}, g.sample[:10]...) {
-		c, err := g.svc.Feed.HomeTimeline(ctx, fan, weibo.Page{First: new(1)})
+		c, err := g.svc.Timeline.HomeTimeline(ctx, fan, weibo.Page{First: new(1)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func fanoutThroughput(b *testing.B, g *benchGraph, fans int) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/1000/(float64(fans)*float64(b.N)), "cpu-us/entry")
 	b.ReportMetric(float64(lags[len(lags)/2].Milliseconds()), "lag-p50-ms")
 	b.ReportMetric(float64(lags[len(lags)-1].Milliseconds()), "lag-max-ms")
-	c, err := g.svc.Feed.HomeTimeline(ctx, g.sample[0], weibo.Page{First: new(1)})
+	c, err := g.svc.Timeline.HomeTimeline(ctx, g.sample[0], weibo.Page{First: new(1)})
 	if err != nil || len(c.Edges) != 1 {
 		b.Fatalf("a fan's timeline after the fan-out: %v %+v", err, c)
 	}

@@ -86,7 +86,7 @@ func (h *hybridWorld) want(uid weibo.UserID) []string {
 func (h *hybridWorld) page(uid weibo.UserID, p weibo.Page) bothPage {
 	h.t.Helper()
 	return readBoth(h.t, postList{name: "home timeline", read: func(ctx context.Context, p weibo.Page) (*feed.PostConnection, error) {
-		return h.svc.Feed.HomeTimeline(ctx, uid, p)
+		return h.svc.Timeline.HomeTimeline(ctx, uid, p)
 	}}, p)
 }
 
@@ -270,7 +270,7 @@ func TestHybridFanout(t *testing.T) {
 			}{{v0, 4}, {v2, 4}, {small, 4}, {extra, 4}} {
 				for _, n := range []int{1, 2, 5, 20} {
 					calls.Store(0)
-					if _, err := svc.Feed.HomeTimeline(counted, c.uid, weibo.Page{First: new(n)}); err != nil {
+					if _, err := svc.Timeline.HomeTimeline(counted, c.uid, weibo.Page{First: new(n)}); err != nil {
 						t.Fatal(err)
 					}
 					if got := calls.Load(); got != c.want {
@@ -282,7 +282,7 @@ func TestHybridFanout(t *testing.T) {
 			h.publish(noLarge)
 			h.flush()
 			calls.Store(0)
-			if _, err := svc.Feed.HomeTimeline(counted, noLarge, weibo.Page{First: new(5)}); err != nil {
+			if _, err := svc.Timeline.HomeTimeline(counted, noLarge, weibo.Page{First: new(5)}); err != nil {
 				t.Fatal(err)
 			}
 			if got := calls.Load(); got != 3 {
@@ -343,7 +343,7 @@ func TestHybridWatch(t *testing.T) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := svc.Feed.WatchTimeline(wctx, fan, time.Hour, nil) // no tick: only the wake-up can deliver
+	ch, err := svc.Timeline.WatchTimeline(wctx, fan, time.Hour, nil) // no tick: only the wake-up can deliver
 	if err != nil {
 		t.Fatal(err)
 	}

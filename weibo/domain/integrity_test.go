@@ -139,7 +139,7 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 		slices.SortFunc(want, func(a, b weibo.PostID) int {
 			return cmp.Or(cmp.Compare(b.Millis, a.Millis), cmp.Compare(a.Author, b.Author))
 		})
-		page, err := svc.Feed.HomeTimeline(ctx, uid, weibo.Page{First: &hundred})
+		page, err := svc.Timeline.HomeTimeline(ctx, uid, weibo.Page{First: &hundred})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func TestPagingBothWays(t *testing.T) {
 			counted := hbase.WithCallCounter(ctx, func(context.Context, string, string) { calls.Add(1) })
 			lists := []postList{
 				{"home timeline", func(_ context.Context, p weibo.Page) (*feed.PostConnection, error) {
-					return svc.Feed.HomeTimeline(counted, alice.ID, p)
+					return svc.Timeline.HomeTimeline(counted, alice.ID, p)
 				}, func(id weibo.PostID) (string, []byte) { return tables.Inbox, tables.InboxKey(alice.ID, id) },
 					3}, // the inbox scan and the large-accounts Get, then one GetMany
 				{"user posts", func(_ context.Context, p weibo.Page) (*feed.PostConnection, error) {

@@ -9,8 +9,8 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
+	"github.com/weibohbase/gateway/weibo/timeline"
 )
 
 // TestPostCacheDelete: two instances over one store both hold a post in
@@ -45,9 +45,9 @@ func TestPostCacheDelete(t *testing.T) {
 			if err := a.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			shows := func(svc *domain.Domain, opts ...feed.TimelineOption) bool {
+			shows := func(svc *domain.Domain, opts ...timeline.ReadOption) bool {
 				t.Helper()
-				c, err := svc.Feed.HomeTimeline(ctx, fan, weibo.Page{First: new(10)}, opts...)
+				c, err := svc.Timeline.HomeTimeline(ctx, fan, weibo.Page{First: new(10)}, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,7 +62,7 @@ func TestPostCacheDelete(t *testing.T) {
 				return false
 			}
 			for _, svc := range []*domain.Domain{a, o} {
-				if !shows(svc, feed.WithoutCounts()) {
+				if !shows(svc, timeline.WithoutCounts()) {
 					t.Fatal("the fan's home timeline lacks the post")
 				}
 			}
@@ -70,7 +70,7 @@ func TestPostCacheDelete(t *testing.T) {
 			if ok, err := a.Feed.DeletePost(ctx, p.ID); err != nil || !ok {
 				t.Fatalf("DeletePost = %v, %v", ok, err)
 			}
-			if shows(a, feed.WithoutCounts()) {
+			if shows(a, timeline.WithoutCounts()) {
 				t.Fatal("the deleting instance serves the deleted post from its cache")
 			}
 			if err := a.FlushFanout(ctx); err != nil {
@@ -81,14 +81,14 @@ func TestPostCacheDelete(t *testing.T) {
 				Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: nil}}}); err != nil {
 				t.Fatal(err)
 			}
-			if shows(a, feed.WithoutCounts()) || shows(a) || shows(o) {
+			if shows(a, timeline.WithoutCounts()) || shows(a) || shows(o) {
 				t.Fatal("a read of the content rows shows the deleted post")
 			}
-			if !shows(o, feed.WithoutCounts()) {
+			if !shows(o, timeline.WithoutCounts()) {
 				t.Fatal("the other instance's cache does not serve the post within its TTL: is it cached at all?")
 			}
 			clk.Advance(ttl)
-			if shows(o, feed.WithoutCounts()) {
+			if shows(o, timeline.WithoutCounts()) {
 				t.Fatal("the other instance serves the deleted post after the cache's TTL")
 			}
 		})

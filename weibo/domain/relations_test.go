@@ -68,7 +68,7 @@ func readFollow(t *testing.T, svc *domain.Domain, a, b weibo.UserID, bPosts []we
 	for _, id := range bPosts {
 		s.inbox += inboxHas(t, svc, a, id)
 	}
-	tl, err := svc.Feed.HomeTimeline(ctx, a, weibo.Page{First: new(weibo.MaxPageSize)})
+	tl, err := svc.Timeline.HomeTimeline(ctx, a, weibo.Page{First: new(weibo.MaxPageSize)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestConnectionCursors(t *testing.T) {
 			return postPage(svc.Feed.UserPosts(ctx, users[1].ID, weibo.Page{First: f, After: a}))
 		}},
 		{"home timeline", 4, func(f *int, a *string) (page, error) {
-			return postPage(svc.Feed.HomeTimeline(ctx, u0, weibo.Page{First: f, After: a}))
+			return postPage(svc.Timeline.HomeTimeline(ctx, u0, weibo.Page{First: f, After: a}))
 		}},
 		{"department members", 3, func(f *int, a *string) (page, error) { return userPage(svc.Org.Departments.Members(ctx, top.ID, f, a)) }},
 		{"roles", 3, func(f *int, a *string) (page, error) {

@@ -109,7 +109,7 @@ func TestWatchTimelineIdleReadsNothing(t *testing.T) {
 				}
 			}
 
-			posts, err := svc.Feed.WatchTimeline(counted, viewer.ID, interval, nil)
+			posts, err := svc.Timeline.WatchTimeline(counted, viewer.ID, interval, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestWatchTimelineIdleReadsNothing(t *testing.T) {
 			}
 
 			// Given no bus, the watcher cannot hear other instances: it polls.
-			if _, err := deaf.Feed.WatchTimeline(counted, viewer.ID, interval, nil); err != nil {
+			if _, err := deaf.Timeline.WatchTimeline(counted, viewer.ID, interval, nil); err != nil {
 				t.Fatal(err)
 			}
 			if n := readsIn(300 * time.Millisecond); n < 3 {

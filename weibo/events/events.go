@@ -2,8 +2,10 @@
 // one Emitter over the bus (package bus) that every write publishes on,
 // the bounded queue of one subscription, the errors that end a stream,
 // and the Prometheus metrics of streams and publishes. The modules own
-// their subjects and wire forms (home timelines in package feed,
-// notifications in package notify, token endings in package account).
+// their subjects and wire forms (notifications in package notify, token
+// endings in package account), but for the home timeline's (home.go),
+// which package feed publishes and package timeline reads, and the
+// in-process wake-ups between them (Hub).
 package events
 
 import (
@@ -79,6 +81,7 @@ type Emitter struct {
 	shared bool
 	log    *slog.Logger
 	logged atomic.Int64 // the second of the last publish error logged
+	hub    Hub
 }
 
 // NewEmitter returns an Emitter on b, logging to log. shared tells that b
@@ -91,6 +94,10 @@ func NewEmitter(b bus.Bus, shared bool, log *slog.Logger) *Emitter {
 
 // Bus returns the bus the events travel on.
 func (e *Emitter) Bus() bus.Bus { return e.bus }
+
+// Hub returns the in-process wake-ups of home-timeline watchers (Hub)
+// that this Emitter's writers and readers share.
+func (e *Emitter) Hub() *Hub { return &e.hub }
 
 // Shared reports whether the bus is shared with the other instances
 // (NewEmitter).

@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -326,8 +327,8 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	event := addedEvent(p)
 	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
 		if large {
-			s.live.notifyAuthor(id.Author)
-			s.emit(authorSubject(id.Author), event)
+			s.events.Hub().NotifyAuthor(id.Author)
+			s.emit(events.AuthorSubject(id.Author), event)
 		}
 		return err
 	}
@@ -352,7 +353,7 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 			if err == nil {
 				err = s.settleFanout(gctx, id, fans)
 			}
-			s.live.notify(fans...)
+			s.events.Hub().Notify(fans...)
 			if err == nil {
 				s.publishToHomes(event, fans...)
 			}

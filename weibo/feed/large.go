@@ -16,7 +16,7 @@ import (
 // count (the kept fanCount) reaches the threshold (WithFanoutThreshold) is
 // large: its posts are not pushed into its fans' inboxes; every home
 // timeline page merges the inbox with the newest posts of the large
-// accounts the viewer follows (timeline.go). The large accounts are the
+// accounts the viewer follows (package timeline). The large accounts are the
 // columns of one row, tables.LargeKey, each in one of two states:
 //
 //   - LargeOn: posts are not pushed (Publish and fanOut read the state
@@ -222,7 +222,7 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 				}
 			}
 		}
-		s.live.notify(fans...)
+		s.events.Hub().Notify(fans...)
 		fans = fans[:0]
 		return nil
 	}

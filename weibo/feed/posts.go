@@ -220,8 +220,8 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	}
 	if large {
 		// Nothing to push; the followers' watchers read the post at once.
-		s.live.notify(author)
-		s.live.notifyAuthor(author)
+		s.events.Hub().Notify(author)
+		s.events.Hub().NotifyAuthor(author)
 		s.emitPosted(p, true)
 		if !counted {
 			// Past its budget: the fan-out's sweep recounts (and pushes nothing).
@@ -242,7 +242,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		job.end = endDelete
 	}
 	if !large {
-		s.live.notify(author)
+		s.events.Hub().Notify(author)
 		s.emitPosted(p, false)
 	}
 	s.fanout.enqueue(job)

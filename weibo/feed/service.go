@@ -1,23 +1,28 @@
 // Package feed is the social feed of the seeds (000 and 004: the
 // weibo:content, weibo:relations and "receive-content-email" inbox tables):
-// follows and fans, posts, the durable inbox fan-out with hybrid
-// fan-out for large accounts and fan-out leases, home timelines and live
-// timeline updates, likes and reposts of posts. Its counted relations —
-// follow (followCount, fanCount), publish (postCount), like (likeCount),
-// repost (a post's repostCount), delete (postCount), comment (a post's
-// commentCount) and notify (a user's unreadNotificationCount) — are
-// written on package counted's protocol and registered with it by New.
+// follows and fans, posts, the durable inbox fan-out with hybrid fan-out
+// for large accounts and fan-out leases, the retraction of deleted posts,
+// and the write side of the home timelines' live events (package
+// timeline reads the timelines). Its counted relations — follow
+// (followCount, fanCount), publish and delete (postCount) — are written
+// on package counted's protocol and registered with it by New.
 //
-// The accounts it shows are read through Users (package account).
+// The interactions are packages of their own (like, comment, repost,
+// topic) that plug into a post's write through small registries:
+// RegisterPostPart (a part of every publish and delete), RegisterDeleteHook
+// (a step of every retraction); notifications are package notify's, which
+// the feed reaches through Notices, and accounts package account's,
+// through Users.
 //
-// One file per concern: relations.go, posts.go and fanout.go, lease.go,
-// large.go (hybrid fan-out: the large accounts), timeline.go, live.go,
-// counted.go (the registered relations and counters, the settles and
-// recounts), likes.go (the like relation, its counter, settle and lists),
-// reposts.go (the repost pair, its counter, settle and list), delete.go
-// (deleting a post and retracting it), validate.go (content rules),
-// mentions.go (@username), notify.go and notifications.go (notifications:
-// writes, and the recipient's list and markNotificationsRead).
+// One file per concern: relations.go (follows), posts.go (publish and
+// reads), parts.go (the post-write registries), delete.go (deleting a post
+// and retracting it), fanout.go and lease.go (the outbox, its workers and
+// leases), large.go (hybrid fan-out: the large accounts), entries.go (the
+// posts of timeline entries, for package timeline), postcache.go,
+// counted.go (the registered relations and counters, settles and
+// recounts), events.go (the live events written), postnotices.go (the
+// notifications of a follow and of a post), validate.go (content rules),
+// mentions.go (@username).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -50,11 +55,10 @@ type Service struct {
 	log         *slog.Logger
 	fanout      *fanout
 	drains      *drains
-	live        liveHub
 	opts        options
 	users       Users
 	posts       *postCache      // nil: none (WithPostCache)
-	events      *events.Emitter // live events (events.go); WatchTimeline polls only while a shared bus is away
+	events      *events.Emitter // live events (events.go) and the watchers' wake-ups (its Hub)
 }
 
 type options struct {
@@ -69,7 +73,6 @@ type options struct {
 	postCacheTTL  time.Duration
 	bus           bus.Bus
 	events        *events.Emitter
-	eventQueue    int
 }
 
 // Option configures a Service.
@@ -140,7 +143,7 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, opts
 	o := options{
 		workers: 4, batch: 500, backfill: DefaultBackfillLimit, sweepInterval: 30 * time.Second,
 		fanoutLease: 30 * time.Second, threshold: DefaultFanoutThreshold,
-		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL, eventQueue: DefaultEventQueue,
+		postCacheSize: DefaultPostCacheSize, postCacheTTL: DefaultPostCacheTTL,
 	}
 	for _, f := range opts {
 		f(&o)

@@ -1,4 +1,4 @@
-package feed
+package timeline
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -19,10 +20,10 @@ import (
 // One page costs one prefix scan of weibo:inbox (the tall
 // "receive-content-email" table: one row per entry, so the scan returns the
 // page already in order), in parallel with one Get of the large-accounts
-// row (hybrid fan-out, large.go), then one batched GetMany that reads the
-// posts' content rows together with the viewer's attends rows of their
-// authors and of the large accounts, and — when the viewer follows large
-// accounts — one ScanMany that reads each one's newest posts within the
+// row (hybrid fan-out, package feed's large.go), then one batched GetMany
+// (feed's ResolveEntries) that reads the posts' content rows together with
+// the viewer's attends rows of their authors and of the large accounts,
+// and — when the viewer follows large accounts — one ScanMany that reads each one's newest posts within the
 // page's window from weibo:content (prefix scans by author, at most one
 // page each, all in flight at once). The two lists are merged newest first
 // and a post found in both (pushed before its author became large, or
@@ -43,13 +44,13 @@ import (
 // page a client showed (Last, Before) holds the posts that reached the
 // timeline since, oldest of them last; the reversed scan costs the same.
 //
-// With WithoutCounts, the posts may come from the post cache (postcache.go)
-// and their counters are zero.
+// With WithoutCounts, the posts may come from the post cache (package
+// feed's postcache.go) and their counters are zero.
 //
 // Errors: BAD_USER_INPUT for bad paging arguments.
-func (s *Service) HomeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page, opts ...TimelineOption) (_ *PostConnection, err error) {
+func (s *Service) HomeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page, opts ...ReadOption) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "home timeline")
-	var o timelineOptions
+	var o readOptions
 	for _, f := range opts {
 		f(&o)
 	}
@@ -57,10 +58,10 @@ func (s *Service) HomeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Pa
 	return c, err
 }
 
-// TimelineOption configures one HomeTimeline read.
-type TimelineOption func(*timelineOptions)
+// ReadOption configures one HomeTimeline read.
+type ReadOption func(*readOptions)
 
-type timelineOptions struct {
+type readOptions struct {
 	noCounts bool
 }
 
@@ -68,12 +69,12 @@ type timelineOptions struct {
 // (likeCount, commentCount, repostCount): the page's posts may then come
 // from the post cache, their counters zero, and only the posts it misses
 // are read (with the viewer's attends rows, in the same batched read).
-func WithoutCounts() TimelineOption { return func(o *timelineOptions) { o.noCounts = true } }
+func WithoutCounts() ReadOption { return func(o *readOptions) { o.noCounts = true } }
 
 // timelineItem is one merged entry of a home-timeline page.
 type timelineItem struct {
 	key  []byte // the viewer's inbox rowkey of the post (whether or not the row exists)
-	post *Post
+	post *feed.Post
 }
 
 // homeTimeline is HomeTimeline; it also returns the large accounts the
@@ -82,7 +83,7 @@ type timelineItem struct {
 // one batched read (timelineRead.verify); merge the followed large
 // accounts' posts; learn whether an edge lies beyond the near cursor; cut
 // and build the page.
-func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page, o timelineOptions) (*PostConnection, map[weibo.UserID]bool, error) {
+func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Page, o readOptions) (*feed.PostConnection, map[weibo.UserID]bool, error) {
 	q := paging.Query{Kind: paging.CursorTimeline, RowLen: tables.InboxKeyLen, Rounds: timelineRounds,
 		Scan: hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(uid)}}
 	w, err := q.Window(p)
@@ -125,7 +126,7 @@ type timelineRead struct {
 	s   *Service
 	uid weibo.UserID
 
-	large    map[weibo.UserID]largeCell
+	large    map[weibo.UserID]bool // the large accounts (true: draining)
 	largeErr error
 	got      chan struct{} // closed once large and largeErr are set
 
@@ -139,7 +140,7 @@ type timelineRead struct {
 // startTimelineRead starts reading the large accounts for uid's page.
 func (s *Service) startTimelineRead(ctx context.Context, uid weibo.UserID) *timelineRead {
 	t := &timelineRead{s: s, uid: uid, got: make(chan struct{})}
-	go func() { t.large, t.largeErr = s.largeAccounts(ctx); close(t.got) }()
+	go func() { t.large, t.largeErr = s.accounts.LargeAccounts(ctx); close(t.got) }()
 	return t
 }
 
@@ -163,7 +164,7 @@ func (t *timelineRead) learn() error {
 // verify resolves a chunk of inbox rows (paging.ScanVerifiedUpTo): one
 // batched read of their posts and the viewer's attends rows of their
 // authors, and with the first chunk those of the large accounts too.
-func (t *timelineRead) verify(ctx context.Context, rows []*hbase.Result) ([]*Post, error) {
+func (t *timelineRead) verify(ctx context.Context, rows []*hbase.Result) ([]*feed.Post, error) {
 	if err := t.learn(); err != nil {
 		return nil, err
 	}
@@ -179,12 +180,12 @@ func (t *timelineRead) verify(ctx context.Context, rows []*hbase.Result) ([]*Pos
 	if !t.checked {
 		t.checked, extra = true, t.candidates
 	}
-	posts, follows, err := t.s.resolveEntriesWith(ctx, t.uid, ids, extra, t.cached)
+	posts, follows, err := t.s.posts.ResolveEntries(ctx, t.uid, ids, extra, t.cached)
 	if err != nil {
 		return nil, err
 	}
 	t.noteFollowed(extra, follows)
-	out := make([]*Post, len(rows))
+	out := make([]*feed.Post, len(rows))
 	for j, p := range posts {
 		out[at[j]] = p
 	}
@@ -201,7 +202,7 @@ func (t *timelineRead) checkLargeAlone(ctx context.Context) error {
 		return nil
 	}
 	t.checked = true
-	_, follows, err := t.s.resolveEntriesWith(ctx, t.uid, nil, t.candidates, false)
+	_, follows, err := t.s.posts.ResolveEntries(ctx, t.uid, nil, t.candidates, false)
 	if err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func (s *Service) beyondCursor(ctx context.Context, t *timelineRead, q *paging.Q
 
 // timelinePage cuts items (up to one more than the page, in scan order) to
 // the window's page and builds its edges and page info.
-func timelinePage(q *paging.Query, w paging.Window, items []timelineItem, beyond bool) *PostConnection {
+func timelinePage(q *paging.Query, w paging.Window, items []timelineItem, beyond bool) *feed.PostConnection {
 	more := len(items) > w.N
 	if more {
 		items = items[:w.N]
@@ -247,19 +248,19 @@ func timelinePage(q *paging.Query, w paging.Window, items []timelineItem, beyond
 	if w.Backward {
 		slices.Reverse(items)
 	}
-	ps := make([]*Post, len(items))
+	ps := make([]*feed.Post, len(items))
 	ks := make([][]byte, len(items))
 	for i, it := range items {
 		ps[i], ks[i] = it.post, it.key
 	}
 	edges, info := paging.Build(ps, ks, w.N, func(dst, key []byte) []byte {
 		return paging.AppendCursor(dst, q.Kind, key[len(q.Scan.Prefix):])
-	}, NewPostEdge)
+	}, feed.NewPostEdge)
 	info.HasNextPage, info.HasPreviousPage = more, beyond
 	if w.Backward {
 		info.HasNextPage, info.HasPreviousPage = beyond, more
 	}
-	return &PostConnection{Edges: edges, PageInfo: info}
+	return &feed.PostConnection{Edges: edges, PageInfo: info}
 }
 
 // largeScan is the scan of author's posts within window w of viewer's
@@ -312,7 +313,7 @@ func (s *Service) largePosts(ctx context.Context, viewer weibo.UserID, followed 
 				continue
 			}
 			k := tables.InboxKey(viewer, id)
-			if p := PostFromRow(id, r); p != nil && inWindow(k, w) {
+			if p := feed.PostFromRow(id, r); p != nil && inWindow(k, w) {
 				out = append(out, timelineItem{key: k, post: p})
 			}
 		}
@@ -373,80 +374,3 @@ func mergeTimeline(inbox, large []timelineItem, frontier []byte, backward bool, 
 // whose entries keep turning out stale stops after this many (a shorter
 // page with a cursor; the next page goes on after it).
 const timelineRounds = 9
-
-// resolveEntriesWith reads, in one GetMany, the content rows of ids and the
-// owner's attends rows of their authors and of the users extra; it returns
-// the posts, nil for entries to skip (post gone, author not followed), and
-// for each of extra whether the owner follows them. With cached, a post
-// the post cache holds is taken from there (counters zero) and only the
-// others' content rows are read (and cached).
-func (s *Service) resolveEntriesWith(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached bool) ([]*Post, []bool, error) {
-	posts := make([]*Post, len(ids))
-	rowOf := make([]int, len(ids)) // the Get of ids[i]'s content row, -1 for a cached post
-	reads := 0
-	for i, id := range ids {
-		if cached {
-			if p, ok := s.posts.get(id); ok {
-				posts[i], rowOf[i] = p, -1
-				continue
-			}
-		}
-		rowOf[i] = reads
-		reads++
-	}
-	// The Gets and their rowkeys are allocated together, each rowkey a
-	// full slice expression of keys (a page: 2 allocations, not 200).
-	n := reads + len(ids) + len(extra)
-	gs := make([]hbase.Get, 0, n)
-	gets := make([]*hbase.Get, 0, n)
-	keys := make([]byte, 0, reads*tables.ContentKeyLen+(len(ids)+len(extra))*tables.RelationKeyLen)
-	add := func(table string, start int) {
-		gs = append(gs, hbase.Get{Table: table, Row: keys[start:len(keys):len(keys)]})
-		gets = append(gets, &gs[len(gs)-1])
-	}
-	for i, id := range ids {
-		if rowOf[i] >= 0 {
-			start := len(keys)
-			keys = tables.AppendContentKey(keys, id)
-			add(tables.Content, start)
-		}
-	}
-	relIdx := make(map[weibo.UserID]int, len(ids)+len(extra))
-	attends := func(a weibo.UserID) {
-		if _, seen := relIdx[a]; !seen && a != owner {
-			relIdx[a] = len(gets)
-			start := len(keys)
-			keys = tables.AppendRelationKey(keys, owner, tables.Attends, a)
-			add(tables.Relations, start)
-		}
-	}
-	for _, id := range ids {
-		attends(id.Author)
-	}
-	for _, a := range extra {
-		attends(a)
-	}
-	rs, err := s.st.GetMany(ctx, gets)
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, id := range ids {
-		p := posts[i]
-		if k := rowOf[i]; k >= 0 {
-			if p = PostFromRow(id, rs[k]); cached {
-				s.posts.put(p)
-			}
-		}
-		if j, ok := relIdx[id.Author]; ok && !rs[j].Exists() {
-			p = nil
-		}
-		posts[i] = p
-	}
-	follows := make([]bool, len(extra))
-	for i, a := range extra {
-		if j, ok := relIdx[a]; ok {
-			follows[i] = rs[j].Exists()
-		}
-	}
-	return posts, follows, nil
-}

@@ -1,114 +1,35 @@
-package feed
+package timeline
 
 import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/weibohbase/gateway/live"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/events"
+	"github.com/weibohbase/gateway/weibo/feed"
 )
 
 // Live updates of home timelines. A watcher reads the top of its viewer's
 // home timeline (one page, merged with the large accounts' posts) and
 // emits the entries it has not seen. It reads when something may have
 // changed: woken by this process's writes (a publish, a fan-out batch) to
-// its viewer's inbox, and by the events of the bus (events.go) from the
-// instances that share it. Given a bus (WithBus), a watcher relies on
-// those wake-ups alone while the bus is connected, so an idle one reads
-// nothing; it polls on a timer only while the bus is away (and once more
-// when it is back), and always when the Service was given no bus (its
-// own in-process bus cannot hear other instances). Instances that write
-// to the same store must then share the bus, as TimelineEvents needs.
+// its viewer's inbox, and by the events of the bus (package events,
+// home.go) from the instances that share it. Given a bus (feed.WithBus,
+// domain.WithBus), a watcher relies on those wake-ups alone while the bus
+// is connected, so an idle one reads nothing; it polls on a timer only
+// while the bus is away (and once more when it is back), and always when
+// the feed was given no bus (its own in-process bus cannot hear other
+// instances). Instances that write to the same store must then share the
+// bus, as TimelineEvents needs.
 
 // watchWindow is how many of the newest inbox entries a poll reads. An entry
 // is emitted when it is among them and was not in the previous poll, so a
 // burst of more than watchWindow entries between two polls loses the oldest
 // of the burst for live delivery (the timeline query still has them).
 const watchWindow = 50
-
-// liveHub wakes the watchers of a user when this process writes to the
-// user's inbox, and the watchers following a large account (hybrid
-// fan-out) when this process stores one of its posts.
-type liveHub struct {
-	mu   sync.Mutex
-	subs map[weibo.UserID][]chan struct{} // most users have one watcher: a slice is the smallest set
-	// byAuthor: large account -> the wake channels of the watchers whose
-	// viewer follows it (as of their last poll).
-	byAuthor map[weibo.UserID]map[chan struct{}]struct{}
-}
-
-// follow sets the large accounts whose posts wake ch (replacing the set
-// given before).
-func (h *liveHub) follow(ch chan struct{}, before, now map[weibo.UserID]bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for a := range before {
-		if !now[a] {
-			delete(h.byAuthor[a], ch)
-			if len(h.byAuthor[a]) == 0 {
-				delete(h.byAuthor, a)
-			}
-		}
-	}
-	for a := range now {
-		if h.byAuthor == nil {
-			h.byAuthor = map[weibo.UserID]map[chan struct{}]struct{}{}
-		}
-		if h.byAuthor[a] == nil {
-			h.byAuthor[a] = map[chan struct{}]struct{}{}
-		}
-		h.byAuthor[a][ch] = struct{}{}
-	}
-}
-
-// notifyAuthor wakes the watchers that follow the large account author; it
-// never blocks.
-func (h *liveHub) notifyAuthor(author weibo.UserID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.byAuthor[author] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (h *liveHub) subscribe(uid weibo.UserID) (chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[weibo.UserID][]chan struct{}{}
-	}
-	h.subs[uid] = append(h.subs[uid], ch)
-	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		if chs := slices.DeleteFunc(h.subs[uid], func(c chan struct{}) bool { return c == ch }); len(chs) > 0 {
-			h.subs[uid] = chs
-		} else {
-			delete(h.subs, uid)
-		}
-		h.mu.Unlock()
-	}
-}
-
-// notify wakes the watchers of owners; it never blocks.
-func (h *liveHub) notify(owners ...weibo.UserID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, uid := range owners {
-		for _, ch := range h.subs[uid] {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-	}
-}
 
 // WatchTimeline streams the posts that arrive in uid's home timeline from
 // now on (uid's own and, after fan-out, their followees'; the posts of
@@ -125,23 +46,23 @@ func (h *liveHub) notify(owners ...weibo.UserID) {
 // (by followee: a publish wakes only the watchers of that account's
 // followers, found without reading its fans) — and likewise by the bus
 // events of other gateway instances sharing the bus. With a bus given
-// (WithBus), connected and holding every subject the watcher wants, it
-// reads nothing else; otherwise (no bus given, the bus away or closed, a
-// subject refused) it also reads every interval, until a read finds the
-// bus usable again.
+// (feed.WithBus, domain.WithBus), connected and holding every subject the
+// watcher wants, it reads nothing else; otherwise (no bus given, the bus
+// away or closed, a subject refused) it also reads every interval, until
+// a read finds the bus usable again.
 //
 // poll, when not nil, is called by the watcher before each read with
 // whether the bus is connected: the caller's own work while the bus is
 // away (a token check) runs on the watcher's ticks. With a push
 // transport's sink in ctx (live.Take), the watcher's goroutine delivers
 // each post itself, and is the subscription's one goroutine.
-func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration, poll func(busUp bool)) (_ <-chan *Post, err error) {
+func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval time.Duration, poll func(busUp bool)) (_ <-chan *feed.Post, err error) {
 	defer weibo.Wrapf(&err, "watch the timeline of %s", uid)
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	w := &timelineWatch{s: s, uid: uid, since: s.NowMillis() - time.Minute.Milliseconds(), interval: interval, poll: poll}
-	w.wake, w.unsubscribe = s.live.subscribe(uid)
+	w := &timelineWatch{s: s, uid: uid, since: s.now() - time.Minute.Milliseconds(), interval: interval, poll: poll}
+	w.wake, w.unsubscribe = s.events.Hub().Subscribe(uid)
 	w.bw = busWake{s: s, wake: w.wake}
 	// The bus's state is taken before each read: a bus that goes away
 	// during the read closes gap, and the watcher reads again.
@@ -154,9 +75,9 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 		w.bw.stop()
 		return nil, err
 	}
-	s.live.follow(w.wake, nil, w.large)
+	s.events.Hub().Follow(w.wake, nil, w.large)
 	w.pushed = w.bw.sync(uid, w.large) && pushed
-	w.out = live.NewOut[*Post](ctx)
+	w.out = live.NewOut[*feed.Post](ctx)
 	go w.run(ctx)
 	return w.out.C, nil
 }
@@ -176,7 +97,7 @@ type timelineWatch struct {
 	tick        *time.Ticker   // made when first polled
 	seen        []weibo.PostID // the last read's since since, sorted (seenPost)
 	large       map[weibo.UserID]bool
-	out         live.Out[*Post]
+	out         live.Out[*feed.Post]
 }
 
 // run reads when woken until ctx ends, then closes out. It waits in wait,
@@ -190,7 +111,7 @@ func (w *timelineWatch) run(ctx context.Context) {
 
 // end stops the watch and closes out.
 func (w *timelineWatch) end() {
-	w.s.live.follow(w.wake, w.large, nil)
+	w.s.events.Hub().Follow(w.wake, w.large, nil)
 	w.unsubscribe()
 	w.bw.stop()
 	if w.tick != nil {
@@ -237,10 +158,10 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 		w.pushed = false // read again at the next tick
 		return true
 	}
-	w.s.live.follow(w.wake, w.large, now)
+	w.s.events.Hub().Follow(w.wake, w.large, now)
 	w.pushed = w.bw.sync(w.uid, now) && w.pushed
 	w.large = now
-	var fresh []*Post // newest first, as read
+	var fresh []*feed.Post // newest first, as read
 	for _, p := range posts {
 		if !seenPost(w.seen, p.ID) && p.ID.Millis >= w.since {
 			fresh = append(fresh, p)
@@ -260,16 +181,16 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 
 // BusState returns the bus's Interrupted channel, then whether a reader
 // may rely on the bus's events instead of polling the store: a bus was
-// given (WithBus) and it is connected. In this order, a bus that goes away
-// after the call closes the channel.
+// given (feed.WithBus, domain.WithBus) and it is connected. In this
+// order, a bus that goes away after the call closes the channel.
 func (s *Service) BusState() (<-chan struct{}, bool) {
 	gap := s.events.Bus().Interrupted()
 	return gap, s.events.Shared() && s.events.Bus().Connected()
 }
 
-// busWake wakes a watcher on the events of the bus (events.go) for its
-// viewer's home subject and the author subjects of the large accounts it
-// follows: writes made through other gateway instances sharing the bus
+// busWake wakes a watcher on the events of the bus (package events,
+// home.go) for its viewer's home subject and the author subjects of the
+// large accounts it follows: writes made through other gateway instances sharing the bus
 // wake it at once, not at the next tick.
 type busWake struct {
 	s    *Service
@@ -278,8 +199,9 @@ type busWake struct {
 }
 
 // state returns the bus's Interrupted channel, then whether the watcher may
-// rely on the bus: a bus was given (WithBus) and it is connected. In this
-// order, a bus that goes away after the call closes the channel.
+// rely on the bus: a bus was given (feed.WithBus, domain.WithBus) and it
+// is connected. In this order, a bus that goes away after the call closes
+// the channel.
 func (b *busWake) state() (<-chan struct{}, bool) { return b.s.BusState() }
 
 // sync listens to uid's home subject and to the author subjects of large,
@@ -288,10 +210,10 @@ func (b *busWake) state() (<-chan struct{}, bool) { return b.s.BusState() }
 // started listening to an author subject: a post of that account stored
 // between the read that named it and now woke nobody.
 func (b *busWake) sync(uid weibo.UserID, large map[weibo.UserID]bool) bool {
-	home := homeSubject(uid)
+	home := events.HomeSubject(uid)
 	want := map[string]bool{home: true}
 	for a := range large {
-		want[authorSubject(a)] = true
+		want[events.AuthorSubject(a)] = true
 	}
 	b.subs = slices.DeleteFunc(b.subs, func(sub subjectSub) bool {
 		if want[sub.subject] {
@@ -341,13 +263,13 @@ func (b *busWake) stop() {
 // the ids of those created at since (Unix ms) or later (sorted, for
 // seenPost; older ones are never emitted, so an idle watcher keeps few),
 // the posts newest first, and the large accounts uid follows.
-func (s *Service) timelineTop(ctx context.Context, uid weibo.UserID, since int64) ([]weibo.PostID, []*Post, map[weibo.UserID]bool, error) {
-	c, large, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(watchWindow)}, timelineOptions{})
+func (s *Service) timelineTop(ctx context.Context, uid weibo.UserID, since int64) ([]weibo.PostID, []*feed.Post, map[weibo.UserID]bool, error) {
+	c, large, err := s.homeTimeline(ctx, uid, weibo.Page{First: new(watchWindow)}, readOptions{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var ids []weibo.PostID
-	posts := make([]*Post, len(c.Edges))
+	posts := make([]*feed.Post, len(c.Edges))
 	for i, e := range c.Edges {
 		if e.Post.ID.Millis >= since {
 			ids = append(ids, e.Post.ID)
