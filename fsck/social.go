@@ -127,7 +127,7 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	large, err := f.s.Feed.LargeAccounts(ctx)
+	large, err := f.s.Fanout.LargeAccounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (f *fsck) checkUnfinished(ctx context.Context, kinds ...tables.PendingKind)
 			continue
 		}
 		err := f.issue(ctx, FanoutUnfinished, 0, func() (bool, error) {
-			return f.s.Feed.RepairFanout(ctx, o.id)
+			return f.s.Fanout.RepairFanout(ctx, o.id)
 		}, "the fan-out of post %s was requested %d ms ago and never finished (counted: %v)", o.id, f.now-o.at, o.counted)
 		if err != nil {
 			return err

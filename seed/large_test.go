@@ -47,7 +47,7 @@ func TestSeedLargeAccounts(t *testing.T) {
 		if stats.Large != int64(len(c.large)) {
 			t.Errorf("threshold %d: stats.Large = %d, want %d", c.threshold, stats.Large, len(c.large))
 		}
-		got, err := svc.Feed.LargeAccounts(ctx)
+		got, err := svc.Fanout.LargeAccounts(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

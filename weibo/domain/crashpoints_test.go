@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
 )
@@ -55,8 +56,8 @@ func TestCrashPoints(t *testing.T) {
 		scenario{op: "publish", step: feed.StepPublishSequenced, fails: true},
 		scenario{op: "publish", step: feed.StepPublishContent, fails: true},
 		scenario{op: "publish", step: feed.StepPublishCounted, fails: true},
-		scenario{op: "publish", step: ""},                     // acknowledged, killed before its fan-out ran
-		scenario{op: "publish", step: feed.StepFanoutWritten}, // killed in the middle of its fan-out
+		scenario{op: "publish", step: ""},                 // acknowledged, killed before its fan-out ran
+		scenario{op: "publish", step: fanout.StepWritten}, // killed in the middle of its fan-out
 		scenario{op: "publish", step: feed.StepPublishSequenced, slow: true},
 	)
 	for _, b := range testenv.Backends() {
@@ -120,7 +121,7 @@ func TestCrashPoints(t *testing.T) {
 						hit = func() bool { return true }
 					}
 					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
-					if sc.step == feed.StepFanoutWritten {
+					if sc.step == fanout.StepWritten {
 						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which dies
 							t.Fatal(err)
 						}
@@ -143,7 +144,7 @@ func TestCrashPoints(t *testing.T) {
 					if sc.fails != errors.Is(err, domaintest.ErrCrash) || (!sc.fails && err != nil) {
 						t.Fatalf("the call returned %v", err)
 					}
-					if sc.step == feed.StepFanoutWritten {
+					if sc.step == fanout.StepWritten {
 						_ = crashed.FlushFanout(ctx)
 						_ = crashed.Close(ctx)
 					}

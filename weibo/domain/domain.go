@@ -20,6 +20,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
@@ -36,8 +37,11 @@ type Domain struct {
 	// Accounts holds the users: registration, login, reads by id and
 	// username, tokens that end, profiles.
 	Accounts *account.Service
-	// Feed is the social feed: follows, posts, fan-out.
+	// Feed is the social feed: follows, posts, their deletes.
 	Feed *feed.Service
+	// Fanout is the feed's inbox fan-out: the outbox workers and leases,
+	// the large accounts (hybrid fan-out).
+	Fanout *fanout.Engine
 	// Timeline is the home timeline: its pages and its live updates.
 	Timeline *timeline.Service
 	// Notify is the notifications: every module's notify writes, a
@@ -167,7 +171,8 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Writes:   w,
 		Accounts: a,
 		Feed:     f,
-		Timeline: timeline.New(st, f, f, ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
+		Fanout:   f.Fanout(),
+		Timeline: timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
 		Notify:   n,
 		Likes:    like.New(st, w, f, n),
 		Comments: comment.New(st, w, f, f, n),

@@ -207,7 +207,7 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 			if err := svc.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			draining, err := svc.Feed.LargeAccounts(ctx)
+			draining, err := svc.Fanout.LargeAccounts(ctx)
 			if _, large := draining[star]; err != nil || !large || draining[star] {
 				t.Fatalf("star not large (On): %v %v", draining, err)
 			}

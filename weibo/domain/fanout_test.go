@@ -14,7 +14,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -144,7 +144,7 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 					var author *weibo.User
 					var fired atomic.Bool
 					hook := func(_ context.Context, step string) error {
-						if step != feed.StepFanoutWritten || !fired.CompareAndSwap(false, true) {
+						if step != fanout.StepWritten || !fired.CompareAndSwap(false, true) {
 							return nil
 						}
 						if _, err := svc.Feed.Unfollow(ctx, racer, author.ID); err != nil {

@@ -113,7 +113,7 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 	if _, err := g.svc.Feed.Follow(ctx, follower, g.author); err != nil { // fanCount reaches 1,000,000
 		b.Fatal(err)
 	}
-	if ls, err := g.svc.Feed.LargeAccounts(ctx); err != nil || ls == nil {
+	if ls, err := g.svc.Fanout.LargeAccounts(ctx); err != nil || ls == nil {
 		b.Fatalf("the author is not large: %v %v", ls, err)
 	}
 	lat := make([]time.Duration, 0, b.N)

@@ -133,7 +133,7 @@ func (h *hybridWorld) inboxEntries(owner, author weibo.UserID) int {
 
 func (h *hybridWorld) large(uid weibo.UserID) (large, draining bool) {
 	h.t.Helper()
-	ls, err := h.svc.Feed.LargeAccounts(h.t.Context())
+	ls, err := h.svc.Fanout.LargeAccounts(h.t.Context())
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -28,7 +28,7 @@ import (
 func fanoutsDone(t *testing.T) uint64 {
 	t.Helper()
 	var m dto.Metric
-	if err := feed.FanoutLag.Write(&m); err != nil {
+	if err := fanout.FanoutLag.Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetHistogram().GetSampleCount()
@@ -99,7 +99,7 @@ func TestFanoutLease(t *testing.T) {
 			post := posts[0]
 			setLease(t, st, post, "ghost", time.Now().Add(time.Hour))
 
-			held := testutil.ToFloat64(feed.FanoutLeases.WithLabelValues("held"))
+			held := testutil.ToFloat64(fanout.FanoutLeases.WithLabelValues("held"))
 			svc := domaintest.Quiet(st, domain.WithInstanceName("me"))
 			if err := svc.Start(ctx); err != nil {
 				t.Fatal(err)
@@ -114,7 +114,7 @@ func TestFanoutLease(t *testing.T) {
 			if !outboxRow(t, st, post).Exists() {
 				t.Fatal("the outbox row of a post leased elsewhere is gone")
 			}
-			if got := testutil.ToFloat64(feed.FanoutLeases.WithLabelValues("held")); got != held {
+			if got := testutil.ToFloat64(fanout.FanoutLeases.WithLabelValues("held")); got != held {
 				// The sweep skips it without even trying for the lease.
 				t.Logf("held leases counted: %v → %v", held, got)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -101,8 +102,8 @@ func TestRepostCrashPoints(t *testing.T) {
 		scenarios = append(scenarios, scenario{step: st, fails: true})
 	}
 	scenarios = append(scenarios,
-		scenario{step: ""},                     // acknowledged, killed before its fan-out ran
-		scenario{step: feed.StepFanoutWritten}, // killed in the middle of its fan-out
+		scenario{step: ""},                 // acknowledged, killed before its fan-out ran
+		scenario{step: fanout.StepWritten}, // killed in the middle of its fan-out
 		scenario{step: repost.StepSequenced, slow: true},
 	)
 	for _, b := range testenv.Backends() {
@@ -161,7 +162,7 @@ func TestRepostCrashPoints(t *testing.T) {
 						hit = func() bool { return true }
 					}
 					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
-					if sc.step == feed.StepFanoutWritten {
+					if sc.step == fanout.StepWritten {
 						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which dies
 							t.Fatal(err)
 						}
@@ -177,7 +178,7 @@ func TestRepostCrashPoints(t *testing.T) {
 					if sc.fails != errors.Is(err, domaintest.ErrCrash) || (!sc.fails && err != nil) {
 						t.Fatalf("the call returned %v", err)
 					}
-					if sc.step == feed.StepFanoutWritten {
+					if sc.step == fanout.StepWritten {
 						_ = crashed.FlushFanout(ctx)
 						_ = crashed.Close(ctx)
 					}

@@ -7,6 +7,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -53,7 +54,6 @@ var (
 	StepPublishSequenced = counted.Step(RelationPublish, counted.PhaseSequenced) // after the author's operation sequence
 	StepPublishContent   = counted.Step(RelationPublish, PhaseContent)           // after the content row
 	StepPublishCounted   = counted.Step(RelationPublish, counted.PhaseCounted)   // after the own inbox row and the post counter, before the outbox row is marked counted
-	StepFanoutWritten    = "fanout:written"                                      // after one batch of a fan-out's inbox rows, before their re-check
 )
 
 // followRelation is the follow pair a → b: authority a's attends row,
@@ -90,7 +90,7 @@ func (s *Service) publishRelation() *counted.Relation {
 	return &counted.Relation{
 		Name:      RelationPublish,
 		Phases:    []counted.Phase{PhaseOutbox, counted.PhaseSequenced, PhaseContent, counted.PhaseCounted},
-		MoreSteps: []string{StepFanoutWritten},
+		MoreSteps: []string{fanout.StepWritten},
 		Counters: func(author, _ uint64) []counted.Counter {
 			return []counted.Counter{{Kind: PostCount, Owner: author}}
 		},
@@ -197,7 +197,7 @@ func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bo
 				// Read after the fans row is written: a drain of b that
 				// starts later finds a among the fans (large.go).
 				var large bool
-				if large, err = s.isLarge(ctx, b); err == nil && !large {
+				if large, err = s.fan.IsLarge(ctx, b); err == nil && !large {
 					err = s.backfill(ctx, a, b)
 				}
 			} else {
@@ -238,3 +238,26 @@ func (s *Service) fanoutsBefore(ctx context.Context, author weibo.UserID, bound 
 	})
 	return found, err
 }
+
+// SettleFollow settles the follow pair a → b from a's attends row
+// (settleFollow, reading it): what the fan-out does for a fan whose fans
+// row went (fanout.Host). Errors as RepairFollow's.
+func (s *Service) SettleFollow(ctx context.Context, a, b weibo.UserID) error {
+	_, err := s.settleFollow(ctx, a, b, nil)
+	return err
+}
+
+// RecountPosts recounts author's postCount (fanout.Host): false when a
+// write of the author was in flight and the recount must wait. Errors are
+// the store's.
+func (s *Service) RecountPosts(ctx context.Context, author weibo.UserID) (bool, error) {
+	res, err := s.w.RecountCounters(ctx, []counted.Counter{{Kind: PostCount, Owner: uint64(author)}})
+	if err != nil {
+		return false, err
+	}
+	return res[0].Done, nil
+}
+
+// Fanout returns the feed's fan-out engine: the large accounts, and the
+// repair of a fan-out left in the outbox.
+func (s *Service) Fanout() *fanout.Engine { return s.fan }

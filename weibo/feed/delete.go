@@ -201,7 +201,7 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 			return err
 		}
 	}
-	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
+	if large, err := s.fan.IsLarge(ctx, id.Author); err != nil || large {
 		return err
 	}
 	var dels []*hbase.Delete

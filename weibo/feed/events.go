@@ -73,14 +73,14 @@ func (s *Service) emitDeleted(id weibo.PostID, author bool, owners ...weibo.User
 	s.publishToHomes(data, owners...)
 }
 
-// announceLarge tells the live streams of author's fans that author has
+// AnnounceLarge tells the live streams of author's fans that author has
 // become large, so that its posts reach no inbox from now on: a follow
 // event on each fan's home subject makes their streams listen to author's
 // subject (streams that start later learn the large accounts when they
 // start). One scan of the fans, in the background (FlushFanout waits for
 // it; Close stops it). A post of author published before a stream heard
 // the event reaches that stream only when it resumes.
-func (s *Service) announceLarge(author weibo.UserID) {
+func (s *Service) AnnounceLarge(author weibo.UserID) {
 	data := encodeEvent(events.HomeEvent{K: events.KindFollow, A: author.String()})
 	s.retractions.run(func(ctx context.Context) {
 		err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(author, tables.Fans)}, func(r *hbase.Result) error {

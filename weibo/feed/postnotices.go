@@ -82,3 +82,14 @@ func (s *Service) notifyPost(ctx context.Context, p *Post) error {
 func notifies(cells map[string][]byte) bool {
 	return cells[tables.ColRepostOf] != nil || len(cells[tables.ColMentions]) > 0
 }
+
+// Posted sends the notifications of post id, whose content row is r, as a
+// sync, and returns its encoded live event (fanout.Host: the fan-out
+// calls it once the post is stored, again when it runs again).
+func (s *Service) Posted(ctx context.Context, id weibo.PostID, r *hbase.Result) ([]byte, error) {
+	p := PostFromRow(id, r)
+	if err := s.notifyPost(ctx, p); err != nil {
+		return nil, err
+	}
+	return addedEvent(p), nil
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/topic/hashtag"
@@ -199,11 +200,11 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 	counted := s.w.InBudget(op)
 	large := false
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.st.Put(gctx, inboxPut(author, p.ID)) })
+	g.Go(func() error { return s.st.Put(gctx, fanout.InboxPut(author, p.ID)) })
 	if counted {
 		g.Go(func() error { _, err := s.st.Increment(gctx, s.w.Increment(postCount, 1)); return err })
 	}
-	g.Go(func() (err error) { large, err = s.isLarge(gctx, author); return err })
+	g.Go(func() (err error) { large, err = s.fan.IsLarge(gctx, author); return err })
 	for _, part := range parts {
 		g.Go(func() error { return part.Count(gctx, 1) })
 	}
@@ -225,7 +226,7 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		s.emitPosted(p, true)
 		if !counted {
 			// Past its budget: the fan-out's sweep recounts (and pushes nothing).
-			s.fanout.enqueue(fanoutJob{id: p.ID, end: endKeep})
+			s.fan.Enqueue(p.ID, fanout.EndKeep)
 			return p, nil
 		}
 		if !notifies(cells) {
@@ -233,19 +234,19 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		}
 		// Its fan-out pushes nothing but sends its notifications (notify.go).
 	}
-	job := fanoutJob{id: p.ID, end: endKeep} // past its budget: the repair counts it
+	end := fanout.EndKeep // past its budget: the repair counts it
 	if counted {
 		if err := s.st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(p.ID),
 			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxCounted: {}}}}); err != nil {
 			return nil, err
 		}
-		job.end = endDelete
+		end = fanout.EndDelete
 	}
 	if !large {
 		s.events.Hub().Notify(author)
 		s.emitPosted(p, false)
 	}
-	s.fanout.enqueue(job)
+	s.fan.Enqueue(p.ID, end)
 	return p, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -210,7 +211,7 @@ func (s *Service) countRelation(ctx context.Context, op *counted.Op, u *weibo.Us
 		return err
 	}
 	u.FanCount = vs[1]
-	s.crossed(ctx, followee, vs[1], d)
+	s.fan.Crossed(ctx, followee, vs[1], d)
 	return nil
 }
 
@@ -243,7 +244,7 @@ func (s *Service) backfill(ctx context.Context, viewer, target weibo.UserID) err
 	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.opts.backfill},
 		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
 			p, ok := tables.DecodeContentKey(r.Row)
-			return inboxPut(viewer, p), ok && tables.PostStored(r)
+			return fanout.InboxPut(viewer, p), ok && tables.PostStored(r)
 		}, func(ctx context.Context, puts []*hbase.Put) error {
 			if err := s.st.PutMany(ctx, puts); err != nil {
 				return err
@@ -318,15 +319,6 @@ func scanWrite[M any](ctx context.Context, st hbase.Store, scan *hbase.Scan, siz
 		err = write(ctx, batch)
 	}
 	return err
-}
-
-// inboxValues is the one cell of every inbox row (shared, read-only: a
-// fan-out writes many rows).
-var inboxValues = hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}
-
-// inboxPut is the Put of post p's row in owner's inbox.
-func inboxPut(owner weibo.UserID, p weibo.PostID) *hbase.Put {
-	return &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(owner, p), Values: inboxValues}
 }
 
 // IsFollowing reports, with one batched GetMany, whether viewer follows each of

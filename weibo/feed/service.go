@@ -39,6 +39,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
+	"github.com/weibohbase/gateway/weibo/fanout"
 )
 
 // Service is the feed's API. It is safe for concurrent use. Create it with
@@ -53,8 +54,7 @@ type Service struct {
 	partMakers  []PartMaker       // RegisterPostPart
 	retractions *retractions
 	log         *slog.Logger
-	fanout      *fanout
-	drains      *drains
+	fan         *fanout.Engine
 	opts        options
 	users       Users
 	posts       *postCache      // nil: none (WithPostCache)
@@ -155,13 +155,12 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, opts
 		}
 		o.events = events.NewEmitter(o.bus, shared, w.Logger())
 	}
-	if o.instance == "" {
-		o.instance = defaultInstanceName()
-	}
 	s := &Service{st: st, w: w, log: w.Logger(), opts: o, users: users, notices: notices, events: o.events,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
-	s.fanout = newFanout(s)
-	s.drains = newDrains()
+	s.fan = fanout.New(st, w, o.events, users, s, fanout.Options{
+		Workers: o.workers, Batch: o.batch, Backfill: o.backfill, SweepInterval: o.sweepInterval,
+		Lease: o.fanoutLease, Instance: o.instance, Threshold: o.threshold,
+	})
 	s.retractions = newRetractions()
 	s.register()
 	s.registerNoticeChecks()
@@ -176,24 +175,24 @@ func (s *Service) Store() hbase.Store { return s.st }
 // repairer; then, every sweep interval, it sweeps the outbox and repairs
 // again. The workers and the sweeps run until Close. Errors are the
 // store's, from the first sweep.
-func (s *Service) Start(ctx context.Context) error { return s.fanout.start(ctx) }
+func (s *Service) Start(ctx context.Context) error { return s.fan.Start(ctx) }
 
 // Close stops accepting fan-outs and waits until the queued ones are written
 // or ctx ends; what is left unwritten stays in the outbox for the next start.
 func (s *Service) Close(ctx context.Context) error {
-	return errors.Join(s.fanout.close(ctx), s.drains.stop(ctx), s.retractions.stop(ctx))
+	return errors.Join(s.fan.Close(ctx), s.retractions.stop(ctx))
 }
 
 // FlushFanout waits until every fan-out queued so far has been written,
 // and every drain of a large account started so far (large.go) is done.
 func (s *Service) FlushFanout(ctx context.Context) error {
-	if err := s.fanout.flush(ctx); err != nil {
+	if err := s.fan.Flush(ctx); err != nil {
 		return err
 	}
 	if err := s.retractions.wait(ctx); err != nil {
 		return err
 	}
-	return s.drains.wait(ctx)
+	return s.fan.FlushDrains(ctx)
 }
 
 func (s *Service) NowMillis() int64 { return s.w.NowMillis() }

@@ -194,7 +194,7 @@ func TestNotificationsLargeAuthor(t *testing.T) {
 			if err := svc.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if large, err := svc.Feed.LargeAccounts(ctx); err != nil || len(large) != 1 {
+			if large, err := svc.Fanout.LargeAccounts(ctx); err != nil || len(large) != 1 {
 				t.Fatalf("large accounts %v, %v; want a", large, err)
 			}
 			xp, err := svc.Feed.Publish(ctx, x.ID, "x's post")

@@ -89,7 +89,7 @@ func TestHomeTimelineHybrid(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			w := newWorld(t, b, "timeline")
-			large, err := w.svc.Feed.LargeAccounts(ctx)
+			large, err := w.svc.Fanout.LargeAccounts(ctx)
 			if err != nil || len(large) != 1 || large[w.star] {
 				t.Fatalf("LargeAccounts = %v, %v; want star (%s) large, not draining", large, err, w.star)
 			}

@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import "github.com/prometheus/client_golang/prometheus"
 

@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"context"
@@ -48,8 +48,8 @@ import (
 // errLeaseLost ends a fan-out whose lease another instance took over.
 var errLeaseLost = errors.New("fan-out lease taken over by another instance")
 
-// defaultInstanceName is "HOST:PID:RANDOM".
-func defaultInstanceName() string {
+// DefaultInstanceName is "HOST:PID:RANDOM".
+func DefaultInstanceName() string {
 	host, _ := os.Hostname()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -96,7 +96,7 @@ func (f *fanout) heldElsewhere(v []byte, now int64) bool {
 // CheckAndPut(that lease) if it is ours or has expired.
 func (f *fanout) acquire(ctx context.Context, id weibo.PostID) (*lease, error) {
 	row := tables.OutboxKey(id)
-	now := f.s.NowMillis()
+	now := f.s.w.NowMillis()
 	next := tables.EncodeLease(f.s.opts.instance, now+f.s.opts.fanoutLease.Milliseconds())
 	put := &hbase.Put{Table: tables.Outbox, Row: row, Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxLease: next}}}
 	ok, err := f.s.st.CheckAndPut(ctx, put, tables.FamOutbox, tables.ColOutboxLease, nil)
@@ -156,7 +156,7 @@ func (f *fanout) renew(ctx context.Context, cancel context.CancelCauseFunc, id w
 		case <-t.C:
 		}
 		cur := l.value()
-		next := tables.EncodeLease(f.s.opts.instance, f.s.NowMillis()+f.s.opts.fanoutLease.Milliseconds())
+		next := tables.EncodeLease(f.s.opts.instance, f.s.w.NowMillis()+f.s.opts.fanoutLease.Milliseconds())
 		ok, err := f.s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(id),
 			Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxLease: next}}}, tables.FamOutbox, tables.ColOutboxLease, cur)
 		switch {

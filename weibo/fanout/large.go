@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ type largeCell struct {
 }
 
 // largeAccounts reads row tables.LargeKey (one Get).
-func (s *Service) largeAccounts(ctx context.Context) (map[weibo.UserID]largeCell, error) {
+func (s *Engine) largeAccounts(ctx context.Context) (map[weibo.UserID]largeCell, error) {
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.LargeKey, Families: []string{tables.FamInfo}})
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func decodeLargeRow(r *hbase.Result) map[weibo.UserID]largeCell {
 // each is still being drained (true) after dropping below the threshold:
 // one Get of row tables.LargeKey. The posts of every account listed are
 // merged into home timelines at read time. Errors are the store's.
-func (s *Service) LargeAccounts(ctx context.Context) (_ map[weibo.UserID]bool, err error) {
+func (s *Engine) LargeAccounts(ctx context.Context) (_ map[weibo.UserID]bool, err error) {
 	defer weibo.Wrap(&err, "large accounts")
 	cells, err := s.largeAccounts(ctx)
 	if err != nil {
@@ -94,18 +94,18 @@ func (s *Service) LargeAccounts(ctx context.Context) (_ map[weibo.UserID]bool, e
 	return out, nil
 }
 
-// isLarge reports whether author's posts are not to be pushed (state On).
-func (s *Service) isLarge(ctx context.Context, author weibo.UserID) (bool, error) {
+// IsLarge reports whether author's posts are not to be pushed (state On).
+func (s *Engine) IsLarge(ctx context.Context, author weibo.UserID) (bool, error) {
 	cells, err := s.largeAccounts(ctx)
 	return cells[author].state == tables.LargeOn, err
 }
 
-// crossed is called by a follow (d > 0) or an unfollow (d < 0) with the
+// Crossed is called by a follow (d > 0) or an unfollow (d < 0) with the
 // followee's fan count its Increment returned: at or above the threshold
 // after a follow, the followee becomes large; below it after an unfollow, a
 // large followee starts draining. Failures are logged, not returned: the
 // follow or unfollow itself is done, and an author left pushed is correct.
-func (s *Service) crossed(ctx context.Context, author weibo.UserID, fans int64, d int64) {
+func (s *Engine) Crossed(ctx context.Context, author weibo.UserID, fans int64, d int64) {
 	t := int64(s.opts.threshold)
 	var err error
 	switch {
@@ -122,7 +122,7 @@ func (s *Service) crossed(ctx context.Context, author weibo.UserID, fans int64, 
 }
 
 // becomeLarge sets author's state to On unless it is On already.
-func (s *Service) becomeLarge(ctx context.Context, author weibo.UserID) error {
+func (s *Engine) becomeLarge(ctx context.Context, author weibo.UserID) error {
 	q := tables.LargeQualifier(author)
 	for range counted.SettleRounds {
 		cells, err := s.largeAccounts(ctx)
@@ -134,11 +134,11 @@ func (s *Service) becomeLarge(ctx context.Context, author weibo.UserID) error {
 			return nil
 		}
 		applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
-			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.NowMillis())}}}, tables.FamInfo, q, c.raw)
+			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.w.NowMillis())}}}, tables.FamInfo, q, c.raw)
 		if err != nil || applied {
 			if applied {
 				s.log.Info("hybrid fan-out: account became large", "user", author.String())
-				s.announceLarge(author)
+				s.host.AnnounceLarge(author)
 			}
 			return err
 		}
@@ -148,7 +148,7 @@ func (s *Service) becomeLarge(ctx context.Context, author weibo.UserID) error {
 
 // becomeSmall moves author from On to Draining and starts the drain; an
 // author that is not On is left alone.
-func (s *Service) becomeSmall(ctx context.Context, author weibo.UserID) error {
+func (s *Engine) becomeSmall(ctx context.Context, author weibo.UserID) error {
 	cells, err := s.largeAccounts(ctx)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (s *Service) becomeSmall(ctx context.Context, author weibo.UserID) error {
 		return nil
 	}
 	q := tables.LargeQualifier(author)
-	v := tables.EncodeLarge(tables.LargeDraining, s.NowMillis())
+	v := tables.EncodeLarge(tables.LargeDraining, s.w.NowMillis())
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
 		Values: hbase.Values{tables.FamInfo: {q: v}}}, tables.FamInfo, q, c.raw)
 	if err != nil || !applied {
@@ -176,7 +176,7 @@ func (s *Service) becomeSmall(ctx context.Context, author weibo.UserID) error {
 // after the writes, and the pair of every fan who no longer follows is
 // settled from its authority (settleFollow). Every write is idempotent, so
 // a drain run twice (a resumed one) adds nothing.
-func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) error {
+func (s *Engine) drain(ctx context.Context, author weibo.UserID, raw []byte) error {
 	posts, err := hbase.ScanAll(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(author),
 		Families: []string{tables.FamPost}, Limit: s.opts.backfill})
 	if err != nil {
@@ -196,7 +196,7 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 		var puts []*hbase.Put
 		for _, fan := range fans {
 			for _, id := range ids {
-				if puts = append(puts, inboxPut(fan, id)); len(puts) >= s.opts.batch {
+				if puts = append(puts, InboxPut(fan, id)); len(puts) >= s.opts.batch {
 					if err := s.st.PutMany(ctx, puts); err != nil {
 						return err
 					}
@@ -217,7 +217,7 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 		}
 		for i, r := range rs {
 			if !r.Exists() {
-				if _, err := s.settleFollow(ctx, fans[i], author, nil); err != nil && !errors.Is(err, counted.ErrUnsettled) {
+				if err := s.host.SettleFollow(ctx, fans[i], author); err != nil && !errors.Is(err, counted.ErrUnsettled) {
 					return err
 				}
 			}
@@ -248,9 +248,9 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 	q := tables.LargeQualifier(author)
 	if us[0] != nil && s.opts.threshold > 0 && us[0].FanCount >= int64(s.opts.threshold) {
 		applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.LargeKey,
-			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.NowMillis())}}}, tables.FamInfo, q, raw)
+			Values: hbase.Values{tables.FamInfo: {q: tables.EncodeLarge(tables.LargeOn, s.w.NowMillis())}}}, tables.FamInfo, q, raw)
 		if applied {
-			s.announceLarge(author)
+			s.host.AnnounceLarge(author)
 		}
 		return err
 	}
@@ -265,12 +265,12 @@ func (s *Service) drain(ctx context.Context, author weibo.UserID, raw []byte) er
 // resumeDrains starts the drain of every account left Draining for longer
 // than the repair grace (the process draining it died, or is slow: drains
 // are idempotent). The outbox sweep calls it.
-func (s *Service) resumeDrains(ctx context.Context) error {
+func (s *Engine) resumeDrains(ctx context.Context) error {
 	cells, err := s.largeAccounts(ctx)
 	if err != nil {
 		return err
 	}
-	now := s.NowMillis()
+	now := s.w.NowMillis()
 	for uid, c := range cells {
 		if c.state == tables.LargeDraining && now-c.since > s.w.GraceMillis() {
 			s.drains.start(s, uid, c.raw)
@@ -296,7 +296,7 @@ func newDrains() *drains {
 }
 
 // start runs the drain of author (state raw) unless one runs already.
-func (d *drains) start(s *Service, author weibo.UserID, raw []byte) {
+func (d *drains) start(s *Engine, author weibo.UserID, raw []byte) {
 	d.mu.Lock()
 	if v, ok := d.run[author]; ok && bytes.Equal(v, raw) || d.ctx.Err() != nil {
 		d.mu.Unlock()

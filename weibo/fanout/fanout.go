@@ -1,4 +1,4 @@
-package feed
+package fanout
 
 import (
 	"context"
@@ -15,27 +15,27 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// fanoutEnd says what a fan-out does with its outbox row once the inbox
-// rows are written.
-type fanoutEnd int
+// End says what a fan-out does with its outbox row once the inbox rows
+// are written.
+type End int
 
 const (
-	// endDelete: the publish counted the post (it ran in this process, or
+	// EndDelete: the publish counted the post (it ran in this process, or
 	// the row is marked counted): delete the row.
-	endDelete fanoutEnd = iota
-	// endKeep: the row is not marked counted and is younger than the
+	EndDelete End = iota
+	// EndKeep: the row is not marked counted and is younger than the
 	// repair grace, so its publish may still be running: keep the row.
-	endKeep
-	// endRecount: the row is not marked counted and older than the grace:
+	EndKeep
+	// EndRecount: the row is not marked counted and older than the grace:
 	// its publish died (or outlived its budget) before counting. Recount
 	// the author's posts, then delete the row.
-	endRecount
+	EndRecount
 )
 
 // fanoutJob is one queued fan-out.
 type fanoutJob struct {
 	id  weibo.PostID
-	end fanoutEnd
+	end End
 }
 
 // fanout is the worker pool that writes a post's rowkey into every fan's
@@ -45,7 +45,7 @@ type fanoutJob struct {
 // the store is unavailable (hbase.Available) workers and sweeps wait, and
 // resume by themselves when it is back.
 type fanout struct {
-	s    *Service
+	s    *Engine
 	jobs chan fanoutJob
 	// waitCtx ends at close: workers waiting for the store give up then.
 	waitCtx  context.Context
@@ -60,7 +60,7 @@ type fanout struct {
 	stopLoop context.CancelFunc
 }
 
-func newFanout(s *Service) *fanout {
+func newFanout(s *Engine) *fanout {
 	f := &fanout{s: s, jobs: make(chan fanoutJob, 4096), pending: map[weibo.PostID]bool{}}
 	f.waitCtx, f.stopWait = context.WithCancel(context.Background())
 	f.cond = sync.NewCond(&f.mu)
@@ -137,11 +137,11 @@ func (f *fanout) start(ctx context.Context) error {
 
 // sweep queues the fan-out of every outbox row older than minAge, and of
 // every row that is not marked counted and is older than the repair grace
-// (a dead publish: its fan-out ends with a recount, see fanoutEnd), unless
+// (a dead publish: its fan-out ends with a recount, see End), unless
 // another live instance holds its lease; it sets gateway_outbox_depth to the
 // number of rows.
 func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
-	now := f.s.NowMillis()
+	now := f.s.w.NowMillis()
 	cutoff := now - minAge.Milliseconds()
 	var found []fanoutJob
 	rows := 0
@@ -152,14 +152,14 @@ func (f *fanout) sweep(ctx context.Context, minAge time.Duration) error {
 			return nil
 		}
 		at := tables.OutboxAt(r)
-		job := fanoutJob{id: id, end: endDelete}
+		job := fanoutJob{id: id, end: EndDelete}
 		if r.Value(tables.FamOutbox, tables.ColOutboxCounted) == nil {
-			job.end = endKeep
+			job.end = EndKeep
 			if now-at > f.s.w.GraceMillis() {
-				job.end = endRecount
+				job.end = EndRecount
 			}
 		}
-		if at <= cutoff || job.end == endRecount {
+		if at <= cutoff || job.end == EndRecount {
 			found = append(found, job)
 		}
 		return nil
@@ -259,19 +259,19 @@ func (f *fanout) close(ctx context.Context) error {
 // itself) and reports ended; when the row must stay (its publish may still
 // be running, or the recount could not be done yet) it gives the lease up
 // and reports !ended.
-func (s *Service) runFanout(ctx context.Context, job fanoutJob, l *lease) (ended bool, err error) {
+func (s *Engine) runFanout(ctx context.Context, job fanoutJob, l *lease) (ended bool, err error) {
 	if err := s.fanOut(ctx, job.id); err != nil {
 		return false, err
 	}
 	switch job.end {
-	case endKeep:
+	case EndKeep:
 		return false, l.release(ctx, s.st, job.id)
-	case endRecount:
-		res, err := s.w.RecountCounters(ctx, []counted.Counter{{Kind: PostCount, Owner: uint64(job.id.Author)}})
+	case EndRecount:
+		done, err := s.host.RecountPosts(ctx, job.id.Author)
 		if err != nil {
 			return false, err
 		}
-		if !res[0].Done {
+		if !done {
 			return false, l.release(ctx, s.st, job.id) // not yet: the next sweep tries again
 		}
 	}
@@ -286,13 +286,13 @@ func (s *Service) runFanout(ctx context.Context, job fanoutJob, l *lease) (ended
 // flight and the row was kept for a later pass. It is what `gateway fsck
 // --repair` does for an outbox row older than the repair grace. Errors are
 // the store's.
-func (s *Service) RepairFanout(ctx context.Context, id weibo.PostID) (_ bool, err error) {
+func (s *Engine) RepairFanout(ctx context.Context, id weibo.PostID) (_ bool, err error) {
 	defer weibo.Wrapf(&err, "repair fan-out of %s", id)
 	if err := s.fanOut(ctx, id); err != nil {
 		return false, err
 	}
-	res, err := s.w.RecountCounters(ctx, []counted.Counter{{Kind: PostCount, Owner: uint64(id.Author)}})
-	if err != nil || !res[0].Done {
+	done, err := s.host.RecountPosts(ctx, id.Author)
+	if err != nil || !done {
 		return false, err
 	}
 	return true, s.st.Delete(ctx, &hbase.Delete{Table: tables.Outbox, Row: tables.OutboxKey(id)})
@@ -307,28 +307,26 @@ func (s *Service) RepairFanout(ctx context.Context, id weibo.PostID) (_ bool, er
 // post of a large author (large.go: state read after the content row is
 // known to exist) goes into the author's own inbox only; home timelines
 // merge it at read time. Before the fans' rows it sends the post's
-// notifications (notifyPost), for a large author too.
-func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
+// notifications (Host.Posted), for a large author too.
+func (s *Engine) fanOut(ctx context.Context, id weibo.PostID) error {
 	exists, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
 	if err != nil || !tables.PostStored(exists) {
 		return err
 	}
-	if err := s.st.Put(ctx, inboxPut(id.Author, id)); err != nil {
+	if err := s.st.Put(ctx, InboxPut(id.Author, id)); err != nil {
 		return err
 	}
-	// Decoded once: for the notifications and the live event.
-	p := PostFromRow(id, exists)
 	// The post's notifications (mentions, its root's author for a repost):
-	// sent again by a fan-out run again, which adds nobody twice.
-	if err := s.notifyPost(ctx, p); err != nil {
+	// sent again by a fan-out run again, which adds nobody twice; and its
+	// live event, encoded once for all the fans (or the author subject).
+	event, err := s.host.Posted(ctx, id, exists)
+	if err != nil {
 		return err
 	}
-	// Encoded once for all the fans' events (or the author subject's).
-	event := addedEvent(p)
-	if large, err := s.isLarge(ctx, id.Author); err != nil || large {
+	if large, err := s.IsLarge(ctx, id.Author); err != nil || large {
 		if large {
 			s.events.Hub().NotifyAuthor(id.Author)
-			s.emit(events.AuthorSubject(id.Author), event)
+			s.events.Emit(events.AuthorSubject(id.Author), event)
 		}
 		return err
 	}
@@ -344,18 +342,20 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 		g.Go(func() error {
 			puts := make([]*hbase.Put, len(fans))
 			for i, fan := range fans {
-				puts[i] = inboxPut(fan, id)
+				puts[i] = InboxPut(fan, id)
 			}
 			err := s.st.PutMany(gctx, puts)
 			if err == nil {
-				err = s.w.Step(gctx, StepFanoutWritten)
+				err = s.w.Step(gctx, StepWritten)
 			}
 			if err == nil {
 				err = s.settleFanout(gctx, id, fans)
 			}
 			s.events.Hub().Notify(fans...)
 			if err == nil {
-				s.publishToHomes(event, fans...)
+				for _, fan := range fans {
+					s.events.Emit(events.HomeSubject(fan), event)
+				}
 			}
 			return err
 		})
@@ -376,7 +376,7 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 	if err := errors.Join(err, g.Wait()); err != nil {
 		return err
 	}
-	FanoutLag.Observe(max(float64(s.NowMillis()-id.Millis)/1000, 0))
+	FanoutLag.Observe(max(float64(s.w.NowMillis()-id.Millis)/1000, 0))
 	return nil
 }
 
@@ -406,7 +406,7 @@ func (s *Service) fanOut(ctx context.Context, id weibo.PostID) error {
 // who follow again, and so on until the reads agree with the writes (at
 // most counted.SettleRounds rounds; counted.ErrUnsettled otherwise, and the outbox row
 // stays for the sweep).
-func (s *Service) settleFanout(ctx context.Context, id weibo.PostID, fans []weibo.UserID) error {
+func (s *Engine) settleFanout(ctx context.Context, id weibo.PostID, fans []weibo.UserID) error {
 	if len(fans) == 0 {
 		return nil
 	}
@@ -460,7 +460,7 @@ func (s *Service) settleFanout(ctx context.Context, id weibo.PostID, fans []weib
 			present[fan] = r.Exists()
 			flipped = append(flipped, fan)
 			if r.Exists() {
-				puts = append(puts, inboxPut(fan, id))
+				puts = append(puts, InboxPut(fan, id))
 			} else {
 				dels = append(dels, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(fan, id)})
 			}
