@@ -41,7 +41,7 @@ func TestNotificationChecks(t *testing.T) {
 					}
 				}
 			}
-			if _, err := svc.Feed.Follow(ctx, b1.ID, a.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, b1.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
 			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {

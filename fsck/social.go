@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -252,7 +253,7 @@ func (f *fsck) checkRelations(ctx context.Context) error {
 		}
 		a, b := weibo.UserID(k[0]), weibo.UserID(k[1])
 		err := f.issue(ctx, FansMissing, so.attends[k], func() (bool, error) {
-			return true, f.s.Feed.RepairFollow(ctx, a, b)
+			return true, f.s.Follows.RepairFollow(ctx, a, b)
 		}, "user %d follows user %d, whose fans rows lack user %d", a, b, a)
 		if err != nil {
 			return err
@@ -264,7 +265,7 @@ func (f *fsck) checkRelations(ctx context.Context) error {
 		}
 		a, b := weibo.UserID(k[0]), weibo.UserID(k[1])
 		err := f.issue(ctx, FansStale, so.fans[k], func() (bool, error) {
-			return true, f.s.Feed.RepairFollow(ctx, a, b)
+			return true, f.s.Follows.RepairFollow(ctx, a, b)
 		}, "user %d lists user %d as a fan, who does not follow them", b, a)
 		if err != nil {
 			return err
@@ -291,8 +292,8 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 			counter   counted.CounterKind
 			has, want int64
 		}{
-			{FollowCount, feed.FollowCount, u.follows, int64(len(so.followees[uid]))},
-			{FanCount, feed.FanCount, u.fans, fanOf[uid]},
+			{FollowCount, follow.FollowCount, u.follows, int64(len(so.followees[uid]))},
+			{FanCount, follow.FanCount, u.fans, fanOf[uid]},
 			{PostCount, feed.PostCount, u.posts, int64(len(so.posts[uid]))},
 		} {
 			if c.has == c.want {
@@ -419,7 +420,7 @@ func (f *fsck) inboxIssues(ctx context.Context, owner weibo.UserID, t *inboxTall
 			ts = max(ts, at) // an unfollow may be settling
 		}
 		err := f.issue(ctx, InboxExtra, ts, func() (bool, error) {
-			return true, f.s.Feed.RepairFollow(ctx, owner, author)
+			return true, f.s.Follows.RepairFollow(ctx, owner, author)
 		}, "the inbox of user %d holds %d posts of user %d, whom they do not follow", owner, len(t.extra[author]), author)
 		if err != nil {
 			return err
@@ -463,7 +464,7 @@ func (f *fsck) inboxIssues(ctx context.Context, owner weibo.UserID, t *inboxTall
 		if len(missing) == 0 {
 			continue
 		}
-		fix := func() (bool, error) { return true, f.s.Feed.RepairFollow(ctx, owner, author) }
+		fix := func() (bool, error) { return true, f.s.Follows.RepairFollow(ctx, owner, author) }
 		what := fmt.Sprintf("of user %d (followed), within the backfill window", author)
 		if author == owner {
 			what = "of their own"

@@ -51,11 +51,11 @@ func TestSocialChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range [][2]weibo.UserID{{a.ID, bu.ID}, {c.ID, bu.ID}, {a.ID, c.ID}} {
-				if _, err := svc.Feed.Follow(ctx, f[0], f[1]); err != nil {
+				if _, err := svc.Follows.Follow(ctx, f[0], f[1]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := svc.Feed.Unfollow(ctx, a.ID, c.ID); err != nil {
+			if _, err := svc.Follows.Unfollow(ctx, a.ID, c.ID); err != nil {
 				t.Fatal(err)
 			}
 			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {

@@ -85,7 +85,7 @@ func (l *Loaders) Posts() *dataloader.Loader[weibo.PostID, *feed.Post] {
 
 // FollowedByViewer loads whether the request's viewer follows a user.
 func (l *Loaders) FollowedByViewer() *dataloader.Loader[weibo.UserID, bool] {
-	return made(&l.lmu, &l.ldFollowedByViewer, func() dataloader.BatchFunc[weibo.UserID, bool] { return viewerBatch(l.svc.Feed.IsFollowing) })
+	return made(&l.lmu, &l.ldFollowedByViewer, func() dataloader.BatchFunc[weibo.UserID, bool] { return viewerBatch(l.svc.Follows.IsFollowing) })
 }
 
 // LikedByViewer loads whether the request's viewer likes a post.

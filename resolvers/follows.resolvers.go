@@ -19,7 +19,7 @@ func (r *mutationResolver) Follow(ctx context.Context, userID string) (*weibo.Us
 		return nil, err
 	}
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.Follow(ctx, viewer, target)
+	return r.Svc.Follows.Follow(ctx, viewer, target)
 }
 
 // Unfollow is the resolver for the unfollow field.
@@ -29,7 +29,7 @@ func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*weibo.
 		return nil, err
 	}
 	viewer := viewerOf(ctx)
-	return r.Svc.Feed.Unfollow(ctx, viewer, target)
+	return r.Svc.Follows.Unfollow(ctx, viewer, target)
 }
 
 // FollowCount is the resolver for the followCount field.
@@ -57,7 +57,7 @@ func (r *userResolver) FollowedByViewer(ctx context.Context, obj *weibo.User) (b
 
 // Follows is the resolver for the follows field.
 func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.Feed.FollowList(ctx, obj.ID, first, after)
+	page, err := r.Svc.Follows.FollowList(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (r *userResolver) Follows(ctx context.Context, obj *weibo.User, first *int,
 
 // Fans is the resolver for the fans field.
 func (r *userResolver) Fans(ctx context.Context, obj *weibo.User, first *int, after *string) (*weibo.UserConnection, error) {
-	page, err := r.Svc.Feed.FanList(ctx, obj.ID, first, after)
+	page, err := r.Svc.Follows.FanList(ctx, obj.ID, first, after)
 	if err != nil {
 		return nil, err
 	}

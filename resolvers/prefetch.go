@@ -82,7 +82,7 @@ func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, 
 	if viewer, ok := auth.OptionalViewer(ctx); ok {
 		if selected("followedByViewer") {
 			prime(ctx, g, gctx, ids, func(ctx context.Context, ids []weibo.UserID) ([]bool, error) {
-				return svc.Feed.IsFollowing(ctx, viewer, ids)
+				return svc.Follows.IsFollowing(ctx, viewer, ids)
 			}, l.FollowedByViewer())
 		}
 		// User.roles and User.department answer only with a token.

@@ -29,7 +29,7 @@ func TestCommentDemo(t *testing.T) {
 				posts = append(posts, p.ID)
 			}
 			// The follow's backfill puts the posts into the viewer's inbox.
-			if _, err := svc.Feed.Follow(ctx, viewer.ID, author.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, viewer.ID, author.ID); err != nil {
 				t.Fatal(err)
 			}
 			for range 2 {

@@ -61,7 +61,7 @@ func TestNotificationsStoreCallsConstant(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := g.svc.Feed.Follow(ctx, u.ID, rid); err != nil {
+				if _, err := g.svc.Follows.Follow(ctx, u.ID, rid); err != nil {
 					t.Fatal(err)
 				}
 			}

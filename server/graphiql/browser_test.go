@@ -42,7 +42,7 @@ func startSeeded(t *testing.T) *seeded {
 			users[name] = u
 		}
 		s.alice, s.bob = users["alice"], users["bob"]
-		if _, err := svc.Feed.Follow(ctx, s.alice.ID, s.bob.ID); err != nil {
+		if _, err := svc.Follows.Follow(ctx, s.alice.ID, s.bob.ID); err != nil {
 			return fmt.Errorf("follow: %w", err)
 		}
 		for _, p := range []struct {

@@ -16,12 +16,15 @@
 package account
 
 import (
+	"context"
+
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // Service is the accounts' API. It is safe for concurrent use.
@@ -63,4 +66,27 @@ var errBadLogin = &weibo.Error{Code: weibo.CodeUnauthenticated, Message: "wrong 
 
 func errTaken(username string) error {
 	return weibo.BadReason("username", weibo.ReasonUsernameTaken, "username "+username+" is taken")
+}
+
+// Counter is the CounterSpec of a counter kept on the users row (family
+// c: qualifier qual, its operation sequence seq) that count counts for a
+// user: a user without a users row has none (Count reports !exists).
+// users reads the row (an *account.Service).
+func Counter(users interface {
+	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
+}, kind counted.CounterKind, qual, seq string, count func(ctx context.Context, uid weibo.UserID) (int64, error)) *counted.CounterSpec {
+	return &counted.CounterSpec{
+		Kind: kind,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Users, tables.UserKey(weibo.UserID(c.Owner)), qual, seq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			us, err := users.GetUsers(ctx, []weibo.UserID{weibo.UserID(c.Owner)})
+			if err != nil || us[0] == nil {
+				return 0, false, err
+			}
+			n, err := count(ctx, weibo.UserID(c.Owner))
+			return n, true, err
+		},
+	}
 }

@@ -117,9 +117,9 @@ func TestPostActionsStorm(t *testing.T) {
 							}
 						}
 					case 8:
-						_, err = svc.Feed.Follow(ctx, users[2+rand.IntN(3)], users[rand.IntN(2)])
+						_, err = svc.Follows.Follow(ctx, users[2+rand.IntN(3)], users[rand.IntN(2)])
 					default:
-						_, err = svc.Feed.Unfollow(ctx, users[2+rand.IntN(3)], users[rand.IntN(2)])
+						_, err = svc.Follows.Unfollow(ctx, users[2+rand.IntN(3)], users[rand.IntN(2)])
 					}
 					if err != nil && weibo.CodeOf(err) != weibo.CodeNotFound { // a post deleted meanwhile
 						mu.Lock()

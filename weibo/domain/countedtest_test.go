@@ -17,7 +17,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/counted/countedtest"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -109,8 +109,8 @@ func TestConformance(t *testing.T) {
 			t.Run("follow", func(t *testing.T) {
 				st := domaintest.OwnStore(t, b)
 				steps := declared(st, []tables.PendingKind{tables.PendingFollow},
-					append([]string{feed.StepFollowDecided, feed.StepFollowFans, feed.StepFollowInbox}, notifySteps...)...)
-				countedtest.Run(t, st, domainModule(tables.PendingFollow, feed.StepFollowDecided, steps, followPair))
+					append([]string{follow.StepDecided, follow.StepFans, follow.StepInbox}, notifySteps...)...)
+				countedtest.Run(t, st, domainModule(tables.PendingFollow, follow.StepDecided, steps, followPair))
 			})
 			t.Run("comment", func(t *testing.T) {
 				st := domaintest.OwnStore(t, b)
@@ -167,15 +167,15 @@ func followPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain
 		Owner: uint64(a.ID), Other: uint64(b.ID),
 		Counters: []counted.Counter{{Kind: notify.UnreadCount, Owner: uint64(b.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
-			_, err := d.Feed.Follow(ctx, a.ID, b.ID)
+			_, err := d.Follows.Follow(ctx, a.ID, b.ID)
 			return err
 		},
 		Undo: func(ctx context.Context, d *domain.Domain) error {
-			_, err := d.Feed.Unfollow(ctx, a.ID, b.ID)
+			_, err := d.Follows.Unfollow(ctx, a.ID, b.ID)
 			return err
 		},
 		Present: func(ctx context.Context, d *domain.Domain) (bool, error) {
-			f, err := d.Feed.IsFollowing(ctx, a.ID, []weibo.UserID{b.ID})
+			f, err := d.Follows.IsFollowing(ctx, a.ID, []weibo.UserID{b.ID})
 			if err != nil {
 				return false, err
 			}

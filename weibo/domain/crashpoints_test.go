@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
@@ -33,13 +34,13 @@ func TestCrashPoints(t *testing.T) {
 		fails bool   // the call returns the crash (else it succeeds)
 	}
 	var scenarios []scenario
-	relationSteps := []string{feed.StepFollowMarked, feed.StepFollowSequenced, feed.StepFollowDecided,
-		feed.StepFollowCounted, feed.StepFollowFans, feed.StepFollowInbox}
+	relationSteps := []string{follow.StepMarked, follow.StepSequenced, follow.StepDecided,
+		follow.StepCounted, follow.StepFans, follow.StepInbox}
 	for _, op := range []string{"follow", "unfollow"} {
 		for _, st := range relationSteps {
 			scenarios = append(scenarios, scenario{op: op, step: st, fails: true})
 		}
-		scenarios = append(scenarios, scenario{op: op, step: feed.StepFollowSequenced, slow: true})
+		scenarios = append(scenarios, scenario{op: op, step: follow.StepSequenced, slow: true})
 	}
 	scenarios = append(scenarios,
 		scenario{op: "assign", step: org.StepRoleMarked, fails: true},
@@ -86,12 +87,12 @@ func TestCrashPoints(t *testing.T) {
 						}
 						w.addPost(p)
 					}
-					if _, err := setup.Feed.Follow(ctx, fan.ID, bu.ID); err != nil {
+					if _, err := setup.Follows.Follow(ctx, fan.ID, bu.ID); err != nil {
 						t.Fatal(err)
 					}
 					switch sc.op {
 					case "unfollow":
-						if _, err := setup.Feed.Follow(ctx, a.ID, bu.ID); err != nil {
+						if _, err := setup.Follows.Follow(ctx, a.ID, bu.ID); err != nil {
 							t.Fatal(err)
 						}
 					case "revoke":
@@ -128,9 +129,9 @@ func TestCrashPoints(t *testing.T) {
 					}
 					switch sc.op {
 					case "follow":
-						_, err = crashed.Feed.Follow(ctx, a.ID, bu.ID)
+						_, err = crashed.Follows.Follow(ctx, a.ID, bu.ID)
 					case "unfollow":
-						_, err = crashed.Feed.Unfollow(ctx, a.ID, bu.ID)
+						_, err = crashed.Follows.Unfollow(ctx, a.ID, bu.ID)
 					case "assign":
 						_, err = crashed.Org.Roles.Assign(ctx, a.ID, role.ID, 9)
 					case "revoke":

@@ -102,7 +102,7 @@ func TestDeletePostRetracts(t *testing.T) {
 			// A large account: nothing was pushed, the post leaves at once.
 			big := domaintest.Quiet(st, domain.WithFanoutThreshold(1))
 			star, fan := mustUser(t, big, uniq("star")), mustUser(t, big, uniq("fan"))
-			if _, err := big.Feed.Follow(ctx, fan.ID, star.ID); err != nil {
+			if _, err := big.Follows.Follow(ctx, fan.ID, star.ID); err != nil {
 				t.Fatal(err)
 			}
 			if err := big.FlushFanout(ctx); err != nil {
@@ -153,7 +153,7 @@ func TestDeletePostCrash(t *testing.T) {
 					var clk domaintest.Clock
 					setup := domaintest.Quiet(st, clk.Option())
 					author, fan := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("fan"))
-					if _, err := setup.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+					if _, err := setup.Follows.Follow(ctx, fan.ID, author.ID); err != nil {
 						t.Fatal(err)
 					}
 					p, err := setup.Feed.Publish(ctx, author.ID, "doomed")

@@ -22,6 +22,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
@@ -39,6 +40,8 @@ type Domain struct {
 	Accounts *account.Service
 	// Feed is the social feed: follows, posts, their deletes.
 	Feed *feed.Service
+	// Follows is the follow pair: follow, unfollow, follows and fans.
+	Follows *follow.Service
 	// Fanout is the feed's inbox fan-out: the outbox workers and leases,
 	// the large accounts (hybrid fan-out).
 	Fanout *fanout.Engine
@@ -172,6 +175,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Accounts: a,
 		Feed:     f,
 		Fanout:   f.Fanout(),
+		Follows:  f.Follows(),
 		Timeline: timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
 		Notify:   n,
 		Likes:    like.New(st, w, f, n),

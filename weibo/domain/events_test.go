@@ -62,7 +62,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 				users = append(users, u.ID)
 			}
 			viewer, star, fan, friend := users[0], users[1], users[2], users[3]
-			if _, err := svc.Feed.Follow(ctx, fan, star); err != nil {
+			if _, err := svc.Follows.Follow(ctx, fan, star); err != nil {
 				t.Fatal(err)
 			}
 			stream, err := svc.Timeline.TimelineEvents(ctx, viewer, nil)
@@ -70,7 +70,7 @@ func TestTimelineEventsOnTheLocalBus(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range []weibo.UserID{star, friend} { // star now has 2 fans: large
-				if _, err := svc.Feed.Follow(ctx, viewer, f); err != nil {
+				if _, err := svc.Follows.Follow(ctx, viewer, f); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -142,7 +142,7 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, fan.ID, author.ID); err != nil {
 				t.Fatal(err)
 			}
 			p, err := svc.Feed.Publish(ctx, author.ID, "while the bus is away")
@@ -194,14 +194,14 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 				users = append(users, u.ID)
 			}
 			viewer, star, fan := users[0], users[1], users[2]
-			if _, err := svc.Feed.Follow(ctx, viewer, star); err != nil {
+			if _, err := svc.Follows.Follow(ctx, viewer, star); err != nil {
 				t.Fatal(err)
 			}
 			stream, err := svc.Timeline.TimelineEvents(ctx, viewer, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Feed.Follow(ctx, fan, star); err != nil { // 2 fans: large
+			if _, err := svc.Follows.Follow(ctx, fan, star); err != nil { // 2 fans: large
 				t.Fatal(err)
 			}
 			if err := svc.FlushFanout(ctx); err != nil {
@@ -256,7 +256,7 @@ func TestWatchTimelineWokenByTheBus(t *testing.T) {
 			}
 			viewer, friend, star, fan := users[0], users[1], users[2], users[3]
 			for _, f := range [][2]weibo.UserID{{viewer, friend}, {viewer, star}, {fan, star}} { // star: 2 fans, large
-				if _, err := one.Feed.Follow(ctx, f[0], f[1]); err != nil {
+				if _, err := one.Follows.Follow(ctx, f[0], f[1]); err != nil {
 					t.Fatal(err)
 				}
 			}

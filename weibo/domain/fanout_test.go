@@ -58,7 +58,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := crashed.Feed.Follow(ctx, f.ID, author.ID); err != nil {
+				if _, err := crashed.Follows.Follow(ctx, f.ID, author.ID); err != nil {
 					t.Fatal(err)
 				}
 				fans = append(fans, f)
@@ -147,11 +147,11 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 						if step != fanout.StepWritten || !fired.CompareAndSwap(false, true) {
 							return nil
 						}
-						if _, err := svc.Feed.Unfollow(ctx, racer, author.ID); err != nil {
+						if _, err := svc.Follows.Unfollow(ctx, racer, author.ID); err != nil {
 							return err
 						}
 						if c.refollow {
-							if _, err := svc.Feed.Follow(ctx, racer, author.ID); err != nil {
+							if _, err := svc.Follows.Follow(ctx, racer, author.ID); err != nil {
 								return err
 							}
 						}
@@ -178,7 +178,7 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 					var fans []weibo.UserID
 					for i := range 5 {
 						fan := mustUser(t, svc, uniq(fmt.Sprintf("racefan%d", i)))
-						if _, err := svc.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+						if _, err := svc.Follows.Follow(ctx, fan.ID, author.ID); err != nil {
 							t.Fatal(err)
 						}
 						fans = append(fans, fan.ID)

@@ -110,7 +110,7 @@ func BenchmarkPublishMillionFans(b *testing.B) {
 	g := newBenchGraph(b, fans-1, false)
 	ctx := context.Background()
 	follower := mustUserB(b, g.svc, uniq("follower"))
-	if _, err := g.svc.Feed.Follow(ctx, follower, g.author); err != nil { // fanCount reaches 1,000,000
+	if _, err := g.svc.Follows.Follow(ctx, follower, g.author); err != nil { // fanCount reaches 1,000,000
 		b.Fatal(err)
 	}
 	if ls, err := g.svc.Fanout.LargeAccounts(ctx); err != nil || ls == nil {

@@ -31,7 +31,7 @@ type hybridWorld struct {
 
 func (h *hybridWorld) follow(a, b weibo.UserID) {
 	h.t.Helper()
-	if _, err := h.svc.Feed.Follow(h.t.Context(), a, b); err != nil {
+	if _, err := h.svc.Follows.Follow(h.t.Context(), a, b); err != nil {
 		h.t.Fatalf("follow %v -> %v: %v", a, b, err)
 	}
 	if h.follows[a] == nil {
@@ -42,7 +42,7 @@ func (h *hybridWorld) follow(a, b weibo.UserID) {
 
 func (h *hybridWorld) unfollow(a, b weibo.UserID) {
 	h.t.Helper()
-	if _, err := h.svc.Feed.Unfollow(h.t.Context(), a, b); err != nil {
+	if _, err := h.svc.Follows.Unfollow(h.t.Context(), a, b); err != nil {
 		h.t.Fatalf("unfollow %v -> %v: %v", a, b, err)
 	}
 	delete(h.follows[a], b)
@@ -338,7 +338,7 @@ func TestHybridWatch(t *testing.T) {
 	}
 	defer svc.Close(context.Background())
 	star, fan := mustUser(t, svc, uniq("star")).ID, mustUser(t, svc, uniq("fan")).ID
-	if _, err := svc.Feed.Follow(ctx, fan, star); err != nil {
+	if _, err := svc.Follows.Follow(ctx, fan, star); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -376,7 +376,7 @@ func TestHybridDrainResumed(t *testing.T) {
 	}
 	star, f1, f2 := mustUser(t, svc, uniq("star")).ID, mustUser(t, svc, uniq("f1")).ID, mustUser(t, svc, uniq("f2")).ID
 	for _, f := range []weibo.UserID{f1, f2} {
-		if _, err := svc.Feed.Follow(ctx, f, star); err != nil {
+		if _, err := svc.Follows.Follow(ctx, f, star); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -401,7 +401,7 @@ func TestHybridDrainResumed(t *testing.T) {
 		tables.LargeQualifier(star): tables.EncodeLarge(tables.LargeDraining, old)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Feed.Unfollow(ctx, f2, star); err != nil { // 1 fan left: below the threshold
+	if _, err := svc.Follows.Unfollow(ctx, f2, star); err != nil { // 1 fan left: below the threshold
 		t.Fatal(err)
 	}
 	svc2 := domaintest.Quiet(st, domain.WithFanoutThreshold(2))

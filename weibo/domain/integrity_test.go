@@ -89,9 +89,11 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 	for i, u := range us {
 		uid := ids[i]
 		follows := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) {
-			return svc.Feed.FollowList(ctx, uid, &hundred, after)
+			return svc.Follows.FollowList(ctx, uid, &hundred, after)
 		})
-		fans := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, uid, &hundred, after) })
+		fans := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) {
+			return svc.Follows.FanList(ctx, uid, &hundred, after)
+		})
 		followees[uid] = follows
 		// uid's FOLLOW notifications hold each fan once.
 		var notified []weibo.UserID
@@ -113,13 +115,15 @@ func checkWorld(t *testing.T, svc *domain.Domain, w *world, grace time.Duration,
 		}
 		// Symmetry: uid's fans follow uid, and uid is a fan of whom uid follows.
 		for _, fan := range fans {
-			ok, err := svc.Feed.IsFollowing(ctx, fan, []weibo.UserID{uid})
+			ok, err := svc.Follows.IsFollowing(ctx, fan, []weibo.UserID{uid})
 			if err != nil || !ok[0] {
 				t.Errorf("user %d lists fan %d, who does not follow them (%v)", uid, fan, err)
 			}
 		}
 		for _, f := range follows {
-			theirFans := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, f, &hundred, after) })
+			theirFans := domaintest.AllPages(t, func(after *string) (*weibo.UserConnection, error) {
+				return svc.Follows.FanList(ctx, f, &hundred, after)
+			})
 			if !slices.Contains(theirFans, uid) {
 				t.Errorf("user %d follows %d, whose fans lack them", uid, f)
 			}
@@ -258,9 +262,9 @@ func TestStorm(t *testing.T) {
 			for range relationCalls {
 				p := pairs[rand.IntN(len(pairs))]
 				if rand.IntN(2) == 0 {
-					calls = append(calls, func() error { _, err := svc.Feed.Follow(ctx, p[0].ID, p[1].ID); return err })
+					calls = append(calls, func() error { _, err := svc.Follows.Follow(ctx, p[0].ID, p[1].ID); return err })
 				} else {
-					calls = append(calls, func() error { _, err := svc.Feed.Unfollow(ctx, p[0].ID, p[1].ID); return err })
+					calls = append(calls, func() error { _, err := svc.Follows.Unfollow(ctx, p[0].ID, p[1].ID); return err })
 				}
 			}
 			for range roleCalls {
@@ -342,7 +346,7 @@ func TestPublishSameMillisecond(t *testing.T) {
 			}
 			defer svc.Close(context.Background())
 			author, fan := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("fan"))
-			if _, err := svc.Feed.Follow(ctx, fan.ID, author.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, fan.ID, author.ID); err != nil {
 				t.Fatal(err)
 			}
 			w := &world{users: []*weibo.User{author, fan}, posts: map[weibo.UserID][]weibo.PostID{}}

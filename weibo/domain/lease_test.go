@@ -52,7 +52,7 @@ func outboxed(t *testing.T, st hbase.Store, fans, n int) ([]*weibo.User, []weibo
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := crashed.Feed.Follow(ctx, f.ID, author.ID); err != nil {
+		if _, err := crashed.Follows.Follow(ctx, f.ID, author.ID); err != nil {
 			t.Fatal(err)
 		}
 		us = append(us, f)

@@ -93,7 +93,7 @@ func TestPagingBothWays(t *testing.T) {
 			}
 			defer svc.Close(context.Background())
 			alice, bob := mustUser(t, svc, uniq("alice")), mustUser(t, svc, uniq("bob"))
-			if _, err := svc.Feed.Follow(ctx, alice.ID, bob.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, alice.ID, bob.ID); err != nil {
 				t.Fatal(err)
 			}
 			publish := func(author weibo.UserID, n int) {

@@ -35,7 +35,7 @@ func TestPostCacheDelete(t *testing.T) {
 				defer svc.Close(t.Context())
 			}
 			author, fan := mustUser(t, a, uniq("author")).ID, mustUser(t, a, uniq("fan")).ID
-			if _, err := a.Feed.Follow(ctx, fan, author); err != nil {
+			if _, err := a.Follows.Follow(ctx, fan, author); err != nil {
 				t.Fatal(err)
 			}
 			p, err := a.Feed.Publish(ctx, author, "缓存里的微博")

@@ -45,7 +45,7 @@ func readFollow(t *testing.T, svc *domain.Domain, a, b weibo.UserID, bPosts []we
 		t.Fatal(err)
 	}
 	s.attends, s.fans = rs[0].Exists(), rs[1].Exists()
-	fs, err := svc.Feed.IsFollowing(ctx, a, []weibo.UserID{b})
+	fs, err := svc.Follows.IsFollowing(ctx, a, []weibo.UserID{b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func readFollow(t *testing.T, svc *domain.Domain, a, b weibo.UserID, bPosts []we
 		out  *[]weibo.UserID
 		page func() (*weibo.UserConnection, error)
 	}{
-		{&s.followList, func() (*weibo.UserConnection, error) { return svc.Feed.FollowList(ctx, a, nil, nil) }},
-		{&s.fanList, func() (*weibo.UserConnection, error) { return svc.Feed.FanList(ctx, b, nil, nil) }},
+		{&s.followList, func() (*weibo.UserConnection, error) { return svc.Follows.FollowList(ctx, a, nil, nil) }},
+		{&s.fanList, func() (*weibo.UserConnection, error) { return svc.Follows.FanList(ctx, b, nil, nil) }},
 	} {
 		p, err := list.page()
 		if err != nil {
@@ -114,7 +114,7 @@ func TestFollowIdempotent(t *testing.T) {
 				t.Fatalf("before: %v", got)
 			}
 			for i := range 2 {
-				u, err := svc.Feed.Follow(ctx, alice.ID, bob.ID)
+				u, err := svc.Follows.Follow(ctx, alice.ID, bob.ID)
 				if err != nil {
 					t.Fatalf("follow %d: %v", i+1, err)
 				}
@@ -126,7 +126,7 @@ func TestFollowIdempotent(t *testing.T) {
 				}
 			}
 			for i := range 2 {
-				u, err := svc.Feed.Unfollow(ctx, alice.ID, bob.ID)
+				u, err := svc.Follows.Unfollow(ctx, alice.ID, bob.ID)
 				if err != nil {
 					t.Fatalf("unfollow %d: %v", i+1, err)
 				}
@@ -143,7 +143,7 @@ func TestFollowIdempotent(t *testing.T) {
 				name string
 				call func(context.Context, weibo.UserID, weibo.UserID) (*weibo.User, error)
 				want followState
-			}{{"follow", svc.Feed.Follow, following}, {"unfollow", svc.Feed.Unfollow, none}} {
+			}{{"follow", svc.Follows.Follow, following}, {"unfollow", svc.Follows.Unfollow, none}} {
 				var wg sync.WaitGroup
 				errs := make(chan error, 8)
 				for range 8 {
@@ -164,11 +164,11 @@ func TestFollowIdempotent(t *testing.T) {
 			}
 
 			// Refused calls write nothing.
-			_, err := svc.Feed.Follow(ctx, alice.ID, alice.ID)
+			_, err := svc.Follows.Follow(ctx, alice.ID, alice.ID)
 			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "follow yourself")
-			_, err = svc.Feed.Unfollow(ctx, alice.ID, alice.ID)
+			_, err = svc.Follows.Unfollow(ctx, alice.ID, alice.ID)
 			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "unfollow yourself")
-			_, err = svc.Feed.Follow(ctx, alice.ID, 999_999_999_999)
+			_, err = svc.Follows.Follow(ctx, alice.ID, 999_999_999_999)
 			domaintest.WantCode(t, err, weibo.CodeNotFound, "follow an unknown user")
 			if us, _ := svc.Accounts.GetUsers(ctx, []weibo.UserID{alice.ID}); us[0].FollowCount != 0 || us[0].FanCount != 0 {
 				t.Fatalf("refused calls changed alice's counters: %+v", us[0])
@@ -191,10 +191,10 @@ func TestConnectionCursors(t *testing.T) {
 	users := []*weibo.User{mustUser(t, svc, uniq("c")), mustUser(t, svc, uniq("c")), mustUser(t, svc, uniq("c"))}
 	u0 := users[0].ID
 	for _, u := range users[1:] {
-		if _, err := svc.Feed.Follow(ctx, u.ID, u0); err != nil {
+		if _, err := svc.Follows.Follow(ctx, u.ID, u0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Feed.Follow(ctx, u0, u.ID); err != nil {
+		if _, err := svc.Follows.Follow(ctx, u0, u.ID); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 2 {
@@ -268,8 +268,8 @@ func TestConnectionCursors(t *testing.T) {
 		want int
 		read func(first *int, after *string) (page, error)
 	}{
-		{"follows", 2, func(f *int, a *string) (page, error) { return userPage(svc.Feed.FollowList(ctx, u0, f, a)) }},
-		{"fans", 2, func(f *int, a *string) (page, error) { return userPage(svc.Feed.FanList(ctx, u0, f, a)) }},
+		{"follows", 2, func(f *int, a *string) (page, error) { return userPage(svc.Follows.FollowList(ctx, u0, f, a)) }},
+		{"fans", 2, func(f *int, a *string) (page, error) { return userPage(svc.Follows.FanList(ctx, u0, f, a)) }},
 		{"posts", 2, func(f *int, a *string) (page, error) {
 			return postPage(svc.Feed.UserPosts(ctx, users[1].ID, weibo.Page{First: f, After: a}))
 		}},

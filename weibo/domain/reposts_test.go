@@ -137,7 +137,7 @@ func TestRepostCrashPoints(t *testing.T) {
 					w.addPost(p)
 					acked := []weibo.PostID{p.ID}
 					for _, f := range [][2]weibo.UserID{{fan.ID, a.ID}, {a.ID, bu.ID}} {
-						if _, err := setup.Feed.Follow(ctx, f[0], f[1]); err != nil {
+						if _, err := setup.Follows.Follow(ctx, f[0], f[1]); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -282,7 +282,7 @@ func TestRepostStorm(t *testing.T) {
 			for range 10 {
 				a, f := ids[rand.IntN(users)], ids[rand.IntN(users)]
 				if a != f {
-					calls = append(calls, func() error { _, err := svc.Feed.Follow(ctx, a, f); return err })
+					calls = append(calls, func() error { _, err := svc.Follows.Follow(ctx, a, f); return err })
 				}
 			}
 			rand.Shuffle(len(calls), func(i, j int) { calls[i], calls[j] = calls[j], calls[i] })

@@ -266,19 +266,6 @@ func (s *Service) RegisterDeleteHook(hook DeleteHook) {
 	s.deleteHooks = append(s.deleteHooks, hook)
 }
 
-// deletesInFlight returns the posts of author whose delete is in flight
-// (a weibo:pending row of kind PendingPostDelete): one prefix scan.
-func (s *Service) deletesInFlight(ctx context.Context, author weibo.UserID) ([]weibo.PostID, error) {
-	var out []weibo.PostID
-	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Pending, Prefix: tables.PendingPrefix(tables.PendingPostDelete, uint64(author))}, func(r *hbase.Result) error {
-		if _, owner, ms, _, ok := tables.DecodePendingKey(r.Row); ok {
-			out = append(out, weibo.PostID{Author: weibo.UserID(owner), Millis: int64(ms)})
-		}
-		return nil
-	})
-	return out, err
-}
-
 // fanoutPending reports whether post id's fan-out is in the outbox.
 func (s *Service) fanoutPending(ctx context.Context, id weibo.PostID) (bool, error) {
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(id)})

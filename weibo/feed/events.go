@@ -94,13 +94,3 @@ func (s *Service) AnnounceLarge(author weibo.UserID) {
 		}
 	})
 }
-
-// publishFollow tells viewer's subscriptions that viewer now follows (or
-// no longer follows) target.
-func (s *Service) publishFollow(viewer, target weibo.UserID, follows bool) {
-	k := events.KindFollow
-	if !follows {
-		k = events.KindUnfollow
-	}
-	s.emit(events.HomeSubject(viewer), encodeEvent(events.HomeEvent{K: k, A: target.String()}))
-}

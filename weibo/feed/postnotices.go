@@ -11,8 +11,8 @@ import (
 )
 
 // Notices is what the feed needs of the notifications (package notify):
-// the notify writes of a follow and of a post (its mentions, a repost's
-// REPOST), and a check of each kind it sends. *notify.Service
+// the notify writes of a post (its mentions, a repost's REPOST), and a
+// check of each kind it sends. *notify.Service
 // implements it.
 type Notices interface {
 	SendNotice(ctx context.Context, n notify.Notice, mode notify.NoticeMode) error
@@ -21,16 +21,9 @@ type Notices interface {
 }
 
 // registerNoticeChecks tells the notifications how the feed's are checked:
-// a FOLLOW against the attends row (the actor in the notification of the
-// day of the follow while the follow stands), a MENTION in a post against
-// the post (while it exists and mentions the recipient).
+// a MENTION in a post against the post (while it exists and mentions the
+// recipient).
 func (s *Service) registerNoticeChecks() {
-	s.notices.RegisterNoticeCheck(func(n notify.Notice) bool { return n.Kind == tables.NotifFollow },
-		func(ctx context.Context, n notify.Notice) (bool, bool, error) {
-			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.Actor, tables.Attends, n.Recipient)})
-			v := r.Value(tables.FamRel, tables.ColRelSet)
-			return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.Subject, err == nil, err
-		})
 	s.notices.RegisterNoticeCheck(func(n notify.Notice) bool {
 		_, isPost := n.Subject.Post()
 		_, isComment := n.Subject.Comment()

@@ -1,28 +1,26 @@
-// Package feed is the social feed of the seeds (000 and 004: the
-// weibo:content, weibo:relations and "receive-content-email" inbox tables):
-// follows and fans, posts, the durable inbox fan-out with hybrid fan-out
-// for large accounts and fan-out leases, the retraction of deleted posts,
-// and the write side of the home timelines' live events (package
-// timeline reads the timelines). Its counted relations — follow
-// (followCount, fanCount), publish and delete (postCount) — are written
-// on package counted's protocol and registered with it by New.
+// Package feed is the posts of the seeds (000 and 004: weibo:content
+// and the "receive-content-email" inbox): publish, a user's posts, post
+// reads with a cache, deletes and the retraction of deleted posts, and the
+// write side of the home timelines' live events. It builds the parts a
+// publish drives: the inbox fan-out (package fanout) and the follow pair
+// whose backfill shares the inbox (package follow). Its own counted
+// relations — publish and delete (postCount) — are written on package
+// counted's protocol and registered with it by New.
 //
 // The interactions are packages of their own (like, comment, repost,
 // topic) that plug into a post's write through small registries:
 // RegisterPostPart (a part of every publish and delete), RegisterDeleteHook
 // (a step of every retraction); notifications are package notify's, which
 // the feed reaches through Notices, and accounts package account's,
-// through Users.
+// through Users; home timelines are package timeline's.
 //
-// One file per concern: relations.go (follows), posts.go (publish and
-// reads), parts.go (the post-write registries), delete.go (deleting a post
-// and retracting it), fanout.go and lease.go (the outbox, its workers and
-// leases), large.go (hybrid fan-out: the large accounts), entries.go (the
-// posts of timeline entries, for package timeline), postcache.go,
-// counted.go (the registered relations and counters, settles and
-// recounts), events.go (the live events written), postnotices.go (the
-// notifications of a follow and of a post), validate.go (content rules),
-// mentions.go (@username).
+// One file per concern: posts.go (publish and reads), parts.go (the
+// post-write registries), delete.go (deleting a post and retracting it),
+// entries.go (the posts of timeline entries, for package timeline),
+// postcache.go, counted.go (the registered relations and counters, the
+// fan-out's Host), events.go (the live events written), postnotices.go
+// (the notifications of a post), validate.go (content rules), mentions.go
+// (@username).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -40,6 +38,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/fanout"
+	"github.com/weibohbase/gateway/weibo/follow"
 )
 
 // Service is the feed's API. It is safe for concurrent use. Create it with
@@ -47,7 +46,7 @@ import (
 type Service struct {
 	st          hbase.Store
 	w           *counted.Protocol
-	follows     *counted.Relation // the follow pair, registered with w
+	follows     *follow.Service   // the follow pair (package follow), built with the fan-out
 	deletes     *counted.Relation // a post's deletion, registered with w
 	notices     Notices           // the notify writes (postnotices.go)
 	deleteHooks []DeleteHook      // RegisterDeleteHook
@@ -161,6 +160,7 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, opts
 		Workers: o.workers, Batch: o.batch, Backfill: o.backfill, SweepInterval: o.sweepInterval,
 		Lease: o.fanoutLease, Instance: o.instance, Threshold: o.threshold,
 	})
+	s.follows = follow.New(st, w, users, notices, s.fan, o.events, follow.Options{Backfill: o.backfill, Batch: o.batch})
 	s.retractions = newRetractions()
 	s.register()
 	s.registerNoticeChecks()

@@ -95,7 +95,7 @@ func TestNotifications(t *testing.T) {
 			}
 			checkNotifs(t, svc, a.ID, names, "*LIKE:bob,alice")
 			for _, u := range []weibo.UserID{carol.ID, bob.ID} {
-				if _, err := svc.Feed.Follow(ctx, u, a.ID); err != nil {
+				if _, err := svc.Follows.Follow(ctx, u, a.ID); err != nil {
 					t.Fatal(err)
 				}
 				step()
@@ -125,7 +125,7 @@ func TestNotifications(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := svc.Feed.Unfollow(ctx, carol.ID, a.ID); err != nil {
+			if _, err := svc.Follows.Unfollow(ctx, carol.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
 			ns := checkNotifs(t, svc, a.ID, names, "*REPOST:alice", "*COMMENT:bob", "*FOLLOW:bob")
@@ -138,7 +138,7 @@ func TestNotifications(t *testing.T) {
 			checkNotifs(t, svc, a.ID, names, "*REPOST:alice", "COMMENT:bob", "FOLLOW:bob")
 			// A new follow today starts a new group: the one of today is read.
 			step()
-			if _, err := svc.Feed.Follow(ctx, carol.ID, a.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, carol.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
 			step()
@@ -188,7 +188,7 @@ func TestNotificationsLargeAuthor(t *testing.T) {
 			defer func() { _ = svc.Close(ctx) }()
 			a, fan, x := domaintest.MustUser(t, svc, domaintest.Uniq("large")), domaintest.MustUser(t, svc, domaintest.Uniq("fan")), domaintest.MustUser(t, svc, domaintest.Uniq("x"))
 			names := map[weibo.UserID]string{a.ID: "a", fan.ID: "fan", x.ID: "x"}
-			if _, err := svc.Feed.Follow(ctx, fan.ID, a.ID); err != nil {
+			if _, err := svc.Follows.Follow(ctx, fan.ID, a.ID); err != nil {
 				t.Fatal(err)
 			}
 			if err := svc.FlushFanout(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 )
@@ -82,8 +83,8 @@ func TestNotificationCrashPoints(t *testing.T) {
 	add("like-first", notify.StepMarked, notify.StepGroup, notify.StepCounted)
 	add("unlike", like.StepDecided, notify.StepMarked, notify.StepActor, notify.StepGroup)
 	add("unlike-last", notify.StepActor, notify.StepGroup, notify.StepIndexed, notify.StepCounted)
-	add("follow", feed.StepFollowDecided, feed.StepFollowInbox, notify.StepMarked, notify.StepGroup, notify.StepCounted)
-	add("unfollow", feed.StepFollowDecided, notify.StepActor, notify.StepGroup, notify.StepCounted)
+	add("follow", follow.StepDecided, follow.StepInbox, notify.StepMarked, notify.StepGroup, notify.StepCounted)
+	add("unfollow", follow.StepDecided, notify.StepActor, notify.StepGroup, notify.StepCounted)
 	add("reply", comment.StepDecided, comment.StepCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
 	add("repost", feed.StepPublishContent, feed.StepPublishCounted, notify.StepMarked, notify.StepGroup, notify.StepCounted)
 	add("markread", notify.StepMarked, notify.StepSequenced, notify.StepRead, notify.StepCounted)
@@ -114,7 +115,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					case "like", "unlike", "markread":
 						_, err = setup.Likes.Like(ctx, u1.ID, p.ID)
 					case "unfollow":
-						_, err = setup.Feed.Follow(ctx, u2.ID, a.ID)
+						_, err = setup.Follows.Follow(ctx, u2.ID, a.ID)
 					}
 					if err == nil && (sc.op == "unlike" || sc.op == "unlike-last" || sc.op == "markread") {
 						time.Sleep(2 * time.Millisecond)
@@ -154,9 +155,9 @@ func TestNotificationCrashPoints(t *testing.T) {
 					case "unlike", "unlike-last":
 						_, err = crashed.Likes.Unlike(ctx, u2.ID, p.ID)
 					case "follow":
-						_, err = crashed.Feed.Follow(ctx, u2.ID, a.ID)
+						_, err = crashed.Follows.Follow(ctx, u2.ID, a.ID)
 					case "unfollow":
-						_, err = crashed.Feed.Unfollow(ctx, u2.ID, a.ID)
+						_, err = crashed.Follows.Unfollow(ctx, u2.ID, a.ID)
 					case "reply":
 						_, err = crashed.Comments.AddComment(ctx, u2.ID, p.ID, "re @"+x.Username, &c1.ID)
 					case "repost":
@@ -210,7 +211,7 @@ func TestNotificationCrashPoints(t *testing.T) {
 					if sc.op != "markread" {
 						wantActors(t, restarted, a.ID, notify.KindLike, likers)
 					}
-					follows, err := restarted.Feed.IsFollowing(ctx, u2.ID, []weibo.UserID{a.ID})
+					follows, err := restarted.Follows.IsFollowing(ctx, u2.ID, []weibo.UserID{a.ID})
 					if err != nil {
 						t.Fatal(err)
 					}

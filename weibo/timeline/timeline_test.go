@@ -52,7 +52,7 @@ func newWorld(t *testing.T, b testenv.Backend, name string) *world {
 	w := &world{svc: svc, viewer: users[0], star: users[1]}
 	fan, friend := users[2], users[3]
 	for _, f := range [][2]weibo.UserID{{fan, w.star}, {w.viewer, w.star}, {w.viewer, friend}} {
-		if _, err := svc.Feed.Follow(ctx, f[0], f[1]); err != nil {
+		if _, err := svc.Follows.Follow(ctx, f[0], f[1]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,17 +1,92 @@
-package feed
+// Package follow is the follow relation of the seeds (001, 003, 004: the
+// attends and fans rows of weibo:relations): follow, unfollow, "does A
+// follow B" as one Get, the lists of whom a user follows and of their
+// fans — a counted pair on the write protocol (package counted) whose
+// dependents are the fans row and the followee's posts in the follower's
+// inbox (the backfill window, none for a large account), counted by
+// followCount and fanCount — and the FOLLOW notification. The feed
+// (package feed) builds it beside its fan-out, whose large accounts it
+// asks.
+package follow
 
 import (
+	"encoding/json"
+	"log/slog"
+
 	"context"
 	"errors"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
+
+// Users reads the users a follow names and counts. *account.Service
+// implements it.
+type Users interface {
+	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
+}
+
+// Notices sends the FOLLOW notification and learns how it is checked.
+// *notify.Service implements it.
+type Notices interface {
+	SendNotice(ctx context.Context, n notify.Notice, mode notify.NoticeMode) error
+	SendNotices(ctx context.Context, ns []notify.Notice, mode notify.NoticeMode) error
+	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
+}
+
+// Fanout is what a follow asks of the fan-out: whether the followee is a
+// large account (hybrid fan-out: no backfill), and the state change when
+// a follow or unfollow crosses the threshold. *fanout.Engine implements
+// it.
+type Fanout interface {
+	IsLarge(ctx context.Context, author weibo.UserID) (bool, error)
+	Crossed(ctx context.Context, author weibo.UserID, fans int64, d int64)
+}
+
+// Options are the follows' settings.
+type Options struct {
+	// Backfill is how many of a followee's newest posts a follow copies
+	// into the follower's inbox (the backfill window).
+	Backfill int
+	// Batch is how many rows one batched write of an unbackfill writes.
+	Batch int
+}
+
+// Service is the follows' API. It is safe for concurrent use.
+type Service struct {
+	st        hbase.Store
+	w         *counted.Protocol
+	rel       *counted.Relation
+	users     Users
+	notices   Notices
+	fan       Fanout
+	events    *events.Emitter
+	log       *slog.Logger
+	backfillN int
+	batch     int
+}
+
+// New returns the follows over st and registers with w the follow pair
+// and its two counters, and with notices how a FOLLOW notification is
+// checked (the attends row, made on the notification's day). The weibo
+// tables must exist (tables.Migrate).
+func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, fan Fanout, ev *events.Emitter, o Options) *Service {
+	s := &Service{st: st, w: w, users: users, notices: notices, fan: fan, events: ev, log: w.Logger(), backfillN: o.Backfill, batch: max(1, o.Batch)}
+	s.register(w, users)
+	notices.RegisterNoticeCheck(func(n notify.Notice) bool { return n.Kind == tables.NotifFollow },
+		func(ctx context.Context, n notify.Notice) (bool, bool, error) {
+			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Relations, Row: tables.RelationKey(n.Actor, tables.Attends, n.Recipient)})
+			v := r.Value(tables.FamRel, tables.ColRelSet)
+			return v != nil && tables.DaySubject(int64(tables.DecodeU64(v))) == n.Subject, err == nil, err
+		})
+	return s
+}
 
 // Follow makes viewer follow target and returns target. It is idempotent:
 // following someone already followed changes nothing and is not an error.
@@ -49,15 +124,15 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.w.Begin(ctx, s.follows, uint64(viewer), uint64(target))
+	op, err := s.w.Begin(ctx, s.rel, uint64(viewer), uint64(target))
 	if err != nil {
 		return nil, err
 	}
-	at := s.NowMillis()
+	at := s.w.NowMillis()
 	applied, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(viewer, tables.Attends, target),
 		Values: hbase.Values{tables.FamRel: {tables.ColRelSet: tables.EncodeMillis(at)}}}, tables.FamRel, tables.ColRelSet, nil)
 	if err == nil {
-		err = s.w.Step(ctx, StepFollowDecided)
+		err = s.w.Step(ctx, StepDecided)
 	}
 	if err != nil {
 		return nil, err
@@ -143,7 +218,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.w.Begin(ctx, s.follows, uint64(viewer), uint64(target))
+	op, err := s.w.Begin(ctx, s.rel, uint64(viewer), uint64(target))
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +240,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	} else {
 		state = new(false)
 	}
-	if err := s.w.Step(ctx, StepFollowDecided); err != nil {
+	if err := s.w.Step(ctx, StepDecided); err != nil {
 		return nil, err
 	}
 	if applied {
@@ -182,7 +257,7 @@ func (s *Service) Unfollow(ctx context.Context, viewer, target weibo.UserID) (_ 
 	case errors.Is(err, counted.ErrUnsettled):
 		err = s.w.Keep(ctx, op, nil)
 	case err == nil && !following:
-		now := s.NowMillis()
+		now := s.w.NowMillis()
 		var busy bool
 		if busy, err = s.fanoutsBefore(ctx, target, now); err == nil && busy {
 			extra := map[string][]byte{tables.ColPendingFanouts: tables.EncodeMillis(now)}
@@ -241,8 +316,8 @@ func (s *Service) existingUser(ctx context.Context, uid weibo.UserID) (*weibo.Us
 // meanwhile: a delete's retraction that ran between this scan and this
 // write would otherwise leave them.
 func (s *Service) backfill(ctx context.Context, viewer, target weibo.UserID) error {
-	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.opts.backfill},
-		s.opts.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}, Limit: s.backfillN},
+		s.batch, nil, func(r *hbase.Result) (*hbase.Put, bool) {
 			p, ok := tables.DecodeContentKey(r.Row)
 			return fanout.InboxPut(viewer, p), ok && tables.PostStored(r)
 		}, func(ctx context.Context, puts []*hbase.Put) error {
@@ -292,7 +367,7 @@ func (s *Service) unbackfill(ctx context.Context, viewer, target weibo.UserID) e
 		initial[i] = &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}
 	}
 	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}},
-		s.opts.batch, initial, func(r *hbase.Result) (*hbase.Delete, bool) {
+		s.batch, initial, func(r *hbase.Result) (*hbase.Delete, bool) {
 			p, ok := tables.DecodeContentKey(r.Row)
 			return &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}, ok
 		}, s.st.DeleteMany)
@@ -372,4 +447,28 @@ func (s *Service) relationPage(ctx context.Context, uid weibo.UserID, dir tables
 		return nil, err
 	}
 	return &weibo.UserConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// deletesInFlight returns the posts of author whose delete is in flight
+// (a weibo:pending row of kind PendingPostDelete): one prefix scan.
+func (s *Service) deletesInFlight(ctx context.Context, author weibo.UserID) ([]weibo.PostID, error) {
+	var out []weibo.PostID
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Pending, Prefix: tables.PendingPrefix(tables.PendingPostDelete, uint64(author))}, func(r *hbase.Result) error {
+		if _, owner, ms, _, ok := tables.DecodePendingKey(r.Row); ok {
+			out = append(out, weibo.PostID{Author: weibo.UserID(owner), Millis: int64(ms)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// publishFollow tells viewer's subscriptions that viewer now follows (or
+// no longer follows) target.
+func (s *Service) publishFollow(viewer, target weibo.UserID, follows bool) {
+	k := events.KindFollow
+	if !follows {
+		k = events.KindUnfollow
+	}
+	data, _ := json.Marshal(events.HomeEvent{K: k, A: target.String()}) // strings only: it cannot fail
+	s.events.Emit(events.HomeSubject(viewer), data)
 }
