@@ -57,8 +57,8 @@ func TestCommentChecks(t *testing.T) {
 				kind string
 				do   func() error
 			}{
-				{fsck.PostCommentCount, func() error { return putCommentCount(ctx, st, posts[0], 9) }},
-				{fsck.PostCommentCount, func() error { return putCommentCount(ctx, st, posts[2], 1) }},
+				{fsck.PostCommentCount, func() error { return putPostCounter(ctx, st, tables.ColComments, posts[0], 9) }},
+				{fsck.PostCommentCount, func() error { return putPostCounter(ctx, st, tables.ColComments, posts[2], 1) }},
 				{fsck.CommentOrphan, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(weibo.CommentID{Post: gone, Millis: 12346, Author: bu.ID}),
 						Values: tables.CommentValues("orphan", bu.Username, nil, nil)})
@@ -118,18 +118,4 @@ func TestCommentChecks(t *testing.T) {
 			}
 		})
 	}
-}
-
-// putCommentCount overwrites a post's comment counter (damage no API call
-// makes), as a version newer than the cell's.
-func putCommentCount(ctx context.Context, st hbase.Store, p weibo.PostID, v uint64) error {
-	r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
-	if err != nil {
-		return err
-	}
-	put := &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p), Values: hbase.Values{tables.FamPost: {tables.ColComments: tables.U64(v)}}}
-	if c := r.Cell(tables.FamPost, tables.ColComments); c != nil {
-		put.Timestamp = c.Timestamp + 1
-	}
-	return st.Put(ctx, put)
 }

@@ -1,11 +1,14 @@
 package fsck_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/domaintest"
+	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // errInjected is the error of an armed step (domaintest.Faults).
@@ -29,3 +32,18 @@ var (
 	deptMembers = domaintest.DeptMembers
 	userDept    = domaintest.UserDept
 )
+
+// putPostCounter overwrites the counter in qualifier qual of post p's
+// content row (likeCount, commentCount, repostCount: damage no API call
+// makes), as a version newer than the cell's.
+func putPostCounter(ctx context.Context, st hbase.Store, qual string, p weibo.PostID, v uint64) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
+	if err != nil {
+		return err
+	}
+	put := &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p), Values: hbase.Values{tables.FamPost: {qual: tables.U64(v)}}}
+	if c := r.Cell(tables.FamPost, qual); c != nil {
+		put.Timestamp = c.Timestamp + 1
+	}
+	return st.Put(ctx, put)
+}

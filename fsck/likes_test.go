@@ -85,7 +85,7 @@ func TestLikeChecks(t *testing.T) {
 				{fsck.LikeDependentStale, func() error { // a list row of an older like of u, at another time
 					return st.Put(ctx, &hbase.Put{Table: tables.Likes, Row: tables.UserLikeKey(u.ID, uAt1-1000, posts[1]), Values: entry})
 				}},
-				{fsck.PostLikeCount, func() error { return putLikeCount(ctx, st, posts[1], 5) }},
+				{fsck.PostLikeCount, func() error { return putPostCounter(ctx, st, tables.ColLikes, posts[1], 5) }},
 				{fsck.WriteUnfinished, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingLike, uint64(posts[0].Author), uint64(posts[0].Millis), 42),
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: tables.EncodeMillis(old), tables.ColPendingExtra: tables.EncodeLikeExtra(v.ID, old)}}})
@@ -144,18 +144,4 @@ func TestLikeChecks(t *testing.T) {
 			}
 		})
 	}
-}
-
-// putLikeCount overwrites a post's like counter (damage no API call
-// makes), as a version newer than the cell's.
-func putLikeCount(ctx context.Context, st hbase.Store, p weibo.PostID, v uint64) error {
-	r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p)})
-	if err != nil {
-		return err
-	}
-	put := &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p), Values: hbase.Values{tables.FamPost: {tables.ColLikes: tables.U64(v)}}}
-	if c := r.Cell(tables.FamPost, tables.ColLikes); c != nil {
-		put.Timestamp = c.Timestamp + 1
-	}
-	return st.Put(ctx, put)
 }

@@ -72,14 +72,14 @@ func TestRepostChecks(t *testing.T) {
 				{fsck.RepostListStale, func() error { // r2 reposts root1, not root2
 					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root2, r2), Values: entry})
 				}},
-				{fsck.RepostCount, func() error { return putRepostCount(ctx, st, root1, 7) }},
+				{fsck.RepostCount, func() error { return putPostCounter(ctx, st, tables.ColReposts, root1, 7) }},
 				// A repost of root2 that died after its content row: its
 				// marker, no list row, its root's count not Incremented.
 				{fsck.WriteUnfinished, func() error {
 					if err := st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root2, r3)}); err != nil {
 						return err
 					}
-					if err := putRepostCount(ctx, st, root2, 0); err != nil {
+					if err := putPostCounter(ctx, st, tables.ColReposts, root2, 0); err != nil {
 						return err
 					}
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingRepost, uint64(root2.Author), uint64(root2.Millis), 42),
@@ -145,20 +145,6 @@ func TestRepostChecks(t *testing.T) {
 			}
 		})
 	}
-}
-
-// putRepostCount overwrites a post's repostCount (damage no API call
-// makes), as a version newer than the cell's.
-func putRepostCount(ctx context.Context, st hbase.Store, p weibo.PostID, v uint64) error {
-	r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
-	if err != nil {
-		return err
-	}
-	put := &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p), Values: hbase.Values{tables.FamPost: {tables.ColReposts: tables.U64(v)}}}
-	if c := r.Cell(tables.FamPost, tables.ColReposts); c != nil {
-		put.Timestamp = c.Timestamp + 1
-	}
-	return st.Put(ctx, put)
 }
 
 func equalCounts(a, b map[string]int) bool {
