@@ -1,7 +1,6 @@
 package fsck_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -24,12 +23,7 @@ func TestCommentChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := b.OpenOwn(t, tables.Namespace, "fsckc")
-			svc, _ := orgService(t, st)
-			if err := svc.Start(ctx); err != nil { // the publishes' fan-outs
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			st, svc, _ := startedService(t, b)
 			a, bu := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b"))
 			var posts []weibo.PostID
 			for i := range 3 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/domaintest"
+	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -19,6 +20,21 @@ func orgService(t *testing.T, st hbase.StoreAdmin) (*domain.Domain, *domaintest.
 	t.Helper()
 	f := domaintest.NewFaults()
 	return domaintest.Service(t, st, domain.WithStepHook(f.Hook)), f
+}
+
+// startedService opens b's store of the test's own (on HBase a namespace
+// of its own, so that fsck sees only the test's rows), migrated, and a
+// service over it with a fault hook, started (the publishes' fan-outs)
+// and closed at the end of the test.
+func startedService(t *testing.T, b testenv.Backend) (hbase.StoreAdmin, *domain.Domain, *domaintest.Faults) {
+	t.Helper()
+	st := b.OpenOwn(t, tables.Namespace, "fsck")
+	svc, f := orgService(t, st)
+	if err := svc.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	return st, svc, f
 }
 
 // The helpers the weibo, fsck and seed tests share (internal/domaintest).

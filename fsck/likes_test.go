@@ -1,7 +1,6 @@
 package fsck_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -25,12 +24,7 @@ func TestLikeChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := b.OpenOwn(t, tables.Namespace, "fsck")
-			svc, _ := orgService(t, st)
-			if err := svc.Start(ctx); err != nil { // the publishes' fan-outs
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			st, svc, _ := startedService(t, b)
 			author, u, v := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("u")), mustUser(t, svc, uniq("v"))
 			var posts []weibo.PostID
 			for i := range 2 {

@@ -2,7 +2,6 @@ package fsck_test
 
 import (
 	"cmp"
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -25,12 +24,7 @@ func TestRepostChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := b.OpenOwn(t, tables.Namespace, "fsck")
-			svc, _ := orgService(t, st)
-			if err := svc.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			st, svc, _ := startedService(t, b)
 			a, bu, c := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b")), mustUser(t, svc, uniq("c"))
 			publish := func(author weibo.UserID, text string) weibo.PostID {
 				t.Helper()

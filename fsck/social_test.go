@@ -26,12 +26,7 @@ func TestSocialChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st := b.OpenOwn(t, tables.Namespace, "fsck")
-			svc, _ := orgService(t, st)
-			if err := svc.Start(ctx); err != nil { // the publishes' fan-outs
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = svc.Close(context.Background()) })
+			st, svc, _ := startedService(t, b)
 			a, bu, c := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b")), mustUser(t, svc, uniq("c"))
 			var bPosts []weibo.PostID
 			for i := range 3 {
