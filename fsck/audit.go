@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -45,7 +46,7 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 		f.rep.Rows[tables.Audit] += len(rows)
 		var index, events []*hbase.Result
 		for _, r := range rows {
-			if len(r.Row) > 0 && tables.AuditIndex(r.Row[0]) == tables.AuditByTime {
+			if len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.ByTime {
 				events = append(events, r)
 			} else {
 				index = append(index, r)
@@ -66,21 +67,21 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 
 // auditEvents reads the event rows of ids with one GetMany: the stored
 // entry of each, nil where there is none (or it does not decode).
-func (f *fsck) auditEvents(ctx context.Context, ids []tables.AuditID) ([]*tables.AuditEntry, error) {
+func (f *fsck) auditEvents(ctx context.Context, ids []audit.EventID) ([]*audit.Entry, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	gets := make([]*hbase.Get, len(ids))
 	for i, id := range ids {
-		gets[i] = &hbase.Get{Table: tables.Audit, Row: tables.AuditKey(id), Families: []string{tables.FamAudit}}
+		gets[i] = &hbase.Get{Table: tables.Audit, Row: audit.EventKey(id), Families: []string{tables.FamAudit}}
 	}
 	rs, err := f.st.GetMany(ctx, gets)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*tables.AuditEntry, len(ids))
+	out := make([]*audit.Entry, len(ids))
 	for i, r := range rs {
-		if ix, e, ok := tables.DecodeAuditRow(r); ok && ix == tables.AuditByTime {
+		if ix, e, ok := audit.DecodeRow(r); ok && ix == audit.ByTime {
 			out[i] = e
 		}
 	}
@@ -88,17 +89,17 @@ func (f *fsck) auditEvents(ctx context.Context, ids []tables.AuditID) ([]*tables
 }
 
 // lists reports whether event e (nil: none) has an index row at key.
-func lists(e *tables.AuditEntry, key []byte) bool {
-	return e != nil && slices.ContainsFunc(tables.AuditIndexKeys(e), func(k []byte) bool { return bytes.Equal(k, key) })
+func lists(e *audit.Entry, key []byte) bool {
+	return e != nil && slices.ContainsFunc(audit.IndexKeys(e), func(k []byte) bool { return bytes.Equal(k, key) })
 }
 
 // checkAuditIndex checks index rows: each must be one its event row
 // lists. A row whose key does not decode is listed by no event.
 func (f *fsck) checkAuditIndex(ctx context.Context, rows []*hbase.Result) error {
-	ids := make([]tables.AuditID, 0, len(rows))
+	ids := make([]audit.EventID, 0, len(rows))
 	at := make([]int, 0, len(rows)) // ids[j] is the event of rows[at[j]]
 	for i, r := range rows {
-		if _, id, _, ok := tables.DecodeAuditKey(r.Row); ok {
+		if _, id, _, ok := audit.DecodeKey(r.Row); ok {
 			ids = append(ids, id)
 			at = append(at, i)
 		}
@@ -107,7 +108,7 @@ func (f *fsck) checkAuditIndex(ctx context.Context, rows []*hbase.Result) error 
 	if err != nil {
 		return err
 	}
-	owner := make([]*tables.AuditEntry, len(rows))
+	owner := make([]*audit.Entry, len(rows))
 	for j, e := range evs {
 		owner[at[j]] = e
 	}
@@ -117,9 +118,9 @@ func (f *fsck) checkAuditIndex(ctx context.Context, rows []*hbase.Result) error 
 		}
 		key := r.Row
 		err := f.issue(ctx, AuditIndexStale, newestTS(r), func() (bool, error) {
-			_, id, _, ok := tables.DecodeAuditKey(key)
+			_, id, _, ok := audit.DecodeKey(key)
 			if ok {
-				cur, err := f.auditEvents(ctx, []tables.AuditID{id})
+				cur, err := f.auditEvents(ctx, []audit.EventID{id})
 				if err != nil || lists(cur[0], key) {
 					return false, err // the event was written meanwhile
 				}
@@ -138,13 +139,13 @@ func (f *fsck) checkAuditIndex(ctx context.Context, rows []*hbase.Result) error 
 // (reads skip it; no index row can be derived from it).
 func (f *fsck) checkAuditEvents(ctx context.Context, rows []*hbase.Result) error {
 	var (
-		entries []*tables.AuditEntry
+		entries []*audit.Entry
 		gets    []*hbase.Get
 		of      []int // gets[j] is an index row of entries[of[j]]
 	)
 	for _, r := range rows {
-		if ix, e, ok := tables.DecodeAuditRow(r); ok && ix == tables.AuditByTime {
-			for _, k := range tables.AuditIndexKeys(e) {
+		if ix, e, ok := audit.DecodeRow(r); ok && ix == audit.ByTime {
+			for _, k := range audit.IndexKeys(e) {
 				gets = append(gets, &hbase.Get{Table: tables.Audit, Row: k, Families: []string{tables.FamAudit}})
 				of = append(of, len(entries))
 			}
@@ -160,7 +161,7 @@ func (f *fsck) checkAuditEvents(ctx context.Context, rows []*hbase.Result) error
 	}
 	var bad []int // indexes into gets of the rows missing or differing
 	for j, r := range rs {
-		if _, e, ok := tables.DecodeAuditRow(r); !ok || *e != *entries[of[j]] {
+		if _, e, ok := audit.DecodeRow(r); !ok || *e != *entries[of[j]] {
 			bad = append(bad, j)
 		}
 	}
@@ -169,7 +170,7 @@ func (f *fsck) checkAuditEvents(ctx context.Context, rows []*hbase.Result) error
 	}
 	// Read the events again: one removed since the scan (Remove deletes
 	// its event row first) is not an issue.
-	ids := make([]tables.AuditID, len(bad))
+	ids := make([]audit.EventID, len(bad))
 	for i, j := range bad {
 		ids[i] = entries[of[j]].ID
 	}
@@ -196,11 +197,11 @@ func (f *fsck) checkAuditEvents(ctx context.Context, rows []*hbase.Result) error
 // writeAuditIndex writes e's index row key from e, then reads e's event
 // row again and deletes the row it wrote if the event was removed
 // meanwhile.
-func (f *fsck) writeAuditIndex(ctx context.Context, e *tables.AuditEntry, key []byte) (bool, error) {
-	if err := f.st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: key, Values: tables.AuditValues(e)}); err != nil {
+func (f *fsck) writeAuditIndex(ctx context.Context, e *audit.Entry, key []byte) (bool, error) {
+	if err := f.st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: key, Values: audit.Values(e)}); err != nil {
 		return false, err
 	}
-	cur, err := f.auditEvents(ctx, []tables.AuditID{e.ID})
+	cur, err := f.auditEvents(ctx, []audit.EventID{e.ID})
 	if err != nil || cur[0] != nil {
 		return err == nil, err
 	}
@@ -210,16 +211,16 @@ func (f *fsck) writeAuditIndex(ctx context.Context, e *tables.AuditEntry, key []
 // describeAuditRow names a weibo:audit row for an issue's detail: its
 // listing, the listing's key and the event's id.
 func describeAuditRow(key []byte) string {
-	ix, id, prefix, ok := tables.DecodeAuditKey(key)
+	ix, id, prefix, ok := audit.DecodeKey(key)
 	if !ok {
 		return fmt.Sprintf("audit row %q", key)
 	}
 	switch ix {
-	case tables.AuditByActor:
+	case audit.ByActor:
 		return fmt.Sprintf("actor index row (user %d) of %s", tables.DecodeU64(prefix[1:]), id)
-	case tables.AuditByTarget:
+	case audit.ByTarget:
 		return fmt.Sprintf("target index row (%c %d) of %s", prefix[1], tables.DecodeU64(prefix[2:]), id)
-	case tables.AuditByAction:
+	case audit.ByAction:
 		return fmt.Sprintf("action index row (%s) of %s", prefix[1:len(prefix)-1], id)
 	}
 	return fmt.Sprintf("event row of %s", id)

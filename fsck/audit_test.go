@@ -55,16 +55,16 @@ func TestAuditChecks(t *testing.T) {
 				t.Errorf("read %d rows of %s, want %d (each event's row and its index rows)", rep.Rows[tables.Audit], tables.Audit, 4*fillers+10)
 			}
 
-			entry := func(e *audit.Event) *tables.AuditEntry {
-				id, err := tables.ParseAuditID(e.ID)
+			entry := func(e *audit.Event) *audit.Entry {
+				id, err := audit.ParseEventID(e.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return &tables.AuditEntry{ID: id, Actor: e.Actor, Action: e.Action, Target: e.Target, Before: e.Before, After: e.After}
+				return &audit.Entry{ID: id, Actor: e.Actor, Action: e.Action, Target: e.Target, Before: e.Before, After: e.After}
 			}
-			put := func(key []byte, e *tables.AuditEntry) {
+			put := func(key []byte, e *audit.Entry) {
 				t.Helper()
-				if err := st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: key, Values: tables.AuditValues(e)}); err != nil {
+				if err := st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: key, Values: audit.Values(e)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -75,20 +75,20 @@ func TestAuditChecks(t *testing.T) {
 				}
 			}
 			// A Record that died before its event row: three index rows.
-			half := &tables.AuditEntry{ID: tables.AuditID{Millis: time.Now().Add(-time.Hour).UnixMilli(), Nonce: 1},
+			half := &audit.Entry{ID: audit.EventID{Millis: time.Now().Add(-time.Hour).UnixMilli(), Nonce: 1},
 				Actor: 5, Action: "role.assign", Target: role3}
-			for _, k := range tables.AuditIndexKeys(half) {
+			for _, k := range audit.IndexKeys(half) {
 				put(k, half)
 			}
 			// A Remove that died after the event row: e2's action row.
-			del(tables.AuditKey(entry(e2).ID))
+			del(audit.EventKey(entry(e2).ID))
 			// A row no event can list.
 			put([]byte("x junk"), half)
 			// e1's actor row lost; e3's action row holding another copy.
-			del(tables.AuditIndexKeys(entry(e1))[0])
+			del(audit.IndexKeys(entry(e1))[0])
 			other := *entry(e3)
 			other.Before = `{"parent":7}`
-			put(tables.AuditIndexKeys(entry(e3))[2], &other)
+			put(audit.IndexKeys(entry(e3))[2], &other)
 
 			// Reads skip the index rows without an event.
 			listed := func(f audit.Filter) []string {

@@ -14,6 +14,13 @@
 // against its event row, one batched read per chunk) and `gateway fsck
 // --repair` deletes them.
 //
+// The rowkeys and cells of weibo:audit are this package's own (rows.go:
+// EventKey, IndexKeys, Values, DecodeRow, the EventID of an event's
+// GraphQL id): no other table shares them, and the readers of the table,
+// this package and `gateway fsck`, both use them from here. Package
+// weibo/tables keeps the table's name and family (tables.Audit,
+// tables.FamAudit) with the specs of every table.
+//
 // The package imports the store, the domain's shared vocabulary and the
 // byte layout only, so package org can record its changes through it
 // without the audit log knowing the org.
@@ -32,12 +39,9 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// MaxActionLen is the longest action, in bytes.
-const MaxActionLen = tables.MaxAuditActionLen
-
 // Event is one admin change.
 type Event struct {
-	// ID is the event's id, "audit:<ms>_<nonce hex>" (tables.AuditID);
+	// ID is the event's id, "audit:<ms>_<nonce hex>" (EventID);
 	// Record sets it.
 	ID string
 	// At is when the event was recorded, to the millisecond; Record sets it.
@@ -114,7 +118,7 @@ func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 	if err := checkAction("action", e.Action); err != nil {
 		return err
 	}
-	if !tables.AuditTargetOK(e.Target) {
+	if !TargetOK(e.Target) {
 		return weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(e.Target.String()))
 	}
 	before, err := compactJSON("before", e.Before)
@@ -134,18 +138,18 @@ func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 	}
 	now := l.now()
 	ms := max(now.UnixMilli(), 0)
-	entry := &tables.AuditEntry{ID: tables.AuditID{Millis: ms, Nonce: nonce(now)}, Actor: e.Actor, Action: e.Action,
+	entry := &Entry{ID: EventID{Millis: ms, Nonce: nonce(now)}, Actor: e.Actor, Action: e.Action,
 		Target: e.Target, Before: before, After: after, RequestID: e.RequestID}
 	e.ID, e.At, e.Before, e.After = entry.ID.String(), time.UnixMilli(ms), before, after
-	vals := tables.AuditValues(entry)
+	vals := Values(entry)
 	var puts []*hbase.Put
-	for _, k := range tables.AuditIndexKeys(entry) {
+	for _, k := range IndexKeys(entry) {
 		puts = append(puts, &hbase.Put{Table: tables.Audit, Row: k, Values: vals})
 	}
 	if err := l.st.PutMany(ctx, puts); err != nil {
 		return err
 	}
-	return l.st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: tables.AuditKey(entry.ID), Values: vals})
+	return l.st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: EventKey(entry.ID), Values: vals})
 }
 
 // Remove deletes event e (by e.ID): its event row first — from then on no
@@ -156,28 +160,28 @@ func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 // BAD_USER_INPUT on "id" for a malformed id; the store's.
 func (l *Log) Remove(ctx context.Context, e *Event) (err error) {
 	defer weibo.Wrap(&err, "remove audit event")
-	id, err := tables.ParseAuditID(e.ID)
+	id, err := ParseEventID(e.ID)
 	if err != nil {
 		return weibo.BadInput("id", "malformed audit event id %s", weibo.Excerpt(e.ID))
 	}
-	key := tables.AuditKey(id)
+	key := EventKey(id)
 	r, err := l.st.Get(ctx, &hbase.Get{Table: tables.Audit, Row: key, Families: []string{tables.FamAudit}})
 	if err != nil {
 		return err
 	}
 	var dels []*hbase.Delete
-	add := func(e *tables.AuditEntry) {
-		for _, k := range tables.AuditIndexKeys(e) {
+	add := func(e *Entry) {
+		for _, k := range IndexKeys(e) {
 			if !slices.ContainsFunc(dels, func(d *hbase.Delete) bool { return bytes.Equal(d.Row, k) }) {
 				dels = append(dels, &hbase.Delete{Table: tables.Audit, Row: k})
 			}
 		}
 	}
-	if _, stored, ok := tables.DecodeAuditRow(r); ok {
+	if _, stored, ok := DecodeRow(r); ok {
 		add(stored)
 	}
-	if tables.ValidAuditAction(e.Action) {
-		add(&tables.AuditEntry{ID: id, Actor: e.Actor, Action: e.Action, Target: e.Target})
+	if ValidAction(e.Action) {
+		add(&Entry{ID: id, Actor: e.Actor, Action: e.Action, Target: e.Target})
 	}
 	if err := l.st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: key}); err != nil {
 		return err
@@ -192,11 +196,11 @@ func (l *Log) Get(ctx context.Context, ids []string) (_ []*Event, err error) {
 	defer weibo.Wrap(&err, "audit events")
 	gets := make([]*hbase.Get, len(ids))
 	for i, s := range ids {
-		id, err := tables.ParseAuditID(s)
+		id, err := ParseEventID(s)
 		if err != nil {
 			return nil, weibo.BadInput("ids", "malformed audit event id %s", weibo.Excerpt(s))
 		}
-		gets[i] = &hbase.Get{Table: tables.Audit, Row: tables.AuditKey(id), Families: []string{tables.FamAudit}}
+		gets[i] = &hbase.Get{Table: tables.Audit, Row: EventKey(id), Families: []string{tables.FamAudit}}
 	}
 	if len(gets) == 0 {
 		return []*Event{}, nil
@@ -207,7 +211,7 @@ func (l *Log) Get(ctx context.Context, ids []string) (_ []*Event, err error) {
 	}
 	out := make([]*Event, len(ids))
 	for i, r := range rs {
-		if ix, e, ok := tables.DecodeAuditRow(r); ok && ix == tables.AuditByTime {
+		if ix, e, ok := DecodeRow(r); ok && ix == ByTime {
 			out[i] = eventOf(e)
 		}
 	}
@@ -215,14 +219,14 @@ func (l *Log) Get(ctx context.Context, ids []string) (_ []*Event, err error) {
 }
 
 // eventOf returns the Event of a stored entry.
-func eventOf(e *tables.AuditEntry) *Event {
+func eventOf(e *Entry) *Event {
 	return &Event{ID: e.ID.String(), At: time.UnixMilli(e.ID.Millis), Actor: e.Actor, Action: e.Action,
 		Target: e.Target, Before: e.Before, After: e.After, RequestID: e.RequestID}
 }
 
 // checkAction checks an action, the argument named field.
 func checkAction(field, action string) error {
-	if !tables.ValidAuditAction(action) {
+	if !ValidAction(action) {
 		return weibo.BadInput(field, "an action is 1 to %d bytes of ASCII letters, digits, '.' and '_', got %s",
 			MaxActionLen, weibo.Excerpt(action))
 	}

@@ -104,11 +104,11 @@ func expect(evs []*audit.Event, f audit.Filter) []string {
 }
 
 func rowOf(e *audit.Event) []byte {
-	id, err := tables.ParseAuditID(e.ID)
+	id, err := audit.ParseEventID(e.ID)
 	if err != nil {
 		panic(err)
 	}
-	return tables.AuditKey(id)
+	return audit.EventKey(id)
 }
 
 // list pages through f first at a time and returns the ids listed,
@@ -172,10 +172,10 @@ func TestAuditLog(t *testing.T) {
 			}
 
 			// A half-written event: its index rows without its event row.
-			half := &tables.AuditEntry{ID: tables.AuditID{Millis: at(12).UnixMilli(), Nonce: 7}, Actor: 1, Action: "role.assign", Target: role(3)}
+			half := &audit.Entry{ID: audit.EventID{Millis: at(12).UnixMilli(), Nonce: 7}, Actor: 1, Action: "role.assign", Target: role(3)}
 			var puts []*hbase.Put
-			for _, k := range tables.AuditIndexKeys(half) {
-				puts = append(puts, &hbase.Put{Table: tables.Audit, Row: k, Values: tables.AuditValues(half)})
+			for _, k := range audit.IndexKeys(half) {
+				puts = append(puts, &hbase.Put{Table: tables.Audit, Row: k, Values: audit.Values(half)})
 			}
 			if err := st.PutMany(ctx, puts); err != nil {
 				t.Fatal(err)
@@ -248,7 +248,7 @@ func TestAuditLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				if _, e, ok := tables.DecodeAuditRow(r); ok && e.ID.String() == gone.ID {
+				if _, e, ok := audit.DecodeRow(r); ok && e.ID.String() == gone.ID {
 					t.Errorf("row %q of the removed event is left", r.Row)
 				}
 			}

@@ -88,7 +88,7 @@ func (l *Log) Page(ctx context.Context, f Filter, first *int, after *string) (_ 
 		return nil, err
 	}
 	if row != nil {
-		if ix, _, prefix, ok := tables.DecodeAuditKey(row); !ok || ix != p.index || !bytes.Equal(prefix, p.prefix) {
+		if ix, _, prefix, ok := DecodeKey(row); !ok || ix != p.index || !bytes.Equal(prefix, p.prefix) {
 			return nil, weibo.BadInput("after", "the cursor %s belongs to another listing of the audit log", weibo.Excerpt(*after))
 		}
 	}
@@ -103,7 +103,7 @@ func (l *Log) Page(ctx context.Context, f Filter, first *int, after *string) (_ 
 // plan is a validated Filter: the listing Page scans and the criteria
 // every event must meet.
 type plan struct {
-	index  tables.AuditIndex
+	index  Index
 	prefix []byte // the listing's prefix (with its actor, target or action)
 
 	actor            weibo.UserID // 0: any
@@ -144,13 +144,13 @@ func newPlan(f Filter) (*plan, error) {
 	}
 	switch {
 	case p.actor != 0:
-		p.index, p.prefix = tables.AuditByActor, tables.AuditActorPrefix(p.actor)
+		p.index, p.prefix = ByActor, ActorPrefix(p.actor)
 	case p.target.Kind != 0:
-		p.index, p.prefix = tables.AuditByTarget, tables.AuditTargetPrefix(p.target)
+		p.index, p.prefix = ByTarget, TargetPrefix(p.target)
 	case p.action != "":
-		p.index, p.prefix = tables.AuditByAction, tables.AuditActionPrefix(p.action)
+		p.index, p.prefix = ByAction, ActionPrefix(p.action)
 	default:
-		p.index, p.prefix = tables.AuditByTime, tables.AuditEventPrefix()
+		p.index, p.prefix = ByTime, EventPrefix()
 	}
 	return p, nil
 }
@@ -167,7 +167,7 @@ func canonical(n weibo.NodeID) weibo.NodeID {
 	case weibo.NodeDepartment:
 		c = weibo.NodeID{Kind: n.Kind, Dept: n.Dept}
 	}
-	if tables.AuditTargetPrefix(c) == nil {
+	if TargetPrefix(c) == nil {
 		return weibo.NodeID{}
 	}
 	return c
@@ -190,22 +190,22 @@ func ceilMillis(t time.Time) int64 {
 func (p *plan) query() paging.Query {
 	q := paging.Query{Kind: paging.CursorAudit, Rounds: pageRounds,
 		Scan: hbase.Scan{Table: tables.Audit, Prefix: p.prefix[:1], Families: []string{tables.FamAudit}}}
-	q.Scan.Start, q.Scan.Stop = tables.AuditRange(p.prefix, p.sinceMs, p.untilMs)
+	q.Scan.Start, q.Scan.Stop = Range(p.prefix, p.sinceMs, p.untilMs)
 	switch p.index {
-	case tables.AuditByTime:
-		q.RowLen = tables.AuditKeyLen
-	case tables.AuditByActor:
-		q.RowLen = tables.AuditActorKeyLen
-	case tables.AuditByTarget:
-		q.RowLen = tables.AuditTargetKeyLen
+	case ByTime:
+		q.RowLen = EventKeyLen
+	case ByActor:
+		q.RowLen = ActorKeyLen
+	case ByTarget:
+		q.RowLen = TargetKeyLen
 	default:
-		q.MaxRowLen = tables.AuditActionKeyMaxLen
+		q.MaxRowLen = ActionKeyMaxLen
 	}
 	return q
 }
 
 // match reports whether e meets every criterion of p.
-func (p *plan) match(e *tables.AuditEntry) bool {
+func (p *plan) match(e *Entry) bool {
 	return (p.actor == 0 || e.Actor == p.actor) &&
 		(p.target.Kind == 0 || e.Target == p.target) &&
 		(p.action == "" || e.Action == p.action) &&
@@ -224,13 +224,13 @@ func (p *plan) verifier(st hbase.Store) func(context.Context, []*hbase.Result) (
 			at   []int // gets[j] is the event row of rows[at[j]]
 		)
 		for i, r := range rows {
-			ix, e, ok := tables.DecodeAuditRow(r)
+			ix, e, ok := DecodeRow(r)
 			switch {
 			case !ok || ix != p.index || !p.match(e):
-			case ix == tables.AuditByTime:
+			case ix == ByTime:
 				out[i] = eventOf(e)
 			default:
-				gets = append(gets, &hbase.Get{Table: tables.Audit, Row: tables.AuditKey(e.ID), Families: []string{tables.FamAudit}})
+				gets = append(gets, &hbase.Get{Table: tables.Audit, Row: EventKey(e.ID), Families: []string{tables.FamAudit}})
 				at = append(at, i)
 			}
 		}
@@ -245,7 +245,7 @@ func (p *plan) verifier(st hbase.Store) func(context.Context, []*hbase.Result) (
 			// The event row is the authority: it must exist and meet the
 			// criteria itself (its id is the index row's, so meeting the
 			// listing's own criterion means it lists the event there).
-			if ix, e, ok := tables.DecodeAuditRow(r); ok && ix == tables.AuditByTime && p.match(e) {
+			if ix, e, ok := DecodeRow(r); ok && ix == ByTime && p.match(e) {
 				out[at[j]] = eventOf(e)
 			}
 		}

@@ -25,9 +25,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		{CursorDepartments, tables.U64(1<<64 - 1)},
 		{CursorRoleNames, []byte("体育委员")},
 		{CursorRoleNames, []byte("a")},
-		// The longest audit cursor: an action of 64 bytes, 0x00, rev, nonce.
 		{CursorReposts, tables.RepostKey(weibo.PostID{Author: 9, Millis: 1}, weibo.PostID{Author: 7, Millis: 2})[tables.ContentKeyLen:]},
-		{CursorAudit, tables.AuditRowKey(tables.AuditActionPrefix(strings.Repeat("x", 64)), tables.AuditID{Millis: 1, Nonce: 2})[1:]},
 		{CursorLikers, tables.PostLikerKey(weibo.PostID{Author: 9, Millis: 1}, 2, 7)[tables.IDKeyLen+9:]},
 		{CursorLikedPosts, tables.UserLikeKey(7, 2, weibo.PostID{Author: 9, Millis: 1})[tables.IDKeyLen+1:]},
 		{CursorComments, tables.CommentKey(weibo.CommentID{Post: weibo.PostID{Author: 9, Millis: 1}, Millis: 2, Author: 7})[tables.ContentKeyLen:]},

@@ -6,7 +6,9 @@
 // with their parsers and their GraphQL ID form (ids.go, ids_gql.go).
 // docs/schema.md is the reference for every byte; this package is its
 // implementation, and nothing outside it computes a rowkey or reads one at
-// an offset.
+// an offset — except the admin audit log: weibo:audit's name, spec and
+// family are here, but its rowkeys, cells and event ids are package
+// weibo/audit's (rows.go), as no other table or id shares them.
 //
 // It imports only package hbase (for TableSpec and the store Migrate runs
 // on), package weibo/topic (the topic rule, for topic ids) and the
@@ -75,7 +77,8 @@ const (
 	Pending = Namespace + ":pending"
 	// Audit is the admin audit log: one event row per event (the
 	// authority) and its index rows by actor, target and action, all
-	// newest first. Rowkeys AuditKey and AuditIndexKeys (audit.go).
+	// newest first. Its rowkeys and cells are package weibo/audit's
+	// (audit.EventKey, audit.IndexKeys, audit.Values).
 	Audit = Namespace + ":audit"
 )
 
@@ -231,6 +234,10 @@ const (
 	// beyond its owner and other (8 bytes each in the rowkey): the rest of
 	// its pair, in the relation's own encoding (a like's post, for one).
 	ColPendingExtra = "x"
+
+	// FamAudit is family e of weibo:audit. Its qualifiers are package
+	// weibo/audit's (audit.ColActor and the others).
+	FamAudit = "e"
 )
 
 // OutboxTTL is how long an outbox row lives at most (the table's TTL): a
