@@ -62,14 +62,31 @@ func commentPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domai
 			}
 			return err
 		},
-		// The post's stored comments: only the write's.
+		// The post's stored comments: only the write's; and the author's
+		// COMMENT notification by the commenter, there while the comment
+		// is (a delete leaves it).
 		Present: func(ctx context.Context, d *domain.Domain) (bool, error) {
 			found := false
 			err := d.Store().Scan(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(post)}, func(r *hbase.Result) error {
 				found = found || tables.CommentStored(r)
 				return nil
 			})
-			return found, err
+			if err != nil {
+				return false, err
+			}
+			ns, err := d.Notify.Notifications(ctx, author.ID, nil, nil)
+			if err != nil {
+				return false, err
+			}
+			notified := false
+			for _, e := range ns.Edges {
+				n := e.Notification
+				notified = notified || n.Kind == notify.KindComment && len(n.Newest) == 1 && n.Newest[0].User == u.ID
+			}
+			if found && !notified {
+				return false, fmt.Errorf("comment stored: %v, its notification: %v", found, notified)
+			}
+			return found, nil
 		},
 	}
 }
