@@ -62,7 +62,9 @@ func TestCheckPriority(t *testing.T) {
 // TestRowDecoders decodes role, department and manager cells as the
 // store returns them, and a row without a name as no role or department.
 func TestRowDecoders(t *testing.T) {
-	cell := func(fam, qual string, v []byte) *hbase.Cell { return &hbase.Cell{Family: fam, Qualifier: qual, Value: v} }
+	cell := func(fam, qual string, v []byte) *hbase.Cell {
+		return &hbase.Cell{Family: fam, Qualifier: qual, Value: v}
+	}
 	role := &hbase.Result{Row: []byte("r"), Cells: []*hbase.Cell{
 		cell(tables.FamCount, tables.ColMemberCount, tables.EncodeCounter(3)),
 		cell(tables.FamInfo, tables.ColCreated, tables.EncodeMillis(1_700_000_000_123)),
