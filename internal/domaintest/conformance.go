@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/weibohbase/gateway/fsck"
@@ -34,24 +35,51 @@ func ConformanceDomain(st hbase.Store, cfg countedtest.Config) *domain.Domain {
 // authority is written ("" for the relation's counted.StepsOf Decided),
 // steps the steps to kill its writes at (nil for the relation's declared
 // ones), setup the pair of each case.
+//
+// A call the suite makes (on a handle with its step hook) that succeeds
+// has its handle's background work — the fan-out, a delete's retraction
+// — run to its end before it returns, as a process that lives on would
+// finish it: the store the suite then checks is the one the call leaves,
+// not one it is still writing. A call that fails (killed) is left as it
+// stopped.
 func DomainModule(marker tables.PendingKind, decided string, steps []string,
 	setup func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain]) countedtest.Module[*domain.Domain] {
+	var mu sync.Mutex
+	calls := map[*domain.Domain]bool{} // the handles with the suite's step hook
+	finish := func(ctx context.Context, d *domain.Domain, err error) error {
+		mu.Lock()
+		call := calls[d]
+		mu.Unlock()
+		if err != nil || !call {
+			return err
+		}
+		return quiesce(ctx, d)
+	}
 	return countedtest.Module[*domain.Domain]{
-		Marker:   marker,
-		Steps:    steps,
-		Decided:  decided,
-		Open:     ConformanceDomain,
-		Protocol: func(d *domain.Domain) *counted.Protocol { return d.Writes },
-		Quiesce: func(ctx context.Context, d *domain.Domain) error {
-			if err := d.Start(ctx); err != nil {
-				return err
+		Marker:  marker,
+		Steps:   steps,
+		Decided: decided,
+		Open: func(st hbase.Store, cfg countedtest.Config) *domain.Domain {
+			d := ConformanceDomain(st, cfg)
+			if cfg.Hook != nil {
+				mu.Lock()
+				calls[d] = true
+				mu.Unlock()
 			}
-			if err := d.FlushFanout(ctx); err != nil {
-				return err
-			}
-			return d.Close(ctx)
+			return d
 		},
-		Setup: setup,
+		Protocol: func(d *domain.Domain) *counted.Protocol { return d.Writes },
+		Quiesce:  quiesce,
+		Setup: func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
+			pr := setup(t, d)
+			if pr == nil || pr.Do == nil || pr.Undo == nil {
+				return pr
+			}
+			do, undo := pr.Do, pr.Undo
+			pr.Do = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, do(ctx, d)) }
+			pr.Undo = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, undo(ctx, d)) }
+			return pr
+		},
 		Fsck: func(ctx context.Context, d *domain.Domain) ([]string, error) {
 			rep, err := fsck.Run(ctx, d, fsck.Options{RepairGrace: countedtest.Grace})
 			if err != nil {
@@ -64,6 +92,18 @@ func DomainModule(marker tables.PendingKind, decided string, steps []string,
 			return out, nil
 		},
 	}
+}
+
+// quiesce runs d's background work to its end and stops it: the fan-out
+// (whose start also sweeps the outbox and repairs) and the retractions.
+func quiesce(ctx context.Context, d *domain.Domain) error {
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	if err := d.FlushFanout(ctx); err != nil {
+		return err
+	}
+	return d.Close(ctx)
 }
 
 // Declared returns the steps that the relations of kinds declare on the
