@@ -16,8 +16,8 @@ import (
 // TestRoleConformance runs the conformance suite of counted relations
 // (countedtest) over the role assignment, through the domain's API, on
 // both backends: an assign and a revoke are killed at every step the
-// relation declares and at the assign's own step (its member row,
-// before the decision), and outlive their budget; after the restart's
+// relation declares, at the assign's own step (its member row, before
+// the decision) and after their audit event, and outlive their budget; after the restart's
 // repair the role's memberCount is exact, the user holds the role
 // exactly when the call decided it and fsck finds nothing.
 //
@@ -30,7 +30,7 @@ func TestRoleConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
-			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingRole}, org.StepRoleAssign)
+			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingRole}, org.StepRoleAssign, org.StepAuditRecorded)
 			countedtest.Run(t, st, domaintest.DomainModule(tables.PendingRole, org.StepRoleCounted, steps, rolePair))
 		})
 	}
