@@ -142,12 +142,13 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 	for _, id := range pathIDs {
 		gets = append(gets, &hbase.Get{Table: tables.Departments, Row: tables.DeptKey(id), Families: []string{tables.FamInfo}})
 	}
-	if len(gets) == 0 {
-		return sc, nil
-	}
-	rs, err = s.st.GetMany(ctx, gets)
-	if err != nil {
-		return sc, err
+	// No second read when there is nothing to read (top-level departments
+	// have no path): the departments the viewer manages are still theirs.
+	rs = nil
+	if len(gets) > 0 {
+		if rs, err = s.st.GetMany(ctx, gets); err != nil {
+			return sc, err
+		}
 	}
 	if len(gets) > len(pathIDs) {
 		role := org.RoleFromRow(rid, rs[0])

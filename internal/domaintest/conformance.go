@@ -1,0 +1,133 @@
+package domaintest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/counted/countedtest"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/notify"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// ConformanceDomain builds the domain the way a gateway process over st
+// does, quiet, with the conformance suite's clock, repair grace and step
+// hook (cfg); its fan-out lease is half the grace.
+func ConformanceDomain(st hbase.Store, cfg countedtest.Config) *domain.Domain {
+	return domain.New(st, domain.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		domain.WithBcryptCost(4), domain.WithOutboxSweep(0), domain.WithClock(cfg.Now),
+		domain.WithRepairGrace(cfg.Grace), domain.WithFanoutLease(cfg.Grace/2), domain.WithStepHook(cfg.Hook))
+}
+
+// DomainModule returns the module (countedtest.Module) of the domain's
+// relation of marker kind marker: its wiring (ConformanceDomain), its
+// background work run to its end at each restart (the fan-out, whose
+// sweep also repairs) and `gateway fsck` over the whole store, one line
+// per issue ("kind: detail"). decided is the step after the pair's
+// authority is written ("" for the relation's counted.StepsOf Decided),
+// steps the steps to kill its writes at (nil for the relation's declared
+// ones), setup the pair of each case.
+//
+// A call the suite makes (on a handle with its step hook) that succeeds
+// has its handle's background work — the fan-out, a delete's retraction
+// — run to its end before it returns, as a process that lives on would
+// finish it: the store the suite then checks is the one the call leaves,
+// not one it is still writing. A call that fails (killed) is left as it
+// stopped.
+func DomainModule(marker tables.PendingKind, decided string, steps []string,
+	setup func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain]) countedtest.Module[*domain.Domain] {
+	var mu sync.Mutex
+	calls := map[*domain.Domain]bool{} // the handles with the suite's step hook
+	finish := func(ctx context.Context, d *domain.Domain, err error) error {
+		mu.Lock()
+		call := calls[d]
+		mu.Unlock()
+		if err != nil || !call {
+			return err
+		}
+		return quiesce(ctx, d)
+	}
+	return countedtest.Module[*domain.Domain]{
+		Marker:  marker,
+		Steps:   steps,
+		Decided: decided,
+		Open: func(st hbase.Store, cfg countedtest.Config) *domain.Domain {
+			d := ConformanceDomain(st, cfg)
+			if cfg.Hook != nil {
+				mu.Lock()
+				calls[d] = true
+				mu.Unlock()
+			}
+			return d
+		},
+		Protocol: func(d *domain.Domain) *counted.Protocol { return d.Writes },
+		Quiesce:  quiesce,
+		Setup: func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
+			pr := setup(t, d)
+			if pr == nil || pr.Do == nil || pr.Undo == nil {
+				return pr
+			}
+			do, undo := pr.Do, pr.Undo
+			pr.Do = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, do(ctx, d)) }
+			pr.Undo = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, undo(ctx, d)) }
+			return pr
+		},
+		Fsck: func(ctx context.Context, d *domain.Domain) ([]string, error) {
+			rep, err := fsck.Run(ctx, d, fsck.Options{RepairGrace: countedtest.Grace})
+			if err != nil {
+				return nil, err
+			}
+			var out []string
+			for _, i := range rep.Issues {
+				out = append(out, fmt.Sprintf("%s: %s", i.Kind, i.Detail))
+			}
+			return out, nil
+		},
+	}
+}
+
+// quiesce runs d's background work to its end and stops it: the fan-out
+// (whose start also sweeps the outbox and repairs) and the retractions.
+func quiesce(ctx context.Context, d *domain.Domain) error {
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	if err := d.FlushFanout(ctx); err != nil {
+		return err
+	}
+	return d.Close(ctx)
+}
+
+// Declared returns the steps that the relations of kinds declare on the
+// protocol of a domain over st (counted.Protocol.Steps), then more, each
+// once.
+func Declared(st hbase.Store, kinds []tables.PendingKind, more ...string) []string {
+	p := domain.New(st).Writes
+	var out []string
+	for _, k := range kinds {
+		out = append(out, p.Steps(k)...)
+	}
+	for _, s := range more {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NotifyWrite are the protocol's steps of the notify write an action
+// makes; NotifySteps are those and the notify relation's own steps that
+// such a write reaches (the relation declares one more, notify.StepRead,
+// which only markNotificationsRead runs).
+var (
+	NotifyWrite = []string{notify.StepMarked, notify.StepSequenced, notify.StepCounted, counted.StepsOf(notify.Relation).Settled}
+	NotifySteps = append(slices.Clone(NotifyWrite), notify.StepActor, notify.StepGroup, notify.StepIndexed)
+)
