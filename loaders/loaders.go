@@ -216,12 +216,19 @@ func TokenState(u *weibo.User, ended []weibo.TokenID, t auth.Token) auth.TokenSt
 	return auth.TokenValid
 }
 
-// FreshCheck returns an auth.UserCheck that reads the users row anew on
-// every call (no request cache): for the checks a subscription repeats
-// while it runs (auth.Issuer.Recheck).
-func FreshCheck(svc *domain.Domain) auth.UserCheck {
+// TokenReader reads a user's row for a token check
+// (account.Service.ReadUserTokens): the user, nil when absent, and the ids
+// of its tokens ended on their own that have not expired.
+type TokenReader interface {
+	ReadUserTokens(ctx context.Context, uid weibo.UserID) (_ *weibo.User, ended []weibo.TokenID, err error)
+}
+
+// FreshCheck returns an auth.UserCheck that reads the users row anew
+// through accounts on every call (no request cache): for the checks a
+// subscription repeats while it runs (auth.Issuer.Recheck).
+func FreshCheck(accounts TokenReader) auth.UserCheck {
 	return func(ctx context.Context, t auth.Token) (auth.TokenState, error) {
-		u, ended, err := svc.Accounts.ReadUserTokens(ctx, t.User)
+		u, ended, err := accounts.ReadUserTokens(ctx, t.User)
 		if err != nil {
 			return 0, err
 		}

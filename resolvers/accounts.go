@@ -118,7 +118,7 @@ const tokenRecheck = 2 * time.Second
 // while the bus is away call before each read, then does the rechecks. In
 // the goroutine's way start gets no hook (nil).
 func whileTokenValid[T any](ctx context.Context, r *Resolver, start func(ctx context.Context, poll func(busUp bool)) (<-chan T, func() error, error)) (<-chan T, error) {
-	check := loaders.FreshCheck(r.Svc)
+	check := loaders.FreshCheck(r.Svc.Accounts)
 	// The bus's state is taken before each check: a bus that goes away
 	// after it closes gap, and the subscription checks again.
 	busState := func() (<-chan struct{}, bool) {

@@ -9,7 +9,6 @@ import (
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
-	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // Authenticated implements the schema's @authenticated directive: the
@@ -41,14 +40,15 @@ func viewerOf(ctx context.Context) weibo.UserID {
 // HasRole implements the schema's @hasRole(role:) directive: the field runs
 // only for a logged-in viewer (UNAUTHENTICATED otherwise) who holds the
 // role named role (FORBIDDEN otherwise), checked against the role tables on
-// every call. The server wires it as graph.DirectiveRoot.HasRole.
-func HasRole(svc *domain.Domain) func(ctx context.Context, obj any, next graphql.Resolver, role string) (any, error) {
+// every call through authz (domain.Org.Authz). The server wires it as
+// graph.DirectiveRoot.HasRole.
+func HasRole(authz Authz) func(ctx context.Context, obj any, next graphql.Resolver, role string) (any, error) {
 	return func(ctx context.Context, _ any, next graphql.Resolver, role string) (any, error) {
 		viewer, err := auth.Viewer(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := svc.Org.Authz.RequireRole(ctx, viewer, role); err != nil {
+		if err := authz.RequireRole(ctx, viewer, role); err != nil {
 			return nil, err
 		}
 		return next(withSource(ctx, viewer))

@@ -12,7 +12,6 @@ import (
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/timeline"
 )
@@ -65,7 +64,7 @@ func selectsAny(ctx context.Context, sets []ast.SelectionSet, pred func(name str
 // complete is false: the edges carry ids only), followedByViewer when it
 // is selected, and with a token roles and department when they are
 // selected; the batched reads run in parallel and prime the loaders.
-func prefetchUsers(ctx context.Context, svc *domain.Domain, ids []weibo.UserID, complete bool, path ...string) error {
+func prefetchUsers(ctx context.Context, svc Services, ids []weibo.UserID, complete bool, path ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -1,8 +1,15 @@
 // Package resolvers implements the GraphQL schema (schema.graphqls and
 // schema/*.graphqls). Every resolver reads straight down: it parses its
 // arguments, takes the viewer from the context when the field needs one,
-// calls the domain (package weibo) or the request's dataloaders (package
-// loaders), and returns. The resolvers of a schema file's fields are in
+// calls the domain or the request's dataloaders (package loaders), and
+// returns. The resolvers depend on the domain only through narrow
+// interfaces of their own (services.go): Resolver.Svc is a Services, one
+// field per module named as domain.Domain's (Accounts, Likes, Org.Roles,
+// ...), each an interface listing exactly the methods the resolvers call,
+// so that r.Svc.Likes.Like(...) reads as on the domain while the resolvers
+// name no more of it than they use; the server fills Services from a
+// *domain.Domain. Package weibo/domain is still named for the user
+// search's types (domain.UserFilter, domain.UserSearchConnection). The resolvers of a schema file's fields are in
 // <file name>.resolvers.go (accounts.resolvers.go for
 // schema/accounts.graphqls), written by gqlgen, which keeps their bodies;
 // the helpers they call are in the other files, by capability. The
@@ -29,13 +36,13 @@ import (
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/domain"
 )
 
 // Resolver is the root resolver: the dependencies every resolver shares.
 type Resolver struct {
-	// Svc is the domain service.
-	Svc *domain.Domain
+	// Svc is what the resolvers call of the domain, one narrow interface
+	// per module (Services); the server fills it from a *domain.Domain.
+	Svc Services
 	// Tokens issues the tokens that register and login return.
 	Tokens *auth.Issuer
 	// EndingsOverBus says that Tokens hears the token endings of every

@@ -380,7 +380,7 @@ func TestHasRoleCallsNext(t *testing.T) {
 	g := newGateway(t)
 	adm := g.admin("ada")
 	bob := g.register("bob")
-	hasRole := resolvers.HasRole(g.svc)
+	hasRole := resolvers.HasRole(g.svc.Org.Authz)
 	cases := []struct {
 		name string
 		ctx  context.Context

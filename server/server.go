@@ -191,8 +191,8 @@ func GraphQL(cfg Config) http.Handler {
 	endings := listenTokenEndings(cfg)
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Schema:     servedSchema(), // no @defer: see incremental.go
-		Resolvers:  &resolvers.Resolver{Svc: cfg.Svc, Tokens: cfg.Tokens, EndingsOverBus: endings},
-		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc)},
+		Resolvers:  &resolvers.Resolver{Svc: servicesOf(cfg.Svc), Tokens: cfg.Tokens, EndingsOverBus: endings},
+		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc.Org.Authz)},
 	}))
 	var bud *budget
 	if cfg.RateLimit > 0 {
