@@ -189,3 +189,19 @@ func WantCode(t testing.TB, err error, code, what string) {
 		t.Fatalf("%s: want code %s, got %v", what, code, err)
 	}
 }
+
+// InboxHas counts post's entries in owner's inbox: one prefix scan.
+func InboxHas(t testing.TB, svc *domain.Domain, owner weibo.UserID, post weibo.PostID) int {
+	t.Helper()
+	n := 0
+	err := svc.Store().Scan(t.Context(), &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(owner)}, func(r *hbase.Result) error {
+		if _, id, ok := tables.DecodeInboxKey(r.Row); ok && id == post {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -152,7 +152,7 @@ func TestWritesSucceedWithTheBusAway(t *testing.T) {
 			if err := svc.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if n := inboxHas(t, svc, fan.ID, p.ID); n != 1 {
+			if n := domaintest.InboxHas(t, svc, fan.ID, p.ID); n != 1 {
 				t.Fatalf("the fan's inbox has the post %d times, want 1", n)
 			}
 			if _, err := svc.Feed.DeletePost(ctx, p.ID); err != nil {
@@ -218,7 +218,7 @@ func TestTimelineEventsHearANewLargeAccount(t *testing.T) {
 			if e, ok := nextEvent(t, stream).(timeline.PostAdded); !ok || e.Post.ID != p.ID {
 				t.Fatalf("event %+v, want PostAdded %s", e, p.ID)
 			}
-			if n := inboxHas(t, svc, viewer, p.ID); n != 0 {
+			if n := domaintest.InboxHas(t, svc, viewer, p.ID); n != 0 {
 				t.Fatalf("the large account's post is in the viewer's inbox %d times: not large?", n)
 			}
 		})

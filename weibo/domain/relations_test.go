@@ -66,7 +66,7 @@ func readFollow(t *testing.T, svc *domain.Domain, a, b weibo.UserID, bPosts []we
 		}
 	}
 	for _, id := range bPosts {
-		s.inbox += inboxHas(t, svc, a, id)
+		s.inbox += domaintest.InboxHas(t, svc, a, id)
 	}
 	tl, err := svc.Timeline.HomeTimeline(ctx, a, weibo.Page{First: new(weibo.MaxPageSize)})
 	if err != nil {

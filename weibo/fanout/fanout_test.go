@@ -1,4 +1,4 @@
-package domain_test
+package fanout_test
 
 import (
 	"context"
@@ -17,21 +17,6 @@ import (
 	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
-
-func inboxHas(t *testing.T, svc *domain.Domain, owner weibo.UserID, post weibo.PostID) int {
-	t.Helper()
-	n := 0
-	err := svc.Store().Scan(t.Context(), &hbase.Scan{Table: tables.Inbox, Prefix: tables.InboxPrefix(owner)}, func(r *hbase.Result) error {
-		if _, id, ok := tables.DecodeInboxKey(r.Row); ok && id == post {
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // TestFanoutSurvivesCrash publishes with a gateway whose fan-out workers
 // never run (it "dies" right after acknowledging the post), then starts
@@ -67,10 +52,10 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := inboxHas(t, crashed, fans[0].ID, post.ID); n != 0 {
+			if n := domaintest.InboxHas(t, crashed, fans[0].ID, post.ID); n != 0 {
 				t.Fatalf("fan-out ran without workers (%d)", n)
 			}
-			if n := inboxHas(t, crashed, author.ID, post.ID); n != 1 {
+			if n := domaintest.InboxHas(t, crashed, author.ID, post.ID); n != 1 {
 				t.Fatalf("the author's own inbox has the post %d times, want 1 at once", n)
 			}
 			if r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(post.ID)}); err != nil || !r.Exists() {
@@ -95,7 +80,7 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, f := range fans {
-					if n := inboxHas(t, next, f.ID, post.ID); n != 1 {
+					if n := domaintest.InboxHas(t, next, f.ID, post.ID); n != 1 {
 						t.Fatalf("round %d: fan %s has the post %d times, want 1", round, f.Username, n)
 					}
 				}
@@ -174,10 +159,10 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer svc.Close(context.Background())
-					author = mustUser(t, svc, uniq("raceauthor"))
+					author = domaintest.MustUser(t, svc, domaintest.Uniq("raceauthor"))
 					var fans []weibo.UserID
 					for i := range 5 {
-						fan := mustUser(t, svc, uniq(fmt.Sprintf("racefan%d", i)))
+						fan := domaintest.MustUser(t, svc, domaintest.Uniq(fmt.Sprintf("racefan%d", i)))
 						if _, err := svc.Follows.Follow(ctx, fan.ID, author.ID); err != nil {
 							t.Fatal(err)
 						}
@@ -200,7 +185,7 @@ func TestFanoutSettlesRacingUnfollow(t *testing.T) {
 						if fan == racer {
 							want = c.want
 						}
-						if n := inboxHas(t, svc, fan, post.ID); n != want {
+						if n := domaintest.InboxHas(t, svc, fan, post.ID); n != want {
 							t.Errorf("fan %v (racer %v) has the post %d times, want %d", fan, racer, n, want)
 						}
 					}

@@ -1,4 +1,4 @@
-package domain_test
+package fanout_test
 
 import (
 	"context"
@@ -108,7 +108,7 @@ func TestFanoutLease(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = svc.Close(ctx)
-			if n := inboxHas(t, svc, fans[0].ID, post); n != 0 {
+			if n := domaintest.InboxHas(t, svc, fans[0].ID, post); n != 0 {
 				t.Fatal("a post leased to another live instance was fanned out")
 			}
 			if !outboxRow(t, st, post).Exists() {
@@ -129,7 +129,7 @@ func TestFanoutLease(t *testing.T) {
 			}
 			_ = next.Close(ctx)
 			for _, f := range fans {
-				if n := inboxHas(t, next, f.ID, post); n != 1 {
+				if n := domaintest.InboxHas(t, next, f.ID, post); n != 1 {
 					t.Errorf("after the lease expired: fan %s has the post %d times, want 1", f.Username, n)
 				}
 			}
@@ -175,7 +175,7 @@ func TestFanoutTwoInstances(t *testing.T) {
 			}
 			for _, id := range posts {
 				for _, f := range fans {
-					if n := inboxHas(t, domaintest.Quiet(st), f.ID, id); n != 1 {
+					if n := domaintest.InboxHas(t, domaintest.Quiet(st), f.ID, id); n != 1 {
 						t.Fatalf("fan %s has post %v %d times, want 1", f.Username, id, n)
 					}
 				}
@@ -228,7 +228,7 @@ func TestFanoutPausesWhileStoreAway(t *testing.T) {
 	reader := domaintest.Quiet(raw)
 	for _, id := range posts {
 		for _, f := range fans {
-			for inboxHas(t, reader, f.ID, id) != 1 {
+			for domaintest.InboxHas(t, reader, f.ID, id) != 1 {
 				if time.Since(back) > 5*time.Second {
 					t.Fatalf("post %v not in fan %s's inbox 5 s after the store came back", id, f.Username)
 				}
