@@ -1,8 +1,8 @@
 // Package fsck is `gateway fsck [--repair]`: it checks everything the
 // gateway stores on two sides, which HBase cannot write atomically, and
 // repairs what disagrees. Each pair has an authority — the side
-// every read trusts — and a side that depends on it (packages weibo/org,
-// weibo/feed and weibo/counted); a repair always makes the dependent side agree
+// every read trusts — and a side that depends on it (the domain's
+// packages, docs/modules.md, and weibo/counted); a repair always makes the dependent side agree
 // with the authority, never the reverse:
 //
 //	pair                      authority                        dependent
@@ -29,8 +29,10 @@
 // Run reads the tables with full scans, decoding rowkeys with package
 // weibo/tables, and keeps what it compares in memory — except weibo:inbox,
 // which it streams owner by owner; it is an operator's tool, not a request
-// path. Its repairs go through the domain (domain.Domain's GetRoles,
-// GetDepartments, RepairFollow, RepairLike, RepairRepost, RecountCounters, RepairFanout, Repair) or
+// path. Its repairs go through the domain's modules (Org.Roles.Get,
+// Org.Departments.Get, Follows.RepairFollow, Likes.RepairLike,
+// Reposts.RepairRepost, Fanout.RepairFanout, Writes.RecountCounters and
+// Repair) or
 // write through the store with conditional writes where a concurrent
 // change could race them.
 //

@@ -31,7 +31,9 @@
 //     standard library is needed): package weibo aliases the types, and Go
 //     allows methods only in the package that defines a type.
 //   - Only byte layout lives here. What a row means (which side of a pair
-//     is the authority, when a row is stale) is the domain's, in packages weibo/feed, weibo/org and weibo/counted.
+//     is the authority, when a row is stale) is the domain's, in the
+//     package of each capability (weibo/feed, weibo/follow, weibo/like, …,
+//     docs/modules.md) and weibo/counted.
 package tables
 
 import (
