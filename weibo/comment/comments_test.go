@@ -2,7 +2,6 @@ package comment_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -317,141 +315,6 @@ func TestCommentStorm(t *testing.T) {
 			}
 			if n != len(want) {
 				t.Errorf("%d comments listed, %d added and not deleted", n, len(want))
-			}
-		})
-	}
-}
-
-// TestCommentCrashPoints kills an addComment and a deleteComment at every
-// step between two of their writes, and makes them outlive their budget
-// (the clock jumps past half the repair grace in the middle of the
-// write). A restarted service on the same store, its clock moved past the
-// repair grace, must repair everything by itself — Start's repair pass —
-// after which no marker is left, the comment is there exactly when the
-// write got past its comment row, the post's commentCount equals its
-// comments, and fsck over the whole store finds nothing.
-func TestCommentCrashPoints(t *testing.T) {
-	const grace = 10 * time.Second
-	type scenario struct {
-		op   string // add, delete
-		step string // where it is killed, or where the clock jumps when slow
-		slow bool
-	}
-	var scenarios []scenario
-	for _, op := range []string{"add", "delete"} {
-		for _, st := range []string{comment.StepMarked, comment.StepSequenced, comment.StepDecided, comment.StepCounted} {
-			scenarios = append(scenarios, scenario{op: op, step: st})
-		}
-		scenarios = append(scenarios, scenario{op: op, step: comment.StepSequenced, slow: true})
-	}
-	decided := map[string]bool{comment.StepDecided: true, comment.StepCounted: true}
-	for _, b := range testenv.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := t.Context()
-			st := domaintest.OwnStore(t, b)
-			clk := &domaintest.Clock{}
-			for _, sc := range scenarios {
-				name := sc.op + "@" + sc.step
-				if sc.slow {
-					name = sc.op + "-slow"
-				}
-				t.Run(name, func(t *testing.T) {
-					setup := domaintest.Quiet(st, clk.Option())
-					author, u := domaintest.MustUser(t, setup, domaintest.Uniq("author")), domaintest.MustUser(t, setup, domaintest.Uniq("commenter"))
-					p, err := setup.Feed.Publish(ctx, author.ID, "crash test")
-					if err != nil {
-						t.Fatal(err)
-					}
-					kept, err := setup.Comments.AddComment(ctx, author.ID, p.ID, "stays", nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					var target weibo.CommentID
-					if sc.op == "delete" {
-						c, err := setup.Comments.AddComment(ctx, u.ID, p.ID, "goes", nil)
-						if err != nil {
-							t.Fatal(err)
-						}
-						target = c.ID
-					}
-					if err := setup.Start(ctx); err != nil { // the setup's fan-out
-						t.Fatal(err)
-					}
-					if err := setup.Close(ctx); err != nil {
-						t.Fatal(err)
-					}
-
-					// The write that dies (or outlives its budget).
-					hook, hit := domaintest.CrashAt(sc.step)
-					if sc.slow {
-						hook = func(_ context.Context, s string) error {
-							if s == sc.step {
-								clk.Advance(grace/2 + time.Second)
-							}
-							return nil
-						}
-						hit = func() bool { return true }
-					}
-					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
-					if sc.op == "add" {
-						var c *comment.Comment
-						if c, err = crashed.Comments.AddComment(ctx, u.ID, p.ID, "the last words", nil); err == nil {
-							target = c.ID
-						}
-					} else {
-						var ok bool
-						if ok, err = crashed.Comments.DeleteComment(ctx, author.ID, target); err == nil && !ok {
-							t.Fatal("the delete found nothing to delete")
-						}
-					}
-					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, domaintest.ErrCrash)) {
-						t.Fatalf("the call returned %v", err)
-					}
-					if !hit() {
-						t.Fatalf("step %s never reached", sc.step)
-					}
-					if !sc.slow && domaintest.Leftovers(t, st) == 0 {
-						t.Fatal("the dead write left no marker")
-					}
-
-					// The restart, once the grace has passed.
-					clk.Advance(grace + time.Second)
-					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace))
-					if err := restarted.Start(ctx); err != nil {
-						t.Fatal(err)
-					}
-					if err := restarted.FlushFanout(ctx); err != nil {
-						t.Fatal(err)
-					}
-					_ = restarted.Close(ctx)
-					if left := domaintest.Leftovers(t, st); left != 0 {
-						t.Fatalf("%d pending or outbox rows left after the restart", left)
-					}
-					listed := checkPostComments(t, restarted, []weibo.PostID{p.ID})[p.ID]
-					// There before the call: for a delete. The call decided when it passed the comment row.
-					want := sc.op == "delete"
-					if sc.slow || decided[sc.step] {
-						want = sc.op == "add"
-					}
-					has := func(id weibo.CommentID) bool { return slices.Contains(listed, id) }
-					if sc.op == "add" {
-						// The dead add returned no id: its comment is u's only one.
-						byU := 0
-						for _, c := range listed {
-							if c.Author == u.ID {
-								byU++
-							}
-						}
-						if byU != map[bool]int{true: 1}[want] {
-							t.Errorf("comments after the repair %v; %d by the dead add's author, want it there: %v", listed, byU, want)
-						}
-					} else if has(target) != want {
-						t.Errorf("comments after the repair %v; want %s among them: %v", listed, target, want)
-					}
-					if !has(kept.ID) {
-						t.Errorf("the comment made before the crash is gone: %v", listed)
-					}
-				})
 			}
 		})
 	}

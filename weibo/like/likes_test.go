@@ -2,7 +2,6 @@ package like_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
-	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -299,113 +297,6 @@ func TestLikeStorm(t *testing.T) {
 			domaintest.WaitQuiet(t, svc, 2*time.Minute)
 			for _, p := range posts {
 				checkLikes(t, svc, p, users, grace)
-			}
-		})
-	}
-}
-
-// TestLikeCrashPoints kills a like and an unlike at every step between two
-// of their writes, and makes them outlive their budget (the clock jumps
-// past half the repair grace in the middle of the write). A restarted
-// service on the same store, its clock moved past the repair grace, must
-// repair everything by itself — Start's repair pass — after which the
-// like is in the state its last write decided (unchanged when it died
-// before the like row), and checkLikes holds (fsck over the whole store
-// included).
-func TestLikeCrashPoints(t *testing.T) {
-	const grace = 10 * time.Second
-	type scenario struct {
-		op   string // like, unlike
-		step string // where it is killed, or where the clock jumps when slow
-		slow bool
-	}
-	var scenarios []scenario
-	for _, op := range []string{"like", "unlike"} {
-		for _, st := range []string{like.StepMarked, like.StepSequenced, like.StepDecided, like.StepCounted, like.StepDependents} {
-			scenarios = append(scenarios, scenario{op: op, step: st})
-		}
-		scenarios = append(scenarios, scenario{op: op, step: like.StepSequenced, slow: true})
-	}
-	decided := map[string]bool{like.StepDecided: true, like.StepCounted: true, like.StepDependents: true}
-	for _, b := range testenv.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := t.Context()
-			st := domaintest.OwnStore(t, b)
-			clk := &domaintest.Clock{}
-			for _, sc := range scenarios {
-				name := sc.op + "@" + sc.step
-				if sc.slow {
-					name = sc.op + "-slow"
-				}
-				t.Run(name, func(t *testing.T) {
-					setup := domaintest.Quiet(st, clk.Option())
-					author, u, other := domaintest.MustUser(t, setup, domaintest.Uniq("author")), domaintest.MustUser(t, setup, domaintest.Uniq("liker")), domaintest.MustUser(t, setup, domaintest.Uniq("other"))
-					p, err := setup.Feed.Publish(ctx, author.ID, "crash test")
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, err := setup.Likes.Like(ctx, other.ID, p.ID); err != nil {
-						t.Fatal(err)
-					}
-					if sc.op == "unlike" {
-						if _, err := setup.Likes.Like(ctx, u.ID, p.ID); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := setup.Start(ctx); err != nil { // the setup's fan-outs
-						t.Fatal(err)
-					}
-					if err := setup.Close(ctx); err != nil {
-						t.Fatal(err)
-					}
-
-					// The write that dies (or outlives its budget).
-					hook, hit := domaintest.CrashAt(sc.step)
-					if sc.slow {
-						hook = func(_ context.Context, s string) error {
-							if s == sc.step {
-								clk.Advance(grace/2 + time.Second)
-							}
-							return nil
-						}
-						hit = func() bool { return true }
-					}
-					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithStepHook(hook))
-					if sc.op == "like" {
-						_, err = crashed.Likes.Like(ctx, u.ID, p.ID)
-					} else {
-						_, err = crashed.Likes.Unlike(ctx, u.ID, p.ID)
-					}
-					if sc.slow != (err == nil) || (!sc.slow && !errors.Is(err, domaintest.ErrCrash)) {
-						t.Fatalf("the call returned %v", err)
-					}
-					if !hit() {
-						t.Fatalf("step %s never reached", sc.step)
-					}
-
-					// The restart, once the grace has passed.
-					clk.Advance(grace + time.Second)
-					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace))
-					if err := restarted.Start(ctx); err != nil {
-						t.Fatal(err)
-					}
-					if err := restarted.FlushFanout(ctx); err != nil {
-						t.Fatal(err)
-					}
-					_ = restarted.Close(ctx)
-					if left := domaintest.Leftovers(t, st); left != 0 {
-						t.Fatalf("%d pending or outbox rows left after the restart", left)
-					}
-					listed := checkLikes(t, restarted, p.ID, []weibo.UserID{u.ID, other.ID, author.ID}, grace)
-					// Liked before the call: for an unlike. The call decided when it passed the like row.
-					want := sc.op == "unlike"
-					if sc.slow || decided[sc.step] {
-						want = sc.op == "like"
-					}
-					if slices.Contains(listed, u.ID) != want || !slices.Contains(listed, other.ID) {
-						t.Errorf("likers after the repair %v; want user %d among them: %v, and %d", listed, u.ID, want, other.ID)
-					}
-				})
 			}
 		})
 	}

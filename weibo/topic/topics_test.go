@@ -3,11 +3,9 @@ package topic_test
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -292,83 +290,6 @@ func TestTopicsStorm(t *testing.T) {
 			}
 			if len(rep.Issues) != 0 {
 				t.Errorf("fsck after the storm: %+v", rep.Issues)
-			}
-		})
-	}
-}
-
-// TestTopicWriteCrash kills a publish and a delete of a post with topics
-// at every step of the topic write; the repairer (and fsck) then leave
-// every count equal to its list, and fsck finds no topic issue (what
-// the crash leaves of the publish and delete themselves, fsck repairs).
-func TestTopicWriteCrash(t *testing.T) {
-	for _, step := range []string{"topic:marked", "topic:sequenced", "topic:counted", topic.StepListed} {
-		t.Run(step, func(t *testing.T) {
-			ctx := t.Context()
-			var armed sync.Mutex
-			crash := ""
-			now := time.Now()
-			var clockMu sync.Mutex
-			clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
-			advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
-			svc := domaintest.Quiet(domaintest.OwnStore(t, testenv.Backends()[0]), domain.WithClock(clock), domain.WithStepHook(func(_ context.Context, s string) error {
-				armed.Lock()
-				defer armed.Unlock()
-				if s == crash {
-					crash = ""
-					return domaintest.ErrCrash
-				}
-				return nil
-			}))
-			if err := svc.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer svc.Close(context.Background())
-			u := domaintest.MustUser(t, svc, domaintest.Uniq("tcrash")).ID
-			arm := func() { armed.Lock(); crash = step; armed.Unlock() }
-			arm()
-			_, err := svc.Feed.Publish(ctx, u, "#甲# #乙#")
-			if !errors.Is(err, domaintest.ErrCrash) {
-				t.Fatalf("publish: %v", err)
-			}
-			advance(2 * time.Minute)
-			if _, err := svc.Writes.Repair(ctx); err != nil {
-				t.Fatal(err)
-			}
-			p, err := svc.Feed.Publish(ctx, u, "#甲#")
-			if err != nil {
-				t.Fatal(err)
-			}
-			arm()
-			if _, err := svc.Feed.DeletePost(ctx, p.ID); !errors.Is(err, domaintest.ErrCrash) {
-				t.Fatalf("delete: %v", err)
-			}
-			advance(2 * time.Minute)
-			if _, err := svc.Writes.Repair(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := svc.FlushFanout(ctx); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := fsck.Run(ctx, svc, fsck.Options{Repair: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, is := range rep.Issues {
-				if strings.HasPrefix(is.Kind, "topic-") {
-					t.Errorf("fsck after the repairer: %+v", is)
-				}
-			}
-			for _, n := range []string{"甲", "乙"} {
-				ids := topicPostIDs(t, svc, n, 10)
-				tp, _ := svc.Topics.Topic(ctx, n)
-				count := int64(0)
-				if tp != nil {
-					count = tp.PostCount
-				}
-				if count != int64(len(ids)) {
-					t.Errorf("topic %q: postCount %d, %d listed", n, count, len(ids))
-				}
 			}
 		})
 	}
