@@ -112,7 +112,7 @@ type Accounts interface {
 }
 
 // Notices sends notifications and learns how to check those of comments.
-// *feed.Service implements it.
+// *notify.Service implements it.
 type Notices interface {
 	SendNotices(ctx context.Context, ns []notify.Notice, mode notify.NoticeMode) error
 	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
@@ -163,30 +163,12 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, no
 		},
 	}
 	s.w.Register(s.rel)
-	s.w.RegisterCounter(&counted.CounterSpec{
-		Kind:   CommentCount,
-		Family: tables.FamPost,
-		Cell: func(c counted.Counter) (string, []byte, string, string) {
-			return tables.Content, tables.ContentKey(counterPost(c)), tables.ColComments, tables.ColCommentsSeq
-		},
-		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
-			p := counterPost(c)
-			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(p), Families: []string{tables.FamPost}})
-			if err != nil || r.Value(tables.FamPost, tables.ColText) == nil {
-				return 0, false, err
-			}
-			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(p)}, nil, tables.CommentStored)
-			return n, true, err
-		},
-	})
+	w.RegisterCounter(feed.PostCounter(st, CommentCount, tables.ColComments, tables.ColCommentsSeq, func(ctx context.Context, post weibo.PostID) (int64, error) {
+		return w.CountRows(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(post)}, nil, tables.CommentStored)
+	}))
 	notices.RegisterNoticeCheck(func(n notify.Notice) bool { _, ok := n.Subject.Comment(); return ok }, s.noticeWanted)
 	posts.RegisterDeleteHook(s.deleteComments)
 	return s
-}
-
-// counterPost is the post whose counter c is (Owner its author, Sub its ms).
-func counterPost(c counted.Counter) weibo.PostID {
-	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
 }
 
 // commentOp begins the counted write of comment c (BeginWith: the marker

@@ -109,3 +109,31 @@ func (s *Service) Fanout() *fanout.Engine { return s.fan }
 // Follows returns the feed's follow pair (package follow), built with its
 // fan-out.
 func (s *Service) Follows() *follow.Service { return s.follows }
+
+// PostCounter is the CounterSpec of a counter kept on a post's content
+// row (family p: qualifier qual, its operation sequence seq) — a post's
+// likeCount, commentCount, repostCount — that count counts for a stored
+// post; a post that is gone has none (Count reports !exists, one Get of
+// the content row). The Counter names the post: Owner its author, Sub its
+// ms.
+func PostCounter(st hbase.Store, kind counted.CounterKind, qual, seq string, count func(ctx context.Context, post weibo.PostID) (int64, error)) *counted.CounterSpec {
+	postOf := func(c counted.Counter) weibo.PostID {
+		return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
+	}
+	return &counted.CounterSpec{
+		Kind:   kind,
+		Family: tables.FamPost,
+		Cell: func(c counted.Counter) (string, []byte, string, string) {
+			return tables.Content, tables.ContentKey(postOf(c)), qual, seq
+		},
+		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
+			post := postOf(c)
+			r, err := st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}})
+			if err != nil || !tables.PostStored(r) {
+				return 0, false, err
+			}
+			n, err := count(ctx, post)
+			return n, true, err
+		},
+	}
+}

@@ -28,14 +28,8 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// Posts reads posts by id: nil for a post that does not exist. Errors
-// are the store's. *feed.Service implements it.
-type Posts interface {
-	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
-}
-
 // Notices sends notifications and learns how to check one kind of them.
-// *feed.Service implements it.
+// *notify.Service implements it.
 type Notices interface {
 	SendNotice(ctx context.Context, n notify.Notice, mode notify.NoticeMode) error
 	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
@@ -46,7 +40,6 @@ type Service struct {
 	st      hbase.Store
 	w       *counted.Protocol
 	rel     *counted.Relation
-	posts   Posts
 	notices Notices
 	log     *slog.Logger
 }
@@ -55,26 +48,13 @@ type Service struct {
 // and the likeCount counter, and with notices how a LIKE notification is
 // checked (the like row exists). The weibo tables must exist
 // (tables.Migrate).
-func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Service {
-	s := &Service{st: st, w: w, posts: posts, notices: notices, log: w.Logger()}
+func New(st hbase.Store, w *counted.Protocol, notices Notices) *Service {
+	s := &Service{st: st, w: w, notices: notices, log: w.Logger()}
 	s.rel = s.likeRelation()
 	w.Register(s.rel)
-	s.w.RegisterCounter(&counted.CounterSpec{
-		Kind:   LikeCount,
-		Family: tables.FamPost,
-		Cell: func(c counted.Counter) (string, []byte, string, string) {
-			return tables.Content, tables.ContentKey(likedPost(c)), tables.ColLikes, tables.ColLikesSeq
-		},
-		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
-			post := likedPost(c)
-			ps, err := s.posts.GetPosts(ctx, []weibo.PostID{post})
-			if err != nil || ps[0] == nil {
-				return 0, false, err
-			}
-			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
-			return n, true, err
-		},
-	})
+	w.RegisterCounter(feed.PostCounter(st, LikeCount, tables.ColLikes, tables.ColLikesSeq, func(ctx context.Context, post weibo.PostID) (int64, error) {
+		return w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
+	}))
 	notices.RegisterNoticeCheck(func(n notify.Notice) bool { return n.Kind == tables.NotifLike }, func(ctx context.Context, n notify.Notice) (bool, bool, error) {
 		post, _ := n.Subject.Post()
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.Actor)})
@@ -132,11 +112,6 @@ func (s *Service) likeRelation() *counted.Relation {
 			return s.notices.SendNotice(ctx, likeNotice(post, uid, at), notify.NoticeSync)
 		},
 	}
-}
-
-// likedPost is the post a LikeCount counter counts.
-func likedPost(c counted.Counter) weibo.PostID {
-	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
 }
 
 // Like makes viewer like post and returns the post, its likeCount

@@ -90,7 +90,7 @@ type Posts interface {
 	RegisterPostPart(make feed.PartMaker)
 }
 
-// Notices learns how the REPOST notification is checked. *feed.Service
+// Notices learns how the REPOST notification is checked. *notify.Service
 // implements it.
 type Notices interface {
 	RegisterNoticeCheck(match func(notify.Notice) bool, wanted notify.WantedFunc)
@@ -113,28 +113,15 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Ser
 	s := &Service{st: st, w: w, posts: posts}
 	s.rel = s.repostRelation()
 	w.Register(s.rel)
-	s.w.RegisterCounter(&counted.CounterSpec{
-		Kind:   RepostCount,
-		Family: tables.FamPost,
-		Cell: func(c counted.Counter) (string, []byte, string, string) {
-			return tables.Content, tables.ContentKey(counterPost(c)), tables.ColReposts, tables.ColRepostsSeq
-		},
-		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
-			root := counterPost(c)
-			r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(root), Families: []string{tables.FamPost}})
-			if err != nil || r.Cell(tables.FamPost, tables.ColText) == nil {
-				return 0, false, err // the root is gone: nothing to count
-			}
-			n, err := s.w.CountRows(ctx, &hbase.Scan{Table: tables.Reposts, Prefix: tables.RepostPrefix(root)},
-				func(r *hbase.Result) *hbase.Get {
-					if _, repost, ok := tables.DecodeRepostKey(r.Row); ok {
-						return &hbase.Get{Table: tables.Content, Row: tables.ContentKey(repost), Families: []string{tables.FamPost}}
-					}
-					return nil
-				}, func(r *hbase.Result) bool { return repostState(r, root) })
-			return n, true, err
-		},
-	})
+	w.RegisterCounter(feed.PostCounter(st, RepostCount, tables.ColReposts, tables.ColRepostsSeq, func(ctx context.Context, root weibo.PostID) (int64, error) {
+		return w.CountRows(ctx, &hbase.Scan{Table: tables.Reposts, Prefix: tables.RepostPrefix(root)},
+			func(r *hbase.Result) *hbase.Get {
+				if _, repost, ok := tables.DecodeRepostKey(r.Row); ok {
+					return &hbase.Get{Table: tables.Content, Row: tables.ContentKey(repost), Families: []string{tables.FamPost}}
+				}
+				return nil
+			}, func(r *hbase.Result) bool { return repostState(r, root) })
+	}))
 	posts.RegisterPostPart(func(_ string, root *weibo.PostID) feed.PostPart {
 		if root == nil {
 			return nil
@@ -376,9 +363,4 @@ func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, af
 		return nil, err
 	}
 	return &feed.PostConnection{Edges: edges, PageInfo: info}, nil
-}
-
-// counterPost is the post whose counter c is (Owner its author, Sub its ms).
-func counterPost(c counted.Counter) weibo.PostID {
-	return weibo.PostID{Author: weibo.UserID(c.Owner), Millis: int64(c.Sub)}
 }
