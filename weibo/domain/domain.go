@@ -168,7 +168,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	}
 	ev := events.NewEmitter(b, shared, w.Logger())
 	a := account.New(st, w, ev, c.account...)
-	n := notify.New(st, w, ev, c.eventQueue)
+	n := notify.New(st, w, ev, a, c.eventQueue)
 	f := feed.New(st, w, a, n, append(c.feed, feed.WithEvents(ev))...)
 	return &Domain{
 		Writes:   w,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -162,34 +163,26 @@ type Service struct {
 	log    *slog.Logger
 }
 
+// Users reads the recipients whose unread count is recounted.
+// *account.Service implements it.
+type Users interface {
+	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
+}
+
 // New returns the notifications over st and registers with w the notify
-// relation and the unread-notification counter; live events are
+// relation and the unread-notification counter (of users' users rows); live events are
 // published with ev, and a subscription holds at most queue events
 // (events.DefaultQueue when queue <= 0). The modules whose actions notify
 // register how their notifications are checked (RegisterNoticeCheck)
 // before any call. The weibo tables must exist (tables.Migrate).
-func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, queue int) *Service {
+func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, users Users, queue int) *Service {
 	if queue <= 0 {
 		queue = events.DefaultQueue
 	}
 	s := &Service{st: st, w: w, events: ev, queue: queue, log: w.Logger()}
 	s.rel = s.notifyRelation()
 	w.Register(s.rel)
-	w.RegisterCounter(&counted.CounterSpec{
-		Kind: UnreadCount,
-		Cell: func(c counted.Counter) (string, []byte, string, string) {
-			return tables.Users, tables.UserKey(weibo.UserID(c.Owner)), tables.ColUnread, tables.ColUnreadSeq
-		},
-		Count: func(ctx context.Context, c counted.Counter) (int64, bool, error) {
-			uid := weibo.UserID(c.Owner)
-			r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamInfo}})
-			if err != nil || r.Value(tables.FamInfo, tables.ColUsername) == nil {
-				return 0, false, err
-			}
-			n, err := s.countUnread(ctx, uid)
-			return n, true, err
-		},
-	})
+	w.RegisterCounter(account.Counter(users, UnreadCount, tables.ColUnread, tables.ColUnreadSeq, s.countUnread))
 	return s
 }
 
