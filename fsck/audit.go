@@ -9,6 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -43,7 +44,9 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		f.rep.Rows[tables.Audit] += len(rows)
+		for range rows {
+			f.p.CountRow(tables.Audit)
+		}
 		var index, events []*hbase.Result
 		for _, r := range rows {
 			if len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.ByTime {
@@ -117,7 +120,7 @@ func (f *fsck) checkAuditIndex(ctx context.Context, rows []*hbase.Result) error 
 			continue
 		}
 		key := r.Row
-		err := f.issue(ctx, AuditIndexStale, newestTS(r), func() (bool, error) {
+		err := f.issue(ctx, AuditIndexStale, check.NewestTS(r), func() (bool, error) {
 			_, id, _, ok := audit.DecodeKey(key)
 			if ok {
 				cur, err := f.auditEvents(ctx, []audit.EventID{id})

@@ -1,9 +1,10 @@
 // Package fsck is `gateway fsck [--repair]`: it checks everything the
 // gateway stores on two sides, which HBase cannot write atomically, and
-// repairs what disagrees. Each pair has an authority — the side
-// every read trusts — and a side that depends on it (the domain's
-// packages, docs/modules.md, and weibo/counted); a repair always makes the dependent side agree
-// with the authority, never the reverse:
+// repairs what disagrees. Each pair has an authority — the side every read
+// trusts — and a side that depends on it (docs/modules.md, weibo/counted);
+// a repair always makes the dependent side agree with the authority, never
+// the reverse. fsck's own checks are the organisation's, the audit log's
+// and the social graph's:
 //
 //	pair                      authority                        dependent
 //	user ↔ role               users o:<rid> (and the role row) roles member row, the role's memberCount
@@ -13,14 +14,13 @@
 //	follow                    relations attends row A→B        fans row B←A, A's followCount, B's fanCount,
 //	                                                           B's posts in A's inbox (backfill window)
 //	post                      content row                      the author's postCount, inbox entries
-//	like                      likes row of (post, user)        the post's likers row and the user's likes
-//	                          holding the time of the like     row at that time, the post's likeCount
-//	repost                    the repost's root cell (c:o)     the root's reposts list row and repostCount
-//	comment                   comments row                     the post's commentCount
-//	topic                     content row (its text's topics)  the post's entry in each topic's list, each
-//	                                                           topic's postCount and count in the post's hour
-//	notification              its group row's actor cells      the group's summary and index row,
-//	                                                           the recipient's unread count
+//
+// The interactions' checks are declared by their modules (package check,
+// each module's check.go: like, comment, repost, topic, notify) and
+// registered with the write protocol (counted.Protocol.RegisterCheck); Run
+// starts every registered check, shows each the content row of every
+// stored post from its one scan of weibo:content, and runs them after its
+// own, in the order registered.
 //
 // It also reports the writes and fan-outs that never finished (weibo:pending
 // and weibo:outbox rows older than the repair grace), which a running
@@ -30,9 +30,8 @@
 // weibo/tables, and keeps what it compares in memory — except weibo:inbox,
 // which it streams owner by owner; it is an operator's tool, not a request
 // path. Its repairs go through the domain's modules (Org.Roles.Get,
-// Org.Departments.Get, Follows.RepairFollow, Likes.RepairLike,
-// Reposts.RepairRepost, Fanout.RepairFanout, Writes.RecountCounters and
-// Repair) or
+// Org.Departments.Get, Follows.RepairFollow, Fanout.RepairFanout,
+// Writes.RecountCounters and Repair, and each module's own settle) or
 // write through the store with conditional writes where a concurrent
 // change could race them.
 //
@@ -47,13 +46,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -126,17 +125,9 @@ type Options struct {
 	BackfillLimit int
 }
 
-// Issue is one asymmetry found.
-type Issue struct {
-	// Kind is one of the kind constants (RoleNameStale, ...).
-	Kind string
-	// Detail says which rows, in words.
-	Detail string
-	// Repaired tells whether Run fixed it.
-	Repaired bool
-	// Pending tells that the issue is younger than the grace period and was left alone.
-	Pending bool
-}
+// Issue is one asymmetry found (package check: the modules' checks
+// report the same type).
+type Issue = check.Issue
 
 // Report is Run's result.
 type Report struct {
@@ -176,7 +167,7 @@ type fsck struct {
 	s      *domain.Domain
 	st     hbase.Store
 	opt    Options
-	rep    *Report
+	p      *check.Pass // the run's store, options, clock, rows read and issues
 	now    int64
 	roles  map[weibo.RoleID]*org.Role
 	names  map[string]fsckLink    // rolenames key -> rid
@@ -187,6 +178,7 @@ type fsck struct {
 	kids   map[[2]uint64]fsckLink // (parent, child)
 	dmem   map[[2]uint64]fsckLink // (did, uid)
 	so     *social                // the social side (social.go)
+	runs   []check.Run            // the modules' checks (Protocol.Checks) started on p
 	mgr    *managers              // department managers and counters (org.go)
 
 	roleCountTS map[weibo.RoleID]int64 // newest cell of a role row's family c
@@ -209,10 +201,15 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 	if opt.BackfillLimit == 0 {
 		opt.BackfillLimit = feed.DefaultBackfillLimit
 	}
-	f := &fsck{s: svc, st: svc.Store(), opt: opt, rep: &Report{Rows: map[string]int{}}, now: time.Now().UnixMilli(),
+	now := time.Now().UnixMilli()
+	f := &fsck{s: svc, st: svc.Store(), opt: opt, now: now,
 		roles: map[weibo.RoleID]*org.Role{}, names: map[string]fsckLink{}, rmem: map[[2]uint64]fsckLink{},
 		uroles: map[[2]uint64][]byte{}, udept: map[weibo.UserID]weibo.DeptID{}, depts: map[weibo.DeptID]*org.Department{},
 		kids: map[[2]uint64]fsckLink{}, dmem: map[[2]uint64]fsckLink{}, roleCountTS: map[weibo.RoleID]int64{}, mgr: newManagers()}
+	f.p = check.NewPass(f.st, opt.Repair, opt.Grace, now, func(id weibo.PostID) bool {
+		_, ok := f.so.hasPost(id)
+		return ok
+	})
 	var kinds []tables.PendingKind
 	if opt.Areas&AreaOrg != 0 {
 		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
@@ -248,6 +245,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		}
 	}
 	if opt.Areas&AreaSocial != 0 {
+		for _, c := range svc.Writes.Checks() {
+			f.runs = append(f.runs, c.Start(f.p))
+		}
 		if err := f.loadSocial(ctx); err != nil {
 			return nil, err
 		}
@@ -260,39 +260,18 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		if err := f.checkCounters(ctx); err != nil {
 			return nil, err
 		}
-		if err := f.checkLikes(ctx); err != nil {
-			return nil, err
-		}
-		if err := f.checkReposts(ctx); err != nil {
-			return nil, err
-		}
-		if err := f.checkComments(ctx); err != nil {
-			return nil, err
-		}
-		if err := f.checkTopics(ctx); err != nil {
-			return nil, err
-		}
-		if err := f.checkNotifications(ctx); err != nil {
-			return nil, err
+		// The modules' checks (package check), in the order registered.
+		for _, run := range f.runs {
+			if err := run.Check(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return f.rep, nil
-}
-
-func newestTS(r *hbase.Result) int64 {
-	var ts int64
-	for _, c := range r.Cells {
-		ts = max(ts, c.Timestamp)
-	}
-	return ts
+	return &Report{Rows: f.p.Rows(), Issues: f.p.Issues()}, nil
 }
 
 func (f *fsck) scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result)) error {
-	return f.st.Scan(ctx, sc, func(r *hbase.Result) error {
-		f.rep.Rows[sc.Table]++
-		fn(r)
-		return nil
-	})
+	return f.p.Scan(ctx, sc, fn)
 }
 
 func (f *fsck) load(ctx context.Context) error {
@@ -306,7 +285,7 @@ func (f *fsck) load(ctx context.Context) error {
 				}
 			}
 		} else if rid, uid, ok := tables.DecodeRoleMemberKey(r.Row); ok {
-			l := fsckLink{a: uint64(rid), b: uint64(uid), ts: newestTS(r), prio: r.Value(tables.FamInfo, tables.ColPriority)}
+			l := fsckLink{a: uint64(rid), b: uint64(uid), ts: check.NewestTS(r), prio: r.Value(tables.FamInfo, tables.ColPriority)}
 			f.rmem[[2]uint64{l.a, l.b}] = l
 		}
 	})
@@ -314,7 +293,7 @@ func (f *fsck) load(ctx context.Context) error {
 		return err
 	}
 	err = f.scan(ctx, &hbase.Scan{Table: tables.RoleNames}, func(r *hbase.Result) {
-		f.names[string(r.Row)] = fsckLink{a: uint64(tables.RoleNameRole(r)), ts: newestTS(r)}
+		f.names[string(r.Row)] = fsckLink{a: uint64(tables.RoleNameRole(r)), ts: check.NewestTS(r)}
 	})
 	if err != nil {
 		return err
@@ -344,30 +323,19 @@ func (f *fsck) load(ctx context.Context) error {
 					Parent: tables.DepartmentParent(r), MemberCount: tables.CounterIn(r, tables.FamInfo, tables.ColDeptMemberCount)}
 			}
 		} else if parent, child, ok := tables.DecodeDeptChildKey(r.Row); ok {
-			f.kids[[2]uint64{uint64(parent), uint64(child)}] = fsckLink{a: uint64(parent), b: uint64(child), ts: newestTS(r)}
+			f.kids[[2]uint64{uint64(parent), uint64(child)}] = fsckLink{a: uint64(parent), b: uint64(child), ts: check.NewestTS(r)}
 		} else if did, uid, ok := tables.DecodeDeptMemberKey(r.Row); ok {
-			f.dmem[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: newestTS(r)}
+			f.dmem[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: check.NewestTS(r)}
 		} else if did, uid, ok := tables.DecodeDeptManagerKey(r.Row); ok {
-			f.mgr.rows[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: newestTS(r)}
+			f.mgr.rows[[2]uint64{uint64(did), uint64(uid)}] = fsckLink{a: uint64(did), b: uint64(uid), ts: check.NewestTS(r)}
 		}
 	})
 }
 
-// issue records an issue; when repairing (and it is not pending) it runs
-// fix, which reports whether it changed anything.
-func (f *fsck) issue(ctx context.Context, kind string, ts int64, fix func() (bool, error), format string, args ...any) error {
-	is := Issue{Kind: kind, Detail: fmt.Sprintf(format, args...)}
-	if ts != 0 && f.opt.Grace > 0 && f.now-ts < f.opt.Grace.Milliseconds() {
-		is.Pending = true
-	} else if f.opt.Repair && fix != nil {
-		ok, err := fix()
-		if err != nil {
-			return fmt.Errorf("fsck: repair %s (%s): %w", kind, is.Detail, err)
-		}
-		is.Repaired = ok
-	}
-	f.rep.Issues = append(f.rep.Issues, is)
-	return nil
+// issue records an issue (check.Pass.Issue); when repairing (and it is
+// not pending) it runs fix, which reports whether it changed anything.
+func (f *fsck) issue(_ context.Context, kind string, ts int64, fix func() (bool, error), format string, args ...any) error {
+	return f.p.Issue(kind, ts, fix, format, args...)
 }
 
 // sortedPairs returns the keys of m in order.

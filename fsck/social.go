@@ -10,14 +10,16 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// The social side: follows ↔ fans, the users' counters, the inboxes, the
-// likes (likes.go), and the writes and fan-outs that did not finish. The
+// The social side: follows ↔ fans, the users' counters, the inboxes, and
+// the writes and fan-outs that did not finish; the interactions' checks
+// are their modules' (package check). The
 // authorities are the attends row of a follow, the content row of a post
 // and the like row of a like; a repair settles the rest from them through
 // the domain (domain.Domain's RepairFollow, RepairLike, RecountCounters,
@@ -42,11 +44,21 @@ type userCounts struct {
 	ts                   int64 // newest cell of family c (counters and their sequences)
 }
 
-// post is one content row: its time, the time of its cells, its like
-// count and the time of its counter cells.
+// post is one content row: its time and the time of its cells.
 type post struct {
-	millis, ts     int64
-	likes, likesTS int64
+	millis, ts int64
+}
+
+// postTS returns the time of a content row's cells but its likeCount's
+// (the count and its sequence), which every like moves.
+func postTS(r *hbase.Result) int64 {
+	var ts int64
+	for _, c := range r.Cells {
+		if c.Family != tables.FamPost || (c.Qualifier != tables.ColLikes && c.Qualifier != tables.ColLikesSeq) {
+			ts = max(ts, c.Timestamp)
+		}
+	}
+	return ts
 }
 
 // social is what the social checks load.
@@ -62,12 +74,6 @@ type social struct {
 	// either state): their posts need be in no fan's inbox, home timelines
 	// merge them at read time.
 	large map[weibo.UserID]bool
-	// reposts are the reposts' root cells and the posts' repostCounts
-	// (reposts.go, noteRepost).
-	reposts repostsLoaded
-	// topics are the stored posts' topics and what they make the lists
-	// and counters hold (topics.go, noteTopics).
-	topics topicsLoaded
 }
 
 type pendingRow struct {
@@ -142,10 +148,10 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 			return
 		}
 		if dir == tables.Attends {
-			so.attends[[2]uint64{uint64(owner), uint64(other)}] = newestTS(r)
+			so.attends[[2]uint64{uint64(owner), uint64(other)}] = check.NewestTS(r)
 			so.followees[owner] = append(so.followees[owner], other)
 		} else {
-			so.fans[[2]uint64{uint64(other), uint64(owner)}] = newestTS(r)
+			so.fans[[2]uint64{uint64(other), uint64(owner)}] = check.NewestTS(r)
 		}
 	})
 	if err != nil {
@@ -153,10 +159,12 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 	}
 	err = f.scan(ctx, &hbase.Scan{Table: tables.Content, Families: []string{tables.FamPost}}, func(r *hbase.Result) {
 		if id, ok := tables.DecodeContentKey(r.Row); ok && tables.PostStored(r) {
-			ts, likes, likesTS := postCells(r)
-			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: ts, likes: likes, likesTS: likesTS})
-			so.noteRepost(id, r)
-			so.noteTopics(id, r)
+			so.posts[id.Author] = append(so.posts[id.Author], post{millis: id.Millis, ts: postTS(r)})
+			for _, run := range f.runs {
+				if run.Content != nil {
+					run.Content(id, r)
+				}
+			}
 		}
 	})
 	return err
@@ -283,8 +291,8 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 	for k := range so.attends {
 		fanOf[weibo.UserID(k[1])]++
 	}
+	var found []check.Found
 	var fixes []counted.Counter
-	var issues []int
 	for _, uid := range slices.Sorted(maps.Keys(so.users)) {
 		u := so.users[uid]
 		for _, c := range []struct {
@@ -299,27 +307,12 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 			if c.has == c.want {
 				continue
 			}
-			is := Issue{Kind: c.kind, Detail: fmt.Sprintf("user %d has %s %d, counts %d", uid, c.counter, c.has, c.want)}
-			if f.opt.Grace > 0 && f.now-u.ts < f.opt.Grace.Milliseconds() {
-				is.Pending = true
-			} else if f.opt.Repair {
-				fixes = append(fixes, counted.Counter{Kind: c.counter, Owner: uint64(uid)})
-				issues = append(issues, len(f.rep.Issues))
-			}
-			f.rep.Issues = append(f.rep.Issues, is)
+			found = append(found, check.Found{TS: u.ts, Issue: Issue{Kind: c.kind,
+				Detail: fmt.Sprintf("user %d has %s %d, counts %d", uid, c.counter, c.has, c.want)}})
+			fixes = append(fixes, counted.Counter{Kind: c.counter, Owner: uint64(uid)})
 		}
 	}
-	if len(fixes) == 0 {
-		return nil
-	}
-	res, err := f.s.Writes.RecountCounters(ctx, fixes)
-	if err != nil {
-		return fmt.Errorf("fsck: recount %d counters: %w", len(fixes), err)
-	}
-	for i, r := range res {
-		f.rep.Issues[issues[i]].Repaired = r.Done
-	}
-	return nil
+	return f.p.Batch(found, f.s.Writes.BatchRecount(ctx, fixes))
 }
 
 // inboxTally is what the scan of one owner's inbox found.
@@ -352,7 +345,7 @@ func (f *fsck) checkInboxes(ctx context.Context) error {
 		return f.inboxIssues(ctx, cur, tally)
 	}
 	err := f.st.Scan(ctx, &hbase.Scan{Table: tables.Inbox, Families: []string{tables.FamInbox}}, func(r *hbase.Result) error {
-		f.rep.Rows[tables.Inbox]++
+		f.p.CountRow(tables.Inbox)
 		owner, id, ok := tables.DecodeInboxKey(r.Row)
 		if !ok {
 			return nil
@@ -371,9 +364,9 @@ func (f *fsck) checkInboxes(ctx context.Context) error {
 		switch {
 		case !exists:
 			tally.gone = append(tally.gone, bytes.Clone(r.Row))
-			tally.goneTS = max(tally.goneTS, newestTS(r))
+			tally.goneTS = max(tally.goneTS, check.NewestTS(r))
 		case !followed:
-			tally.extra[id.Author] = append(tally.extra[id.Author], newestTS(r))
+			tally.extra[id.Author] = append(tally.extra[id.Author], check.NewestTS(r))
 		case f.rank(id, p) < f.window(owner, id.Author):
 			tally.inWindow++
 		}

@@ -128,7 +128,8 @@ type Service struct {
 }
 
 // New returns the comments over st and registers with w the comment
-// relation and the commentCount counter, with the feed (notices) how the
+// relation, the commentCount counter and the comments' fsck check
+// (check.go), with the feed (notices) how the
 // notifications of a comment are checked (the comment row exists and
 // sends them), and with posts the deletion of a deleted post's comments.
 // The weibo tables must exist (tables.Migrate).
@@ -163,6 +164,7 @@ func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, no
 		},
 	}
 	s.w.Register(s.rel)
+	w.RegisterCheck(s.fsckCheck())
 	w.RegisterCounter(feed.PostCounter(st, CommentCount, tables.ColComments, tables.ColCommentsSeq, func(ctx context.Context, post weibo.PostID) (int64, error) {
 		return w.CountRows(ctx, &hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(post)}, nil, tables.CommentStored)
 	}))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -127,9 +128,17 @@ func TestRegistry(t *testing.T) {
 	w := counted.New(st)
 	x := &toy{w: w, st: st}
 	x.register()
+	start := func(*check.Pass) check.Run { return check.Run{} }
+	w.RegisterCheck(check.Check{Name: "b", Start: start})
+	w.RegisterCheck(check.Check{Name: "a", Start: start})
+	if cs := w.Checks(); len(cs) != 2 || cs[0].Name != "b" || cs[1].Name != "a" {
+		t.Errorf("checks %+v, want b then a, in the order registered", cs)
+	}
 	for name, f := range map[string]func(){
-		"same marker twice": func() { x.register() },
-		"incomplete":        func() { w.Register(&counted.Relation{Name: "half", Marker: tables.PendingFollow}) },
+		"check twice":         func() { w.RegisterCheck(check.Check{Name: "a", Start: start}) },
+		"check without Start": func() { w.RegisterCheck(check.Check{Name: "c"}) },
+		"same marker twice":   func() { x.register() },
+		"incomplete":          func() { w.Register(&counted.Relation{Name: "half", Marker: tables.PendingFollow}) },
 		"counter twice": func() {
 			w.RegisterCounter(&counted.CounterSpec{Kind: toyCounter, Cell: func(counted.Counter) (string, []byte, string, string) { return "", nil, "", "" }, Count: func(context.Context, counted.Counter) (int64, bool, error) { return 0, false, nil }})
 		},

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -35,6 +36,7 @@ type Protocol struct {
 	relations map[tables.PendingKind]*Relation
 	inFlight  []*Relation // relations whose markers live elsewhere (InFlight set)
 	counters  map[CounterKind]*CounterSpec
+	checks    []check.Check // the modules' fsck checks, in the order registered
 }
 
 type options struct {

@@ -203,3 +203,32 @@ func (p *Protocol) CountRows(ctx context.Context, sc *hbase.Scan, verify func(*h
 	}
 	return n, err
 }
+
+// BatchRecount returns the repair of a batch of counter issues
+// (check.Pass.Batch), cs holding the counter of each issue by its index:
+// it recounts the ones the pass gives it in one RecountCounters call and
+// reports which it recounted (a recount a write in flight holds back is
+// not).
+func (p *Protocol) BatchRecount(ctx context.Context, cs []Counter) func(which []int) ([]bool, error) {
+	return func(which []int) ([]bool, error) {
+		sel := make([]Counter, len(which))
+		for j, i := range which {
+			sel[j] = cs[i]
+		}
+		res, err := p.RecountCounters(ctx, sel)
+		done := make([]bool, len(res))
+		for i, r := range res {
+			done[i] = r.Done
+		}
+		return done, err
+	}
+}
+
+// RecountOne returns the repair of one counter issue (check.Pass.Issue):
+// it recounts c and reports whether it did.
+func (p *Protocol) RecountOne(ctx context.Context, c Counter) func() (bool, error) {
+	return func() (bool, error) {
+		res, err := p.RecountCounters(ctx, []Counter{c})
+		return err == nil && res[0].Done, err
+	}
+}

@@ -3,7 +3,9 @@ package counted
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -140,6 +142,32 @@ func (p *Protocol) RegisterCounter(spec *CounterSpec) {
 		panic(fmt.Sprintf("counted: counter %q registered twice", spec.Kind))
 	}
 	p.counters[spec.Kind] = spec
+}
+
+// RegisterCheck adds a module's checks for `gateway fsck` (package
+// check); fsck runs the registered checks in the order they were
+// registered. It panics on a check without a Name or Start, or a Name
+// registered twice.
+func (p *Protocol) RegisterCheck(c check.Check) {
+	if c.Name == "" || c.Start == nil {
+		panic(fmt.Sprintf("counted: incomplete check %q", c.Name))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, o := range p.checks {
+		if o.Name == c.Name {
+			panic(fmt.Sprintf("counted: check %q registered twice", c.Name))
+		}
+	}
+	p.checks = append(p.checks, c)
+}
+
+// Checks returns the registered checks (RegisterCheck), in the order
+// registered.
+func (p *Protocol) Checks() []check.Check {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.Clone(p.checks)
 }
 
 // Relations returns the registered relations that keep weibo:pending

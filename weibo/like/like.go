@@ -44,14 +44,15 @@ type Service struct {
 	log     *slog.Logger
 }
 
-// New returns the likes over st and registers with w the like relation
-// and the likeCount counter, and with notices how a LIKE notification is
+// New returns the likes over st and registers with w the like relation,
+// the likeCount counter and the likes' fsck check (check.go), and with notices how a LIKE notification is
 // checked (the like row exists). The weibo tables must exist
 // (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, notices Notices) *Service {
 	s := &Service{st: st, w: w, notices: notices, log: w.Logger()}
 	s.rel = s.likeRelation()
 	w.Register(s.rel)
+	w.RegisterCheck(s.fsckCheck())
 	w.RegisterCounter(feed.PostCounter(st, LikeCount, tables.ColLikes, tables.ColLikesSeq, func(ctx context.Context, post weibo.PostID) (int64, error) {
 		return w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
 	}))

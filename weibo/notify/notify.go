@@ -170,8 +170,9 @@ type Users interface {
 }
 
 // New returns the notifications over st and registers with w the notify
-// relation and the unread-notification counter (of users' users rows); live events are
-// published with ev, and a subscription holds at most queue events
+// relation, the unread-notification counter (of users' users rows) and
+// the notifications' fsck check (check.go); live events are published
+// with ev, and a subscription holds at most queue events
 // (events.DefaultQueue when queue <= 0). The modules whose actions notify
 // register how their notifications are checked (RegisterNoticeCheck)
 // before any call. The weibo tables must exist (tables.Migrate).
@@ -182,6 +183,7 @@ func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, users Users, q
 	s := &Service{st: st, w: w, events: ev, queue: queue, log: w.Logger()}
 	s.rel = s.notifyRelation()
 	w.Register(s.rel)
+	w.RegisterCheck(s.fsckCheck())
 	w.RegisterCounter(account.Counter(users, UnreadCount, tables.ColUnread, tables.ColUnreadSeq, s.countUnread))
 	return s
 }

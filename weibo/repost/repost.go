@@ -104,15 +104,16 @@ type Service struct {
 	posts Posts
 }
 
-// New returns the reposts over st and registers with w the repost pair
-// and the repostCount counter, with posts the pair's part in the write of
-// every repost (its publish and its delete), and with notices how a
-// REPOST notification is checked (the repost's content row names the
-// root). The weibo tables must exist (tables.Migrate).
+// New returns the reposts over st and registers with w the repost pair,
+// the repostCount counter and the reposts' fsck check (check.go), with
+// posts the pair's part in the write of every repost (its publish and its
+// delete), and with notices how a REPOST notification is checked (the
+// repost's content row names the root). The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Service {
 	s := &Service{st: st, w: w, posts: posts}
 	s.rel = s.repostRelation()
 	w.Register(s.rel)
+	w.RegisterCheck(s.fsckCheck())
 	w.RegisterCounter(feed.PostCounter(st, RepostCount, tables.ColReposts, tables.ColRepostsSeq, func(ctx context.Context, root weibo.PostID) (int64, error) {
 		return w.CountRows(ctx, &hbase.Scan{Table: tables.Reposts, Prefix: tables.RepostPrefix(root)},
 			func(r *hbase.Result) *hbase.Get {

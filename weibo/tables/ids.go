@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/base64"
 	"errors"
@@ -62,6 +63,12 @@ type PostID struct {
 
 // String returns the GraphQL form "<author>_<ms>".
 func (p PostID) String() string { return textOf(p) }
+
+// Compare orders post ids by author, then time: -1, 0 or +1 as p is
+// before, equal to or after q.
+func (p PostID) Compare(q PostID) int {
+	return cmp.Or(cmp.Compare(p.Author, q.Author), cmp.Compare(p.Millis, q.Millis))
+}
 
 // AppendText appends String's form to b (encoding.TextAppender); it never
 // fails.

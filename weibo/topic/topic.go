@@ -104,13 +104,14 @@ type Service struct {
 	posts Posts
 }
 
-// New returns the topics over st and registers with w the topic relation
-// and its two counters, and with posts the topics' part in the write of
+// New returns the topics over st and registers with w the topic relation,
+// its two counters and the topics' fsck check (check.go), and with posts the topics' part in the write of
 // every post with topics. The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, posts Posts) *Service {
 	s := &Service{st: st, w: w, posts: posts}
 	s.rel = s.topicRelation()
 	w.Register(s.rel)
+	w.RegisterCheck(s.fsckCheck())
 	s.w.RegisterCounter(&counted.CounterSpec{
 		Kind: TopicPostCount, Family: tables.FamTopicCount, SeqFamily: tables.FamTopicSeq,
 		Cell: func(c counted.Counter) (string, []byte, string, string) {

@@ -1,4 +1,4 @@
-package fsck
+package notify
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/counted"
-	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// Notifications (weibo:notifications) are checked in AreaSocial:
+// The notifications' part of `gateway fsck` (package check):
 //
 //	pair                      authority                        dependent
 //	notification              its group row's actor cells      the row's summary (actor count, newest
@@ -24,19 +24,19 @@ import (
 //
 // A group row's summary that disagrees with its actors' cells (or a row
 // with actors but no head, or a head but no actor) is rewritten from the
-// cells (Feed.RepairNotification, which also writes the index row); an
-// index row whose group's head is elsewhere or gone is deleted; a user's
+// cells (RepairNotification, which also writes the index row); an index
+// row whose group's head is elsewhere or gone is deleted; a user's
 // unreadNotificationCount that differs from their unread notifications is
 // recounted. Whether the actors' cells agree with the actions (the like
 // rows, the follows) is the repairer's, from the notify writes' markers:
 // an undone action's notification is a notification that was true once.
 
-// Kinds of Issue of the notifications.
+// Kinds of check.Issue of the notifications.
 const (
-	NotificationSummary      = "notification-summary"       // a group row whose count, newest actors or head disagree with its actors: rewritten
-	NotificationIndexMissing = "notification-index-missing" // a notification without its index row at its time: written
-	NotificationIndexStale   = "notification-index-stale"   // an index row whose notification is gone or at another time: deleted
-	NotificationUnreadCount  = "notification-unread-count"  // an unreadNotificationCount that differs from the unread notifications: recounted
+	IssueSummary      = "notification-summary"       // a group row whose count, newest actors or head disagree with its actors: rewritten
+	IssueIndexMissing = "notification-index-missing" // a notification without its index row at its time: written
+	IssueIndexStale   = "notification-index-stale"   // an index row whose notification is gone or at another time: deleted
+	IssueUnreadCount  = "notification-unread-count"  // an unreadNotificationCount that differs from the unread notifications: recounted
 )
 
 // notifGroup is what the scan found of one group row.
@@ -47,9 +47,16 @@ type notifGroup struct {
 	ts      int64
 }
 
-// checkNotifications scans weibo:notifications once and the users rows'
-// unread counters once, and compares them.
-func (f *fsck) checkNotifications(ctx context.Context) error {
+// fsckCheck is the notifications' check, registered by New.
+func (s *Service) fsckCheck() check.Check {
+	return check.Check{Name: Relation, Start: func(p *check.Pass) check.Run {
+		return check.Run{Check: func(ctx context.Context) error { return s.check(ctx, p) }}
+	}}
+}
+
+// check scans weibo:notifications once and the users rows' unread
+// counters once, and compares them.
+func (s *Service) check(ctx context.Context, p *check.Pass) error {
 	groups := map[weibo.NotificationID]*notifGroup{}
 	type indexRow struct {
 		key []byte
@@ -59,12 +66,12 @@ func (f *fsck) checkNotifications(ctx context.Context) error {
 	}
 	var index []indexRow
 	indexed := map[weibo.NotificationID]map[int64]bool{}
-	err := f.scan(ctx, &hbase.Scan{Table: tables.Notifications}, func(r *hbase.Result) {
+	err := p.Scan(ctx, &hbase.Scan{Table: tables.Notifications}, func(r *hbase.Result) {
 		if id, ok := tables.DecodeNotifGroupKey(r.Row); ok {
 			g, hasHead := tables.DecodeNotifGroup(r)
-			groups[id] = &notifGroup{g: g, hasHead: hasHead, actors: tables.NotifActors(r), ts: newestTS(r)}
+			groups[id] = &notifGroup{g: g, hasHead: hasHead, actors: tables.NotifActors(r), ts: check.NewestTS(r)}
 		} else if id, at, ok := tables.DecodeNotifIndexKey(r.Row); ok {
-			index = append(index, indexRow{key: bytes.Clone(r.Row), id: id, at: at, ts: newestTS(r)})
+			index = append(index, indexRow{key: bytes.Clone(r.Row), id: id, at: at, ts: check.NewestTS(r)})
 			if indexed[id] == nil {
 				indexed[id] = map[int64]bool{}
 			}
@@ -78,22 +85,22 @@ func (f *fsck) checkNotifications(ctx context.Context) error {
 	ids := slices.SortedFunc(maps.Keys(groups), func(a, b weibo.NotificationID) int { return cmp.Compare(a.String(), b.String()) })
 	for _, id := range ids {
 		ng := groups[id]
-		count, newest := notify.NotificationSummary(ng.actors)
+		count, newest := NotificationSummary(ng.actors)
 		summaryOK := ng.hasHead && count > 0 && ng.g.Count == count && slices.Equal(ng.g.Newest, newest) &&
 			(ng.g.Head.Read || ng.g.Head.At >= newest[0].At)
 		if ng.hasHead && !ng.g.Head.Read && count > 0 {
 			unread[id.Recipient]++
 		}
-		repair := func() (bool, error) { return true, f.s.Notify.RepairNotification(ctx, id) }
+		repair := func() (bool, error) { return true, s.RepairNotification(ctx, id) }
 		switch {
 		case !summaryOK && (ng.hasHead || count > 0):
-			err = f.issue(ctx, NotificationSummary, ng.ts, repair,
+			err = p.Issue(IssueSummary, ng.ts, repair,
 				"notification %s: head %v, count %d, %d newest; its actors' cells: %d", id, ng.hasHead, ng.g.Count, len(ng.g.Newest), count)
 		case !summaryOK:
 			// A tombstone (every actor left) over emptied cells:
 			// nothing reads it.
 		case !indexed[id][ng.g.Head.At]:
-			err = f.issue(ctx, NotificationIndexMissing, ng.ts, repair, "notification %s has no index row at its time %d", id, ng.g.Head.At)
+			err = p.Issue(IssueIndexMissing, ng.ts, repair, "notification %s has no index row at its time %d", id, ng.g.Head.At)
 		}
 		if err != nil {
 			return err
@@ -104,27 +111,27 @@ func (f *fsck) checkNotifications(ctx context.Context) error {
 		if ng != nil && ng.hasHead && ng.g.Head.At == ix.at {
 			continue
 		}
-		err := f.issue(ctx, NotificationIndexStale, ix.ts, func() (bool, error) {
-			ns, err := f.s.Notify.GetNotifications(ctx, []weibo.NotificationID{ix.id})
+		err := p.Issue(IssueIndexStale, ix.ts, func() (bool, error) {
+			ns, err := s.GetNotifications(ctx, []weibo.NotificationID{ix.id})
 			if err != nil || (ns[0] != nil && ns[0].AtMillis == ix.at) {
 				return false, err
 			}
-			return true, f.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: ix.key})
+			return true, s.st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: ix.key})
 		}, "index row of notification %s at %d: the notification is gone or at another time", ix.id, ix.at)
 		if err != nil {
 			return err
 		}
 	}
-	return f.checkUnread(ctx, unread)
+	return s.checkUnread(ctx, p, unread)
 }
 
 // checkUnread compares every user's unreadNotificationCount with unread,
 // their unread notifications counted by the scan, and recounts those that
-// differ (pending while a counter cell is younger than Options.Grace).
-func (f *fsck) checkUnread(ctx context.Context, unread map[weibo.UserID]int64) error {
+// differ (pending while a counter cell is younger than the grace).
+func (s *Service) checkUnread(ctx context.Context, p *check.Pass, unread map[weibo.UserID]int64) error {
+	var found []check.Found
 	var fixes []counted.Counter
-	var issues []int
-	err := f.st.Scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
 		uid, ok := tables.DecodeUserKey(r.Row)
 		if !ok {
 			return nil
@@ -139,25 +146,13 @@ func (f *fsck) checkUnread(ctx context.Context, unread map[weibo.UserID]int64) e
 				ts = max(ts, c.Timestamp)
 			}
 		}
-		is := Issue{Kind: NotificationUnreadCount, Detail: fmt.Sprintf("user %d has unreadNotificationCount %d, %d unread notifications", uid, has, unread[uid])}
-		if f.opt.Grace > 0 && f.now-ts < f.opt.Grace.Milliseconds() {
-			is.Pending = true
-		} else if f.opt.Repair {
-			fixes = append(fixes, counted.Counter{Kind: notify.UnreadCount, Owner: uint64(uid)})
-			issues = append(issues, len(f.rep.Issues))
-		}
-		f.rep.Issues = append(f.rep.Issues, is)
+		found = append(found, check.Found{TS: ts, Issue: check.Issue{Kind: IssueUnreadCount,
+			Detail: fmt.Sprintf("user %d has unreadNotificationCount %d, %d unread notifications", uid, has, unread[uid])}})
+		fixes = append(fixes, counted.Counter{Kind: UnreadCount, Owner: uint64(uid)})
 		return nil
 	})
-	if err != nil || len(fixes) == 0 {
+	if err != nil {
 		return err
 	}
-	res, err := f.s.Writes.RecountCounters(ctx, fixes)
-	if err != nil {
-		return fmt.Errorf("fsck: recount %d unread counters: %w", len(fixes), err)
-	}
-	for i, r := range res {
-		f.rep.Issues[issues[i]].Repaired = r.Done
-	}
-	return nil
+	return p.Batch(found, s.w.BatchRecount(ctx, fixes))
 }

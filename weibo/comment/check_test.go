@@ -1,4 +1,4 @@
-package fsck_test
+package comment_test
 
 import (
 	"fmt"
@@ -7,8 +7,10 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -23,8 +25,8 @@ func TestCommentChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st, svc, _ := startedService(t, b)
-			a, bu := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b"))
+			st, svc, _ := domaintest.FsckService(t, b)
+			a, bu := domaintest.MustUser(t, svc, domaintest.Uniq("a")), domaintest.MustUser(t, svc, domaintest.Uniq("b"))
 			var posts []weibo.PostID
 			for i := range 3 {
 				p, err := svc.Feed.Publish(ctx, a.ID, fmt.Sprintf("post %d", i))
@@ -51,9 +53,9 @@ func TestCommentChecks(t *testing.T) {
 				kind string
 				do   func() error
 			}{
-				{fsck.PostCommentCount, func() error { return putPostCounter(ctx, st, tables.ColComments, posts[0], 9) }},
-				{fsck.PostCommentCount, func() error { return putPostCounter(ctx, st, tables.ColComments, posts[2], 1) }},
-				{fsck.CommentOrphan, func() error {
+				{comment.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColComments, posts[0], 9) }},
+				{comment.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColComments, posts[2], 1) }},
+				{comment.IssueOrphan, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(weibo.CommentID{Post: gone, Millis: 12346, Author: bu.ID}),
 						Values: tables.CommentValues("orphan", bu.Username, nil, nil)})
 				}},
@@ -80,7 +82,7 @@ func TestCommentChecks(t *testing.T) {
 			}
 			counts := rep.Counts()
 			// The dead write's post counts one comment fewer than its rows, too.
-			want[fsck.PostCommentCount]++
+			want[comment.IssueCount]++
 			for k, n := range want {
 				if counts[k] != n {
 					t.Errorf("check: %d %s issues, want %d; found %+v", counts[k], k, n, rep.Issues)

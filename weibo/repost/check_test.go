@@ -1,4 +1,4 @@
-package fsck_test
+package repost_test
 
 import (
 	"cmp"
@@ -8,8 +8,10 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -24,8 +26,8 @@ func TestRepostChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st, svc, _ := startedService(t, b)
-			a, bu, c := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b")), mustUser(t, svc, uniq("c"))
+			st, svc, _ := domaintest.FsckService(t, b)
+			a, bu, c := domaintest.MustUser(t, svc, domaintest.Uniq("a")), domaintest.MustUser(t, svc, domaintest.Uniq("b")), domaintest.MustUser(t, svc, domaintest.Uniq("c"))
 			publish := func(author weibo.UserID, text string) weibo.PostID {
 				t.Helper()
 				p, err := svc.Feed.Publish(ctx, author, text)
@@ -34,7 +36,7 @@ func TestRepostChecks(t *testing.T) {
 				}
 				return p.ID
 			}
-			repost := func(author weibo.UserID, of weibo.PostID) weibo.PostID {
+			repostOf := func(author weibo.UserID, of weibo.PostID) weibo.PostID {
 				t.Helper()
 				p, err := svc.Reposts.Repost(ctx, author, of, "")
 				if err != nil {
@@ -43,7 +45,7 @@ func TestRepostChecks(t *testing.T) {
 				return p.ID
 			}
 			root1, root2 := publish(a.ID, "one"), publish(a.ID, "two")
-			r1, r2, r3 := repost(bu.ID, root1), repost(c.ID, root1), repost(bu.ID, root2)
+			r1, r2, r3 := repostOf(bu.ID, root1), repostOf(c.ID, root1), repostOf(bu.ID, root2)
 			if err := svc.FlushFanout(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -57,23 +59,23 @@ func TestRepostChecks(t *testing.T) {
 				kind string
 				do   func() error
 			}{
-				{fsck.RepostListMissing, func() error {
+				{repost.IssueListMissing, func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root1, r1)})
 				}},
-				{fsck.RepostListStale, func() error { // a repost that does not exist
+				{repost.IssueListStale, func() error { // a repost that does not exist
 					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root1, weibo.PostID{Author: c.ID, Millis: 12345}), Values: entry})
 				}},
-				{fsck.RepostListStale, func() error { // r2 reposts root1, not root2
+				{repost.IssueListStale, func() error { // r2 reposts root1, not root2
 					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root2, r2), Values: entry})
 				}},
-				{fsck.RepostCount, func() error { return putPostCounter(ctx, st, tables.ColReposts, root1, 7) }},
+				{repost.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColReposts, root1, 7) }},
 				// A repost of root2 that died after its content row: its
 				// marker, no list row, its root's count not Incremented.
 				{fsck.WriteUnfinished, func() error {
 					if err := st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root2, r3)}); err != nil {
 						return err
 					}
-					if err := putPostCounter(ctx, st, tables.ColReposts, root2, 0); err != nil {
+					if err := domaintest.PutPostCounter(ctx, st, tables.ColReposts, root2, 0); err != nil {
 						return err
 					}
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingRepost, uint64(root2.Author), uint64(root2.Millis), 42),
@@ -90,7 +92,7 @@ func TestRepostChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			counts := rep.Counts()
-			want := map[string]int{fsck.RepostListMissing: 2, fsck.RepostListStale: 2, fsck.RepostCount: 2, fsck.WriteUnfinished: 1}
+			want := map[string]int{repost.IssueListMissing: 2, repost.IssueListStale: 2, repost.IssueCount: 2, fsck.WriteUnfinished: 1}
 			for k, n := range want {
 				if counts[k] != n {
 					t.Errorf("check: %d %s issues, want %d; found %v", counts[k], k, n, counts)
@@ -105,7 +107,7 @@ func TestRepostChecks(t *testing.T) {
 			}
 			// The dead repost's marker is repaired first (its list row
 			// written, root2 recounted): the other checks then see it fixed.
-			want = map[string]int{fsck.RepostListMissing: 1, fsck.RepostListStale: 2, fsck.RepostCount: 1, fsck.WriteUnfinished: 1}
+			want = map[string]int{repost.IssueListMissing: 1, repost.IssueListStale: 2, repost.IssueCount: 1, fsck.WriteUnfinished: 1}
 			if counts := rep.Counts(); !equalCounts(counts, want) || rep.Unrepaired() > 0 {
 				t.Errorf("repair: %v, want %v; %+v", counts, want, rep.Issues)
 			}

@@ -1,4 +1,4 @@
-package fsck_test
+package like_test
 
 import (
 	"fmt"
@@ -8,8 +8,10 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -24,8 +26,8 @@ func TestLikeChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			st, svc, _ := startedService(t, b)
-			author, u, v := mustUser(t, svc, uniq("author")), mustUser(t, svc, uniq("u")), mustUser(t, svc, uniq("v"))
+			st, svc, _ := domaintest.FsckService(t, b)
+			author, u, v := domaintest.MustUser(t, svc, domaintest.Uniq("author")), domaintest.MustUser(t, svc, domaintest.Uniq("u")), domaintest.MustUser(t, svc, domaintest.Uniq("v"))
 			var posts []weibo.PostID
 			for i := range 2 {
 				p, err := svc.Feed.Publish(ctx, author.ID, fmt.Sprintf("post %d", i))
@@ -64,22 +66,22 @@ func TestLikeChecks(t *testing.T) {
 				kind string
 				do   func() error
 			}{
-				{fsck.LikeDependentMissing, func() error {
+				{like.IssueDependentMissing, func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.PostLikerKey(posts[0], uAt0, u.ID)})
 				}},
-				{fsck.LikeDependentMissing, func() error {
+				{like.IssueDependentMissing, func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.UserLikeKey(v.ID, vAt0, posts[0])})
 				}},
-				{fsck.LikeDependentStale, func() error { // the list rows of a like v never made
+				{like.IssueDependentStale, func() error { // the list rows of a like v never made
 					return st.PutMany(ctx, []*hbase.Put{
 						{Table: tables.Likes, Row: tables.PostLikerKey(posts[1], old, v.ID), Values: entry},
 						{Table: tables.Likes, Row: tables.UserLikeKey(v.ID, old, posts[1]), Values: entry},
 					})
 				}},
-				{fsck.LikeDependentStale, func() error { // a list row of an older like of u, at another time
+				{like.IssueDependentStale, func() error { // a list row of an older like of u, at another time
 					return st.Put(ctx, &hbase.Put{Table: tables.Likes, Row: tables.UserLikeKey(u.ID, uAt1-1000, posts[1]), Values: entry})
 				}},
-				{fsck.PostLikeCount, func() error { return putPostCounter(ctx, st, tables.ColLikes, posts[1], 5) }},
+				{like.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColLikes, posts[1], 5) }},
 				{fsck.WriteUnfinished, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingLike, uint64(posts[0].Author), uint64(posts[0].Millis), 42),
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: tables.EncodeMillis(old), tables.ColPendingExtra: tables.EncodeLikeExtra(v.ID, old)}}})

@@ -1,4 +1,4 @@
-package fsck_test
+package notify_test
 
 import (
 	"fmt"
@@ -7,8 +7,10 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -24,8 +26,8 @@ func TestNotificationChecks(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			st := b.OpenOwn(t, tables.Namespace, "fsckn")
-			svc, _ := orgService(t, st)
-			a, b1, b2, b3 := mustUser(t, svc, uniq("a")), mustUser(t, svc, uniq("b1")), mustUser(t, svc, uniq("b2")), mustUser(t, svc, uniq("b3"))
+			svc := domaintest.Service(t, st)
+			a, b1, b2, b3 := domaintest.MustUser(t, svc, domaintest.Uniq("a")), domaintest.MustUser(t, svc, domaintest.Uniq("b1")), domaintest.MustUser(t, svc, domaintest.Uniq("b2")), domaintest.MustUser(t, svc, domaintest.Uniq("b3"))
 			var posts []weibo.PostID
 			for i := range 3 {
 				p, err := svc.Feed.Publish(ctx, a.ID, fmt.Sprintf("post %d", i))
@@ -66,18 +68,18 @@ func TestNotificationChecks(t *testing.T) {
 				kind string
 				do   func() error
 			}{
-				{fsck.NotificationSummary, func() error { g := group(like(posts[0])); g.Count = 7; return putSummary(like(posts[0]), g) }},
-				{fsck.NotificationSummary, func() error {
+				{notify.IssueSummary, func() error { g := group(like(posts[0])); g.Count = 7; return putSummary(like(posts[0]), g) }},
+				{notify.IssueSummary, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifGroupKey(like(posts[1])),
 						Values: hbase.Values{tables.FamNotifActors: {tables.NotifActorQualifier(b3.ID): tables.EncodeMillis(1)}}})
 				}},
-				{fsck.NotificationIndexMissing, func() error {
+				{notify.IssueIndexMissing, func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(like(posts[2]), group(like(posts[2])).Head.At)})
 				}},
-				{fsck.NotificationIndexStale, func() error {
+				{notify.IssueIndexStale, func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifIndexKey(like(posts[2]), 5), Values: tables.NotifEntryValues()})
 				}},
-				{fsck.NotificationSummary, func() error {
+				{notify.IssueSummary, func() error {
 					// A head whose actors' cells are all emptied.
 					id := weibo.NotificationID{Recipient: b3.ID, Kind: tables.NotifLike, Subject: tables.PostSubject(posts[0]), Gen: 1}
 					return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifGroupKey(id), Values: hbase.Values{
@@ -85,7 +87,7 @@ func TestNotificationChecks(t *testing.T) {
 						tables.FamNotifActors:  {tables.NotifActorQualifier(b1.ID): {}},
 					}})
 				}},
-				{fsck.NotificationUnreadCount, func() error {
+				{notify.IssueUnreadCount, func() error {
 					_, err := st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(b2.ID), Family: tables.FamCount, Qualifier: tables.ColUnread, Amount: 3})
 					return err
 				}},
@@ -118,7 +120,7 @@ func TestNotificationChecks(t *testing.T) {
 				want[d.kind]++
 			}
 			// The dead write's actor cell is behind its summary's back too.
-			want[fsck.NotificationSummary]++
+			want[notify.IssueSummary]++
 			rep, err := fsck.Run(ctx, svc, fsck.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,157 @@
+package like
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/check"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// The likes' part of `gateway fsck` (package check):
+//
+//	pair                      authority                        dependent
+//	like                      likes row of (post, user)        the post's likers row and the user's likes
+//	                          holding the time of the like     row at that time, the post's likeCount
+//
+// A like row without its list rows (IssueDependentMissing) and list rows
+// without their like row (IssueDependentStale) are settled at the like's
+// time (RepairLike); a likeCount that differs from the post's like rows
+// (IssueCount) is recounted, all of them in one batch. Both repairs are
+// safe beside live writes.
+
+// Kinds of check.Issue of the likes.
+const (
+	IssueDependentMissing = "like-dependent-missing" // a like row without its post's likers row or its user's likes row: settled (written)
+	IssueDependentStale   = "like-dependent-stale"   // a likers or likes row whose like row is gone or holds another time: settled (deleted)
+	IssueCount            = "post-like-count"        // a likeCount that differs from the post's like rows: recounted
+)
+
+// likeOf names one like: the post, the user, and the time of the like.
+type likeOf struct {
+	post weibo.PostID
+	uid  weibo.UserID
+	at   int64
+}
+
+// checkRun is one fsck run of the likes' check.
+type checkRun struct {
+	s *Service
+	p *check.Pass
+	// From the content rows: each stored post's likeCount and the newest
+	// cell of the count and its sequence.
+	posts   []weibo.PostID
+	counts  map[weibo.PostID]int64
+	countTS map[weibo.PostID]int64
+	// From weibo:likes.
+	likes     map[likeOf]int64 // like rows -> cell time
+	postLists map[likeOf]int64 // the posts' likers rows -> cell time
+	userLists map[likeOf]int64 // the users' likes rows -> cell time
+	rows      map[weibo.PostID]int64
+}
+
+// fsckCheck is the likes' check, registered by New.
+func (s *Service) fsckCheck() check.Check {
+	return check.Check{Name: Relation, Start: func(p *check.Pass) check.Run {
+		c := &checkRun{s: s, p: p, counts: map[weibo.PostID]int64{}, countTS: map[weibo.PostID]int64{},
+			likes: map[likeOf]int64{}, postLists: map[likeOf]int64{}, userLists: map[likeOf]int64{}, rows: map[weibo.PostID]int64{}}
+		return check.Run{Content: c.content, Check: c.check}
+	}}
+}
+
+// content keeps a stored post's likeCount and the time of its cells.
+func (c *checkRun) content(id weibo.PostID, r *hbase.Result) {
+	c.posts = append(c.posts, id)
+	c.counts[id] = tables.PostLikes(r)
+	for _, q := range []string{tables.ColLikes, tables.ColLikesSeq} {
+		if cell := r.Cell(tables.FamPost, q); cell != nil {
+			c.countTS[id] = max(c.countTS[id], cell.Timestamp)
+		}
+	}
+}
+
+// check scans weibo:likes and compares every like row with its two list
+// rows, every list row with its like row, and every post's likeCount with
+// its like rows.
+func (c *checkRun) check(ctx context.Context) error {
+	err := c.p.Scan(ctx, &hbase.Scan{Table: tables.Likes}, func(r *hbase.Result) {
+		if p, uid, ok := tables.DecodeLikeKey(r.Row); ok {
+			at, _ := tables.LikeAt(r)
+			c.likes[likeOf{p, uid, at}] = check.NewestTS(r)
+			c.rows[p]++
+		} else if p, at, uid, ok := tables.DecodePostLikerKey(r.Row); ok {
+			c.postLists[likeOf{p, uid, at}] = check.NewestTS(r)
+		} else if uid, at, p, ok := tables.DecodeUserLikeKey(r.Row); ok {
+			c.userLists[likeOf{p, uid, at}] = check.NewestTS(r)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, l := range sortedLikes(c.likes) {
+		_, inPost := c.postLists[l]
+		_, inUser := c.userLists[l]
+		if inPost && inUser {
+			continue
+		}
+		var lacks []string
+		if !inPost {
+			lacks = append(lacks, "the post's likers row")
+		}
+		if !inUser {
+			lacks = append(lacks, "the user's likes row")
+		}
+		err := c.p.Issue(IssueDependentMissing, c.likes[l], func() (bool, error) {
+			return true, c.s.RepairLike(ctx, l.post, l.uid, l.at)
+		}, "user %d likes post %s (at %d) but %v is missing", l.uid, l.post, l.at, lacks)
+		if err != nil {
+			return err
+		}
+	}
+	stale := map[likeOf]int64{}
+	for _, lists := range []map[likeOf]int64{c.postLists, c.userLists} {
+		for l, ts := range lists {
+			if _, ok := c.likes[l]; !ok {
+				stale[l] = max(stale[l], ts)
+			}
+		}
+	}
+	for _, l := range sortedLikes(stale) {
+		err := c.p.Issue(IssueDependentStale, stale[l], func() (bool, error) {
+			return true, c.s.RepairLike(ctx, l.post, l.uid, l.at)
+		}, "the lists show user %d liking post %s at %d, which the like rows do not hold", l.uid, l.post, l.at)
+		if err != nil {
+			return err
+		}
+	}
+	return c.checkCounts(ctx)
+}
+
+// checkCounts compares every stored post's likeCount with its like rows
+// and recounts the ones that differ, in one batch.
+func (c *checkRun) checkCounts(ctx context.Context) error {
+	var found []check.Found
+	var fixes []counted.Counter
+	for _, id := range slices.SortedFunc(slices.Values(c.posts), weibo.PostID.Compare) {
+		if c.counts[id] == c.rows[id] {
+			continue
+		}
+		found = append(found, check.Found{TS: c.countTS[id], Issue: check.Issue{Kind: IssueCount,
+			Detail: fmt.Sprintf("post %s has likeCount %d, %d like rows", id, c.counts[id], c.rows[id])}})
+		fixes = append(fixes, counted.Counter{Kind: LikeCount, Owner: uint64(id.Author), Sub: uint64(id.Millis)})
+	}
+	return c.p.Batch(found, c.s.w.BatchRecount(ctx, fixes))
+}
+
+// sortedLikes returns the keys of m by post, user and time.
+func sortedLikes(m map[likeOf]int64) []likeOf {
+	return slices.SortedFunc(maps.Keys(m), func(a, b likeOf) int {
+		return cmp.Or(a.post.Compare(b.post), cmp.Compare(a.uid, b.uid), cmp.Compare(a.at, b.at))
+	})
+}
