@@ -9,6 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/fsck"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -58,78 +59,40 @@ func TestSocialChecks(t *testing.T) {
 			}
 
 			old := tables.U64(uint64(time.Now().Add(-time.Hour).UnixMilli()))
-			damage := []struct {
-				kind string
-				do   func() error
-			}{
-				{fsck.FansMissing, func() error {
+			damage := []domaintest.Damage{
+				{Kind: fsck.FansMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Relations, Row: tables.RelationKey(bu.ID, tables.Fans, c.ID)})
 				}},
-				{fsck.FansStale, func() error {
+				{Kind: fsck.FansStale, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Relations, Row: tables.RelationKey(a.ID, tables.Fans, bu.ID),
 						Values: hbase.Values{tables.FamRel: {tables.ColRelSet: old}}})
 				}},
-				{fsck.FollowCount, func() error { return putCounter(ctx, st, a.ID, tables.ColFollows, 7) }},
-				{fsck.FanCount, func() error { return putCounter(ctx, st, c.ID, tables.ColFans, 3) }},
-				{fsck.PostCount, func() error { return putCounter(ctx, st, bu.ID, tables.ColPosts, 1) }},
-				{fsck.InboxMissing, func() error {
+				{Kind: fsck.FollowCount, Do: func() error { return putCounter(ctx, st, a.ID, tables.ColFollows, 7) }},
+				{Kind: fsck.FanCount, Do: func() error { return putCounter(ctx, st, c.ID, tables.ColFans, 3) }},
+				{Kind: fsck.PostCount, Do: func() error { return putCounter(ctx, st, bu.ID, tables.ColPosts, 1) }},
+				{Kind: fsck.InboxMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(a.ID, bPosts[1])})
 				}},
-				{fsck.InboxMissing, func() error { // an own post
+				{Kind: fsck.InboxMissing, Do: func() error { // an own post
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(c.ID, cPost.ID)})
 				}},
-				{fsck.InboxExtra, func() error { // a's unfollowed c
+				{Kind: fsck.InboxExtra, Do: func() error { // a's unfollowed c
 					return st.Put(ctx, &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(a.ID, cPost.ID), Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}})
 				}},
-				{fsck.InboxExtra, func() error { // a post that does not exist
+				{Kind: fsck.InboxExtra, Do: func() error { // a post that does not exist
 					return st.Put(ctx, &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(a.ID, weibo.PostID{Author: bu.ID, Millis: 12345}),
 						Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: {}}}})
 				}},
-				{fsck.WriteUnfinished, func() error {
+				{Kind: fsck.WriteUnfinished, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingFollow, uint64(c.ID), uint64(a.ID), 42),
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old}}})
 				}},
-				{fsck.FanoutUnfinished, func() error {
+				{Kind: fsck.FanoutUnfinished, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(bPosts[0]),
 						Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: old}}})
 				}},
 			}
-			var kinds []string
-			for _, d := range damage {
-				if err := d.do(); err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Contains(kinds, d.kind) {
-					kinds = append(kinds, d.kind)
-				}
-			}
-			rep, err := fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := rep.Counts()
-			for _, k := range kinds {
-				if counts[k] == 0 {
-					t.Errorf("check: no %s issue; found %v", k, counts)
-				}
-			}
-			if rep.Unrepaired() != len(rep.Issues) {
-				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
-			}
-			rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := rep.Unrepaired(); n > 0 {
-				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
-			}
-			rep, err = fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rep.Issues) > 0 {
-				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
-			}
+			domaintest.FsckRepairs(t, svc, domaintest.Damaged(t, damage))
 			us, err := svc.Accounts.GetUsers(ctx, []weibo.UserID{a.ID, bu.ID, c.ID})
 			if err != nil {
 				t.Fatal(err)

@@ -49,17 +49,14 @@ func TestCommentChecks(t *testing.T) {
 
 			old := tables.U64(uint64(time.Now().Add(-time.Hour).UnixMilli()))
 			gone := weibo.PostID{Author: a.ID, Millis: 12345}
-			damage := []struct {
-				kind string
-				do   func() error
-			}{
-				{comment.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColComments, posts[0], 9) }},
-				{comment.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColComments, posts[2], 1) }},
-				{comment.IssueOrphan, func() error {
+			damage := []domaintest.Damage{
+				{Kind: comment.IssueCount, Do: func() error { return domaintest.PutPostCounter(ctx, st, tables.ColComments, posts[0], 9) }},
+				{Kind: comment.IssueCount, Do: func() error { return domaintest.PutPostCounter(ctx, st, tables.ColComments, posts[2], 1) }},
+				{Kind: comment.IssueOrphan, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(weibo.CommentID{Post: gone, Millis: 12346, Author: bu.ID}),
 						Values: tables.CommentValues("orphan", bu.Username, nil, nil)})
 				}},
-				{fsck.WriteUnfinished, func() error {
+				{Kind: fsck.WriteUnfinished, Do: func() error {
 					// An addComment that wrote its marker and its comment row, and died.
 					c := weibo.CommentID{Post: posts[1], Millis: time.Now().UnixMilli(), Author: a.ID}
 					if err := st.Put(ctx, &hbase.Put{Table: tables.Comments, Row: tables.CommentKey(c), Values: tables.CommentValues("died", a.Username, nil, nil)}); err != nil {
@@ -69,37 +66,10 @@ func TestCommentChecks(t *testing.T) {
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old, tables.ColPendingExtra: tables.EncodeCommentRef(c)}}})
 				}},
 			}
-			want := map[string]int{}
-			for _, d := range damage {
-				if err := d.do(); err != nil {
-					t.Fatal(err)
-				}
-				want[d.kind]++
-			}
-			rep, err := fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := rep.Counts()
+			want := domaintest.Damaged(t, damage)
 			// The dead write's post counts one comment fewer than its rows, too.
 			want[comment.IssueCount]++
-			for k, n := range want {
-				if counts[k] != n {
-					t.Errorf("check: %d %s issues, want %d; found %+v", counts[k], k, n, rep.Issues)
-				}
-			}
-			if rep.Unrepaired() != len(rep.Issues) {
-				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true}); err != nil {
-				t.Fatal(err)
-			}
-			if n := rep.Unrepaired(); n > 0 {
-				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
-				t.Errorf("after repair: %v %+v", err, rep)
-			}
+			domaintest.FsckRepairs(t, svc, want)
 			ps, err := svc.Feed.GetPosts(ctx, posts)
 			if err != nil {
 				t.Fatal(err)

@@ -62,65 +62,29 @@ func TestLikeChecks(t *testing.T) {
 			uAt0, vAt0, uAt1 := likedAt(u.ID, posts[0]), likedAt(v.ID, posts[0]), likedAt(u.ID, posts[1])
 			old := time.Now().Add(-time.Hour).UnixMilli()
 			entry := tables.LikeEntryValues()
-			damage := []struct {
-				kind string
-				do   func() error
-			}{
-				{like.IssueDependentMissing, func() error {
+			damage := []domaintest.Damage{
+				{Kind: like.IssueDependentMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.PostLikerKey(posts[0], uAt0, u.ID)})
 				}},
-				{like.IssueDependentMissing, func() error {
+				{Kind: like.IssueDependentMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Likes, Row: tables.UserLikeKey(v.ID, vAt0, posts[0])})
 				}},
-				{like.IssueDependentStale, func() error { // the list rows of a like v never made
+				{Kind: like.IssueDependentStale, Do: func() error { // the list rows of a like v never made
 					return st.PutMany(ctx, []*hbase.Put{
 						{Table: tables.Likes, Row: tables.PostLikerKey(posts[1], old, v.ID), Values: entry},
 						{Table: tables.Likes, Row: tables.UserLikeKey(v.ID, old, posts[1]), Values: entry},
 					})
 				}},
-				{like.IssueDependentStale, func() error { // a list row of an older like of u, at another time
+				{Kind: like.IssueDependentStale, Do: func() error { // a list row of an older like of u, at another time
 					return st.Put(ctx, &hbase.Put{Table: tables.Likes, Row: tables.UserLikeKey(u.ID, uAt1-1000, posts[1]), Values: entry})
 				}},
-				{like.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColLikes, posts[1], 5) }},
-				{fsck.WriteUnfinished, func() error {
+				{Kind: like.IssueCount, Do: func() error { return domaintest.PutPostCounter(ctx, st, tables.ColLikes, posts[1], 5) }},
+				{Kind: fsck.WriteUnfinished, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Pending, Row: tables.PendingKey(tables.PendingLike, uint64(posts[0].Author), uint64(posts[0].Millis), 42),
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: tables.EncodeMillis(old), tables.ColPendingExtra: tables.EncodeLikeExtra(v.ID, old)}}})
 				}},
 			}
-			var kinds []string
-			for _, d := range damage {
-				if err := d.do(); err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Contains(kinds, d.kind) {
-					kinds = append(kinds, d.kind)
-				}
-			}
-			rep, err := fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := rep.Counts()
-			for _, k := range kinds {
-				if counts[k] == 0 {
-					t.Errorf("check: no %s issue; found %v", k, counts)
-				}
-			}
-			if rep.Unrepaired() != len(rep.Issues) {
-				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true}); err != nil {
-				t.Fatal(err)
-			}
-			if n := rep.Unrepaired(); n > 0 {
-				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			if len(rep.Issues) > 0 {
-				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
-			}
+			domaintest.FsckRepairs(t, svc, domaintest.Damaged(t, damage))
 			ps, err := svc.Feed.GetPosts(ctx, posts)
 			if err != nil {
 				t.Fatal(err)

@@ -64,22 +64,19 @@ func TestNotificationChecks(t *testing.T) {
 				return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifGroupKey(id), Values: hbase.Values{tables.FamNotifSummary: tables.NotifGroupValues(g)}})
 			}
 			old := tables.U64(uint64(time.Now().Add(-time.Hour).UnixMilli()))
-			damage := []struct {
-				kind string
-				do   func() error
-			}{
-				{notify.IssueSummary, func() error { g := group(like(posts[0])); g.Count = 7; return putSummary(like(posts[0]), g) }},
-				{notify.IssueSummary, func() error {
+			damage := []domaintest.Damage{
+				{Kind: notify.IssueSummary, Do: func() error { g := group(like(posts[0])); g.Count = 7; return putSummary(like(posts[0]), g) }},
+				{Kind: notify.IssueSummary, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifGroupKey(like(posts[1])),
 						Values: hbase.Values{tables.FamNotifActors: {tables.NotifActorQualifier(b3.ID): tables.EncodeMillis(1)}}})
 				}},
-				{notify.IssueIndexMissing, func() error {
+				{Kind: notify.IssueIndexMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Notifications, Row: tables.NotifIndexKey(like(posts[2]), group(like(posts[2])).Head.At)})
 				}},
-				{notify.IssueIndexStale, func() error {
+				{Kind: notify.IssueIndexStale, Do: func() error {
 					return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifIndexKey(like(posts[2]), 5), Values: tables.NotifEntryValues()})
 				}},
-				{notify.IssueSummary, func() error {
+				{Kind: notify.IssueSummary, Do: func() error {
 					// A head whose actors' cells are all emptied.
 					id := weibo.NotificationID{Recipient: b3.ID, Kind: tables.NotifLike, Subject: tables.PostSubject(posts[0]), Gen: 1}
 					return st.Put(ctx, &hbase.Put{Table: tables.Notifications, Row: tables.NotifGroupKey(id), Values: hbase.Values{
@@ -87,11 +84,11 @@ func TestNotificationChecks(t *testing.T) {
 						tables.FamNotifActors:  {tables.NotifActorQualifier(b1.ID): {}},
 					}})
 				}},
-				{notify.IssueUnreadCount, func() error {
+				{Kind: notify.IssueUnreadCount, Do: func() error {
 					_, err := st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.UserKey(b2.ID), Family: tables.FamCount, Qualifier: tables.ColUnread, Amount: 3})
 					return err
 				}},
-				{fsck.WriteUnfinished, func() error {
+				{Kind: fsck.WriteUnfinished, Do: func() error {
 					// b2's follow of a that died after its attends row and its
 					// notify write's marker and actor cell.
 					at := time.Now().UnixMilli()
@@ -112,37 +109,10 @@ func TestNotificationChecks(t *testing.T) {
 							tables.ColPendingExtra: tables.EncodeNotifyExtra(tables.NotifFollow, tables.DaySubject(at), at, 0)}}})
 				}},
 			}
-			want := map[string]int{}
-			for _, d := range damage {
-				if err := d.do(); err != nil {
-					t.Fatal(err)
-				}
-				want[d.kind]++
-			}
+			want := domaintest.Damaged(t, damage)
 			// The dead write's actor cell is behind its summary's back too.
 			want[notify.IssueSummary]++
-			rep, err := fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := rep.Counts()
-			for k, n := range want {
-				if counts[k] != n {
-					t.Errorf("check: %d %s issues, want %d; found %+v", counts[k], k, n, rep.Issues)
-				}
-			}
-			if rep.Unrepaired() != len(rep.Issues) {
-				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true}); err != nil {
-				t.Fatal(err)
-			}
-			if n := rep.Unrepaired(); n > 0 {
-				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
-				t.Errorf("after repair: %v %+v", err, rep)
-			}
+			domaintest.FsckRepairs(t, svc, want)
 			n := 2
 			page, err := svc.Notify.Notifications(ctx, a.ID, &n, nil)
 			if err != nil {

@@ -55,23 +55,20 @@ func TestRepostChecks(t *testing.T) {
 
 			old := tables.EncodeMillis(time.Now().Add(-time.Hour).UnixMilli())
 			entry := hbase.Values{tables.FamRepost: {tables.ColRepostEntry: {}}}
-			damage := []struct {
-				kind string
-				do   func() error
-			}{
-				{repost.IssueListMissing, func() error {
+			damage := []domaintest.Damage{
+				{Kind: repost.IssueListMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root1, r1)})
 				}},
-				{repost.IssueListStale, func() error { // a repost that does not exist
+				{Kind: repost.IssueListStale, Do: func() error { // a repost that does not exist
 					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root1, weibo.PostID{Author: c.ID, Millis: 12345}), Values: entry})
 				}},
-				{repost.IssueListStale, func() error { // r2 reposts root1, not root2
+				{Kind: repost.IssueListStale, Do: func() error { // r2 reposts root1, not root2
 					return st.Put(ctx, &hbase.Put{Table: tables.Reposts, Row: tables.RepostKey(root2, r2), Values: entry})
 				}},
-				{repost.IssueCount, func() error { return domaintest.PutPostCounter(ctx, st, tables.ColReposts, root1, 7) }},
+				{Kind: repost.IssueCount, Do: func() error { return domaintest.PutPostCounter(ctx, st, tables.ColReposts, root1, 7) }},
 				// A repost of root2 that died after its content row: its
 				// marker, no list row, its root's count not Incremented.
-				{fsck.WriteUnfinished, func() error {
+				{Kind: fsck.WriteUnfinished, Do: func() error {
 					if err := st.Delete(ctx, &hbase.Delete{Table: tables.Reposts, Row: tables.RepostKey(root2, r3)}); err != nil {
 						return err
 					}
@@ -82,41 +79,16 @@ func TestRepostChecks(t *testing.T) {
 						Values: hbase.Values{tables.FamPending: {tables.ColPendingAt: old, tables.ColPendingExtra: tables.EncodeRepostExtra(r3)}}})
 				}},
 			}
-			for _, d := range damage {
-				if err := d.do(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := rep.Counts()
-			want := map[string]int{repost.IssueListMissing: 2, repost.IssueListStale: 2, repost.IssueCount: 2, fsck.WriteUnfinished: 1}
-			for k, n := range want {
-				if counts[k] != n {
-					t.Errorf("check: %d %s issues, want %d; found %v", counts[k], k, n, counts)
-				}
-			}
-			if len(rep.Issues) != 7 || rep.Unrepaired() != len(rep.Issues) {
-				t.Errorf("check-only run: %+v", rep.Issues)
-			}
-			rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true})
-			if err != nil {
-				t.Fatal(err)
+			domaintest.Damaged(t, damage)
+			found, repaired := domaintest.FsckRepairs(t, svc, map[string]int{repost.IssueListMissing: 2, repost.IssueListStale: 2, repost.IssueCount: 2, fsck.WriteUnfinished: 1})
+			if len(found.Issues) != 7 {
+				t.Errorf("check-only run: %+v", found.Issues)
 			}
 			// The dead repost's marker is repaired first (its list row
 			// written, root2 recounted): the other checks then see it fixed.
-			want = map[string]int{repost.IssueListMissing: 1, repost.IssueListStale: 2, repost.IssueCount: 1, fsck.WriteUnfinished: 1}
-			if counts := rep.Counts(); !equalCounts(counts, want) || rep.Unrepaired() > 0 {
-				t.Errorf("repair: %v, want %v; %+v", counts, want, rep.Issues)
-			}
-			rep, err = fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rep.Issues) > 0 {
-				t.Errorf("after repair: %v %+v", rep.Counts(), rep.Issues)
+			want := map[string]int{repost.IssueListMissing: 1, repost.IssueListStale: 2, repost.IssueCount: 1, fsck.WriteUnfinished: 1}
+			if counts := repaired.Counts(); !equalCounts(counts, want) {
+				t.Errorf("repair: %v, want %v; %+v", counts, want, repaired.Issues)
 			}
 			for root, reposts := range map[weibo.PostID][]weibo.PostID{root1: newestFirst(r1, r2), root2: {r3}} {
 				ps, err := svc.Feed.GetPosts(ctx, []weibo.PostID{root})

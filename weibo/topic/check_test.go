@@ -55,56 +55,25 @@ func TestTopicChecks(t *testing.T) {
 				t.Fatalf("before the damage: %v %+v", err, rep)
 			}
 			hour := tables.HourStart(posts[1].Millis)
-			damage := []struct {
-				kind string
-				do   func() error
-			}{
-				{topic.IssueListMissing, func() error {
+			damage := []domaintest.Damage{
+				{Kind: topic.IssueListMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.TopicPosts, Row: tables.TopicPostKey("抗疫", posts[1])})
 				}},
-				{topic.IssueListStale, func() error { // a post that does not have the topic
+				{Kind: topic.IssueListStale, Do: func() error { // a post that does not have the topic
 					return st.Put(ctx, &hbase.Put{Table: tables.TopicPosts, Row: tables.TopicPostKey("武汉加油", posts[2]), Values: tables.TopicEntryValues()})
 				}},
-				{topic.IssueListStale, func() error { // a post that does not exist, of a topic no post has
+				{Kind: topic.IssueListStale, Do: func() error { // a post that does not exist, of a topic no post has
 					gone := weibo.PostID{Author: a.ID, Millis: 12345}
 					return st.Put(ctx, &hbase.Put{Table: tables.TopicPosts, Row: tables.TopicPostKey("无人", gone), Values: tables.TopicEntryValues()})
 				}},
-				{topic.IssuePostCount, func() error {
+				{Kind: topic.IssuePostCount, Do: func() error {
 					return putNewer(ctx, st, tables.Topics, tables.TopicKey("武汉加油"), tables.FamTopicCount, tables.ColTopicPosts, tables.U64(7))
 				}},
-				{topic.IssueHourCount, func() error {
+				{Kind: topic.IssueHourCount, Do: func() error {
 					return putNewer(ctx, st, tables.Topics, tables.HourKey(hour), tables.FamTopicCount, "抗疫", tables.U64(3))
 				}},
 			}
-			want := map[string]int{}
-			for _, d := range damage {
-				if err := d.do(); err != nil {
-					t.Fatal(err)
-				}
-				want[d.kind]++
-			}
-			rep, err := fsck.Run(ctx, svc, fsck.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := rep.Counts()
-			for k, n := range want {
-				if counts[k] != n {
-					t.Errorf("check: %d %s issues, want %d; found %+v", counts[k], k, n, rep.Issues)
-				}
-			}
-			if rep.Unrepaired() != len(rep.Issues) {
-				t.Errorf("a check-only run repaired something: %+v", rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{Repair: true}); err != nil {
-				t.Fatal(err)
-			}
-			if n := rep.Unrepaired(); n > 0 {
-				t.Errorf("repair left %d issues: %+v", n, rep.Issues)
-			}
-			if rep, err = fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
-				t.Errorf("after repair: %v %+v", err, rep)
-			}
+			domaintest.FsckRepairs(t, svc, domaintest.Damaged(t, damage))
 			for name, n := range map[string]int64{"武汉加油": 2, "抗疫": 1} {
 				r, err := st.Get(ctx, &hbase.Get{Table: tables.Topics, Row: tables.TopicKey(name)})
 				if err != nil {
