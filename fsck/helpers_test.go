@@ -31,4 +31,3 @@ var (
 	deptMembers = domaintest.DeptMembers
 	userDept    = domaintest.UserDept
 )
-
