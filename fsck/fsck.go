@@ -210,12 +210,14 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 		_, ok := f.so.hasPost(id)
 		return ok
 	})
+	// The markers of the organisation's relations belong to AreaOrg, those
+	// of every other registered relation to AreaSocial.
 	var kinds []tables.PendingKind
-	if opt.Areas&AreaOrg != 0 {
-		kinds = append(kinds, tables.PendingRole, tables.PendingDeptMember)
-	}
-	if opt.Areas&AreaSocial != 0 {
-		kinds = append(kinds, tables.PendingFollow, tables.PendingLike, tables.PendingRepost, tables.PendingPostDelete, tables.PendingComment, tables.PendingTopic, tables.PendingNotify)
+	for k := range svc.Writes.Relations() {
+		org := k == tables.PendingRole || k == tables.PendingDeptMember
+		if (org && opt.Areas&AreaOrg != 0) || (!org && opt.Areas&AreaSocial != 0) {
+			kinds = append(kinds, k)
+		}
 	}
 	// Unfinished writes first: their repair settles pairs and recounts.
 	if err := f.loadMarkers(ctx); err != nil {
