@@ -2505,7 +2505,8 @@ extend type Post {
   """
   This post's topics (#话题#), in order of first appearance: the texts
   between a ` + "`" + `#` + "`" + ` and the next ` + "`" + `#` + "`" + ` of its content (each ` + "`" + `#` + "`" + ` used once),
-  trimmed, 1 to 64 characters without a line break, each once.
+  trimmed, 1 to 64 characters without a line break, each once; at most
+  30, the first ones (later ones are plain text).
   """
   topics: [Topic!]!
 }

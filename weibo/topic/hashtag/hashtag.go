@@ -10,8 +10,11 @@
 // distinct, in the order of their first appearance. "#a##b#" has the
 // topics a and b; "#a#b#c#" has a and c ("b" sits between the second and
 // the third '#', which are used by a and c); "#a" none (an unclosed '#'
-// opens nothing). The rule applies to every post's content alike: posts,
-// reposts' comments and the imported data set.
+// opens nothing). A post has at most MaxTopics topics, its first
+// MaxTopics distinct names: the pairs after them are plain text, so that
+// hashtag spam costs a write, a list and the counters no more than
+// MaxTopics topics do. The rule applies to every post's content alike:
+// posts, reposts' comments and the imported data set.
 //
 // The package imports only the standard library, so that the byte layout
 // (package weibo/tables, for topic ids) and the domain share it.
@@ -26,11 +29,17 @@ import (
 // MaxLen is the longest topic name, in Unicode code points.
 const MaxLen = 64
 
+// MaxTopics is the most topics one post has: its first MaxTopics distinct
+// names; later ones are plain text.
+const MaxTopics = 30
+
 // Extract returns text's topics by the rule of the package comment: names
-// distinct, in order of first appearance; nil when there is none.
+// distinct, in order of first appearance, at most MaxTopics; nil when there
+// is none. It stops scanning at the MaxTopics-th name, so its cost does not
+// grow with the pairs after it.
 func Extract(text string) []string {
 	var out []string
-	for {
+	for len(out) < MaxTopics {
 		open := strings.IndexByte(text, '#')
 		if open < 0 {
 			return out
@@ -45,6 +54,7 @@ func Extract(text string) []string {
 		}
 		text = rest[end+1:]
 	}
+	return out
 }
 
 // Valid reports whether name can be a topic: 1 to MaxLen code points of
