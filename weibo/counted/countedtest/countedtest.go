@@ -27,13 +27,25 @@
 //   - makes it outlive its budget (the clock jumps past half the grace at
 //     its sequenced step) and requires the same after the repair.
 //
-// The store is exact when weibo:pending is empty, every counter the pair's
-// writes change holds its recount (counted.Protocol.RecountCounters finds
-// the kept value equal to the count), the pair is present exactly when the
-// call got past its decided step (Module.Decided) and the store's checker
-// (Module.Fsck: `gateway fsck` over the whole store) reports nothing.
-// Every declared step must be reached by the write or its reverse: a step
-// that is never reached is reported, so the declaration cannot go stale.
+// The store is exact when no marker is left — weibo:pending is empty, and
+// so are the module's other tables of markers (Module.MarkerTables: the
+// weibo:outbox of a publish) —, every counter the pair's writes change
+// holds its recount (counted.Protocol.RecountCounters finds the kept value
+// equal to the count), the pair is present exactly when the call got past
+// its decided step (Module.Decided, Module.UndoDecided) and the store's
+// checker (Module.Fsck: `gateway fsck` over the whole store) reports
+// nothing. A call killed at a step must have left a marker: a
+// weibo:pending row of the relation's kind or a row of one of the
+// MarkerTables. Every declared step must be reached by the write or its
+// reverse: a step that is never reached is reported, so the declaration
+// cannot go stale.
+//
+// A relation whose markers live outside weibo:pending (a publish: its
+// marker is the post's weibo:outbox row, repaired by the fan-out's sweep)
+// is registered with no marker kind; its module names it by name
+// (Module.Relation), declares its steps (Module.Steps), gives its counters
+// through Pair.Counters, lists the tables of its markers and repairs them
+// in Quiesce.
 //
 // The suite imports neither business area nor fsck: the module passes
 // their functions in.
@@ -87,16 +99,32 @@ func (c Config) Options() []counted.Option {
 // writes run on (the wired domain, say).
 type Module[H any] struct {
 	// Marker is the relation's marker kind; the relation must be
-	// registered with it on the protocol of every handle.
+	// registered with it on the protocol of every handle. 0 for a
+	// relation whose markers live outside weibo:pending: Relation names
+	// it then.
 	Marker tables.PendingKind
+	// Relation is the name of the relation (counted.Relation.Name) when
+	// Marker is 0: it names the steps of its protocol phases
+	// (counted.StepsOf). Its counters are the pair's Counters only.
+	Relation string
+	// MarkerTables are the tables besides weibo:pending whose every row
+	// is the marker of a write in flight (tables.Outbox: a publish's);
+	// a killed call may leave its marker there, and no row of them may be
+	// left once the restarts have repaired everything.
+	MarkerTables []string
 	// Steps are the steps to kill the write and its reverse at; nil
-	// means the steps the relation declares (counted.Protocol.Steps).
-	// Each must be reached by the write or its reverse.
+	// means the steps the relation declares (counted.Protocol.Steps),
+	// and is an error when Marker is 0. Each must be reached by the write
+	// or its reverse.
 	Steps []string
 	// Decided is the step after the authority's conditional write: a
 	// call killed there or later has decided the pair, one killed before
 	// has not. "" means counted.StepsOf(name).Decided.
 	Decided string
+	// UndoDecided is Decided of the reverse (Pair.Undo) when its
+	// authority's write is followed by another step than the write's;
+	// "" means Decided.
+	UndoDecided string
 	// Open builds a fresh handle over st with cfg: what a process that
 	// starts over the store builds. Required.
 	Open func(st hbase.Store, cfg Config) H
@@ -141,17 +169,28 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 	}
 	s := &suite[H]{st: st, m: m}
 	p := m.Protocol(s.open(nil))
-	rel := p.Relations()[m.Marker]
-	if rel == nil {
-		t.Fatalf("no relation registered with marker kind %d", m.Marker)
+	name := m.Relation
+	if m.Marker != 0 {
+		rel := p.Relations()[m.Marker]
+		if rel == nil {
+			t.Fatalf("no relation registered with marker kind %d", m.Marker)
+		}
+		s.rel, name = rel, rel.Name
 	}
-	s.rel = rel
 	steps := m.Steps
-	if steps == nil {
+	switch {
+	case name == "":
+		t.Fatal("countedtest: the module needs a Marker or a Relation")
+	case steps == nil && m.Marker == 0:
+		t.Fatal("countedtest: a relation without a marker kind needs its Steps")
+	case steps == nil:
 		steps = p.Steps(m.Marker)
 	}
-	if s.decided = m.Decided; s.decided == "" {
-		s.decided = counted.StepsOf(rel.Name).Decided
+	if s.decided[0] = m.Decided; s.decided[0] == "" {
+		s.decided[0] = counted.StepsOf(name).Decided
+	}
+	if s.decided[1] = m.UndoDecided; s.decided[1] == "" {
+		s.decided[1] = s.decided[0]
 	}
 	reached := map[string]bool{}
 	for _, undo := range []bool{false, true} {
@@ -166,7 +205,7 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 		if trace == nil {
 			return // the call fails whole: no step to kill it at
 		}
-		decided := slices.Index(trace, s.decided)
+		decided := slices.Index(trace, s.decidedOf(undo))
 		for at, step := range trace {
 			if !slices.Contains(steps, step) || slices.Index(trace, step) != at {
 				continue // not declared, or reached before: killed there then
@@ -176,7 +215,7 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 				s.crashed(t, undo, step, at >= decided)
 			})
 		}
-		if seq := counted.StepsOf(rel.Name).Sequenced; slices.Contains(trace, seq) {
+		if seq := counted.StepsOf(name).Sequenced; slices.Contains(trace, seq) {
 			t.Run(dir+"-slow", func(t *testing.T) {
 				s.slow(t, undo, seq)
 			})
@@ -193,9 +232,17 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 type suite[H any] struct {
 	st      hbase.Store
 	m       Module[H]
-	rel     *counted.Relation
-	decided string
-	offset  atomic.Int64 // the test clock's lead on the wall clock
+	rel     *counted.Relation // nil for a relation without a marker kind
+	decided [2]string         // of the write, of its reverse
+	offset  atomic.Int64      // the test clock's lead on the wall clock
+}
+
+// decidedOf returns the decided step of the write, or of its reverse.
+func (s *suite[H]) decidedOf(undo bool) string {
+	if undo {
+		return s.decided[1]
+	}
+	return s.decided[0]
 }
 
 func (s *suite[H]) now() time.Time { return time.Now().Add(time.Duration(s.offset.Load())) }
@@ -259,8 +306,8 @@ func (s *suite[H]) traced(t *testing.T, undo bool) []string {
 	if err != nil {
 		t.Fatalf("the call: %v", err)
 	}
-	if !slices.Contains(trace, s.decided) {
-		t.Fatalf("the call never reached its decided step %s; it ran %q", s.decided, trace)
+	if d := s.decidedOf(undo); !slices.Contains(trace, d) {
+		t.Fatalf("the call never reached its decided step %s; it ran %q", d, trace)
 	}
 	t.Logf("steps: %q", trace)
 	s.check(t, pr, !undo)
@@ -286,7 +333,7 @@ func (s *suite[H]) crashed(t *testing.T, undo bool, step string, decided bool) {
 	if !errors.Is(err, ErrCrash) {
 		t.Fatalf("the call killed at %s returned %v, want the crash", step, err)
 	}
-	if n := s.markers(t, s.m.Marker); n == 0 {
+	if n := s.markers(t, false); n == 0 {
 		t.Errorf("the call killed at %s left no marker", step)
 	}
 	s.advance(Grace + time.Second)
@@ -324,7 +371,7 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 		if _, err := s.m.Protocol(h).Repair(ctx); err != nil {
 			t.Fatalf("repair: %v", err)
 		}
-		n := s.markers(t, 0)
+		n := s.markers(t, true)
 		if n == 0 {
 			break
 		}
@@ -332,7 +379,11 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 			t.Fatalf("%d markers left after %d restarts", n, round)
 		}
 	}
-	cs := append(s.rel.CountersOf(pr.Owner, pr.Other, pr.Extra), pr.Counters...)
+	var cs []counted.Counter
+	if s.rel != nil {
+		cs = s.rel.CountersOf(pr.Owner, pr.Other, pr.Extra)
+	}
+	cs = append(cs, pr.Counters...)
 	res, err := s.m.Protocol(h).RecountCounters(ctx, cs)
 	if err != nil {
 		t.Fatalf("recount: %v", err)
@@ -365,16 +416,26 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 	}
 }
 
-// markers counts the rows of weibo:pending of kind k (0: of every kind).
-func (s *suite[H]) markers(t *testing.T, k tables.PendingKind) int {
+// markers counts the markers in the store: the rows of weibo:pending —
+// of every kind when all is set, else of the module's Marker kind — and
+// the rows of the module's MarkerTables.
+func (s *suite[H]) markers(t *testing.T, all bool) int {
 	t.Helper()
 	n := 0
 	err := s.st.Scan(t.Context(), &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) error {
-		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); k == 0 || (ok && kind == k) {
+		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); all || (ok && s.m.Marker != 0 && kind == s.m.Marker) {
 			n++
 		}
 		return nil
 	})
+	for _, table := range s.m.MarkerTables {
+		if err == nil {
+			err = s.st.Scan(t.Context(), &hbase.Scan{Table: table}, func(*hbase.Result) error {
+				n++
+				return nil
+			})
+		}
+	}
 	if err != nil {
 		t.Fatal(fmt.Errorf("scan markers: %w", err))
 	}
