@@ -127,7 +127,7 @@ func deletePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain
 //
 // The publish relation has no marker kind: its marker is the post's
 // weibo:outbox row (the module's MarkerTables), and its counters are the
-// pair's.
+// pair's. Its reverse, the delete, leaves a marker of the delete's kind.
 func TestPublishConformance(t *testing.T) {
 	steps := []string{feed.StepPublishOutbox, feed.StepPublishSequenced, feed.StepPublishContent, feed.StepPublishCounted,
 		domaintest.StepAcknowledged, fanout.StepWritten}
@@ -137,6 +137,7 @@ func TestPublishConformance(t *testing.T) {
 			m := domaintest.DomainModule(0, feed.StepPublishContent, steps, publishPair)
 			m.Relation = feed.RelationPublish
 			m.UndoDecided = feed.StepDeleteContent
+			m.MarkerKinds = []tables.PendingKind{tables.PendingPostDelete}
 			countedtest.Run(t, st, m)
 		})
 	}

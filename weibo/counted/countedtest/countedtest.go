@@ -35,9 +35,9 @@
 // its decided step (Module.Decided, Module.UndoDecided) and the store's
 // checker (Module.Fsck: `gateway fsck` over the whole store) reports
 // nothing. A call killed at a step must have left a marker: a
-// weibo:pending row of the relation's kind (of any kind for a relation
-// without one: its reverse may be another relation's write, a delete) or
-// a row of one of the MarkerTables. Every declared step must be reached by the write or its
+// weibo:pending row of the relation's kind or of one of the module's
+// MarkerKinds (the call may be another relation's write: a delete as a
+// post's reverse), or a row of one of the MarkerTables. Every declared step must be reached by the write or its
 // reverse: a step that is never reached is reported, so the declaration
 // cannot go stale.
 //
@@ -108,6 +108,11 @@ type Module[H any] struct {
 	// Marker is 0: it names the steps of its protocol phases
 	// (counted.StepsOf). Its counters are the pair's Counters only.
 	Relation string
+	// MarkerKinds are more kinds of weibo:pending rows that a killed call
+	// may leave instead of a marker of Marker's kind: those of the
+	// writes of other relations the write or its reverse makes first (a
+	// delete of the post, as its reverse).
+	MarkerKinds []tables.PendingKind
 	// MarkerTables are the tables besides weibo:pending whose every row
 	// is the marker of a write in flight (tables.Outbox: a publish's);
 	// a killed call may leave its marker there, and no row of them may be
@@ -418,13 +423,13 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 }
 
 // markers counts the markers in the store: the rows of weibo:pending —
-// of every kind when all is set or the module has no Marker kind, else of
-// its Marker kind — and the rows of the module's MarkerTables.
+// of every kind when all is set, else of the module's Marker kind and its
+// MarkerKinds — and the rows of the module's MarkerTables.
 func (s *suite[H]) markers(t *testing.T, all bool) int {
 	t.Helper()
 	n := 0
 	err := s.st.Scan(t.Context(), &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) error {
-		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); all || s.m.Marker == 0 || (ok && kind == s.m.Marker) {
+		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); all || (ok && kind != 0 && (kind == s.m.Marker || slices.Contains(s.m.MarkerKinds, kind))) {
 			n++
 		}
 		return nil
