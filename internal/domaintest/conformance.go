@@ -106,12 +106,15 @@ func DomainModule(marker tables.PendingKind, decided string, steps []string,
 		Quiesce:  quiesce,
 		Setup: func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
 			pr := setup(t, d)
-			if pr == nil || pr.Do == nil || pr.Undo == nil {
+			if pr == nil {
 				return pr
 			}
-			do, undo := pr.Do, pr.Undo
-			pr.Do = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, do(ctx, d)) }
-			pr.Undo = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, undo(ctx, d)) }
+			if do := pr.Do; do != nil {
+				pr.Do = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, do(ctx, d)) }
+			}
+			if undo := pr.Undo; undo != nil {
+				pr.Undo = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, undo(ctx, d)) }
+			}
 			return pr
 		},
 		Fsck: func(ctx context.Context, d *domain.Domain) ([]string, error) {
