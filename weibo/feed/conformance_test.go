@@ -123,7 +123,9 @@ func deletePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain
 // (its content row) and the delete did not, every post acknowledged
 // before it stands, the home timelines and inboxes of the author and the
 // fans are exactly a recomputation from the stored posts and follows
-// (domaintest.Timelines), and fsck finds nothing.
+// (domaintest.Timelines), and fsck finds nothing. A publish killed
+// right after it was acknowledged has, before the restart, put the post
+// into its author's inbox and into no fan's.
 //
 // The publish relation has no marker kind: its marker is the post's
 // weibo:outbox row (the module's MarkerTables), and its counters are the
@@ -210,6 +212,23 @@ func publishPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domai
 				return false, err
 			}
 			return len(mine) == 1, nil
+		},
+		// A publish acknowledged and killed before its fan-out ran: the
+		// post is in its author's inbox at once, and in no fan's.
+		Killed: func(ctx context.Context, d *domain.Domain, undo bool, step string) error {
+			if undo || step != domaintest.StepAcknowledged {
+				return nil
+			}
+			rs, err := d.Store().GetMany(ctx, []*hbase.Get{{Table: tables.Inbox, Row: tables.InboxKey(author.ID, made)},
+				{Table: tables.Inbox, Row: tables.InboxKey(fans[0], made)}, {Table: tables.Inbox, Row: tables.InboxKey(fans[1], made)}})
+			if err != nil {
+				return err
+			}
+			if !rs[0].Exists() || rs[1].Exists() || rs[2].Exists() {
+				return fmt.Errorf("post %s in the inboxes of its author: %v, of its fans: %v, %v (want the author's alone)",
+					made, rs[0].Exists(), rs[1].Exists(), rs[2].Exists())
+			}
+			return nil
 		},
 	}
 }

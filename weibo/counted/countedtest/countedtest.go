@@ -19,8 +19,10 @@
 //     requires the store to be exact afterwards;
 //   - for every declared step (Module.Steps, by default the steps the
 //     relation's registration declares: counted.Protocol.Steps) the call
-//     reaches, kills it there the first time it reaches it — the step hook (counted.WithStepHook)
-//     returns ErrCrash, which the call must return —, restarts (a fresh
+//     reaches, kills it there the first time it reaches it — the step
+//     hook (counted.WithStepHook) returns ErrCrash, which the call must
+//     return —, requires a marker left (and what Pair.Killed checks of
+//     the store as the kill left it), restarts (a fresh
 //     handle over the same store) once the repair grace has passed on a
 //     test clock, runs the repairer (Quiesce, then counted.Protocol.Repair
 //     until no marker is left) and requires the store to be exact;
@@ -169,6 +171,12 @@ type Pair[H any] struct {
 	// Present reports whether the pair's authority holds it; nil skips
 	// the check.
 	Present func(ctx context.Context, h H) (bool, error)
+	// Killed, when set, checks the store right after the write (undo:
+	// its reverse) was killed at step, before any restart, through a
+	// fresh handle h: what a kill there must leave (a post in its
+	// author's inbox and in no fan's, say). An error it returns fails
+	// the case.
+	Killed func(ctx context.Context, h H, undo bool, step string) error
 }
 
 // Run runs the suite for m on st, a migrated store (tables.Migrate) that
@@ -348,6 +356,11 @@ func (s *suite[H]) crashed(t *testing.T, undo bool, step string, decided bool) {
 	}
 	if n := s.markers(t, false); n == 0 {
 		t.Errorf("the call killed at %s left no marker", step)
+	}
+	if pr.Killed != nil {
+		if err := pr.Killed(ctx, s.open(nil), undo, step); err != nil {
+			t.Errorf("right after the kill at %s: %v", step, err)
+		}
 	}
 	s.advance(Grace + time.Second)
 	s.check(t, pr, undo != decided)

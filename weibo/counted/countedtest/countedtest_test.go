@@ -352,6 +352,9 @@ func (x *stamp) sweep(ctx context.Context) error {
 	return err
 }
 
+// stampKills counts the calls of the stamp pairs' Killed.
+var stampKills atomic.Int64
+
 func stampModule() countedtest.Module[*stamp] {
 	s := counted.StepsOf("stamp")
 	return countedtest.Module[*stamp]{
@@ -375,6 +378,19 @@ func stampModule() countedtest.Module[*stamp] {
 					r, err := x.st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: board(owner)})
 					return r.Value(tables.FamCount, fmt.Sprint("t", other)) != nil, err
 				},
+				// As the kill left it: the stamp as the call decided.
+				Killed: func(ctx context.Context, x *stamp, undo bool, step string) error {
+					stampKills.Add(1)
+					r, err := x.st.Get(ctx, &hbase.Get{Table: tables.Roles, Row: board(owner)})
+					if err != nil {
+						return err
+					}
+					decided := step == s.Decided || step == s.Counted
+					if on := r.Value(tables.FamCount, fmt.Sprint("t", other)) != nil; on != (undo != decided) {
+						return fmt.Errorf("stamped: %v", on)
+					}
+					return nil
+				},
 			}
 		},
 	}
@@ -389,6 +405,9 @@ func TestStampConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	countedtest.Run(t, st, stampModule())
+	if stampKills.Load() == 0 {
+		t.Error("no case checked the store right after its kill")
+	}
 }
 
 // TestSuiteFailsOnBrokenRelation runs TestPinConformance and
