@@ -13,7 +13,8 @@
 //	}
 //
 // and every crash of the write becomes a subtest. For the write (Pair.Do)
-// and its reverse (Pair.Undo) in turn, the suite
+// and its reverse (Pair.Undo) in turn — the write alone when it has none
+// (Module.NoReverse) —, the suite
 //
 //   - runs it whole once, recording the steps it reaches (the trace), and
 //     requires the store to be exact afterwards;
@@ -22,10 +23,10 @@
 //     reaches, kills it there the first time it reaches it — the step
 //     hook (counted.WithStepHook) returns ErrCrash, which the call must
 //     return —, requires a marker left (and what Pair.Killed checks of
-//     the store as the kill left it), restarts (a fresh
-//     handle over the same store) once the repair grace has passed on a
-//     test clock, runs the repairer (Quiesce, then counted.Protocol.Repair
-//     until no marker is left) and requires the store to be exact;
+//     the store as the kill left it), restarts (a fresh handle over the
+//     same store) once the repair grace has passed on a test clock, runs
+//     the repairer (Quiesce, then counted.Protocol.Repair until no marker
+//     is left) and requires the store to be exact;
 //   - makes it outlive its budget (the clock jumps past half the grace at
 //     its sequenced step) and requires the same after the repair.
 //
@@ -39,9 +40,9 @@
 // nothing. A call killed at a step must have left a marker: a
 // weibo:pending row of the relation's kind or of one of the module's
 // MarkerKinds (the call may be another relation's write: a delete as a
-// post's reverse), or a row of one of the MarkerTables. Every declared step must be reached by the write or its
-// reverse: a step that is never reached is reported, so the declaration
-// cannot go stale.
+// post's reverse), or a row of one of the MarkerTables. Every declared
+// step must be reached by the write or its reverse: a step that is never
+// reached is reported, so the declaration cannot go stale.
 //
 // A relation whose markers live outside weibo:pending (a publish: its
 // marker is the post's weibo:outbox row, repaired by the fan-out's sweep)
