@@ -410,6 +410,25 @@ func TestStampConformance(t *testing.T) {
 	}
 }
 
+// TestPinWriteOnly runs the suite over the toy pin's write alone, as for
+// a write without a reverse (Module.NoReverse): the pin's cases run, the
+// unpin's do not (the pair's Undo is nil: a call of it would panic).
+func TestPinWriteOnly(t *testing.T) {
+	st := testenv.Embedded(t)
+	if err := tables.Migrate(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
+	m := pinModule()
+	m.NoReverse = true
+	setup := m.Setup
+	m.Setup = func(t *testing.T, x *pin) *countedtest.Pair[*pin] {
+		pr := setup(t, x)
+		pr.Undo = nil
+		return pr
+	}
+	countedtest.Run(t, st, m)
+}
+
 // TestSuiteFailsOnBrokenRelation runs TestPinConformance and
 // TestStampConformance again in a child process with a defect in a toy
 // relation, once per defect, and requires the suite to fail and say why.
