@@ -56,6 +56,7 @@
 package countedtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,8 +79,9 @@ var ErrCrash = errors.New("countedtest: killed here")
 // Grace is the repair grace of every handle the suite builds.
 const Grace = 10 * time.Second
 
-// restarts bounds the restarts (each with a repair pass) a crashed write
-// may need until no marker is left.
+// restarts bounds, unless the module says otherwise (Module.Restarts),
+// the restarts (each with a repair pass) a crashed write may need until no
+// marker is left.
 const restarts = 4
 
 // Config is what a handle the suite builds runs with: the module's Open
@@ -137,6 +139,10 @@ type Module[H any] struct {
 	// NoReverse says the write has no reverse (a markNotificationsRead):
 	// only its own cases run, and Pair.Undo may be nil.
 	NoReverse bool
+	// Restarts is how many restarts (each with a repair pass) a killed
+	// write may need until no marker is left; 0 means 4. 1 requires the
+	// first repair pass to repair everything.
+	Restarts int
 	// Open builds a fresh handle over st with cfg: what a process that
 	// starts over the store builds. Required.
 	Open func(st hbase.Store, cfg Config) H
@@ -402,7 +408,7 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 		if n == 0 {
 			break
 		}
-		if round == restarts {
+		if limit := cmp.Or(s.m.Restarts, restarts); round >= limit {
 			t.Fatalf("%d markers left after %d restarts", n, round)
 		}
 	}
