@@ -2,11 +2,13 @@ package domaintest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weibohbase/gateway/fsck"
@@ -27,57 +29,92 @@ func ConformanceDomain(st hbase.Store, cfg countedtest.Config) *domain.Domain {
 		domain.WithRepairGrace(cfg.Grace), domain.WithFanoutLease(cfg.Grace/2), domain.WithStepHook(cfg.Hook))
 }
 
+// StepAcknowledged is the step every call the conformance suite makes
+// through a DomainModule reaches once it has returned successfully, before
+// its handle's background work (the fan-out, a delete's retraction) runs:
+// a module that declares it has its calls killed right after they were
+// acknowledged.
+const StepAcknowledged = "call:acknowledged"
+
 // DomainModule returns the module (countedtest.Module) of the domain's
 // relation of marker kind marker: its wiring (ConformanceDomain), its
 // background work run to its end at each restart (the fan-out, whose
-// sweep also repairs) and `gateway fsck` over the whole store, one line
-// per issue ("kind: detail"). decided is the step after the pair's
-// authority is written ("" for the relation's counted.StepsOf Decided),
-// steps the steps to kill its writes at (nil for the relation's declared
-// ones), setup the pair of each case.
+// sweep also repairs), weibo:outbox as a table of markers (a publish's)
+// and `gateway fsck` over the whole store, one line per issue ("kind:
+// detail"). decided is the step after the pair's authority is written (""
+// for the relation's counted.StepsOf Decided), steps the steps to kill its
+// writes at (nil for the relation's declared ones), setup the pair of each
+// case. A relation with no marker kind (a publish) is named by setting
+// the module's Relation, with marker 0.
 //
 // A call the suite makes (on a handle with its step hook) that succeeds
-// has its handle's background work — the fan-out, a delete's retraction
-// — run to its end before it returns, as a process that lives on would
-// finish it: the store the suite then checks is the one the call leaves,
-// not one it is still writing. A call that fails (killed) is left as it
-// stopped.
+// reaches StepAcknowledged, then has its handle's background work run to
+// its end before it returns, as a process that lives on would finish it:
+// the store the suite then checks is the one the call leaves, not one it
+// is still writing. A kill there is the call's: the call returns it. A
+// call that fails (killed) is left as it stopped. A handle killed once
+// stays dead: every step it reaches afterwards fails too, as nothing runs
+// in a killed process.
 func DomainModule(marker tables.PendingKind, decided string, steps []string,
 	setup func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain]) countedtest.Module[*domain.Domain] {
 	var mu sync.Mutex
-	calls := map[*domain.Domain]bool{} // the handles with the suite's step hook
+	calls := map[*domain.Domain]*atomic.Pointer[error]{} // the handles with the suite's step hook: their kill
 	finish := func(ctx context.Context, d *domain.Domain, err error) error {
 		mu.Lock()
-		call := calls[d]
+		killed := calls[d]
 		mu.Unlock()
-		if err != nil || !call {
+		if err != nil || killed == nil {
 			return err
 		}
-		return quiesce(ctx, d)
+		if err := d.Writes.Step(ctx, StepAcknowledged); err != nil {
+			return err
+		}
+		err = quiesce(ctx, d)
+		if kill := killed.Load(); kill != nil {
+			return errors.Join(*kill, d.Close(ctx))
+		}
+		return err
 	}
 	return countedtest.Module[*domain.Domain]{
-		Marker:  marker,
-		Steps:   steps,
-		Decided: decided,
+		Marker:       marker,
+		MarkerTables: []string{tables.Outbox},
+		Steps:        steps,
+		Decided:      decided,
 		Open: func(st hbase.Store, cfg countedtest.Config) *domain.Domain {
-			d := ConformanceDomain(st, cfg)
-			if cfg.Hook != nil {
-				mu.Lock()
-				calls[d] = true
-				mu.Unlock()
+			hook := cfg.Hook
+			if hook == nil {
+				return ConformanceDomain(st, cfg)
 			}
+			killed := new(atomic.Pointer[error])
+			cfg.Hook = func(ctx context.Context, step string) error {
+				if kill := killed.Load(); kill != nil {
+					return *kill
+				}
+				err := hook(ctx, step)
+				if err != nil {
+					killed.CompareAndSwap(nil, &err)
+				}
+				return err
+			}
+			d := ConformanceDomain(st, cfg)
+			mu.Lock()
+			calls[d] = killed
+			mu.Unlock()
 			return d
 		},
 		Protocol: func(d *domain.Domain) *counted.Protocol { return d.Writes },
 		Quiesce:  quiesce,
 		Setup: func(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] {
 			pr := setup(t, d)
-			if pr == nil || pr.Do == nil || pr.Undo == nil {
+			if pr == nil {
 				return pr
 			}
-			do, undo := pr.Do, pr.Undo
-			pr.Do = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, do(ctx, d)) }
-			pr.Undo = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, undo(ctx, d)) }
+			if do := pr.Do; do != nil {
+				pr.Do = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, do(ctx, d)) }
+			}
+			if undo := pr.Undo; undo != nil {
+				pr.Undo = func(ctx context.Context, d *domain.Domain) error { return finish(ctx, d, undo(ctx, d)) }
+			}
 			return pr
 		},
 		Fsck: func(ctx context.Context, d *domain.Domain) ([]string, error) {

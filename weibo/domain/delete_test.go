@@ -2,7 +2,6 @@ package domain_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -11,9 +10,7 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
-	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -133,82 +130,6 @@ func TestDeletePostRetracts(t *testing.T) {
 			}
 			if page() != 0 {
 				t.Fatal("the deleted post of a large account is still in its follower's timeline")
-			}
-		})
-	}
-}
-
-// TestDeletePostCrash kills a delete at each of its steps; a restarted
-// service, its clock past the repair grace, repairs it: the post is
-// either there with its inbox entries or gone with none, postCount equals
-// the posts, and fsck finds nothing.
-func TestDeletePostCrash(t *testing.T) {
-	steps := []string{"delete:marked", "delete:sequenced", feed.StepDeleteContent, "delete:counted", feed.StepDeleteRetracted}
-	for _, b := range testenv.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := t.Context()
-			st := domaintest.OwnStore(t, b)
-			for _, step := range steps {
-				t.Run(step, func(t *testing.T) {
-					var clk domaintest.Clock
-					setup := domaintest.Quiet(st, clk.Option())
-					author, fan := mustUser(t, setup, uniq("author")), mustUser(t, setup, uniq("fan"))
-					if _, err := setup.Follows.Follow(ctx, fan.ID, author.ID); err != nil {
-						t.Fatal(err)
-					}
-					p, err := setup.Feed.Publish(ctx, author.ID, "doomed")
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := setup.Start(ctx); err != nil {
-						t.Fatal(err)
-					}
-					if err := setup.FlushFanout(ctx); err != nil {
-						t.Fatal(err)
-					}
-					if err := setup.Close(ctx); err != nil {
-						t.Fatal(err)
-					}
-					hook, hit := domaintest.CrashAt(step)
-					crashed := domaintest.Quiet(st, clk.Option(), domain.WithStepHook(hook))
-					_, err = crashed.Feed.DeletePost(ctx, p.ID)
-					if err := crashed.FlushFanout(ctx); err != nil {
-						t.Fatal(err)
-					}
-					if !hit() {
-						t.Fatalf("the delete never reached %s (err %v)", step, err)
-					}
-					if step != feed.StepDeleteRetracted && !errors.Is(err, domaintest.ErrCrash) {
-						t.Fatalf("delete: %v, want the crash", err)
-					}
-					clk.Advance(2 * counted.DefaultRepairGrace)
-					fresh := domaintest.Quiet(st, clk.Option())
-					if _, err := fresh.Writes.Repair(ctx); err != nil {
-						t.Fatal(err)
-					}
-					ps, err := fresh.Feed.GetPosts(ctx, []weibo.PostID{p.ID})
-					if err != nil {
-						t.Fatal(err)
-					}
-					want := 0
-					if ps[0] != nil {
-						want = 1
-					}
-					if n := inboxHolders(t, st, []weibo.UserID{author.ID, fan.ID}, p.ID); n != 2*want {
-						t.Fatalf("post there: %v; %d inboxes hold it", ps[0] != nil, n)
-					}
-					us, err := fresh.Accounts.GetUsers(ctx, []weibo.UserID{author.ID})
-					if err != nil || us[0].PostCount != int64(want) {
-						t.Fatalf("postCount %d with the post there: %v (%v)", us[0].PostCount, ps[0] != nil, err)
-					}
-					rep, err := fsck.Run(ctx, fresh, fsck.Options{Areas: fsck.AreaSocial})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if len(rep.Issues) != 0 {
-						t.Errorf("fsck: %+v", rep.Issues)
-					}
-				})
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package domain_test
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,8 +15,6 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
-	"github.com/weibohbase/gateway/weibo/fanout"
-	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -80,141 +77,6 @@ func checkReposts(t *testing.T, svc *domain.Domain, root weibo.PostID, reposters
 		}
 	}
 	return listed
-}
-
-// TestRepostCrashPoints kills a repost at every step of its writes — the
-// publish's, the repost pair's, after the list row, before and during its
-// fan-out — and makes one outlive its budget. A restarted service on the
-// same store, its clock past the repair grace, must repair everything by
-// itself (Start's outbox sweep and repair pass): then the root's
-// repostCount equals its reposts listed and stored, every acknowledged
-// post is there, and checkWorld holds (timelines, counters, fsck 0).
-func TestRepostCrashPoints(t *testing.T) {
-	const grace = 10 * time.Second
-	type scenario struct {
-		step  string // where it is killed ("" with slow: where the clock jumps)
-		slow  bool   // outlives its budget instead of dying
-		fails bool   // the call returns the crash (else it succeeds)
-	}
-	var scenarios []scenario
-	for _, st := range []string{feed.StepPublishOutbox, feed.StepPublishSequenced, repost.StepMarked, repost.StepSequenced,
-		feed.StepPublishContent, repost.StepCounted, feed.StepPublishCounted, repost.StepListed} {
-		scenarios = append(scenarios, scenario{step: st, fails: true})
-	}
-	scenarios = append(scenarios,
-		scenario{step: ""},                 // acknowledged, killed before its fan-out ran
-		scenario{step: fanout.StepWritten}, // killed in the middle of its fan-out
-		scenario{step: repost.StepSequenced, slow: true},
-	)
-	for _, b := range testenv.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := t.Context()
-			st := domaintest.OwnStore(t, b)
-			clk := &domaintest.Clock{}
-			for _, sc := range scenarios {
-				name := "repost@" + sc.step
-				if sc.slow {
-					name = "repost-slow"
-				}
-				t.Run(name, func(t *testing.T) {
-					setup := domaintest.Quiet(st, clk.Option())
-					a, bu, fan := mustUser(t, setup, uniq("a")), mustUser(t, setup, uniq("b")), mustUser(t, setup, uniq("fan"))
-					w := &world{users: []*weibo.User{a, bu, fan}, posts: map[weibo.UserID][]weibo.PostID{}}
-					var root weibo.PostID
-					for i := range 3 {
-						p, err := setup.Feed.Publish(ctx, bu.ID, fmt.Sprintf("before %d", i))
-						if err != nil {
-							t.Fatal(err)
-						}
-						w.addPost(p)
-						root = p.ID
-					}
-					// An earlier repost, so that the count starts above 0.
-					p, err := setup.Reposts.Repost(ctx, fan.ID, root, "先转")
-					if err != nil {
-						t.Fatal(err)
-					}
-					w.addPost(p)
-					acked := []weibo.PostID{p.ID}
-					for _, f := range [][2]weibo.UserID{{fan.ID, a.ID}, {a.ID, bu.ID}} {
-						if _, err := setup.Follows.Follow(ctx, f[0], f[1]); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := setup.Start(ctx); err != nil { // the setup's fan-outs
-						t.Fatal(err)
-					}
-					if err := setup.Close(ctx); err != nil {
-						t.Fatal(err)
-					}
-
-					hook, hit := domaintest.CrashAt(sc.step)
-					if sc.step == "" {
-						hit = func() bool { return true }
-					}
-					if sc.slow {
-						hook = func(_ context.Context, s string) error {
-							if s == sc.step {
-								clk.Advance(grace/2 + time.Second)
-							}
-							return nil
-						}
-						hit = func() bool { return true }
-					}
-					crashed := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2), domain.WithStepHook(hook))
-					if sc.step == fanout.StepWritten {
-						if err := crashed.Start(ctx); err != nil { // its workers run the fan-out, which dies
-							t.Fatal(err)
-						}
-					}
-					p, err = crashed.Reposts.Repost(ctx, a.ID, root, "the last words //@b: before 2")
-					if err == nil {
-						w.addPost(p) // acknowledged
-						acked = append(acked, p.ID)
-						if p.RepostOfID == nil || *p.RepostOfID != root {
-							t.Fatalf("repost %+v does not name its root %s", p, root)
-						}
-					}
-					if sc.fails != errors.Is(err, domaintest.ErrCrash) || (!sc.fails && err != nil) {
-						t.Fatalf("the call returned %v", err)
-					}
-					if sc.step == fanout.StepWritten {
-						_ = crashed.FlushFanout(ctx)
-						_ = crashed.Close(ctx)
-					}
-					if !hit() {
-						t.Fatalf("step %s never reached", sc.step)
-					}
-
-					clk.Advance(grace + time.Second)
-					restarted := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
-					for round := 0; ; round++ {
-						if err := restarted.Start(ctx); err != nil {
-							t.Fatal(err)
-						}
-						if err := restarted.FlushFanout(ctx); err != nil {
-							t.Fatal(err)
-						}
-						if _, err := restarted.Writes.Repair(ctx); err != nil {
-							t.Fatal(err)
-						}
-						if left := domaintest.Leftovers(t, st); left == 0 {
-							break
-						} else if round == 3 {
-							t.Fatalf("%d pending or outbox rows left after %d restarts", left, round+1)
-						}
-						if err := restarted.Close(ctx); err != nil {
-							t.Fatal(err)
-						}
-						restarted = domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(grace), domain.WithFanoutLease(grace/2))
-					}
-					_ = restarted.Close(ctx)
-					checkReposts(t, restarted, root, []weibo.UserID{a.ID, fan.ID}, acked)
-					checkWorld(t, restarted, w, grace, false)
-				})
-			}
-		})
-	}
 }
 
 // TestRepostStorm reposts one post concurrently on each backend (the

@@ -18,12 +18,14 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// TestFanoutSurvivesCrash publishes with a gateway whose fan-out workers
-// never run (it "dies" right after acknowledging the post), then starts
-// another gateway on the same store: its outbox sweep delivers the post to
-// every fan, exactly once, and clears the outbox row. Running the fan-out
-// again adds no duplicate.
-func TestFanoutSurvivesCrash(t *testing.T) {
+// TestFanoutReplayAddsNothing fans a post out, then makes its fan-out
+// run again, as a sweep that finds its outbox row again does (the row
+// written back with a request time): a gateway started on the store
+// delivers the post to every fan exactly once, clears the outbox row, and
+// the fans' home timelines hold the post once. (A publish killed before
+// its fan-out ran, which the next gateway's sweep delivers, is
+// TestPublishConformance's, in weibo/feed.)
+func TestFanoutReplayAddsNothing(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
@@ -31,40 +33,31 @@ func TestFanoutSurvivesCrash(t *testing.T) {
 			if err := tables.Migrate(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			crashed := domaintest.Quiet(st) // never started: no worker drains its queue
+			first := domaintest.Quiet(st)
 			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-			author, err := crashed.Accounts.Register(ctx, "author_"+tag, "correct horse")
+			author, err := first.Accounts.Register(ctx, "author_"+tag, "correct horse")
 			if err != nil {
 				t.Fatal(err)
 			}
 			var fans []*weibo.User
 			for i := range 3 {
-				f, err := crashed.Accounts.Register(ctx, fmt.Sprintf("fan%d_%s", i, tag), "correct horse")
+				f, err := first.Accounts.Register(ctx, fmt.Sprintf("fan%d_%s", i, tag), "correct horse")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := crashed.Follows.Follow(ctx, f.ID, author.ID); err != nil {
+				if _, err := first.Follows.Follow(ctx, f.ID, author.ID); err != nil {
 					t.Fatal(err)
 				}
 				fans = append(fans, f)
 			}
-			post, err := crashed.Feed.Publish(ctx, author.ID, "written just before the crash")
+			post, err := first.Feed.Publish(ctx, author.ID, "fanned out twice")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := domaintest.InboxHas(t, crashed, fans[0].ID, post.ID); n != 0 {
-				t.Fatalf("fan-out ran without workers (%d)", n)
-			}
-			if n := domaintest.InboxHas(t, crashed, author.ID, post.ID); n != 1 {
-				t.Fatalf("the author's own inbox has the post %d times, want 1 at once", n)
-			}
-			if r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(post.ID)}); err != nil || !r.Exists() {
-				t.Fatalf("no outbox row for an acknowledged post: %v", err)
-			}
-
-			for round := range 2 { // the second restart re-runs nothing, and would add nothing
-				next := domaintest.Quiet(st)
-				if round == 1 {
+			for round, replay := range []bool{false, true} {
+				next := first
+				if replay {
+					next = domaintest.Quiet(st)
 					if err := st.Put(ctx, &hbase.Put{Table: tables.Outbox, Row: tables.OutboxKey(post.ID),
 						Values: hbase.Values{tables.FamOutbox: {tables.ColOutboxAt: tables.U64(1)}}}); err != nil {
 						t.Fatal(err)

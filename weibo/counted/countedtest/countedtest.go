@@ -13,33 +13,50 @@
 //	}
 //
 // and every crash of the write becomes a subtest. For the write (Pair.Do)
-// and its reverse (Pair.Undo) in turn, the suite
+// and its reverse (Pair.Undo) in turn — the write alone when it has none
+// (Module.NoReverse) —, the suite
 //
 //   - runs it whole once, recording the steps it reaches (the trace), and
 //     requires the store to be exact afterwards;
 //   - for every declared step (Module.Steps, by default the steps the
 //     relation's registration declares: counted.Protocol.Steps) the call
-//     reaches, kills it there the first time it reaches it — the step hook (counted.WithStepHook)
-//     returns ErrCrash, which the call must return —, restarts (a fresh
-//     handle over the same store) once the repair grace has passed on a
-//     test clock, runs the repairer (Quiesce, then counted.Protocol.Repair
-//     until no marker is left) and requires the store to be exact;
+//     reaches, kills it there the first time it reaches it — the step
+//     hook (counted.WithStepHook) returns ErrCrash, which the call must
+//     return —, requires a marker left (and what Pair.Killed checks of
+//     the store as the kill left it), restarts (a fresh handle over the
+//     same store) once the repair grace has passed on a test clock, runs
+//     the repairer (Quiesce, then counted.Protocol.Repair until no marker
+//     is left) and requires the store to be exact;
 //   - makes it outlive its budget (the clock jumps past half the grace at
 //     its sequenced step) and requires the same after the repair.
 //
-// The store is exact when weibo:pending is empty, every counter the pair's
-// writes change holds its recount (counted.Protocol.RecountCounters finds
-// the kept value equal to the count), the pair is present exactly when the
-// call got past its decided step (Module.Decided) and the store's checker
-// (Module.Fsck: `gateway fsck` over the whole store) reports nothing.
-// Every declared step must be reached by the write or its reverse: a step
-// that is never reached is reported, so the declaration cannot go stale.
+// The store is exact when no marker is left — weibo:pending is empty, and
+// so are the module's other tables of markers (Module.MarkerTables: the
+// weibo:outbox of a publish) —, every counter the pair's writes change
+// holds its recount (counted.Protocol.RecountCounters finds the kept value
+// equal to the count), the pair is present exactly when the call got past
+// its decided step (Module.Decided, Module.UndoDecided) and the store's
+// checker (Module.Fsck: `gateway fsck` over the whole store) reports
+// nothing. A call killed at a step must have left a marker: a
+// weibo:pending row of the relation's kind or of one of the module's
+// MarkerKinds (the call may be another relation's write: a delete as a
+// post's reverse), or a row of one of the MarkerTables. Every declared
+// step must be reached by the write or its reverse: a step that is never
+// reached is reported, so the declaration cannot go stale.
+//
+// A relation whose markers live outside weibo:pending (a publish: its
+// marker is the post's weibo:outbox row, repaired by the fan-out's sweep)
+// is registered with no marker kind; its module names it by name
+// (Module.Relation), declares its steps (Module.Steps), gives its counters
+// through Pair.Counters, lists the tables of its markers and repairs them
+// in Quiesce.
 //
 // The suite imports neither business area nor fsck: the module passes
 // their functions in.
 package countedtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,8 +79,9 @@ var ErrCrash = errors.New("countedtest: killed here")
 // Grace is the repair grace of every handle the suite builds.
 const Grace = 10 * time.Second
 
-// restarts bounds the restarts (each with a repair pass) a crashed write
-// may need until no marker is left.
+// restarts bounds, unless the module says otherwise (Module.Restarts),
+// the restarts (each with a repair pass) a crashed write may need until no
+// marker is left.
 const restarts = 4
 
 // Config is what a handle the suite builds runs with: the module's Open
@@ -87,16 +105,44 @@ func (c Config) Options() []counted.Option {
 // writes run on (the wired domain, say).
 type Module[H any] struct {
 	// Marker is the relation's marker kind; the relation must be
-	// registered with it on the protocol of every handle.
+	// registered with it on the protocol of every handle. 0 for a
+	// relation whose markers live outside weibo:pending: Relation names
+	// it then.
 	Marker tables.PendingKind
+	// Relation is the name of the relation (counted.Relation.Name) when
+	// Marker is 0: it names the steps of its protocol phases
+	// (counted.StepsOf). Its counters are the pair's Counters only.
+	Relation string
+	// MarkerKinds are more kinds of weibo:pending rows that a killed call
+	// may leave instead of a marker of Marker's kind: those of the
+	// writes of other relations the write or its reverse makes first (a
+	// delete of the post, as its reverse).
+	MarkerKinds []tables.PendingKind
+	// MarkerTables are the tables besides weibo:pending whose every row
+	// is the marker of a write in flight (tables.Outbox: a publish's);
+	// a killed call may leave its marker there, and no row of them may be
+	// left once the restarts have repaired everything.
+	MarkerTables []string
 	// Steps are the steps to kill the write and its reverse at; nil
-	// means the steps the relation declares (counted.Protocol.Steps).
-	// Each must be reached by the write or its reverse.
+	// means the steps the relation declares (counted.Protocol.Steps),
+	// and is an error when Marker is 0. Each must be reached by the write
+	// or its reverse.
 	Steps []string
 	// Decided is the step after the authority's conditional write: a
 	// call killed there or later has decided the pair, one killed before
 	// has not. "" means counted.StepsOf(name).Decided.
 	Decided string
+	// UndoDecided is Decided of the reverse (Pair.Undo) when its
+	// authority's write is followed by another step than the write's;
+	// "" means Decided.
+	UndoDecided string
+	// NoReverse says the write has no reverse (a markNotificationsRead):
+	// only its own cases run, and Pair.Undo may be nil.
+	NoReverse bool
+	// Restarts is how many restarts (each with a repair pass) a killed
+	// write may need until no marker is left; 0 means 4. 1 requires the
+	// first repair pass to repair everything.
+	Restarts int
 	// Open builds a fresh handle over st with cfg: what a process that
 	// starts over the store builds. Required.
 	Open func(st hbase.Store, cfg Config) H
@@ -126,11 +172,18 @@ type Pair[H any] struct {
 	// relation's own (the unread count of the notification it sends).
 	Counters []counted.Counter
 	// Do makes the pair (a like) through h; Undo unmakes it (an unlike).
-	// Each returns the call's error. Required.
+	// Each returns the call's error. Required (Undo not with the
+	// module's NoReverse).
 	Do, Undo func(ctx context.Context, h H) error
 	// Present reports whether the pair's authority holds it; nil skips
 	// the check.
 	Present func(ctx context.Context, h H) (bool, error)
+	// Killed, when set, checks the store right after the write (undo:
+	// its reverse) was killed at step, before any restart, through a
+	// fresh handle h: what a kill there must leave (a post in its
+	// author's inbox and in no fan's, say). An error it returns fails
+	// the case.
+	Killed func(ctx context.Context, h H, undo bool, step string) error
 }
 
 // Run runs the suite for m on st, a migrated store (tables.Migrate) that
@@ -141,20 +194,34 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 	}
 	s := &suite[H]{st: st, m: m}
 	p := m.Protocol(s.open(nil))
-	rel := p.Relations()[m.Marker]
-	if rel == nil {
-		t.Fatalf("no relation registered with marker kind %d", m.Marker)
+	name := m.Relation
+	if m.Marker != 0 {
+		rel := p.Relations()[m.Marker]
+		if rel == nil {
+			t.Fatalf("no relation registered with marker kind %d", m.Marker)
+		}
+		s.rel, name = rel, rel.Name
 	}
-	s.rel = rel
 	steps := m.Steps
-	if steps == nil {
+	switch {
+	case name == "":
+		t.Fatal("countedtest: the module needs a Marker or a Relation")
+	case steps == nil && m.Marker == 0:
+		t.Fatal("countedtest: a relation without a marker kind needs its Steps")
+	case steps == nil:
 		steps = p.Steps(m.Marker)
 	}
-	if s.decided = m.Decided; s.decided == "" {
-		s.decided = counted.StepsOf(rel.Name).Decided
+	if s.decided[0] = m.Decided; s.decided[0] == "" {
+		s.decided[0] = counted.StepsOf(name).Decided
+	}
+	if s.decided[1] = m.UndoDecided; s.decided[1] == "" {
+		s.decided[1] = s.decided[0]
 	}
 	reached := map[string]bool{}
 	for _, undo := range []bool{false, true} {
+		if undo && m.NoReverse {
+			break
+		}
 		dir := "do"
 		if undo {
 			dir = "undo"
@@ -166,7 +233,7 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 		if trace == nil {
 			return // the call fails whole: no step to kill it at
 		}
-		decided := slices.Index(trace, s.decided)
+		decided := slices.Index(trace, s.decidedOf(undo))
 		for at, step := range trace {
 			if !slices.Contains(steps, step) || slices.Index(trace, step) != at {
 				continue // not declared, or reached before: killed there then
@@ -176,7 +243,7 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 				s.crashed(t, undo, step, at >= decided)
 			})
 		}
-		if seq := counted.StepsOf(rel.Name).Sequenced; slices.Contains(trace, seq) {
+		if seq := counted.StepsOf(name).Sequenced; slices.Contains(trace, seq) {
 			t.Run(dir+"-slow", func(t *testing.T) {
 				s.slow(t, undo, seq)
 			})
@@ -193,9 +260,17 @@ func Run[H any](t *testing.T, st hbase.Store, m Module[H]) {
 type suite[H any] struct {
 	st      hbase.Store
 	m       Module[H]
-	rel     *counted.Relation
-	decided string
-	offset  atomic.Int64 // the test clock's lead on the wall clock
+	rel     *counted.Relation // nil for a relation without a marker kind
+	decided [2]string         // of the write, of its reverse
+	offset  atomic.Int64      // the test clock's lead on the wall clock
+}
+
+// decidedOf returns the decided step of the write, or of its reverse.
+func (s *suite[H]) decidedOf(undo bool) string {
+	if undo {
+		return s.decided[1]
+	}
+	return s.decided[0]
 }
 
 func (s *suite[H]) now() time.Time { return time.Now().Add(time.Duration(s.offset.Load())) }
@@ -223,7 +298,7 @@ func (s *suite[H]) prepare(t *testing.T, undo bool) *Pair[H] {
 	t.Helper()
 	h := s.open(nil)
 	pr := s.m.Setup(t, h)
-	if pr == nil || pr.Do == nil || pr.Undo == nil {
+	if pr == nil || pr.Do == nil || (pr.Undo == nil && !s.m.NoReverse) {
 		t.Fatal("Setup returned no pair, or one without Do and Undo")
 	}
 	if undo {
@@ -259,8 +334,8 @@ func (s *suite[H]) traced(t *testing.T, undo bool) []string {
 	if err != nil {
 		t.Fatalf("the call: %v", err)
 	}
-	if !slices.Contains(trace, s.decided) {
-		t.Fatalf("the call never reached its decided step %s; it ran %q", s.decided, trace)
+	if d := s.decidedOf(undo); !slices.Contains(trace, d) {
+		t.Fatalf("the call never reached its decided step %s; it ran %q", d, trace)
 	}
 	t.Logf("steps: %q", trace)
 	s.check(t, pr, !undo)
@@ -286,8 +361,13 @@ func (s *suite[H]) crashed(t *testing.T, undo bool, step string, decided bool) {
 	if !errors.Is(err, ErrCrash) {
 		t.Fatalf("the call killed at %s returned %v, want the crash", step, err)
 	}
-	if n := s.markers(t, s.m.Marker); n == 0 {
+	if n := s.markers(t, false); n == 0 {
 		t.Errorf("the call killed at %s left no marker", step)
+	}
+	if pr.Killed != nil {
+		if err := pr.Killed(ctx, s.open(nil), undo, step); err != nil {
+			t.Errorf("right after the kill at %s: %v", step, err)
+		}
 	}
 	s.advance(Grace + time.Second)
 	s.check(t, pr, undo != decided)
@@ -324,15 +404,19 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 		if _, err := s.m.Protocol(h).Repair(ctx); err != nil {
 			t.Fatalf("repair: %v", err)
 		}
-		n := s.markers(t, 0)
+		n := s.markers(t, true)
 		if n == 0 {
 			break
 		}
-		if round == restarts {
+		if limit := cmp.Or(s.m.Restarts, restarts); round >= limit {
 			t.Fatalf("%d markers left after %d restarts", n, round)
 		}
 	}
-	cs := append(s.rel.CountersOf(pr.Owner, pr.Other, pr.Extra), pr.Counters...)
+	var cs []counted.Counter
+	if s.rel != nil {
+		cs = s.rel.CountersOf(pr.Owner, pr.Other, pr.Extra)
+	}
+	cs = append(cs, pr.Counters...)
 	res, err := s.m.Protocol(h).RecountCounters(ctx, cs)
 	if err != nil {
 		t.Fatalf("recount: %v", err)
@@ -365,16 +449,26 @@ func (s *suite[H]) check(t *testing.T, pr *Pair[H], want bool) {
 	}
 }
 
-// markers counts the rows of weibo:pending of kind k (0: of every kind).
-func (s *suite[H]) markers(t *testing.T, k tables.PendingKind) int {
+// markers counts the markers in the store: the rows of weibo:pending —
+// of every kind when all is set, else of the module's Marker kind and its
+// MarkerKinds — and the rows of the module's MarkerTables.
+func (s *suite[H]) markers(t *testing.T, all bool) int {
 	t.Helper()
 	n := 0
 	err := s.st.Scan(t.Context(), &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) error {
-		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); k == 0 || (ok && kind == k) {
+		if kind, _, _, _, ok := tables.DecodePendingKey(r.Row); all || (ok && kind != 0 && (kind == s.m.Marker || slices.Contains(s.m.MarkerKinds, kind))) {
 			n++
 		}
 		return nil
 	})
+	for _, table := range s.m.MarkerTables {
+		if err == nil {
+			err = s.st.Scan(t.Context(), &hbase.Scan{Table: table}, func(*hbase.Result) error {
+				n++
+				return nil
+			})
+		}
+	}
 	if err != nil {
 		t.Fatal(fmt.Errorf("scan markers: %w", err))
 	}

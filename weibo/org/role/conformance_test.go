@@ -2,6 +2,8 @@ package role_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/domaintest"
@@ -16,21 +18,20 @@ import (
 // TestRoleConformance runs the conformance suite of counted relations
 // (countedtest) over the role assignment, through the domain's API, on
 // both backends: an assign and a revoke are killed at every step the
-// relation declares, at the assign's own step (its member row, before
-// the decision) and after their audit event, and outlive their budget; after the restart's
-// repair the role's memberCount is exact, the user holds the role
-// exactly when the call decided it and fsck finds nothing.
+// relation declares, at their own steps (the assign's member row, before
+// the decision; the revoke's, after its counters) and after their audit
+// event, and outlive their budget; after the restart's repair the role's
+// memberCount is exact and equals its members listed, the user holds the
+// role exactly when the call decided it, and is listed exactly then, and
+// fsck finds nothing.
 //
 // The relation runs no step right after its authority (the user's cell):
-// its decided step is the first one after it, the counters' step. The
-// revoke's own step (org.StepRoleRevoke) follows its cell but precedes
-// that step, so the suite would take it for undecided: it is not killed
-// here.
+// its decided step is the first one after it, the counters' step.
 func TestRoleConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
-			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingRole}, org.StepRoleAssign, org.StepAuditRecorded)
+			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingRole}, org.StepRoleAssign, org.StepRoleRevoke, org.StepAuditRecorded)
 			countedtest.Run(t, st, domaintest.DomainModule(tables.PendingRole, org.StepRoleCounted, steps, rolePair))
 		})
 	}
@@ -53,12 +54,31 @@ func rolePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 			_, err := d.Org.Roles.Revoke(ctx, u.ID, r.ID)
 			return err
 		},
+		// The user's roles, and the role's members listed and its
+		// memberCount as read: the user alone, 1, exactly when they
+		// hold it.
 		Present: func(ctx context.Context, d *domain.Domain) (bool, error) {
 			as, err := d.Org.Roles.OfUsers(ctx, []weibo.UserID{u.ID})
 			if err != nil {
 				return false, err
 			}
-			return len(as[0]) == 1 && as[0][0].Role.ID == r.ID, nil
+			holds := len(as[0]) == 1 && as[0][0].Role.ID == r.ID
+			page, err := d.Org.Roles.Members(ctx, r.ID, nil, nil)
+			if err != nil {
+				return false, err
+			}
+			var listed []weibo.UserID
+			for _, e := range page.Edges {
+				listed = append(listed, e.User)
+			}
+			got, err := d.Org.Roles.Get(ctx, []weibo.RoleID{r.ID})
+			if err != nil {
+				return false, err
+			}
+			if want := map[bool][]weibo.UserID{true: {u.ID}}[holds]; !slices.Equal(listed, want) || got[0].MemberCount != int64(len(want)) {
+				return false, fmt.Errorf("role %s: memberCount %d, members listed %v, holders %v", r.Name, got[0].MemberCount, listed, want)
+			}
+			return holds, nil
 		},
 	}
 }
