@@ -3,7 +3,9 @@ package follow_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weibohbase/gateway/fsck"
@@ -11,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -72,6 +75,13 @@ func (s *gatedStore) at(table string, prefix []byte) (<-chan struct{}, chan<- st
 	return s.g.arm()
 }
 
+// disarm takes back the gate's arming, if no call has reached it.
+func (s *gatedStore) disarm() {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	s.g.armed = false
+}
+
 // Scan waits at the gate when it is the scan the gate is armed for.
 func (s *gatedStore) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	s.mu.Lock()
@@ -86,25 +96,31 @@ func (s *gatedStore) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Re
 }
 
 // retractionRace is the setup of the races of an unfollow with the
-// delete of one of the followee's posts: a domain over a gated store,
-// started, whose step hook holds follow.StepFans at step once armed; a
-// follower a of author b, and a post of b's fanned out into a's inbox.
+// delete of one of the followee's posts: a domain over a gated store, on
+// a clock of its own, started, whose step hook fails follow.StepFans once
+// crash is set and else holds it at step once armed; a follower a of
+// author b, and a post of b's fanned out into a's inbox.
 type retractionRace struct {
-	svc  *domain.Domain
-	st   *gatedStore
-	step *gate
-	a, b weibo.UserID
-	post weibo.PostID
+	svc   *domain.Domain
+	st    *gatedStore
+	step  *gate
+	crash atomic.Bool // the next follow.StepFans fails with domaintest.ErrCrash
+	clock domaintest.Clock
+	a, b  weibo.UserID
+	post  weibo.PostID
 }
 
 func newRetractionRace(t *testing.T, backend testenv.Backend) *retractionRace {
 	ctx := t.Context()
 	r := &retractionRace{st: &gatedStore{StoreAdmin: domaintest.OwnStore(t, backend)}, step: &gate{}}
-	r.svc = domaintest.Quiet(r.st, domain.WithStepHook(func(ctx context.Context, step string) error {
-		if step == follow.StepFans {
-			return r.step.pass(ctx)
+	r.svc = domaintest.Quiet(r.st, r.clock.Option(), domain.WithStepHook(func(ctx context.Context, step string) error {
+		if step != follow.StepFans {
+			return nil
 		}
-		return nil
+		if r.crash.CompareAndSwap(true, false) {
+			return domaintest.ErrCrash
+		}
+		return r.step.pass(ctx)
 	}))
 	if err := r.svc.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -237,6 +253,57 @@ func TestUnfollowReadsBetweenDelete(t *testing.T) {
 			err := <-unfollowed
 			close(retractRelease)
 			r.check(t, err)
+		})
+	}
+}
+
+// TestDeadUnfollowRacesRetraction runs, on both backends, an unfollow
+// killed right after it removed the fans row (follow.StepFans: the
+// followee's posts still in the follower's inbox), then the delete of one
+// of them, whose retraction is held between its scan of the fans (the
+// follower gone) and its read of the follow pairs in flight; meanwhile
+// the follower follows again (the post is gone: no backfill of it) and
+// the repairer settles the dead unfollow from the attends row, now a
+// follow. Then the retraction goes on, finding no write of the pair in
+// flight. The follower's entry of the post must go all the same.
+func TestDeadUnfollowRacesRetraction(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newRetractionRace(t, b)
+			ctx := t.Context()
+			r.crash.Store(true)
+			if _, err := r.svc.Follows.Unfollow(ctx, r.a, r.b); !errors.Is(err, domaintest.ErrCrash) {
+				t.Fatalf("unfollow: %v, want the crash", err)
+			}
+			// The dead unfollow's marker is past the repair grace, the
+			// delete's, made after, is not.
+			r.clock.Advance(2 * counted.DefaultRepairGrace)
+			reached, release := r.st.at(tables.Pending, nil)
+			r.delete(t, false)
+			retracted := make(chan error, 1)
+			go func() { retracted <- r.svc.FlushFanout(ctx) }()
+			held := true
+			select {
+			case <-reached:
+			case err := <-retracted: // the retraction ended with no read to hold
+				r.st.disarm()
+				held = false
+				retracted <- err
+			}
+			if _, err := r.svc.Follows.Follow(ctx, r.a, r.b); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.svc.Writes.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := domaintest.Leftovers(t, r.svc.Store()); held && n != 1 {
+				t.Fatalf("%d markers left, want the held delete's alone", n)
+			}
+			close(release)
+			if err := <-retracted; err != nil {
+				t.Fatal(err)
+			}
+			r.check(t, nil)
 		})
 	}
 }
