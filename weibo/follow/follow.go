@@ -382,16 +382,16 @@ func (s *Service) unbackfill(ctx context.Context, viewer, target weibo.UserID) e
 // attends row by a follow pair's write (an unfollow, or a follow whose
 // settle a concurrent unfollow turned), so that write's marker — kept
 // until one of its settles has run to its end, this read last — was
-// written before that scan too. If the retraction's
-// later scan of the markers finds it, the retraction takes the entry.
-// If not, that settle ended before, and its reads came before the end of
-// the delete's marker (which follows the retraction): the unbackfill's
-// scan, if it came before the content row's delete, named the post; if
-// after, the delete's marker was there already and this read, later
-// still, finds it. A settle that rewrites the fans row (a dead unfollow
-// repaired after a new follow) is the same: the retraction found no fans
-// row because it read before that rewrite, so this read, after the
-// rewrite, came after the content row's delete.
+// written before that scan too. If the retraction's later scan of the
+// markers finds it, the retraction takes the entry. If not, that settle
+// ended before, and its reads came before the end of the delete's marker
+// (which follows the retraction): the unbackfill's scan, if it came
+// before the content row's delete, named the post; if after, the
+// delete's marker was there already and this read, later still, finds
+// it. A settle that rewrites the fans row (a dead unfollow repaired after
+// a new follow) is the same: the retraction found no fans row because it
+// read before that rewrite, so this read, after the rewrite, came after
+// the content row's delete.
 func (s *Service) dropDeleting(ctx context.Context, viewer, target weibo.UserID) error {
 	deleting, err := s.deletesInFlight(ctx, target)
 	if err != nil {
