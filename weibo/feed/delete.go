@@ -73,8 +73,10 @@ func (s *Service) deleteRelation() *counted.Relation {
 //     original's repostCount -1 and the settle of its list row; for a post
 //     with topics, each topic's postCount and hour count -1 and the settle
 //     of its list entries (deleted), then the end of that marker;
-//  5. the retraction of the inbox entries, in the background once the
-//     post's fan-out (if still in the outbox) is done;
+//  5. the retraction of the inbox entries (RetractPost: the author's,
+//     the fans', then those of the users with a follow or unfollow of the
+//     author in flight), in the background once the post's fan-out (if
+//     still in the outbox) is done;
 //  6. the delete of the pending row.
 func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err error) {
 	defer weibo.Wrapf(&err, "delete post %s", id)
@@ -182,11 +184,11 @@ func (s *Service) clearContent(ctx context.Context, id weibo.PostID) error {
 // RetractPost removes post id's entries from the inboxes, if the post is
 // gone (its content row is the authority: a post that exists keeps them),
 // and what the modules keep of it (RegisterDeleteHook: its comments, …):
-// the author's own entry and, unless the author is
-// large, each fan's, in
-// DeleteMany batches while the fans rows are scanned. Every delete is
-// idempotent. It is what the repairer does for a delete that died. Errors
-// are the store's.
+// the author's own entry and, unless the author is large, each fan's, in
+// DeleteMany batches while the fans rows are scanned, then the entry of
+// each user with a write of a follow pair of the author in flight
+// (follow.Service.InFlight). Every delete is idempotent. It is what the
+// repairer does for a delete that died. Errors are the store's.
 func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) {
 	defer weibo.Wrapf(&err, "retract post %s", id)
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id), Families: []string{tables.FamPost}})
@@ -217,17 +219,38 @@ func (s *Service) RetractPost(ctx context.Context, id weibo.PostID) (err error) 
 		dels, fans = dels[:0], fans[:0]
 		return s.w.Step(ctx, StepDeleteRetracted)
 	}
+	retract := func(fan weibo.UserID) error {
+		fans = append(fans, fan)
+		if dels = append(dels, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(fan, id)}); len(dels) >= s.opts.batch {
+			return flush()
+		}
+		return nil
+	}
 	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(id.Author, tables.Fans)}, func(r *hbase.Result) error {
 		if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
-			fans = append(fans, fan)
-			if dels = append(dels, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(fan, id)}); len(dels) >= s.opts.batch {
-				return flush()
-			}
+			return retract(fan)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	// A fan whose fans row an unfollow removed before the scan above may
+	// still hold the entry: that unfollow's removal of the author's posts
+	// may have read the content rows after this delete and its markers
+	// after this retraction's end. Read after the fans, the markers of the
+	// author's follow pairs name every such fan whose unfollow is not yet
+	// settled to its end; package follow (dropDeleting) takes the entry
+	// from the others, which is why this read must come after the scan of
+	// the fans.
+	moving, err := s.follows.InFlight(ctx, id.Author)
+	if err != nil {
+		return err
+	}
+	for _, u := range moving {
+		if err := retract(u); err != nil {
+			return err
+		}
 	}
 	return flush()
 }

@@ -91,12 +91,14 @@ func (s *Service) register(w *counted.Protocol, users Users) {
 // with a's attends row, the authority: the fans row b←a, and b's posts in
 // a's inbox (b's newest posts up to the backfill limit while following —
 // none when b is large: home timelines merge them —, every post of b once
-// not). It settles (counted.Settle) from state, the attends row as the
-// caller just wrote or read it (nil to read it), and returns the state it
-// settled on; counted.ErrUnsettled when the row kept changing (the writes
-// that change it settle it themselves). Every write is an idempotent Put
-// or Delete. Each round writes the fans row before the inbox:
-// settleFanout relies on that order.
+// not; either way none of b's posts whose delete is in flight:
+// dropDeleting). It settles (counted.Settle) from state, the attends row
+// as the caller just wrote or read it (nil to read it), and returns the
+// state it settled on; counted.ErrUnsettled when the row kept changing
+// (the writes that change it settle it themselves). Every write is an
+// idempotent Put or Delete. Each round writes the fans row before the
+// inbox, and reads the delete markers last: settleFanout and the delete's
+// retraction (dropDeleting) rely on that order.
 func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bool) (bool, error) {
 	key := tables.RelationKey(a, tables.Attends, b)
 	read := func(ctx context.Context) (bool, error) {
@@ -137,6 +139,9 @@ func (s *Service) settleFollow(ctx context.Context, a, b weibo.UserID, state *bo
 			}
 		}
 		if err == nil {
+			err = s.dropDeleting(ctx, a, b)
+		}
+		if err == nil {
 			err = s.w.Step(ctx, StepInbox)
 		}
 		return err
@@ -169,6 +174,27 @@ func (s *Service) fanoutsBefore(ctx context.Context, author weibo.UserID, bound 
 		return nil
 	})
 	return found, err
+}
+
+// InFlight returns the users a with a write of the follow pair a →
+// followee in flight (a follow or unfollow, or a dead one not yet
+// repaired: a weibo:pending row of kind PendingFollow naming followee),
+// each once. The markers are keyed by the follower, so it reads the whole
+// of weibo:pending, which holds only the writes in flight (and the
+// traces of dead ones): one scan. The delete's retraction
+// (feed.RetractPost) reads it after the fans rows: see dropDeleting.
+func (s *Service) InFlight(ctx context.Context, followee weibo.UserID) ([]weibo.UserID, error) {
+	var out []weibo.UserID
+	seen := map[weibo.UserID]bool{}
+	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Pending}, func(r *hbase.Result) error {
+		kind, a, b, _, ok := tables.DecodePendingKey(r.Row)
+		if ok && kind == tables.PendingFollow && weibo.UserID(b) == followee && !seen[weibo.UserID(a)] {
+			seen[weibo.UserID(a)] = true
+			out = append(out, weibo.UserID(a))
+		}
+		return nil
+	})
+	return out, err
 }
 
 // SettleFollow settles the follow pair a → b from a's attends row

@@ -15,6 +15,7 @@ import (
 
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
@@ -108,9 +109,10 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, fan 
 //     then the read of the target's large-account state and, unless it is
 //     large (hybrid fan-out: timelines merge its posts at read time), the
 //     backfill of the target's newest posts (up to the backfill
-//     limit) into the viewer's inbox, then a re-read of the attends row —
-//     written again the other way as long as a concurrent unfollow changed
-//     it meanwhile;
+//     limit) into the viewer's inbox, then the removal from it of the
+//     target's posts whose delete is in flight (their markers), then a
+//     re-read of the attends row — written again the other way as long as
+//     a concurrent unfollow changed it meanwhile;
 //  6. if it followed, the FOLLOW notification of the target (notify.go: a
 //     notify write of its own, grouped per day while unread);
 //  7. the delete of the pending row.
@@ -201,7 +203,9 @@ func (s *Service) syncFollowNotice(ctx context.Context, a, b weibo.UserID) error
 // authority; it decides whether this call counts); the counters; the
 // settle of the dependents — delete of the target's fans row, removal of
 // the target's posts from the viewer's inbox (computed from the target's
-// content rowkeys, no inbox scan), re-read of the attends row —; the
+// content rowkeys, no inbox scan), then of the target's posts whose
+// delete is in flight (their markers, read after the content rowkeys:
+// their content rows may be gone), re-read of the attends row —; the
 // viewer taken out of the target's FOLLOW notification of the day of the
 // follow undone (deleted with its last actor); then the delete of the
 // pending row, unless a fan-out of the target requested
@@ -353,24 +357,56 @@ func (s *Service) dropDeleted(ctx context.Context, puts []*hbase.Put) error {
 }
 
 // unbackfill deletes every post of target from viewer's inbox, in
-// DeleteMany batches; the inbox rowkeys come from target's content rowkeys.
+// DeleteMany batches; the inbox rowkeys come from target's content
+// rowkeys. The posts whose delete is in flight, whose content rows may be
+// gone already, are dropDeleting's, read after this scan.
 func (s *Service) unbackfill(ctx context.Context, viewer, target weibo.UserID) error {
-	// The posts of target being deleted: their content rows may be gone
-	// already, and their retraction, which reads the fans rows, may come
-	// after this unfollow has removed viewer's.
+	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}},
+		s.batch, nil, func(r *hbase.Result) (*hbase.Delete, bool) {
+			p, ok := tables.DecodeContentKey(r.Row)
+			return &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}, ok
+		}, s.st.DeleteMany)
+}
+
+// dropDeleting deletes from viewer's inbox the posts of target whose
+// delete is in flight (their markers), in DeleteMany batches: the last
+// write of every settle of the pair viewer → target, either way, after
+// the fans row and after the backfill's or unbackfill's scan of target's
+// posts.
+//
+// With the delete's retraction (feed.RetractPost: the fans rows, then the
+// markers of the follow pairs of the author), it takes a deleted post's
+// entry from an inbox whose owner the retraction no longer finds among
+// the fans, under every interleaving. Such an owner's fans row went
+// before the retraction's scan of the fans, after the delete of their
+// attends row by a follow pair's write (an unfollow, or a follow whose
+// settle a concurrent unfollow turned), so that write's marker — kept
+// until one of its settles has run to its end, this read last — was
+// written before that scan too. If the retraction's later scan of the
+// markers finds it, the retraction takes the entry. If not, that settle
+// ended before, and its reads came before the end of the delete's marker
+// (which follows the retraction): the unbackfill's scan, if it came
+// before the content row's delete, named the post; if after, the
+// delete's marker was there already and this read, later still, finds
+// it. A settle that rewrites the fans row (a dead unfollow repaired after
+// a new follow) is the same: the retraction found no fans row because it
+// read before that rewrite, so this read, after the rewrite, came after
+// the content row's delete.
+func (s *Service) dropDeleting(ctx context.Context, viewer, target weibo.UserID) error {
 	deleting, err := s.deletesInFlight(ctx, target)
 	if err != nil {
 		return err
 	}
-	initial := make([]*hbase.Delete, len(deleting))
-	for i, p := range deleting {
-		initial[i] = &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}
+	for chunk := range slices.Chunk(deleting, s.batch) {
+		dels := make([]*hbase.Delete, len(chunk))
+		for i, p := range chunk {
+			dels[i] = &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}
+		}
+		if err := s.st.DeleteMany(ctx, dels); err != nil {
+			return err
+		}
 	}
-	return scanWrite(ctx, s.st, &hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(target), Families: []string{tables.FamPost}},
-		s.batch, initial, func(r *hbase.Result) (*hbase.Delete, bool) {
-			p, ok := tables.DecodeContentKey(r.Row)
-			return &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(viewer, p)}, ok
-		}, s.st.DeleteMany)
+	return nil
 }
 
 // scanWrite runs scan and writes, for every row that each maps to a
