@@ -95,10 +95,11 @@ func New(st hbase.Store, w *counted.Protocol, users Users, posts Posts, notices 
 // its count, and registered with the protocol by New.
 const LikeCount counted.CounterKind = "likeCount"
 
-// LikedPostCount is a user's likedPostCount: their like rows, counted by
-// their likes rows that their like rows hold (countLikedPosts). It is
+// LikedPostCount is a user's likedPostCount (GraphQL: User.likedPosts'
+// totalCount): their like rows, counted by their likes rows that their
+// like rows hold (countLikedPosts). It is
 // kept with Increment on the users row (family c, tables.ColLikedPosts),
-// so User.likedPosts' totalCount is one cell, and registered with the
+// so that totalCount is one cell, and registered with the
 // protocol by New. A deleted post's likes count until its retraction
 // removes them (gone.go); after it there are none.
 const LikedPostCount counted.CounterKind = "likedPostCount"
@@ -115,10 +116,10 @@ const PhaseDependents counted.Phase = "dependents"
 // (counted.WithStepHook); the relation declares them (Relation.Phases),
 // so the registry and the conformance suite know them all.
 var (
-	StepMarked     = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of a likePost or unlikePost
-	StepSequenced  = counted.Step(Relation, counted.PhaseSequenced) // after the operation sequence of the post's likeCount
+	StepMarked     = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of a likePost or unlikePost (or of a gone post's like's unlike)
+	StepSequenced  = counted.Step(Relation, counted.PhaseSequenced) // after the operation sequences of the post's likeCount and the liker's likedPostCount
 	StepDecided    = counted.Step(Relation, counted.PhaseDecided)   // after the like row's CheckAndPut/CheckAndDelete
-	StepCounted    = counted.Step(Relation, counted.PhaseCounted)   // after the post's likeCount
+	StepCounted    = counted.Step(Relation, counted.PhaseCounted)   // after the post's likeCount and the liker's likedPostCount
 	StepDependents = counted.Step(Relation, PhaseDependents)        // in every settle of a like: after the list rows, before the re-read
 )
 
@@ -141,10 +142,6 @@ func (s *Service) likeRelation() *counted.Relation {
 				out = append(out, counted.Counter{Kind: LikedPostCount, Owner: uint64(uid)})
 			}
 			return out
-		},
-		// Counters is what a marker that names no liker changes.
-		Counters: func(author, ms uint64) []counted.Counter {
-			return []counted.Counter{{Kind: LikeCount, Owner: author, Sub: ms}}
 		},
 		Settle: func(ctx context.Context, author, ms uint64, extra []byte) error {
 			post := weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)}
