@@ -7,12 +7,12 @@
 // cell holds t, the time of the like; dependents the row of P's likers
 // and the row of U's likes, both keyed by t (newest like first); counters
 // P's likeCount on its content row and U's likedPostCount on U's users
-// row. A deleted post's likes go with it (gone.go). The time names the like: the list
-// rows at t are written and deleted only by the writes of the like at t
-// (the like that made it and the unlike that undoes it, whose markers
-// carry t), each settling them against the like row afterwards, so a like
-// made again later, at another time, has list rows of its own and never
-// races the old ones.
+// row. A deleted post's likes go with it (gone.go). The time names the
+// like: the list rows at t are written and deleted only by the writes of
+// the like at t (the like that made it and the unlike that undoes it,
+// whose markers carry t), each settling them against the like row
+// afterwards, so a like made again later, at another time, has list rows
+// of its own and never races the old ones.
 package like
 
 import (
@@ -97,11 +97,11 @@ const LikeCount counted.CounterKind = "likeCount"
 
 // LikedPostCount is a user's likedPostCount (GraphQL: User.likedPosts'
 // totalCount): their like rows, counted by their likes rows that their
-// like rows hold (countLikedPosts). It is
-// kept with Increment on the users row (family c, tables.ColLikedPosts),
-// so that totalCount is one cell, and registered with the
-// protocol by New. A deleted post's likes count until its retraction
-// removes them (gone.go); after it there are none.
+// like rows hold (countLikedPosts). It is kept with Increment on the
+// users row (family c, tables.ColLikedPosts), so that totalCount is one
+// cell, and registered with the protocol by New. A deleted post's likes
+// count until its retraction removes them (gone.go); after it there are
+// none.
 const LikedPostCount counted.CounterKind = "likedPostCount"
 
 // Relation is the like relation's name; its steps are
