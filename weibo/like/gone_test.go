@@ -210,3 +210,71 @@ func likedPostDelete(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.D
 		},
 	}
 }
+
+// TestLikeRacingDelete likes a post whose delete and retraction run, to
+// their end, between the like's marker and its like row (the step hook
+// runs them at like:sequenced), on both backends: the retraction found no
+// like to remove, so the like itself must find its post gone — the call
+// is NOT_FOUND, the like's rows are gone both ways, the liker's
+// likedPostCount is back to 0 and recounts to itself, no marker is left
+// and fsck finds nothing.
+func TestLikeRacingDelete(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			var (
+				svc   *domain.Domain
+				post  weibo.PostID
+				armed = make(chan struct{}, 1)
+			)
+			hook := func(ctx context.Context, step string) error {
+				if step != like.StepSequenced {
+					return nil
+				}
+				select {
+				case <-armed:
+				default:
+					return nil
+				}
+				if deleted, err := svc.Feed.DeletePost(ctx, post); err != nil || !deleted {
+					return fmt.Errorf("delete in the like: %v, %v", deleted, err)
+				}
+				return svc.FlushFanout(ctx)
+			}
+			svc = domaintest.Quiet(domaintest.OwnStore(t, b), domain.WithStepHook(hook))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(context.Background())
+			author, liker := domaintest.MustUser(t, svc, domaintest.Uniq("author")), domaintest.MustUser(t, svc, domaintest.Uniq("liker"))
+			p, err := svc.Feed.Publish(ctx, author.ID, "deleted while liked")
+			if err != nil {
+				t.Fatal(err)
+			}
+			post = p.ID
+			armed <- struct{}{}
+			if _, err := svc.Likes.Like(ctx, liker.ID, post); weibo.CodeOf(err) != weibo.CodeNotFound {
+				t.Fatalf("a like whose post went meanwhile: %v, want NOT_FOUND", err)
+			}
+			st := svc.Store()
+			for _, pre := range [][]byte{tables.LikePrefix(post), tables.PostLikersPrefix(post), tables.UserLikesPrefix(liker.ID)} {
+				if rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Likes, Prefix: pre}); err != nil || len(rows) != 0 {
+					t.Errorf("like rows under %x: %d, %v", pre, len(rows), err)
+				}
+			}
+			if n, err := svc.Likes.CountLikedPosts(ctx, liker.ID); err != nil || n != 0 {
+				t.Errorf("likedPostCount = %d, %v; want 0", n, err)
+			}
+			res, err := svc.Writes.RecountCounters(ctx, []counted.Counter{{Kind: like.LikedPostCount, Owner: uint64(liker.ID)}})
+			if err != nil || !res[0].Done || res[0].Before != res[0].After {
+				t.Errorf("recount: %+v, %v", res, err)
+			}
+			if rows, err := hbase.ScanAll(ctx, st, &hbase.Scan{Table: tables.Pending}); err != nil || len(rows) != 0 {
+				t.Errorf("%d pending rows left (%v)", len(rows), err)
+			}
+			if rep, err := fsck.Run(ctx, svc, fsck.Options{}); err != nil || len(rep.Issues) > 0 {
+				t.Errorf("fsck: %v %+v", err, rep.Issues)
+			}
+		})
+	}
+}
