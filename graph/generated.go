@@ -2418,8 +2418,9 @@ extend type Post {
 extend type User {
   """
   The posts this user likes, newest like first. A post deleted since is not
-  shown. No counter is kept of them: ` + "`" + `totalCount` + "`" + ` counts them when asked for,
-  reading the whole list.
+  shown. ` + "`" + `totalCount` + "`" + ` is a kept counter (exact, read without the list): a
+  deleted post's likes go with it, so it counts one until its removal runs,
+  moments after the delete.
   """
   likedPosts(first: Int, after: String): PostConnection!
 }

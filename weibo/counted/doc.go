@@ -16,7 +16,8 @@
 //	assign / revoke role  users o:<rid> of U       roles member row (rid, U)       the role's memberCount
 //	publish               content row              inbox rows (fan-out)            the author's postCount
 //	like / unlike post    likes row (post, user)   the post's likers row and the   the post's likeCount
-//	                      holding the like's time  user's likes row at that time   (on its content row)
+//	                      holding the like's time  user's likes row at that time   (on its content row),
+//	                                                                               the user's likedPostCount
 //	repost                the repost's content     the root's list row of the      the root's repostCount
 //	                      row (its root cell)      repost (weibo:reposts)          (on its content row)
 //	add / delete comment  comments row             none                            the post's commentCount

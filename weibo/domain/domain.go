@@ -178,7 +178,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Follows:  f.Follows(),
 		Timeline: timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
 		Notify:   n,
-		Likes:    like.New(st, w, n),
+		Likes:    like.New(st, w, a, f, n),
 		Comments: comment.New(st, w, f, f, n),
 		Reposts:  repost.New(st, w, f, n),
 		Topics:   topic.New(st, w, f),

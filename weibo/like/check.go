@@ -23,14 +23,23 @@ import (
 // A like row without its list rows (IssueDependentMissing) and list rows
 // without their like row (IssueDependentStale) are settled at the like's
 // time (RepairLike); a likeCount that differs from the post's like rows
-// (IssueCount) is recounted, all of them in one batch. Both repairs are
-// safe beside live writes.
+// (IssueCount) is recounted, all of them in one batch. Like rows and list
+// rows of a post that does not exist (IssueOrphan: left by a retraction
+// that nothing repairs, or from before likes went with their post) are
+// removed as the post's retraction removes them, each like by an unlike
+// of a gone post's like (unlikeGone), which counts it out of its liker's
+// likedPostCount. A user's likedPostCount that differs from their like
+// rows (IssueLikedCount) is recounted, in one batch — a store written
+// before the counter was kept has none, and its first repair writes them
+// all. Every repair is safe beside live writes.
 
 // Kinds of check.Issue of the likes.
 const (
 	IssueDependentMissing = "like-dependent-missing" // a like row without its post's likers row or its user's likes row: settled (written)
 	IssueDependentStale   = "like-dependent-stale"   // a likers or likes row whose like row is gone or holds another time: settled (deleted)
 	IssueCount            = "post-like-count"        // a likeCount that differs from the post's like rows: recounted
+	IssueOrphan           = "like-orphan"            // like rows or list rows of a post that does not exist: removed (unlikeGone)
+	IssueLikedCount       = "user-liked-count"       // a likedPostCount that differs from the user's like rows: recounted
 )
 
 // likeOf names one like: the post, the user, and the time of the like.
@@ -54,13 +63,16 @@ type checkRun struct {
 	postLists map[likeOf]int64 // the posts' likers rows -> cell time
 	userLists map[likeOf]int64 // the users' likes rows -> cell time
 	rows      map[weibo.PostID]int64
+	liked     map[weibo.UserID]int64 // each user's like rows
+	likedTS   map[weibo.UserID]int64 // the newest cell of them
 }
 
 // fsckCheck is the likes' check, registered by New.
 func (s *Service) fsckCheck() check.Check {
 	return check.Check{Name: Relation, Start: func(p *check.Pass) check.Run {
 		c := &checkRun{s: s, p: p, counts: map[weibo.PostID]int64{}, countTS: map[weibo.PostID]int64{},
-			likes: map[likeOf]int64{}, postLists: map[likeOf]int64{}, userLists: map[likeOf]int64{}, rows: map[weibo.PostID]int64{}}
+			likes: map[likeOf]int64{}, postLists: map[likeOf]int64{}, userLists: map[likeOf]int64{}, rows: map[weibo.PostID]int64{},
+			liked: map[weibo.UserID]int64{}, likedTS: map[weibo.UserID]int64{}}
 		return check.Run{Content: c.content, Check: c.check}
 	}}
 }
@@ -77,14 +89,18 @@ func (c *checkRun) content(id weibo.PostID, r *hbase.Result) {
 }
 
 // check scans weibo:likes and compares every like row with its two list
-// rows, every list row with its like row, and every post's likeCount with
-// its like rows.
+// rows, every list row with its like row, every post's likeCount with its
+// like rows and every user's likedPostCount with theirs; the rows of a
+// post that does not exist are reported as such only.
 func (c *checkRun) check(ctx context.Context) error {
 	err := c.p.Scan(ctx, &hbase.Scan{Table: tables.Likes}, func(r *hbase.Result) {
 		if p, uid, ok := tables.DecodeLikeKey(r.Row); ok {
 			at, _ := tables.LikeAt(r)
-			c.likes[likeOf{p, uid, at}] = check.NewestTS(r)
+			ts := check.NewestTS(r)
+			c.likes[likeOf{p, uid, at}] = ts
 			c.rows[p]++
+			c.liked[uid]++
+			c.likedTS[uid] = max(c.likedTS[uid], ts)
 		} else if p, at, uid, ok := tables.DecodePostLikerKey(r.Row); ok {
 			c.postLists[likeOf{p, uid, at}] = check.NewestTS(r)
 		} else if uid, at, p, ok := tables.DecodeUserLikeKey(r.Row); ok {
@@ -92,6 +108,9 @@ func (c *checkRun) check(ctx context.Context) error {
 		}
 	})
 	if err != nil {
+		return err
+	}
+	if err := c.checkOrphans(ctx); err != nil {
 		return err
 	}
 	for _, l := range sortedLikes(c.likes) {
@@ -130,7 +149,10 @@ func (c *checkRun) check(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.checkCounts(ctx)
+	if err := c.checkCounts(ctx); err != nil {
+		return err
+	}
+	return c.checkLikedCounts(ctx)
 }
 
 // checkCounts compares every stored post's likeCount with its like rows
@@ -154,4 +176,101 @@ func sortedLikes(m map[likeOf]int64) []likeOf {
 	return slices.SortedFunc(maps.Keys(m), func(a, b likeOf) int {
 		return cmp.Or(a.post.Compare(b.post), cmp.Compare(a.uid, b.uid), cmp.Compare(a.at, b.at))
 	})
+}
+
+// checkOrphans reports, one issue per post, the like rows and list rows
+// of posts that do not exist, and takes them out of the maps the other
+// comparisons read (a like of a gone post is this issue only). Its repair
+// reads the post again and, still gone, removes each like as the post's
+// retraction does (unlikeGone: counted out of the liker's
+// likedPostCount, its list rows deleted).
+func (c *checkRun) checkOrphans(ctx context.Context) error {
+	type orphans struct {
+		likes, lists int
+		ts           int64
+		of           map[likeOf]int64 // -> 1 for a like row, 0 for list rows only
+	}
+	byPost := map[weibo.PostID]*orphans{}
+	take := func(m map[likeOf]int64, like bool) {
+		for l, ts := range m {
+			if c.p.PostExists(l.post) {
+				continue
+			}
+			o := byPost[l.post]
+			if o == nil {
+				o = &orphans{of: map[likeOf]int64{}}
+				byPost[l.post] = o
+			}
+			if like {
+				o.likes++
+			} else {
+				o.lists++
+			}
+			o.ts = max(o.ts, ts)
+			if like {
+				o.of[l] = 1
+			} else if _, seen := o.of[l]; !seen {
+				o.of[l] = 0
+			}
+			delete(m, l)
+		}
+	}
+	take(c.likes, true)
+	take(c.postLists, false)
+	take(c.userLists, false)
+	for _, id := range slices.SortedFunc(maps.Keys(byPost), weibo.PostID.Compare) {
+		o := byPost[id]
+		err := c.p.Issue(IssueOrphan, o.ts, func() (bool, error) {
+			gone, err := c.s.postGone(ctx, id)
+			if err != nil || !gone {
+				return false, err
+			}
+			for _, l := range sortedLikes(o.of) {
+				if err := c.s.unlikeGone(ctx, l.post, l.uid, l.at); err != nil {
+					return false, err
+				}
+				if o.of[l] == 1 {
+					c.liked[l.uid]-- // counted out of the liker's counter, by this call or another
+				}
+			}
+			return true, nil
+		}, "post %s does not exist but has %d like rows and %d likers or likes rows", id, o.likes, o.lists)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLikedCounts compares every user's likedPostCount (the users rows'
+// family c, one scan) with their like rows — a post's that does not
+// exist too, until checkOrphans' repair removes them and counts them out
+// — and recounts the ones that differ, in one batch.
+func (c *checkRun) checkLikedCounts(ctx context.Context) error {
+	var found []check.Found
+	var fixes []counted.Counter
+	err := c.s.st.Scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
+		uid, ok := tables.DecodeUserKey(r.Row)
+		if !ok {
+			return nil
+		}
+		has := tables.CounterValue(r, tables.ColLikedPosts)
+		if has == c.liked[uid] {
+			return nil
+		}
+		ts := c.likedTS[uid]
+		for _, q := range []string{tables.ColLikedPosts, tables.ColLikedPostsSeq} {
+			if cell := r.Cell(tables.FamCount, q); cell != nil {
+				ts = max(ts, cell.Timestamp)
+			}
+		}
+		found = append(found, check.Found{TS: ts, Issue: check.Issue{Kind: IssueLikedCount,
+			Detail: fmt.Sprintf("user %d has likedPostCount %d, %d like rows", uid, has, c.liked[uid])}})
+		fixes = append(fixes, counted.Counter{Kind: LikedPostCount, Owner: uint64(uid)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.p.Batch(found, c.s.w.BatchRecount(ctx, fixes))
 }

@@ -19,8 +19,8 @@ import (
 // (countedtest) over the like, through the domain's API, on both
 // backends: a like and an unlike are killed at every step of their
 // counted write and of the notify write they make, and outlive their
-// budget; after the restart's repair the post's likeCount and the author's
-// unread count are exact, the like is as the call decided and fsck finds
+// budget; after the restart's repair the post's likeCount, the liker's
+// likedPostCount and the author's unread count are exact, the like is as the call decided and fsck finds
 // nothing.
 func TestLikeConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
@@ -44,6 +44,8 @@ func likePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 	post := p.ID
 	return &countedtest.Pair[*domain.Domain]{
 		Owner: uint64(post.Author), Other: uint64(post.Millis),
+		// The liker, as the marker names them: their likedPostCount.
+		Extra:    tables.EncodeLikeExtra(liker.ID, 0),
 		Counters: []counted.Counter{{Kind: notify.UnreadCount, Owner: uint64(author.ID)}},
 		Do: func(ctx context.Context, d *domain.Domain) error {
 			_, err := d.Likes.Like(ctx, liker.ID, post)

@@ -5,13 +5,14 @@
 // Likes of posts. A like of post P by user U is a counted relation
 // (package counted): authority U's like row of P in weibo:likes, whose
 // cell holds t, the time of the like; dependents the row of P's likers
-// and the row of U's likes, both keyed by t (newest like first); counter
-// P's likeCount on its content row. The time names the like: the list
-// rows at t are written and deleted only by the writes of the like at t
-// (the like that made it and the unlike that undoes it, whose markers
-// carry t), each settling them against the like row afterwards, so a like
-// made again later, at another time, has list rows of its own and never
-// races the old ones.
+// and the row of U's likes, both keyed by t (newest like first); counters
+// P's likeCount on its content row and U's likedPostCount on U's users
+// row. A deleted post's likes go with it (gone.go). The time names the
+// like: the list rows at t are written and deleted only by the writes of
+// the like at t (the like that made it and the unlike that undoes it,
+// whose markers carry t), each settling them against the like row
+// afterwards, so a like made again later, at another time, has list rows
+// of its own and never races the old ones.
 package like
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
@@ -44,11 +46,26 @@ type Service struct {
 	log     *slog.Logger
 }
 
+// Users reads users rows: whether a user exists, for the recount of
+// their likedPostCount. *account.Service implements it.
+type Users interface {
+	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
+}
+
+// Posts is what likes need of the posts: a hook in every post's
+// retraction. *feed.Service implements it.
+type Posts interface {
+	RegisterDeleteHook(hook feed.DeleteHook)
+}
+
 // New returns the likes over st and registers with w the like relation,
-// the likeCount counter and the likes' fsck check (check.go), and with notices how a LIKE notification is
-// checked (the like row exists). The weibo tables must exist
+// the likeCount and likedPostCount counters and the likes' fsck check
+// (check.go), with posts the removal of a deleted post's likes (gone.go),
+// and with notices how a LIKE notification is checked (the like row
+// exists; while neither it nor the post does, the notification is left as
+// it is, as a deleted post's comment's is). The weibo tables must exist
 // (tables.Migrate).
-func New(st hbase.Store, w *counted.Protocol, notices Notices) *Service {
+func New(st hbase.Store, w *counted.Protocol, users Users, posts Posts, notices Notices) *Service {
 	s := &Service{st: st, w: w, notices: notices, log: w.Logger()}
 	s.rel = s.likeRelation()
 	w.Register(s.rel)
@@ -56,10 +73,19 @@ func New(st hbase.Store, w *counted.Protocol, notices Notices) *Service {
 	w.RegisterCounter(feed.PostCounter(st, LikeCount, tables.ColLikes, tables.ColLikesSeq, func(ctx context.Context, post weibo.PostID) (int64, error) {
 		return w.CountRows(ctx, &hbase.Scan{Table: tables.Likes, Prefix: tables.LikePrefix(post)}, nil, nil)
 	}))
+	w.RegisterCounter(account.Counter(users, LikedPostCount, tables.ColLikedPosts, tables.ColLikedPostsSeq, s.countLikedPosts))
+	posts.RegisterDeleteHook(s.deleteLikes)
 	notices.RegisterNoticeCheck(func(n notify.Notice) bool { return n.Kind == tables.NotifLike }, func(ctx context.Context, n notify.Notice) (bool, bool, error) {
 		post, _ := n.Subject.Post()
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Likes, Row: tables.LikeKey(post, n.Actor)})
-		return r.Exists(), err == nil, err
+		rs, err := s.st.GetMany(ctx, []*hbase.Get{
+			{Table: tables.Likes, Row: tables.LikeKey(post, n.Actor)},
+			{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}},
+		})
+		if err != nil {
+			return false, false, err
+		}
+		liked := rs[0].Exists()
+		return liked, liked || tables.PostStored(rs[1]), nil
 	})
 	return s
 }
@@ -68,6 +94,15 @@ func New(st hbase.Store, w *counted.Protocol, notices Notices) *Service {
 // Increment on the post's content row (family c), so reading a post reads
 // its count, and registered with the protocol by New.
 const LikeCount counted.CounterKind = "likeCount"
+
+// LikedPostCount is a user's likedPostCount (GraphQL: User.likedPosts'
+// totalCount): their like rows, counted by their likes rows that their
+// like rows hold (countLikedPosts). It is kept with Increment on the
+// users row (family c, tables.ColLikedPosts), so that totalCount is one
+// cell, and registered with the protocol by New. A deleted post's likes
+// count until its retraction removes them (gone.go); after it there are
+// none.
+const LikedPostCount counted.CounterKind = "likedPostCount"
 
 // Relation is the like relation's name; its steps are
 // counted.Step(Relation, phase).
@@ -81,22 +116,32 @@ const PhaseDependents counted.Phase = "dependents"
 // (counted.WithStepHook); the relation declares them (Relation.Phases),
 // so the registry and the conformance suite know them all.
 var (
-	StepMarked     = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of a likePost or unlikePost
-	StepSequenced  = counted.Step(Relation, counted.PhaseSequenced) // after the operation sequence of the post's likeCount
+	StepMarked     = counted.Step(Relation, counted.PhaseMarked)    // after the pending row of a likePost or unlikePost (or of a gone post's like's unlike)
+	StepSequenced  = counted.Step(Relation, counted.PhaseSequenced) // after the operation sequences of the post's likeCount and the liker's likedPostCount
 	StepDecided    = counted.Step(Relation, counted.PhaseDecided)   // after the like row's CheckAndPut/CheckAndDelete
-	StepCounted    = counted.Step(Relation, counted.PhaseCounted)   // after the post's likeCount
+	StepCounted    = counted.Step(Relation, counted.PhaseCounted)   // after the post's likeCount and the liker's likedPostCount
 	StepDependents = counted.Step(Relation, PhaseDependents)        // in every settle of a like: after the list rows, before the re-read
 )
 
 // likeRelation is the like of a post: owner its author, other its ms, the
-// liker and the like's time in the marker's extra bytes.
+// liker and the like's time in the marker's extra bytes. Its counters are
+// the post's likeCount and the liker's likedPostCount — the liker's only
+// for the unlike of a deleted post's like (tables.EncodeLikeGoneExtra),
+// whose post's counter went with its content row.
 func (s *Service) likeRelation() *counted.Relation {
 	return &counted.Relation{
 		Name:   Relation,
 		Marker: tables.PendingLike,
 		Phases: []counted.Phase{counted.PhaseDecided, PhaseDependents},
-		Counters: func(author, ms uint64) []counted.Counter {
-			return []counted.Counter{{Kind: LikeCount, Owner: author, Sub: ms}}
+		CountersWith: func(author, ms uint64, extra []byte) []counted.Counter {
+			var out []counted.Counter
+			if !tables.LikeExtraGone(extra) {
+				out = append(out, counted.Counter{Kind: LikeCount, Owner: author, Sub: ms})
+			}
+			if uid, _, ok := tables.DecodeLikeExtra(extra); ok {
+				out = append(out, counted.Counter{Kind: LikedPostCount, Owner: uint64(uid)})
+			}
+			return out
 		},
 		Settle: func(ctx context.Context, author, ms uint64, extra []byte) error {
 			post := weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)}
@@ -106,6 +151,16 @@ func (s *Service) likeRelation() *counted.Relation {
 				// rows to settle (fsck finds them); the count is recounted.
 				s.log.Warn("repair: a like's marker without its liker", "post", post.String())
 				return nil
+			}
+			// A like of a post deleted meanwhile goes with it (the post's
+			// retraction may have scanned its likes before the like row
+			// was written); the recount that follows counts it out.
+			gone, err := s.postGone(ctx, post)
+			if err != nil {
+				return err
+			}
+			if gone {
+				return s.dropGoneLike(ctx, post, uid, at)
 			}
 			if err := s.RepairLike(ctx, post, uid, at); err != nil {
 				return err
@@ -124,16 +179,20 @@ func (s *Service) likeRelation() *counted.Relation {
 // the viewer's like row (a post already liked ends there):
 //  1. the weibo:pending row of the write (the marker), carrying the
 //     viewer and t, the time of this like;
-//  2. the operation sequence of the post's likeCount;
+//  2. the operation sequences of the post's likeCount and the viewer's
+//     likedPostCount;
 //  3. the like row with CheckAndPut(absent) holding t, the authority —
 //     the single point that decides whether this call is the one that
 //     likes, so concurrent or repeated calls count once;
-//  4. if it did, the post's likeCount +1 (within the write's budget);
+//  4. if it did, the post's likeCount and the viewer's likedPostCount +1
+//     (within the write's budget);
 //  5. the settle of the like at t (settleLike): the post's likers row and
 //     the viewer's likes row at t (one PutMany), then a re-read of the
 //     like row — the rows deleted again as long as it no longer holds t
 //     (a concurrent unlike);
-//  6. if it liked, the LIKE notification of the post's author (notify.go:
+//  6. if it liked, a read of the post again: deleted meanwhile, the like
+//     goes as its retraction's would (unlikeGone), the marker is deleted
+//     and the call is NOT_FOUND; else the LIKE notification of the post's author (notify.go:
 //     a notify write of its own, grouped per post while unread; none for
 //     the author's own like);
 //  7. the delete of the pending row.
@@ -166,6 +225,25 @@ func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.Post
 		if err := s.countLike(ctx, op, p, viewer, +1, t, true); err != nil {
 			return nil, err
 		}
+		// The post may have been deleted since it was read, and its
+		// retraction may have scanned its likes before this like row was
+		// written: read it again. Gone, the like goes too, as the
+		// retraction's would (unlikeGone, counted), before the marker.
+		// Found, the like row was written before the post's delete, so
+		// the retraction (which comes after it) removes it.
+		gone, err := s.postGone(ctx, post)
+		if err != nil {
+			return nil, err
+		}
+		if gone {
+			if err := s.unlikeGone(ctx, post, viewer, t); err != nil {
+				return nil, err
+			}
+			if err := s.w.End(ctx, op); err != nil {
+				return nil, err
+			}
+			return nil, weibo.NotFound("post %s not found", post)
+		}
 		if err := s.notices.SendNotice(ctx, likeNotice(post, viewer, t), notify.NoticeAdd); err != nil {
 			return nil, err
 		}
@@ -185,8 +263,9 @@ func likeNotice(post weibo.PostID, uid weibo.UserID, t int64) notify.Notice {
 // Writes, in order, as Like's, after the batched read of the post and
 // the viewer's like row (a post not liked ends there; else t is the time
 // the like row holds): the pending row carrying the viewer and t; the
-// operation sequence; the CheckAndDelete of the like row expecting t (the
-// authority; it decides whether this call counts); the likeCount -1; the
+// operation sequences; the CheckAndDelete of the like row expecting t (the
+// authority; it decides whether this call counts); the likeCount and the
+// viewer's likedPostCount -1; the
 // settle of the like at t — delete of the post's likers row and of the
 // viewer's likes row at t, re-read of the like row —; the viewer taken out
 // of the LIKE notification (deleted with its last actor); the delete of

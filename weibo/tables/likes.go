@@ -41,6 +41,13 @@ const (
 	// ColLikesSeq (content, c) is the operation sequence of ColLikes (see
 	// ColFollowsSeq).
 	ColLikesSeq = "sl"
+	// ColLikedPosts (users, c) is the user's liked-post count
+	// (Increment): their like rows, which a post's retraction removes
+	// with the post. 8 bytes BE.
+	ColLikedPosts = "lp"
+	// ColLikedPostsSeq (users, c) is the operation sequence of
+	// ColLikedPosts (see ColFollowsSeq).
+	ColLikedPostsSeq = "slp"
 )
 
 // Markers of the three kinds of weibo:likes rows, the byte after the
@@ -61,8 +68,9 @@ const (
 
 // PendingLike is a likePost or unlikePost: owner is the post's author,
 // other the post's time in ms, and the marker's ColPendingExtra holds the
-// liker and the time of the like (EncodeLikeExtra). Its counter is the
-// post's ColLikes.
+// liker and the time of the like (EncodeLikeExtra). Its counters are the
+// post's ColLikes and the liker's ColLikedPosts; an unlike of a deleted
+// post's like (EncodeLikeGoneExtra) counts the liker's only.
 const PendingLike PendingKind = 'l'
 
 // postPrefix appends salt(author) | author(8) | kind | rev(8) to dst.
@@ -167,9 +175,25 @@ func EncodeLikeExtra(uid UserID, likeMs int64) []byte {
 	return binary.BigEndian.AppendUint64(U64(uint64(uid)), uint64(likeMs))
 }
 
-// DecodeLikeExtra decodes EncodeLikeExtra; ok is false for any other length.
+// likeGone is the last byte of EncodeLikeGoneExtra.
+const likeGone byte = 'g'
+
+// EncodeLikeGoneExtra is the ColPendingExtra of the marker of an unlike
+// of a deleted post's like (the post's retraction removing it): the
+// liker, 8 bytes BE, the time of the like, ms, 8 bytes BE, then 'g' — 17
+// bytes. Such a write counts the liker's ColLikedPosts only: the post's
+// content row is gone with its ColLikes.
+func EncodeLikeGoneExtra(uid UserID, likeMs int64) []byte {
+	return append(EncodeLikeExtra(uid, likeMs), likeGone)
+}
+
+// LikeExtraGone reports whether b is EncodeLikeGoneExtra's.
+func LikeExtraGone(b []byte) bool { return len(b) == 17 && b[16] == likeGone }
+
+// DecodeLikeExtra decodes EncodeLikeExtra and EncodeLikeGoneExtra; ok is
+// false for any other bytes.
 func DecodeLikeExtra(b []byte) (uid UserID, likeMs int64, ok bool) {
-	if len(b) != 16 {
+	if len(b) != 16 && !LikeExtraGone(b) {
 		return 0, 0, false
 	}
 	return UserID(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), true

@@ -45,6 +45,11 @@ func TestLikeKeys(t *testing.T) {
 		{"like extra", tables.EncodeLikeExtra(liker, likeMs), cat(be(22732), be(uint64(likeMs))),
 			func(k []byte) (any, bool) { u, at, ok := tables.DecodeLikeExtra(k); return [2]any{u, at}, ok },
 			[2]any{liker, likeMs}},
+		{"like gone extra", tables.EncodeLikeGoneExtra(liker, likeMs), cat(be(22732), be(uint64(likeMs)), []byte("g")),
+			func(k []byte) (any, bool) {
+				u, at, ok := tables.DecodeLikeExtra(k)
+				return [3]any{u, at, tables.LikeExtraGone(k)}, ok
+			}, [3]any{liker, likeMs, true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !bytes.Equal(c.key, c.want) {
@@ -121,6 +126,12 @@ func TestLikeDecodersReject(t *testing.T) {
 	}
 	if _, _, ok := tables.DecodeLikeExtra(make([]byte, 15)); ok {
 		t.Error("DecodeLikeExtra accepts 15 bytes")
+	}
+	if _, _, ok := tables.DecodeLikeExtra(append(tables.EncodeLikeExtra(5, ms), 'x')); ok {
+		t.Error("DecodeLikeExtra accepts 17 bytes not ending in 'g'")
+	}
+	if tables.LikeExtraGone(tables.EncodeLikeExtra(5, ms)) {
+		t.Error("LikeExtraGone accepts a like's extra")
 	}
 }
 
