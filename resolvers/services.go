@@ -74,7 +74,7 @@ type UserSearch interface {
 
 // Accounts is the users: registration, login, tokens, profiles and reads
 // (account.Service). ReadUserTokens serves the subscriptions' token check
-// (loaders.FreshCheck).
+// (loaders.FreshCheck); UserCount Query.users' totalCount without a filter.
 type Accounts interface {
 	Register(ctx context.Context, username, password string) (*weibo.User, error)
 	Login(ctx context.Context, username, password string) (*weibo.User, error)
@@ -85,6 +85,7 @@ type Accounts interface {
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
 	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
 	ReadUserTokens(ctx context.Context, uid weibo.UserID) (_ *weibo.User, ended []weibo.TokenID, err error)
+	UserCount(ctx context.Context) (int64, error)
 }
 
 // Feed is the posts: publish, delete, reads by id and a user's posts
