@@ -197,6 +197,7 @@ type Departments interface {
 // (membership.Service).
 type Members interface {
 	Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (*weibo.User, error)
+	SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.DeptID, guard org.MoveGuard) (*weibo.User, error)
 }
 
 // Authz is the authorization checks: a role (@hasRole), and an admin or a
@@ -205,6 +206,8 @@ type Authz interface {
 	RequireRole(ctx context.Context, uid weibo.UserID, roleName string) error
 	Departments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) error
 	Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error)
+	Moves(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]org.MoveDecision, error)
+	Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDecision) org.MoveGuard
 }
 
 // Bulk is the bulk changes of roles and memberships (bulk.Service).
