@@ -77,7 +77,9 @@ func TestMoveDecidedWithTheMove(t *testing.T) {
 			const setDepts = `mutation($u: [ID!]!, $d: ID) { setUsersDepartment(userIds: $u, departmentId: $d) { ` + bulkFields + ` } }`
 			deptOf := func(u account) string {
 				t.Helper()
-				var d struct{ User struct{ Department *struct{ ID string } } }
+				var d struct {
+					User struct{ Department *struct{ ID string } }
+				}
 				g.ok(boss.token, `query($id: ID!) { user(id: $id) { department { id } } }`, map[string]any{"id": u.ID}, &d)
 				if d.User.Department == nil {
 					return ""

@@ -34,7 +34,7 @@ type Service struct {
 	st      hbase.Store
 	w       *counted.Protocol
 	rel     *counted.Relation // the registration, counting the users (usercount.go)
-	events  *events.Emitter // token endings (tokenevents.go)
+	events  *events.Emitter   // token endings (tokenevents.go)
 	bcryptC int
 }
 
