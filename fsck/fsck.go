@@ -14,6 +14,7 @@
 //	follow                    relations attends row A→B        fans row B←A, A's followCount, B's fanCount,
 //	                                                           B's posts in A's inbox (backfill window)
 //	post                      content row                      the author's postCount, inbox entries
+//	user                      usernames row naming the user    the number of users (row 0xff "users")
 //
 // The interactions' checks are declared by their modules (package check,
 // each module's check.go: like, comment, repost, topic, notify) and
@@ -260,6 +261,9 @@ func Run(ctx context.Context, svc *domain.Domain, opt Options) (*Report, error) 
 			return nil, err
 		}
 		if err := f.checkCounters(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.checkUserCount(ctx); err != nil {
 			return nil, err
 		}
 		// The modules' checks (package check), in the order registered.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/check"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -32,6 +33,7 @@ const (
 	FollowCount      = "follow-count"      // a followCount that differs from the user's attends rows: recounted
 	FanCount         = "fan-count"         // a fanCount that differs from the attends rows naming the user: recounted
 	PostCount        = "post-count"        // a postCount that differs from the user's content rows: recounted
+	UserCount        = "user-count"        // the number of users (row tables.UserCountKey) that differs from the users: recounted
 	InboxMissing     = "inbox-missing"     // own posts, or a followee's posts within the backfill window, missing from an inbox: written
 	InboxExtra       = "inbox-extra"       // inbox entries of an author the owner does not follow, or of posts that do not exist: deleted
 	WriteUnfinished  = "write-unfinished"  // a weibo:pending row older than the repair grace (a write that died): repaired by the repairer
@@ -41,7 +43,8 @@ const (
 // userCounts is one users row's counters as loaded.
 type userCounts struct {
 	follows, fans, posts int64
-	ts                   int64 // newest cell of family c (counters and their sequences)
+	ts                   int64  // newest cell of family c (counters and their sequences)
+	name                 []byte // the username (i:un)
 }
 
 // post is one content row: its time and the time of its cells.
@@ -74,6 +77,9 @@ type social struct {
 	// either state): their posts need be in no fan's inbox, home timelines
 	// merge them at read time.
 	large map[weibo.UserID]bool
+	// userCount is the kept number of users (row tables.UserCountKey),
+	// userCountTS the newest cell of that row.
+	userCount, userCountTS int64
 }
 
 type pendingRow struct {
@@ -117,6 +123,10 @@ func (f *fsck) loadMarkers(ctx context.Context) error {
 func (f *fsck) loadSocial(ctx context.Context) error {
 	so := f.so
 	err := f.scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamInfo, tables.FamCount}}, func(r *hbase.Result) {
+		if bytes.Equal(r.Row, tables.UserCountKey) {
+			so.userCount, so.userCountTS = tables.CounterValue(r, tables.ColUserCount), check.NewestTS(r)
+			return
+		}
 		uid, ok := tables.DecodeUserKey(r.Row)
 		if !ok || r.Value(tables.FamInfo, tables.ColUsername) == nil {
 			return
@@ -125,6 +135,7 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 			follows: tables.CounterValue(r, tables.ColFollows),
 			fans:    tables.CounterValue(r, tables.ColFans),
 			posts:   tables.CounterValue(r, tables.ColPosts),
+			name:    bytes.Clone(r.Value(tables.FamInfo, tables.ColUsername)),
 		}
 		for _, c := range r.Family(tables.FamCount) {
 			u.ts = max(u.ts, c.Timestamp)
@@ -313,6 +324,25 @@ func (f *fsck) checkCounters(ctx context.Context) error {
 		}
 	}
 	return f.p.Batch(found, f.s.Writes.BatchRecount(ctx, fixes))
+}
+
+// checkUserCount compares the kept number of users with a count of the
+// users: the weibo:usernames rows (one scan) whose loaded users row holds
+// that username (account.CountUsers counts the same), and recounts it
+// through the protocol when they differ.
+func (f *fsck) checkUserCount(ctx context.Context) error {
+	so := f.so
+	var n int64
+	err := f.scan(ctx, &hbase.Scan{Table: tables.Usernames}, func(r *hbase.Result) {
+		if u := so.users[tables.UsernameUser(r)]; u != nil && bytes.Equal(tables.UsernameKey(string(u.name)), r.Row) {
+			n++
+		}
+	})
+	if err != nil || n == so.userCount {
+		return err
+	}
+	return f.issue(ctx, UserCount, so.userCountTS, f.s.Writes.RecountOne(ctx, account.UserCounter),
+		"the user count is %d, counts %d", so.userCount, n)
 }
 
 // inboxTally is what the scan of one owner's inbox found.

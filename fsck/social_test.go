@@ -17,7 +17,7 @@ import (
 
 // TestSocialChecks damages, row by row, everything the social side keeps
 // on two sides — a fans row lost and one left over, each of the three
-// counters of a user, an inbox entry lost, entries of an unfollowed author
+// counters of a user, the number of all users, an inbox entry lost, entries of an unfollowed author
 // and of a post that does not exist, an own post missing from its author's
 // inbox, a write and a publish that died long ago — and checks that fsck
 // reports each kind, that --repair fixes all of them through the domain,
@@ -70,6 +70,7 @@ func TestSocialChecks(t *testing.T) {
 				{Kind: fsck.FollowCount, Do: func() error { return putCounter(ctx, st, a.ID, tables.ColFollows, 7) }},
 				{Kind: fsck.FanCount, Do: func() error { return putCounter(ctx, st, c.ID, tables.ColFans, 3) }},
 				{Kind: fsck.PostCount, Do: func() error { return putCounter(ctx, st, bu.ID, tables.ColPosts, 1) }},
+				{Kind: fsck.UserCount, Do: func() error { return putCounterIn(ctx, st, tables.UserCountKey, tables.ColUserCount, 99) }},
 				{Kind: fsck.InboxMissing, Do: func() error {
 					return st.Delete(ctx, &hbase.Delete{Table: tables.Inbox, Row: tables.InboxKey(a.ID, bPosts[1])})
 				}},
@@ -100,6 +101,9 @@ func TestSocialChecks(t *testing.T) {
 			if us[0].FollowCount != 1 || us[1].FanCount != 2 || us[1].PostCount != 3 || us[2].FanCount != 0 || us[2].PostCount != 1 {
 				t.Errorf("counters after repair: a %+v, b %+v, c %+v", us[0], us[1], us[2])
 			}
+			if n, err := svc.Accounts.UserCount(ctx); err != nil || n != 3 {
+				t.Errorf("user count after repair = %d, %v; want 3", n, err)
+			}
 			page, err := svc.Timeline.HomeTimeline(ctx, a.ID, weibo.Page{})
 			if err != nil {
 				t.Fatal(err)
@@ -119,11 +123,16 @@ func TestSocialChecks(t *testing.T) {
 // version newer than the cell's: Increments may have written it ahead of
 // the clock.
 func putCounter(ctx context.Context, st hbase.Store, uid weibo.UserID, qual string, v uint64) error {
-	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamCount}})
+	return putCounterIn(ctx, st, tables.UserKey(uid), qual, v)
+}
+
+// putCounterIn is putCounter on any row of weibo:users (the user count's).
+func putCounterIn(ctx context.Context, st hbase.Store, row []byte, qual string, v uint64) error {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: row, Families: []string{tables.FamCount}})
 	if err != nil {
 		return err
 	}
-	put := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamCount: {qual: tables.U64(v)}}}
+	put := &hbase.Put{Table: tables.Users, Row: row, Values: hbase.Values{tables.FamCount: {qual: tables.U64(v)}}}
 	if c := r.Cell(tables.FamCount, qual); c != nil {
 		put.Timestamp = c.Timestamp + 1
 	}

@@ -2830,7 +2830,7 @@ extend type Mutation {
 type UserSearchConnection {
   edges: [UserEdge!]!
   pageInfo: PageInfo!
-  "The number of users matching, when a kept counter gives it (a role's or a department's members alone); null otherwise."
+  "The number of users matching, when a kept counter gives it: all users (no filter), or a role's or a department's members (that criterion alone); null otherwise."
   totalCount: Int
 }
 

@@ -131,3 +131,19 @@ func parseUsersRole(userIDs []string, roleID string) (users []weibo.UserID, role
 	role, err = parseID[weibo.RoleID]("roleId", roleID)
 	return users, role, err
 }
+
+// allUsersTotal sets page's totalCount, for a search with no criterion
+// whose query selects it, to the kept number of all users
+// (account.Service.UserCount: one Get); a filtered search keeps what
+// SearchUsers gave.
+func (r *Resolver) allUsersTotal(ctx context.Context, f domain.UserFilter, page *domain.UserSearchConnection) error {
+	if f != (domain.UserFilter{}) || !selectsAny(ctx, selections(ctx), func(n string) bool { return n == "totalCount" }) {
+		return nil
+	}
+	n, err := r.Svc.Accounts.UserCount(ctx)
+	if err != nil {
+		return err
+	}
+	page.TotalCount = new(int(n))
+	return nil
+}

@@ -86,6 +86,9 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, fi
 	if err != nil {
 		return nil, err
 	}
+	if err := r.allUsersTotal(ctx, f, page); err != nil {
+		return nil, err
+	}
 	return page, r.prefetchUserEdges(ctx, page.Edges)
 }
 

@@ -26,17 +26,6 @@ func loadDepartment(ctx context.Context, id weibo.DeptID) (*org.Department, erro
 	return loaders.For(ctx).Departments().Load(ctx, id)()
 }
 
-// authorizeMembership reports whether the viewer may put user into
-// department dept (weibo.RootDept: out of any): nil, or the FORBIDDEN or
-// NOT_FOUND error Org.AuthorizeMemberships gives.
-func (r *Resolver) authorizeMembership(ctx context.Context, user weibo.UserID, dept weibo.DeptID) error {
-	denied, err := r.Svc.Org.Authz.Memberships(ctx, viewerOf(ctx), []weibo.UserID{user}, dept)
-	if err != nil {
-		return err
-	}
-	return denied[0]
-}
-
 // parseDeptUser parses the departmentId and userId arguments.
 func parseDeptUser(deptID, userID string) (dept weibo.DeptID, user weibo.UserID, err error) {
 	if dept, err = parseID[weibo.DeptID]("departmentId", deptID); err != nil {
@@ -47,7 +36,9 @@ func parseDeptUser(deptID, userID string) (dept weibo.DeptID, user weibo.UserID,
 }
 
 // setUserDepartment is Mutation.setUserDepartment: user into departmentID
-// (nil: out of any), when the viewer may.
+// (nil: out of any), when the viewer may — decided (Authz.Moves) against
+// the department the user is in, which the move's write then expects
+// (Members.SetGuarded with Authz.Guard).
 func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departmentID *string) (*weibo.User, error) {
 	user, err := parseID[weibo.UserID]("userId", userID)
 	if err != nil {
@@ -57,10 +48,17 @@ func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departm
 	if err != nil {
 		return nil, err
 	}
-	if err := r.authorizeMembership(ctx, user, dept); err != nil {
+	viewer := viewerOf(ctx)
+	seen, err := r.Svc.Org.Authz.Moves(ctx, viewer, []weibo.UserID{user}, dept)
+	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.Members.Set(ctx, user, dept)
+	if seen[0].Err != nil {
+		return nil, seen[0].Err
+	}
+	// The move expects the department the decision was made against, and
+	// decides again if a concurrent move put the user elsewhere.
+	return r.Svc.Org.Members.SetGuarded(ctx, user, dept, r.Svc.Org.Authz.Guard(viewer, dept, seen[0]))
 }
 
 // moveDepartment is Mutation.moveDepartment: department id under parentID

@@ -74,7 +74,7 @@ type UserSearch interface {
 
 // Accounts is the users: registration, login, tokens, profiles and reads
 // (account.Service). ReadUserTokens serves the subscriptions' token check
-// (loaders.FreshCheck).
+// (loaders.FreshCheck); UserCount Query.users' totalCount without a filter.
 type Accounts interface {
 	Register(ctx context.Context, username, password string) (*weibo.User, error)
 	Login(ctx context.Context, username, password string) (*weibo.User, error)
@@ -85,6 +85,7 @@ type Accounts interface {
 	UserByUsername(ctx context.Context, username string) (*weibo.User, error)
 	GetUsers(ctx context.Context, ids []weibo.UserID) ([]*weibo.User, error)
 	ReadUserTokens(ctx context.Context, uid weibo.UserID) (_ *weibo.User, ended []weibo.TokenID, err error)
+	UserCount(ctx context.Context) (int64, error)
 }
 
 // Feed is the posts: publish, delete, reads by id and a user's posts
@@ -196,6 +197,7 @@ type Departments interface {
 // (membership.Service).
 type Members interface {
 	Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (*weibo.User, error)
+	SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.DeptID, guard org.MoveGuard) (*weibo.User, error)
 }
 
 // Authz is the authorization checks: a role (@hasRole), and an admin or a
@@ -204,6 +206,8 @@ type Authz interface {
 	RequireRole(ctx context.Context, uid weibo.UserID, roleName string) error
 	Departments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) error
 	Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error)
+	Moves(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]org.MoveDecision, error)
+	Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDecision) org.MoveGuard
 }
 
 // Bulk is the bulk changes of roles and memberships (bulk.Service).

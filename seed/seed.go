@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/account"
+	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -141,7 +143,9 @@ func (s Stats) RowsPerSecond() float64 {
 //     Options.FanoutThreshold);
 //   - then row tables.LargeKey of weibo:users: one column per large account
 //     (state On since Epoch), and the columns of seeded users that are no
-//     longer large deleted (their posts were just pushed).
+//     longer large deleted (their posts were just pushed);
+//   - last, row tables.UserCountKey of weibo:users: the number of all users,
+//     recounted (userCount).
 //
 // Every Put has Timestamp 0 (the store's clock). Import is idempotent: a
 // re-run writes the same values into the same cells, and never touches the
@@ -242,8 +246,45 @@ func Import(ctx context.Context, st hbase.StoreAdmin, ds *dataset.Dataset, opts 
 	if s.bar != nil {
 		_ = s.bar.Finish()
 	}
+	t0 := time.Now()
+	err = s.userCount()
+	stats.TableElapsed[tables.Users] += time.Since(t0)
 	stats.Elapsed = time.Since(start)
+	if err != nil {
+		return stats, fmt.Errorf("seed the user count: %w", err)
+	}
 	return stats, nil
+}
+
+// userCountRetry is how long userCount waits for a registration in flight
+// before it recounts again.
+const userCountRetry = 50 * time.Millisecond
+
+// userCount sets the number of all users (row tables.UserCountKey) to a
+// count of the users the store now holds, the data set's and those
+// registered through the API alike, through the recount of package
+// counted (account.RegisterCounted on a protocol of its own): the count
+// is written only if no registration changed it meanwhile, so a gateway
+// registering users beside the import keeps it exact. While a
+// registration is in flight (its marker younger than the default repair
+// grace) it waits and counts again.
+func (s *seeder) userCount() error {
+	w := counted.New(s.st, counted.WithBatch(s.opts.BatchSize), counted.WithLogger(slog.New(slog.DiscardHandler)))
+	account.RegisterCounted(s.st, w)
+	for {
+		res, err := w.RecountCounters(s.ctx, []counted.Counter{account.UserCounter})
+		if err != nil {
+			return err
+		}
+		if res[0].Done {
+			return nil
+		}
+		select {
+		case <-s.ctx.Done():
+			return s.ctx.Err()
+		case <-time.After(userCountRetry):
+		}
+	}
 }
 
 // seeder holds what the phases share: the data set, users in rowkey order

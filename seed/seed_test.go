@@ -82,6 +82,8 @@ func expectedCells(ds *dataset.Dataset, hash []byte) map[string][]string {
 		add(tables.Users, cell(k, tables.FamCount, tables.ColPosts, tables.U64(uint64(ds.PostCount(u.ID)))))
 		add(tables.Usernames, cell(tables.UsernameKey(u.Username), tables.FamName, tables.ColUID, tables.U64(u.ID)))
 	}
+	// The number of all users, recounted after the import.
+	add(tables.Users, cell(tables.UserCountKey, tables.FamCount, tables.ColUserCount, tables.U64(uint64(len(ds.Users)))))
 	for _, e := range ds.Follows {
 		a, b := weibo.UserID(e.Follower), weibo.UserID(e.Followee)
 		add(tables.Relations, cell(tables.RelationKey(a, tables.Attends, b), tables.FamRel, tables.ColRelSet, epoch))

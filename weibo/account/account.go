@@ -6,6 +6,8 @@
 // and bio).
 //
 // One file per concern: accounts.go (Register, Login, the users' reads),
+// usercount.go (the number of all users, a counter kept by every
+// registration on package counted's protocol),
 // password.go (hashing and comparing, bounded by the bcrypt slots, and a
 // failed login's timing), tokens.go (the token generation and the tokens
 // ended on their own), tokenevents.go (token endings on the bus) and
@@ -31,7 +33,8 @@ import (
 type Service struct {
 	st      hbase.Store
 	w       *counted.Protocol
-	events  *events.Emitter // token endings (tokenevents.go)
+	rel     *counted.Relation // the registration, counting the users (usercount.go)
+	events  *events.Emitter   // token endings (tokenevents.go)
 	bcryptC int
 }
 
@@ -48,14 +51,15 @@ func WithBcryptCost(c int) Option { return func(o *options) { o.bcryptCost = c }
 
 // New returns the accounts over st, on the clock and logger of w, and
 // publishing token endings with ev (shared with the domain's other
-// modules, so that they travel on the one bus). The weibo tables must
-// exist (tables.Migrate).
+// modules, so that they travel on the one bus), and registers the
+// registration's counted write and the user count on w
+// (RegisterCounted). The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, opts ...Option) *Service {
 	o := options{bcryptCost: bcrypt.DefaultCost}
 	for _, f := range opts {
 		f(&o)
 	}
-	return &Service{st: st, w: w, events: ev, bcryptC: o.bcryptCost}
+	return &Service{st: st, w: w, rel: RegisterCounted(st, w), events: ev, bcryptC: o.bcryptCost}
 }
 
 // The accounts' errors, *weibo.Error values with the codes and reasons of

@@ -39,9 +39,15 @@ const (
 // as a bcrypt hash. Errors: BAD_USER_INPUT for an invalid username or
 // password, and also (with reason USERNAME_TAKEN) when the username is taken.
 //
-// Writes, in order: the users row under a fresh id, then the usernames row
-// with CheckAndPut (absent). Losing the race or failing there deletes the
-// users row; a crash in between leaves only an unreachable users row.
+// Writes, in order (package counted explains the scheme): the id from
+// the users' sequence; the registration's weibo:pending row and the
+// operation sequence of the user count (counted.Protocol.Begin); the users
+// row under the fresh id; the usernames row with CheckAndPut (absent), the
+// authority that decides the registration; the user count +1 (within the
+// write's budget); the pending row's delete. Losing the race or failing at
+// the usernames row deletes the users row; a crash before it leaves only
+// an unreachable users row, which no read and no count sees, and a crash
+// after it leaves the pending row, whose repair recounts the users.
 func (s *Service) Register(ctx context.Context, username, password string) (_ *weibo.User, err error) {
 	defer weibo.Wrap(&err, "register")
 	if !usernameRE.MatchString(username) {
@@ -65,6 +71,10 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 		return nil, err
 	}
 	uid := weibo.UserID(RegisteredIDBase + seq)
+	op, err := s.w.Begin(ctx, s.rel, uint64(uid), 0)
+	if err != nil {
+		return nil, err
+	}
 	created := s.w.NowMillis()
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{
 		tables.FamInfo:  {tables.ColUsername: []byte(username), tables.ColPassword: hash, tables.ColCreated: tables.EncodeMillis(created)},
@@ -81,7 +91,19 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 		if err != nil {
 			return nil, err
 		}
+		if err := s.w.End(ctx, op); err != nil {
+			return nil, err
+		}
 		return nil, errTaken(username)
+	}
+	if err := s.w.Step(ctx, StepDecided); err != nil {
+		return nil, err
+	}
+	if _, err := s.w.Count(ctx, op, 1); err != nil {
+		return nil, err
+	}
+	if err := s.w.End(ctx, op); err != nil {
+		return nil, err
 	}
 	return &weibo.User{ID: uid, Username: username, CreatedAt: time.UnixMilli(created), Complete: true}, nil
 }

@@ -31,7 +31,9 @@ type UserSearchConnection struct {
 	PageInfo weibo.PageInfo
 	// TotalCount is the number of users matching when a kept counter gives
 	// it (the role's or the department's members, with no other
-	// criterion); nil otherwise.
+	// criterion); nil otherwise. Without any criterion it is the number of
+	// all users, which the resolver reads when the query asks for it
+	// (account.Service.UserCount).
 	TotalCount *int
 }
 

@@ -8,6 +8,12 @@
 // on those departments' paths (org.Department.Path) — two round trips
 // whatever the depth of the tree. A path that does not verify falls back
 // to a walk up the tree (Tree).
+//
+// A membership's move is decided against the department the user is in
+// (Moves), and the move's conditional write expects that department
+// (Guard, membership.Service.SetGuarded): a concurrent move between the
+// check and the write fails the write, and the next attempt decides
+// again against the department the user is then in.
 package authz
 
 import (
@@ -213,10 +219,28 @@ func (s *Service) Departments(ctx context.Context, viewer weibo.UserID, dids ...
 // Memberships returns, for each user of uids, nil when viewer may
 // move them into department did (RootDept: into none) — an admin, or a
 // manager of both the user's current department and did — and a
-// FORBIDDEN *weibo.Error otherwise: one GetMany of the users' departments,
-// then the reads of readScope. Unknown users are left to the change
-// itself. Errors otherwise are the store's.
-func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ []error, err error) {
+// FORBIDDEN *weibo.Error otherwise: the verdicts of Moves. Unknown users
+// are left to the change itself. Errors otherwise are the store's.
+func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error) {
+	ds, err := s.Moves(ctx, viewer, uids, did)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]error, len(ds))
+	for i, d := range ds {
+		out[i] = d.Err
+	}
+	return out, nil
+}
+
+// Moves decides, for each user of uids, whether viewer may move them
+// into department did (RootDept: into none) — an admin, or a manager of
+// both the user's current department and did —, and returns each
+// decision with the department it was made against: one GetMany of the
+// users' departments, then the reads of readScope. The move itself must
+// expect that department (Guard), or the decision is stale. Unknown users
+// are left to the change itself. Errors otherwise are the store's.
+func (s *Service) Moves(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ []org.MoveDecision, err error) {
 	defer weibo.Wrap(&err, "authorize")
 	gets := make([]*hbase.Get, len(uids))
 	for i, uid := range uids {
@@ -226,26 +250,59 @@ func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []w
 	if err != nil {
 		return nil, err
 	}
-	olds := make([]weibo.DeptID, len(uids))
+	out := make([]org.MoveDecision, len(uids))
 	dids := []weibo.DeptID{did}
 	for i, r := range rs {
-		olds[i] = tables.UserDepartment(r)
-		dids = append(dids, olds[i])
+		out[i].From = tables.UserDepartment(r)
+		dids = append(dids, out[i].From)
 	}
 	sc, err := s.readScope(ctx, viewer, dids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]error, len(uids))
-	for i, old := range olds {
-		switch {
-		case !sc.may(did):
-			out[i] = sc.refuse(did)
-		case old != did && !sc.may(old):
-			out[i] = sc.refuse(old)
-		}
+	for i := range out {
+		out[i].Err = sc.move(out[i].From, did)
 	}
 	return out, nil
+}
+
+// Move decides whether viewer may move a user who is in department from
+// into did (RootDept: none, for either): nil or a FORBIDDEN *weibo.Error,
+// as Moves decides, without reading the user. Errors otherwise are the
+// store's.
+func (s *Service) Move(ctx context.Context, viewer weibo.UserID, from, did weibo.DeptID) (err error) {
+	defer weibo.Wrap(&err, "authorize")
+	sc, err := s.readScope(ctx, viewer, []weibo.DeptID{did, from})
+	if err != nil {
+		return err
+	}
+	return sc.move(from, did)
+}
+
+// Guard returns the check of a move of one user by viewer into did that
+// membership.Service.SetGuarded runs against the department each attempt
+// expects: seen's verdict while the user is still in seen.From (no
+// read), and a new decision (Move) once a concurrent move has put them
+// elsewhere — so the move is never made on a decision about a department
+// the user has left.
+func (s *Service) Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDecision) org.MoveGuard {
+	return func(ctx context.Context, from weibo.DeptID) error {
+		if from == seen.From {
+			return seen.Err
+		}
+		return s.Move(ctx, viewer, from, did)
+	}
+}
+
+// move is the scope's verdict on a move from department from into did.
+func (sc scope) move(from, did weibo.DeptID) error {
+	switch {
+	case !sc.may(did):
+		return sc.refuse(did)
+	case from != did && !sc.may(from):
+		return sc.refuse(from)
+	}
+	return nil
 }
 
 func errNotManager(did weibo.DeptID) error {

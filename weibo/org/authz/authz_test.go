@@ -120,3 +120,51 @@ func TestAuthorize(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveGuard checks the authorization of a move decided with the move,
+// on both backends: Moves gives each decision with the department it was
+// made against, and the Guard built from it answers that decision for
+// that department and decides again for any other — refusing a manager
+// of A the move of a user who has meanwhile gone to B, allowing it when
+// the user has gone to A1, under A — through the store, not the
+// decision.
+func TestMoveGuard(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			d := domaintest.Quiet(domaintest.OwnStore(t, b))
+			mgr, u := domaintest.MustUser(t, d, "manager").ID, domaintest.MustUser(t, d, "mover").ID
+			dept := func(name string, parent weibo.DeptID) weibo.DeptID {
+				x, err := d.Org.Departments.Create(ctx, name, parent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x.ID
+			}
+			a, bd := dept("A", weibo.RootDept), dept("B", weibo.RootDept)
+			a1, a2 := dept("A1", a), dept("A2", a)
+			if _, err := d.Org.Departments.AddManager(ctx, a, mgr); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Org.Members.Set(ctx, u, a1); err != nil {
+				t.Fatal(err)
+			}
+			seen, err := d.Org.Authz.Moves(ctx, mgr, []weibo.UserID{u}, a2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen[0].From != a1 || seen[0].Err != nil {
+				t.Fatalf("Moves = %+v, want from %s, allowed", seen[0], a1)
+			}
+			guard := d.Org.Authz.Guard(mgr, a2, seen[0])
+			forbidden(t, "Guard(A1)", guard(ctx, a1), "")
+			forbidden(t, "Guard(B)", guard(ctx, bd), "management of department")
+			forbidden(t, "Guard(none)", guard(ctx, weibo.RootDept), "only admins")
+			forbidden(t, "Guard(A)", guard(ctx, a), "")
+			// A refused decision stays refused for its department.
+			refused := d.Org.Authz.Guard(mgr, a2, org.MoveDecision{From: bd, Err: weibo.Forbidden("refused")})
+			forbidden(t, "Guard(refused B)", refused(ctx, bd), "refused")
+			forbidden(t, "Guard(refused, A1)", refused(ctx, a1), "")
+		})
+	}
+}

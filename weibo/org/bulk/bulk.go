@@ -39,14 +39,20 @@ type Departments interface {
 type Memberships interface {
 	// Set puts user uid into department did (RootDept: into none).
 	Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (*weibo.User, error)
+	// SetGuarded is Set when guard allows the move from the department
+	// the user is in, as the move's write expects it.
+	SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.DeptID, guard org.MoveGuard) (*weibo.User, error)
 }
 
 // Authorizer decides which users' moves a viewer may make (package authz's
 // Service implements it).
 type Authorizer interface {
-	// Memberships returns, per user of uids, nil when viewer may move them
-	// into did and a FORBIDDEN error otherwise.
-	Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error)
+	// Moves decides, per user of uids, whether viewer may move them into
+	// did, against the department each user is in.
+	Moves(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]org.MoveDecision, error)
+	// Guard is the check of one such move against the department its
+	// write expects: seen's verdict, or a new decision.
+	Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDecision) org.MoveGuard
 }
 
 // Service makes bulk changes. It is safe for concurrent use.
@@ -158,9 +164,11 @@ func (s *Service) RevokeRole(ctx context.Context, uids []weibo.UserID, rid weibo
 
 // SetDepartment puts each user of uids into department did (RootDept:
 // into none), each as membership.Service.Set does. With viewer non-zero,
-// each user's move is first authorized (authz.Service.Memberships: an
-// admin, or a manager of both ends) and refused users are failures
-// (FORBIDDEN). Errors
+// each user's move is first authorized (authz.Service.Moves: an admin, or
+// a manager of both ends) and refused users are failures (FORBIDDEN); an
+// allowed move expects the department its decision was made against and
+// is decided again if a concurrent move put the user elsewhere
+// (membership.Service.SetGuarded with authz.Service.Guard). Errors
 // for the whole call: BAD_USER_INPUT for too many or no users, NOT_FOUND
 // for an unknown department.
 func (s *Service) SetDepartment(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ *org.BulkResult, err error) {
@@ -173,13 +181,22 @@ func (s *Service) SetDepartment(ctx context.Context, viewer weibo.UserID, uids [
 			return nil, err
 		}
 	}
-	var denied []error
-	if viewer != 0 {
-		if denied, err = s.authz.Memberships(ctx, viewer, uids, did); err != nil {
-			return nil, err
-		}
+	if viewer == 0 {
+		return s.run(ctx, uids, nil, func(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
+			return s.members.Set(ctx, uid, did)
+		}), nil
+	}
+	seen, err := s.authz.Moves(ctx, viewer, uids, did)
+	if err != nil {
+		return nil, err
+	}
+	denied := make([]error, len(uids))
+	guards := make(map[weibo.UserID]org.MoveGuard, len(uids))
+	for i, uid := range uids {
+		denied[i] = seen[i].Err
+		guards[uid] = s.authz.Guard(viewer, did, seen[i])
 	}
 	return s.run(ctx, uids, denied, func(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
-		return s.members.Set(ctx, uid, did)
+		return s.members.SetGuarded(ctx, uid, did, guards[uid])
 	}), nil
 }

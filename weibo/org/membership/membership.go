@@ -97,9 +97,23 @@ func (s *Service) register() {
 }
 
 // Set puts user uid into department did, or into none when
-// did is RootDept, and returns the user. Errors: NOT_FOUND for an unknown
-// user or department; BAD_USER_INPUT (reason CONCURRENT_UPDATE) when the
-// user's department keeps changing under concurrent calls.
+// did is RootDept, and returns the user: SetGuarded with no guard.
+func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (*weibo.User, error) {
+	return s.SetGuarded(ctx, uid, did, nil)
+}
+
+// SetGuarded puts user uid into department did, or into none when did is
+// RootDept, and returns the user, if guard (nil: none) allows the move
+// from the department the user is in: each attempt reads the user's cell
+// o:dp, runs guard with the department it names, and writes only if
+// guard allows it, with a conditional write expecting that very cell — so
+// the move is made on a decision about the department it moves the user
+// out of, and a concurrent move between the two makes the write fail and
+// the next attempt decide again. guard runs even when the user is in did
+// already. Errors: guard's (FORBIDDEN), as it returns them; NOT_FOUND for
+// an unknown user or department; BAD_USER_INPUT (reason
+// CONCURRENT_UPDATE) when the user's department keeps changing under
+// concurrent calls.
 //
 // Writes, in order (package counted explains the scheme), for the
 // department joined and the one left (each a write of the membership
@@ -108,14 +122,14 @@ func (s *Service) register() {
 //  2. the operation sequences of both departments' member counters;
 //  3. the new department's member row (the dependent);
 //  4. the user's cell o:dp with CheckAndPut (CheckAndDelete for none)
-//     expecting the value read (the authority, the commit point; a
-//     concurrent change makes the call end its markers, re-read and
-//     retry);
+//     expecting the value read, which guard decided on (the authority,
+//     the commit point; a concurrent change makes the call end its
+//     markers, re-read, run guard again and retry);
 //  5. the counters: +1 for the department joined, -1 for the one left
 //     (within the write's budget);
 //  6. the settles of both member rows from the cell (the old one deleted);
 //  7. the deletes of the pending rows.
-func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (_ *weibo.User, err error) {
+func (s *Service) SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.DeptID, guard org.MoveGuard) (_ *weibo.User, err error) {
 	defer weibo.Wrapf(&err, "set the department of %s to %s", uid, did)
 	u, err := org.ExistingUser(ctx, s.users, uid)
 	if err != nil {
@@ -135,6 +149,11 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 		}
 		oldRaw := cur.Value(tables.FamOrg, tables.ColUserDept)
 		old := tables.DecodeDeptID(oldRaw)
+		if guard != nil {
+			if err := guard(ctx, old); err != nil {
+				return nil, err
+			}
+		}
 		if old == did {
 			return u, nil
 		}
