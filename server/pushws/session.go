@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,10 @@ type session struct {
 	done    <-chan struct{} // closed when the connection has closed
 	cancel  context.CancelFunc
 
-	initTimer *time.Timer
-	acked     atomic.Bool
+	initTimer   *time.Timer
+	acked       atomic.Bool
+	release     func() // the AdmitFunc's, called once (releaseOnce) when the connection has closed
+	releaseOnce sync.Once
 
 	mu      sync.Mutex
 	conn    *websocket.Conn
@@ -103,7 +106,12 @@ func (s *session) receive(data []byte) {
 		}
 		ctx, _, err := s.t.init(s.ctx, payload)
 		if err != nil {
-			s.close(closeForbidden, "Forbidden")
+			var ce *CloseError
+			if errors.As(err, &ce) {
+				s.close(ce.Code, ce.Reason)
+			} else {
+				s.close(closeForbidden, "Forbidden")
+			}
 			return
 		}
 		s.ctx = ctx // read by this goroutine only (messages are handled in order)
@@ -137,7 +145,23 @@ func (s *session) subscribe(m message, start time.Time) {
 		s.close(closeDuplicateID, "Subscriber for "+m.ID+" already exists")
 		return
 	}
+	if s.full() {
+		s.sendErrors(m.ID, s.t.refuseOp(s.ctx))
+		return
+	}
 	s.run(m, start)
+}
+
+// full tells whether the connection runs as many operations as the
+// transport allows. An operation enters s.ops before the next message is
+// handled (run), so that no subscribe slips past the bound.
+func (s *session) full() bool {
+	if s.t.maxOps <= 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ops) >= s.t.maxOps
 }
 
 // op returns the running operation id; nil when there is none.
@@ -232,9 +256,17 @@ func (s *session) closed() {
 		close(s.drained)
 		s.drained = nil
 	}
+	running := len(s.ops)
+	s.ops = nil // they end with the context, none counted any more
 	s.mu.Unlock()
+	if running > 0 {
+		s.t.opGauge.Add(-float64(running))
+	}
 	if s.initTimer != nil {
 		s.initTimer.Stop()
 	}
 	s.cancel()
+	if s.release != nil {
+		s.releaseOnce.Do(s.release)
+	}
 }
