@@ -20,7 +20,9 @@
 //
 // What one client may hold is bounded by the server's options: at most
 // MaxOperations operations at once on a connection (a subscribe over the
-// bound gets an "error" for its id, the connection stays open), and an
+// bound gets an "error" for its id, the connection stays open; one whose
+// refusals wait unread, more than 256 KiB of them, is closed with 1008),
+// and an
 // AdmitFunc that may refuse an upgrade (the server's connections per user
 // and per address) and learns of the connection's close; the running
 // operations are counted on an OperationGauge.

@@ -3,6 +3,7 @@ package pushws
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -163,4 +164,42 @@ func TestAdmit(t *testing.T) {
 	if open.Load() != 2 {
 		t.Fatalf("%d admitted, want 2", open.Load())
 	}
+}
+
+// TestMaxOperationsUnread: a client that keeps subscribing over the bound
+// without reading the refusals is closed once more than maxPending bytes
+// of them wait for its socket, so that they cannot pile up without end.
+func TestMaxOperationsUnread(t *testing.T) {
+	f := startFixture(t, MaxOperations(1, nil))
+	// A small receive buffer of the client's (no autotuning): the
+	// refusals wait in the server sooner.
+	d := websocket.Dialer{Subprotocols: []string{graphqlTransportWS}, HandshakeTimeout: 10 * time.Second,
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetReadBuffer(64 << 10)
+			}
+			return c, err
+		}}
+	conn, _, err := d.Dial(f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	write(t, conn, map[string]any{"type": "connection_init"})
+	if m := read(t, conn); m.Type != "connection_ack" {
+		t.Fatalf("want connection_ack, got %+v", m)
+	}
+	subscribe(t, conn, "s", "subscription { pulled }")
+	f.awaitSetup(t)
+	over := []byte(`{"id":"o","type":"subscribe","payload":{"query":"subscription { pulled }"}}`)
+	// 2,000,000 refusals are 180 MB, beyond any socket buffers.
+	_ = conn.SetWriteDeadline(time.Now().Add(60 * time.Second))
+	for i := range 2000000 {
+		if err := conn.WriteMessage(websocket.TextMessage, over); err != nil {
+			t.Logf("closed after %d subscribes: %v", i, err)
+			return
+		}
+	}
+	t.Fatal("2,000,000 subscribes over the bound, refusals unread, and the connection still open")
 }

@@ -145,23 +145,27 @@ func (s *session) subscribe(m message, start time.Time) {
 		s.close(closeDuplicateID, "Subscriber for "+m.ID+" already exists")
 		return
 	}
-	if s.full() {
+	switch full, backlog := s.full(); {
+	case full && backlog:
+		s.close(closeUnread, "Too many operations, refusals unread")
+	case full:
 		s.sendErrors(m.ID, s.t.refuseOp(s.ctx))
-		return
+	default:
+		s.run(m, start)
 	}
-	s.run(m, start)
 }
 
 // full tells whether the connection runs as many operations as the
-// transport allows. An operation enters s.ops before the next message is
-// handled (run), so that no subscribe slips past the bound.
-func (s *session) full() bool {
+// transport allows, and backlog whether more than maxPending bytes of its
+// messages wait for its socket. An operation enters s.ops before the next
+// message is handled (run), so that no subscribe slips past the bound.
+func (s *session) full() (full, backlog bool) {
 	if s.t.maxOps <= 0 {
-		return false
+		return false, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.ops) >= s.t.maxOps
+	return len(s.ops) >= s.t.maxOps, s.pending > maxPending
 }
 
 // op returns the running operation id; nil when there is none.
