@@ -211,11 +211,12 @@ func New(cfg Config) http.Handler {
 // GraphQL returns the gqlgen handler: the HTTP transport (GET and POST per
 // the GraphQL-over-HTTP spec, httpTransport), WebSocket (subscriptions,
 // from same-origin pages and Config.CORSOrigins; the token may come in the
-// connection_init payload, see wsInit), automatic persisted
-// queries, the query limits and budget (queryLimits), bounded execution and
-// login throttling and the sign-up limit (guard), introspection unless
-// disabled, and an error presenter that gives every error an
-// extensions.code.
+// connection_init payload, see wsInit; a connection's operations and the
+// connections of a user and of an address bounded, see wslimits.go),
+// automatic persisted queries, the query limits and budget (queryLimits),
+// bounded execution and login throttling and the sign-up limit (guard),
+// introspection unless disabled, and an error presenter that gives every
+// error an extensions.code.
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	endings := listenTokenEndings(cfg)

@@ -133,11 +133,11 @@ func viewerKey(ctx context.Context) string {
 	return ""
 }
 
-// admit is the pushws.AdmitFunc of the transport labelled transport (and
+// admit is the pushws.AdmitFunc of the transport labelled label (and
 // legacyWebsocket's gate): it refuses an upgrade over a limit with HTTP
 // 429 and a TOO_MANY_CONNECTIONS error, else returns r's context carrying
 // the connection's ticket, and its release.
-func (g *wsGate) admit(transport string) pushws.AdmitFunc {
+func (g *wsGate) admit(label string) pushws.AdmitFunc {
 	return func(w http.ResponseWriter, r *http.Request) (context.Context, func(), bool) {
 		addr, user := clientAddr(r.Context()), viewerKey(r.Context())
 		g.mu.Lock()
@@ -158,11 +158,11 @@ func (g *wsGate) admit(transport string) pushws.AdmitFunc {
 			writeConnectionRefusal(w, g.refusal(refused))
 			return nil, nil, false
 		}
-		WebSocketConnections.WithLabelValues(transport).Inc()
+		WebSocketConnections.WithLabelValues(label).Inc()
 		t := &wsTicket{g: g, addr: addr, user: user}
 		return context.WithValue(r.Context(), ticketKey{}, t), func() {
 			t.release()
-			WebSocketConnections.WithLabelValues(transport).Dec()
+			WebSocketConnections.WithLabelValues(label).Dec()
 		}, true
 	}
 }
