@@ -128,7 +128,8 @@ cleanup() {
 trap cleanup EXIT
 
 # start_gateway STORE: serve the imported data on $port, no request budget
-# (one client sends far more than a client may in a minute).
+# (one client sends far more than a client may in a minute) and no bound on
+# one address's WebSocket connections (every load client is 127.0.0.1).
 start_gateway() {
 	local args
 	case $1 in
@@ -138,7 +139,7 @@ start_gateway() {
 	local pp=()
 	[[ -n ${BENCH_PPROF:-} ]] && pp=(--pprof-addr 127.0.0.1:$((port + 1)))
 	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
-		"$gateway" serve "${args[@]}" "${pp[@]}" "${gw_extra[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
+		"$gateway" serve "${args[@]}" "${pp[@]}" "${gw_extra[@]}" --addr "127.0.0.1:$port" --rate-limit 0 --max-ws-connections-per-address 0 >"$out/gateway.log" 2>&1 &
 	gw_pid=$!
 	wait_ready "$gw_pid" "$out/gateway.log" "bench: the gateway" curl -sf "$base/readyz"
 }
@@ -153,7 +154,7 @@ stop_gateway() {
 start_gateway2() {
 	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
 		"$gateway" serve --store hbase --hbase-zk "$zk" --namespace "$ns" --nats-url "nats://127.0.0.1:$((port + 3))" \
-		--addr "127.0.0.1:$((port + 2))" --rate-limit 0 >"$out/gateway2.log" 2>&1 &
+		--addr "127.0.0.1:$((port + 2))" --rate-limit 0 --max-ws-connections-per-address 0 >"$out/gateway2.log" 2>&1 &
 	gw2_pid=$!
 	wait_ready "$gw2_pid" "$out/gateway2.log" "bench: the second gateway" curl -sf "http://127.0.0.1:$((port + 2))/readyz"
 }

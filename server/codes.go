@@ -19,6 +19,16 @@ const (
 	// minute) is spent, or too many logins failed; HTTP 429 with
 	// Retry-After, and extensions.retryAfter in seconds.
 	CodeRateLimited = "RATE_LIMITED"
+	// CodeTooManyOperations: a WebSocket subscribe (graphql-transport-ws)
+	// or start (graphql-ws) while its connection runs
+	// --max-ws-operations operations already (extensions: limit); the
+	// "error" message for its id, the connection stays open.
+	CodeTooManyOperations = "TOO_MANY_OPERATIONS"
+	// CodeTooManyConnections: a WebSocket upgrade while its user or its
+	// client address holds --max-ws-connections-per-user or
+	// --max-ws-connections-per-address connections already (extensions:
+	// measure "user" or "address", limit); HTTP 429.
+	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
 	// CodeBadRequest: the HTTP request is not a GraphQL request: malformed
 	// JSON, no query, an over-deep JSON body (HTTP 400).
 	CodeBadRequest = "BAD_REQUEST"

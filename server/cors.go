@@ -131,13 +131,16 @@ func ParseCORSOrigins(list string) ([]string, error) {
 // send it), else the upgrade request's Authorization header, which the auth
 // middleware has put into ctx already. In the payload the "Bearer " prefix
 // may be left out. An invalid token does not refuse the connection: the
-// operations needing a viewer fail with UNAUTHENTICATED saying why.
+// operations needing a viewer fail with UNAUTHENTICATED saying why. The
+// connection counts against the viewer's connections from then on
+// (initUser): over that limit it is refused with close code 4429.
 func wsInit(tokens *auth.Issuer) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		if h := payloadAuthorization(p); h != "" {
 			ctx = tokens.WithAuthorization(ctx, h)
 		}
-		return ctx, nil, nil
+		ctx, err := initUser(ctx)
+		return ctx, nil, err
 	}
 }
 

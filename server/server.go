@@ -90,6 +90,24 @@ type Config struct {
 	// are accepted. Same-origin pages are always allowed; by default (none)
 	// no other origin is, and no CORS headers are sent.
 	CORSOrigins []string
+	// MaxWebSocketOperations bounds the operations (subscriptions, and
+	// queries while they run) one WebSocket connection runs at once
+	// (default DefaultMaxWebSocketOperations; negative: no bound), on both
+	// protocols: one more gets an error message of code
+	// TOO_MANY_OPERATIONS for its id, and the connection stays open.
+	MaxWebSocketOperations int
+	// MaxWebSocketsPerUser bounds the WebSocket connections of one user
+	// open at once (default DefaultMaxWebSocketsPerUser; negative: no
+	// bound), the user of the upgrade's Authorization header or of the
+	// connection_init payload's token: one more is refused at the upgrade
+	// (HTTP 429, TOO_MANY_CONNECTIONS) or at connection_init (close code
+	// 4429).
+	MaxWebSocketsPerUser int
+	// MaxWebSocketsPerAddress bounds the WebSocket connections of one
+	// client address (as ClientIPHeader makes it) open at once (default
+	// DefaultMaxWebSocketsPerAddress; negative: no bound): one more is
+	// refused at the upgrade (HTTP 429, TOO_MANY_CONNECTIONS).
+	MaxWebSocketsPerAddress int
 	// Now replaces time.Now for the throttles (tests).
 	Now func() time.Time
 	// TracerProvider receives a span per GraphQL operation (default: the
@@ -113,6 +131,15 @@ const (
 	// Mastodon allows.
 	DefaultSignupRate   = 25
 	DefaultSignupWindow = 5 * time.Minute
+	// DefaultMaxWebSocketOperations is the operations a WebSocket
+	// connection may run at once: an app subscribes a few.
+	DefaultMaxWebSocketOperations = 100
+	// DefaultMaxWebSocketsPerUser is a user's WebSocket connections: a tab
+	// or a device each.
+	DefaultMaxWebSocketsPerUser = 20
+	// DefaultMaxWebSocketsPerAddress is one address's WebSocket
+	// connections: many users may share an address (NAT).
+	DefaultMaxWebSocketsPerAddress = 100
 )
 
 func (cfg Config) withDefaults() Config {
@@ -137,6 +164,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Signups.Window <= 0 {
 		cfg.Signups.Window = DefaultSignupWindow
 	}
+	cfg.MaxWebSocketOperations = orDefault(cfg.MaxWebSocketOperations, DefaultMaxWebSocketOperations)
+	cfg.MaxWebSocketsPerUser = orDefault(cfg.MaxWebSocketsPerUser, DefaultMaxWebSocketsPerUser)
+	cfg.MaxWebSocketsPerAddress = orDefault(cfg.MaxWebSocketsPerAddress, DefaultMaxWebSocketsPerAddress)
 	return cfg
 }
 
@@ -181,11 +211,12 @@ func New(cfg Config) http.Handler {
 // GraphQL returns the gqlgen handler: the HTTP transport (GET and POST per
 // the GraphQL-over-HTTP spec, httpTransport), WebSocket (subscriptions,
 // from same-origin pages and Config.CORSOrigins; the token may come in the
-// connection_init payload, see wsInit), automatic persisted
-// queries, the query limits and budget (queryLimits), bounded execution and
-// login throttling and the sign-up limit (guard), introspection unless
-// disabled, and an error presenter that gives every error an
-// extensions.code.
+// connection_init payload, see wsInit; a connection's operations and the
+// connections of a user and of an address bounded, see wslimits.go),
+// automatic persisted queries, the query limits and budget (queryLimits),
+// bounded execution and login throttling and the sign-up limit (guard),
+// introspection unless disabled, and an error presenter that gives every
+// error an extensions.code.
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	endings := listenTokenEndings(cfg)
@@ -201,9 +232,11 @@ func GraphQL(cfg Config) http.Handler {
 	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	// graphql-transport-ws with nothing waiting per idle connection
-	// (package pushws); the legacy graphql-ws protocol with gqlgen's transport.
-	srv.AddTransport(newPushWS(cfg))
-	srv.AddTransport(transport.Websocket{
+	// (package pushws); the legacy graphql-ws protocol with gqlgen's
+	// transport. Both count their connections in one gate.
+	gate := newWSGate(limit(cfg.MaxWebSocketsPerUser), limit(cfg.MaxWebSocketsPerAddress))
+	srv.AddTransport(newPushWS(cfg, gate))
+	srv.AddTransport(legacyWebsocket{Websocket: transport.Websocket{
 		Implementation: gorillaWebsocket{upgrader: websocket.Upgrader{
 			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket,
 			// A connection holds a write buffer only while it writes: an
@@ -215,7 +248,7 @@ func GraphQL(cfg Config) http.Handler {
 		// Messages of any size, as gorilla reads them: no read limit of
 		// gqlgen's (its default is 1 MB a message).
 		PayloadReadLimit: &noReadLimit,
-	})
+	}, gate: gate, maxOps: limit(cfg.MaxWebSocketOperations)})
 	srv.AddTransport(transport.Options{})
 	srv.Use(observe{names: operationNames})
 	srv.Use(tracing{tracer: tracer(cfg.TracerProvider)})

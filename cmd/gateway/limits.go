@@ -17,6 +17,7 @@ import (
 type limitFlags struct {
 	nodes, fields, aliases, overlap, bodyBytes, responseBytes, rateLimit int64
 	depth, tokens, batch, userFailures, addrFailures, heavy, signupRate  int
+	wsOps, wsPerUser, wsPerAddr                                          int
 	introspection                                                        bool
 	requestTimeout, loginMaxDelay, signupWindow                          time.Duration
 	clientIPHeader                                                       string
@@ -65,6 +66,12 @@ func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
 	i(&f.signupRate, "signup-rate", "GATEWAY_SIGNUP_RATE", server.DefaultSignupRate,
 		"successful registrations of one client address per --signup-window, as many at once, then refilling evenly (RATE_LIMITED, HTTP 429); 0 or negative: off")
 	d(&f.signupWindow, "signup-window", "GATEWAY_SIGNUP_WINDOW", server.DefaultSignupWindow, "the period of --signup-rate; must be positive while it is on")
+	i(&f.wsOps, "max-ws-operations", "GATEWAY_MAX_WS_OPERATIONS", server.DefaultMaxWebSocketOperations,
+		"most operations (subscriptions) one WebSocket connection runs at once; one more gets an error message for its id (TOO_MANY_OPERATIONS), the connection stays open"+off)
+	i(&f.wsPerUser, "max-ws-connections-per-user", "GATEWAY_MAX_WS_CONNECTIONS_PER_USER", server.DefaultMaxWebSocketsPerUser,
+		"most WebSocket connections one user holds open, its token in the upgrade's Authorization or the connection_init payload (TOO_MANY_CONNECTIONS, HTTP 429; close code 4429 at connection_init)"+off)
+	i(&f.wsPerAddr, "max-ws-connections-per-address", "GATEWAY_MAX_WS_CONNECTIONS_PER_ADDRESS", server.DefaultMaxWebSocketsPerAddress,
+		"most WebSocket connections one client address holds open, the address as --client-ip-header makes it (TOO_MANY_CONNECTIONS, HTTP 429)"+off)
 	return f
 }
 
@@ -124,5 +131,8 @@ func (f *limitFlags) config(cfg server.Config) server.Config {
 	cfg.HeavyQueries = off(f.heavy)
 	cfg.Logins = server.LoginThrottle{UserFailures: off(f.userFailures), AddressFailures: off(f.addrFailures), MaxDelay: f.loginMaxDelay}
 	cfg.Signups = server.SignupLimit{Rate: off(f.signupRate), Window: f.signupWindow}
+	cfg.MaxWebSocketOperations = off(f.wsOps)
+	cfg.MaxWebSocketsPerUser = off(f.wsPerUser)
+	cfg.MaxWebSocketsPerAddress = off(f.wsPerAddr)
 	return cfg
 }

@@ -76,3 +76,65 @@ func TestSignupFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSocketLimitFlags: --max-ws-operations,
+// --max-ws-connections-per-user and --max-ws-connections-per-address (and
+// their GATEWAY_ variables; a flag given wins) reach server.Config, 0
+// turning a limit off; a malformed variable is refused.
+func TestWebSocketLimitFlags(t *testing.T) {
+	keys := []string{"GATEWAY_MAX_WS_OPERATIONS", "GATEWAY_MAX_WS_CONNECTIONS_PER_USER", "GATEWAY_MAX_WS_CONNECTIONS_PER_ADDRESS"}
+	type limits struct{ ops, perUser, perAddr int }
+	tests := []struct {
+		args   []string
+		env    map[string]string
+		want   limits
+		failed string
+	}{
+		{want: limits{100, 20, 100}},
+		{args: []string{"--max-ws-operations", "5", "--max-ws-connections-per-user", "2", "--max-ws-connections-per-address", "3"}, want: limits{5, 2, 3}},
+		{env: map[string]string{keys[0]: "7", keys[1]: "8", keys[2]: "9"}, want: limits{7, 8, 9}},
+		{args: []string{"--max-ws-operations", "6"}, env: map[string]string{keys[0]: "7"}, want: limits{6, 20, 100}},
+		{args: []string{"--max-ws-operations", "0", "--max-ws-connections-per-user", "0", "--max-ws-connections-per-address", "0"}, want: limits{-1, -1, -1}},
+		{env: map[string]string{keys[2]: "many"}, failed: `GATEWAY_MAX_WS_CONNECTIONS_PER_ADDRESS="many"`},
+	}
+	for _, tt := range tests {
+		name := strings.Join(tt.args, " ")
+		for k, v := range tt.env {
+			name += " " + k + "=" + v
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, k := range keys {
+				t.Setenv(k, "") // restored after the test
+				os.Unsetenv(k)
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			f := registerLimitFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := f.err()
+			switch {
+			case tt.failed == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.failed != "" && (err == nil || !strings.Contains(err.Error(), tt.failed)):
+				t.Fatalf("err = %v, want one saying %q", err, tt.failed)
+			case tt.failed == "":
+				c := f.config(server.Config{})
+				if got := (limits{c.MaxWebSocketOperations, c.MaxWebSocketsPerUser, c.MaxWebSocketsPerAddress}); got != tt.want {
+					t.Errorf("Config = %+v, want %+v", got, tt.want)
+				}
+			}
+		})
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	registerLimitFlags(fs)
+	for i, name := range []string{"max-ws-operations", "max-ws-connections-per-user", "max-ws-connections-per-address"} {
+		if fl := fs.Lookup(name); fl == nil || !strings.Contains(fl.Usage, "(env "+keys[i]+")") {
+			t.Errorf("--%s: %+v, want a usage naming %s", name, fl, keys[i])
+		}
+	}
+}

@@ -80,7 +80,9 @@ func WithSeed(f func(context.Context, *domain.Domain) error) Option {
 
 // Start migrates st, starts a service over it and serves the gateway on
 // 127.0.0.1 until the test ends. The store is instrumented (hbase.Instrument),
-// so that Response.StoreCalls counts each request's store calls.
+// so that Response.StoreCalls counts each request's store calls. The
+// WebSocket connection limits (per user, per address) are off unless a
+// WithConfig sets them.
 func Start(t testing.TB, st hbase.StoreAdmin, opts ...Option) *Gateway {
 	t.Helper()
 	var s settings
@@ -113,7 +115,10 @@ func Start(t testing.TB, st hbase.StoreAdmin, opts ...Option) *Gateway {
 		}
 	}
 	tokens := auth.NewIssuer([]byte(Secret), time.Hour)
-	cfg := server.Config{Svc: svc, Tokens: tokens, Logger: log}
+	// Every test client is 127.0.0.1, and a test may hold hundreds of
+	// WebSocket connections of one user: the connection limits are off
+	// unless the test sets them (WithConfig).
+	cfg := server.Config{Svc: svc, Tokens: tokens, Logger: log, MaxWebSocketsPerUser: -1, MaxWebSocketsPerAddress: -1}
 	for _, f := range s.configure {
 		f(&cfg)
 	}

@@ -18,6 +18,11 @@ const (
 	closeInitTimeout  = 4408 // no connection_init within initTimeout
 	closeDuplicateID  = 4409 // a subscribe with a running operation's id
 	closeTooManyInits = 4429 // a second connection_init
+	// closeUnread (WebSocket's policy violation) closes a connection whose
+	// subscribes over MaxOperations keep coming while more than maxPending
+	// bytes of its messages wait for its socket: refusals it does not read
+	// would pile up without end.
+	closeUnread = 1008
 )
 
 // message is a graphql-transport-ws message.

@@ -18,10 +18,19 @@
 // ends the source's way (the gateway's SLOW_CONSUMER), as it would over a
 // blocking write.
 //
+// What one client may hold is bounded by the server's options: at most
+// MaxOperations operations at once on a connection (a subscribe over the
+// bound gets an "error" for its id, the connection stays open; one whose
+// refusals wait unread, more than 256 KiB of them, is closed with 1008),
+// and an
+// AdmitFunc that may refuse an upgrade (the server's connections per user
+// and per address) and learns of the connection's close; the running
+// operations are counted on an OperationGauge.
+//
 // The package's files by role: codec.go, the protocol's messages, close
 // codes and frame sizes; session.go, a connection's state machine;
 // gqlgen.go, the graphql.Transport running gqlgen's executor for each
 // operation; nbio.go, the poller engine and the upgrade; options.go, what
 // the server configures (Origin check, connection_init, error presenter,
-// message size, Scope).
+// message size, Scope, the bounds and the gauge).
 package pushws

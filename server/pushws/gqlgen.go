@@ -34,7 +34,16 @@ type Transport struct {
 	maxMessage  int
 	scope       Scope
 	initTimeout time.Duration
+	maxOps      int // operations a connection may run at once; 0 or less: no bound
+	refuseOp    func(context.Context) *gqlerror.Error
+	admit       AdmitFunc // nil: every upgrade
+	opGauge     Gauge
 }
+
+// nopGauge is the Gauge of a Transport without one.
+type nopGauge struct{}
+
+func (nopGauge) Add(float64) {}
 
 var _ graphql.Transport = (*Transport)(nil)
 
@@ -47,6 +56,7 @@ func New(opts ...Option) *Transport {
 		present:     graphql.DefaultErrorPresenter,
 		scope:       noScope{},
 		initTimeout: initTimeout,
+		opGauge:     nopGauge{},
 	}
 	for _, o := range opts {
 		o(t)
@@ -94,19 +104,28 @@ func headerHasToken(h http.Header, name, token string) bool {
 	return false
 }
 
-// Do implements graphql.Transport: it upgrades the connection, hands it to
-// the pollers and returns; the session lives on in the connection. When
-// the pollers cannot start it answers HTTP 503.
+// Do implements graphql.Transport: it asks the AdmitFunc, upgrades the
+// connection, hands it to the pollers and returns; the session lives on in
+// the connection. When the pollers cannot start it answers HTTP 503.
 func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	e, err := engine()
 	if err != nil {
 		http.Error(w, "WebSocket unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	s := newSession(r.Context(), t, exec, r.Header)
+	ctx, release := r.Context(), func() {}
+	if t.admit != nil {
+		var ok bool
+		if ctx, release, ok = t.admit(w, r); !ok {
+			return
+		}
+	}
+	s := newSession(ctx, t, exec, r.Header)
+	s.release = release
 	if err := upgrade(e, w, r, s); err != nil {
 		s.initTimer.Stop()
 		s.cancel()
+		s.releaseOnce.Do(release)
 	}
 }
 
@@ -172,6 +191,7 @@ func (s *session) run(m message, start time.Time) {
 	}
 	s.ops = append(s.ops, op)
 	s.mu.Unlock()
+	s.t.opGauge.Add(1)
 	if rc.Operation.Operation == ast.Subscription {
 		ctx = live.WithSink(ctx, op)
 	}
@@ -287,8 +307,13 @@ func (o *operation) finish() {
 	o.cancel()
 	s := o.s
 	s.mu.Lock()
+	n := len(s.ops)
 	s.ops = slices.DeleteFunc(s.ops, func(x *operation) bool { return x == o })
+	removed := len(s.ops) < n // not when the connection's close took it
 	s.mu.Unlock()
+	if removed {
+		s.t.opGauge.Add(-1)
+	}
 	if len(failed) > 0 {
 		ctx := o.ctx
 		if o.root != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Scope makes the contexts an operation runs in, carrying the server's
@@ -68,3 +69,57 @@ func MaxMessageBytes(n int) Option {
 func OperationScope(s Scope) Option {
 	return func(t *Transport) { t.scope = s }
 }
+
+// MaxOperations bounds the operations running at once on a connection to
+// n: a subscribe over the bound is answered by an "error" message for its
+// id carrying the one error refuse returns (given the connection's
+// context; nil: a message without extensions), and the connection stays
+// open. An operation's end frees its place before its "complete" or
+// "error" is sent. Zero or less (the default): no bound.
+func MaxOperations(n int, refuse func(ctx context.Context) *gqlerror.Error) Option {
+	if refuse == nil {
+		refuse = func(context.Context) *gqlerror.Error {
+			return &gqlerror.Error{Message: "too many operations on this connection"}
+		}
+	}
+	return func(t *Transport) { t.maxOps, t.refuseOp = n, refuse }
+}
+
+// AdmitFunc decides on a WebSocket upgrade before it happens. To refuse
+// it, it answers w itself and returns ok false. To admit it, it returns
+// ok true, the context the connection runs in (r's, or one made from it:
+// its values reach InitFunc and the operations) and release, which the
+// Transport calls once when the connection has closed or its upgrade
+// failed.
+type AdmitFunc func(w http.ResponseWriter, r *http.Request) (ctx context.Context, release func(), ok bool)
+
+// Admit sets the check of each upgrade (AdmitFunc). Without it every
+// upgrade that passes the Origin check is accepted.
+func Admit(f AdmitFunc) Option {
+	return func(t *Transport) { t.admit = f }
+}
+
+// Gauge is what a Transport reports a count's changes to
+// (prometheus.Gauge is one).
+type Gauge interface {
+	// Add adds delta (negative: subtracts) to the count.
+	Add(delta float64)
+}
+
+// OperationGauge sets the gauge of the Transport's running operations:
+// one more when an operation has started (its document accepted), one
+// less when it has ended or its connection has closed.
+func OperationGauge(g Gauge) Option {
+	return func(t *Transport) { t.opGauge = g }
+}
+
+// CloseError is an error of InitFunc that closes the connection with a
+// close code and reason of its own (4400 to 4999, and a reason of at most
+// 123 bytes) instead of 4403 Forbidden.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+// Error implements error: the reason.
+func (e *CloseError) Error() string { return e.Reason }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,10 @@ type session struct {
 	done    <-chan struct{} // closed when the connection has closed
 	cancel  context.CancelFunc
 
-	initTimer *time.Timer
-	acked     atomic.Bool
+	initTimer   *time.Timer
+	acked       atomic.Bool
+	release     func() // the AdmitFunc's, called once (releaseOnce) when the connection has closed
+	releaseOnce sync.Once
 
 	mu      sync.Mutex
 	conn    *websocket.Conn
@@ -103,7 +106,12 @@ func (s *session) receive(data []byte) {
 		}
 		ctx, _, err := s.t.init(s.ctx, payload)
 		if err != nil {
-			s.close(closeForbidden, "Forbidden")
+			var ce *CloseError
+			if errors.As(err, &ce) {
+				s.close(ce.Code, ce.Reason)
+			} else {
+				s.close(closeForbidden, "Forbidden")
+			}
 			return
 		}
 		s.ctx = ctx // read by this goroutine only (messages are handled in order)
@@ -137,7 +145,27 @@ func (s *session) subscribe(m message, start time.Time) {
 		s.close(closeDuplicateID, "Subscriber for "+m.ID+" already exists")
 		return
 	}
-	s.run(m, start)
+	switch full, backlog := s.full(); {
+	case full && backlog:
+		s.close(closeUnread, "Too many operations, refusals unread")
+	case full:
+		s.sendErrors(m.ID, s.t.refuseOp(s.ctx))
+	default:
+		s.run(m, start)
+	}
+}
+
+// full tells whether the connection runs as many operations as the
+// transport allows, and backlog whether more than maxPending bytes of its
+// messages wait for its socket. An operation enters s.ops before the next
+// message is handled (run), so that no subscribe slips past the bound.
+func (s *session) full() (full, backlog bool) {
+	if s.t.maxOps <= 0 {
+		return false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ops) >= s.t.maxOps, s.pending > maxPending
 }
 
 // op returns the running operation id; nil when there is none.
@@ -232,9 +260,17 @@ func (s *session) closed() {
 		close(s.drained)
 		s.drained = nil
 	}
+	running := len(s.ops)
+	s.ops = nil // they end with the context, none counted any more
 	s.mu.Unlock()
+	if running > 0 {
+		s.t.opGauge.Add(-float64(running))
+	}
 	if s.initTimer != nil {
 		s.initTimer.Stop()
 	}
 	s.cancel()
+	if s.release != nil {
+		s.releaseOnce.Do(s.release)
+	}
 }
