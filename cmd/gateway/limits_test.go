@@ -35,35 +35,15 @@ func TestSignupFlags(t *testing.T) {
 		{args: []string{"--signup-window", "0"}, failed: "--signup-window 0s: want a positive duration"},
 		{env: map[string]string{"GATEWAY_SIGNUP_WINDOW": "-1m"}, failed: "--signup-window -1m0s: want a positive duration"},
 	}
+	keys := []string{"GATEWAY_SIGNUP_RATE", "GATEWAY_SIGNUP_WINDOW"}
 	for _, tt := range tests {
-		name := strings.Join(tt.args, " ")
-		for k, v := range tt.env {
-			name += " " + k + "=" + v
-		}
-		t.Run(name, func(t *testing.T) {
-			for _, k := range []string{"GATEWAY_SIGNUP_RATE", "GATEWAY_SIGNUP_WINDOW"} {
-				t.Setenv(k, "") // restored after the test
-				os.Unsetenv(k)
+		t.Run(caseName(tt.args, tt.env), func(t *testing.T) {
+			c, err := parseLimits(t, keys, tt.args, tt.env)
+			if refused(t, err, tt.failed) {
+				return
 			}
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			f := registerLimitFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
-			err := f.err()
-			switch {
-			case tt.failed == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tt.failed != "" && (err == nil || !strings.Contains(err.Error(), tt.failed)):
-				t.Fatalf("err = %v, want one saying %q", err, tt.failed)
-			case tt.failed == "":
-				if got := f.config(server.Config{}).Signups; got != tt.want {
-					t.Errorf("Config.Signups = %+v, want %+v", got, tt.want)
-				}
+			if got := c.Signups; got != tt.want {
+				t.Errorf("Config.Signups = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -98,35 +78,13 @@ func TestWebSocketLimitFlags(t *testing.T) {
 		{env: map[string]string{keys[2]: "many"}, failed: `GATEWAY_MAX_WS_CONNECTIONS_PER_ADDRESS="many"`},
 	}
 	for _, tt := range tests {
-		name := strings.Join(tt.args, " ")
-		for k, v := range tt.env {
-			name += " " + k + "=" + v
-		}
-		t.Run(name, func(t *testing.T) {
-			for _, k := range keys {
-				t.Setenv(k, "") // restored after the test
-				os.Unsetenv(k)
+		t.Run(caseName(tt.args, tt.env), func(t *testing.T) {
+			c, err := parseLimits(t, keys, tt.args, tt.env)
+			if refused(t, err, tt.failed) {
+				return
 			}
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			f := registerLimitFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
-			err := f.err()
-			switch {
-			case tt.failed == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tt.failed != "" && (err == nil || !strings.Contains(err.Error(), tt.failed)):
-				t.Fatalf("err = %v, want one saying %q", err, tt.failed)
-			case tt.failed == "":
-				c := f.config(server.Config{})
-				if got := (limits{c.MaxWebSocketOperations, c.MaxWebSocketsPerUser, c.MaxWebSocketsPerAddress}); got != tt.want {
-					t.Errorf("Config = %+v, want %+v", got, tt.want)
-				}
+			if got := (limits{c.MaxWebSocketOperations, c.MaxWebSocketsPerUser, c.MaxWebSocketsPerAddress}); got != tt.want {
+				t.Errorf("Config = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -137,4 +95,50 @@ func TestWebSocketLimitFlags(t *testing.T) {
 			t.Errorf("--%s: %+v, want a usage naming %s", name, fl, keys[i])
 		}
 	}
+}
+
+// caseName names a flags case by its arguments and variables.
+func caseName(args []string, env map[string]string) string {
+	name := strings.Join(args, " ")
+	for k, v := range env {
+		name += " " + k + "=" + v
+	}
+	return name
+}
+
+// parseLimits parses the limit flags of serve from args with the
+// environment env (every variable of keys unset first, restored after the
+// test) and returns the server.Config they make, or their error.
+func parseLimits(t *testing.T, keys, args []string, env map[string]string) (server.Config, error) {
+	t.Helper()
+	for _, k := range keys {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := registerLimitFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.err(); err != nil {
+		return server.Config{}, err
+	}
+	return f.config(server.Config{}), nil
+}
+
+// refused checks err against failed, the text the case must be refused
+// with ("" for none), and reports whether the case was refused.
+func refused(t *testing.T, err error, failed string) bool {
+	t.Helper()
+	switch {
+	case failed == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case failed != "" && (err == nil || !strings.Contains(err.Error(), failed)):
+		t.Fatalf("err = %v, want one saying %q", err, failed)
+	}
+	return failed != ""
 }
