@@ -26,6 +26,13 @@ import (
 // row or with a copy that differs from it (AuditIndexMissing, rewritten
 // from the event row; never pending).
 //
+// A pending event ('p' row: package audit, "Pending events") is written
+// before its change's commit point and deleted once the event is listed;
+// one older than the grace is the trace of a change that died
+// (AuditPending): resolved from the change's authority row
+// (audit.Log.Resolve), listed when the change committed, deleted when it
+// did not.
+//
 // The table is streamed in chunks of auditChunk rows, each checked with
 // one GetMany (an index row's event row; an event row's index rows), so
 // the check's memory does not grow with the log.
@@ -49,9 +56,14 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 		}
 		var index, events []*hbase.Result
 		for _, r := range rows {
-			if len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.ByTime {
+			switch {
+			case len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.ByTime:
 				events = append(events, r)
-			} else {
+			case len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.Pending:
+				if err := f.checkAuditPending(ctx, r); err != nil {
+					return err
+				}
+			default:
 				index = append(index, r)
 			}
 		}
@@ -66,6 +78,31 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 		}
 		start = append(bytes.Clone(rows[len(rows)-1].Row), 0)
 	}
+}
+
+// checkAuditPending reports a pending event (every one is an issue: a
+// change in flight is younger than the grace) and resolves it: read
+// again, it is made visible when its change committed, deleted when not.
+// A pending row that does not decode is deleted: no change can prove it.
+func (f *fsck) checkAuditPending(ctx context.Context, r *hbase.Result) error {
+	key := r.Row
+	p, ok := audit.DecodePending(r)
+	desc := fmt.Sprintf("malformed pending audit row %q", key)
+	if ok {
+		desc = fmt.Sprintf("pending audit event %s (%s of %s)", p.Entry.ID, p.Entry.Action, p.Entry.Target)
+	}
+	return f.issue(ctx, AuditPending, check.NewestTS(r), func() (bool, error) {
+		cur, err := f.st.Get(ctx, &hbase.Get{Table: tables.Audit, Row: key, Families: []string{tables.FamAudit}})
+		if err != nil || !cur.Exists() {
+			return false, err // resolved meanwhile
+		}
+		p, ok := audit.DecodePending(cur)
+		if !ok {
+			return true, f.st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: key})
+		}
+		_, err = audit.New(f.st, nil).Resolve(ctx, p)
+		return err == nil, err
+	}, "%s: its change is over", desc)
 }
 
 // auditEvents reads the event rows of ids with one GetMany: the stored

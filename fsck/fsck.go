@@ -83,6 +83,7 @@ const (
 	UserDeptDangling    = "user-department-dangling"   // a user's cell naming a missing department: deleted
 	AuditIndexStale     = "audit-index-stale"          // an audit index row whose event row is missing: deleted
 	AuditIndexMissing   = "audit-index-missing"        // an audit event row missing an index row (or its copy): written
+	AuditPending        = "audit-pending"              // a pending audit event whose change is over: listed if it committed, else deleted
 )
 
 // Area selects what Run checks.

@@ -115,19 +115,29 @@ func Source(ctx context.Context) (actor weibo.UserID, requestID string) {
 // store's.
 func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 	defer weibo.Wrap(&err, "record audit event")
-	if err := checkAction("action", e.Action); err != nil {
+	entry, err := l.entry(ctx, e)
+	if err != nil {
 		return err
 	}
+	return l.publish(ctx, entry)
+}
+
+// entry checks e and makes its stored form, as Record describes: e.ID,
+// e.At, e.Actor, e.RequestID, e.Before and e.After are set.
+func (l *Log) entry(ctx context.Context, e *Event) (*Entry, error) {
+	if err := checkAction("action", e.Action); err != nil {
+		return nil, err
+	}
 	if !TargetOK(e.Target) {
-		return weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(e.Target.String()))
+		return nil, weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(e.Target.String()))
 	}
 	before, err := compactJSON("before", e.Before)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	after, err := compactJSON("after", e.After)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	actor, req := Source(ctx)
 	if e.Actor == 0 {
@@ -141,6 +151,12 @@ func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 	entry := &Entry{ID: EventID{Millis: ms, Nonce: nonce(now)}, Actor: e.Actor, Action: e.Action,
 		Target: e.Target, Before: before, After: after, RequestID: e.RequestID}
 	e.ID, e.At, e.Before, e.After = entry.ID.String(), time.UnixMilli(ms), before, after
+	return entry, nil
+}
+
+// publish writes entry's index rows (one batched Put), then its event
+// row, the point from which every read lists it.
+func (l *Log) publish(ctx context.Context, entry *Entry) error {
 	vals := Values(entry)
 	var puts []*hbase.Put
 	for _, k := range IndexKeys(entry) {

@@ -139,14 +139,12 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 			return u, nil
 		}
 		if rec == nil {
-			if rec, err = s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)}); err != nil {
+			if rec, err = s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)},
+				org.UserProof(uid, did == weibo.RootDept)); err != nil {
 				return nil, err
 			}
 		}
-		done, err := s.moveMember(ctx, uid, old, did, oldRaw)
-		if done {
-			rec.Commit()
-		}
+		done, err := s.moveMember(ctx, uid, old, did, oldRaw, rec)
 		if err != nil || done {
 			return u, err
 		}
@@ -159,8 +157,10 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 // moveMember makes one attempt of Set's writes from old
 // (its cell value oldRaw) to did; done is false when the cell changed
 // since it was read (nothing was changed; the markers are ended). After
-// the commit point done is true even with an error.
-func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte) (done bool, err error) {
+// the commit point, whose write carries rec's proof, done is true even
+// with an error; rec's event is settled after the counters, before the
+// member rows and the markers' ends.
+func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte, rec *org.Recorded) (done bool, err error) {
 	var join, leave *counted.Op
 	if did != weibo.RootDept {
 		if join, err = s.w.Begin(ctx, s.rel, uint64(did), uint64(uid)); err != nil {
@@ -180,16 +180,17 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 		if err := s.w.Step(ctx, org.StepDepartmentSetMember); err != nil {
 			return false, err
 		}
-		applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}}},
+		applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}})},
 			tables.FamOrg, tables.ColUserDept, oldRaw)
 	} else {
-		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
+		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}})},
 			tables.FamOrg, tables.ColUserDept, oldRaw)
 	}
 	if err != nil {
 		return false, err
 	}
 	if applied {
+		rec.Commit()
 		for _, c := range []struct {
 			op *counted.Op
 			d  int64
@@ -199,6 +200,9 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 					return applied, err
 				}
 			}
+		}
+		if err := s.audit.Settle(ctx, rec); err != nil {
+			return applied, err
 		}
 	}
 	// Settle both member rows from the cell: the joined one (written

@@ -69,22 +69,28 @@ func (s *Service) Assign(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionRoleAssign, org.UserNode(uid), before, map[string]any{"role": rid.String(), "priority": priority})
+	rec, err := s.audit.Record(ctx, org.ActionRoleAssign, org.UserNode(uid), before, map[string]any{"role": rid.String(), "priority": priority},
+		org.UserProof(uid, false))
 	if err != nil {
 		return nil, err
 	}
 	defer func() { s.audit.Finish(ctx, rec, err) }()
-	added, err := s.setRoleCell(ctx, uid, rid, prio)
+	added, wrote, err := s.setRoleCell(ctx, uid, rid, prio, rec)
 	if err != nil {
 		return nil, err
 	}
-	rec.Commit()
+	if wrote {
+		rec.Commit()
+	}
 	if added {
 		if _, err := s.w.Count(ctx, op, +1); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.settleMember(ctx, op, uid, rid, prio, true); err != nil {
+		return nil, err
+	}
+	if err := s.audit.Settle(ctx, rec); err != nil {
 		return nil, err
 	}
 	return u, s.w.End(ctx, op)
@@ -106,26 +112,27 @@ func (s *Service) rolePriority(ctx context.Context, uid weibo.UserID, rid weibo.
 
 // setRoleCell writes the user's cell o:<rid> = prio with CheckAndPut:
 // first expecting it absent, then, while it holds another priority,
-// expecting the value read. It reports whether the cell was absent (the
-// assignment is new).
-func (s *Service) setRoleCell(ctx context.Context, uid weibo.UserID, rid weibo.RoleID, prio []byte) (bool, error) {
+// expecting the value read; the write carries rec's proof. It reports
+// whether the cell was absent (the assignment is new) and whether it
+// wrote (not when the cell held prio already).
+func (s *Service) setRoleCell(ctx context.Context, uid weibo.UserID, rid weibo.RoleID, prio []byte, rec *org.Recorded) (added, wrote bool, err error) {
 	qual := tables.RoleQualifier(rid)
-	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {qual: prio}}}
+	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {qual: prio}})}
 	var expected []byte // absent first: the common case costs one call
 	for attempt := 0; attempt < 8; attempt++ {
 		applied, err := s.st.CheckAndPut(ctx, cell, tables.FamOrg, qual, expected)
 		if err != nil || applied {
-			return applied && expected == nil, err
+			return applied && expected == nil, applied, err
 		}
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if expected = r.Value(tables.FamOrg, qual); bytes.Equal(expected, prio) {
-			return false, nil
+			return false, false, nil
 		}
 	}
-	return false, org.ErrConcurrent("userId", "the user's roles keep changing; retry")
+	return false, false, org.ErrConcurrent("userId", "the user's roles keep changing; retry")
 }
 
 // Revoke takes role rid from user uid and returns the user; revoking a
@@ -158,7 +165,7 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionRoleRevoke, org.UserNode(uid), before, nil)
+	rec, err := s.audit.Record(ctx, org.ActionRoleRevoke, org.UserNode(uid), before, nil, org.UserProof(uid, true))
 	if err != nil {
 		return nil, err
 	}
@@ -177,16 +184,16 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 		if attempt == 8 {
 			return nil, org.ErrConcurrent("userId", "the user's roles keep changing; retry")
 		}
-		removed, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {qual: nil}}},
+		removed, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {qual: nil}})},
 			tables.FamOrg, qual, v)
 		if err != nil {
 			return nil, err
 		}
 		if removed {
+			rec.Commit()
 			break
 		}
 	}
-	rec.Commit()
 	if removed {
 		if _, err := s.w.Count(ctx, op, -1); err != nil {
 			return nil, err
@@ -196,6 +203,9 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 		return nil, err
 	}
 	if err := s.settleMember(ctx, op, uid, rid, nil, true); err != nil {
+		return nil, err
+	}
+	if err := s.audit.Settle(ctx, rec); err != nil {
 		return nil, err
 	}
 	return u, s.w.End(ctx, op)
