@@ -138,13 +138,7 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 		if old == did {
 			return u, nil
 		}
-		if rec == nil {
-			if rec, err = s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)},
-				org.UserProof(uid, did == weibo.RootDept)); err != nil {
-				return nil, err
-			}
-		}
-		done, err := s.moveMember(ctx, uid, old, did, oldRaw, rec)
+		done, err := s.moveMember(ctx, uid, old, did, oldRaw, &rec)
 		if err != nil || done {
 			return u, err
 		}
@@ -157,10 +151,12 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 // moveMember makes one attempt of Set's writes from old
 // (its cell value oldRaw) to did; done is false when the cell changed
 // since it was read (nothing was changed; the markers are ended). After
-// the commit point, whose write carries rec's proof, done is true even
-// with an error; rec's event is settled after the counters, before the
-// member rows and the markers' ends.
-func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte, rec *org.Recorded) (done bool, err error) {
+// the commit point done is true even with an error. The first attempt
+// records the change's pending audit event into *rec, once the markers
+// are written; the commit write carries its proof, and the event is
+// settled after the counters, before the member rows and the markers'
+// ends.
+func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte, recp **org.Recorded) (done bool, err error) {
 	var join, leave *counted.Op
 	if did != weibo.RootDept {
 		if join, err = s.w.Begin(ctx, s.rel, uint64(did), uint64(uid)); err != nil {
@@ -172,6 +168,15 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 			return false, err
 		}
 	}
+	if *recp == nil {
+		r, err := s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)},
+			org.UserProof(uid, did == weibo.RootDept))
+		if err != nil {
+			return false, err
+		}
+		*recp = r
+	}
+	rec := *recp
 	var applied bool
 	if did != weibo.RootDept {
 		if err := org.PutLink(ctx, s.st, tables.DeptMemberKey(did, uid), s.w.NowMillis()); err != nil {
