@@ -153,31 +153,31 @@ func (a *Recorder) Settle(ctx context.Context, r *Recorded) error {
 	return nil
 }
 
-// Finish ends r's event when its change returns err; called deferred by
-// every recorded change. A change that succeeded, or that was refused
+// Finish ends r's event when its change returns *errp; called deferred
+// by every recorded change. A change that succeeded, or that was refused
 // (BAD_USER_INPUT, NOT_FOUND, FORBIDDEN) past its commit point, settles
 // its event (Settle); one refused before it abandons it (deleted); any
 // other error (the store's, whose outcome may be unknown; a killed call)
 // leaves the pending event to the repairer, which decides from the
-// change's authority row. r may be nil. A failure is logged, not returned.
-func (a *Recorder) Finish(ctx context.Context, r *Recorded, err error) {
+// change's authority row. r may be nil. A settle that fails after a
+// success becomes the change's error (*errp): the change committed, its
+// event is left to the repairer; a failed abandon is logged.
+func (a *Recorder) Finish(ctx context.Context, r *Recorded, errp *error) {
 	if r == nil || r.settled {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
-	var ferr error
+	err := *errp
 	switch code := weibo.CodeOf(err); {
 	case err == nil || (r.committed && refused(code)):
-		ferr = a.Settle(ctx, r)
+		if serr := a.Settle(context.WithoutCancel(ctx), r); serr != nil && err == nil {
+			*errp = serr
+		}
 	case refused(code):
-		if ferr = a.log.Abandon(ctx, r.p); ferr == nil {
+		if aerr := a.log.Abandon(context.WithoutCancel(ctx), r.p); aerr != nil {
+			a.w.Logger().WarnContext(ctx, "audit: a refused change's pending event is left to the repairer", "event", r.p.Entry.ID.String(), "err", aerr)
+		} else {
 			r.settled = true
 		}
-	default:
-		return
-	}
-	if ferr != nil {
-		a.w.Logger().WarnContext(ctx, "audit: a pending event is left to the repairer", "event", r.p.Entry.ID.String(), "err", ferr)
 	}
 }
 

@@ -153,7 +153,7 @@ func (s *Service) Create(ctx context.Context, name string, parent weibo.DeptID) 
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	now := s.w.NowMillis()
 	if err := org.PutLink(ctx, s.st, tables.DeptChildKey(parent, did), now); err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (s *Service) Rename(ctx context.Context, did weibo.DeptID, name string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: rec.Proven(hbase.Values{tables.FamInfo: {tables.ColDeptName: []byte(name)}})}); err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Service) Move(ctx context.Context, did, parent weibo.DeptID) (_ *org.De
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: rec.Proven(hbase.Values{tables.FamInfo: {tables.ColParent: tables.EncodeID(parent)}})},
 		tables.FamInfo, tables.ColParent, tables.EncodeID(d.Parent))
 	if err != nil {
@@ -370,7 +370,7 @@ func (s *Service) Delete(ctx context.Context, did weibo.DeptID, cascade bool) (_
 	if err != nil {
 		return false, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	for i := len(all) - 1; i >= 0; i-- {
 		if err := s.deleteOne(ctx, all[i]); err != nil {
 			return false, err

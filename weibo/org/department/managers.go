@@ -48,7 +48,7 @@ func (s *Service) AddManager(ctx context.Context, did weibo.DeptID, uid weibo.Us
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): tables.EncodeMillis(now)}})}); err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (s *Service) RemoveManager(ctx context.Context, did weibo.DeptID, uid weibo
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): nil}})}); err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ func (s *Service) Assign(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	added, wrote, err := s.setRoleCell(ctx, uid, rid, prio, rec)
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	qual := tables.RoleQualifier(rid)
 	removed := false
 	for attempt := 0; ; attempt++ {

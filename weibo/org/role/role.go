@@ -67,7 +67,7 @@ func (s *Service) Create(ctx context.Context, name string) (_ *org.Role, err err
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.claimRoleName(ctx, name, rid); err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (s *Service) Rename(ctx context.Context, rid weibo.RoleID, name string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	oldKey, newKey := tables.RoleNameKey(role.Name), tables.RoleNameKey(name)
 	sameKey := bytes.Equal(oldKey, newKey)
 	if !sameKey {
@@ -192,7 +192,7 @@ func (s *Service) Delete(ctx context.Context, rid weibo.RoleID) (_ bool, err err
 	if err != nil {
 		return false, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleKey(rid)}); err != nil {
 		return false, err
 	}
