@@ -198,7 +198,10 @@ func changes() []change {
 		{org.ActionRoleRename, visible, func(t *testing.T, d *domain.Domain) *call {
 			r, name := mustRole(t, d), domaintest.Uniq("renamed")
 			return &call{
-				do: func(ctx context.Context, d *domain.Domain) error { _, err := d.Org.Roles.Rename(ctx, r.ID, name); return err },
+				do: func(ctx context.Context, d *domain.Domain) error {
+					_, err := d.Org.Roles.Rename(ctx, r.ID, name)
+					return err
+				},
 				happened: func(ctx context.Context, d *domain.Domain) (bool, error) {
 					got, err := role(ctx, d, r.ID)
 					return got != nil && got.Name == name, err

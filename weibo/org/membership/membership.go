@@ -126,8 +126,8 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 			return nil, err
 		}
 	}
-	var rec *org.Recorded
-	defer s.audit.Finish(ctx, rec, &err)
+	var rec *org.Recorded // recorded by moveMember
+	defer func() { s.audit.Finish(ctx, rec, &err) }()
 	for attempt := 0; ; attempt++ {
 		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
