@@ -14,6 +14,14 @@
 // against its event row, one batched read per chunk) and `gateway fsck
 // --repair` deletes them.
 //
+// The event of a change is written PENDING before the change commits
+// (Begin: a 'p' row no listing reads, with the Proof the change's commit
+// write leaves in the change's own authority row) and listed once the
+// change committed (Settle, by the change itself, or Resolve, by the
+// repairer and fsck, which decide from the proof): the log shows what
+// happened, never a change that failed or died before its commit point
+// (pending.go).
+//
 // The rowkeys and cells of weibo:audit are this package's own (rows.go:
 // EventKey, IndexKeys, Values, DecodeRow, the EventID of an event's
 // GraphQL id): no other table shares them, and the readers of the table,

@@ -106,13 +106,15 @@ func (s *Service) register() {
 // relation):
 //  1. the weibo:pending rows of both;
 //  2. the operation sequences of both departments' member counters;
-//  3. the new department's member row (the dependent);
+//  3. the change's pending audit event (once; for none with its proof
+//     cell armed in the user's row), the new department's member row
+//     (the dependent);
 //  4. the user's cell o:dp with CheckAndPut (CheckAndDelete for none)
-//     expecting the value read (the authority, the commit point; a
-//     concurrent change makes the call end its markers, re-read and
-//     retry);
+//     expecting the value read, with the event's proof cell (the
+//     authority, the commit point; a concurrent change makes the call end
+//     its markers, re-read and retry);
 //  5. the counters: +1 for the department joined, -1 for the one left
-//     (within the write's budget);
+//     (within the write's budget), then the audit event listed;
 //  6. the settles of both member rows from the cell (the old one deleted);
 //  7. the deletes of the pending rows.
 func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (_ *weibo.User, err error) {

@@ -25,8 +25,10 @@ import (
 // Writes, in order (package counted explains the scheme):
 //  1. the weibo:pending row of the write;
 //  2. the operation sequence of the role's member counter;
-//  3. the role's member row (the index);
-//  4. the user's cell in family o (the authority, the commit point): with
+//  3. the role's member row (the index), then the change's pending audit
+//     event (org.Recorder.Record);
+//  4. the user's cell in family o (the authority, the commit point, with
+//     the event's proof cell: org.Recorded.Proven): with
 //     CheckAndPut(absent) — which decides whether the assignment is new,
 //     so that concurrent or repeated calls count once — or, when the user
 //     holds the role already, with CheckAndPut expecting the priority read
@@ -36,7 +38,8 @@ import (
 //  6. the settle of the member row (settleRole): written again from the
 //     cell and the cell re-read, until they agree — a revoke that deleted
 //     the member row between steps 3 and 4 is undone here;
-//  7. the delete of the pending row.
+//  7. the audit event listed (org.Recorder.Settle);
+//  8. the delete of the pending row.
 //
 // A failure between the member row and the user's cell leaves a member
 // row without the user's cell: role member lists skip it, repeating the
@@ -141,11 +144,13 @@ func (s *Service) setRoleCell(ctx context.Context, uid weibo.UserID, rid weibo.R
 // user's cell keeps changing under concurrent calls.
 //
 // Writes, in order, as Assign's: the pending row; the role's operation
-// sequence; CheckAndDelete of the user's cell expecting the value read
-// (the authority, the commit point; it decides whether this call counts);
-// the counter (within the budget); the settle of the member row (deleted,
-// then the cell re-read: an assign that raced in is written back); the
-// delete of the pending row. A failure between the cell and the member
+// sequence; the pending audit event, with its proof cell armed in the
+// user's row; CheckAndDelete of the user's cell and the proof cell,
+// expecting the value read (the authority, the commit point; it decides
+// whether this call counts); the counter (within the budget); the settle
+// of the member row (deleted, then the cell re-read: an assign that raced
+// in is written back); the audit event listed; the delete of the pending
+// row. A failure between the cell and the member
 // row leaves a member row without the user's cell, which readers skip and
 // the repairer removes.
 func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID) (_ *weibo.User, err error) {
