@@ -202,42 +202,46 @@ func (l *Log) Abandon(ctx context.Context, p *PendingEvent) error {
 	return l.st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: key})
 }
 
-// Committed reports whether p's change committed, from its authority
-// row: the event row written already (a settle got that far), or the
-// proof cell written (Proof.Deleted false), or an armed proof cell gone
-// (true). Errors are the store's.
-func (l *Log) Committed(ctx context.Context, p *PendingEvent) (bool, error) {
+// Resolve settles p when its change committed, else abandons it, and
+// reports which (false too when another resolver got there first). It is
+// for a pending event whose change is over: dead past the repair grace,
+// or refused. The change committed when its event row exists already (a
+// settle got that far), or its proof cell was written (Proof.Deleted
+// false), or its armed proof cell is gone (true). The authority row is
+// read first, then the event and pending rows: a settle writes the event
+// row before it deletes a written proof cell, and an abandon disarms the
+// pending row before it deletes an armed one, so resolvers running at
+// once decide alike. Errors are the store's.
+func (l *Log) Resolve(ctx context.Context, p *PendingEvent) (visible bool, err error) {
+	defer weibo.Wrapf(&err, "resolve audit event %s", p.Entry.ID)
 	fam, q, _ := p.Cell()
+	auth, err := l.st.Get(ctx, &hbase.Get{Table: p.Proof.Table, Row: p.Proof.Row, Families: []string{fam}})
+	if err != nil {
+		return false, err
+	}
+	has := auth.Value(fam, q) != nil
 	rs, err := l.st.GetMany(ctx, []*hbase.Get{
 		{Table: tables.Audit, Row: EventKey(p.Entry.ID), Families: []string{tables.FamAudit}},
-		{Table: p.Proof.Table, Row: p.Proof.Row, Families: []string{fam}},
+		{Table: tables.Audit, Row: PendingKey(p.Entry.ID), Families: []string{tables.FamAudit}},
 	})
 	if err != nil {
 		return false, err
 	}
 	if ix, _, ok := DecodeRow(rs[0]); ok && ix == ByTime {
-		return true, nil
-	}
-	has := rs[1].Value(fam, q) != nil
-	if p.Proof.Deleted {
-		return p.Armed && !has, nil
-	}
-	return has, nil
-}
-
-// Resolve settles p when its change committed (Committed), else abandons
-// it, and reports which. It is for a pending event whose change is over:
-// dead past the repair grace, or refused. Errors are the store's.
-func (l *Log) Resolve(ctx context.Context, p *PendingEvent) (visible bool, err error) {
-	defer weibo.Wrapf(&err, "resolve audit event %s", p.Entry.ID)
-	ok, err := l.Committed(ctx, p)
-	if err != nil {
-		return false, err
-	}
-	if ok {
 		return true, l.Settle(ctx, p, nil)
 	}
-	return false, l.Abandon(ctx, p)
+	cur, ok := DecodePending(rs[1])
+	if !ok {
+		return false, nil // resolved meanwhile
+	}
+	if cur.Proof.Deleted {
+		if cur.Armed && !has {
+			return true, l.Settle(ctx, cur, nil)
+		}
+	} else if has {
+		return true, l.Settle(ctx, cur, nil)
+	}
+	return false, l.Abandon(ctx, cur)
 }
 
 // PendingEvents reads the pending events recorded before beforeMs (ms

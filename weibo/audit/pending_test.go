@@ -22,7 +22,9 @@ import (
 // commit is never listed and leaves no pending row or proof cell behind.
 // Before the resolve no pending event is listed or found by id.
 // Repeated changes of one authority row (two events on one user's row,
-// one committed, one not) are each decided by their own proof.
+// one committed, one not) are each decided by their own proof, and a
+// resolver that read a pending event before another resolved it decides
+// alike.
 func TestPendingEvents(t *testing.T) {
 	type state int
 	const (
@@ -160,6 +162,33 @@ func TestPendingEvents(t *testing.T) {
 			}
 			if cells := r.Family(tables.FamOrg); len(cells) != 1 || cells[0].Qualifier != qual {
 				t.Errorf("authority row after the resolve: %d cells, want the role cell alone", len(cells))
+			}
+
+			// Two resolvers at once: one has disarmed the pending row and
+			// deleted its proof cell (abandoning it) when the other, from
+			// its older scan, still takes it for armed. The other reads it
+			// again and does not list it.
+			clk.t = at(20)
+			e := &audit.Event{Action: "role.revoke", Target: user(uid)}
+			p, err := log.Begin(ctx, e, audit.Proof{Table: tables.Users, Row: row, Family: tables.FamOrg, Deleted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fam, q, _ := p.Cell()
+			if err := st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: audit.PendingKey(p.Entry.ID), Values: hbase.Values{tables.FamAudit: {audit.ColProofArmed: nil}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: row, Values: hbase.Values{fam: {q: nil}}}); err != nil {
+				t.Fatal(err)
+			}
+			if listed, err := log.Resolve(ctx, p); err != nil || listed || !p.Armed {
+				t.Fatalf("a stale armed event resolved: listed %v, %v", listed, err)
+			}
+			if got, err := log.Get(ctx, []string{e.ID}); err != nil || got[0] != nil {
+				t.Errorf("the abandoned event found by id: %v", err)
+			}
+			if left, err := log.PendingEvents(ctx, math.MaxInt64); err != nil || len(left) != 0 {
+				t.Errorf("pending events left: %d, %v", len(left), err)
 			}
 		})
 	}
