@@ -181,11 +181,13 @@ func TestAuditChecks(t *testing.T) {
 
 // TestAuditPendingChecks leaves pending audit events as changes killed
 // before and after their commit point leave them — a written proof and a
-// deleted one, each committed and not — and a pending row that does not
-// decode, and checks that fsck reports each as audit-pending (pending
-// itself while younger than the grace, and then left alone), that
-// --repair lists exactly the committed ones and deletes the others with
-// their proof cells, and that a second run finds nothing. No pending
+// deleted one, each committed and not —, a pending row that does not
+// decode and proof cells without their pending event (in a user's row and
+// a role's), and checks that fsck reports each (audit-pending,
+// audit-proof-stale; pending itself while younger than the grace, and
+// then left alone), that --repair lists exactly the committed events and
+// deletes the others with their proof cells, and the orphan cells, and
+// that a second run finds nothing. No pending
 // event is listed before the repair.
 func TestAuditPendingChecks(t *testing.T) {
 	for _, b := range testenv.Backends() {
@@ -217,6 +219,17 @@ func TestAuditPendingChecks(t *testing.T) {
 				}
 				events = append(events, e)
 			}
+			// Proof cells whose pending event is gone: in the user's row and
+			// in a role's.
+			orphan := audit.ProofQualifier(audit.EventID{Millis: time.Now().UnixMilli(), Nonce: 7})
+			for _, p := range []*hbase.Put{
+				{Table: tables.Users, Row: row, Values: hbase.Values{tables.FamOrg: {orphan: []byte("x")}}},
+				{Table: tables.Roles, Row: tables.RoleKey(99), Values: hbase.Values{tables.FamInfo: {orphan: []byte("x")}}},
+			} {
+				if err := st.Put(ctx, p); err != nil {
+					t.Fatal(err)
+				}
+			}
 			junk := audit.PendingKey(audit.EventID{Millis: time.Now().UnixMilli(), Nonce: 9})
 			if err := st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: junk, Values: hbase.Values{tables.FamAudit: {audit.ColAction: []byte("no proof")}}}); err != nil {
 				t.Fatal(err)
@@ -241,8 +254,8 @@ func TestAuditPendingChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := rep.Counts()[fsck.AuditPending]; n != 5 || len(rep.Issues) != 5 {
-				t.Fatalf("with a grace: %d %s, want 5: %+v", n, fsck.AuditPending, rep.Issues)
+			if c := rep.Counts(); c[fsck.AuditPending] != 5 || c[fsck.AuditProofStale] != 2 || len(rep.Issues) != 7 {
+				t.Fatalf("with a grace: %v, want 5 %s and 2 %s: %+v", c, fsck.AuditPending, fsck.AuditProofStale, rep.Issues)
 			}
 			for _, is := range rep.Issues {
 				if !is.Pending || is.Repaired {
@@ -259,8 +272,8 @@ func TestAuditPendingChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := rep.Counts()[fsck.AuditPending]; n != 5 || len(rep.Issues) != 5 || rep.Unrepaired() != 0 {
-				t.Fatalf("without a grace: %d %s, %d unrepaired: %+v", n, fsck.AuditPending, rep.Unrepaired(), rep.Issues)
+			if c := rep.Counts(); c[fsck.AuditPending] != 5 || c[fsck.AuditProofStale] != 2 || len(rep.Issues) != 7 || rep.Unrepaired() != 0 {
+				t.Fatalf("without a grace: %v, %d unrepaired: %+v", c, rep.Unrepaired(), rep.Issues)
 			}
 			if got, want := listed(), []string{events[2].ID, events[0].ID}; !slices.Equal(got, want) {
 				t.Errorf("after the repair the user's log lists %v, want the committed %v", got, want)
@@ -268,9 +281,11 @@ func TestAuditPendingChecks(t *testing.T) {
 			if rep, err := fsck.Run(ctx, svc, fsck.Options{Areas: fsck.AreaOrg}); err != nil || len(rep.Issues) > 0 {
 				t.Fatalf("after the repair: %v %+v", err, rep)
 			}
-			r, err := st.Get(ctx, &hbase.Get{Table: tables.Users, Row: row, Families: []string{tables.FamOrg}})
-			if err != nil || r.Exists() {
-				t.Errorf("proof cells left in the user's row: %d, %v", len(r.Cells), err)
+			for _, g := range []*hbase.Get{{Table: tables.Users, Row: row}, {Table: tables.Roles, Row: tables.RoleKey(99)}} {
+				r, err := st.Get(ctx, g)
+				if err != nil || r.Exists() {
+					t.Errorf("proof cells left in a row of %s: %d, %v", g.Table, len(r.Cells), err)
+				}
 			}
 		})
 	}

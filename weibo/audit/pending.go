@@ -75,6 +75,16 @@ func ProofQualifier(id EventID) string {
 	return string(appendSuffix([]byte(ProofPrefix), id))
 }
 
+// DecodeProofQualifier decodes a proof cell's qualifier (ProofQualifier);
+// ok is false for any other qualifier.
+func DecodeProofQualifier(q string) (EventID, bool) {
+	if len(q) != 1+16 || q[:1] != ProofPrefix {
+		return EventID{}, false
+	}
+	ix, id, _, ok := DecodeKey(append([]byte{byte(ByTime)}, q[1:]...))
+	return id, ok && ix == ByTime
+}
+
 // PendingEvent is a pending event: its entry and its change's proof.
 type PendingEvent struct {
 	// Entry is the event as it will be listed.
