@@ -178,9 +178,10 @@ func (l *Log) publish(ctx context.Context, entry *Entry) error {
 
 // Remove deletes event e (by e.ID): its event row first — from then on no
 // read lists it — then its index rows, those of the stored event and
-// those e's own fields name. It is the compensation of a caller that
-// recorded a change ahead of making it and then saw the change refused;
-// removing an event that does not exist does nothing. Errors:
+// those e's own fields name: for an event recorded with Record that
+// must not stay (the changes of the org record theirs pending instead:
+// Begin, Abandon). Removing an event that does not exist does nothing.
+// Errors:
 // BAD_USER_INPUT on "id" for a malformed id; the store's.
 func (l *Log) Remove(ctx context.Context, e *Event) (err error) {
 	defer weibo.Wrap(&err, "remove audit event")
