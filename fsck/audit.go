@@ -26,6 +26,21 @@ import (
 // row or with a copy that differs from it (AuditIndexMissing, rewritten
 // from the event row; never pending).
 //
+// A pending event ('p' row: package audit, "Pending events") is written
+// before its change's commit point and deleted once the event is listed;
+// one older than the grace is the trace of a change that died
+// (AuditPending): resolved from the change's authority row
+// (audit.Log.Resolve), listed when the change committed, deleted when it
+// did not.
+//
+// A proof cell (audit.ProofQualifier) in a users, roles or departments
+// row exists only while its pending event does: a settle deletes a
+// written proof before the pending row, an abandon an armed one before
+// it, and Begin writes the pending row before arming. One without its
+// pending row is debris (AuditProofStale, deleted; pending while younger
+// than the grace, as a change that outlived the repairer's decision may
+// still settle it).
+//
 // The table is streamed in chunks of auditChunk rows, each checked with
 // one GetMany (an index row's event row; an event row's index rows), so
 // the check's memory does not grow with the log.
@@ -49,9 +64,14 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 		}
 		var index, events []*hbase.Result
 		for _, r := range rows {
-			if len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.ByTime {
+			switch {
+			case len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.ByTime:
 				events = append(events, r)
-			} else {
+			case len(r.Row) > 0 && audit.Index(r.Row[0]) == audit.Pending:
+				if err := f.checkAuditPending(ctx, r); err != nil {
+					return err
+				}
+			default:
 				index = append(index, r)
 			}
 		}
@@ -62,10 +82,102 @@ func (f *fsck) checkAudit(ctx context.Context) error {
 			return err
 		}
 		if len(rows) < auditChunk {
-			return nil
+			return f.checkAuditProofs(ctx)
 		}
 		start = append(bytes.Clone(rows[len(rows)-1].Row), 0)
 	}
+}
+
+// checkAuditPending reports a pending event (every one is an issue: a
+// change in flight is younger than the grace) and resolves it: read
+// again, it is made visible when its change committed, deleted when not.
+// A pending row that does not decode is deleted: no change can prove it.
+func (f *fsck) checkAuditPending(ctx context.Context, r *hbase.Result) error {
+	key := r.Row
+	p, ok := audit.DecodePending(r)
+	desc := fmt.Sprintf("malformed pending audit row %q", key)
+	if ok {
+		desc = fmt.Sprintf("pending audit event %s (%s of %s)", p.Entry.ID, p.Entry.Action, p.Entry.Target)
+	}
+	return f.issue(ctx, AuditPending, check.NewestTS(r), func() (bool, error) {
+		cur, err := f.st.Get(ctx, &hbase.Get{Table: tables.Audit, Row: key, Families: []string{tables.FamAudit}})
+		if err != nil || !cur.Exists() {
+			return false, err // resolved meanwhile
+		}
+		p, ok := audit.DecodePending(cur)
+		if !ok {
+			return true, f.st.Delete(ctx, &hbase.Delete{Table: tables.Audit, Row: key})
+		}
+		_, err = audit.New(f.st, nil).Resolve(ctx, p)
+		return err == nil, err
+	}, "%s: its change is over", desc)
+}
+
+// auditProof is a proof cell found in an org row.
+type auditProof struct {
+	table, family, qualifier string
+	row                      []byte
+	id                       audit.EventID
+	ts                       int64
+}
+
+// noteProofs keeps the audit proof cells of family fam of r, a row of
+// table.
+func (f *fsck) noteProofs(table string, r *hbase.Result, fam string) {
+	for _, c := range r.Family(fam) {
+		if id, ok := audit.DecodeProofQualifier(c.Qualifier); ok {
+			f.proofs = append(f.proofs, auditProof{table: table, family: fam, qualifier: c.Qualifier, row: bytes.Clone(r.Row), id: id, ts: c.Timestamp})
+		}
+	}
+}
+
+// checkAuditProofs checks the proof cells noted while loading: each must
+// have its pending row (one GetMany per chunk).
+func (f *fsck) checkAuditProofs(ctx context.Context) error {
+	for chunk := range slices.Chunk(f.proofs, auditChunk) {
+		gets := make([]*hbase.Get, len(chunk))
+		for i, p := range chunk {
+			gets[i] = &hbase.Get{Table: tables.Audit, Row: audit.PendingKey(p.id), Families: []string{tables.FamAudit}}
+		}
+		rs, err := f.st.GetMany(ctx, gets)
+		if err != nil {
+			return err
+		}
+		// The cells noted before the pending rows were checked: those
+		// resolved since (their cell deleted) are no issue.
+		var orphans []int
+		var cells []*hbase.Get
+		for i, p := range chunk {
+			if !rs[i].Exists() {
+				orphans = append(orphans, i)
+				cells = append(cells, &hbase.Get{Table: p.table, Row: p.row, Families: []string{p.family}})
+			}
+		}
+		if len(cells) == 0 {
+			continue
+		}
+		now, err := f.st.GetMany(ctx, cells)
+		if err != nil {
+			return err
+		}
+		for j, i := range orphans {
+			p := chunk[i]
+			if now[j].Value(p.family, p.qualifier) == nil {
+				continue
+			}
+			err := f.issue(ctx, AuditProofStale, p.ts, func() (bool, error) {
+				cur, err := f.st.Get(ctx, gets[i])
+				if err != nil || cur.Exists() {
+					return false, err // pending again: not debris
+				}
+				return true, f.st.Delete(ctx, &hbase.Delete{Table: p.table, Row: p.row, Values: hbase.Values{p.family: {p.qualifier: nil}}})
+			}, "proof cell of %s in a row of %s (%q) without its pending event", p.id, p.table, p.row)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // auditEvents reads the event rows of ids with one GetMany: the stored

@@ -1,6 +1,7 @@
 package fsck_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -173,6 +174,118 @@ func TestAuditChecks(t *testing.T) {
 			}
 			if got := listed(audit.Filter{}); !slices.Equal(got, []string{e3.ID, e1.ID}) {
 				t.Errorf("after the repair the log lists %v", got)
+			}
+		})
+	}
+}
+
+// TestAuditPendingChecks leaves pending audit events as changes killed
+// before and after their commit point leave them — a written proof and a
+// deleted one, each committed and not —, a pending row that does not
+// decode and proof cells without their pending event (in a user's row and
+// a role's), and checks that fsck reports each (audit-pending,
+// audit-proof-stale; pending itself while younger than the grace, and
+// then left alone), that --repair lists exactly the committed events and
+// deletes the others with their proof cells, and the orphan cells, and
+// that a second run finds nothing. No pending
+// event is listed before the repair.
+func TestAuditPendingChecks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.OpenOwn(t, tables.Namespace, "fsck_auditp")
+			svc, _ := orgService(t, st)
+			log := audit.New(st, nil)
+			uid := weibo.UserID(100000001)
+			row := tables.UserKey(uid)
+			target := weibo.NodeID{Kind: weibo.NodeUser, User: uid}
+			var events []*audit.Event
+			for i, c := range []struct{ deleted, commit bool }{{false, true}, {false, false}, {true, true}, {true, false}} {
+				e := &audit.Event{Actor: 5, Action: "role.assign", Target: target, After: fmt.Sprintf(`{"case":%d}`, i)}
+				p, err := log.Begin(ctx, e, audit.Proof{Table: tables.Users, Row: row, Family: tables.FamOrg, Deleted: c.deleted})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.commit { // the change's commit write, with the proof
+					fam, q, v := p.Cell()
+					if c.deleted {
+						err = st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: row, Values: hbase.Values{fam: {q: nil}}})
+					} else {
+						err = st.Put(ctx, &hbase.Put{Table: tables.Users, Row: row, Values: hbase.Values{fam: {q: v}}})
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				events = append(events, e)
+			}
+			// Proof cells whose pending event is gone: in the user's row and
+			// in a role's.
+			orphan := audit.ProofQualifier(audit.EventID{Millis: time.Now().UnixMilli(), Nonce: 7})
+			for _, p := range []*hbase.Put{
+				{Table: tables.Users, Row: row, Values: hbase.Values{tables.FamOrg: {orphan: []byte("x")}}},
+				{Table: tables.Roles, Row: tables.RoleKey(99), Values: hbase.Values{tables.FamInfo: {orphan: []byte("x")}}},
+			} {
+				if err := st.Put(ctx, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			junk := audit.PendingKey(audit.EventID{Millis: time.Now().UnixMilli(), Nonce: 9})
+			if err := st.Put(ctx, &hbase.Put{Table: tables.Audit, Row: junk, Values: hbase.Values{tables.FamAudit: {audit.ColAction: []byte("no proof")}}}); err != nil {
+				t.Fatal(err)
+			}
+			listed := func() []string {
+				t.Helper()
+				c, err := log.Page(ctx, audit.Filter{Target: &target}, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, e := range c.Edges {
+					ids = append(ids, e.Event.ID)
+				}
+				return ids
+			}
+			if got := listed(); len(got) != 0 {
+				t.Fatalf("pending events listed: %v", got)
+			}
+
+			rep, err := fsck.Run(ctx, svc, fsck.Options{Areas: fsck.AreaOrg, Repair: true, Grace: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := rep.Counts(); c[fsck.AuditPending] != 5 || c[fsck.AuditProofStale] != 2 || len(rep.Issues) != 7 {
+				t.Fatalf("with a grace: %v, want 5 %s and 2 %s: %+v", c, fsck.AuditPending, fsck.AuditProofStale, rep.Issues)
+			}
+			for _, is := range rep.Issues {
+				if !is.Pending || is.Repaired {
+					t.Errorf("with a grace: %+v", is)
+				}
+			}
+			for _, e := range events {
+				if len(issuesAbout(rep, fsck.AuditPending, "pending audit event "+e.ID+" (role.assign of "+target.String()+")")) != 1 {
+					t.Errorf("no %s issue about %s: %+v", fsck.AuditPending, e.ID, rep.Issues)
+				}
+			}
+
+			rep, err = fsck.Run(ctx, svc, fsck.Options{Areas: fsck.AreaOrg, Repair: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := rep.Counts(); c[fsck.AuditPending] != 5 || c[fsck.AuditProofStale] != 2 || len(rep.Issues) != 7 || rep.Unrepaired() != 0 {
+				t.Fatalf("without a grace: %v, %d unrepaired: %+v", c, rep.Unrepaired(), rep.Issues)
+			}
+			if got, want := listed(), []string{events[2].ID, events[0].ID}; !slices.Equal(got, want) {
+				t.Errorf("after the repair the user's log lists %v, want the committed %v", got, want)
+			}
+			if rep, err := fsck.Run(ctx, svc, fsck.Options{Areas: fsck.AreaOrg}); err != nil || len(rep.Issues) > 0 {
+				t.Fatalf("after the repair: %v %+v", err, rep)
+			}
+			for _, g := range []*hbase.Get{{Table: tables.Users, Row: row}, {Table: tables.Roles, Row: tables.RoleKey(99)}} {
+				r, err := st.Get(ctx, g)
+				if err != nil || r.Exists() {
+					t.Errorf("proof cells left in a row of %s: %d, %v", g.Table, len(r.Cells), err)
+				}
 			}
 		})
 	}

@@ -84,6 +84,8 @@ const (
 	UserDeptDangling    = "user-department-dangling"   // a user's cell naming a missing department: deleted
 	AuditIndexStale     = "audit-index-stale"          // an audit index row whose event row is missing: deleted
 	AuditIndexMissing   = "audit-index-missing"        // an audit event row missing an index row (or its copy): written
+	AuditPending        = "audit-pending"              // a pending audit event whose change is over: listed if it committed, else deleted
+	AuditProofStale     = "audit-proof-stale"          // an audit proof cell in an org row without its pending event: deleted
 )
 
 // Area selects what Run checks.
@@ -181,6 +183,7 @@ type fsck struct {
 	so     *social                // the social side (social.go)
 	runs   []check.Run            // the modules' checks (Protocol.Checks) started on p
 	mgr    *managers              // department managers and counters (org.go)
+	proofs []auditProof           // audit proof cells in the org's rows (audit.go)
 
 	roleCountTS map[weibo.RoleID]int64 // newest cell of a role row's family c
 }
@@ -283,6 +286,7 @@ func (f *fsck) scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result))
 func (f *fsck) load(ctx context.Context) error {
 	err := f.scan(ctx, &hbase.Scan{Table: tables.Roles}, func(r *hbase.Result) {
 		if rid, ok := tables.DecodeRoleKey(r.Row); ok {
+			f.noteProofs(tables.Roles, r, tables.FamInfo)
 			if name := r.Value(tables.FamInfo, tables.ColRoleName); name != nil {
 				f.roles[rid] = &org.Role{ID: rid, Name: string(name),
 					MemberCount: tables.CounterValue(r, tables.ColMemberCount)}
@@ -309,6 +313,7 @@ func (f *fsck) load(ctx context.Context) error {
 		if !ok {
 			return
 		}
+		f.noteProofs(tables.Users, r, tables.FamOrg)
 		for _, c := range r.Family(tables.FamOrg) {
 			if rid, ok := tables.DecodeRoleQualifier(c.Qualifier); ok {
 				f.uroles[[2]uint64{uint64(rid), uint64(uid)}] = c.Value
@@ -324,6 +329,7 @@ func (f *fsck) load(ctx context.Context) error {
 	}
 	return f.scan(ctx, &hbase.Scan{Table: tables.Departments}, func(r *hbase.Result) {
 		if did, ok := tables.DecodeDeptKey(r.Row); ok {
+			f.noteProofs(tables.Departments, r, tables.FamInfo)
 			if name := r.Value(tables.FamInfo, tables.ColDeptName); name != nil {
 				f.depts[did] = &org.Department{ID: did, Name: string(name),
 					Parent: tables.DepartmentParent(r), MemberCount: tables.CounterIn(r, tables.FamInfo, tables.ColDeptMemberCount)}

@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -89,6 +90,13 @@ func TestPairFailures(t *testing.T) {
 				t.Fatal("half-revoked role still counted")
 			}
 			wants = append(wants, want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", u.ID, rRevoke.ID)})
+			// The changes killed past their audit event leave it pending:
+			// listed once the repair finds their commit (the revoke's), else
+			// deleted.
+			pendingOf := func(action string, n weibo.NodeID) want {
+				return want{fsck.AuditPending, fmt.Sprintf("(%s of %s)", action, n)}
+			}
+			wants = append(wants, pendingOf(org.ActionRoleRevoke, org.UserNode(u.ID)))
 
 			// role ↔ name: create fails after the name row.
 			f.Arm(org.StepRoleCreate)
@@ -98,6 +106,7 @@ func TestPairFailures(t *testing.T) {
 				t.Fatalf("half-created role visible: %+v", r)
 			}
 			wants = append(wants, want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower("create"+tag))})
+			wants = append(wants, want{fsck.AuditPending, "(" + org.ActionRoleCreate + " of "})
 
 			// role ↔ name: rename fails after the new name's row.
 			rRename, _ := svc.Org.Roles.Create(ctx, "rename"+tag)
@@ -111,6 +120,7 @@ func TestPairFailures(t *testing.T) {
 				t.Fatalf("half-renamed role lost its old name")
 			}
 			wants = append(wants, want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower("renamed"+tag))})
+			wants = append(wants, pendingOf(org.ActionRoleRename, org.RoleNode(rRename.ID)))
 
 			// deleteRole fails after the role row.
 			rDel, _ := svc.Org.Roles.Create(ctx, "delete"+tag)
@@ -130,6 +140,7 @@ func TestPairFailures(t *testing.T) {
 				want{fsck.RoleNameStale, fmt.Sprintf("%q", strings.ToLower(rDel.Name))},
 				want{fsck.RoleMemberStale, fmt.Sprintf("user %d in role %d", other.ID, rDel.ID)},
 				want{fsck.UserRoleDangling, fmt.Sprintf("user %d holds role %d", other.ID, rDel.ID)})
+			wants = append(wants, pendingOf(org.ActionRoleDelete, org.RoleNode(rDel.ID)))
 
 			// parent ↔ child: create, move and delete fail half-way.
 			root, _ := svc.Org.Departments.Create(ctx, "root"+tag, weibo.RootDept)
@@ -142,6 +153,7 @@ func TestPairFailures(t *testing.T) {
 				t.Fatalf("half-created department listed: %v", got)
 			}
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("under %d", a.ID)})
+			wants = append(wants, want{fsck.AuditPending, "(" + org.ActionDeptCreate + " of "})
 
 			f.Arm(org.StepDepartmentMove)
 			_, err = svc.Org.Departments.Move(ctx, bDept.ID, a.ID)
@@ -162,6 +174,7 @@ func TestPairFailures(t *testing.T) {
 				t.Fatalf("half-deleted department listed: %v", got)
 			}
 			wants = append(wants, want{fsck.DeptChildStale, fmt.Sprintf("child row %d under %d", leaf.ID, root.ID)})
+			wants = append(wants, pendingOf(org.ActionDeptDelete, org.DeptNode(leaf.ID)))
 
 			// department ↔ member: the move of a user fails half-way.
 			if _, err := svc.Org.Members.Set(ctx, u.ID, a.ID); err != nil {
@@ -180,6 +193,7 @@ func TestPairFailures(t *testing.T) {
 				t.Fatalf("user's department = %v", d)
 			}
 			wants = append(wants, want{fsck.DeptMemberStale, fmt.Sprintf("user %d in department %d", u.ID, bDept.ID)})
+			wants = append(wants, pendingOf(org.ActionDeptSetMember, org.UserNode(u.ID)))
 
 			// Damage no API call makes: an orphan and a parent cycle.
 			orphan, _ := svc.Org.Departments.Create(ctx, "orphan"+tag, root.ID)
@@ -245,6 +259,22 @@ func TestPairFailures(t *testing.T) {
 				if b.Name == hbase.BackendEmbedded {
 					t.Errorf("after repair, embedded: %+v", is)
 				}
+			}
+
+			// After repair: the user's audit log shows what happened — the
+			// assign, the revoke (committed before it was killed) and the
+			// first move —, not the move killed before its commit.
+			target := org.UserNode(u.ID)
+			log, err := svc.Org.Audit.Page(ctx, audit.Filter{Target: &target}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var actions []string
+			for _, e := range log.Edges {
+				actions = append(actions, e.Event.Action)
+			}
+			if want := []string{org.ActionDeptSetMember, org.ActionRoleRevoke, org.ActionRoleAssign}; !slices.Equal(actions, want) {
+				t.Errorf("user's audit log after repair: %q, want %q", actions, want)
 			}
 
 			// After repair: the rows agree and the calls work again.

@@ -14,6 +14,14 @@
 // against its event row, one batched read per chunk) and `gateway fsck
 // --repair` deletes them.
 //
+// The event of a change is written PENDING before the change commits
+// (Begin: a 'p' row no listing reads, with the Proof the change's commit
+// write leaves in the change's own authority row) and listed once the
+// change committed (Settle, by the change itself, or Resolve, by the
+// repairer and fsck, which decide from the proof): the log shows what
+// happened, never a change that failed or died before its commit point
+// (pending.go).
+//
 // The rowkeys and cells of weibo:audit are this package's own (rows.go:
 // EventKey, IndexKeys, Values, DecodeRow, the EventID of an event's
 // GraphQL id): no other table shares them, and the readers of the table,
@@ -115,19 +123,29 @@ func Source(ctx context.Context) (actor weibo.UserID, requestID string) {
 // store's.
 func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 	defer weibo.Wrap(&err, "record audit event")
-	if err := checkAction("action", e.Action); err != nil {
+	entry, err := l.entry(ctx, e)
+	if err != nil {
 		return err
 	}
+	return l.publish(ctx, entry)
+}
+
+// entry checks e and makes its stored form, as Record describes: e.ID,
+// e.At, e.Actor, e.RequestID, e.Before and e.After are set.
+func (l *Log) entry(ctx context.Context, e *Event) (*Entry, error) {
+	if err := checkAction("action", e.Action); err != nil {
+		return nil, err
+	}
 	if !TargetOK(e.Target) {
-		return weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(e.Target.String()))
+		return nil, weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(e.Target.String()))
 	}
 	before, err := compactJSON("before", e.Before)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	after, err := compactJSON("after", e.After)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	actor, req := Source(ctx)
 	if e.Actor == 0 {
@@ -141,6 +159,12 @@ func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 	entry := &Entry{ID: EventID{Millis: ms, Nonce: nonce(now)}, Actor: e.Actor, Action: e.Action,
 		Target: e.Target, Before: before, After: after, RequestID: e.RequestID}
 	e.ID, e.At, e.Before, e.After = entry.ID.String(), time.UnixMilli(ms), before, after
+	return entry, nil
+}
+
+// publish writes entry's index rows (one batched Put), then its event
+// row, the point from which every read lists it.
+func (l *Log) publish(ctx context.Context, entry *Entry) error {
 	vals := Values(entry)
 	var puts []*hbase.Put
 	for _, k := range IndexKeys(entry) {
@@ -154,9 +178,10 @@ func (l *Log) Record(ctx context.Context, e *Event) (err error) {
 
 // Remove deletes event e (by e.ID): its event row first — from then on no
 // read lists it — then its index rows, those of the stored event and
-// those e's own fields name. It is the compensation of a caller that
-// recorded a change ahead of making it and then saw the change refused;
-// removing an event that does not exist does nothing. Errors:
+// those e's own fields name: for an event recorded with Record that
+// must not stay (the changes of the org record theirs pending instead:
+// Begin, Abandon). Removing an event that does not exist does nothing.
+// Errors:
 // BAD_USER_INPUT on "id" for a malformed id; the store's.
 func (l *Log) Remove(ctx context.Context, e *Event) (err error) {
 	defer weibo.Wrap(&err, "remove audit event")

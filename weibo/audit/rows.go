@@ -312,7 +312,7 @@ func DecodeKey(k []byte) (index Index, id EventID, prefix []byte, ok bool) {
 	prefix = k[:n]
 	index = Index(k[0])
 	switch index {
-	case ByTime:
+	case ByTime, Pending:
 		ok = n == 1
 	case ByActor:
 		ok = n == 9 && binary.BigEndian.Uint64(k[1:n]) != 0
@@ -384,6 +384,8 @@ func DecodeRow(r *hbase.Result) (Index, *Entry, bool) {
 	switch index {
 	case ByTime:
 		own = EventPrefix()
+	case Pending:
+		own = []byte{byte(Pending)}
 	case ByActor:
 		own = ActorPrefix(e.Actor)
 	case ByTarget:

@@ -37,6 +37,7 @@ type Protocol struct {
 	inFlight  []*Relation // relations whose markers live elsewhere (InFlight set)
 	counters  map[CounterKind]*CounterSpec
 	checks    []check.Check // the modules' fsck checks, in the order registered
+	repairs   []RepairFunc  // more repairs of each pass, in the order registered
 }
 
 type options struct {

@@ -162,6 +162,25 @@ func (p *Protocol) RegisterCheck(c check.Check) {
 	p.checks = append(p.checks, c)
 }
 
+// RepairFunc is one more repair of every repair pass (RegisterRepair):
+// it finishes the writes that died before beforeMs (ms since the epoch:
+// the pass's time less the repair grace) and leaves younger ones alone.
+// Its error is the pass's.
+type RepairFunc func(ctx context.Context, beforeMs int64) error
+
+// RegisterRepair adds a repair that each pass of Repair runs after its
+// own, in the order registered: what a module keeps of its writes in
+// flight outside weibo:pending (the audit log's pending events). It
+// panics on nil.
+func (p *Protocol) RegisterRepair(fn RepairFunc) {
+	if fn == nil {
+		panic("counted: nil repair")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.repairs = append(p.repairs, fn)
+}
+
 // Checks returns the registered checks (RegisterCheck), in the order
 // registered.
 func (p *Protocol) Checks() []check.Check {

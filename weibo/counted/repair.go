@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -27,11 +28,30 @@ type RepairReport struct {
 // (tables.ColPendingCounted) — and deletes the row once both are done;
 // what cannot be done yet is left for the next pass, and rows of relations
 // not registered here are left alone. Writes whose markers live elsewhere
-// (publishes) are repaired by their owners (the fan-out's sweep). It is
-// safe to run in several gateways at once. Errors are the store's.
+// (publishes) are repaired by their owners (the fan-out's sweep). Then it
+// runs the registered repairs (RegisterRepair) over what died before the
+// grace. It is safe to run in several gateways at once. Errors are the
+// store's.
 func (p *Protocol) Repair(ctx context.Context) (RepairReport, error) {
-	var rep RepairReport
 	now := p.NowMillis()
+	rep, err := p.repairPending(ctx, now)
+	if err != nil {
+		return rep, err
+	}
+	p.mu.RLock()
+	repairs := slices.Clone(p.repairs)
+	p.mu.RUnlock()
+	for _, fn := range repairs {
+		if err := fn(ctx, now-p.GraceMillis()); err != nil {
+			return rep, wrapRepair(err)
+		}
+	}
+	return rep, nil
+}
+
+// repairPending is Repair's pass over weibo:pending at now (ms).
+func (p *Protocol) repairPending(ctx context.Context, now int64) (RepairReport, error) {
+	var rep RepairReport
 	type mark struct {
 		key     []byte
 		pair    pair

@@ -149,11 +149,11 @@ func (s *Service) Create(ctx context.Context, name string, parent weibo.DeptID) 
 		return nil, err
 	}
 	did := weibo.DeptID(seq)
-	rec, err := s.audit.Record(ctx, org.ActionDeptCreate, org.DeptNode(did), nil, map[string]any{"name": name, "parent": org.DeptRef(parent)})
+	rec, err := s.audit.Record(ctx, org.ActionDeptCreate, org.DeptNode(did), nil, map[string]any{"name": name, "parent": org.DeptRef(parent)}, org.DeptProof(did, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	now := s.w.NowMillis()
 	if err := org.PutLink(ctx, s.st, tables.DeptChildKey(parent, did), now); err != nil {
 		return nil, err
@@ -161,10 +161,10 @@ func (s *Service) Create(ctx context.Context, name string, parent weibo.DeptID) 
 	if err := s.w.Step(ctx, org.StepDepartmentCreate); err != nil {
 		return nil, err
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: rec.Proven(hbase.Values{tables.FamInfo: {
 		tables.ColDeptName: []byte(name), tables.ColParent: tables.EncodeID(parent), tables.ColCreated: tables.EncodeMillis(now),
 		tables.ColPath: tables.EncodePath(path), tables.ColDeptMemberCount: tables.EncodeCounter(0),
-	}}}); err != nil {
+	}})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()
@@ -184,12 +184,12 @@ func (s *Service) Rename(ctx context.Context, did weibo.DeptID, name string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionDeptRename, org.DeptNode(did), map[string]any{"name": d.Name}, map[string]any{"name": name})
+	rec, err := s.audit.Record(ctx, org.ActionDeptRename, org.DeptNode(did), map[string]any{"name": d.Name}, map[string]any{"name": name}, org.DeptProof(did, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
-	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {tables.ColDeptName: []byte(name)}}}); err != nil {
+	defer s.audit.Finish(ctx, rec, &err)
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: rec.Proven(hbase.Values{tables.FamInfo: {tables.ColDeptName: []byte(name)}})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()
@@ -251,12 +251,12 @@ func (s *Service) Move(ctx context.Context, did, parent weibo.DeptID) (_ *org.De
 	if err := s.w.Step(ctx, org.StepDepartmentMove); err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionDeptMove, org.DeptNode(did), map[string]any{"parent": org.DeptRef(d.Parent)}, map[string]any{"parent": org.DeptRef(parent)})
+	rec, err := s.audit.Record(ctx, org.ActionDeptMove, org.DeptNode(did), map[string]any{"parent": org.DeptRef(d.Parent)}, map[string]any{"parent": org.DeptRef(parent)}, org.DeptProof(did, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
-	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: hbase.Values{tables.FamInfo: {tables.ColParent: tables.EncodeID(parent)}}},
+	defer s.audit.Finish(ctx, rec, &err)
+	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Departments, Row: tables.DeptKey(did), Values: rec.Proven(hbase.Values{tables.FamInfo: {tables.ColParent: tables.EncodeID(parent)}})},
 		tables.FamInfo, tables.ColParent, tables.EncodeID(d.Parent))
 	if err != nil {
 		return nil, err
@@ -361,16 +361,22 @@ func (s *Service) Delete(ctx context.Context, did weibo.DeptID, cascade bool) (_
 			return false, err
 		}
 	}
-	// Recorded as one event; the deletes that follow are committed as they
-	// go (a failure part-way leaves a smaller tree, and the event).
-	if _, err := s.audit.Record(ctx, org.ActionDeptDelete, org.DeptNode(did), map[string]any{"name": d.Name, "parent": org.DeptRef(d.Parent), "departments": len(all)}, nil); err != nil {
+	// Recorded as one event, whose proof is armed in the department's row:
+	// the deletes that follow are committed as they go, deepest first, and
+	// the event is visible once the department's own row is gone (a
+	// failure part-way leaves a smaller tree, and no event).
+	rec, err := s.audit.Record(ctx, org.ActionDeptDelete, org.DeptNode(did), map[string]any{"name": d.Name, "parent": org.DeptRef(d.Parent), "departments": len(all)}, nil,
+		org.DeptProof(did, true))
+	if err != nil {
 		return false, err
 	}
+	defer s.audit.Finish(ctx, rec, &err)
 	for i := len(all) - 1; i >= 0; i-- {
 		if err := s.deleteOne(ctx, all[i]); err != nil {
 			return false, err
 		}
 	}
+	rec.Commit()
 	return true, nil
 }
 

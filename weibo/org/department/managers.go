@@ -44,13 +44,13 @@ func (s *Service) AddManager(ctx context.Context, did weibo.DeptID, uid weibo.Us
 	if err := s.w.Step(ctx, org.StepDepartmentAddManager); err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionDeptAddManager, org.DeptNode(did), nil, map[string]any{"manager": uid.String()})
+	rec, err := s.audit.Record(ctx, org.ActionDeptAddManager, org.DeptNode(did), nil, map[string]any{"manager": uid.String()}, org.UserProof(uid, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
-		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): tables.EncodeMillis(now)}}}); err != nil {
+		Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): tables.EncodeMillis(now)}})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()
@@ -72,13 +72,13 @@ func (s *Service) RemoveManager(ctx context.Context, did weibo.DeptID, uid weibo
 	if _, err := org.ExistingUser(ctx, s.users, uid); err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionDeptRemoveManager, org.DeptNode(did), map[string]any{"manager": uid.String()}, nil)
+	rec, err := s.audit.Record(ctx, org.ActionDeptRemoveManager, org.DeptNode(did), map[string]any{"manager": uid.String()}, nil, org.UserProof(uid, true))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid),
-		Values: hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): nil}}}); err != nil {
+		Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ManagerQualifier(did): nil}})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()

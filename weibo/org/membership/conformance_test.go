@@ -9,6 +9,7 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/counted/countedtest"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -20,10 +21,12 @@ import (
 // relations (countedtest) over the department membership, through the
 // domain's API, on both backends: a set (joining a department) and an
 // unset (back to no department) are killed at every step the relation
-// declares and at the set's own step (the member row, before the
-// decision), and outlive their budget; after the restart's repair the
-// department's memberCount is exact, the user is in it exactly when the
-// call decided so and fsck finds nothing.
+// declares, at the set's own step (the member row, before the decision),
+// after their pending audit event and after it was listed, and outlive
+// their budget; after the restart's repair the department's memberCount
+// is exact, the user is in it exactly when the call decided so, the audit
+// log lists each change exactly when it committed (auditAgrees) and fsck
+// finds nothing.
 //
 // The relation runs no step right after its authority (the user's cell
 // o:dp): its decided step is the first one after it, the counters' step.
@@ -31,7 +34,7 @@ func TestMembershipConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
-			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingDeptMember}, org.StepDepartmentSetMember)
+			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingDeptMember}, org.StepDepartmentSetMember, org.StepAuditRecorded, org.StepAuditVisible)
 			countedtest.Run(t, st, domaintest.DomainModule(tables.PendingDeptMember, org.StepDepartmentCounted, steps, memberPair))
 		})
 	}
@@ -60,9 +63,45 @@ func memberPair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain
 			if err != nil {
 				return false, err
 			}
-			return ds[0] != nil && ds[0].ID == dept.ID, nil
+			in := ds[0] != nil && ds[0].ID == dept.ID
+			// The set listed once when the user is in; the set and the
+			// unset, or nothing, when not.
+			return in, auditAgrees(ctx, d, u.ID, map[bool][]int{true: {1}, false: {0, 2}}[in])
 		},
 	}
+}
+
+// auditAgrees checks user uid's audit log after a repair: no event left
+// pending, only setMember events, as many as one of counts says, and the
+// newest naming the department the user is in (after's "department").
+func auditAgrees(ctx context.Context, d *domain.Domain, uid weibo.UserID, counts []int) error {
+	actions, err := domaintest.AuditActions(ctx, d, org.UserNode(uid))
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(counts, len(actions)) || slices.ContainsFunc(actions, func(a string) bool { return a != org.ActionDeptSetMember }) {
+		return fmt.Errorf("audit log of %s: %q, want %v setMember events", uid, actions, counts)
+	}
+	if len(actions) == 0 {
+		return nil
+	}
+	target := org.UserNode(uid)
+	page, err := d.Org.Audit.Page(ctx, audit.Filter{Target: &target}, new(1), nil)
+	if err != nil {
+		return err
+	}
+	ds, err := d.Org.Departments.OfUsers(ctx, []weibo.UserID{uid})
+	if err != nil {
+		return err
+	}
+	want := `{"department":null}`
+	if ds[0] != nil {
+		want = fmt.Sprintf(`{"department":%q}`, ds[0].ID.String())
+	}
+	if got := page.Edges[0].Event.After; got != want {
+		return fmt.Errorf("newest audit event of %s: after %s, want %s", uid, got, want)
+	}
+	return nil
 }
 
 // TestMembershipMoveConformance runs the suite, as
@@ -77,7 +116,7 @@ func TestMembershipMoveConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
-			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingDeptMember}, org.StepDepartmentSetMember)
+			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingDeptMember}, org.StepDepartmentSetMember, org.StepAuditRecorded, org.StepAuditVisible)
 			m := domaintest.DomainModule(tables.PendingDeptMember, org.StepDepartmentCounted, steps, movePair)
 			m.Restarts = 1
 			countedtest.Run(t, st, m)
@@ -134,7 +173,9 @@ func movePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 			if counts := []int64{got[0].MemberCount, got[1].MemberCount}; !slices.Equal(counts, want) {
 				return false, fmt.Errorf("memberCounts %v, want %v (user in %s)", counts, want, ds[0].ID)
 			}
-			return moved, nil
+			// The setup's set, then the move listed when the user moved;
+			// the move and the move back, or neither, when not.
+			return moved, auditAgrees(ctx, d, u.ID, map[bool][]int{true: {2}, false: {1, 3}}[moved])
 		},
 	}
 }

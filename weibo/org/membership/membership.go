@@ -120,13 +120,15 @@ func (s *Service) Set(ctx context.Context, uid weibo.UserID, did weibo.DeptID) (
 // relation):
 //  1. the weibo:pending rows of both;
 //  2. the operation sequences of both departments' member counters;
-//  3. the new department's member row (the dependent);
+//  3. the change's pending audit event (once; for none with its proof
+//     cell armed in the user's row), the new department's member row
+//     (the dependent);
 //  4. the user's cell o:dp with CheckAndPut (CheckAndDelete for none)
-//     expecting the value read, which guard decided on (the authority,
-//     the commit point; a concurrent change makes the call end its
-//     markers, re-read, run guard again and retry);
+//     expecting the value read, which guard decided on, with the event's
+//     proof cell (the authority, the commit point; a concurrent change
+//     makes the call end its markers, re-read, run guard again and retry);
 //  5. the counters: +1 for the department joined, -1 for the one left
-//     (within the write's budget);
+//     (within the write's budget), then the audit event listed;
 //  6. the settles of both member rows from the cell (the old one deleted);
 //  7. the deletes of the pending rows.
 func (s *Service) SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.DeptID, guard org.MoveGuard) (_ *weibo.User, err error) {
@@ -140,8 +142,8 @@ func (s *Service) SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.De
 			return nil, err
 		}
 	}
-	var rec *org.Recorded
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	var rec *org.Recorded // recorded by moveMember
+	defer func() { s.audit.Finish(ctx, rec, &err) }()
 	for attempt := 0; ; attempt++ {
 		cur, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
@@ -157,15 +159,7 @@ func (s *Service) SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.De
 		if old == did {
 			return u, nil
 		}
-		if rec == nil {
-			if rec, err = s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)}); err != nil {
-				return nil, err
-			}
-		}
-		done, err := s.moveMember(ctx, uid, old, did, oldRaw)
-		if done {
-			rec.Commit()
-		}
+		done, err := s.moveMember(ctx, uid, old, did, oldRaw, &rec)
 		if err != nil || done {
 			return u, err
 		}
@@ -178,8 +172,12 @@ func (s *Service) SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.De
 // moveMember makes one attempt of Set's writes from old
 // (its cell value oldRaw) to did; done is false when the cell changed
 // since it was read (nothing was changed; the markers are ended). After
-// the commit point done is true even with an error.
-func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte) (done bool, err error) {
+// the commit point done is true even with an error. The first attempt
+// records the change's pending audit event into *rec, once the markers
+// are written; the commit write carries its proof, and the event is
+// settled after the counters, before the member rows and the markers'
+// ends.
+func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did weibo.DeptID, oldRaw []byte, recp **org.Recorded) (done bool, err error) {
 	var join, leave *counted.Op
 	if did != weibo.RootDept {
 		if join, err = s.w.Begin(ctx, s.rel, uint64(did), uint64(uid)); err != nil {
@@ -191,6 +189,15 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 			return false, err
 		}
 	}
+	if *recp == nil {
+		r, err := s.audit.Record(ctx, org.ActionDeptSetMember, org.UserNode(uid), map[string]any{"department": org.DeptRef(old)}, map[string]any{"department": org.DeptRef(did)},
+			org.UserProof(uid, did == weibo.RootDept))
+		if err != nil {
+			return false, err
+		}
+		*recp = r
+	}
+	rec := *recp
 	var applied bool
 	if did != weibo.RootDept {
 		if err := org.PutLink(ctx, s.st, tables.DeptMemberKey(did, uid), s.w.NowMillis()); err != nil {
@@ -199,16 +206,17 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 		if err := s.w.Step(ctx, org.StepDepartmentSetMember); err != nil {
 			return false, err
 		}
-		applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}}},
+		applied, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ColUserDept: tables.EncodeID(did)}})},
 			tables.FamOrg, tables.ColUserDept, oldRaw)
 	} else {
-		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}}},
+		applied, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {tables.ColUserDept: nil}})},
 			tables.FamOrg, tables.ColUserDept, oldRaw)
 	}
 	if err != nil {
 		return false, err
 	}
 	if applied {
+		rec.Commit()
 		for _, c := range []struct {
 			op *counted.Op
 			d  int64
@@ -218,6 +226,9 @@ func (s *Service) moveMember(ctx context.Context, uid weibo.UserID, old, did wei
 					return applied, err
 				}
 			}
+		}
+		if err := s.audit.Settle(ctx, rec); err != nil {
+			return applied, err
 		}
 	}
 	// Settle both member rows from the cell: the joined one (written

@@ -25,8 +25,10 @@ import (
 // Writes, in order (package counted explains the scheme):
 //  1. the weibo:pending row of the write;
 //  2. the operation sequence of the role's member counter;
-//  3. the role's member row (the index);
-//  4. the user's cell in family o (the authority, the commit point): with
+//  3. the role's member row (the index), then the change's pending audit
+//     event (org.Recorder.Record);
+//  4. the user's cell in family o (the authority, the commit point, with
+//     the event's proof cell: org.Recorded.Proven): with
 //     CheckAndPut(absent) — which decides whether the assignment is new,
 //     so that concurrent or repeated calls count once — or, when the user
 //     holds the role already, with CheckAndPut expecting the priority read
@@ -36,7 +38,8 @@ import (
 //  6. the settle of the member row (settleRole): written again from the
 //     cell and the cell re-read, until they agree — a revoke that deleted
 //     the member row between steps 3 and 4 is undone here;
-//  7. the delete of the pending row.
+//  7. the audit event listed (org.Recorder.Settle);
+//  8. the delete of the pending row.
 //
 // A failure between the member row and the user's cell leaves a member
 // row without the user's cell: role member lists skip it, repeating the
@@ -69,22 +72,28 @@ func (s *Service) Assign(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionRoleAssign, org.UserNode(uid), before, map[string]any{"role": rid.String(), "priority": priority})
+	rec, err := s.audit.Record(ctx, org.ActionRoleAssign, org.UserNode(uid), before, map[string]any{"role": rid.String(), "priority": priority},
+		org.UserProof(uid, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
-	added, err := s.setRoleCell(ctx, uid, rid, prio)
+	defer s.audit.Finish(ctx, rec, &err)
+	added, wrote, err := s.setRoleCell(ctx, uid, rid, prio, rec)
 	if err != nil {
 		return nil, err
 	}
-	rec.Commit()
+	if wrote {
+		rec.Commit()
+	}
 	if added {
 		if _, err := s.w.Count(ctx, op, +1); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.settleMember(ctx, op, uid, rid, prio, true); err != nil {
+		return nil, err
+	}
+	if err := s.audit.Settle(ctx, rec); err != nil {
 		return nil, err
 	}
 	return u, s.w.End(ctx, op)
@@ -106,26 +115,27 @@ func (s *Service) rolePriority(ctx context.Context, uid weibo.UserID, rid weibo.
 
 // setRoleCell writes the user's cell o:<rid> = prio with CheckAndPut:
 // first expecting it absent, then, while it holds another priority,
-// expecting the value read. It reports whether the cell was absent (the
-// assignment is new).
-func (s *Service) setRoleCell(ctx context.Context, uid weibo.UserID, rid weibo.RoleID, prio []byte) (bool, error) {
+// expecting the value read; the write carries rec's proof. It reports
+// whether the cell was absent (the assignment is new) and whether it
+// wrote (not when the cell held prio already).
+func (s *Service) setRoleCell(ctx context.Context, uid weibo.UserID, rid weibo.RoleID, prio []byte, rec *org.Recorded) (added, wrote bool, err error) {
 	qual := tables.RoleQualifier(rid)
-	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {qual: prio}}}
+	cell := &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {qual: prio}})}
 	var expected []byte // absent first: the common case costs one call
 	for attempt := 0; attempt < 8; attempt++ {
 		applied, err := s.st.CheckAndPut(ctx, cell, tables.FamOrg, qual, expected)
 		if err != nil || applied {
-			return applied && expected == nil, err
+			return applied && expected == nil, applied, err
 		}
 		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}})
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if expected = r.Value(tables.FamOrg, qual); bytes.Equal(expected, prio) {
-			return false, nil
+			return false, false, nil
 		}
 	}
-	return false, org.ErrConcurrent("userId", "the user's roles keep changing; retry")
+	return false, false, org.ErrConcurrent("userId", "the user's roles keep changing; retry")
 }
 
 // Revoke takes role rid from user uid and returns the user; revoking a
@@ -134,11 +144,13 @@ func (s *Service) setRoleCell(ctx context.Context, uid weibo.UserID, rid weibo.R
 // user's cell keeps changing under concurrent calls.
 //
 // Writes, in order, as Assign's: the pending row; the role's operation
-// sequence; CheckAndDelete of the user's cell expecting the value read
-// (the authority, the commit point; it decides whether this call counts);
-// the counter (within the budget); the settle of the member row (deleted,
-// then the cell re-read: an assign that raced in is written back); the
-// delete of the pending row. A failure between the cell and the member
+// sequence; the pending audit event, with its proof cell armed in the
+// user's row; CheckAndDelete of the user's cell and the proof cell,
+// expecting the value read (the authority, the commit point; it decides
+// whether this call counts); the counter (within the budget); the settle
+// of the member row (deleted, then the cell re-read: an assign that raced
+// in is written back); the audit event listed; the delete of the pending
+// row. A failure between the cell and the member
 // row leaves a member row without the user's cell, which readers skip and
 // the repairer removes.
 func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID) (_ *weibo.User, err error) {
@@ -158,11 +170,11 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionRoleRevoke, org.UserNode(uid), before, nil)
+	rec, err := s.audit.Record(ctx, org.ActionRoleRevoke, org.UserNode(uid), before, nil, org.UserProof(uid, true))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	qual := tables.RoleQualifier(rid)
 	removed := false
 	for attempt := 0; ; attempt++ {
@@ -177,16 +189,16 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 		if attempt == 8 {
 			return nil, org.ErrConcurrent("userId", "the user's roles keep changing; retry")
 		}
-		removed, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamOrg: {qual: nil}}},
+		removed, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Users, Row: tables.UserKey(uid), Values: rec.Proven(hbase.Values{tables.FamOrg: {qual: nil}})},
 			tables.FamOrg, qual, v)
 		if err != nil {
 			return nil, err
 		}
 		if removed {
+			rec.Commit()
 			break
 		}
 	}
-	rec.Commit()
 	if removed {
 		if _, err := s.w.Count(ctx, op, -1); err != nil {
 			return nil, err
@@ -196,6 +208,9 @@ func (s *Service) Revoke(ctx context.Context, uid weibo.UserID, rid weibo.RoleID
 		return nil, err
 	}
 	if err := s.settleMember(ctx, op, uid, rid, nil, true); err != nil {
+		return nil, err
+	}
+	if err := s.audit.Settle(ctx, rec); err != nil {
 		return nil, err
 	}
 	return u, s.w.End(ctx, op)

@@ -31,7 +31,7 @@ func TestRoleConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
-			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingRole}, org.StepRoleAssign, org.StepRoleRevoke, org.StepAuditRecorded)
+			steps := domaintest.Declared(st, []tables.PendingKind{tables.PendingRole}, org.StepRoleAssign, org.StepRoleRevoke, org.StepAuditRecorded, org.StepAuditVisible)
 			countedtest.Run(t, st, domaintest.DomainModule(tables.PendingRole, org.StepRoleCounted, steps, rolePair))
 		})
 	}
@@ -77,6 +77,20 @@ func rolePair(t *testing.T, d *domain.Domain) *countedtest.Pair[*domain.Domain] 
 			}
 			if want := map[bool][]weibo.UserID{true: {u.ID}}[holds]; !slices.Equal(listed, want) || got[0].MemberCount != int64(len(want)) {
 				return false, fmt.Errorf("role %s: memberCount %d, members listed %v, holders %v", r.Name, got[0].MemberCount, listed, want)
+			}
+			// The audit log: the assign listed exactly when it committed
+			// (the user holds the role, or the revoke took it), the revoke
+			// exactly when it committed.
+			actions, err := domaintest.AuditActions(ctx, d, org.UserNode(u.ID))
+			if err != nil {
+				return false, err
+			}
+			if want := [][]string{{org.ActionRoleRevoke, org.ActionRoleAssign}, {}}; holds {
+				if !slices.Equal(actions, []string{org.ActionRoleAssign}) {
+					return false, fmt.Errorf("user holds the role; audit log %q, want the assign once", actions)
+				}
+			} else if !slices.Equal(actions, want[0]) && !slices.Equal(actions, want[1]) {
+				return false, fmt.Errorf("user holds no role; audit log %q, want the assign and the revoke, or nothing", actions)
 			}
 			return holds, nil
 		},

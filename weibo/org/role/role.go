@@ -63,11 +63,11 @@ func (s *Service) Create(ctx context.Context, name string) (_ *org.Role, err err
 		return nil, err
 	}
 	rid := weibo.RoleID(seq)
-	rec, err := s.audit.Record(ctx, org.ActionRoleCreate, org.RoleNode(rid), nil, map[string]any{"name": name})
+	rec, err := s.audit.Record(ctx, org.ActionRoleCreate, org.RoleNode(rid), nil, map[string]any{"name": name}, org.RoleProof(rid, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.claimRoleName(ctx, name, rid); err != nil {
 		return nil, err
 	}
@@ -75,10 +75,10 @@ func (s *Service) Create(ctx context.Context, name string) (_ *org.Role, err err
 		return nil, err
 	}
 	now := s.w.NowMillis()
-	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: hbase.Values{
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: rec.Proven(hbase.Values{
 		tables.FamInfo:  {tables.ColRoleName: []byte(name), tables.ColCreated: tables.EncodeMillis(now)},
 		tables.FamCount: {tables.ColMemberCount: tables.EncodeCounter(0)},
-	}}); err != nil {
+	})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()
@@ -143,11 +143,11 @@ func (s *Service) Rename(ctx context.Context, rid weibo.RoleID, name string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionRoleRename, org.RoleNode(rid), map[string]any{"name": role.Name}, map[string]any{"name": name})
+	rec, err := s.audit.Record(ctx, org.ActionRoleRename, org.RoleNode(rid), map[string]any{"name": role.Name}, map[string]any{"name": name}, org.RoleProof(rid, false))
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	oldKey, newKey := tables.RoleNameKey(role.Name), tables.RoleNameKey(name)
 	sameKey := bytes.Equal(oldKey, newKey)
 	if !sameKey {
@@ -158,8 +158,8 @@ func (s *Service) Rename(ctx context.Context, rid weibo.RoleID, name string) (_ 
 			return nil, err
 		}
 	}
-	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: hbase.Values{
-		tables.FamInfo: {tables.ColRoleName: []byte(name)}}}); err != nil {
+	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: rec.Proven(hbase.Values{
+		tables.FamInfo: {tables.ColRoleName: []byte(name)}})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()
@@ -187,11 +187,12 @@ func (s *Service) Delete(ctx context.Context, rid weibo.RoleID) (_ bool, err err
 	if err != nil {
 		return false, err
 	}
-	rec, err := s.audit.Record(ctx, org.ActionRoleDelete, org.RoleNode(rid), map[string]any{"name": role.Name, "memberCount": role.MemberCount}, nil)
+	// The proof is armed in the role row, which the commit deletes whole.
+	rec, err := s.audit.Record(ctx, org.ActionRoleDelete, org.RoleNode(rid), map[string]any{"name": role.Name, "memberCount": role.MemberCount}, nil, org.RoleProof(rid, true))
 	if err != nil {
 		return false, err
 	}
-	defer func() { s.audit.Finish(ctx, rec, err) }()
+	defer s.audit.Finish(ctx, rec, &err)
 	if err := s.st.Delete(ctx, &hbase.Delete{Table: tables.Roles, Row: tables.RoleKey(rid)}); err != nil {
 		return false, err
 	}
