@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/weibohbase/gateway/hbase/remote"
+)
+
+// hbaseToolFlags locate HBase's own tools (ExportSnapshot) for the HBase
+// side of backup and restore.
+type hbaseToolFlags struct {
+	classpath string
+	java      string
+	rootdir   string
+}
+
+// defaultHBaseClasspath is the classpath `make hbase-jars` and `make
+// hbase-up` assemble: the generated conf directory (hbase-site.xml) and the
+// jars, relative to the repository.
+const defaultHBaseClasspath = ".hbase/conf:.hbase/lib/*"
+
+func (f *hbaseToolFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.classpath, "hbase-classpath", env("GATEWAY_HBASE_CLASSPATH", defaultHBaseClasspath),
+		"HBase only: Java classpath of HBase's tools: a conf directory with the cluster's hbase-site.xml, then the HBase, hbase-mapreduce and Hadoop jars (env GATEWAY_HBASE_CLASSPATH)")
+	fs.StringVar(&f.java, "java", env("GATEWAY_JAVA", "java"), "HBase only: the java binary that runs HBase's ExportSnapshot, a JDK 11-21 (env GATEWAY_JAVA)")
+	fs.StringVar(&f.rootdir, "hbase-rootdir", env("GATEWAY_HBASE_ROOTDIR", ""),
+		"HBase restore only: the cluster's hbase.rootdir, where the snapshots are imported (env GATEWAY_HBASE_ROOTDIR; default: hbase.rootdir of the hbase-site.xml on --hbase-classpath)")
+}
+
+// hbaseBackupManifest is the file that `gateway backup` on HBase writes
+// beside the exported snapshots (.hbase-snapshot/ and archive/ of DIR):
+// which snapshot holds which table.
+const hbaseBackupManifest = "gateway-backup.json"
+
+// hbaseManifest is hbaseBackupManifest's content.
+type hbaseManifest struct {
+	// Namespace is the namespace backed up.
+	Namespace string `json:"namespace"`
+	// Snapshots maps each table's qualifier to its snapshot's name.
+	Snapshots map[string]string `json:"snapshots"`
+	// Started is when the first snapshot was asked for (RFC 3339, UTC):
+	// every write acknowledged before it is in the backup.
+	Started time.Time `json:"started"`
+	// Finished is when the last snapshot was complete.
+	Finished time.Time `json:"finished"`
+}
+
+// openRemote opens the HBase store of sf without the namespace mapping:
+// snapshots and clones name tables in full.
+func openRemote(ctx context.Context, sf storeFlags) (*remote.Store, error) {
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	st, err := remote.Open(cctx, sf.zk, remote.WithCallTimeout(sf.callTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("open hbase store: %w", err)
+	}
+	return st, nil
+}
+
+// backupHBase snapshots every table of sf's namespace (one snapshot each,
+// memstores flushed; not one atomic cut across tables), exports each
+// snapshot into dir with HBase's ExportSnapshot (MapReduce in local mode,
+// one JVM), writes the manifest and deletes the snapshots from the cluster.
+func backupHBase(ctx context.Context, log *slog.Logger, sf storeFlags, hf hbaseToolFlags, to string) error {
+	dir, err := filepath.Abs(to)
+	if err != nil {
+		return err
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("--to %s is not empty: back up into a new or empty directory", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	st, err := openRemote(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	names, err := st.Tables(ctx, sf.ns)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("namespace %q holds no tables", sf.ns)
+	}
+	m := hbaseManifest{Namespace: sf.ns, Snapshots: map[string]string{}, Started: time.Now().UTC()}
+	stamp := m.Started.Format("20060102T150405.000Z")
+	stamp = strings.ReplaceAll(stamp, ".", "")
+	var taken []string
+	defer func() {
+		for _, name := range taken {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			if err := st.DeleteSnapshot(dctx, name); err != nil {
+				log.Warn("backup: could not delete a snapshot from the cluster", "snapshot", name, "err", err)
+			}
+			cancel()
+		}
+	}()
+	for _, t := range names {
+		name := fmt.Sprintf("gateway-%s-%s-%s", sf.ns, t, stamp)
+		if err := st.Snapshot(ctx, sf.ns+":"+t, name); err != nil {
+			return err
+		}
+		taken = append(taken, name)
+		m.Snapshots[t] = name
+		log.Info("backup: snapshot taken", "table", sf.ns+":"+t, "snapshot", name)
+	}
+	m.Finished = time.Now().UTC()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, t := range names {
+		if err := exportSnapshot(ctx, log, hf, m.Snapshots[t], "", "file://"+dir, ""); err != nil {
+			return err
+		}
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, hbaseBackupManifest), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	log.Info("backup done", "store", "hbase", "namespace", sf.ns, "tables", len(names), "to", dir,
+		"snapshots_took", m.Finished.Sub(m.Started).Round(time.Millisecond), "elapsed", time.Since(m.Started).Round(time.Millisecond))
+	return nil
+}
+
+// restoreHBase imports the snapshots of the backup in dir into the
+// cluster's rootdir (ExportSnapshot, each under a new name) and clones
+// each into its table of sf's namespace, which must hold no tables (it is
+// created when missing); the imported snapshots are deleted afterwards.
+func restoreHBase(ctx context.Context, log *slog.Logger, sf storeFlags, hf hbaseToolFlags, from string) error {
+	dir, err := filepath.Abs(from)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, hbaseBackupManifest))
+	if err != nil {
+		return fmt.Errorf("--from %s is no HBase backup of `gateway backup`: %w", dir, err)
+	}
+	var m hbaseManifest
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Snapshots) == 0 {
+		return fmt.Errorf("%s: unreadable or empty manifest (%v)", filepath.Join(dir, hbaseBackupManifest), err)
+	}
+	rootdir := hf.rootdir
+	if rootdir == "" {
+		if rootdir, err = hbaseRootdir(hf.classpath); err != nil {
+			return err
+		}
+	}
+	st, err := openRemote(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if names, err := st.Tables(ctx, sf.ns); err != nil {
+		return err
+	} else if len(names) > 0 {
+		return fmt.Errorf("namespace %q holds %d table(s): restore only into an empty or new namespace (--namespace)", sf.ns, len(names))
+	}
+	if err := st.EnsureTables(ctx, sf.ns, nil); err != nil {
+		return err
+	}
+	stamp := strings.ReplaceAll(time.Now().UTC().Format("20060102T150405.000Z"), ".", "")
+	var imported []string
+	defer func() {
+		for _, name := range imported {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			if err := st.DeleteSnapshot(dctx, name); err != nil {
+				log.Warn("restore: could not delete an imported snapshot", "snapshot", name, "err", err)
+			}
+			cancel()
+		}
+	}()
+	for t, snap := range m.Snapshots {
+		target := fmt.Sprintf("gateway-restore-%s-%s-%s", sf.ns, t, stamp)
+		if err := exportSnapshot(ctx, log, hf, snap, "file://"+dir, rootdir, target); err != nil {
+			return err
+		}
+		imported = append(imported, target)
+		if err := st.CloneSnapshot(ctx, target, sf.ns+":"+t); err != nil {
+			return err
+		}
+		log.Info("restore: table cloned", "table", sf.ns+":"+t, "from_snapshot", snap)
+	}
+	return nil
+}
+
+// exportSnapshot runs HBase's ExportSnapshot for snapshot from copyFrom
+// ("" for the cluster of the classpath's hbase-site.xml) to copyTo, renamed
+// target at the destination when target is not "", as one local MapReduce
+// job in a JVM of its own. Its output is logged when it fails.
+func exportSnapshot(ctx context.Context, log *slog.Logger, hf hbaseToolFlags, snapshot, copyFrom, copyTo, target string) error {
+	args := []string{"-Xmx512m", "-Djava.net.preferIPv4Stack=true",
+		"--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+		"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.util=ALL-UNNAMED",
+		"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+		"-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+		"-cp", hf.classpath, "org.apache.hadoop.hbase.snapshot.ExportSnapshot",
+		"-Dmapreduce.framework.name=local", "-Dmapreduce.jobtracker.address=local",
+		"-snapshot", snapshot, "-copy-to", copyTo, "-mappers", "1"}
+	if copyFrom != "" {
+		args = append(args, "-copy-from", copyFrom)
+	}
+	if target != "" {
+		args = append(args, "-target", target)
+	}
+	cmd := exec.CommandContext(ctx, hf.java, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		tail := out.String()
+		if len(tail) > 4000 {
+			tail = tail[len(tail)-4000:]
+		}
+		return fmt.Errorf("ExportSnapshot of %s to %s: %w (classpath %q):\n%s", snapshot, copyTo, err, hf.classpath, tail)
+	}
+	log.Info("snapshot exported", "snapshot", snapshot, "to", copyTo, "elapsed", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// hbaseRootdir returns hbase.rootdir from the hbase-site.xml of the first
+// directory of classpath that has one.
+func hbaseRootdir(classpath string) (string, error) {
+	for _, e := range filepath.SplitList(classpath) {
+		b, err := os.ReadFile(filepath.Join(e, "hbase-site.xml"))
+		if err != nil {
+			continue
+		}
+		var conf struct {
+			Props []struct {
+				Name  string `xml:"name"`
+				Value string `xml:"value"`
+			} `xml:"property"`
+		}
+		if err := xml.Unmarshal(b, &conf); err != nil {
+			return "", fmt.Errorf("%s: %w", filepath.Join(e, "hbase-site.xml"), err)
+		}
+		for _, p := range conf.Props {
+			if p.Name == "hbase.rootdir" {
+				return strings.TrimSpace(p.Value), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no hbase-site.xml with hbase.rootdir on --hbase-classpath %q: give --hbase-rootdir", classpath)
+}
