@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -10,9 +12,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,10 +126,12 @@ func backupHBase(ctx context.Context, log *slog.Logger, sf storeFlags, hf hbaseT
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	var snaps []string
 	for _, t := range names {
-		if err := exportSnapshot(ctx, log, hf, m.Snapshots[t], "", "file://"+dir, ""); err != nil {
-			return err
-		}
+		snaps = append(snaps, m.Snapshots[t])
+	}
+	if err := exportSnapshots(ctx, log, hf, "", "file://"+dir, snaps, nil); err != nil {
+		return err
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -186,38 +192,61 @@ func restoreHBase(ctx context.Context, log *slog.Logger, sf storeFlags, hf hbase
 			cancel()
 		}
 	}()
-	for t, snap := range m.Snapshots {
-		target := fmt.Sprintf("gateway-restore-%s-%s-%s", sf.ns, t, stamp)
-		if err := exportSnapshot(ctx, log, hf, snap, "file://"+dir, rootdir, target); err != nil {
+	targets := map[string]string{}
+	var snaps []string
+	for _, t := range slices.Sorted(maps.Keys(m.Snapshots)) {
+		snap := m.Snapshots[t]
+		snaps = append(snaps, snap)
+		targets[snap] = fmt.Sprintf("gateway-restore-%s-%s-%s", sf.ns, t, stamp)
+	}
+	// Delete what was imported, even when the import stopped half-way.
+	imported = slices.Collect(maps.Values(targets))
+	if err := exportSnapshots(ctx, log, hf, "file://"+dir, rootdir, snaps, targets); err != nil {
+		return err
+	}
+	for _, t := range slices.Sorted(maps.Keys(m.Snapshots)) {
+		if err := st.CloneSnapshot(ctx, targets[m.Snapshots[t]], sf.ns+":"+t); err != nil {
 			return err
 		}
-		imported = append(imported, target)
-		if err := st.CloneSnapshot(ctx, target, sf.ns+":"+t); err != nil {
-			return err
-		}
-		log.Info("restore: table cloned", "table", sf.ns+":"+t, "from_snapshot", snap)
+		log.Info("restore: table cloned", "table", sf.ns+":"+t, "from_snapshot", m.Snapshots[t])
 	}
 	return nil
 }
 
-// exportSnapshot runs HBase's ExportSnapshot for snapshot from copyFrom
-// ("" for the cluster of the classpath's hbase-site.xml) to copyTo, renamed
-// target at the destination when target is not "", as one local MapReduce
-// job in a JVM of its own. Its output is logged when it fails.
-func exportSnapshot(ctx context.Context, log *slog.Logger, hf hbaseToolFlags, snapshot, copyFrom, copyTo, target string) error {
-	args := []string{"-Xmx512m", "-Djava.net.preferIPv4Stack=true",
+// exportSnapshotsJava runs HBase's ExportSnapshot for several snapshots in
+// one JVM (java/ExportSnapshots.java; Java's single-file launcher, which
+// needs a JDK, compiles it).
+//
+//go:embed java/ExportSnapshots.java
+var exportSnapshotsJava []byte
+
+// exportSnapshots runs HBase's ExportSnapshot for each of snapshots from
+// copyFrom ("" for the cluster of the classpath's hbase-site.xml) to
+// copyTo, each renamed to targets[snapshot] at the destination when there
+// is one: local MapReduce jobs, one after the other, in one JVM. Its
+// output goes to the log when it fails.
+func exportSnapshots(ctx context.Context, log *slog.Logger, hf hbaseToolFlags, copyFrom, copyTo string, snapshots []string, targets map[string]string) error {
+	tmp, err := os.MkdirTemp("", "gateway-export-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "ExportSnapshots.java")
+	if err := os.WriteFile(src, exportSnapshotsJava, 0o644); err != nil {
+		return err
+	}
+	args := []string{"-Xmx512m", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
 		"--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
 		"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.util=ALL-UNNAMED",
 		"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
 		"-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-		"-cp", hf.classpath, "org.apache.hadoop.hbase.snapshot.ExportSnapshot",
-		"-Dmapreduce.framework.name=local", "-Dmapreduce.jobtracker.address=local",
-		"-snapshot", snapshot, "-copy-to", copyTo, "-mappers", "1"}
-	if copyFrom != "" {
-		args = append(args, "-copy-from", copyFrom)
-	}
-	if target != "" {
-		args = append(args, "-target", target)
+		"-Djava.io.tmpdir=" + tmp, "-Dhadoop.tmp.dir=" + filepath.Join(tmp, "hadoop"),
+		"-cp", hf.classpath, src, cmp.Or(copyFrom, "-"), copyTo}
+	for _, sn := range snapshots {
+		if t := targets[sn]; t != "" {
+			sn += "=" + t
+		}
+		args = append(args, sn)
 	}
 	cmd := exec.CommandContext(ctx, hf.java, args...)
 	var out bytes.Buffer
@@ -228,9 +257,9 @@ func exportSnapshot(ctx context.Context, log *slog.Logger, hf hbaseToolFlags, sn
 		if len(tail) > 4000 {
 			tail = tail[len(tail)-4000:]
 		}
-		return fmt.Errorf("ExportSnapshot of %s to %s: %w (classpath %q):\n%s", snapshot, copyTo, err, hf.classpath, tail)
+		return fmt.Errorf("ExportSnapshot to %s: %w (java %q, classpath %q):\n%s", copyTo, err, hf.java, hf.classpath, tail)
 	}
-	log.Info("snapshot exported", "snapshot", snapshot, "to", copyTo, "elapsed", time.Since(start).Round(time.Millisecond))
+	log.Info("snapshots exported", "snapshots", len(snapshots), "to", copyTo, "elapsed", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
