@@ -174,8 +174,13 @@ func TestBackupRestore(t *testing.T) {
 			t.Logf("backup took %s; %d writes acknowledged before it, %d during it", took.Round(time.Millisecond), writesBefore, during)
 
 			start = time.Now()
-			runEnv(t, bin, env, append([]string{"restore", "--from", dir}, dst...)...)
+			out = runEnv(t, bin, env, append([]string{"restore", "--from", dir}, dst...)...)
 			t.Logf("restore (with its repair) took %s", time.Since(start).Round(time.Millisecond))
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, "repair pass") {
+					t.Log(l)
+				}
+			}
 			if out, err := command(bin, env, append([]string{"restore", "--from", dir}, dst...)...).CombinedOutput(); err == nil || !strings.Contains(string(out), "restore only into") {
 				t.Fatalf("a second restore into the restored store: %v\n%s", err, out)
 			}

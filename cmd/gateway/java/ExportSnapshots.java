@@ -10,7 +10,8 @@ import org.apache.hadoop.util.ToolRunner;
  * backup` and `gateway restore` on HBase; Java's single-file launcher
  * compiles it): a JVM start and a MapReduce job set-up cost seconds each.
  *
- * <p>Arguments: COPY_FROM COPY_TO SNAPSHOT[=TARGET]... where COPY_FROM is
+ * <p>Arguments: [-no-checksum-verify] COPY_FROM COPY_TO SNAPSHOT[=TARGET]...
+ * where -no-checksum-verify is passed on to ExportSnapshot and COPY_FROM is
  * "-" for the cluster of the hbase-site.xml on the classpath (its
  * hbase.rootdir), COPY_TO a Hadoop URI (file:///dir, hdfs://nn/dir), and
  * TARGET the snapshot's name at the destination (default: its own). Each
@@ -19,12 +20,17 @@ import org.apache.hadoop.util.ToolRunner;
  */
 public class ExportSnapshots {
   public static void main(String[] args) throws Exception {
-    if (args.length < 3) {
-      System.err.println("usage: ExportSnapshots COPY_FROM|- COPY_TO SNAPSHOT[=TARGET]...");
+    int first = 0;
+    boolean noVerify = args.length > 0 && args[0].equals("-no-checksum-verify");
+    if (noVerify) {
+      first = 1;
+    }
+    if (args.length < first + 3) {
+      System.err.println("usage: ExportSnapshots [-no-checksum-verify] COPY_FROM|- COPY_TO SNAPSHOT[=TARGET]...");
       System.exit(2);
     }
-    String from = args[0], to = args[1];
-    for (int i = 2; i < args.length; i++) {
+    String from = args[first], to = args[first + 1];
+    for (int i = first + 2; i < args.length; i++) {
       String snapshot = args[i], target = null;
       int eq = snapshot.indexOf('=');
       if (eq >= 0) {
@@ -35,6 +41,9 @@ public class ExportSnapshots {
       if (!from.equals("-")) {
         a.add("-copy-from");
         a.add(from);
+      }
+      if (noVerify) {
+        a.add("-no-checksum-verify");
       }
       if (target != null) {
         a.add("-target");
