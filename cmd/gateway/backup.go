@@ -148,7 +148,7 @@ func restoreCmd(ctx context.Context, log *slog.Logger, args []string) error {
 // restoreRepairPasses bounds the fsck passes of restoreRepair: a repair
 // may leave work for the next pass (a fan-out kept while its author's
 // unfinished write was being settled).
-const restoreRepairPasses = 3
+const restoreRepairPasses = 5
 
 // restoreRepair creates the tables the backup lacks (a backup of an older
 // version) and runs fsck --repair on the restored store with no grace,
