@@ -39,9 +39,18 @@ const defaultHBaseClasspath = ".hbase/conf:.hbase/lib/*"
 func (f *hbaseToolFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.classpath, "hbase-classpath", env("GATEWAY_HBASE_CLASSPATH", defaultHBaseClasspath),
 		"HBase only: Java classpath of HBase's tools: a conf directory with the cluster's hbase-site.xml, then the HBase, hbase-mapreduce and Hadoop jars (env GATEWAY_HBASE_CLASSPATH)")
-	fs.StringVar(&f.java, "java", env("GATEWAY_JAVA", "java"), "HBase only: the java binary that runs HBase's ExportSnapshot, a JDK 11-21 (env GATEWAY_JAVA)")
+	fs.StringVar(&f.java, "java", env("GATEWAY_JAVA", defaultJava()), "HBase only: the java binary that runs HBase's ExportSnapshot, a JDK 11-21 (env GATEWAY_JAVA; default $JAVA_HOME/bin/java, else java)")
 	fs.StringVar(&f.rootdir, "hbase-rootdir", env("GATEWAY_HBASE_ROOTDIR", ""),
 		"HBase restore only: the cluster's hbase.rootdir, where the snapshots are imported (env GATEWAY_HBASE_ROOTDIR; default: hbase.rootdir of the hbase-site.xml on --hbase-classpath)")
+}
+
+// defaultJava is $JAVA_HOME/bin/java when JAVA_HOME is set, else "java"
+// (found in PATH).
+func defaultJava() string {
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		return filepath.Join(home, "bin", "java")
+	}
+	return "java"
 }
 
 // hbaseBackupManifest is the file that `gateway backup` on HBase writes
