@@ -31,7 +31,7 @@ func backupCmd(ctx context.Context, log *slog.Logger, args []string) error {
 	sf.register(fs)
 	var hf hbaseToolFlags
 	hf.register(fs)
-	to := fs.String("to", "", "directory to write the backup into; must not exist or be empty (on HBase also a Hadoop URI, e.g. hdfs://nn:8020/backups/b1)")
+	to := fs.String("to", "", "local directory to write the backup into; must not exist or be empty")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func restoreCmd(ctx context.Context, log *slog.Logger, args []string) error {
 	sf.register(fs)
 	var hf hbaseToolFlags
 	hf.register(fs)
-	from := fs.String("from", "", "directory (on HBase also a Hadoop URI) that `gateway backup --to` wrote")
+	from := fs.String("from", "", "local directory that `gateway backup --to` wrote")
 	repair := fs.Bool("repair", true, "after the restore, settle the writes the backup caught half-done (fsck --repair with no grace); false keeps the backup's image exactly")
 	if err := fs.Parse(args); err != nil {
 		return err
