@@ -12,7 +12,7 @@ import (
 )
 
 // This file holds HBase's snapshots, for backups (`gateway backup` and
-// `gateway restore`): take, clone, list and delete. A snapshot is of one
+// `gateway restore`): take, clone and delete. A snapshot is of one
 // table; the snapshots of several tables are not one atomic cut.
 
 // Tables returns the qualifiers of namespace's tables, sorted; none when
@@ -72,13 +72,23 @@ func (s *Store) Snapshot(ctx context.Context, table, name string) error {
 }
 
 // CloneSnapshot creates table (full name, "ns:qualifier"; its namespace
-// must exist and the table must not) from the snapshot name, and waits
+// must exist, and an existing table is refused) from the snapshot name, and waits
 // until the clone procedure has finished: the new table holds the
 // snapshot's data and column families. HBase's master clones when the
 // table named in a RestoreSnapshot request does not exist.
 func (s *Store) CloneSnapshot(ctx context.Context, name, table string) error {
 	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
 	defer cancel()
+	// The same request restores over an existing (disabled) table: never
+	// send it for one.
+	ns, qual := splitTableName(table)
+	existing, err := s.listTables(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if existing[qual] {
+		return fmt.Errorf("hbase: clone snapshot %s: table %s exists", name, table)
+	}
 	msg, err := s.master(ctx, "RestoreSnapshot", table,
 		&pb.RestoreSnapshotRequest{Snapshot: &pb.SnapshotDescription{Name: proto.String(name), Table: proto.String(table)}},
 		func() proto.Message { return &pb.RestoreSnapshotResponse{} })
@@ -93,34 +103,17 @@ func (s *Store) CloneSnapshot(ctx context.Context, name, table string) error {
 	return s.waitTableServing(ctx, table, nil)
 }
 
-// Snapshots returns the names of the cluster's completed snapshots whose
-// names start with prefix, sorted.
-func (s *Store) Snapshots(ctx context.Context, prefix string) ([]string, error) {
-	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
-	defer cancel()
-	msg, err := s.adminRPC.SendRPC(hrpc.NewListSnapshots(ctx))
-	if err != nil {
-		return nil, mapError("list snapshots", "", err)
-	}
-	r, ok := msg.(*pb.GetCompletedSnapshotsResponse)
-	if !ok {
-		return nil, fmt.Errorf("hbase: list snapshots: unexpected response %T", msg)
-	}
-	var out []string
-	for _, d := range r.GetSnapshots() {
-		if n := d.GetName(); len(n) >= len(prefix) && n[:len(prefix)] == prefix {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
 // DeleteSnapshot deletes the snapshot name (its references; the files
 // still used by tables stay); a missing one is fine.
 func (s *Store) DeleteSnapshot(ctx context.Context, name string) error {
 	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
 	defer cancel()
+	// HBase answers the deletion of a missing snapshot with an unrelated
+	// error (an empty table qualifier): look first.
+	exists, err := s.snapshotExists(ctx, name)
+	if err != nil || !exists {
+		return err
+	}
 	sn, err := hrpc.NewSnapshot(ctx, name, "")
 	if err != nil {
 		return err
@@ -130,4 +123,22 @@ func (s *Store) DeleteSnapshot(ctx context.Context, name string) error {
 		return mapError("delete snapshot "+name, "", err)
 	}
 	return nil
+}
+
+// snapshotExists reports whether the cluster has a completed snapshot name.
+func (s *Store) snapshotExists(ctx context.Context, name string) (bool, error) {
+	msg, err := s.adminRPC.SendRPC(hrpc.NewListSnapshots(ctx))
+	if err != nil {
+		return false, mapError("list snapshots", "", err)
+	}
+	r, ok := msg.(*pb.GetCompletedSnapshotsResponse)
+	if !ok {
+		return false, fmt.Errorf("hbase: list snapshots: unexpected response %T", msg)
+	}
+	for _, d := range r.GetSnapshots() {
+		if d.GetName() == name {
+			return true, nil
+		}
+	}
+	return false, nil
 }
