@@ -28,7 +28,9 @@ import (
 // and a gateway serving the restored store shows every post, follow and
 // unfollow acknowledged before the backup began, every counter equal to
 // its list and every home timeline complete. A second restore into the
-// now non-empty store is refused. The embedded store is seeded with the
+// now non-empty store is refused. On the embedded store a backup taken
+// once the gateway has stopped opens the store itself and holds every
+// acknowledged write. The embedded store is seeded with the
 // demo data set (`gateway seed`), HBase through GraphQL alone (the export
 // copies every file of the namespace).
 func TestBackupRestore(t *testing.T) {
@@ -191,6 +193,21 @@ func TestBackupRestore(t *testing.T) {
 			r := startGatewayProc(t, bin, env, dst...)
 			if problems := crashProblems(r, users, ackedBefore, followedBefore, unfollowedBefore); len(problems) > 0 {
 				t.Fatalf("the restored store:\n%s", strings.Join(problems, "\n"))
+			}
+			if b.Name != hbase.BackendEmbedded {
+				return
+			}
+			// With the gateway stopped, backup opens the store itself, and
+			// the backup holds every acknowledged write.
+			g.stop()
+			dir2, dst2 := filepath.Join(t.TempDir(), "backup2"), []string{"--data", filepath.Join(t.TempDir(), "restored2")}
+			if out := runEnv(t, bin, env, append([]string{"backup", "--to", dir2}, src...)...); !strings.Contains(out, "via=store") {
+				t.Fatalf("backup of a stopped store did not open it:\n%s", out)
+			}
+			runEnv(t, bin, env, append([]string{"restore", "--from", dir2}, dst2...)...)
+			r2 := startGatewayProc(t, bin, env, dst2...)
+			if problems := crashProblems(r2, users, acked, followed, unfollowed); len(problems) > 0 {
+				t.Fatalf("the store restored from the backup of the stopped store:\n%s", strings.Join(problems, "\n"))
 			}
 		})
 	}
