@@ -74,7 +74,7 @@ run: build
 
 # --- real HBase (from Maven Central jars) ------------------------------------
 # hbase-jars: HBase's runtime classpath (hbase-local/pom.xml) from Maven Central
-# into .hbase/lib; redone only when the pom changes. hbase-up: start a standalone
+# into .hbase/lib, with ExportSnapshot for `gateway backup|restore` on HBase; redone only when the pom changes. hbase-up: start a standalone
 # HBase (one JVM), or with HBASE_REGIONSERVERS=N (N >= 2) a local cluster of
 # ZooKeeper, one HMaster and N HRegionServers (one JVM each), and print its
 # ZooKeeper address 127.0.0.1:PORT as the last stdout line (scripts/hbase-up.sh

@@ -1,12 +1,15 @@
 // Command gateway is the Weibo GraphQL gateway over HBase: one binary with
-// the subcommands serve, migrate, seed, admin, fsck and schema. Every flag has an
-// environment variable; a flag given on the command line wins.
+// the subcommands serve, migrate, seed, admin, fsck, backup, restore and
+// schema. Every flag has an environment variable; a flag given on the
+// command line wins.
 //
 //	gateway serve   [--addr ADDR] [store flags] [--demo] [--outbox-sweep 30s] [--repair-grace 60s]
 //	gateway migrate [store flags]
 //	gateway seed    --edges FILE --posts FILE --password PW [store flags]
 //	gateway admin   grant|revoke <username> [--role admin] [store flags]
 //	gateway fsck    [--repair] [--grace 30s] [--repair-grace 60s] [store flags]
+//	gateway backup  --to DIR [store flags]
+//	gateway restore --from DIR [--repair=true] [store flags]
 //	gateway schema  (prints the GraphQL schema as SDL)
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
@@ -59,6 +62,10 @@ func main() {
 		err = admin(ctx, log, args)
 	case "fsck":
 		err = runFsck(ctx, log, args)
+	case "backup":
+		err = backupCmd(ctx, log, args)
+	case "restore":
+		err = restoreCmd(ctx, log, args)
 	case "schema":
 		err = schemaCmd(os.Stdout, args)
 	case "-h", "--help", "help":
@@ -88,6 +95,10 @@ commands:
   admin     grant|revoke <username>: give or take the admin role (makes the first admin)
   fsck      check (and with --repair fix) everything stored on two sides: roles,
             departments, follows and fans, counters, inboxes, unfinished writes
+  backup    --to DIR: a consistent copy of the store (pebble checkpoint, through
+            the serving gateway if one runs; HBase snapshots, exported)
+  restore   --from DIR: the backup into an empty store or namespace, then
+            fsck --repair of what writes during the backup left half-done
   schema    print the GraphQL schema (SDL, no "extend") for client code generators
 
 Every command takes --log-format text|json (env GATEWAY_LOG_FORMAT; default

@@ -69,6 +69,7 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	opened := st // before the decorators below, for the admin socket
 	tuneGC(log, st.Backend() != hbase.BackendHBase)
 	st = cf.guard(st, log)
 	tp, err := startTracing(ctx, *otlp)
@@ -86,6 +87,14 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		log.Info("exporting OpenTelemetry traces over OTLP/HTTP")
 	}
 	defer st.Close()
+	if st.Backend() == hbase.BackendEmbedded && sf.data != "" {
+		// `gateway backup` asks for checkpoints here: pebble locks the directory.
+		if stopSock, err := serveAdminSocket(ctx, log, sf.data, opened); err != nil {
+			log.Warn("no admin socket: `gateway backup` cannot reach this server", "err", err)
+		} else {
+			defer stopSock()
+		}
+	}
 	if *migrateFirst || st.Backend() == hbase.BackendEmbedded {
 		if err := tables.Migrate(ctx, st); err != nil {
 			return err

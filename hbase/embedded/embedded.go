@@ -208,6 +208,7 @@ type Store struct {
 	db        *pebble.DB
 	writeOpts *pebble.WriteOptions
 	noSync    bool
+	inMemory  bool // opened with dir "": no checkpoints
 	now       func() time.Time
 
 	tables   atomic.Pointer[map[string]*embTable]
@@ -273,6 +274,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		db:        db,
 		writeOpts: pebble.Sync,
 		noSync:    cfg.noSync,
+		inMemory:  dir == "",
 		now:       cfg.now,
 		rows:      newRowCache(cfg.rowCacheSize),
 		seed:      maphash.MakeSeed(),
