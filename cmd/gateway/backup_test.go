@@ -67,18 +67,7 @@ func TestBackupRestore(t *testing.T) {
 			}
 			g := startGatewayProc(t, bin, env, src...)
 
-			var users []crashUser
-			for i := range 8 {
-				name := fmt.Sprintf("backup%d_%d", i, rand.IntN(1e6))
-				var d struct {
-					Register struct {
-						Token string
-						User  struct{ ID string }
-					}
-				}
-				g.must("", `mutation($u: String!) { register(username: $u, password: "correct horse") { token user { id } } }`, map[string]any{"u": name}, &d)
-				users = append(users, crashUser{id: d.Register.User.ID, name: name, token: d.Register.Token})
-			}
+			users := g.registerUsers("backup", 8)
 			// Pairs that only get follows, and pairs (followed first) that only get unfollows.
 			var followPairs, unfollowPairs [][2]int
 			for _, p := range rand.Perm(len(users) * len(users)) {

@@ -125,6 +125,25 @@ type crashUser struct {
 	id, name, token string
 }
 
+// registerUsers registers n users named prefix<i>_<random> through g and
+// returns them with their tokens.
+func (g *gatewayProc) registerUsers(prefix string, n int) []crashUser {
+	g.t.Helper()
+	users := make([]crashUser, 0, n)
+	for i := range n {
+		name := fmt.Sprintf("%s%d_%d", prefix, i, rand.IntN(1e6))
+		var d struct {
+			Register struct {
+				Token string
+				User  struct{ ID string }
+			}
+		}
+		g.must("", `mutation($u: String!) { register(username: $u, password: "correct horse") { token user { id } } }`, map[string]any{"u": name}, &d)
+		users = append(users, crashUser{id: d.Register.User.ID, name: name, token: d.Register.Token})
+	}
+	return users
+}
+
 // TestCrashRecovery kills the gateway binary with SIGKILL in the middle of
 // concurrent publishes, follows and unfollows (two kills per run, after a
 // random 0.3-1.5 s of load), restarts it on the same store, and waits for
@@ -164,18 +183,7 @@ func TestCrashRecovery(t *testing.T) {
 				"GATEWAY_FANOUT_LEASE=" + (crashGrace / 2).String()}
 			g := startGatewayProc(t, bin, env, storeArgs...)
 
-			var users []crashUser
-			for i := range 8 {
-				name := fmt.Sprintf("crash%d_%d", i, rand.IntN(1e6))
-				var d struct {
-					Register struct {
-						Token string
-						User  struct{ ID string }
-					}
-				}
-				g.must("", `mutation($u: String!) { register(username: $u, password: "correct horse") { token user { id } } }`, map[string]any{"u": name}, &d)
-				users = append(users, crashUser{id: d.Register.User.ID, name: name, token: d.Register.Token})
-			}
+			users := g.registerUsers("crash", 8)
 			acked := map[string][]string{} // author id -> acknowledged post ids
 			var mu sync.Mutex
 			for kill := range 2 {
