@@ -168,3 +168,25 @@ var (
 	NotifyWrite = []string{notify.StepMarked, notify.StepSequenced, notify.StepCounted, counted.StepsOf(notify.Relation).Settled}
 	NotifySteps = append(slices.Clone(NotifyWrite), notify.StepActor, notify.StepGroup, notify.StepIndexed)
 )
+
+// MarkDecidedBefore makes m's handles run the step decided just before
+// each of the steps before: for a write that never runs its relation's
+// decided step itself (the delete's, whose authority is the content row,
+// marks it before the step that follows that row's write), so that the
+// suite can tell a call killed before its decision from one killed after.
+func MarkDecidedBefore(m *countedtest.Module[*domain.Domain], decided string, before ...string) {
+	open := m.Open
+	m.Open = func(st hbase.Store, cfg countedtest.Config) *domain.Domain {
+		if hook := cfg.Hook; hook != nil {
+			cfg.Hook = func(ctx context.Context, step string) error {
+				if slices.Contains(before, step) {
+					if err := hook(ctx, decided); err != nil {
+						return err
+					}
+				}
+				return hook(ctx, step)
+			}
+		}
+		return open(st, cfg)
+	}
+}

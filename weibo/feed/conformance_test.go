@@ -43,20 +43,7 @@ func TestDeleteConformance(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
 			m := domaintest.DomainModule(tables.PendingPostDelete, s.Decided, steps, deletePair)
-			open := m.Open
-			m.Open = func(st hbase.Store, cfg countedtest.Config) *domain.Domain {
-				if hook := cfg.Hook; hook != nil {
-					cfg.Hook = func(ctx context.Context, step string) error {
-						if step == feed.StepPublishContent || step == feed.StepDeleteContent {
-							if err := hook(ctx, s.Decided); err != nil {
-								return err
-							}
-						}
-						return hook(ctx, step)
-					}
-				}
-				return open(st, cfg)
-			}
+			domaintest.MarkDecidedBefore(&m, s.Decided, feed.StepPublishContent, feed.StepDeleteContent)
 			countedtest.Run(t, st, m)
 		})
 	}

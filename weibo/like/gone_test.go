@@ -133,20 +133,7 @@ func TestLikedPostDeleteConformance(t *testing.T) {
 			m := domaintest.DomainModule(tables.PendingPostDelete, s.Decided, steps, likedPostDelete)
 			m.NoReverse = true
 			m.MarkerKinds = []tables.PendingKind{tables.PendingLike}
-			open := m.Open
-			m.Open = func(st hbase.Store, cfg countedtest.Config) *domain.Domain {
-				if hook := cfg.Hook; hook != nil {
-					cfg.Hook = func(ctx context.Context, step string) error {
-						if step == feed.StepDeleteContent {
-							if err := hook(ctx, s.Decided); err != nil {
-								return err
-							}
-						}
-						return hook(ctx, step)
-					}
-				}
-				return open(st, cfg)
-			}
+			domaintest.MarkDecidedBefore(&m, s.Decided, feed.StepDeleteContent)
 			countedtest.Run(t, st, m)
 		})
 	}
