@@ -3,7 +3,6 @@ package fanout_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -34,22 +33,7 @@ func TestFanoutReplayAddsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := domaintest.Quiet(st)
-			tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-			author, err := first.Accounts.Register(ctx, "author_"+tag, "correct horse")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fans []*weibo.User
-			for i := range 3 {
-				f, err := first.Accounts.Register(ctx, fmt.Sprintf("fan%d_%s", i, tag), "correct horse")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := first.Follows.Follow(ctx, f.ID, author.ID); err != nil {
-					t.Fatal(err)
-				}
-				fans = append(fans, f)
-			}
+			author, fans := authorWithFans(t, first, "", 3)
 			post, err := first.Feed.Publish(ctx, author.ID, "fanned out twice")
 			if err != nil {
 				t.Fatal(err)

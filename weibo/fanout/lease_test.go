@@ -41,22 +41,7 @@ func outboxed(t *testing.T, st hbase.Store, fans, n int) ([]*weibo.User, []weibo
 	t.Helper()
 	ctx := t.Context()
 	crashed := domaintest.Quiet(st)
-	tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
-	author, err := crashed.Accounts.Register(ctx, "lauthor_"+tag, "correct horse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var us []*weibo.User
-	for i := range fans {
-		f, err := crashed.Accounts.Register(ctx, fmt.Sprintf("lfan%d_%s", i, tag), "correct horse")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := crashed.Follows.Follow(ctx, f.ID, author.ID); err != nil {
-			t.Fatal(err)
-		}
-		us = append(us, f)
-	}
+	author, us := authorWithFans(t, crashed, "l", fans)
 	var posts []weibo.PostID
 	for i := range n {
 		p, err := crashed.Feed.Publish(ctx, author.ID, fmt.Sprintf("post %d", i))
@@ -66,6 +51,30 @@ func outboxed(t *testing.T, st hbase.Store, fans, n int) ([]*weibo.User, []weibo
 		posts = append(posts, p.ID)
 	}
 	return us, posts
+}
+
+// authorWithFans registers through svc an author and fans users who
+// follow them, named with prefix and a tag of their own.
+func authorWithFans(t *testing.T, svc *domain.Domain, prefix string, fans int) (*weibo.User, []*weibo.User) {
+	t.Helper()
+	ctx := t.Context()
+	tag := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1000))
+	author, err := svc.Accounts.Register(ctx, prefix+"author_"+tag, "correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var us []*weibo.User
+	for i := range fans {
+		f, err := svc.Accounts.Register(ctx, fmt.Sprintf("%sfan%d_%s", prefix, i, tag), "correct horse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Follows.Follow(ctx, f.ID, author.ID); err != nil {
+			t.Fatal(err)
+		}
+		us = append(us, f)
+	}
+	return author, us
 }
 
 func outboxRow(t *testing.T, st hbase.Store, id weibo.PostID) *hbase.Result {
