@@ -128,6 +128,13 @@ func (f *fsck) loadSocial(ctx context.Context) error {
 			return
 		}
 		uid, ok := tables.DecodeUserKey(r.Row)
+		if ok {
+			for _, run := range f.runs {
+				if run.User != nil {
+					run.User(uid, r)
+				}
+			}
+		}
 		if !ok || r.Value(tables.FamInfo, tables.ColUsername) == nil {
 			return
 		}

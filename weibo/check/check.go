@@ -7,7 +7,8 @@
 // A module registers its Check with the write protocol
 // (counted.Protocol.RegisterCheck) when it is built; fsck starts every
 // registered check on one Pass, scans weibo:content once for all of them
-// (Run.Content sees each stored post's content row, family p), then runs
+// (Run.Content sees each stored post's content row, family p) and
+// weibo:users once (Run.User sees each user's row), then runs
 // their Check functions in the order they were registered. A check reads
 // what else it needs through Pass.Scan, reports through Pass.Issue or
 // Pass.Report, and repairs through its own module, which settles or
@@ -54,6 +55,11 @@ type Run struct {
 	// in rowkey order, before any Check function runs. r is valid only
 	// during the call.
 	Content func(id weibo.PostID, r *hbase.Result)
+	// User, when set, sees the users row (families i and c) of every
+	// user id of the run's one scan of weibo:users — also a row without
+	// its username, left by a registration that died —, before any Check
+	// function runs. r is valid only during the call.
+	User func(uid weibo.UserID, r *hbase.Result)
 	// Check compares what the run loaded and reports (and, when
 	// repairing, repairs) what disagrees. Errors are the store's or a
 	// repair's. Required.

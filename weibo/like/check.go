@@ -63,8 +63,9 @@ type checkRun struct {
 	postLists map[likeOf]int64 // the posts' likers rows -> cell time
 	userLists map[likeOf]int64 // the users' likes rows -> cell time
 	rows      map[weibo.PostID]int64
-	liked     map[weibo.UserID]int64 // each user's like rows
-	likedTS   map[weibo.UserID]int64 // the newest cell of them
+	liked     map[weibo.UserID]int64    // each user's like rows
+	likedTS   map[weibo.UserID]int64    // the newest cell of them
+	kept      map[weibo.UserID][2]int64 // each user's likedPostCount and the newest cell of it and its sequence (Run.User)
 }
 
 // fsckCheck is the likes' check, registered by New.
@@ -72,8 +73,8 @@ func (s *Service) fsckCheck() check.Check {
 	return check.Check{Name: Relation, Start: func(p *check.Pass) check.Run {
 		c := &checkRun{s: s, p: p, counts: map[weibo.PostID]int64{}, countTS: map[weibo.PostID]int64{},
 			likes: map[likeOf]int64{}, postLists: map[likeOf]int64{}, userLists: map[likeOf]int64{}, rows: map[weibo.PostID]int64{},
-			liked: map[weibo.UserID]int64{}, likedTS: map[weibo.UserID]int64{}}
-		return check.Run{Content: c.content, Check: c.check}
+			liked: map[weibo.UserID]int64{}, likedTS: map[weibo.UserID]int64{}, kept: map[weibo.UserID][2]int64{}}
+		return check.Run{Content: c.content, User: c.user, Check: c.check}
 	}}
 }
 
@@ -242,35 +243,33 @@ func (c *checkRun) checkOrphans(ctx context.Context) error {
 	return nil
 }
 
-// checkLikedCounts compares every user's likedPostCount (the users rows'
-// family c, one scan) with their like rows — a post's that does not
+// user keeps a user's likedPostCount and the newest time of its cells
+// (the count and its sequence), from fsck's scan of weibo:users.
+func (c *checkRun) user(uid weibo.UserID, r *hbase.Result) {
+	var ts int64
+	for _, q := range []string{tables.ColLikedPosts, tables.ColLikedPostsSeq} {
+		if cell := r.Cell(tables.FamCount, q); cell != nil {
+			ts = max(ts, cell.Timestamp)
+		}
+	}
+	c.kept[uid] = [2]int64{tables.CounterValue(r, tables.ColLikedPosts), ts}
+}
+
+// checkLikedCounts compares every user's likedPostCount (kept, from fsck's
+// scan of weibo:users) with their like rows — a post's that does not
 // exist too, until checkOrphans' repair removes them and counts them out
 // — and recounts the ones that differ, in one batch.
 func (c *checkRun) checkLikedCounts(ctx context.Context) error {
 	var found []check.Found
 	var fixes []counted.Counter
-	err := c.s.st.Scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
-		uid, ok := tables.DecodeUserKey(r.Row)
-		if !ok {
-			return nil
-		}
-		has := tables.CounterValue(r, tables.ColLikedPosts)
+	for _, uid := range slices.Sorted(maps.Keys(c.kept)) {
+		has, cellTS := c.kept[uid][0], c.kept[uid][1]
 		if has == c.liked[uid] {
-			return nil
+			continue
 		}
-		ts := c.likedTS[uid]
-		for _, q := range []string{tables.ColLikedPosts, tables.ColLikedPostsSeq} {
-			if cell := r.Cell(tables.FamCount, q); cell != nil {
-				ts = max(ts, cell.Timestamp)
-			}
-		}
-		found = append(found, check.Found{TS: ts, Issue: check.Issue{Kind: IssueLikedCount,
+		found = append(found, check.Found{TS: max(c.likedTS[uid], cellTS), Issue: check.Issue{Kind: IssueLikedCount,
 			Detail: fmt.Sprintf("user %d has likedPostCount %d, %d like rows", uid, has, c.liked[uid])}})
 		fixes = append(fixes, counted.Counter{Kind: LikedPostCount, Owner: uint64(uid)})
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return c.p.Batch(found, c.s.w.BatchRecount(ctx, fixes))
 }

@@ -50,13 +50,31 @@ type notifGroup struct {
 // fsckCheck is the notifications' check, registered by New.
 func (s *Service) fsckCheck() check.Check {
 	return check.Check{Name: Relation, Start: func(p *check.Pass) check.Run {
-		return check.Run{Check: func(ctx context.Context) error { return s.check(ctx, p) }}
+		kept := map[weibo.UserID]unreadCell{}
+		return check.Run{
+			User: func(uid weibo.UserID, r *hbase.Result) {
+				c := unreadCell{n: tables.CounterValue(r, tables.ColUnread)}
+				for _, q := range []string{tables.ColUnread, tables.ColUnreadSeq} {
+					if cell := r.Cell(tables.FamCount, q); cell != nil {
+						c.ts = max(c.ts, cell.Timestamp)
+					}
+				}
+				kept[uid] = c
+			},
+			Check: func(ctx context.Context) error { return s.check(ctx, p, kept) },
+		}
 	}}
 }
 
-// check scans weibo:notifications once and the users rows' unread
-// counters once, and compares them.
-func (s *Service) check(ctx context.Context, p *check.Pass) error {
+// unreadCell is a user's kept unreadNotificationCount and the newest time
+// of its cells (the count and its sequence), from fsck's scan of
+// weibo:users.
+type unreadCell struct{ n, ts int64 }
+
+// check scans weibo:notifications once and compares the groups, their
+// index rows and the users' kept unread counters (kept, from fsck's scan
+// of weibo:users).
+func (s *Service) check(ctx context.Context, p *check.Pass, kept map[weibo.UserID]unreadCell) error {
 	groups := map[weibo.NotificationID]*notifGroup{}
 	type indexRow struct {
 		key []byte
@@ -122,37 +140,24 @@ func (s *Service) check(ctx context.Context, p *check.Pass) error {
 			return err
 		}
 	}
-	return s.checkUnread(ctx, p, unread)
+	return s.checkUnread(ctx, p, kept, unread)
 }
 
-// checkUnread compares every user's unreadNotificationCount with unread,
-// their unread notifications counted by the scan, and recounts those that
-// differ (pending while a counter cell is younger than the grace).
-func (s *Service) checkUnread(ctx context.Context, p *check.Pass, unread map[weibo.UserID]int64) error {
+// checkUnread compares every user's kept unreadNotificationCount with
+// unread, their unread notifications counted by the scan, and recounts
+// those that differ (pending while a counter cell is younger than the
+// grace).
+func (s *Service) checkUnread(ctx context.Context, p *check.Pass, kept map[weibo.UserID]unreadCell, unread map[weibo.UserID]int64) error {
 	var found []check.Found
 	var fixes []counted.Counter
-	err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Users, Families: []string{tables.FamCount}}, func(r *hbase.Result) error {
-		uid, ok := tables.DecodeUserKey(r.Row)
-		if !ok {
-			return nil
+	for _, uid := range slices.Sorted(maps.Keys(kept)) {
+		has := kept[uid]
+		if has.n == unread[uid] {
+			continue
 		}
-		has := tables.CounterValue(r, tables.ColUnread)
-		if has == unread[uid] {
-			return nil
-		}
-		var ts int64
-		for _, q := range []string{tables.ColUnread, tables.ColUnreadSeq} {
-			if c := r.Cell(tables.FamCount, q); c != nil {
-				ts = max(ts, c.Timestamp)
-			}
-		}
-		found = append(found, check.Found{TS: ts, Issue: check.Issue{Kind: IssueUnreadCount,
-			Detail: fmt.Sprintf("user %d has unreadNotificationCount %d, %d unread notifications", uid, has, unread[uid])}})
+		found = append(found, check.Found{TS: has.ts, Issue: check.Issue{Kind: IssueUnreadCount,
+			Detail: fmt.Sprintf("user %d has unreadNotificationCount %d, %d unread notifications", uid, has.n, unread[uid])}})
 		fixes = append(fixes, counted.Counter{Kind: UnreadCount, Owner: uint64(uid)})
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return p.Batch(found, s.w.BatchRecount(ctx, fixes))
 }
