@@ -27,6 +27,9 @@ type User struct {
 	// UnreadNotifications is the user's unread notification count (the
 	// kept counter of family c; the API shows it to the user only).
 	UnreadNotifications int64
+	// BlockCount is the number of users the user blocks (the kept
+	// counter of family c; the API shows it to the user only).
+	BlockCount int64
 	// Complete is true when every field above was read from the users row.
 	Complete bool
 }

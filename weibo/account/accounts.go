@@ -203,6 +203,7 @@ func userFromRow(uid weibo.UserID, r *hbase.Result) *weibo.User {
 		// Registration writes no generation: it reads as 0.
 		TokenGeneration:     tables.TokenGeneration(r),
 		UnreadNotifications: tables.CounterValue(r, tables.ColUnread),
+		BlockCount:          tables.CounterValue(r, tables.ColBlockCount),
 		Complete:            true,
 	}
 }

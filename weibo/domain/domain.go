@@ -27,6 +27,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/timeline"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/topic"
 )
 
@@ -58,6 +59,9 @@ type Domain struct {
 	Reposts *repost.Service
 	// Topics is the topics of posts: topic pages, top and trending topics.
 	Topics *topic.Service
+	// Safety is what a user controls of whom and what they see: blocks,
+	// mutes, keyword filters, and the viewer's Set every read honours.
+	Safety *safety.Service
 	// Org is the organisation: roles, departments, memberships,
 	// authorization, bulk changes and the audit log.
 	Org *Org
@@ -170,6 +174,8 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	a := account.New(st, w, ev, c.account...)
 	n := notify.New(st, w, ev, a, c.eventQueue)
 	f := feed.New(st, w, a, n, append(c.feed, feed.WithEvents(ev))...)
+	sf := safety.New(st, w, a, f.Follows(), ev)
+	f.Follows().SetGuard(sf)
 	return &Domain{
 		Writes:   w,
 		Accounts: a,
@@ -182,6 +188,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Comments: comment.New(st, w, f, f, n),
 		Reposts:  repost.New(st, w, f, n),
 		Topics:   topic.New(st, w, f),
+		Safety:   sf,
 		Org:      newOrg(st, w, a),
 	}
 }

@@ -142,3 +142,9 @@ func (h *Hub) Notify(owners ...weibo.UserID) {
 		}
 	}
 }
+
+// SafetySubject is the subject of the changes of uid's blocks (made by
+// uid or of uid), mutes and filters: the live reads of uid's home
+// timeline and notifications read uid's Set again on each (package
+// safety publishes them; the payload is uid's id).
+func SafetySubject(uid weibo.UserID) string { return "weibo.safety." + uid.String() }

@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/fanout"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
@@ -42,8 +43,20 @@ type Post struct {
 	// MentionRefs are the users the text mentions, resolved when it was
 	// written (its content row's c:m, mentions.go).
 	MentionRefs []tables.Mention
+	// Filtered are the viewer's WARN keyword filters the post matched on
+	// the page that returned it (GraphQL Post.filtered), nil when none:
+	// set on a copy (WithFiltered), never on a post the cache shares.
+	Filtered []safety.FilterResult
 	// author, when set, is what Author returns (postFromRow).
 	author *weibo.User
+}
+
+// WithFiltered returns a copy of p with Filtered set to fr (p itself may
+// be shared by the post cache and other requests).
+func (p *Post) WithFiltered(fr []safety.FilterResult) *Post {
+	c := *p
+	c.Filtered = fr
+	return &c
 }
 
 // CreatedAt is the post's creation time (ms precision).

@@ -56,6 +56,15 @@ func (s *Service) followRelation() *counted.Relation {
 			if err := s.RepairFollow(ctx, weibo.UserID(a), weibo.UserID(b)); err != nil {
 				return err
 			}
+			// A follow that died before its re-read of the blocks may
+			// stand across a block made meanwhile: end it.
+			if blocked, err := s.blocked(ctx, weibo.UserID(a), weibo.UserID(b)); err != nil {
+				return err
+			} else if blocked {
+				if _, err := s.Unfollow(ctx, weibo.UserID(a), weibo.UserID(b)); err != nil {
+					return err
+				}
+			}
 			return s.syncFollowNotice(ctx, weibo.UserID(a), weibo.UserID(b))
 		},
 		// A dead unfollow waits for the fan-outs of b it raced: such a

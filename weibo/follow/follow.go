@@ -50,6 +50,17 @@ type Fanout interface {
 	Crossed(ctx context.Context, author weibo.UserID, fans int64, d int64)
 }
 
+// Guard says whether a block stands between two users, either way (read
+// from the authorities: the block cells). A follow across one is
+// FORBIDDEN. *safety.Service implements it.
+type Guard interface {
+	Blocked(ctx context.Context, a, b weibo.UserID) (bool, error)
+}
+
+// ErrBlocked is the FORBIDDEN error of a follow across a block, either
+// way: the same message for both, so it does not say who blocked whom.
+func ErrBlocked() error { return weibo.Forbidden("you cannot follow this user") }
+
 // Options are the follows' settings.
 type Options struct {
 	// Backfill is how many of a followee's newest posts a follow copies
@@ -68,6 +79,7 @@ type Service struct {
 	notices   Notices
 	fan       Fanout
 	events    *events.Emitter
+	guard     Guard // nil: no blocks
 	log       *slog.Logger
 	backfillN int
 	batch     int
@@ -89,13 +101,27 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, fan 
 	return s
 }
 
+// SetGuard sets the blocks a follow honours. It must be called before
+// any call, while the domain is wired (the blocks end follows, so they
+// are built after the follows).
+func (s *Service) SetGuard(g Guard) { s.guard = g }
+
+// blocked reports whether a block stands between a and b.
+func (s *Service) blocked(ctx context.Context, a, b weibo.UserID) (bool, error) {
+	if s.guard == nil {
+		return false, nil
+	}
+	return s.guard.Blocked(ctx, a, b)
+}
+
 // Follow makes viewer follow target and returns target. It is idempotent:
 // following someone already followed changes nothing and is not an error.
 // Errors: BAD_USER_INPUT when viewer == target, NOT_FOUND when target does
-// not exist.
+// not exist, FORBIDDEN when a block stands between them, either way.
 //
 // Writes, in order (HBase has no cross-row transactions; package counted says why
-// this order survives any interleaving and any crash):
+// this order survives any interleaving and any crash), after a read of
+// both users' block cells (a block either way ends the call):
 //  1. the weibo:pending row of the write (the marker);
 //  2. the operation sequences of the viewer's followCount and the
 //     target's fanCount;
@@ -113,9 +139,14 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, fan 
 //     target's posts whose delete is in flight (their markers), then a
 //     re-read of the attends row — written again the other way as long as
 //     a concurrent unfollow changed it meanwhile;
-//  6. if it followed, the FOLLOW notification of the target (notify.go: a
+//  6. if it followed, the block cells read again: a block made since (its
+//     unfollow may have run before step 3) makes the call unfollow (a
+//     counted write of its own) and end FORBIDDEN — a block and a follow
+//     each write their authority before reading the other's, so one of
+//     them sees the other;
+//  7. if it followed, the FOLLOW notification of the target (notify.go: a
 //     notify write of its own, grouped per day while unread);
-//  7. the delete of the pending row.
+//  8. the delete of the pending row.
 //
 // A call that dies anywhere leaves the pending row; the repairer settles
 // the pair, recounts both counters after the repair grace and makes the
@@ -124,6 +155,12 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 	defer weibo.Wrapf(&err, "follow %s → %s", viewer, target)
 	u, err := s.relationTarget(ctx, viewer, target)
 	if err != nil {
+		return nil, err
+	}
+	if blocked, err := s.blocked(ctx, viewer, target); err != nil || blocked {
+		if err == nil {
+			err = ErrBlocked()
+		}
 		return nil, err
 	}
 	op, err := s.w.Begin(ctx, s.rel, uint64(viewer), uint64(target))
@@ -151,6 +188,21 @@ func (s *Service) Follow(ctx context.Context, viewer, target weibo.UserID) (_ *w
 		}
 	} else if err != nil {
 		return nil, err
+	}
+	if applied {
+		blocked, err := s.blocked(ctx, viewer, target)
+		if err != nil {
+			return nil, err
+		}
+		if blocked {
+			if _, err := s.Unfollow(ctx, viewer, target); err != nil {
+				return nil, err
+			}
+			if err := s.w.End(ctx, op); err != nil {
+				return nil, err
+			}
+			return nil, ErrBlocked()
+		}
 	}
 	s.publishFollow(viewer, target, true)
 	if applied {

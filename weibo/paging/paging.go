@@ -48,6 +48,8 @@ const (
 	CursorReposts     CursorKind = 'R' // + reverse ms(8) + author(8): a weibo:reposts rowkey suffix (after the root's content rowkey)
 	CursorComments    CursorKind = 'C' // + the comment's reverse ms(8) + author(8): a weibo:comments rowkey suffix
 	CursorTopicPosts  CursorKind = 'H' // + reverse ms(8) + author(8): a weibo:topicposts rowkey suffix (after its bucket's prefix)
+	CursorBlocks      CursorKind = 'B' // + rev(at)(8) + uid(8): an entry of a block cell, newest first
+	CursorMutes       CursorKind = 'Q' // + rev(at)(8) + uid(8): an entry of a mute cell, newest first
 	// CursorNotifications: + rev(at)(8) + kind(1) + subject(32) + ~gen(8), a notification index rowkey suffix.
 	CursorNotifications CursorKind = 'O'
 )

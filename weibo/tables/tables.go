@@ -333,6 +333,11 @@ func Specs() []hbase.TableSpec {
 		}},
 		// Salted by the recipient; group rows are point reads (bloom ROW),
 		// index rows are scanned.
+		// One row per user, read by rowkey with every page (safety.go).
+		{Name: "safety", SplitKeys: split, Families: []hbase.FamilySpec{
+			{Name: FamSafetySet, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+			{Name: FamSafetyBlockedBy, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+		}},
 		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
