@@ -355,10 +355,10 @@ func TestSpecs(t *testing.T) {
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 		"audit": {"e"},
 		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "topics": {"c", "s"}, "topicposts": {"p"},
-		"notifications": {"s", "a"},
+		"notifications": {"s", "a"}, "safety": {"s", "r"},
 	}
 	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true, "topicposts": true,
-		"notifications": true}
+		"notifications": true, "safety": true}
 	specs := tables.Specs()
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs, want %d", len(specs), len(want))
@@ -390,7 +390,7 @@ func TestSpecs(t *testing.T) {
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
 		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments, tables.Topics, tables.TopicPosts,
-		tables.Notifications}, name)
+		tables.Notifications, tables.Safety}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {

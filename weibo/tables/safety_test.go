@@ -1,0 +1,66 @@
+package tables_test
+
+import (
+	"testing"
+
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// TestPackedCells checks the packed cells of weibo:safety: entries stay
+// sorted by uid through With, Without and Put; Find finds each; ended
+// mutes are pruned on write; the filter cell round-trips, and a
+// truncated one is refused.
+func TestPackedCells(t *testing.T) {
+	var b tables.Blocks
+	for _, uid := range []tables.UserID{30, 10, 20, 10} {
+		b = b.With(tables.BlockEntry{UID: uid, At: int64(uid)})
+	}
+	if b.Len() != 3 || !b.Valid() {
+		t.Fatalf("blocks: %d entries, valid %v", b.Len(), b.Valid())
+	}
+	for i, want := range []tables.UserID{10, 20, 30} {
+		if e := b.At(i); e.UID != want || e.At != int64(want) {
+			t.Errorf("entry %d: %+v", i, e)
+		}
+		if _, ok := b.Find(want); !ok {
+			t.Errorf("Find(%d) missed", want)
+		}
+	}
+	b = b.Without(20)
+	if _, ok := b.Find(20); ok || b.Len() != 2 || !b.Valid() {
+		t.Errorf("Without(20): %d entries", b.Len())
+	}
+	if _, ok := b.Find(15); ok {
+		t.Error("Find(15) found")
+	}
+
+	var m tables.Mutes
+	m = m.Put(tables.MuteEntry{UID: 5, At: 1, Expires: 100}, 0)
+	m = m.Put(tables.MuteEntry{UID: 3, At: 1, Notifications: true}, 0)
+	if m.LiveLen(50) != 2 || m.LiveLen(100) != 1 || !m.Valid() {
+		t.Fatalf("mutes: live %d at 50, %d at 100", m.LiveLen(50), m.LiveLen(100))
+	}
+	if e, ok := m.Find(3); !ok || !e.Notifications || e.Expires != 0 {
+		t.Errorf("Find(3): %+v %v", e, ok)
+	}
+	m = m.Put(tables.MuteEntry{UID: 7, At: 200}, 150) // 5 ended at 100: dropped
+	if _, ok := m.Find(5); ok || m.Len() != 2 {
+		t.Errorf("after a write at 150: %d entries", m.Len())
+	}
+	if m = m.Without(3, 150); m.Len() != 1 {
+		t.Errorf("Without(3): %d entries", m.Len())
+	}
+
+	fs := []tables.FilterEntry{
+		{ID: 1, At: 2, Expires: 3, Action: tables.FilterHide, Contexts: tables.FilterHome | tables.FilterTopic, Phrase: "剧透"},
+		{ID: 4, At: 5, Action: tables.FilterWarn, Contexts: tables.FilterComments, WholeWord: true, Phrase: "cat"},
+	}
+	cell := tables.EncodeFilters(fs)
+	got, ok := tables.DecodeFilters(cell)
+	if !ok || len(got) != 2 || got[0] != fs[0] || got[1] != fs[1] {
+		t.Fatalf("filters round trip: %+v %v", got, ok)
+	}
+	if got, ok := tables.DecodeFilters(cell[:len(cell)-1]); ok || len(got) != 1 {
+		t.Errorf("a truncated cell decoded: %+v %v", got, ok)
+	}
+}
