@@ -2,13 +2,16 @@ package server_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/safety"
 )
 
 // The safety API over GraphQL/HTTP on both backends, continued: muteUser
@@ -187,7 +190,9 @@ func TestKeywordFilters(t *testing.T) {
 			// Post.filtered: empty when nothing matched (never null).
 			p := g.publish(bob.token, "no spoilers here")
 			var d struct {
-				Post struct{ Filtered []struct{ Phrase, Action string } }
+				Post struct {
+					Filtered []struct{ Phrase, Action string }
+				}
 			}
 			g.ok(alice.token, `query($id: ID!) { post(id: $id) { filtered { phrase action } } }`, map[string]any{"id": p.ID}, &d)
 			raw := g.post(alice.token, `query($id: ID!) { post(id: $id) { filtered { phrase } } }`, map[string]any{"id": p.ID})
@@ -285,5 +290,38 @@ func TestSafetyErrors(t *testing.T) {
 				t.Fatalf("mutedUsers after the refused mutes = %v, want none", p.ids())
 			}
 		})
+	}
+}
+
+// TestSafetyQueryCost checks that the safety lists count in the query
+// cost: blockedUsers and mutedUsers by their `first`, filters and
+// Post.filtered by the most filters a user may have.
+func TestSafetyQueryCost(t *testing.T) {
+	g := startGateway(t, testenv.Embedded(t))
+	cost := func(q string) int64 {
+		t.Helper()
+		raw := g.raw(http.MethodPost, "", mustJSON(map[string]any{"query": q}))
+		var out struct {
+			Extensions struct {
+				Cost server.CostReport `json:"cost"`
+			} `json:"extensions"`
+		}
+		if err := jsonUnmarshal(raw.body, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Extensions.Cost.Nodes
+	}
+	for _, list := range []string{"blockedUsers", "mutedUsers"} {
+		q := `{ ` + list + `(first: %d) { edges { node { id follows(first: 10) { edges { node { id } } } } } } }`
+		small, big := cost(fmt.Sprintf(q, 1)), cost(fmt.Sprintf(q, 100))
+		if small < 11 || big != 100*(small-1)+1 {
+			t.Errorf("%s: cost %d at first: 1, %d at first: 100; want each edge to count its node and follows", list, small, big)
+		}
+	}
+	if c := cost(`{ filters { id } }`); c != safety.MaxFilters {
+		t.Errorf("filters: cost %d, want %d", c, safety.MaxFilters)
+	}
+	if c := cost(`{ post(id: "1_1") { filtered { phrase } } }`); c != 1+safety.MaxFilters {
+		t.Errorf("post.filtered: cost %d, want %d", c, 1+safety.MaxFilters)
 	}
 }
