@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
+	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/safety"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // The safety API over GraphQL/HTTP on both backends, continued: muteUser
@@ -323,5 +326,64 @@ func TestSafetyQueryCost(t *testing.T) {
 	}
 	if c := cost(`{ post(id: "1_1") { filtered { phrase } } }`); c != 1+safety.MaxFilters {
 		t.Errorf("post.filtered: cost %d, want %d", c, 1+safety.MaxFilters)
+	}
+}
+
+// TestFilteredIsCountFree checks that Post.filtered, which the home
+// timeline's read sets on the page's posts, keeps a home page on the post
+// cache as the fields without counters do: a post deleted through another
+// gateway (its inbox entry back, as a lagging retraction leaves it) is
+// still served from this gateway's cache to a page selecting filtered,
+// and not to one selecting a counter.
+func TestFilteredIsCountFree(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t)
+			one, two := startGateway(t, st), startGateway(t, st, domain.WithPostCache(1000, time.Hour))
+			author, fan := one.register(uniqueName("author")), one.register(uniqueName("fan"))
+			one.follow(fan.token, author.ID)
+			p := one.publish(author.token, "filtered "+uniqueName("p"))
+			one.flush()
+			shows := func(fields string) bool {
+				t.Helper()
+				var d struct {
+					HomeTimeline struct {
+						Edges []struct {
+							Node struct {
+								ID       string
+								Filtered []struct{ Phrase string }
+							}
+						}
+					}
+				}
+				two.ok(fan.token, `{ homeTimeline(first: 5) { edges { node { id `+fields+` } } } }`, nil, &d)
+				for _, e := range d.HomeTimeline.Edges {
+					if e.Node.ID == p.ID {
+						return true
+					}
+				}
+				return false
+			}
+			if !shows("content filtered { phrase action }") {
+				t.Fatal("the fan's home timeline lacks the post")
+			}
+			one.ok(author.token, `mutation($id: ID!) { deletePost(id: $id) }`, map[string]any{"id": p.ID}, nil)
+			one.flush()
+			pid, err := weibo.ParsePostID(p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fid, _ := weibo.ParseUserID(fan.ID)
+			if err := st.Put(t.Context(), &hbase.Put{Table: tables.Inbox, Row: tables.InboxKey(fid, pid),
+				Values: hbase.Values{tables.FamInbox: {tables.ColInboxAt: nil}}}); err != nil {
+				t.Fatal(err)
+			}
+			if !shows("content filtered { phrase action }") {
+				t.Error("a page selecting filtered read the content rows: filtered is not count-free")
+			}
+			if shows("likeCount") {
+				t.Error("a page selecting likeCount showed the deleted post")
+			}
+		})
 	}
 }
