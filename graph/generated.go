@@ -29,6 +29,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/topic"
@@ -45,9 +46,11 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	AuditEvent() AuditEventResolver
+	BlockedUserEdge() BlockedUserEdgeResolver
 	Comment() CommentResolver
 	Department() DepartmentResolver
 	Mutation() MutationResolver
+	MutedUserEdge() MutedUserEdgeResolver
 	Notification() NotificationResolver
 	Post() PostResolver
 	Query() QueryResolver
@@ -89,6 +92,18 @@ type ComplexityRoot struct {
 	AuthPayload struct {
 		Token func(childComplexity int) int
 		User  func(childComplexity int) int
+	}
+
+	BlockedUserConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	BlockedUserEdge struct {
+		BlockedAt func(childComplexity int) int
+		Cursor    func(childComplexity int) int
+		Node      func(childComplexity int) int
 	}
 
 	BulkFailure struct {
@@ -151,16 +166,34 @@ type ComplexityRoot struct {
 		TotalCount func(childComplexity int) int
 	}
 
+	Filter struct {
+		Action    func(childComplexity int) int
+		Contexts  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Phrase    func(childComplexity int) int
+		WholeWord func(childComplexity int) int
+	}
+
+	FilterResult struct {
+		Action func(childComplexity int) int
+		Phrase func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment              func(childComplexity int, postID string, content string, replyToID *string) int
 		AddDepartmentManager    func(childComplexity int, departmentID string, userID string) int
 		AssignRole              func(childComplexity int, userID string, roleID string, priority int) int
 		AssignRoleToUsers       func(childComplexity int, userIds []string, roleID string, priority int) int
+		BlockUser               func(childComplexity int, userID string) int
 		ChangePassword          func(childComplexity int, currentPassword string, newPassword string) int
 		CreateDepartment        func(childComplexity int, name string, parentID *string) int
+		CreateFilter            func(childComplexity int, phrase string, context []safety.Context, action safety.Action, wholeWord *bool, expiresIn *int) int
 		CreateRole              func(childComplexity int, name string) int
 		DeleteComment           func(childComplexity int, id string) int
 		DeleteDepartment        func(childComplexity int, id string, cascade *bool) int
+		DeleteFilter            func(childComplexity int, id string) int
 		DeletePost              func(childComplexity int, id string) int
 		DeleteRole              func(childComplexity int, id string) int
 		Follow                  func(childComplexity int, userID string) int
@@ -170,6 +203,7 @@ type ComplexityRoot struct {
 		LogoutEverywhere        func(childComplexity int) int
 		MarkNotificationsRead   func(childComplexity int, upTo *string) int
 		MoveDepartment          func(childComplexity int, id string, parentID *string) int
+		MuteUser                func(childComplexity int, userID string, duration *int, notifications *bool) int
 		PublishPost             func(childComplexity int, content string) int
 		Register                func(childComplexity int, username string, password string) int
 		RemoveDepartmentManager func(childComplexity int, departmentID string, userID string) int
@@ -180,9 +214,25 @@ type ComplexityRoot struct {
 		RevokeRoleFromUsers     func(childComplexity int, userIds []string, roleID string) int
 		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
 		SetUsersDepartment      func(childComplexity int, userIds []string, departmentID *string) int
+		UnblockUser             func(childComplexity int, userID string) int
 		Unfollow                func(childComplexity int, userID string) int
 		UnlikePost              func(childComplexity int, postID string) int
+		UnmuteUser              func(childComplexity int, userID string) int
 		UpdateProfile           func(childComplexity int, displayName *string, bio *string) int
+	}
+
+	MutedUserConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	MutedUserEdge struct {
+		Cursor        func(childComplexity int) int
+		ExpiresAt     func(childComplexity int) int
+		MutedAt       func(childComplexity int) int
+		Node          func(childComplexity int) int
+		Notifications func(childComplexity int) int
 	}
 
 	Notification struct {
@@ -219,6 +269,7 @@ type ComplexityRoot struct {
 		Comments      func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Content       func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
+		Filtered      func(childComplexity int) int
 		ID            func(childComplexity int) int
 		LikeCount     func(childComplexity int) int
 		LikedByViewer func(childComplexity int) int
@@ -253,9 +304,12 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditLog                func(childComplexity int, first *int, after *string, filter *model.AuditFilter) int
+		BlockedUsers            func(childComplexity int, first *int, after *string) int
 		Department              func(childComplexity int, id string) int
+		Filters                 func(childComplexity int) int
 		HomeTimeline            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Me                      func(childComplexity int) int
+		MutedUsers              func(childComplexity int, first *int, after *string) int
 		Node                    func(childComplexity int, id string) int
 		Nodes                   func(childComplexity int, ids []string) int
 		Notifications           func(childComplexity int, first *int, after *string) int
@@ -340,6 +394,8 @@ type ComplexityRoot struct {
 
 	User struct {
 		Bio                func(childComplexity int) int
+		BlockedByViewer    func(childComplexity int) int
+		BlocksViewer       func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		Department         func(childComplexity int) int
 		DisplayName        func(childComplexity int) int
@@ -351,6 +407,7 @@ type ComplexityRoot struct {
 		ID                 func(childComplexity int) int
 		LikedPosts         func(childComplexity int, first *int, after *string) int
 		ManagedDepartments func(childComplexity int) int
+		MutedByViewer      func(childComplexity int) int
 		PostCount          func(childComplexity int) int
 		Posts              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Roles              func(childComplexity int) int
@@ -386,6 +443,9 @@ type AuditEventResolver interface {
 	Before(ctx context.Context, obj *audit.Event) (*string, error)
 	After(ctx context.Context, obj *audit.Event) (*string, error)
 	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
+}
+type BlockedUserEdgeResolver interface {
+	Node(ctx context.Context, obj *safety.BlockEdge) (*weibo.User, error)
 }
 type CommentResolver interface {
 	Post(ctx context.Context, obj *comment.Comment) (*feed.Post, error)
@@ -432,6 +492,15 @@ type MutationResolver interface {
 	AssignRoleToUsers(ctx context.Context, userIds []string, roleID string, priority int) (*org.BulkResult, error)
 	RevokeRoleFromUsers(ctx context.Context, userIds []string, roleID string) (*org.BulkResult, error)
 	SetUsersDepartment(ctx context.Context, userIds []string, departmentID *string) (*org.BulkResult, error)
+	BlockUser(ctx context.Context, userID string) (*weibo.User, error)
+	UnblockUser(ctx context.Context, userID string) (*weibo.User, error)
+	MuteUser(ctx context.Context, userID string, duration *int, notifications *bool) (*weibo.User, error)
+	UnmuteUser(ctx context.Context, userID string) (*weibo.User, error)
+	CreateFilter(ctx context.Context, phrase string, context []safety.Context, action safety.Action, wholeWord *bool, expiresIn *int) (*safety.Filter, error)
+	DeleteFilter(ctx context.Context, id string) (bool, error)
+}
+type MutedUserEdgeResolver interface {
+	Node(ctx context.Context, obj *safety.MuteEdge) (*weibo.User, error)
 }
 type NotificationResolver interface {
 	Actors(ctx context.Context, obj *notify.Notification, first *int) (*weibo.UserConnection, error)
@@ -469,6 +538,9 @@ type QueryResolver interface {
 	Department(ctx context.Context, id string) (*org.Department, error)
 	Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditFilter) (*audit.EventConnection, error)
+	BlockedUsers(ctx context.Context, first *int, after *string) (*safety.BlockConnection, error)
+	MutedUsers(ctx context.Context, first *int, after *string) (*safety.MuteConnection, error)
+	Filters(ctx context.Context) ([]*safety.Filter, error)
 }
 type RoleResolver interface {
 	Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error)
@@ -500,6 +572,9 @@ type UserResolver interface {
 	Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error)
 	Department(ctx context.Context, obj *weibo.User) (*org.Department, error)
 	ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error)
+	BlockedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
+	BlocksViewer(ctx context.Context, obj *weibo.User) (bool, error)
+	MutedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -610,6 +685,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuthPayload.User(childComplexity), true
+
+	case "BlockedUserConnection.edges":
+		if e.ComplexityRoot.BlockedUserConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedUserConnection.Edges(childComplexity), true
+	case "BlockedUserConnection.pageInfo":
+		if e.ComplexityRoot.BlockedUserConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedUserConnection.PageInfo(childComplexity), true
+	case "BlockedUserConnection.totalCount":
+		if e.ComplexityRoot.BlockedUserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedUserConnection.TotalCount(childComplexity), true
+
+	case "BlockedUserEdge.blockedAt":
+		if e.ComplexityRoot.BlockedUserEdge.BlockedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedUserEdge.BlockedAt(childComplexity), true
+	case "BlockedUserEdge.cursor":
+		if e.ComplexityRoot.BlockedUserEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedUserEdge.Cursor(childComplexity), true
+	case "BlockedUserEdge.node":
+		if e.ComplexityRoot.BlockedUserEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedUserEdge.Node(childComplexity), true
 
 	case "BulkFailure.code":
 		if e.ComplexityRoot.BulkFailure.Code == nil {
@@ -833,6 +946,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DepartmentMemberConnection.TotalCount(childComplexity), true
 
+	case "Filter.action":
+		if e.ComplexityRoot.Filter.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Action(childComplexity), true
+	case "Filter.context":
+		if e.ComplexityRoot.Filter.Contexts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Contexts(childComplexity), true
+	case "Filter.createdAt":
+		if e.ComplexityRoot.Filter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.CreatedAt(childComplexity), true
+	case "Filter.expiresAt":
+		if e.ComplexityRoot.Filter.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.ExpiresAt(childComplexity), true
+	case "Filter.id":
+		if e.ComplexityRoot.Filter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.ID(childComplexity), true
+	case "Filter.phrase":
+		if e.ComplexityRoot.Filter.Phrase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Phrase(childComplexity), true
+	case "Filter.wholeWord":
+		if e.ComplexityRoot.Filter.WholeWord == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.WholeWord(childComplexity), true
+
+	case "FilterResult.action":
+		if e.ComplexityRoot.FilterResult.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FilterResult.Action(childComplexity), true
+	case "FilterResult.phrase":
+		if e.ComplexityRoot.FilterResult.Phrase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FilterResult.Phrase(childComplexity), true
+
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
 			break
@@ -877,6 +1046,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignRoleToUsers(childComplexity, args["userIds"].([]string), args["roleId"].(string), args["priority"].(int)), true
+	case "Mutation.blockUser":
+		if e.ComplexityRoot.Mutation.BlockUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_blockUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BlockUser(childComplexity, args["userId"].(string)), true
 	case "Mutation.changePassword":
 		if e.ComplexityRoot.Mutation.ChangePassword == nil {
 			break
@@ -899,6 +1079,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateDepartment(childComplexity, args["name"].(string), args["parentId"].(*string)), true
+	case "Mutation.createFilter":
+		if e.ComplexityRoot.Mutation.CreateFilter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createFilter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateFilter(childComplexity, args["phrase"].(string), args["context"].([]safety.Context), args["action"].(safety.Action), args["wholeWord"].(*bool), args["expiresIn"].(*int)), true
 	case "Mutation.createRole":
 		if e.ComplexityRoot.Mutation.CreateRole == nil {
 			break
@@ -932,6 +1123,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteDepartment(childComplexity, args["id"].(string), args["cascade"].(*bool)), true
+	case "Mutation.deleteFilter":
+		if e.ComplexityRoot.Mutation.DeleteFilter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteFilter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteFilter(childComplexity, args["id"].(string)), true
 	case "Mutation.deletePost":
 		if e.ComplexityRoot.Mutation.DeletePost == nil {
 			break
@@ -1021,6 +1223,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MoveDepartment(childComplexity, args["id"].(string), args["parentId"].(*string)), true
+	case "Mutation.muteUser":
+		if e.ComplexityRoot.Mutation.MuteUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_muteUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MuteUser(childComplexity, args["userId"].(string), args["duration"].(*int), args["notifications"].(*bool)), true
 	case "Mutation.publishPost":
 		if e.ComplexityRoot.Mutation.PublishPost == nil {
 			break
@@ -1131,6 +1344,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetUsersDepartment(childComplexity, args["userIds"].([]string), args["departmentId"].(*string)), true
+	case "Mutation.unblockUser":
+		if e.ComplexityRoot.Mutation.UnblockUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unblockUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnblockUser(childComplexity, args["userId"].(string)), true
 	case "Mutation.unfollow":
 		if e.ComplexityRoot.Mutation.Unfollow == nil {
 			break
@@ -1153,6 +1377,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnlikePost(childComplexity, args["postId"].(string)), true
+	case "Mutation.unmuteUser":
+		if e.ComplexityRoot.Mutation.UnmuteUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unmuteUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnmuteUser(childComplexity, args["userId"].(string)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -1164,6 +1399,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["displayName"].(*string), args["bio"].(*string)), true
+
+	case "MutedUserConnection.edges":
+		if e.ComplexityRoot.MutedUserConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserConnection.Edges(childComplexity), true
+	case "MutedUserConnection.pageInfo":
+		if e.ComplexityRoot.MutedUserConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserConnection.PageInfo(childComplexity), true
+	case "MutedUserConnection.totalCount":
+		if e.ComplexityRoot.MutedUserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserConnection.TotalCount(childComplexity), true
+
+	case "MutedUserEdge.cursor":
+		if e.ComplexityRoot.MutedUserEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserEdge.Cursor(childComplexity), true
+	case "MutedUserEdge.expiresAt":
+		if e.ComplexityRoot.MutedUserEdge.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserEdge.ExpiresAt(childComplexity), true
+	case "MutedUserEdge.mutedAt":
+		if e.ComplexityRoot.MutedUserEdge.MutedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserEdge.MutedAt(childComplexity), true
+	case "MutedUserEdge.node":
+		if e.ComplexityRoot.MutedUserEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserEdge.Node(childComplexity), true
+	case "MutedUserEdge.notifications":
+		if e.ComplexityRoot.MutedUserEdge.Notifications == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MutedUserEdge.Notifications(childComplexity), true
 
 	case "Notification.actorCount":
 		if e.ComplexityRoot.Notification.ActorCount == nil {
@@ -1305,6 +1590,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.CreatedAt(childComplexity), true
+	case "Post.filtered":
+		if e.ComplexityRoot.Post.Filtered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Filtered(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -1439,6 +1730,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.AuditFilter)), true
+	case "Query.blockedUsers":
+		if e.ComplexityRoot.Query.BlockedUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_blockedUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BlockedUsers(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.department":
 		if e.ComplexityRoot.Query.Department == nil {
 			break
@@ -1450,6 +1752,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Department(childComplexity, args["id"].(string)), true
+	case "Query.filters":
+		if e.ComplexityRoot.Query.Filters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Filters(childComplexity), true
 	case "Query.homeTimeline":
 		if e.ComplexityRoot.Query.HomeTimeline == nil {
 			break
@@ -1468,6 +1776,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.mutedUsers":
+		if e.ComplexityRoot.Query.MutedUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_mutedUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MutedUsers(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1858,6 +2177,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Bio(childComplexity), true
+	case "User.blockedByViewer":
+		if e.ComplexityRoot.User.BlockedByViewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.BlockedByViewer(childComplexity), true
+	case "User.blocksViewer":
+		if e.ComplexityRoot.User.BlocksViewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.BlocksViewer(childComplexity), true
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
 			break
@@ -1939,6 +2270,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ManagedDepartments(childComplexity), true
+	case "User.mutedByViewer":
+		if e.ComplexityRoot.User.MutedByViewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.MutedByViewer(childComplexity), true
 	case "User.postCount":
 		if e.ComplexityRoot.User.PostCount == nil {
 			break
@@ -2916,6 +3253,187 @@ extend type Mutation {
   setUsersDepartment(userIds: [ID!]!, departmentId: ID): BulkResult! @authenticated
 }
 `, BuiltIn: false},
+	{Name: "../schema/safety.graphqls", Input: `# Safety: whom and what a user sees — blocks (拉黑), mutes (屏蔽) and keyword
+# filters (屏蔽关键词). Each list is the logged-in viewer's own.
+#
+# A block stands both ways: while A blocks B, the follows between them are
+# ended (both ways, counters exact), neither can follow the other, B cannot
+# like, repost or comment on A's posts (FORBIDDEN, with one message that
+# does not say who blocked whom), and each leaves the other's home
+# timeline, notifications, topic pages and comment threads. Neither user is
+# notified of a block or a mute. A mute hides the muted user's posts and
+# reposts from the viewer's home timeline (and, with ` + "`" + `notifications` + "`" + `, their
+# notifications); their profile and posts stay readable. Admins' user search
+# (` + "`" + `users` + "`" + `) and the audit log are unaffected by the admin's own blocks.
+
+"What a keyword filter applies to."
+enum FilterContext {
+  "The home timeline (homeTimeline and its live events)."
+  HOME
+  "The viewer's notifications."
+  NOTIFICATIONS
+  "Topic pages."
+  TOPIC
+  "Comment threads."
+  COMMENTS
+}
+
+"What a matching keyword filter does."
+enum FilterAction {
+  "Drop the matching post from the filter's contexts."
+  HIDE
+  "Keep the post, naming the filter in ` + "`" + `Post.filtered` + "`" + `, so that a client can blur it."
+  WARN
+}
+
+"""
+A keyword filter of the viewer's (Mastodon's filters v2, Weibo's 屏蔽关键词).
+A phrase matches by Unicode case folding anywhere in a post's text, Chinese
+included.
+"""
+type Filter {
+  "The filter's id (for deleteFilter)."
+  id: ID!
+  "The text matched, as given (spaces at either end trimmed): 1 to 64 characters."
+  phrase: String!
+  "Where the filter applies; at least one context."
+  context: [FilterContext!]!
+  "What a match does."
+  action: FilterAction!
+  """
+  Whether a Latin phrase matches only as a whole word ("cat" not in
+  "category"). Chinese text has no word boundaries: for it, wholeWord
+  changes nothing.
+  """
+  wholeWord: Boolean!
+  "When the filter ends by itself; null for never."
+  expiresAt: Time
+  "When the filter was made."
+  createdAt: Time!
+}
+
+"One of the viewer's WARN filters that a post matched."
+type FilterResult {
+  "The filter's phrase."
+  phrase: String!
+  "The filter's action (WARN: HIDE filters drop the post instead)."
+  action: FilterAction!
+}
+
+"The users the viewer blocks, newest block first."
+type BlockedUserConnection {
+  "The blocked users of the page."
+  edges: [BlockedUserEdge!]!
+  "Where the page lies in the list."
+  pageInfo: PageInfo!
+  "How many users the viewer blocks (a kept counter, exact)."
+  totalCount: Int!
+}
+
+"One blocked user."
+type BlockedUserEdge {
+  "The edge's cursor, for ` + "`" + `after` + "`" + `."
+  cursor: String!
+  "The blocked user."
+  node: User!
+  "When the viewer blocked this user."
+  blockedAt: Time!
+}
+
+"The users the viewer mutes, newest mute first; a mute that has ended is not listed."
+type MutedUserConnection {
+  "The muted users of the page."
+  edges: [MutedUserEdge!]!
+  "Where the page lies in the list."
+  pageInfo: PageInfo!
+  "How many users the viewer mutes now (live mutes)."
+  totalCount: Int!
+}
+
+"One muted user."
+type MutedUserEdge {
+  "The edge's cursor, for ` + "`" + `after` + "`" + `."
+  cursor: String!
+  "The muted user."
+  node: User!
+  "When the viewer muted this user."
+  mutedAt: Time!
+  "When the mute ends by itself; null for until unmuted."
+  expiresAt: Time
+  "Whether the mute hides this user's notifications too."
+  notifications: Boolean!
+}
+
+extend type User {
+  "Whether the logged-in viewer blocks this user (UNAUTHENTICATED without a token)."
+  blockedByViewer: Boolean! @authenticated
+  "Whether this user blocks the logged-in viewer (UNAUTHENTICATED without a token)."
+  blocksViewer: Boolean! @authenticated
+  "Whether the logged-in viewer mutes this user now (UNAUTHENTICATED without a token)."
+  mutedByViewer: Boolean! @authenticated
+}
+
+extend type Post {
+  """
+  The viewer's WARN keyword filters this post matched in the list it was
+  read from (home timeline, notifications, topic page, comments); empty when
+  none did, or without a token.
+  """
+  filtered: [FilterResult!]!
+}
+
+extend type Query {
+  """
+  The users the viewer blocks, newest block first (` + "`" + `first` + "`" + ` 1..100, default
+  20). A user blocks at most 10,000 users.
+  """
+  blockedUsers(first: Int, after: String): BlockedUserConnection! @authenticated
+  """
+  The users the viewer mutes now, newest mute first, each with the mute's
+  end (` + "`" + `first` + "`" + ` 1..100, default 20). A user mutes at most 10,000 users at once.
+  """
+  mutedUsers(first: Int, after: String): MutedUserConnection! @authenticated
+  "The viewer's keyword filters that have not ended, oldest first (at most 100)."
+  filters: [Filter!]! @authenticated
+}
+
+extend type Mutation {
+  """
+  Block a user; returns that user. Idempotent. The follows between the two
+  end, both ways, and neither can follow the other until unblocked. Neither
+  user is notified. BAD_USER_INPUT for oneself or beyond 10,000 blocked
+  users; NOT_FOUND when the user does not exist.
+  """
+  blockUser(userId: ID!): User! @authenticated
+  """
+  Stop blocking a user; returns that user. Idempotent. The follows the block
+  ended stay ended. BAD_USER_INPUT for oneself; NOT_FOUND when the user does
+  not exist.
+  """
+  unblockUser(userId: ID!): User! @authenticated
+  """
+  Mute a user; returns that user. ` + "`" + `duration` + "`" + ` is in seconds (1 to ten years),
+  null for until unmuted: a timed mute ends by itself. With ` + "`" + `notifications` + "`" + `
+  the user's notifications are hidden too. Muting again replaces the mute.
+  The muted user notices nothing. BAD_USER_INPUT for oneself, a bad
+  duration or beyond 10,000 live mutes; NOT_FOUND when the user does not
+  exist.
+  """
+  muteUser(userId: ID!, duration: Int, notifications: Boolean = true): User! @authenticated
+  "Stop muting a user; returns that user. Idempotent. BAD_USER_INPUT for oneself; NOT_FOUND when the user does not exist."
+  unmuteUser(userId: ID!): User! @authenticated
+  """
+  Make a keyword filter; returns it. ` + "`" + `phrase` + "`" + ` is 1 to 64 characters (spaces
+  at either end trimmed), ` + "`" + `context` + "`" + ` at least one, ` + "`" + `wholeWord` + "`" + ` applies to
+  Latin words only (Chinese has no word boundaries), ` + "`" + `expiresIn` + "`" + ` is the
+  filter's lifetime in seconds (1 to ten years), null for never. At most 100
+  filters per user. BAD_USER_INPUT for any of these broken.
+  """
+  createFilter(phrase: String!, context: [FilterContext!]!, action: FilterAction!, wholeWord: Boolean = false, expiresIn: Int): Filter! @authenticated
+  "Delete one of the viewer's filters; whether it existed (idempotent). BAD_USER_INPUT for a malformed id."
+  deleteFilter(id: ID!): Boolean! @authenticated
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2973,6 +3491,30 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 		return ec.fieldContext_AuthPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuthPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockedUserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_BlockedUserConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BlockedUserConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_BlockedUserConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockedUserConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockedUserEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_BlockedUserEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_BlockedUserEdge_node(ctx, field)
+	case "blockedAt":
+		return ec.fieldContext_BlockedUserEdge_blockedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockedUserEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_BulkFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3095,6 +3637,64 @@ func (ec *executionContext) childFields_DepartmentMemberConnection(ctx context.C
 	return nil, fmt.Errorf("no field named %q was found under type DepartmentMemberConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_Filter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Filter_id(ctx, field)
+	case "phrase":
+		return ec.fieldContext_Filter_phrase(ctx, field)
+	case "context":
+		return ec.fieldContext_Filter_context(ctx, field)
+	case "action":
+		return ec.fieldContext_Filter_action(ctx, field)
+	case "wholeWord":
+		return ec.fieldContext_Filter_wholeWord(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Filter_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Filter_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Filter", field.Name)
+}
+
+func (ec *executionContext) childFields_FilterResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "phrase":
+		return ec.fieldContext_FilterResult_phrase(ctx, field)
+	case "action":
+		return ec.fieldContext_FilterResult_action(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FilterResult", field.Name)
+}
+
+func (ec *executionContext) childFields_MutedUserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_MutedUserConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MutedUserConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_MutedUserConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MutedUserConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MutedUserEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MutedUserEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MutedUserEdge_node(ctx, field)
+	case "mutedAt":
+		return ec.fieldContext_MutedUserEdge_mutedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_MutedUserEdge_expiresAt(ctx, field)
+	case "notifications":
+		return ec.fieldContext_MutedUserEdge_notifications(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MutedUserEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Notification(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3183,6 +3783,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_commentCount(ctx, field)
 	case "comments":
 		return ec.fieldContext_Post_comments(ctx, field)
+	case "filtered":
+		return ec.fieldContext_Post_filtered(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -3359,6 +3961,12 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_department(ctx, field)
 	case "managedDepartments":
 		return ec.fieldContext_User_managedDepartments(ctx, field)
+	case "blockedByViewer":
+		return ec.fieldContext_User_blockedByViewer(ctx, field)
+	case "blocksViewer":
+		return ec.fieldContext_User_blocksViewer(ctx, field)
+	case "mutedByViewer":
+		return ec.fieldContext_User_mutedByViewer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -3705,6 +4313,20 @@ func (ec *executionContext) field_Mutation_assignRole_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_blockUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_changePassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3746,6 +4368,52 @@ func (ec *executionContext) field_Mutation_createDepartment_args(ctx context.Con
 		return nil, err
 	}
 	args["parentId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createFilter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "phrase",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["phrase"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "context",
+		func(ctx context.Context, v any) ([]safety.Context, error) {
+			return ec.unmarshalNFilterContext2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContextᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["context"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (safety.Action, error) {
+			return ec.unmarshalNFilterAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐAction(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "wholeWord",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["wholeWord"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "expiresIn",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expiresIn"] = arg4
 	return args, nil
 }
 
@@ -3796,6 +4464,20 @@ func (ec *executionContext) field_Mutation_deleteDepartment_args(ctx context.Con
 		return nil, err
 	}
 	args["cascade"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteFilter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -3910,6 +4592,36 @@ func (ec *executionContext) field_Mutation_moveDepartment_args(ctx context.Conte
 		return nil, err
 	}
 	args["parentId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_muteUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "duration",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["duration"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "notifications",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["notifications"] = arg2
 	return args, nil
 }
 
@@ -4125,6 +4837,20 @@ func (ec *executionContext) field_Mutation_setUsersDepartment_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_unblockUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unfollow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4150,6 +4876,20 @@ func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["postId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unmuteUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
 	return args, nil
 }
 
@@ -4315,6 +5055,28 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_blockedUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_department_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4364,6 +5126,28 @@ func (ec *executionContext) field_Query_homeTimeline_args(ctx context.Context, r
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_mutedUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -5157,6 +5941,104 @@ func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _BlockedUserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *safety.BlockConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_BlockedUserConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNBlockedUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐBlockEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_BlockedUserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockedUserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockedUserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockedUserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *safety.BlockConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_BlockedUserConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_BlockedUserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockedUserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockedUserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *safety.BlockConnection) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.TotalCount)
+
+}
+func (ec *executionContext) fieldContext_BlockedUserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedUserConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _BlockedUserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *safety.BlockEdge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_BlockedUserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedUserEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _BlockedUserEdge_node(ctx context.Context, field graphql.CollectedField, obj *safety.BlockEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BlockedUserEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BlockedUserEdge().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BlockedUserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BlockedUserEdge",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BlockedUserEdge_blockedAt(ctx context.Context, field graphql.CollectedField, obj *safety.BlockEdge) (ret graphql.Marshaler) {
+	return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.BlockedAt)
+
+}
+func (ec *executionContext) fieldContext_BlockedUserEdge_blockedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BlockedUserEdge", field, false, false, "Time")
+}
+
 func (ec *executionContext) _BulkFailure_userId(ctx context.Context, field graphql.CollectedField, obj *org.BulkFailure) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐUserID(ctx, field.Selections, obj.UserID)
 
@@ -5795,6 +6677,82 @@ func (ec *executionContext) _DepartmentMemberConnection_totalCount(ctx context.C
 }
 func (ec *executionContext) fieldContext_DepartmentMemberConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DepartmentMemberConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Filter_id(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_Filter_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Filter_phrase(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Phrase)
+
+}
+func (ec *executionContext) fieldContext_Filter_phrase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "String")
+}
+
+func (ec *executionContext) _Filter_context(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_Filter_context,
+
+		obj.Contexts,
+
+		ec.marshalNFilterContext2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContextᚄ)
+
+}
+func (ec *executionContext) fieldContext_Filter_context(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "FilterContext")
+}
+
+func (ec *executionContext) _Filter_action(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return ec.marshalNFilterAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐAction(ctx, field.Selections, obj.Action)
+
+}
+func (ec *executionContext) fieldContext_Filter_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "FilterAction")
+}
+
+func (ec *executionContext) _Filter_wholeWord(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.WholeWord)
+
+}
+func (ec *executionContext) fieldContext_Filter_wholeWord(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Filter_expiresAt(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return ec.marshalOTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ExpiresAt)
+
+}
+func (ec *executionContext) fieldContext_Filter_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Filter_createdAt(ctx context.Context, field graphql.CollectedField, obj *safety.Filter) (ret graphql.Marshaler) {
+	return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
+
+}
+func (ec *executionContext) fieldContext_Filter_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, "Time")
+}
+
+func (ec *executionContext) _FilterResult_phrase(ctx context.Context, field graphql.CollectedField, obj *safety.FilterResult) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Phrase)
+
+}
+func (ec *executionContext) fieldContext_FilterResult_phrase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FilterResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _FilterResult_action(ctx context.Context, field graphql.CollectedField, obj *safety.FilterResult) (ret graphql.Marshaler) {
+	return ec.marshalNFilterAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐAction(ctx, field.Selections, obj.Action)
+
+}
+func (ec *executionContext) fieldContext_FilterResult_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FilterResult", field, false, false, "FilterAction")
 }
 
 func (ec *executionContext) _Mutation_register(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -7541,6 +8499,462 @@ func (ec *executionContext) fieldContext_Mutation_setUsersDepartment(ctx context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_blockUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_blockUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BlockUser(ctx, fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_blockUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_blockUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unblockUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unblockUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnblockUser(ctx, fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unblockUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unblockUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_muteUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_muteUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MuteUser(ctx, fc.Args["userId"].(string), fc.Args["duration"].(*int), fc.Args["notifications"].(*bool))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_muteUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_muteUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unmuteUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unmuteUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnmuteUser(ctx, fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unmuteUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unmuteUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createFilter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateFilter(ctx, fc.Args["phrase"].(string), fc.Args["context"].([]safety.Context), fc.Args["action"].(safety.Action), fc.Args["wholeWord"].(*bool), fc.Args["expiresIn"].(*int))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *safety.Filter
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *safety.Filter) graphql.Marshaler {
+			return ec.marshalNFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createFilter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Filter(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createFilter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteFilter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteFilter(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteFilter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteFilter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MutedUserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *safety.MuteConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_MutedUserConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNMutedUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_MutedUserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MutedUserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MutedUserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MutedUserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *safety.MuteConnection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_MutedUserConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_MutedUserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MutedUserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MutedUserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *safety.MuteConnection) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+
+}
+func (ec *executionContext) fieldContext_MutedUserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MutedUserConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _MutedUserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *safety.MuteEdge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_MutedUserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MutedUserEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _MutedUserEdge_node(ctx context.Context, field graphql.CollectedField, obj *safety.MuteEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MutedUserEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MutedUserEdge().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MutedUserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MutedUserEdge",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MutedUserEdge_mutedAt(ctx context.Context, field graphql.CollectedField, obj *safety.MuteEdge) (ret graphql.Marshaler) {
+	return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.MutedAt)
+
+}
+func (ec *executionContext) fieldContext_MutedUserEdge_mutedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MutedUserEdge", field, false, false, "Time")
+}
+
+func (ec *executionContext) _MutedUserEdge_expiresAt(ctx context.Context, field graphql.CollectedField, obj *safety.MuteEdge) (ret graphql.Marshaler) {
+	return ec.marshalOTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ExpiresAt)
+
+}
+func (ec *executionContext) fieldContext_MutedUserEdge_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MutedUserEdge", field, false, false, "Time")
+}
+
+func (ec *executionContext) _MutedUserEdge_notifications(ctx context.Context, field graphql.CollectedField, obj *safety.MuteEdge) (ret graphql.Marshaler) {
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Notifications)
+
+}
+func (ec *executionContext) fieldContext_MutedUserEdge_notifications(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MutedUserEdge", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
 	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐNotificationID(ctx, field.Selections, obj.ID)
 
@@ -8082,6 +9496,27 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Post_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_filtered(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_Post_filtered,
+
+		obj.Filtered,
+
+		ec.marshalNFilterResult2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilterResultᚄ)
+
+}
+func (ec *executionContext) fieldContext_Post_filtered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FilterResult(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -9180,6 +10615,165 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_blockedUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_blockedUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BlockedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *safety.BlockConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *safety.BlockConnection) graphql.Marshaler {
+			return ec.marshalNBlockedUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐBlockConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_blockedUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BlockedUserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_blockedUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_mutedUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_mutedUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MutedUsers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *safety.MuteConnection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *safety.MuteConnection) graphql.Marshaler {
+			return ec.marshalNMutedUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_mutedUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MutedUserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_mutedUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_filters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_filters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Filters(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal []*safety.Filter
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*safety.Filter) graphql.Marshaler {
+			return ec.marshalNFilter2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_filters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Filter(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10360,6 +11954,114 @@ func (ec *executionContext) fieldContext_User_managedDepartments(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _User_blockedByViewer(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_blockedByViewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().BlockedByViewer(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_blockedByViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_blocksViewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().BlocksViewer(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_blocksViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _User_mutedByViewer(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_mutedByViewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().MutedByViewer(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_mutedByViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_UserConnection_edges,
 
@@ -11493,6 +13195,93 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var blockedUserConnectionImplementors = []string{"BlockedUserConnection"}
+
+func (ec *executionContext) _BlockedUserConnection(ctx context.Context, sel ast.SelectionSet, obj *safety.BlockConnection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, blockedUserConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockedUserConnection")
+		case "edges":
+			out.Values[i] = ec._BlockedUserConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._BlockedUserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._BlockedUserConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var blockedUserEdgeImplementors = []string{"BlockedUserEdge"}
+
+func (ec *executionContext) _BlockedUserEdge(ctx context.Context, sel ast.SelectionSet, obj *safety.BlockEdge) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, blockedUserEdgeImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BlockedUserEdge")
+		case "cursor":
+			out.Values[i] = ec._BlockedUserEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BlockedUserEdge_node(ctx, field, obj)
+				})
+		case "blockedAt":
+			out.Values[i] = ec._BlockedUserEdge_blockedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var bulkFailureImplementors = []string{"BulkFailure"}
 
 func (ec *executionContext) _BulkFailure(ctx context.Context, sel ast.SelectionSet, obj *org.BulkFailure) graphql.Marshaler {
@@ -11918,6 +13707,107 @@ func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel
 	return out
 }
 
+var filterImplementors = []string{"Filter"}
+
+func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, obj *safety.Filter) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, filterImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Filter")
+		case "id":
+			out.Values[i] = ec._Filter_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phrase":
+			out.Values[i] = ec._Filter_phrase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "context":
+			out.Values[i] = ec._Filter_context(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._Filter_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "wholeWord":
+			out.Values[i] = ec._Filter_wholeWord(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Filter_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Filter_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var filterResultImplementors = []string{"FilterResult"}
+
+func (ec *executionContext) _FilterResult(ctx context.Context, sel ast.SelectionSet, obj *safety.FilterResult) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, filterResultImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FilterResult")
+		case "phrase":
+			out.Values[i] = ec._FilterResult_phrase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._FilterResult_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -12153,6 +14043,145 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		case "blockUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_blockUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unblockUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unblockUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "muteUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_muteUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmuteUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unmuteUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createFilter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createFilter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteFilter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteFilter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mutedUserConnectionImplementors = []string{"MutedUserConnection"}
+
+func (ec *executionContext) _MutedUserConnection(ctx context.Context, sel ast.SelectionSet, obj *safety.MuteConnection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, mutedUserConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MutedUserConnection")
+		case "edges":
+			out.Values[i] = ec._MutedUserConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MutedUserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._MutedUserConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mutedUserEdgeImplementors = []string{"MutedUserEdge"}
+
+func (ec *executionContext) _MutedUserEdge(ctx context.Context, sel ast.SelectionSet, obj *safety.MuteEdge) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, mutedUserEdgeImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MutedUserEdge")
+		case "cursor":
+			out.Values[i] = ec._MutedUserEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._MutedUserEdge_node(ctx, field, obj)
+				})
+		case "mutedAt":
+			out.Values[i] = ec._MutedUserEdge_mutedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._MutedUserEdge_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "notifications":
+			out.Values[i] = ec._MutedUserEdge_notifications(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -12465,6 +14494,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_comments(ctx, field, obj)
 				})
+		case "filtered":
+			out.Values[i] = ec._Post_filtered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12772,6 +14806,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_auditLog(ctx, field)
+				})
+		case "blockedUsers":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_blockedUsers(ctx, field)
+				})
+		case "mutedUsers":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_mutedUsers(ctx, field)
+				})
+		case "filters":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_filters(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -13357,6 +15409,24 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_managedDepartments(ctx, field, obj)
 				})
+		case "blockedByViewer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_blockedByViewer(ctx, field, obj)
+				})
+		case "blocksViewer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_blocksViewer(ctx, field, obj)
+				})
+		case "mutedByViewer":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_mutedByViewer(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13905,6 +15975,34 @@ func (ec *executionContext) marshalNAuthPayload2ᚖgithubᚗcomᚋweibohbaseᚋg
 	return ec._AuthPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBlockedUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐBlockConnection(ctx context.Context, sel ast.SelectionSet, v *safety.BlockConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BlockedUserConnection!")
+		return graphql.Null
+	}
+	return ec._BlockedUserConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBlockedUserEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐBlockEdge(ctx context.Context, sel ast.SelectionSet, v safety.BlockEdge) graphql.Marshaler {
+	return ec._BlockedUserEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBlockedUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐBlockEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []safety.BlockEdge) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBlockedUserEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐBlockEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14041,6 +16139,100 @@ func (ec *executionContext) marshalNDepartmentMemberConnection2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._DepartmentMemberConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFilter2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []*safety.Filter) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilter(ctx context.Context, sel ast.SelectionSet, v *safety.Filter) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Filter!")
+		return graphql.Null
+	}
+	return ec._Filter(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFilterAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐAction(ctx context.Context, v any) (safety.Action, error) {
+	var res safety.Action
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFilterAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐAction(ctx context.Context, sel ast.SelectionSet, v safety.Action) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNFilterContext2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContext(ctx context.Context, v any) (safety.Context, error) {
+	var res safety.Context
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFilterContext2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContext(ctx context.Context, sel ast.SelectionSet, v safety.Context) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNFilterContext2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContextᚄ(ctx context.Context, v any) ([]safety.Context, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]safety.Context, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFilterContext2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContext(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNFilterContext2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContextᚄ(ctx context.Context, sel ast.SelectionSet, v []safety.Context) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFilterContext2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐContext(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFilterResult2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilterResult(ctx context.Context, sel ast.SelectionSet, v safety.FilterResult) graphql.Marshaler {
+	return ec._FilterResult(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFilterResult2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilterResultᚄ(ctx context.Context, sel ast.SelectionSet, v []safety.FilterResult) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFilterResult2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐFilterResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -14186,6 +16378,34 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNMutedUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteConnection(ctx context.Context, sel ast.SelectionSet, v *safety.MuteConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MutedUserConnection!")
+		return graphql.Null
+	}
+	return ec._MutedUserConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMutedUserEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteEdge(ctx context.Context, sel ast.SelectionSet, v safety.MuteEdge) graphql.Marshaler {
+	return ec._MutedUserEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMutedUserEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []safety.MuteEdge) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMutedUserEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode(ctx context.Context, sel ast.SelectionSet, v []weibo.Node) graphql.Marshaler {

@@ -21,6 +21,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -57,6 +58,11 @@ type Loaders struct {
 	lmu   sync.Mutex // guards the ld fields
 	mu    sync.Mutex
 	users map[weibo.UserID]*weibo.User // read by ReadUser (nil until one is)
+
+	smu         sync.Mutex // guards the safety fields, held across their read
+	safetySet   *safety.Set
+	safetyOwner weibo.UserID
+	safetyRead  bool // whether safetySet holds safetyOwner's Set
 }
 
 // The loaders are made on first use: a request (or an idle subscription)

@@ -184,8 +184,10 @@ func (r *Resolver) prefetchUserEdges(ctx context.Context, edges []weibo.UserEdge
 // countFree are the Post fields that a post from the post cache answers as
 // its content row would: all but the counters and the lists whose
 // totalCount is one (a field added to Post needs the row until listed).
+// filtered is set by the page's read on its copy of the post, wherever the
+// post came from.
 var countFree = map[string]bool{"__typename": true, "id": true, "content": true, "createdAt": true,
-	"author": true, "likedByViewer": true, "repostOf": true, "repostOfId": true}
+	"author": true, "likedByViewer": true, "repostOf": true, "repostOfId": true, "filtered": true}
 
 // timelineOptions are the options of a home-timeline read for the query's
 // selection: timeline.WithoutCounts when the page's posts select only

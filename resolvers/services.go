@@ -11,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/topic"
@@ -48,6 +49,9 @@ type Services struct {
 	Topics Topics
 	// Org is the organisation (domain.Domain.Org).
 	Org Org
+	// Safety is the blocks, mutes and keyword filters
+	// (domain.Domain.Safety).
+	Safety Safety
 }
 
 // Org is what the resolvers call of the organisation: one field per part,
@@ -220,4 +224,18 @@ type Bulk interface {
 // Audit is the audit log's pages (org.Recorder).
 type Audit interface {
 	Page(ctx context.Context, f audit.Filter, first *int, after *string) (*audit.EventConnection, error)
+}
+
+// Safety is the blocks, mutes and keyword filters of a viewer: the
+// changes, the lists and the viewer's Set (safety.Service).
+type Safety interface {
+	Block(ctx context.Context, viewer, target weibo.UserID) (*weibo.User, error)
+	Unblock(ctx context.Context, viewer, target weibo.UserID) (*weibo.User, error)
+	Mute(ctx context.Context, viewer, target weibo.UserID, duration *int, notifications bool) (*weibo.User, error)
+	Unmute(ctx context.Context, viewer, target weibo.UserID) (*weibo.User, error)
+	CreateFilter(ctx context.Context, viewer weibo.UserID, in safety.FilterInput) (*safety.Filter, error)
+	DeleteFilter(ctx context.Context, viewer weibo.UserID, id string) (bool, error)
+	Filters(ctx context.Context, viewer weibo.UserID) ([]*safety.Filter, error)
+	BlockedUsers(ctx context.Context, viewer weibo.UserID, first *int, after *string) (*safety.BlockConnection, error)
+	MutedUsers(ctx context.Context, viewer weibo.UserID, first *int, after *string) (*safety.MuteConnection, error)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/org"
+	"github.com/weibohbase/gateway/weibo/safety"
 )
 
 // QueryLimits bound what one GraphQL operation may ask for; each is
@@ -158,6 +159,10 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// and Query.notifications are connections: their `first` counts.)
 	lists["Post.mentions"] = feed.MaxMentions
 	lists["Comment.mentions"] = feed.MaxMentions
+	// A viewer has at most safety.MaxFilters filters, and a post matches
+	// at most that many. (blockedUsers and mutedUsers are connections.)
+	lists["Query.filters"] = safety.MaxFilters
+	lists["Post.filtered"] = safety.MaxFilters
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
 	return nil
 }

@@ -19,6 +19,7 @@ func servicesOf(d *domain.Domain) resolvers.Services {
 		Comments:   d.Comments,
 		Reposts:    d.Reposts,
 		Topics:     d.Topics,
+		Safety:     d.Safety,
 		Org: resolvers.Org{
 			Roles:       d.Org.Roles,
 			Departments: d.Org.Departments,
