@@ -3365,12 +3365,12 @@ type MutedUserEdge {
 }
 
 extend type User {
-  "Whether the logged-in viewer blocks this user (UNAUTHENTICATED without a token)."
-  blockedByViewer: Boolean! @authenticated
-  "Whether this user blocks the logged-in viewer (UNAUTHENTICATED without a token)."
-  blocksViewer: Boolean! @authenticated
-  "Whether the logged-in viewer mutes this user now (UNAUTHENTICATED without a token)."
-  mutedByViewer: Boolean! @authenticated
+  "Whether the logged-in viewer blocks this user (false without a token, as followedByViewer)."
+  blockedByViewer: Boolean!
+  "Whether this user blocks the logged-in viewer (false without a token)."
+  blocksViewer: Boolean!
+  "Whether the logged-in viewer mutes this user now (false without a token)."
+  mutedByViewer: Boolean!
 }
 
 extend type Post {
@@ -11965,20 +11965,7 @@ func (ec *executionContext) _User_blockedByViewer(ctx context.Context, field gra
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.User().BlockedByViewer(ctx, obj)
 		},
-		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
-			directive0 := next
-
-			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Authenticated == nil {
-					var zeroVal bool
-					return zeroVal, errors.New("directive authenticated is not implemented")
-				}
-				return ec.Directives.Authenticated(ctx, obj, directive0)
-			}
-
-			next = directive1
-			return next
-		},
+		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
 			return ec.marshalNBoolean2bool(ctx, selections, v)
 		},
@@ -12001,20 +11988,7 @@ func (ec *executionContext) _User_blocksViewer(ctx context.Context, field graphq
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.User().BlocksViewer(ctx, obj)
 		},
-		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
-			directive0 := next
-
-			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Authenticated == nil {
-					var zeroVal bool
-					return zeroVal, errors.New("directive authenticated is not implemented")
-				}
-				return ec.Directives.Authenticated(ctx, obj, directive0)
-			}
-
-			next = directive1
-			return next
-		},
+		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
 			return ec.marshalNBoolean2bool(ctx, selections, v)
 		},
@@ -12037,20 +12011,7 @@ func (ec *executionContext) _User_mutedByViewer(ctx context.Context, field graph
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.User().MutedByViewer(ctx, obj)
 		},
-		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
-			directive0 := next
-
-			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Authenticated == nil {
-					var zeroVal bool
-					return zeroVal, errors.New("directive authenticated is not implemented")
-				}
-				return ec.Directives.Authenticated(ctx, obj, directive0)
-			}
-
-			next = directive1
-			return next
-		},
+		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
 			return ec.marshalNBoolean2bool(ctx, selections, v)
 		},

@@ -265,11 +265,15 @@ func TestSafetyErrors(t *testing.T) {
 				`mutation($id: ID!) { muteUser(userId: $id) { id } }`,
 				`mutation($id: ID!) { unmuteUser(userId: $id) { id } }`,
 				`mutation($id: ID!) { deleteFilter(id: $id) }`,
-				`query($id: ID!) { user(id: $id) { blockedByViewer } }`,
-				`query($id: ID!) { user(id: $id) { blocksViewer } }`,
-				`query($id: ID!) { user(id: $id) { mutedByViewer } }`,
 			} {
 				g.fails("", "UNAUTHENTICATED", q, id)
+			}
+			// The per-user flags answer false without a token, as
+			// followedByViewer does.
+			var anon struct{ User safetyUser }
+			g.ok("", `query($id: ID!) { user(id: $id) { `+safetyUserFields+` } }`, id, &anon)
+			if u := anon.User; u.BlockedByViewer || u.BlocksViewer || u.MutedByViewer {
+				t.Fatalf("anonymous view of bob = %+v, want every flag false", u)
 			}
 			for _, q := range []string{`{ blockedUsers { totalCount } }`, `{ mutedUsers { totalCount } }`, `{ filters { id } }`} {
 				g.fails("", "UNAUTHENTICATED", q, nil)
