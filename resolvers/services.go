@@ -156,7 +156,7 @@ type Reposts interface {
 // top and trending topics (topic.Service).
 type Topics interface {
 	Topic(ctx context.Context, name string) (*weibo.Topic, error)
-	TopicPosts(ctx context.Context, name string, p weibo.Page) (*feed.PostConnection, error)
+	TopicPosts(ctx context.Context, viewer weibo.UserID, name string, p weibo.Page) (*feed.PostConnection, error)
 	SearchTopics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
 	TopTopics(ctx context.Context, since, until time.Time, first *int) ([]*topic.TopicCount, error)
 	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)

@@ -125,6 +125,7 @@ type Service struct {
 	rel      *counted.Relation
 	accounts Accounts
 	notices  Notices
+	guard    Guard // nil: no blocks
 }
 
 // New returns the comments over st and registers with w the comment
@@ -183,8 +184,10 @@ func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op
 // not nil, and returns it. Content follows the post content rules
 // (validateContent). Errors: BAD_USER_INPUT for bad content or a replyTo
 // of another post; NOT_FOUND when the post or the comment replied to does
-// not exist; UNAUTHENTICATED when author has no users row (a token for a
-// user that is gone). A refused call writes nothing.
+// not exist; FORBIDDEN (safety.ErrForbiddenInteraction) when a block
+// stands between author and the post's author, or the replied comment's
+// author, either way; UNAUTHENTICATED when author has no users row (a
+// token for a user that is gone). A refused call writes nothing.
 //
 // The post, the author's users row and the comment replied to are read
 // with one GetMany. A comment is never older than its post, and a reply is
@@ -220,6 +223,13 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	}
 	if replyTo != nil && replyTo.Post != post {
 		return nil, weibo.BadInput("replyToId", "comment %s is on post %s, not on %s", replyTo, replyTo.Post, post)
+	}
+	blockers := []weibo.UserID{post.Author}
+	if replyTo != nil {
+		blockers = append(blockers, replyTo.Author)
+	}
+	if err := s.checkBlocks(ctx, author, blockers...); err != nil {
+		return nil, err
 	}
 	gets := []*hbase.Get{
 		{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}},
