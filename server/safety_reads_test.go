@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/safety"
+)
+
+// safetyUID parses a user's global id.
+func safetyUID(t testing.TB, id string) weibo.UserID {
+	t.Helper()
+	uid, err := weibo.ParseUserID(id)
+	if err != nil {
+		t.Fatalf("user id %q: %v", id, err)
+	}
+	return uid
+}
+
+// safetyPID parses a post's global id.
+func safetyPID(t testing.TB, id string) weibo.PostID {
+	t.Helper()
+	pid, err := weibo.ParsePostID(id)
+	if err != nil {
+		t.Fatalf("post id %q: %v", id, err)
+	}
+	return pid
+}
+
+// loadSafety gives viewer blocks of the users blocks, mutes of the users
+// mutes (until unmuted, notifications too) and filters keyword filters
+// of every context, half HIDE, half WARN, whose phrases match no text of
+// the tests (each "zq-filter-<i>"), through the safety service.
+func loadSafety(t testing.TB, g *gw, viewer weibo.UserID, blocks, mutes []weibo.UserID, filters int) {
+	t.Helper()
+	ctx := t.Context()
+	for _, u := range blocks {
+		if _, err := g.svc.Safety.Block(ctx, viewer, u); err != nil {
+			t.Fatalf("block %s: %v", u, err)
+		}
+	}
+	for _, u := range mutes {
+		if _, err := g.svc.Safety.Mute(ctx, viewer, u, nil, true); err != nil {
+			t.Fatalf("mute %s: %v", u, err)
+		}
+	}
+	for i := range filters {
+		action := safety.Hide
+		if i%2 == 1 {
+			action = safety.Warn
+		}
+		in := safety.FilterInput{Phrase: fmt.Sprintf("zq-filter-%d", i), Contexts: safety.AllContexts, Action: action}
+		if _, err := g.svc.Safety.CreateFilter(ctx, viewer, in); err != nil {
+			t.Fatalf("filter %d: %v", i, err)
+		}
+	}
+}
+
+// svcFilter gives viewer one keyword filter of phrase in contexts.
+func (g *gw) svcFilter(viewer weibo.UserID, phrase string, action safety.Action, contexts ...safety.Context) {
+	g.t.Helper()
+	if _, err := g.svc.Safety.CreateFilter(g.t.Context(), viewer, safety.FilterInput{Phrase: phrase, Contexts: contexts, Action: action}); err != nil {
+		g.t.Fatalf("filter %q: %v", phrase, err)
+	}
+}
+
+// svcBlock makes a block b through the safety service.
+func (g *gw) svcBlock(a, b account) {
+	g.t.Helper()
+	if _, err := g.svc.Safety.Block(g.t.Context(), safetyUID(g.t, a.ID), safetyUID(g.t, b.ID)); err != nil {
+		g.t.Fatalf("%s blocks %s: %v", a.Username, b.Username, err)
+	}
+}
+
+// seenTopicIDs returns the ids of every post of topic name token sees, paging
+// with first: n, newest first, and checks that every page but the last is
+// full.
+func (g *gw) seenTopicIDs(token, name string, n int) []string {
+	g.t.Helper()
+	var out []string
+	var after *string
+	for range 100 {
+		var d struct {
+			Topic *struct {
+				Posts struct {
+					Edges    []struct{ Node struct{ ID string } }
+					PageInfo struct {
+						HasNextPage bool
+						EndCursor   *string
+					}
+				}
+			}
+		}
+		g.ok(token, `query($name: String!, $first: Int, $after: String) { topic(name: $name) { posts(first: $first, after: $after) {
+			edges { node { id } } pageInfo { hasNextPage endCursor } } } }`, map[string]any{"name": name, "first": n, "after": after}, &d)
+		if d.Topic == nil {
+			g.t.Fatalf("topic %s: null", name)
+		}
+		p := d.Topic.Posts
+		for _, e := range p.Edges {
+			out = append(out, e.Node.ID)
+		}
+		if !p.PageInfo.HasNextPage {
+			return out
+		}
+		if len(p.Edges) != n {
+			g.t.Fatalf("topic %s, first %d: a page of %d edges with more to come (after %d)", name, n, len(p.Edges), len(out))
+		}
+		after = p.PageInfo.EndCursor
+	}
+	g.t.Fatalf("topic %s: no end after 100 pages", name)
+	return nil
+}
+
+// TestTopicPageHonoursBlocks checks a topic page over HTTP on both
+// backends: the posts of a user blocked either way, and reposts of them,
+// are gone for the viewer and the viewer's for them; a TOPIC HIDE filter
+// drops its posts (case-folded), a filter of other contexts does not;
+// mutes hide nothing there; pages of one and two edges stay full.
+func TestTopicPageHonoursBlocks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			const topic = "安全话题"
+			tag := "#" + topic + "# "
+			alice, bob, carol, dave, erin := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave"), g.register("erin")
+			a1 := g.publish(alice.token, tag+"alice one")
+			d1 := g.publish(dave.token, tag+"dave one")
+			b1 := g.publish(bob.token, tag+"bob one")
+			c1 := g.publish(carol.token, tag+"carol one")
+			var rp struct{ Repost postNode }
+			g.ok(erin.token, `mutation($id: ID!, $c: String) { repost(postId: $id, comment: $c) { id } }`, map[string]any{"id": b1.ID, "c": tag + "erin reposts bob"}, &rp)
+			time.Sleep(2 * time.Millisecond) // as g.publish: posts in distinct milliseconds
+			d2 := g.publish(dave.token, tag+"dave HIDEME two")
+			b2 := g.publish(bob.token, tag+"bob two")
+			d3 := g.publish(dave.token, tag+"dave three comments-only")
+			c2 := g.publish(carol.token, tag+"carol two")
+			e1 := g.publish(erin.token, tag+"erin one")
+
+			all := []string{e1.ID, c2.ID, d3.ID, b2.ID, d2.ID, rp.Repost.ID, c1.ID, b1.ID, d1.ID, a1.ID}
+			if got := g.seenTopicIDs("", topic, 3); !slices.Equal(got, all) {
+				t.Fatalf("anonymous: %v, want %v", got, all)
+			}
+
+			aid := safetyUID(t, alice.ID)
+			g.svcBlock(alice, bob)   // alice blocks bob
+			g.svcBlock(carol, alice) // carol blocks alice
+			g.svcFilter(aid, "hideme", safety.Hide, safety.ContextTopic)
+			g.svcFilter(aid, "COMMENTS-ONLY", safety.Hide, safety.ContextComments, safety.ContextHome)
+			if _, err := g.svc.Safety.Mute(t.Context(), aid, safetyUID(t, erin.ID), nil, true); err != nil {
+				t.Fatal(err)
+			}
+
+			wantAlice := []string{e1.ID, d3.ID, d1.ID, a1.ID}
+			for _, n := range []int{1, 2, 10} {
+				if got := g.seenTopicIDs(alice.token, topic, n); !slices.Equal(got, wantAlice) {
+					t.Fatalf("alice, first %d: %v, want %v (bob's, erin's repost of bob's, carol's and dave's HIDEME gone)", n, got, wantAlice)
+				}
+			}
+			without := func(drop ...string) []string {
+				return slices.DeleteFunc(slices.Clone(all), func(id string) bool { return slices.Contains(drop, id) })
+			}
+			if got, want := g.seenTopicIDs(bob.token, topic, 2), without(a1.ID); !slices.Equal(got, want) {
+				t.Fatalf("bob (blocked by alice): %v, want %v", got, want)
+			}
+			if got, want := g.seenTopicIDs(carol.token, topic, 2), without(a1.ID); !slices.Equal(got, want) {
+				t.Fatalf("carol (blocks alice): %v, want %v", got, want)
+			}
+			if got := g.seenTopicIDs(dave.token, topic, 4); !slices.Equal(got, all) {
+				t.Fatalf("dave: %v, want %v", got, all)
+			}
+			if got := g.seenTopicIDs("", topic, 4); !slices.Equal(got, all) {
+				t.Fatalf("anonymous after the blocks: %v, want %v", got, all)
+			}
+		})
+	}
+}
+
+// TestTopicPageWarnFilter checks at the service level (Post.filtered is
+// the schema's) that a TOPIC WARN filter keeps its posts on the viewer's
+// topic page with Filtered naming it, on a copy: another viewer's page of
+// the same posts has none.
+func TestTopicPageWarnFilter(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			alice, bob := g.register("alice"), g.register("bob")
+			w := g.publish(bob.token, "#话题# 剧透 in Chinese")
+			plain := g.publish(bob.token, "#话题# nothing")
+			aid := safetyUID(t, alice.ID)
+			g.svcFilter(aid, "剧透", safety.Warn, safety.ContextTopic)
+			g.svcFilter(aid, "nothing", safety.Warn, safety.ContextComments)
+			page, err := g.svc.Topics.TopicPosts(t.Context(), aid, "话题", weibo.Page{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Edges) != 2 || page.Edges[0].Post.ID != safetyPID(t, plain.ID) || page.Edges[1].Post.ID != safetyPID(t, w.ID) {
+				t.Fatalf("alice's page: %+v", page.Edges)
+			}
+			if f := page.Edges[1].Post.Filtered; len(f) != 1 || f[0].Phrase != "剧透" || f[0].Action != safety.Warn {
+				t.Fatalf("the warned post's filtered: %+v", f)
+			}
+			if f := page.Edges[0].Post.Filtered; f != nil {
+				t.Fatalf("the plain post's filtered: %+v (a COMMENTS filter)", f)
+			}
+			other, err := g.svc.Topics.TopicPosts(t.Context(), safetyUID(t, bob.ID), "话题", weibo.Page{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range other.Edges {
+				if e.Post.Filtered != nil {
+					t.Fatalf("bob's page carries alice's filter: %+v", e.Post.Filtered)
+				}
+			}
+		})
+	}
+}
