@@ -219,3 +219,192 @@ func TestTopicPageWarnFilter(t *testing.T) {
 		})
 	}
 }
+
+// seenComments returns the contents of the comments of post token sees,
+// paging with first: n, newest first, and checks that every page but the
+// last is full.
+func (g *gw) seenComments(token, post string, n int) []string {
+	g.t.Helper()
+	var out []string
+	var after *string
+	for range 100 {
+		var d struct {
+			Post *struct {
+				Comments struct {
+					Edges    []struct{ Node struct{ Content string } }
+					PageInfo struct {
+						HasNextPage bool
+						EndCursor   *string
+					}
+				}
+			}
+		}
+		g.ok(token, `query($id: ID!, $first: Int, $after: String) { post(id: $id) { comments(first: $first, after: $after) {
+			edges { node { content } } pageInfo { hasNextPage endCursor } } } }`, map[string]any{"id": post, "first": n, "after": after}, &d)
+		if d.Post == nil {
+			g.t.Fatalf("post %s: null", post)
+		}
+		c := d.Post.Comments
+		for _, e := range c.Edges {
+			out = append(out, e.Node.Content)
+		}
+		if !c.PageInfo.HasNextPage {
+			return out
+		}
+		if len(c.Edges) != n {
+			g.t.Fatalf("comments of %s, first %d: a page of %d edges with more to come (after %d)", post, n, len(c.Edges), len(out))
+		}
+		after = c.PageInfo.EndCursor
+	}
+	g.t.Fatalf("comments of %s: no end after 100 pages", post)
+	return nil
+}
+
+// TestCommentThreadHonoursBlocks checks a post's comments over HTTP on
+// both backends: comments by a user blocked either way are gone for the
+// viewer and the viewer's for them; a COMMENTS HIDE filter drops its
+// comments (case-folded), a filter of other contexts does not; pages of
+// one and two edges stay full; others and anonymous see every comment.
+func TestCommentThreadHonoursBlocks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			alice, bob, carol, dave, erin := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave"), g.register("erin")
+			p := g.publish(dave.token, "a post to comment on")
+			for _, c := range []struct {
+				who  account
+				text string
+			}{{alice, "a c1"}, {bob, "b c1"}, {carol, "c c1"}, {erin, "a Spoiler inside"}, {erin, "fine"}, {bob, "b c2"}, {dave, "d c1"}} {
+				g.addComment(c.who.token, p.ID, c.text, "")
+			}
+			all := []string{"d c1", "b c2", "fine", "a Spoiler inside", "c c1", "b c1", "a c1"}
+			aid := safetyUID(t, alice.ID)
+			g.svcBlock(alice, bob)
+			g.svcBlock(carol, alice)
+			g.svcFilter(aid, "SPOILER", safety.Hide, safety.ContextComments)
+			g.svcFilter(aid, "fine", safety.Hide, safety.ContextTopic, safety.ContextHome, safety.ContextNotifications)
+			g.svcFilter(aid, "d c1", safety.Warn, safety.ContextComments) // no Comment.filtered: kept as it is
+
+			for _, n := range []int{1, 2, 10} {
+				if got, want := g.seenComments(alice.token, p.ID, n), []string{"d c1", "fine", "a c1"}; !slices.Equal(got, want) {
+					t.Fatalf("alice, first %d: %q, want %q", n, got, want)
+				}
+			}
+			withoutAlice := []string{"d c1", "b c2", "fine", "a Spoiler inside", "c c1", "b c1"}
+			for _, v := range []account{bob, carol} {
+				if got := g.seenComments(v.token, p.ID, 2); !slices.Equal(got, withoutAlice) {
+					t.Fatalf("%s: %q, want %q", v.Username, got, withoutAlice)
+				}
+			}
+			for _, tk := range []string{dave.token, erin.token, ""} {
+				if got := g.seenComments(tk, p.ID, 3); !slices.Equal(got, all) {
+					t.Fatalf("%q: %q, want %q", tk, got, all)
+				}
+			}
+			// A page backward (last/before) honours the same rules.
+			var d struct {
+				Post struct {
+					Comments struct{ Edges []struct{ Node struct{ Content string } } }
+				}
+			}
+			g.ok(alice.token, `query($id: ID!) { post(id: $id) { comments(last: 2) { edges { node { content } } } } }`, map[string]any{"id": p.ID}, &d)
+			var got []string
+			for _, e := range d.Post.Comments.Edges {
+				got = append(got, e.Node.Content)
+			}
+			if want := []string{"fine", "a c1"}; !slices.Equal(got, want) {
+				t.Fatalf("alice, last 2: %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestBlockedAuthorIsNone checks over HTTP on both backends that, across
+// a block either way, post(id:) of the other's post answers null as for a
+// missing post, and the other's posts are an empty connection with
+// totalCount 0; the author, others and anonymous read them as before.
+func TestBlockedAuthorIsNone(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			alice, bob, carol, dave := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave")
+			a1 := g.publish(alice.token, "alice one")
+			b1 := g.publish(bob.token, "bob one")
+			c1 := g.publish(carol.token, "carol one")
+			g.svcBlock(alice, bob)
+			g.svcBlock(carol, alice)
+
+			postOf := func(token, id string) *struct{ ID string } {
+				t.Helper()
+				var d struct{ Post *struct{ ID string } }
+				g.ok(token, `query($id: ID!) { post(id: $id) { id } }`, map[string]any{"id": id}, &d)
+				return d.Post
+			}
+			for _, c := range []struct {
+				who  string
+				tk   string
+				post postNode
+				seen bool
+			}{
+				{"bob of alice's (blocked by her)", bob.token, a1, false},
+				{"carol of alice's (blocks her)", carol.token, a1, false},
+				{"alice of bob's (blocks him)", alice.token, b1, false},
+				{"alice of carol's (blocked by her)", alice.token, c1, false},
+				{"alice of her own", alice.token, a1, true},
+				{"dave of alice's", dave.token, a1, true},
+				{"anonymous of alice's", "", a1, true},
+				{"bob of carol's", bob.token, c1, true},
+			} {
+				if got := postOf(c.tk, c.post.ID); (got != nil) != c.seen || (got != nil && got.ID != c.post.ID) {
+					t.Fatalf("%s: post = %+v, want seen %v", c.who, got, c.seen)
+				}
+			}
+
+			type posts struct {
+				User struct {
+					Posts struct {
+						TotalCount int
+						Edges      []struct{ Node struct{ ID string } }
+						PageInfo   struct{ HasNextPage, HasPreviousPage bool }
+					}
+				}
+			}
+			postsOf := func(token, uid string) posts {
+				t.Helper()
+				var d posts
+				g.ok(token, `query($id: ID!) { user(id: $id) { posts(first: 10) { totalCount edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } } }`,
+					map[string]any{"id": uid}, &d)
+				return d
+			}
+			for _, c := range []struct {
+				who   string
+				tk    string
+				owner account
+				n     int
+			}{
+				{"bob of alice", bob.token, alice, 0},
+				{"carol of alice", carol.token, alice, 0},
+				{"alice of bob", alice.token, bob, 0},
+				{"alice of carol", alice.token, carol, 0},
+				{"alice of herself", alice.token, alice, 1},
+				{"dave of alice", dave.token, alice, 1},
+				{"anonymous of alice", "", alice, 1},
+			} {
+				d := postsOf(c.tk, c.owner.ID).User.Posts
+				if len(d.Edges) != c.n || d.TotalCount != c.n || d.PageInfo.HasNextPage || d.PageInfo.HasPreviousPage {
+					t.Fatalf("%s: %+v, want %d edges and totalCount %d", c.who, d, c.n, c.n)
+				}
+			}
+			// Bad paging arguments are still BAD_USER_INPUT across a block.
+			g.fails(bob.token, "BAD_USER_INPUT", `query($id: ID!) { user(id: $id) { posts(first: 0) { totalCount } } }`, map[string]any{"id": alice.ID})
+
+			// Unblocked, alice's post is bob's to read again.
+			if _, err := g.svc.Safety.Unblock(t.Context(), safetyUID(t, alice.ID), safetyUID(t, bob.ID)); err != nil {
+				t.Fatal(err)
+			}
+			if postOf(bob.token, a1.ID) == nil || len(postsOf(bob.token, alice.ID).User.Posts.Edges) != 1 {
+				t.Fatal("after the unblock bob still does not see alice's post")
+			}
+		})
+	}
+}
