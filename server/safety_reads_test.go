@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -405,6 +406,113 @@ func TestBlockedAuthorIsNone(t *testing.T) {
 			if postOf(bob.token, a1.ID) == nil || len(postsOf(bob.token, alice.ID).User.Posts.Edges) != 1 {
 				t.Fatal("after the unblock bob still does not see alice's post")
 			}
+		})
+	}
+}
+
+// TestInteractionsAcrossBlockForbidden checks over HTTP on both backends
+// that like, repost (of the post or of a repost of it), comment and reply
+// across a block, each direction, are FORBIDDEN with one message that
+// does not say who blocked whom, and write nothing: no counter moves, no
+// post or comment is made. Unlike is not refused; others interact as
+// before.
+func TestInteractionsAcrossBlockForbidden(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			alice, bob, carol, dave := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave")
+			a1 := g.publish(alice.token, "alice one")
+			b1 := g.publish(bob.token, "bob one")
+			d1 := g.publish(dave.token, "dave one")
+			var rp struct{ Repost struct{ ID string } }
+			g.ok(dave.token, `mutation($id: ID!) { repost(postId: $id) { id } }`, map[string]any{"id": a1.ID}, &rp)
+			aliceOnD1 := g.addComment(alice.token, d1.ID, "alice on dave's", "")
+			bobOnD1 := g.addComment(bob.token, d1.ID, "bob on dave's", "")
+			const like = `mutation($p: ID!) { likePost(postId: $p) { id } }`
+			g.ok(bob.token, like, map[string]any{"p": a1.ID}, nil) // a like from before the block
+			g.svcBlock(alice, bob)
+
+			type counts struct {
+				Post struct{ LikeCount, RepostCount, CommentCount int }
+			}
+			read := func(id string) counts {
+				t.Helper()
+				var d counts
+				g.ok("", `query($id: ID!) { post(id: $id) { likeCount repostCount commentCount } }`, map[string]any{"id": id}, &d)
+				return d
+			}
+			postCount := func(a account) int {
+				t.Helper()
+				return g.user("", a.ID).PostCount
+			}
+			beforeA, beforeB, beforeD := read(a1.ID), read(b1.ID), read(d1.ID)
+			aliceN, bobN := postCount(alice), postCount(bob)
+
+			const (
+				repost  = `mutation($p: ID!) { repost(postId: $p, comment: "across") { id } }`
+				comment = `mutation($p: ID!, $r: ID) { addComment(postId: $p, content: "across", replyToId: $r) { id } }`
+			)
+			var msgs []string
+			for _, c := range []struct {
+				what  string
+				token string
+				query string
+				vars  map[string]any
+			}{
+				{"bob likes alice's post", bob.token, like, map[string]any{"p": a1.ID}},
+				{"alice likes bob's post", alice.token, like, map[string]any{"p": b1.ID}},
+				{"bob reposts alice's post", bob.token, repost, map[string]any{"p": a1.ID}},
+				{"bob reposts dave's repost of alice's post", bob.token, repost, map[string]any{"p": rp.Repost.ID}},
+				{"alice reposts bob's post", alice.token, repost, map[string]any{"p": b1.ID}},
+				{"bob comments on alice's post", bob.token, comment, map[string]any{"p": a1.ID}},
+				{"alice comments on bob's post", alice.token, comment, map[string]any{"p": b1.ID}},
+				{"bob replies to alice's comment on dave's post", bob.token, comment, map[string]any{"p": d1.ID, "r": aliceOnD1.ID}},
+				{"alice replies to bob's comment on dave's post", alice.token, comment, map[string]any{"p": d1.ID, "r": bobOnD1.ID}},
+			} {
+				e := g.fails(c.token, "FORBIDDEN", c.query, c.vars)
+				msgs = append(msgs, e.Message)
+				for _, name := range []string{"alice", "bob", "blocked"} {
+					if strings.Contains(e.Message, name) {
+						t.Fatalf("%s: message %q names %q", c.what, e.Message, name)
+					}
+				}
+			}
+			if len(slices.Compact(slices.Clone(msgs))) != 1 {
+				t.Fatalf("the refusals' messages differ: %q", msgs)
+			}
+			if got := read(a1.ID); got != beforeA {
+				t.Fatalf("alice's post after the refusals: %+v, was %+v", got, beforeA)
+			}
+			if got := read(b1.ID); got != beforeB {
+				t.Fatalf("bob's post after the refusals: %+v, was %+v", got, beforeB)
+			}
+			if got := read(d1.ID); got != beforeD {
+				t.Fatalf("dave's post after the refusals: %+v, was %+v", got, beforeD)
+			}
+			if a, b := postCount(alice), postCount(bob); a != aliceN || b != bobN {
+				t.Fatalf("postCounts after the refusals: alice %d bob %d, were %d %d", a, b, aliceN, bobN)
+			}
+			if got := g.seenComments("", d1.ID, 10); !slices.Equal(got, []string{"bob on dave's", "alice on dave's"}) {
+				t.Fatalf("dave's comments after the refusals: %q", got)
+			}
+
+			// Unlike is not refused: bob's like from before the block goes.
+			g.ok(bob.token, `mutation($p: ID!) { unlikePost(postId: $p) { id } }`, map[string]any{"p": a1.ID}, nil)
+			if got := read(a1.ID).Post.LikeCount; got != beforeA.Post.LikeCount-1 {
+				t.Fatalf("alice's likeCount after bob's unlike: %d, want %d", got, beforeA.Post.LikeCount-1)
+			}
+			// Others interact as before: carol likes, comments on and
+			// reposts alice's post, and replies to bob's comment.
+			g.ok(carol.token, like, map[string]any{"p": a1.ID}, nil)
+			g.ok(carol.token, comment, map[string]any{"p": a1.ID}, nil)
+			g.ok(carol.token, repost, map[string]any{"p": a1.ID}, nil)
+			g.ok(carol.token, comment, map[string]any{"p": d1.ID, "r": bobOnD1.ID}, nil)
+			// Unblocked, bob interacts with alice again.
+			if _, err := g.svc.Safety.Unblock(t.Context(), safetyUID(t, alice.ID), safetyUID(t, bob.ID)); err != nil {
+				t.Fatal(err)
+			}
+			g.ok(bob.token, like, map[string]any{"p": a1.ID}, nil)
+			g.ok(bob.token, comment, map[string]any{"p": d1.ID, "r": aliceOnD1.ID}, nil)
 		})
 	}
 }
