@@ -305,7 +305,9 @@ func TestCommentThreadHonoursBlocks(t *testing.T) {
 			// A page backward (last/before) honours the same rules.
 			var d struct {
 				Post struct {
-					Comments struct{ Edges []struct{ Node struct{ Content string } } }
+					Comments struct {
+						Edges []struct{ Node struct{ Content string } }
+					}
 				}
 			}
 			g.ok(alice.token, `query($id: ID!) { post(id: $id) { comments(last: 2) { edges { node { content } } } } }`, map[string]any{"id": p.ID}, &d)
