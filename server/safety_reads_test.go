@@ -302,6 +302,12 @@ func TestCommentThreadHonoursBlocks(t *testing.T) {
 					t.Fatalf("%q: %q, want %q", tk, got, all)
 				}
 			}
+			// The viewer's safety row is read in the page's first scan: a
+			// page costs the viewer what it costs anonymous.
+			const page = `query($id: ID!) { post(id: $id) { comments(first: 10) { edges { node { content } } } } }`
+			if anon, mine := g.okCalls("", page, map[string]any{"id": p.ID}, nil), g.okCalls(alice.token, page, map[string]any{"id": p.ID}, nil); mine != anon {
+				t.Fatalf("store calls of a comments page: alice's %v, anonymous %v", mine, anon)
+			}
 			// A page backward (last/before) honours the same rules.
 			var d struct {
 				Post struct {
@@ -396,6 +402,15 @@ func TestBlockedAuthorIsNone(t *testing.T) {
 				d := postsOf(c.tk, c.owner.ID).User.Posts
 				if len(d.Edges) != c.n || d.TotalCount != c.n || d.PageInfo.HasNextPage || d.PageInfo.HasPreviousPage {
 					t.Fatalf("%s: %+v, want %d edges and totalCount %d", c.who, d, c.n, c.n)
+				}
+			}
+			// The viewer's safety row is read with the posts' scan: a page
+			// costs the viewer what it costs anonymous, blocked or not.
+			const page = `query($id: ID!) { user(id: $id) { posts(first: 10) { edges { node { id } } } } }`
+			anon := g.okCalls("", page, map[string]any{"id": alice.ID}, nil)
+			for _, tk := range []string{bob.token, dave.token} {
+				if calls := g.okCalls(tk, page, map[string]any{"id": alice.ID}, nil); calls != anon {
+					t.Fatalf("store calls of alice's posts: %v, anonymous %v", calls, anon)
 				}
 			}
 			// Bad paging arguments are still BAD_USER_INPUT across a block.

@@ -411,10 +411,11 @@ const commentRounds = 9
 // post's content rowkey, reversed for Last/Before, reading on past the
 // rows it skips (deleted comments). A missing post has no comments.
 //
-// For a logged-in viewer (not 0) it reads the viewer's safety row first
-// (one Get) and leaves out the comments by a user blocked either way and
-// those a COMMENTS filter with action HIDE matches; a page reads on past
-// them within commentRounds scans. Comments carry no filter results, so a
+// For a logged-in viewer (not 0) the first scan reads the viewer's safety
+// row too (one ScanMany: no store call of its own), and the page leaves
+// out the comments by a user blocked either way and those a COMMENTS
+// filter with action HIDE matches; a page reads on past them within
+// commentRounds scans. Comments carry no filter results, so a
 // WARN filter leaves a comment as it is. Errors: BAD_USER_INPUT for bad
 // paging arguments.
 func (s *Service) PostCommentsFor(ctx context.Context, viewer weibo.UserID, post weibo.PostID, p weibo.Page) (_ *CommentConnection, err error) {
@@ -423,14 +424,11 @@ func (s *Service) PostCommentsFor(ctx context.Context, viewer weibo.UserID, post
 		Scan: hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(post)}}
 	var set *safety.Set
 	if viewer != 0 {
-		if _, err := q.Window(p); err != nil {
-			return nil, err // bad arguments read nothing
+		q.Rounds, q.With = commentRounds, safety.RowScan(viewer)
+		q.WithRows = func(rows []*hbase.Result) error {
+			set = safety.FromRows(viewer, rows, s.w.NowMillis())
+			return nil
 		}
-		r, err := s.st.Get(ctx, safety.RowGet(viewer))
-		if err != nil {
-			return nil, err
-		}
-		set, q.Rounds = safety.FromRow(viewer, r, s.w.NowMillis()), commentRounds
 	}
 	edges, info, err := paging.ReadBoth(ctx, s.st, q, p,
 		func(_ context.Context, rows []*hbase.Result) ([]*Comment, error) {

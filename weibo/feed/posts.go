@@ -349,9 +349,13 @@ func NewPostEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cur
 // prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
 // "查看自己发布的微博"), reversed for Last/Before.
 // Errors: BAD_USER_INPUT for bad paging arguments.
-func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page) (_ *PostConnection, err error) {
+func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page) (*PostConnection, error) {
+	return s.userPosts(ctx, userPostsQuery(uid), p)
+}
+
+// userPosts reads the page p of the posts q lists (userPostsQuery).
+func (s *Service) userPosts(ctx context.Context, q paging.Query, p weibo.Page) (_ *PostConnection, err error) {
 	defer weibo.Wrap(&err, "posts of a user")
-	q := userPostsQuery(uid)
 	edges, info, err := paging.ReadBoth(ctx, s.st, q, p,
 		func(_ context.Context, rows []*hbase.Result) ([]*Post, error) {
 			out := make([]*Post, len(rows))

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
@@ -38,33 +39,27 @@ func (s *Service) PostFor(ctx context.Context, viewer weibo.UserID, id weibo.Pos
 // UserPostsFor pages through uid's posts newest first, both ways, as
 // viewer sees them: UserPosts, or an empty connection (Hidden set, no
 // cursors) when a block stands between viewer and uid, either way. For a
-// logged-in viewer (not 0) other than uid it reads the viewer's safety row
-// first (one Get); a blocked author's posts are not read. Errors:
-// BAD_USER_INPUT for bad paging arguments.
+// logged-in viewer (not 0) other than uid the page's first scan reads the
+// viewer's safety row too (one ScanMany: no store call of its own).
+// Errors: BAD_USER_INPUT for bad paging arguments.
 func (s *Service) UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*PostConnection, error) {
+	q := userPostsQuery(uid)
 	if viewer != 0 && viewer != uid {
-		blocked, err := s.blockedAuthor(ctx, viewer, uid, p)
-		if err != nil {
-			return nil, err
-		}
-		if blocked {
-			return &PostConnection{Edges: []PostEdge{}, Hidden: true}, nil
+		q.With = safety.RowScan(viewer)
+		q.WithRows = func(rows []*hbase.Result) error {
+			if safety.FromRows(viewer, rows, s.w.NowMillis()).Blocked(uid) {
+				return errBlockedAuthor
+			}
+			return nil
 		}
 	}
-	return s.UserPosts(ctx, uid, p)
+	page, err := s.userPosts(ctx, q, p)
+	if errors.Is(err, errBlockedAuthor) {
+		return &PostConnection{Edges: []PostEdge{}, Hidden: true}, nil
+	}
+	return page, err
 }
 
-// blockedAuthor validates p as a page of uid's posts, then reads viewer's
-// safety row and reports whether a block stands between viewer and uid.
-func (s *Service) blockedAuthor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (_ bool, err error) {
-	defer weibo.Wrap(&err, "posts of a user")
-	q := userPostsQuery(uid)
-	if _, err := q.Window(p); err != nil {
-		return false, err // bad arguments read nothing
-	}
-	r, err := s.st.Get(ctx, safety.RowGet(viewer))
-	if err != nil {
-		return false, err
-	}
-	return safety.FromRow(viewer, r, s.w.NowMillis()).Blocked(uid), nil
-}
+// errBlockedAuthor ends the read of a page of posts whose author is
+// blocked either way by the viewer (UserPostsFor).
+var errBlockedAuthor = errors.New("author blocked either way")
