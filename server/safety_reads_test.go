@@ -533,3 +533,92 @@ func TestInteractionsAcrossBlockForbidden(t *testing.T) {
 		})
 	}
 }
+
+// TestTopicPageReadsOn checks over HTTP on both backends that a topic page
+// whose newest entries are all out of the viewer's sight reads on until it
+// is full, within the documented bound (topicRounds rounds of one
+// ScanMany and one GetMany each, after the topic's Get), and that a page
+// cut short by the bound ends with a cursor the next page goes on from.
+func TestTopicPageReadsOn(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			const topic = "读下去"
+			alice, bob, dave := g.register("alice"), g.register("bob"), g.register("dave")
+			d1 := g.publish(dave.token, "#"+topic+"# dave one")
+			d2 := g.publish(dave.token, "#"+topic+"# dave two")
+			for i := range 12 {
+				g.publish(bob.token, fmt.Sprintf("#%s# bob %d", topic, i))
+			}
+			g.svcBlock(alice, bob)
+			const q = `query($name: String!, $first: Int) { topic(name: $name) { posts(first: $first) { edges { node { id } } pageInfo { hasNextPage } } } }`
+			var d struct {
+				Topic struct {
+					Posts struct {
+						Edges    []struct{ Node struct{ ID string } }
+						PageInfo struct{ HasNextPage bool }
+					}
+				}
+			}
+			calls := g.okCalls(alice.token, q, map[string]any{"name": topic, "first": 2}, &d)
+			var got []string
+			for _, e := range d.Topic.Posts.Edges {
+				got = append(got, e.Node.ID)
+			}
+			if want := []string{d2.ID, d1.ID}; !slices.Equal(got, want) || d.Topic.Posts.PageInfo.HasNextPage {
+				t.Fatalf("alice, first 2 behind 12 of bob's: %v (more %v), want %v", got, d.Topic.Posts.PageInfo.HasNextPage, want)
+			}
+			// 12 dropped entries, 3 a round (the page and one more): 5
+			// rounds, within the bound of 9.
+			if calls < 3 || calls > 1+2*9 {
+				t.Fatalf("store calls of the page: %v, want 3 to %d", calls, 1+2*9)
+			}
+			// Behind more than the bound reads (9 rounds of 2 entries for
+			// first: 1), the page ends short with a cursor; paging on finds
+			// dave's posts.
+			for i := range 20 {
+				g.publish(bob.token, fmt.Sprintf("#%s# bob more %d", topic, i))
+			}
+			got, short := g.seenTopicIDsShort(alice.token, topic, 1)
+			if !slices.Equal(got, []string{d2.ID, d1.ID}) || short == 0 {
+				t.Fatalf("alice, first 1 behind 32 of bob's: %v in %d short pages, want %v behind at least one", got, short, []string{d2.ID, d1.ID})
+			}
+		})
+	}
+}
+
+// seenTopicIDsShort is seenTopicIDs where a page may end short (the bound
+// of a page's reads) as long as it says more follow; short counts those.
+func (g *gw) seenTopicIDsShort(token, name string, n int) (ids []string, short int) {
+	g.t.Helper()
+	var out []string
+	var after *string
+	for range 100 {
+		var d struct {
+			Topic struct {
+				Posts struct {
+					Edges    []struct{ Node struct{ ID string } }
+					PageInfo struct {
+						HasNextPage bool
+						EndCursor   *string
+					}
+				}
+			}
+		}
+		g.ok(token, `query($name: String!, $first: Int, $after: String) { topic(name: $name) { posts(first: $first, after: $after) {
+			edges { node { id } } pageInfo { hasNextPage endCursor } } } }`, map[string]any{"name": name, "first": n, "after": after}, &d)
+		p := d.Topic.Posts
+		for _, e := range p.Edges {
+			out = append(out, e.Node.ID)
+		}
+		if !p.PageInfo.HasNextPage {
+			return out, short
+		}
+		if len(p.Edges) < n {
+			short++
+		}
+		after = p.PageInfo.EndCursor
+	}
+	g.t.Fatalf("topic %s: no end after 100 pages", name)
+	return nil, 0
+}
