@@ -53,7 +53,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*comment.CommentConnection, error) {
-	page, err := r.Svc.Comments.PostComments(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+	page, err := r.Svc.Comments.PostCommentsFor(ctx, viewerOf(ctx), obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,17 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*feed.Post, error)
 	if err != nil {
 		return nil, err
 	}
-	return loaders.For(ctx).Posts().Load(ctx, post)()
+	viewer := viewerOf(ctx)
+	if viewer == 0 || viewer == post.Author {
+		return loaders.For(ctx).Posts().Load(ctx, post)()
+	}
+	// Across a block, either way, the post is none for this viewer.
+	p, err := r.Svc.Feed.PostFor(ctx, viewer, post)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	loaders.For(ctx).PrimePost(ctx, post, p)
+	return p, nil
 }
 
 // PostCount is the resolver for the postCount field.
@@ -52,9 +62,9 @@ func (r *userResolver) PostCount(ctx context.Context, obj *weibo.User) (int, err
 
 // Posts is the resolver for the posts field.
 func (r *userResolver) Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*feed.PostConnection, error) {
-	page, err := r.Svc.Feed.UserPosts(ctx, obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
-	if err != nil {
-		return nil, err
+	page, err := r.Svc.Feed.UserPostsFor(ctx, viewerOf(ctx), obj.ID, weibo.Page{First: first, After: after, Last: last, Before: before})
+	if err != nil || page.Hidden {
+		return page, err
 	}
 	if page.TotalCount, err = totalCount(ctx, obj, func(u *weibo.User) int64 { return u.PostCount }); err != nil {
 		return nil, err

@@ -92,13 +92,14 @@ type Accounts interface {
 	UserCount(ctx context.Context) (int64, error)
 }
 
-// Feed is the posts: publish, delete, reads by id and a user's posts
-// (feed.Service).
+// Feed is the posts: publish, delete, reads by id and a user's posts, the
+// latter two as a viewer sees them (feed.Service).
 type Feed interface {
 	Publish(ctx context.Context, author weibo.UserID, content string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id weibo.PostID) (bool, error)
 	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
-	UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page) (*feed.PostConnection, error)
+	PostFor(ctx context.Context, viewer weibo.UserID, id weibo.PostID) (*feed.Post, error)
+	UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*feed.PostConnection, error)
 }
 
 // Follows is the follow pair: follow, unfollow, the lists and the
@@ -141,12 +142,12 @@ type Likes interface {
 }
 
 // Comments is the comments on posts: add, delete, reads by id and a
-// post's list (comment.Service).
+// post's list as a viewer sees it (comment.Service).
 type Comments interface {
 	AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, viewer weibo.UserID, id weibo.CommentID) (bool, error)
 	GetComments(ctx context.Context, ids []weibo.CommentID) ([]*comment.Comment, error)
-	PostComments(ctx context.Context, post weibo.PostID, p weibo.Page) (*comment.CommentConnection, error)
+	PostCommentsFor(ctx context.Context, viewer weibo.UserID, post weibo.PostID, p weibo.Page) (*comment.CommentConnection, error)
 }
 
 // Reposts is the repost of a post: repost and a post's reposts
@@ -160,7 +161,7 @@ type Reposts interface {
 // top and trending topics (topic.Service).
 type Topics interface {
 	Topic(ctx context.Context, name string) (*weibo.Topic, error)
-	TopicPosts(ctx context.Context, name string, p weibo.Page) (*feed.PostConnection, error)
+	TopicPosts(ctx context.Context, viewer weibo.UserID, name string, p weibo.Page) (*feed.PostConnection, error)
 	SearchTopics(ctx context.Context, prefix string, first *int) ([]*weibo.Topic, error)
 	TopTopics(ctx context.Context, since, until time.Time, first *int) ([]*topic.TopicCount, error)
 	TrendingTopics(ctx context.Context, at time.Time, window topic.TrendWindow, first *int) ([]*topic.TopicTrend, error)

@@ -8,11 +8,11 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 )
 
-// topicPosts is Topic.posts: one page of t's posts (feed's TopicPosts),
+// topicPosts is Topic.posts: one page of t's posts as the viewer sees it (TopicPosts),
 // its totalCount t's postCount when the query selects it, and the page's
 // prefetch (prefetchPosts), as every list of posts.
 func (r *topicResolver) topicPosts(ctx context.Context, t *weibo.Topic, p weibo.Page) (*feed.PostConnection, error) {
-	page, err := r.Svc.Topics.TopicPosts(ctx, t.Name, p)
+	page, err := r.Svc.Topics.TopicPosts(ctx, viewerOf(ctx), t.Name, p)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/seed"
+	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
@@ -370,6 +371,48 @@ func TestTopicStoreCallsConstant(t *testing.T) {
 			for _, c := range costs {
 				if c != 3 {
 					t.Fatalf("store calls per topic page for first = 1, 20, 50, 100: %v; want 3 each", costs)
+				}
+			}
+
+			// A logged-in viewer with 100 blocks, 100 mutes and 20 filters:
+			// the safety row is read in the page's GetMany of its posts, so
+			// the cost stays 3. The blocked users post nothing in the topic
+			// and no filter matches (pages full without reading on); the
+			// muted users post in it, and mutes hide nothing on a topic page.
+			viewer := g.register("topicviewer")
+			inTopic := map[uint64]bool{}
+			for _, p := range indexTopics(ds).posts[name] {
+				inTopic[p.Author] = true
+			}
+			var blocks, mutes []weibo.UserID
+			for _, u := range ds.Users {
+				if inTopic[u.ID] && len(mutes) < 100 {
+					mutes = append(mutes, weibo.UserID(u.ID))
+				} else if !inTopic[u.ID] && len(blocks) < 100 {
+					blocks = append(blocks, weibo.UserID(u.ID))
+				}
+			}
+			if len(blocks) != 100 || len(mutes) == 0 {
+				t.Fatalf("demo users: %d to block, %d to mute", len(blocks), len(mutes))
+			}
+			loadSafety(t, g, safetyUID(t, viewer.ID), blocks, mutes, 20)
+			for i, first := range []int{1, 20, 50, 100} {
+				var anon, d topicPage
+				g.ok("", q, map[string]any{"name": name, "first": first}, &anon)
+				calls := g.okCalls(viewer.token, q, map[string]any{"name": name, "first": first}, &d)
+				if d.Topic == nil || len(d.Topic.Posts.Edges) != first {
+					t.Fatalf("viewer, first %d: %+v", first, d.Topic)
+				}
+				for j := range d.Topic.Posts.Edges {
+					if d.Topic.Posts.Edges[j].Node.ID != anon.Topic.Posts.Edges[j].Node.ID {
+						t.Fatalf("viewer, first %d: edge %d is %s, anonymous %s", first, j, d.Topic.Posts.Edges[j].Node.ID, anon.Topic.Posts.Edges[j].Node.ID)
+					}
+				}
+				costs[i] = calls
+			}
+			for _, c := range costs {
+				if c != 3 {
+					t.Fatalf("store calls per topic page of a viewer with 100 blocks, 100 mutes and 20 filters for first = 1, 20, 50, 100: %v; want 3 each", costs)
 				}
 			}
 

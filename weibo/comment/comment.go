@@ -15,6 +15,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -125,6 +126,7 @@ type Service struct {
 	rel      *counted.Relation
 	accounts Accounts
 	notices  Notices
+	guard    Guard // nil: no blocks
 }
 
 // New returns the comments over st and registers with w the comment
@@ -183,8 +185,10 @@ func (s *Service) commentOp(ctx context.Context, c weibo.CommentID) (*counted.Op
 // not nil, and returns it. Content follows the post content rules
 // (validateContent). Errors: BAD_USER_INPUT for bad content or a replyTo
 // of another post; NOT_FOUND when the post or the comment replied to does
-// not exist; UNAUTHENTICATED when author has no users row (a token for a
-// user that is gone). A refused call writes nothing.
+// not exist; FORBIDDEN (safety.ErrForbiddenInteraction) when a block
+// stands between author and the post's author, or the replied comment's
+// author, either way; UNAUTHENTICATED when author has no users row (a
+// token for a user that is gone). A refused call writes nothing.
 //
 // The post, the author's users row and the comment replied to are read
 // with one GetMany. A comment is never older than its post, and a reply is
@@ -220,6 +224,13 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	}
 	if replyTo != nil && replyTo.Post != post {
 		return nil, weibo.BadInput("replyToId", "comment %s is on post %s, not on %s", replyTo, replyTo.Post, post)
+	}
+	blockers := []weibo.UserID{post.Author}
+	if replyTo != nil {
+		blockers = append(blockers, replyTo.Author)
+	}
+	if err := s.checkBlocks(ctx, author, blockers...); err != nil {
+		return nil, err
 	}
 	gets := []*hbase.Get{
 		{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}},
@@ -382,20 +393,51 @@ func commentFromRow(id weibo.CommentID, r *hbase.Result) *Comment {
 	return c
 }
 
-// PostComments pages through post's comments newest first, both ways
-// (Page): one prefix scan of weibo:comments on the post's content rowkey,
-// reversed for Last/Before. A missing post has no comments. Errors:
-// BAD_USER_INPUT for bad paging arguments.
-func (s *Service) PostComments(ctx context.Context, post weibo.PostID, p weibo.Page) (_ *CommentConnection, err error) {
+// PostComments pages through post's comments newest first, both ways, as
+// an anonymous viewer sees them: PostCommentsFor with viewer 0.
+func (s *Service) PostComments(ctx context.Context, post weibo.PostID, p weibo.Page) (*CommentConnection, error) {
+	return s.PostCommentsFor(ctx, 0, post, p)
+}
+
+// commentRounds bounds the scans of one page of a post's comments for a
+// logged-in viewer: a page whose rows keep turning out out of the
+// viewer's sight (or deleted) stops after this many scans of at most the
+// page and one more row each (a shorter page whose end cursor goes on
+// after the rows read).
+const commentRounds = 9
+
+// PostCommentsFor pages through post's comments newest first, both ways
+// (Page), as viewer sees them: one prefix scan of weibo:comments on the
+// post's content rowkey, reversed for Last/Before, reading on past the
+// rows it skips (deleted comments). A missing post has no comments.
+//
+// For a logged-in viewer (not 0) the first scan reads the viewer's safety
+// row too (one ScanMany: no store call of its own), and the page leaves
+// out the comments by a user blocked either way and those a COMMENTS
+// filter with action HIDE matches; a page reads on past them within
+// commentRounds scans. Comments carry no filter results, so a
+// WARN filter leaves a comment as it is. Errors: BAD_USER_INPUT for bad
+// paging arguments.
+func (s *Service) PostCommentsFor(ctx context.Context, viewer weibo.UserID, post weibo.PostID, p weibo.Page) (_ *CommentConnection, err error) {
 	defer weibo.Wrap(&err, "comments of a post")
 	q := paging.Query{Kind: paging.CursorComments, RowLen: tables.CommentKeyLen,
 		Scan: hbase.Scan{Table: tables.Comments, Prefix: tables.CommentsPrefix(post)}}
+	var set *safety.Set
+	if viewer != 0 {
+		q.Rounds, q.With = commentRounds, safety.RowScan(viewer)
+		q.WithRows = func(rows []*hbase.Result) error {
+			set = safety.FromRows(viewer, rows, s.w.NowMillis())
+			return nil
+		}
+	}
 	edges, info, err := paging.ReadBoth(ctx, s.st, q, p,
 		func(_ context.Context, rows []*hbase.Result) ([]*Comment, error) {
 			out := make([]*Comment, len(rows))
 			for i, r := range rows {
 				if id, ok := tables.DecodeCommentKey(r.Row); ok {
-					out[i] = commentFromRow(id, r)
+					if c := commentFromRow(id, r); c != nil && !hidden(set, c) {
+						out[i] = c
+					}
 				}
 			}
 			return out, nil
@@ -404,6 +446,19 @@ func (s *Service) PostComments(ctx context.Context, post weibo.PostID, p weibo.P
 		return nil, err
 	}
 	return &CommentConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// hidden reports whether set's viewer does not see comment c: its author
+// blocked either way, or a COMMENTS filter hiding its text (nil set: no).
+func hidden(set *safety.Set, c *Comment) bool {
+	if set == nil {
+		return false
+	}
+	if set.Blocked(c.ID.Author) {
+		return true
+	}
+	hide, _ := set.Match(c.Content, safety.ContextComments)
+	return hide
 }
 
 // dropOrphanComment reads comment id's post and, when it is gone, deletes

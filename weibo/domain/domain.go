@@ -176,6 +176,12 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	f := feed.New(st, w, a, n, append(c.feed, feed.WithEvents(ev))...)
 	sf := safety.New(st, w, a, f.Follows(), ev)
 	f.Follows().SetGuard(sf)
+	lk := like.New(st, w, a, f, n)
+	lk.SetGuard(sf)
+	cm := comment.New(st, w, f, f, n)
+	cm.SetGuard(sf)
+	rp := repost.New(st, w, f, n)
+	rp.SetGuard(sf)
 	return &Domain{
 		Writes:   w,
 		Accounts: a,
@@ -184,9 +190,9 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Follows:  f.Follows(),
 		Timeline: timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
 		Notify:   n,
-		Likes:    like.New(st, w, a, f, n),
-		Comments: comment.New(st, w, f, f, n),
-		Reposts:  repost.New(st, w, f, n),
+		Likes:    lk,
+		Comments: cm,
+		Reposts:  rp,
 		Topics:   topic.New(st, w, f),
 		Safety:   sf,
 		Org:      newOrg(st, w, a),

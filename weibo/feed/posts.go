@@ -336,6 +336,10 @@ type PostConnection struct {
 	// kept counter (postCount). The GraphQL layer fills it in when a query
 	// asks for it; the domain leaves it 0 (a timeline has no counter).
 	TotalCount int
+	// Hidden tells a user's posts left empty because a block stands
+	// between the viewer and the user (UserPostsFor): their totalCount is
+	// 0 as well.
+	Hidden bool
 }
 
 // NewPostEdge makes the PostEdge of a post (for paging.Read).
@@ -345,10 +349,13 @@ func NewPostEdge(p *Post, cursor string) PostEdge { return PostEdge{Post: p, Cur
 // prefix scan of weibo:content on salt(uid)|uid (seed 000/004's
 // "查看自己发布的微博"), reversed for Last/Before.
 // Errors: BAD_USER_INPUT for bad paging arguments.
-func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page) (_ *PostConnection, err error) {
+func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page) (*PostConnection, error) {
+	return s.userPosts(ctx, userPostsQuery(uid), p)
+}
+
+// userPosts reads the page p of the posts q lists (userPostsQuery).
+func (s *Service) userPosts(ctx context.Context, q paging.Query, p weibo.Page) (_ *PostConnection, err error) {
 	defer weibo.Wrap(&err, "posts of a user")
-	q := paging.Query{Kind: paging.CursorPosts, RowLen: tables.ContentKeyLen,
-		Scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
 	edges, info, err := paging.ReadBoth(ctx, s.st, q, p,
 		func(_ context.Context, rows []*hbase.Result) ([]*Post, error) {
 			out := make([]*Post, len(rows))
@@ -363,6 +370,12 @@ func (s *Service) UserPosts(ctx context.Context, uid weibo.UserID, p weibo.Page)
 		return nil, err
 	}
 	return &PostConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// userPostsQuery is the paging of uid's posts: their content rows.
+func userPostsQuery(uid weibo.UserID) paging.Query {
+	return paging.Query{Kind: paging.CursorPosts, RowLen: tables.ContentKeyLen,
+		Scan: hbase.Scan{Table: tables.Content, Prefix: tables.ContentPrefix(uid)}}
 }
 
 // NodeID returns p's global id.

@@ -44,6 +44,7 @@ type Service struct {
 	rel     *counted.Relation
 	notices Notices
 	log     *slog.Logger
+	guard   Guard // nil: no blocks
 }
 
 // Users reads users rows: whether a user exists, for the recount of
@@ -172,7 +173,10 @@ func (s *Service) likeRelation() *counted.Relation {
 
 // Like makes viewer like post and returns the post, its likeCount
 // updated by the call. It is idempotent: liking a post already liked
-// changes nothing. Errors: NOT_FOUND when the post does not exist.
+// changes nothing. Errors: NOT_FOUND when the post does not exist,
+// FORBIDDEN (safety.ErrForbiddenInteraction) when a block stands between
+// viewer and the post's author, either way (read first: nothing is
+// written). An unlike is never refused.
 //
 // Writes, in order (package counted explains why this order survives any
 // interleaving and any crash), after one batched read of the post and
@@ -204,6 +208,9 @@ func (s *Service) likeRelation() *counted.Relation {
 // repair grace and makes the notification agree with the like row.
 func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *feed.Post, err error) {
 	defer weibo.Wrapf(&err, "like %s by %s", post, viewer)
+	if err := s.checkBlocks(ctx, viewer, post.Author); err != nil {
+		return nil, err
+	}
 	p, _, liked, err := s.likeState(ctx, post, viewer)
 	if err != nil || liked {
 		return p, err

@@ -125,6 +125,13 @@ type Query struct {
 	// (StartCursor) is that row's cursor, which may be no edge's, so that
 	// the next page goes on after the rows already read.
 	Rounds int
+	// With, when not nil, is a scan read in the same store call as the
+	// page's first scan (one hbase.ScanMany): a row the page needs, such
+	// as the viewer's own, at no store call of its own. Its rows go to
+	// WithRows before verify sees any row of the page; an error of
+	// WithRows ends the page with that error.
+	With     *hbase.Scan
+	WithRows func([]*hbase.Result) error
 }
 
 // Start validates first and after and returns the page size and the start
@@ -266,7 +273,7 @@ func ReadBoth[T, E any](ctx context.Context, st hbase.Store, q Query, p weibo.Pa
 		return nil, weibo.PageInfo{}, err
 	}
 	sc, want, near := w.Scan(q.Scan)
-	items, keys, frontier, err := ScanVerifiedUpTo(ctx, st, &sc, want-1, q.Rounds, verify)
+	items, keys, frontier, err := scanVerifiedUpTo(ctx, st, &sc, want-1, q.Rounds, q.With, q.WithRows, verify)
 	if err != nil {
 		return nil, weibo.PageInfo{}, err
 	}
@@ -341,11 +348,28 @@ func ScanVerified[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n,
 // read. frontier is nil otherwise.
 func ScanVerifiedUpTo[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n, rounds int,
 	verify func(context.Context, []*hbase.Result) ([]*T, error)) (items []*T, keys [][]byte, frontier []byte, err error) {
+	return scanVerifiedUpTo(ctx, st, sc, n, rounds, nil, nil, verify)
+}
+
+// scanVerifiedUpTo is ScanVerifiedUpTo whose first scan reads with too,
+// in one ScanMany, passing its rows to withRows (Query.With).
+func scanVerifiedUpTo[T any](ctx context.Context, st hbase.Store, sc *hbase.Scan, n, rounds int,
+	with *hbase.Scan, withRows func([]*hbase.Result) error,
+	verify func(context.Context, []*hbase.Result) ([]*T, error)) (items []*T, keys [][]byte, frontier []byte, err error) {
 	scan := *sc
 	for round := 1; ; round++ {
 		want := n + 1 - len(items)
 		scan.Limit = want
-		rows, err := hbase.ScanAll(ctx, st, &scan)
+		var rows []*hbase.Result
+		if round == 1 && with != nil {
+			var both [][]*hbase.Result
+			if both, err = hbase.ScanMany(ctx, st, []*hbase.Scan{&scan, with}); err == nil {
+				rows = both[0]
+				err = withRows(both[1])
+			}
+		} else {
+			rows, err = hbase.ScanAll(ctx, st, &scan)
+		}
 		if err != nil {
 			return nil, nil, nil, err
 		}

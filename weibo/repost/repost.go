@@ -102,6 +102,7 @@ type Service struct {
 	w     *counted.Protocol
 	rel   *counted.Relation
 	posts Posts
+	guard Guard // nil: no blocks
 }
 
 // New returns the reposts over st and registers with w the repost pair,
@@ -169,8 +170,10 @@ func repostContent(comment string) (string, error) {
 // returns it. The repost's root is target, or target's root when target
 // is itself a repost. Errors: BAD_USER_INPUT on "comment" (the rules of a
 // post's content, validateContent), NOT_FOUND on "postId" when target or
-// its root does not exist, UNAUTHENTICATED for an author without a users
-// row; all before anything is written.
+// its root does not exist, FORBIDDEN (safety.ErrForbiddenInteraction)
+// when a block stands between author and target's author or its root's,
+// either way, UNAUTHENTICATED for an author without a users row; all
+// before anything is written.
 //
 // It is a publish (Publish: the same write order, outbox-driven fan-out
 // and postCount) and a counted write of the pair (root, repost); its
@@ -221,6 +224,9 @@ func (s *Service) Repost(ctx context.Context, author weibo.UserID, target weibo.
 		if rs[0] == nil {
 			return nil, weibo.NotFoundOn("postId", "the original of post "+target.String()+", post "+root.String()+", is gone")
 		}
+	}
+	if err := s.checkBlocks(ctx, author, target.Author, root.Author); err != nil {
+		return nil, err
 	}
 	return s.posts.PublishRepost(ctx, author, content, root)
 }

@@ -100,7 +100,7 @@ func topicPairOf(t *testing.T, d *domain.Domain, n int) *countedtest.Pair[*domai
 	pr.Present = func(ctx context.Context, d *domain.Domain) (bool, error) {
 		var in []bool
 		for _, n := range names {
-			c, err := d.Topics.TopicPosts(ctx, n, weibo.Page{})
+			c, err := d.Topics.TopicPosts(ctx, 0, n, weibo.Page{})
 			if err != nil {
 				return false, err
 			}
@@ -115,7 +115,7 @@ func topicPairOf(t *testing.T, d *domain.Domain, n int) *countedtest.Pair[*domai
 			}
 		}
 		for _, n := range beyond {
-			c, err := d.Topics.TopicPosts(ctx, n, weibo.Page{})
+			c, err := d.Topics.TopicPosts(ctx, 0, n, weibo.Page{})
 			if err != nil {
 				return false, err
 			}

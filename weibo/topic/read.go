@@ -14,6 +14,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 	"github.com/weibohbase/gateway/weibo/topic/hashtag"
 )
@@ -22,9 +23,12 @@ import (
 const MaxTopicHours = 31 * 24
 
 // topicRounds bounds the rounds (one ScanMany and one GetMany each) of one
-// page of a topic's posts: a page whose entries keep turning out stale
-// stops after this many (a shorter page with a cursor; the next page goes
-// on after it).
+// page of a topic's posts: a page whose entries keep turning out stale, or
+// out of the viewer's sight (blocked either way, hidden by a TOPIC
+// filter), stops after this many (a shorter page with a cursor; the next
+// page goes on after it). Each round reads at most the page and one more
+// row of every bucket and the posts of the entries it still needs, so a
+// page costs at most topicRounds ScanManys and GetManys whatever it drops.
 const topicRounds = 9
 
 // TopicCount is a topic and its number of posts in a window (TopTopics).
@@ -325,9 +329,18 @@ func (s *Service) readCounts(ctx context.Context, ts []*weibo.Topic) error {
 // merged in the gateway, then one GetMany of the merged page's posts,
 // which keeps only the posts that are stored and have the topic (an entry
 // of a write in flight, or the trace of one that died, is skipped; then a
-// further round reads on). Errors: BAD_USER_INPUT on "name" and on the
-// paging arguments.
-func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ *feed.PostConnection, err error) {
+// further round reads on).
+//
+// For a logged-in viewer (not 0) the first round's GetMany reads the
+// viewer's safety row too (safety.RowGet: no store call of its own), and
+// the page leaves out, as it does a stale entry, the posts whose author
+// or reposted root's author is blocked either way (safety.Set.BlocksPost)
+// and those a TOPIC filter hides; a post a TOPIC filter warns of is
+// returned as a copy with Filtered set. Pages stay full: a dropped entry
+// makes the page read on, within topicRounds rounds. Mutes do not hide
+// posts here. Errors: BAD_USER_INPUT on "name" and on the paging
+// arguments.
+func (s *Service) TopicPosts(ctx context.Context, viewer weibo.UserID, name string, p weibo.Page) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "posts of a topic")
 	if err := checkTopicArg("name", name); err != nil {
 		return nil, err
@@ -337,7 +350,7 @@ func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ 
 	if err != nil {
 		return nil, err
 	}
-	ts := &topicScan{s: s, name: name, prefixes: tables.TopicPostPrefixes(name)}
+	ts := &topicScan{s: s, name: name, prefixes: tables.TopicPostPrefixes(name), viewer: viewer}
 	from, to := w.After, w.Before
 	if w.Backward {
 		from, to = w.Before, w.After
@@ -384,11 +397,62 @@ func (s *Service) TopicPosts(ctx context.Context, name string, p weibo.Page) (_ 
 	return &feed.PostConnection{Edges: edges, PageInfo: info}, nil
 }
 
-// topicScan reads a topic's list, merging its buckets.
+// topicScan reads a topic's list, merging its buckets, as viewer sees it.
 type topicScan struct {
 	s        *Service
 	name     string
 	prefixes [][]byte
+	viewer   weibo.UserID // 0: anonymous
+	set      *safety.Set  // the viewer's, read with the first GetMany; nil: none (yet)
+}
+
+// getPosts reads the posts ids with one GetMany, and with it, the first
+// time, the viewer's safety row (ts.set).
+func (ts *topicScan) getPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error) {
+	gets := make([]*hbase.Get, len(ids), len(ids)+1)
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)}
+	}
+	readSet := ts.viewer != 0 && ts.set == nil
+	if readSet {
+		gets = append(gets, safety.RowGet(ts.viewer))
+	}
+	rs, err := ts.s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	if readSet {
+		ts.set = safety.FromRow(ts.viewer, rs[len(ids)], ts.s.w.NowMillis())
+	}
+	out := make([]*feed.Post, len(ids))
+	for i, id := range ids {
+		out[i] = feed.PostFromRow(id, rs[i])
+	}
+	return out, nil
+}
+
+// view returns p as the page shows it to the viewer: nil when it is gone,
+// does not have the topic (a stale entry), is blocked either way (its
+// author or its root's) or hidden by a TOPIC filter; a copy naming the
+// filters that warn of it; else p itself.
+func (ts *topicScan) view(p *feed.Post) *feed.Post {
+	if p == nil || !slices.Contains(hashtag.Extract(p.Content), ts.name) {
+		return nil
+	}
+	if ts.set == nil {
+		return p
+	}
+	if ts.set.BlocksPost(p.ID, p.RepostOfID) {
+		return nil
+	}
+	hide, warn := ts.set.Match(p.Content, safety.ContextTopic)
+	if hide {
+		return nil
+	}
+	if warn != nil {
+		return p.WithFiltered(warn)
+	}
+	return p
 }
 
 // read returns up to n+1 stored posts of the topic with their suffixes,
@@ -476,17 +540,16 @@ func (ts *topicScan) read(ctx context.Context, from, to []byte, backward bool, n
 			id, _ := tables.DecodeTopicPostSuffix(from)
 			ids = append(ids, id)
 		}
-		got, err := ts.s.posts.GetPosts(ctx, ids)
+		got, err := ts.getPosts(ctx, ids)
 		if err != nil {
 			return nil, nil, nil, false, err
 		}
 		if checkNear {
-			p := got[len(got)-1]
-			near = p != nil && slices.Contains(hashtag.Extract(p.Content), ts.name)
+			near = ts.view(got[len(got)-1]) != nil
 			got, checkNear = got[:len(got)-1], false
 		}
 		for i, p := range got {
-			if p != nil && slices.Contains(hashtag.Extract(p.Content), ts.name) {
+			if p = ts.view(p); p != nil {
 				posts = append(posts, p)
 				keys = append(keys, chunk[i])
 			}

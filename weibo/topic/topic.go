@@ -89,10 +89,10 @@ func topicCounters(ms int64, names []string) []counted.Counter {
 	return out
 }
 
-// Posts is what topics need of the posts: reading them, and a part in
-// every post's write. *feed.Service implements it.
+// Posts is what topics need of the posts: a part in every post's write
+// (a topic page reads the posts' content rows itself, with the viewer's
+// safety row in the same GetMany). *feed.Service implements it.
 type Posts interface {
-	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
 	RegisterPostPart(make feed.PartMaker)
 }
 

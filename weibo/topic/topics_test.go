@@ -28,7 +28,7 @@ func topicPostIDs(t *testing.T, svc *domain.Domain, name string, n int) []weibo.
 	var ids []weibo.PostID
 	var after *string
 	for {
-		page, err := svc.Topics.TopicPosts(t.Context(), name, weibo.Page{First: &n, After: after})
+		page, err := svc.Topics.TopicPosts(t.Context(), 0, name, weibo.Page{First: &n, After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestTopics(t *testing.T) {
 			}
 			// Backward from the end: the last two, then the two before.
 			two := 2
-			last, err := svc.Topics.TopicPosts(ctx, "武汉加油", weibo.Page{Last: &two})
+			last, err := svc.Topics.TopicPosts(ctx, 0, "武汉加油", weibo.Page{Last: &two})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestTopics(t *testing.T) {
 				!last.PageInfo.HasPreviousPage || last.PageInfo.HasNextPage {
 				t.Fatalf("last 2: %+v", last)
 			}
-			prev, err := svc.Topics.TopicPosts(ctx, "武汉加油", weibo.Page{Last: &two, Before: last.PageInfo.StartCursor})
+			prev, err := svc.Topics.TopicPosts(ctx, 0, "武汉加油", weibo.Page{Last: &two, Before: last.PageInfo.StartCursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestTopics(t *testing.T) {
 				{"first 101", func() error { z := 101; _, err := svc.Topics.SearchTopics(ctx, "a", &z); return err }()},
 				{"empty prefix", func() error { _, err := svc.Topics.SearchTopics(ctx, "", nil); return err }()},
 				{"bad window", func() error { _, err := svc.Topics.TrendingTopics(ctx, now, 7, nil); return err }()},
-				{"page of an empty name", func() error { _, err := svc.Topics.TopicPosts(ctx, "", weibo.Page{}); return err }()},
+				{"page of an empty name", func() error { _, err := svc.Topics.TopicPosts(ctx, 0, "", weibo.Page{}); return err }()},
 			} {
 				if weibo.CodeOf(tc.err) != weibo.CodeBadUserInput {
 					t.Errorf("%s: %v, want BAD_USER_INPUT", tc.name, tc.err)

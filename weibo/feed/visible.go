@@ -1,0 +1,65 @@
+package feed
+
+import (
+	"context"
+	"errors"
+
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/safety"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// A post and a user's posts as a viewer sees them: across a block, either
+// way, the other's post is none (post(id:) answers null, as for a post
+// that does not exist) and the other's posts are an empty list. Mutes and
+// keyword filters do not hide a post asked for by id or by author.
+
+// PostFor reads post id as viewer sees it: nil when it does not exist or
+// a block stands between viewer and its author, either way. It is one
+// GetMany of the post's content row and, for a logged-in viewer (not 0)
+// other than the author, the viewer's safety row (safety.RowGet).
+func (s *Service) PostFor(ctx context.Context, viewer weibo.UserID, id weibo.PostID) (_ *Post, err error) {
+	defer weibo.Wrap(&err, "post")
+	gets := []*hbase.Get{{Table: tables.Content, Row: tables.ContentKey(id)}}
+	check := viewer != 0 && viewer != id.Author
+	if check {
+		gets = append(gets, safety.RowGet(viewer))
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return nil, err
+	}
+	if check && safety.FromRow(viewer, rs[1], s.w.NowMillis()).Blocked(id.Author) {
+		return nil, nil
+	}
+	return PostFromRow(id, rs[0]), nil
+}
+
+// UserPostsFor pages through uid's posts newest first, both ways, as
+// viewer sees them: UserPosts, or an empty connection (Hidden set, no
+// cursors) when a block stands between viewer and uid, either way. For a
+// logged-in viewer (not 0) other than uid the page's first scan reads the
+// viewer's safety row too (one ScanMany: no store call of its own).
+// Errors: BAD_USER_INPUT for bad paging arguments.
+func (s *Service) UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*PostConnection, error) {
+	q := userPostsQuery(uid)
+	if viewer != 0 && viewer != uid {
+		q.With = safety.RowScan(viewer)
+		q.WithRows = func(rows []*hbase.Result) error {
+			if safety.FromRows(viewer, rows, s.w.NowMillis()).Blocked(uid) {
+				return errBlockedAuthor
+			}
+			return nil
+		}
+	}
+	page, err := s.userPosts(ctx, q, p)
+	if errors.Is(err, errBlockedAuthor) {
+		return &PostConnection{Edges: []PostEdge{}, Hidden: true}, nil
+	}
+	return page, err
+}
+
+// errBlockedAuthor ends the read of a page of posts whose author is
+// blocked either way by the viewer (UserPostsFor).
+var errBlockedAuthor = errors.New("author blocked either way")
