@@ -126,9 +126,9 @@ func TestTopicPageHonoursBlocks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g := startGateway(t, b.Open(t))
-			const topic = "安全话题"
+			topic := uniqueName("安全话题") // a topic of the test's own: the HBase store is shared
 			tag := "#" + topic + "# "
-			alice, bob, carol, dave, erin := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave"), g.register("erin")
+			alice, bob, carol, dave, erin := g.register(uniqueName("alice")), g.register(uniqueName("bob")), g.register(uniqueName("carol")), g.register(uniqueName("dave")), g.register(uniqueName("erin"))
 			a1 := g.publish(alice.token, tag+"alice one")
 			d1 := g.publish(dave.token, tag+"dave one")
 			b1 := g.publish(bob.token, tag+"bob one")
@@ -189,13 +189,14 @@ func TestTopicPageWarnFilter(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g := startGateway(t, b.Open(t))
-			alice, bob := g.register("alice"), g.register("bob")
-			w := g.publish(bob.token, "#话题# 剧透 in Chinese")
-			plain := g.publish(bob.token, "#话题# nothing")
+			alice, bob := g.register(uniqueName("alice")), g.register(uniqueName("bob"))
+			topic := uniqueName("话题")
+			w := g.publish(bob.token, "#"+topic+"# 剧透 in Chinese")
+			plain := g.publish(bob.token, "#"+topic+"# nothing")
 			aid := safetyUID(t, alice.ID)
 			g.svcFilter(aid, "剧透", safety.Warn, safety.ContextTopic)
 			g.svcFilter(aid, "nothing", safety.Warn, safety.ContextComments)
-			page, err := g.svc.Topics.TopicPosts(t.Context(), aid, "话题", weibo.Page{})
+			page, err := g.svc.Topics.TopicPosts(t.Context(), aid, topic, weibo.Page{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +209,7 @@ func TestTopicPageWarnFilter(t *testing.T) {
 			if f := page.Edges[0].Post.Filtered; f != nil {
 				t.Fatalf("the plain post's filtered: %+v (a COMMENTS filter)", f)
 			}
-			other, err := g.svc.Topics.TopicPosts(t.Context(), safetyUID(t, bob.ID), "话题", weibo.Page{})
+			other, err := g.svc.Topics.TopicPosts(t.Context(), safetyUID(t, bob.ID), topic, weibo.Page{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,7 +271,7 @@ func TestCommentThreadHonoursBlocks(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g := startGateway(t, b.Open(t))
-			alice, bob, carol, dave, erin := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave"), g.register("erin")
+			alice, bob, carol, dave, erin := g.register(uniqueName("alice")), g.register(uniqueName("bob")), g.register(uniqueName("carol")), g.register(uniqueName("dave")), g.register(uniqueName("erin"))
 			p := g.publish(dave.token, "a post to comment on")
 			for _, c := range []struct {
 				who  account
@@ -336,7 +337,7 @@ func TestBlockedAuthorIsNone(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g := startGateway(t, b.Open(t))
-			alice, bob, carol, dave := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave")
+			alice, bob, carol, dave := g.register(uniqueName("alice")), g.register(uniqueName("bob")), g.register(uniqueName("carol")), g.register(uniqueName("dave"))
 			a1 := g.publish(alice.token, "alice one")
 			b1 := g.publish(bob.token, "bob one")
 			c1 := g.publish(carol.token, "carol one")
@@ -437,7 +438,7 @@ func TestInteractionsAcrossBlockForbidden(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g := startGateway(t, b.Open(t))
-			alice, bob, carol, dave := g.register("alice"), g.register("bob"), g.register("carol"), g.register("dave")
+			alice, bob, carol, dave := g.register(uniqueName("alice")), g.register(uniqueName("bob")), g.register(uniqueName("carol")), g.register(uniqueName("dave"))
 			a1 := g.publish(alice.token, "alice one")
 			b1 := g.publish(bob.token, "bob one")
 			d1 := g.publish(dave.token, "dave one")
@@ -543,8 +544,8 @@ func TestTopicPageReadsOn(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			g := startGateway(t, b.Open(t))
-			const topic = "读下去"
-			alice, bob, dave := g.register("alice"), g.register("bob"), g.register("dave")
+			topic := uniqueName("读下去")
+			alice, bob, dave := g.register(uniqueName("alice")), g.register(uniqueName("bob")), g.register(uniqueName("dave"))
 			d1 := g.publish(dave.token, "#"+topic+"# dave one")
 			d2 := g.publish(dave.token, "#"+topic+"# dave two")
 			for i := range 12 {

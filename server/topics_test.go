@@ -379,7 +379,7 @@ func TestTopicStoreCallsConstant(t *testing.T) {
 			// the cost stays 3. The blocked users post nothing in the topic
 			// and no filter matches (pages full without reading on); the
 			// muted users post in it, and mutes hide nothing on a topic page.
-			viewer := g.register("topicviewer")
+			viewer := g.register(uniqueName("topicviewer"))
 			inTopic := map[uint64]bool{}
 			for _, p := range indexTopics(ds).posts[name] {
 				inTopic[p.Author] = true
