@@ -37,6 +37,7 @@ const Wait = 5 * time.Millisecond
 type Loaders struct {
 	ldUsers              *dataloader.Loader[weibo.UserID, *weibo.User]
 	ldPosts              *dataloader.Loader[weibo.PostID, *feed.Post]
+	ldVisiblePosts       *dataloader.Loader[weibo.PostID, *feed.Post]
 	ldFollowedByViewer   *dataloader.Loader[weibo.UserID, bool]
 	ldLikedByViewer      *dataloader.Loader[weibo.PostID, bool]
 	ldRoles              *dataloader.Loader[weibo.RoleID, *org.Role]

@@ -3,7 +3,10 @@ package loaders
 import (
 	"context"
 
+	"github.com/graph-gophers/dataloader/v7"
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/safety"
 )
 
@@ -39,4 +42,18 @@ func (l *Loaders) ForgetSafetySet() {
 	l.smu.Lock()
 	l.safetySet, l.safetyRead = nil, false
 	l.smu.Unlock()
+}
+
+// VisiblePosts returns the request's loader of posts as its viewer sees
+// them (node and nodes): a post whose author a block stands between with
+// the viewer, either way, is nil, as a post that does not exist. Its batch
+// is one GetMany of the posts and the viewer's safety row
+// (feed.Service.PostsFor).
+func (l *Loaders) VisiblePosts() *dataloader.Loader[weibo.PostID, *feed.Post] {
+	return made(&l.lmu, &l.ldVisiblePosts, func() dataloader.BatchFunc[weibo.PostID, *feed.Post] {
+		return batch(func(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error) {
+			viewer, _ := auth.OptionalViewer(ctx)
+			return l.svc.Feed.PostsFor(ctx, viewer, ids)
+		})
+	})
 }

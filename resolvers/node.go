@@ -29,7 +29,8 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 	case weibo.NodeUser:
 		return nodeThunk(l.Users().Load(ctx, id.User))
 	case weibo.NodePost:
-		return nodeThunk(l.Posts().Load(ctx, id.Post))
+		// As post(id:): none across a block, either way.
+		return nodeThunk(l.VisiblePosts().Load(ctx, id.Post))
 	case weibo.NodeComment:
 		return nodeThunk(l.Comments().Load(ctx, id.Comment))
 	case weibo.NodeTopic:

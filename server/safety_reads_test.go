@@ -368,6 +368,12 @@ func TestBlockedAuthorIsNone(t *testing.T) {
 				if got := postOf(c.tk, c.post.ID); (got != nil) != c.seen || (got != nil && got.ID != c.post.ID) {
 					t.Fatalf("%s: post = %+v, want seen %v", c.who, got, c.seen)
 				}
+				// node(id:) answers as post(id:) does.
+				var n struct{ Node *struct{ ID string } }
+				g.ok(c.tk, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": c.post.ID}, &n)
+				if (n.Node != nil) != c.seen {
+					t.Fatalf("%s: node = %+v, want seen %v", c.who, n.Node, c.seen)
+				}
 			}
 
 			type posts struct {
