@@ -26,8 +26,8 @@ import (
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
-	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/safety"
+	"github.com/weibohbase/gateway/weibo/timeline"
 	"github.com/weibohbase/gateway/weibo/topic"
 )
 
