@@ -57,8 +57,9 @@ func (e *NotificationStream) Err() error { return e.err }
 // Each notification is screened as uid's list screens it (screen.go),
 // with uid's safety Set read in that same GetMany: from the moment a
 // block, a mute or a filter is written, on any instance, the events
-// after it leave out the actors and texts it hides, and a notification
-// left with none sends nothing.
+// after it leave out the actors and texts it hides; a notification left
+// with none, or whose newest actor (the one whose join the event tells
+// of) is hidden, sends nothing.
 //
 // The stream holds at most the queue's events (WithEventQueue) for a
 // client that does not take them; past that it ends with events.ErrSlowConsumer.
@@ -143,8 +144,8 @@ func (n *notifyWatch) wait(ctx context.Context) bool {
 
 // drain sends the notifications of the queued ids that are still unread
 // and that the viewer sees, read with one GetMany of all the ids queued
-// and the viewer's safety row (VisibleNotifications); false when the
-// stream ended.
+// and the viewer's safety row (liveNotifications); false when the stream
+// ended.
 func (n *notifyWatch) drain(ctx context.Context) bool {
 	for {
 		queued := n.q.PopAll()
@@ -160,7 +161,7 @@ func (n *notifyWatch) drain(ctx context.Context) bool {
 		if len(ids) == 0 {
 			continue
 		}
-		ns, err := n.s.VisibleNotifications(ctx, n.uid, ids)
+		ns, err := n.s.liveNotifications(ctx, n.uid, ids)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.stream.err = err

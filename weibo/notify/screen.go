@@ -64,6 +64,9 @@ type screenRead struct {
 	viewer weibo.UserID
 	set    *safety.Set
 	loaded bool
+	// live: the reads of live events, each about the notification's
+	// newest actor's join — one of a hidden actor's is not shown at all.
+	live bool
 }
 
 // read reads the notifications ids of the viewer (their group rows'
@@ -104,6 +107,9 @@ func (r *screenRead) read(ctx context.Context, ids []weibo.NotificationID, at []
 		n := notificationFromRow(id, rs[i])
 		if n == nil || (at != nil && n.AtMillis != at[i]) {
 			continue
+		}
+		if r.live && len(n.Newest) > 0 && hidesActor(r.set, n.Newest[0].User) {
+			continue // the event of a hidden actor's join
 		}
 		var text []byte
 		if texts[i] > 0 {
@@ -196,5 +202,14 @@ func screenActors(set *safety.Set, all []tables.NotifActor) []tables.NotifActor 
 func (s *Service) VisibleNotifications(ctx context.Context, viewer weibo.UserID, ids []weibo.NotificationID) (_ []*Notification, err error) {
 	defer weibo.Wrap(&err, "get notifications")
 	r := &screenRead{s: s, viewer: viewer}
+	return r.read(ctx, ids, nil)
+}
+
+// liveNotifications is VisibleNotifications for live events: a
+// notification whose newest actor viewer hides is left out too (its
+// event tells of that actor's join, which viewer does not see).
+func (s *Service) liveNotifications(ctx context.Context, viewer weibo.UserID, ids []weibo.NotificationID) (_ []*Notification, err error) {
+	defer weibo.Wrap(&err, "get notifications")
+	r := &screenRead{s: s, viewer: viewer, live: true}
 	return r.read(ctx, ids, nil)
 }

@@ -22,15 +22,21 @@ import (
 // connection received them, so an event that arrives after the change's
 // message is filtered with the Set read after it; one that races it
 // across instances may be filtered with the Set before it (the bus's
-// latency). Live is safe for concurrent use.
+// latency). While the bus is away (or refused the subscription) changes
+// may be missed: every Current then reads the Set, and so does the first
+// after the bus is back. Live is safe for concurrent use.
 type Live struct {
 	st     hbase.Store
+	bus    bus.Bus
 	owner  weibo.UserID
 	now    func() int64
-	set    atomic.Pointer[liveSet]
-	stale  atomic.Bool
-	mu     sync.Mutex // serializes reloads
-	cancel func()
+	stale  atomic.Bool // a change came since the last read
+	cancel func()      // nil: the bus refused the subscription
+
+	mu   sync.Mutex
+	set  *liveSet
+	gap  <-chan struct{} // the bus's Interrupted, taken before the last read
+	away bool            // the last read was made while the bus was away
 }
 
 // liveSet is the Set of a Live with the row it was decoded from and the
@@ -68,60 +74,59 @@ func (s *Set) nextEnd() int64 {
 
 // WatchSet starts the Live Set of owner: it listens on b to owner's
 // safety subject, then reads their Set (one Get), so that no change falls
-// between. now is the clock (Unix ms) that ends timed mutes and filters.
-// onChange, when not nil, is called on the bus's delivery of each change
-// (it must not block). Errors: the bus's refusal, the store's. Stop it
-// when the read ends.
-func WatchSet(ctx context.Context, st hbase.Store, b bus.Bus, owner weibo.UserID, now func() int64, onChange func()) (*Live, error) {
-	l := &Live{st: st, owner: owner, now: now}
-	cancel, err := b.Subscribe(events.SafetySubject(owner), func([]byte) {
-		l.stale.Store(true)
-		if onChange != nil {
-			onChange()
-		}
-	})
-	if err != nil {
-		return nil, err
+// between (a bus that refuses the subscription leaves every Current to
+// read the Set). now is the clock (Unix ms) that ends timed mutes and
+// filters. Errors: the store's. Stop it when the read ends.
+func WatchSet(ctx context.Context, st hbase.Store, b bus.Bus, owner weibo.UserID, now func() int64) (*Live, error) {
+	l := &Live{st: st, bus: b, owner: owner, now: now}
+	if cancel, err := b.Subscribe(events.SafetySubject(owner), func([]byte) { l.stale.Store(true) }); err == nil {
+		l.cancel = cancel
 	}
-	l.cancel = cancel
 	l.stale.Store(true)
 	if _, err := l.Current(ctx); err != nil {
-		cancel()
+		l.Stop()
 		return nil, err
 	}
 	return l, nil
 }
 
-// Current returns the owner's Set, read again first when a change came
-// since the last read (one Get), and decoded again from the row read
-// (no store call) once one of its timed mutes or filters has ended.
-// Errors: the store's (the next call reads again).
+// Current returns the owner's Set, read again first (one Get) when a
+// change came since the last read, when the bus is away or was
+// interrupted since, or when the last read was made while it was away;
+// and decoded again from the row read (no store call) once one of its
+// timed mutes or filters has ended. Errors: the store's (the next call
+// reads again).
 func (l *Live) Current(ctx context.Context) (*Set, error) {
-	if !l.stale.Load() {
-		if ls := l.set.Load(); ls.ends == 0 || l.now() < ls.ends {
-			return ls.set, nil
-		}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	if !l.stale.Swap(false) {
-		ls := l.set.Load()
-		if ls.ends != 0 && now >= ls.ends {
-			ls = decode(l.owner, ls.row, now)
-			l.set.Store(ls)
-		}
-		return ls.set, nil
+	up := l.cancel != nil && l.bus.Connected()
+	select {
+	case <-l.gap: // nil: never interrupted
+		l.stale.Store(true)
+	default:
 	}
+	if !up || l.away {
+		l.stale.Store(true)
+	}
+	if !l.stale.Swap(false) {
+		if now := l.now(); l.set.ends != 0 && now >= l.set.ends {
+			l.set = decode(l.owner, l.set.row, now)
+		}
+		return l.set.set, nil
+	}
+	gap := l.bus.Interrupted()
 	r, err := l.st.Get(ctx, RowGet(l.owner))
 	if err != nil {
 		l.stale.Store(true)
 		return nil, err
 	}
-	ls := decode(l.owner, r, l.now())
-	l.set.Store(ls)
-	return ls.set, nil
+	l.set, l.gap, l.away = decode(l.owner, r, l.now()), gap, !up
+	return l.set.set, nil
 }
 
 // Stop stops listening to the owner's changes.
-func (l *Live) Stop() { l.cancel() }
+func (l *Live) Stop() {
+	if l.cancel != nil {
+		l.cancel()
+	}
+}

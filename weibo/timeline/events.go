@@ -118,7 +118,7 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 		}
 	}()
 	// The Set first: a change after it is read marks it stale.
-	if w.safe, err = safety.WatchSet(ctx, s.st, s.events.Bus(), uid, s.now, nil); err != nil {
+	if w.safe, err = safety.WatchSet(ctx, s.st, s.events.Bus(), uid, s.now); err != nil {
 		return nil, err
 	}
 	if err := w.listen(events.HomeSubject(uid)); err != nil {

@@ -70,7 +70,7 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 		interval = 2 * time.Second
 	}
 	w := &timelineWatch{s: s, uid: uid, since: s.now() - time.Minute.Milliseconds(), interval: interval, poll: poll}
-	if w.safe, err = safety.WatchSet(ctx, s.st, s.events.Bus(), uid, s.now, nil); err != nil {
+	if w.safe, err = safety.WatchSet(ctx, s.st, s.events.Bus(), uid, s.now); err != nil {
 		return nil, err
 	}
 	w.wake, w.unsubscribe = s.events.Hub().Subscribe(uid)
