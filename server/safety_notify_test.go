@@ -254,3 +254,54 @@ func TestNotificationsPagesStayFull(t *testing.T) {
 		})
 	}
 }
+
+// TestNotificationActorsBeyondTheNewestHonourBlocks: actors(first:)
+// beyond the newest actors a notification keeps reads all of them, and
+// leaves out those the viewer blocks: totalCount is what is left.
+func TestNotificationActorsBeyondTheNewestHonourBlocks(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			g := startGatewayWith(t, b.Open(t), func(c *server.Config) { c.Signups.Rate = -1 })
+			r, bl := g.register(uniqueName("many")), g.register(uniqueName("manyb"))
+			rid, _ := weibo.ParseUserID(r.ID)
+			blid, _ := weibo.ParseUserID(bl.ID)
+			p := g.publish(r.token, "like it")
+			pid, _ := weibo.ParsePostID(p.ID)
+			// bl first: the oldest actor, beyond the 10 newest kept.
+			likers := []weibo.UserID{blid}
+			for i := range 11 {
+				u, err := g.svc.Accounts.Register(ctx, uniqueName(fmt.Sprint("liker", i)), "correct horse")
+				if err != nil {
+					t.Fatal(err)
+				}
+				likers = append(likers, u.ID)
+			}
+			for _, u := range likers {
+				if _, err := g.svc.Likes.Like(ctx, u, pid); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			if _, err := g.svc.Safety.Block(ctx, rid, blid); err != nil {
+				t.Fatal(err)
+			}
+			var d struct {
+				Notifications struct {
+					Edges []struct{ Node notifNode }
+				}
+			}
+			g.ok(r.token, `query($first: Int, $actors: Int) { notifications(first: $first) { edges { node { `+notifFields+` } } } }`,
+				map[string]any{"first": 1, "actors": 50}, &d)
+			a := d.Notifications.Edges[0].Node.Actors
+			if a.TotalCount != 11 || len(a.Edges) != 11 || slices.ContainsFunc(a.Edges, func(e struct {
+				Cursor string
+				Node   struct{ ID, Username string }
+			}) bool {
+				return e.Node.ID == bl.ID
+			}) {
+				t.Fatalf("actors(first: 50) of the LIKE: %d edges, totalCount %d; bl among them or missing others", len(a.Edges), a.TotalCount)
+			}
+		})
+	}
+}
