@@ -141,9 +141,10 @@ const notifRounds = 8
 // GetMany of their group rows' summaries, which also hold the
 // notifications (an index row whose group row is gone or is at another
 // time is skipped: a write in flight, or the trace of one that died);
-// the first GetMany also reads uid's safety row, and each reads the texts
-// uid's filters match. A page short of first for what was skipped reads
-// on, at most notifRounds scans. Errors: BAD_USER_INPUT for a bad first
+// the first GetMany also reads uid's safety row and the texts the actors
+// wrote (the Set is not known yet), the later ones those texts only when
+// uid has NOTIFICATIONS filters. A page short of first for what was
+// skipped reads on, at most notifRounds scans. Errors: BAD_USER_INPUT for a bad first
 // or after.
 func (s *Service) Notifications(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *NotificationConnection, err error) {
 	defer weibo.Wrap(&err, "notifications")
