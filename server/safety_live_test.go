@@ -76,7 +76,7 @@ func (s *updatesSub) awaitLive(t *testing.T, pub *gw, a account) {
 // stop carrying, from the moment the first instance writes it, what a
 // block, a mute and a keyword filter hide: after alice blocks bob, a
 // repost of bob's post by a followee, bob's mention and his part in a
-// LIKE; after she mutes dave (notifications too), his posts and his
+// LIKE; after erin blocks alice, a repost of erin's post and her mention; after she mutes dave (notifications too), his posts and his
 // like (joining a LIKE of carol's: the event is of his join); after a HOME and NOTIFICATIONS HIDE filter, a followee's post and
 // mention that match it. Each hidden event is followed by one that is
 // shown, which must be the next the client gets.
@@ -99,11 +99,13 @@ func TestLiveEventsHonourSafetyAcrossInstances(t *testing.T) {
 			g2 := startGateway(t, st, domain.WithBus(second))
 			alice, bob, carol, dave := g1.register(uniqueName("alice")), g1.register(uniqueName("bob")),
 				g1.register(uniqueName("carol")), g1.register(uniqueName("dave"))
+			erin := g1.register(uniqueName("erin"))
 			id := func(a account) weibo.UserID { u, _ := weibo.ParseUserID(a.ID); return u }
-			for _, f := range []account{bob, carol, dave} {
+			for _, f := range []account{bob, carol, dave, erin} {
 				g1.follow(alice.token, f.ID)
 			}
 			bobs := g1.publish(bob.token, "bob's post")
+			erins := g1.publish(erin.token, "erin's post")
 			mine := g1.publish(alice.token, "alice's post")
 			mine2 := g1.publish(alice.token, "alice's second post")
 			g1.flush()
@@ -141,12 +143,24 @@ func TestLiveEventsHonourSafetyAcrossInstances(t *testing.T) {
 				t.Fatal(err)
 			}
 			g1.publish(bob.token, "bob after the block @"+alice.Username)
-			time.Sleep(2 * time.Millisecond)
+			g1.flush() // the mention's notify write is the fan-out's
 			g1.like(carol.token, mine.ID, true)
 			if n := notes.next(t); n.Kind != "LIKE" || n.ActorCount != 1 || len(n.Actors.Edges) != 1 || n.Actors.Edges[0].Node.Username != carol.Username {
 				t.Fatalf("carol's like after the block: %+v, want the LIKE of carol alone", n)
 			}
 			shown("carol after the block")
+
+			// The other way: erin blocks alice.
+			if _, err := g1.svc.Safety.Block(ctx, id(erin), id(alice)); err != nil {
+				t.Fatal(err)
+			}
+			erinsID, _ := weibo.ParsePostID(erins.ID)
+			if _, err := g1.svc.Reposts.Repost(ctx, id(carol), erinsID, "and this"); err != nil {
+				t.Fatal(err)
+			}
+			g1.publish(erin.token, "erin after her block @"+alice.Username)
+			g1.flush()
+			shown("carol after erin's block")
 
 			// The mute (notifications too).
 			if _, err := g1.svc.Safety.Mute(ctx, id(alice), id(dave), nil, true); err != nil {
