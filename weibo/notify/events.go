@@ -49,9 +49,17 @@ func (e *NotificationStream) Err() error { return e.err }
 
 // NotificationEvents streams uid's notifications as notify writes create
 // them or add an actor to them while unread (Notification, as read from
-// its group row when the event arrives: one Get per event; an event whose
-// notification is gone or read by then yields nothing). While nothing
-// happens the stream reads nothing from the store.
+// its group row when the event arrives: one GetMany per batch of events
+// queued; an event whose notification is gone or read by then yields
+// nothing). While nothing happens the stream reads nothing from the
+// store.
+//
+// Each notification is screened as uid's list screens it (screen.go),
+// with uid's safety Set read in that same GetMany: from the moment a
+// block, a mute or a filter is written, on any instance, the events
+// after it leave out the actors and texts it hides; a notification left
+// with none, or whose newest actor (the one whose join the event tells
+// of) is hidden, sends nothing.
 //
 // The stream holds at most the queue's events (WithEventQueue) for a
 // client that does not take them; past that it ends with events.ErrSlowConsumer.
@@ -134,8 +142,9 @@ func (n *notifyWatch) wait(ctx context.Context) bool {
 	return false
 }
 
-// drain sends the notifications of the queued ids that are still unread,
-// read with one batched Get of all the ids queued; false when the stream
+// drain sends the notifications of the queued ids that are still unread
+// and that the viewer sees, read with one GetMany of all the ids queued
+// and the viewer's safety row (liveNotifications); false when the stream
 // ended.
 func (n *notifyWatch) drain(ctx context.Context) bool {
 	for {
@@ -152,7 +161,7 @@ func (n *notifyWatch) drain(ctx context.Context) bool {
 		if len(ids) == 0 {
 			continue
 		}
-		ns, err := n.s.GetNotifications(ctx, ids)
+		ns, err := n.s.liveNotifications(ctx, n.uid, ids)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.stream.err = err

@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -70,6 +71,13 @@ type Notification struct {
 	// Newest are its newest actors (at most tables.NotifActorsKept), newest
 	// first.
 	Newest []tables.NotifActor
+	// Filtered are the recipient's WARN keyword filters of the
+	// NOTIFICATIONS context that the text its actor wrote matched (nil
+	// when none, or not read: screen.go); a client blurs such a
+	// notification, and its post, as it does a Post.filtered one.
+	Filtered []safety.FilterResult
+
+	screen *safety.Set // the recipient's Set it was screened with (ActorPage), nil for none
 }
 
 // At is the notification's time (ms precision).
@@ -116,18 +124,34 @@ type NotificationConnection struct {
 	PageInfo weibo.PageInfo
 }
 
+// notifRounds bounds the scans of one page of notifications: a page whose
+// entries keep turning out hidden (screen.go) or stale stops after this
+// many — a shorter page, with HasNextPage and an endCursor after the last
+// row read, so that the next page goes on from there. Each round scans
+// only as many rows as the page still lacks, so a page costs at most
+// notifRounds scans and notifRounds GetManys, and exactly one of each
+// while nothing is dropped.
+const notifRounds = 8
+
 // Notifications pages through uid's notifications, newest first (by the
 // time each last gained an actor; ties in one millisecond by kind and
-// subject): one prefix scan of uid's index rows, each chunk checked with
-// one GetMany of their group rows' summaries, which also hold the
+// subject), as uid sees them: screened with uid's safety Set (screen.go:
+// hidden actors and notifications left out, keyword filters applied).
+// One prefix scan of uid's index rows, each chunk checked with one
+// GetMany of their group rows' summaries, which also hold the
 // notifications (an index row whose group row is gone or is at another
-// time is skipped: a write in flight, or the trace of one that died).
-// Errors: BAD_USER_INPUT for a bad first or after.
+// time is skipped: a write in flight, or the trace of one that died);
+// the first GetMany also reads uid's safety row and the texts the actors
+// wrote (the Set is not known yet), the later ones those texts only when
+// uid has NOTIFICATIONS filters. A page short of first for what was
+// skipped reads on, at most notifRounds scans. Errors: BAD_USER_INPUT for a bad first
+// or after.
 func (s *Service) Notifications(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *NotificationConnection, err error) {
 	defer weibo.Wrap(&err, "notifications")
-	q := paging.Query{Kind: paging.CursorNotifications, RowLen: tables.NotifIndexKeyLen,
+	q := paging.Query{Kind: paging.CursorNotifications, RowLen: tables.NotifIndexKeyLen, Rounds: notifRounds,
 		Scan: hbase.Scan{Table: tables.Notifications, Prefix: tables.NotifIndexPrefix(uid)}}
-	edges, info, err := paging.Read(ctx, s.st, q, first, after, s.verifyNotifications,
+	r := &screenRead{s: s, viewer: uid}
+	edges, info, err := paging.Read(ctx, s.st, q, first, after, r.verify,
 		func(n *Notification, cursor string) NotificationEdge {
 			return NotificationEdge{Notification: n, Cursor: cursor}
 		})
@@ -137,19 +161,36 @@ func (s *Service) Notifications(ctx context.Context, uid weibo.UserID, first *in
 	return &NotificationConnection{Edges: edges, PageInfo: info}, nil
 }
 
-// verifyNotifications resolves index rows with one GetMany of their group
-// rows' summaries: the notification of each row its group's head places
-// there, nil for the others.
-func (s *Service) verifyNotifications(ctx context.Context, rows []*hbase.Result) ([]*Notification, error) {
+// verify resolves index rows as the viewer sees them (screenRead.read):
+// the notification of each row its group's head places there and the
+// viewer's Set shows, nil for the others.
+func (r *screenRead) verify(ctx context.Context, rows []*hbase.Result) ([]*Notification, error) {
+	ids, at := indexRows(rows)
+	return r.read(ctx, ids, at)
+}
+
+// indexRows decodes index rows: each one's notification and time (a
+// malformed row names no group row: skipped).
+func indexRows(rows []*hbase.Result) ([]weibo.NotificationID, []int64) {
 	ids := make([]weibo.NotificationID, len(rows))
 	at := make([]int64, len(rows))
-	gets := make([]*hbase.Get, len(rows))
 	for i, r := range rows {
 		id, t, ok := tables.DecodeNotifIndexKey(r.Row)
 		if !ok {
 			id = weibo.NotificationID{} // no group row: skipped
 		}
 		ids[i], at[i] = id, t
+	}
+	return ids, at
+}
+
+// verifyNotifications resolves index rows with one GetMany of their group
+// rows' summaries, unscreened: the notification of each row its group's
+// head places there, nil for the others.
+func (s *Service) verifyNotifications(ctx context.Context, rows []*hbase.Result) ([]*Notification, error) {
+	ids, at := indexRows(rows)
+	gets := make([]*hbase.Get, len(rows))
+	for i, id := range ids {
 		gets[i] = &hbase.Get{Table: tables.Notifications, Row: tables.NotifGroupKey(id), Families: []string{tables.FamNotifSummary}}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
@@ -331,26 +372,32 @@ func (s *Service) markRead(ctx context.Context, id weibo.NotificationID, limit i
 // a connection of users newest first whose totalCount is ActorCount:
 // from n.Newest when they suffice, else from all, every actor of n
 // (NotificationActors). need reports, with all nil, that all is needed.
-// Errors: BAD_USER_INPUT for a bad first.
+// A notification read for its recipient (Notifications,
+// VisibleNotifications) leaves out of all the actors the recipient hides
+// (screen.go), and its totalCount is then what is left. Errors:
+// BAD_USER_INPUT for a bad first.
 func (n *Notification) ActorPage(first *int, all []tables.NotifActor) (_ *weibo.UserConnection, need bool, err error) {
 	size, err := paging.Size(first)
 	if err != nil {
 		return nil, false, err
 	}
-	actors := n.Newest
+	actors, total := n.Newest, n.ActorCount
 	if size > len(actors) && n.ActorCount > len(actors) {
 		if all == nil {
 			return nil, true, nil
 		}
-		actors = all
+		actors = screenActors(n.screen, all)
+		if n.screen != nil {
+			total = len(actors)
+		}
 	}
 	actors = actors[:min(size, len(actors))]
 	edges := make([]weibo.UserEdge, len(actors))
 	for i, a := range actors {
 		edges[i] = weibo.UserEdge{User: a.User, Cursor: paging.EncodeCursor(paging.CursorUsers, tables.U64(uint64(a.User)))}
 	}
-	conn := &weibo.UserConnection{Edges: edges, TotalCount: n.ActorCount}
-	conn.PageInfo.HasNextPage = n.ActorCount > len(edges)
+	conn := &weibo.UserConnection{Edges: edges, TotalCount: total}
+	conn.PageInfo.HasNextPage = total > len(edges)
 	if len(edges) > 0 {
 		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &edges[0].Cursor, &edges[len(edges)-1].Cursor
 	}

@@ -158,6 +158,7 @@ type Service struct {
 	w      *counted.Protocol
 	rel    *counted.Relation
 	wanted []noticeCheck // RegisterNoticeCheck
+	blocks BlockCheck    // SetBlocks; nil: none
 	events *events.Emitter
 	queue  int
 	log    *slog.Logger
@@ -213,6 +214,11 @@ func (s *Service) SendNotice(ctx context.Context, n Notice, mode NoticeMode) err
 		return nil
 	}
 	want := mode == NoticeAdd
+	if mode == NoticeAdd {
+		if blocked, err := s.mentionBlocked(ctx, n); err != nil || blocked {
+			return err
+		}
+	}
 	if mode == NoticeSync {
 		w, known, err := s.noticeWanted(ctx, n)
 		if err != nil || !known {
@@ -381,10 +387,19 @@ type noticeCheck struct {
 // takes the actor out); a comment, reply, repost or mention only while
 // the comment or post exists — a deleted one's notification stays (its
 // post or comment then resolves to null), and one never written has none.
+// A MENTION across a block is not wanted (SetBlocks): a sync or a repair
+// takes its actor out, and a mention whose settle sees a block that
+// landed during its write undoes itself.
 func (s *Service) noticeWanted(ctx context.Context, n Notice) (want, known bool, err error) {
 	for _, c := range s.wanted {
 		if c.match(n) {
-			return c.wanted(ctx, n)
+			want, known, err = c.wanted(ctx, n)
+			if err == nil && want {
+				var blocked bool
+				blocked, err = s.mentionBlocked(ctx, n)
+				want = !blocked
+			}
+			return want, known, err
 		}
 	}
 	return false, false, nil // no module checks it: left as it is

@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -65,7 +66,8 @@ type EventStream struct {
 
 // Err is, once C is closed, why: nil when the context ended,
 // events.ErrSlowConsumer when the client fell behind, events.ErrEventsInterrupted when
-// the bus lost its connection.
+// the bus lost its connection, or the store's error reading the viewer's
+// safety Set again after a change.
 func (e *EventStream) Err() error { return e.err }
 
 // TimelineEvents streams the changes of uid's home timeline, oldest first:
@@ -73,8 +75,8 @@ func (e *EventStream) Err() error { return e.err }
 // followee's once the fan-out has written uid's inbox row, a followed
 // large account's at publish), a PostDeleted for each of those deleted.
 // Events come over the bus, so while nothing happens the stream reads
-// nothing from the store; setting up reads the large accounts uid follows
-// (one home-timeline read of one post).
+// nothing from the store; setting up reads uid's safety row and the large
+// accounts uid follows (one home-timeline read of one post).
 //
 // With after (a home-timeline cursor, of a page or of a PostAdded), the
 // stream first replays the timeline's posts newer than after, oldest
@@ -82,6 +84,15 @@ func (e *EventStream) Err() error { return e.err }
 // post already replayed or not newer than after, so nothing is missed or
 // repeated across the switch. Posts are deduplicated by id within the
 // stream's last 1024.
+//
+// The stream honours uid's safety Set (package safety), kept current
+// with safety.WatchSet (read at the start, read again after each change
+// the bus carries, from any instance): a post whose author, or whose
+// reposted post's author, uid blocks, is blocked by or mutes is not sent
+// (nor the delete of one the stream did not send), nor a post whose text
+// matches one of uid's HOME filters that hide; one matching a WARN
+// filter is sent with Post.Filtered. Events that arrive after a change's
+// message are filtered with the Set after it (safety.Live).
 //
 // The stream holds at most the queue's events (WithEventQueue) for a
 // client that does not take them; past that it ends with
@@ -106,6 +117,10 @@ func (s *Service) TimelineEvents(ctx context.Context, uid weibo.UserID, after *s
 			w.cancelAll()
 		}
 	}()
+	// The Set first: a change after it is read marks it stale.
+	if w.safe, err = safety.WatchSet(ctx, s.st, s.events.Bus(), uid, s.now); err != nil {
+		return nil, err
+	}
 	if err := w.listen(events.HomeSubject(uid)); err != nil {
 		return nil, err
 	}
@@ -170,6 +185,8 @@ type watcher struct {
 	seen map[weibo.PostID]uint8 // the last seenMax posts sent: seenAdded or seenDeleted (nil until one is)
 	ring []weibo.PostID
 
+	safe *safety.Live // the viewer's Set (nil until TimelineEvents set it)
+
 	out    live.Out[TimelineEvent]
 	stream *EventStream // its err is set before out is closed
 }
@@ -216,6 +233,9 @@ func (w *watcher) cancelAll() {
 	w.mu.Unlock()
 	for _, cancel := range subs {
 		cancel()
+	}
+	if w.safe != nil {
+		w.safe.Stop()
 	}
 }
 
@@ -276,14 +296,55 @@ func (w *watcher) end() {
 	w.out.Close(w.stream.err)
 }
 
-// replay sends the posts of a resume; false when the stream ended.
+// replay sends the posts of a resume that the viewer's Set shows; false
+// when the stream ended.
 func (w *watcher) replay(ctx context.Context, replay []PostAdded) bool {
 	for _, e := range replay {
+		set, err := w.safe.Current(ctx)
+		if err != nil {
+			w.fail(ctx, err)
+			return false
+		}
+		p, show := screenPost(set, e.Post)
+		if !show {
+			continue
+		}
+		e.Post = p
 		if w.note(e.Post.ID, seenAdded) == 0 && !w.send(ctx, e) {
 			return false
 		}
 	}
 	return true
+}
+
+// fail ends the stream with err, unless ctx ended.
+func (w *watcher) fail(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		w.stream.err = err
+	}
+}
+
+// screenPost returns p as the owner of set sees it on their home
+// timeline — a copy with Filtered set when it matches a WARN filter of
+// HOME (p itself may be shared) — and whether it is shown at all: not
+// when set hides its author or its reposted post's author, or one of
+// the owner's HOME filters hides its text. A post that already carries
+// its Filtered (screened by the read that made it) keeps them.
+func screenPost(set *safety.Set, p *feed.Post) (*feed.Post, bool) {
+	if set == nil {
+		return p, true
+	}
+	if set.HidesPost(p.ID, p.RepostOfID) {
+		return nil, false
+	}
+	hide, warn := set.Match(p.Content, safety.ContextHome)
+	if hide {
+		return nil, false
+	}
+	if warn != nil && p.Filtered == nil {
+		p = p.WithFiltered(warn)
+	}
+	return p, true
 }
 
 // send sends e; false when the stream ended first (stream.err says why,
@@ -315,7 +376,12 @@ func (w *watcher) drain(ctx context.Context) bool {
 		if !ok {
 			return true
 		}
-		if e := w.event(data); e != nil && !w.send(ctx, e) {
+		e, err := w.event(ctx, data)
+		if err != nil {
+			w.fail(ctx, err)
+			return false
+		}
+		if e != nil && !w.send(ctx, e) {
 			return false
 		}
 	}
@@ -365,17 +431,28 @@ func (w *watcher) follow(data []byte) {
 }
 
 // event decodes one queued event into what the client gets (nil: nothing,
-// such as a duplicate or a follow).
-func (w *watcher) event(data []byte) TimelineEvent {
+// such as a duplicate, a follow or a post the viewer's Set hides).
+// Errors: the store's, reading the viewer's Set again after a change.
+func (w *watcher) event(ctx context.Context, data []byte) (TimelineEvent, error) {
 	var e events.HomeEvent
 	if err := json.Unmarshal(data, &e); err != nil {
 		w.s.log.Warn("live event dropped: malformed", "err", err)
-		return nil
+		return nil, nil
 	}
 	id, err := weibo.ParsePostID(e.P)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
+	set, err := w.safe.Current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return w.screened(set, id, e), nil
+}
+
+// screened is event's TimelineEvent of e, about post id, as the owner of
+// set sees it.
+func (w *watcher) screened(set *safety.Set, id weibo.PostID, e events.HomeEvent) TimelineEvent {
 	switch e.K {
 	case events.KindAdd:
 		if w.from != nil && bytes.Compare(timelineSuffix(id), w.from) >= 0 {
@@ -384,15 +461,22 @@ func (w *watcher) event(data []byte) TimelineEvent {
 		if w.seen[id] != 0 {
 			return nil // sent already, or deleted
 		}
-		w.note(id, seenAdded)
 		p := &feed.Post{ID: id, Content: e.C, AuthorName: e.N}
 		if e.R != "" {
 			if root, err := weibo.ParsePostID(e.R); err == nil {
 				p.RepostOfID = &root
 			}
 		}
+		p, show := screenPost(set, p)
+		if !show {
+			return nil // not noted: hidden, not sent
+		}
+		w.note(id, seenAdded)
 		return PostAdded{Post: p, Cursor: timelineCursor(id)}
 	case events.KindDelete:
+		if w.seen[id] != seenAdded && set.HidesAuthor(id.Author) {
+			return nil // a post of someone hidden that this stream did not send
+		}
 		if w.note(id, seenDeleted) == seenDeleted {
 			return nil
 		}

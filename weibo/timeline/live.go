@@ -10,6 +10,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/safety"
 )
 
 // Live updates of home timelines. A watcher reads the top of its viewer's
@@ -51,6 +52,13 @@ const watchWindow = 50
 // away or closed, a subject refused) it also reads every interval, until
 // a read finds the bus usable again.
 //
+// The posts sent honour uid's safety Set, kept current with
+// safety.WatchSet (read at the start, read again at the first read after
+// a change the bus carries, from any instance): a post whose author, or
+// whose reposted post's author, uid blocks, is blocked by or mutes is not
+// sent, nor one whose text one of uid's HOME filters hides; one matching
+// a WARN filter is sent with Post.Filtered.
+//
 // poll, when not nil, is called by the watcher before each read with
 // whether the bus is connected: the caller's own work while the bus is
 // away (a token check) runs on the watcher's ticks. With a push
@@ -62,6 +70,9 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 		interval = 2 * time.Second
 	}
 	w := &timelineWatch{s: s, uid: uid, since: s.now() - time.Minute.Milliseconds(), interval: interval, poll: poll}
+	if w.safe, err = safety.WatchSet(ctx, s.st, s.events.Bus(), uid, s.now); err != nil {
+		return nil, err
+	}
 	w.wake, w.unsubscribe = s.events.Hub().Subscribe(uid)
 	w.bw = busWake{s: s, wake: w.wake}
 	// The bus's state is taken before each read: a bus that goes away
@@ -73,6 +84,7 @@ func (s *Service) WatchTimeline(ctx context.Context, uid weibo.UserID, interval 
 	if err != nil {
 		w.unsubscribe()
 		w.bw.stop()
+		w.safe.Stop()
 		return nil, err
 	}
 	s.events.Hub().Follow(w.wake, nil, w.large)
@@ -97,6 +109,7 @@ type timelineWatch struct {
 	tick        *time.Ticker   // made when first polled
 	seen        []weibo.PostID // the last read's since since, sorted (seenPost)
 	large       map[weibo.UserID]bool
+	safe        *safety.Live // the viewer's Set
 	out         live.Out[*feed.Post]
 }
 
@@ -114,6 +127,7 @@ func (w *timelineWatch) end() {
 	w.s.events.Hub().Follow(w.wake, w.large, nil)
 	w.unsubscribe()
 	w.bw.stop()
+	w.safe.Stop()
 	if w.tick != nil {
 		w.tick.Stop()
 	}
@@ -150,7 +164,13 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 	if w.poll != nil {
 		w.poll(w.pushed)
 	}
-	top, posts, now, err := w.s.timelineTop(ctx, w.uid, w.since)
+	set, err := w.safe.Current(ctx)
+	var top []weibo.PostID
+	var posts []*feed.Post
+	var now map[weibo.UserID]bool
+	if err == nil {
+		top, posts, now, err = w.s.timelineTop(ctx, w.uid, w.since)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.s.log.Warn("timeline watch: poll failed", "user", w.uid.String(), "err", err)
@@ -164,7 +184,9 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 	var fresh []*feed.Post // newest first, as read
 	for _, p := range posts {
 		if !seenPost(w.seen, p.ID) && p.ID.Millis >= w.since {
-			fresh = append(fresh, p)
+			if p, show := screenPost(set, p); show {
+				fresh = append(fresh, p)
+			}
 		}
 	}
 	w.seen = top
