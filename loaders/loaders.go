@@ -147,7 +147,12 @@ func (l *Loaders) Topics() *dataloader.Loader[string, *weibo.Topic] {
 // user's: the caller checks the recipient).
 func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *notify.Notification] {
 	return made(&l.lmu, &l.ldNotifications, func() dataloader.BatchFunc[weibo.NotificationID, *notify.Notification] {
-		return batch(l.svc.Notify.GetNotifications)
+		// As the viewer's list shows them: none of an actor across a
+		// block, of a muted one, or hidden by a filter.
+		return batch(func(ctx context.Context, ids []weibo.NotificationID) ([]*notify.Notification, error) {
+			viewer, _ := auth.OptionalViewer(ctx)
+			return l.svc.Notify.VisibleNotifications(ctx, viewer, ids)
+		})
 	})
 }
 

@@ -153,6 +153,15 @@ func TestNotificationsHonourSafety(t *testing.T) {
 			if f := page.Edges[0].Notification.Filtered; len(f) != 1 || f[0].Phrase != "剧透" || f[0].Action != safety.Warn {
 				t.Fatalf("the WARN comment's Filtered = %+v", f)
 			}
+			// node(id:) answers as the list shows: bl's MENTION is none,
+			// ok's COMMENT is there.
+			for i, seen := range map[int]bool{1: false, 2: true} {
+				var n struct{ Node *struct{ ID string } }
+				g.ok(r.token, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": before[i].ID}, &n)
+				if (n.Node != nil) != seen {
+					t.Fatalf("node(%s) = %+v, want seen %v", before[i].short(names), n.Node, seen)
+				}
+			}
 			// All actors (beyond the newest kept): the hidden are left out.
 			var d struct {
 				Notifications struct {

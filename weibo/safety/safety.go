@@ -20,9 +20,11 @@
 // answers, without allocating per entry, whether the viewer blocks, is
 // blocked by or mutes a user, and which filters a text matches.
 //
-// One file per concern: set.go (the Set and filter matching), safety.go
-// (the service), block.go (the counted block write), mute.go, filter.go,
-// lists.go (blockedUsers, mutedUsers), check.go (gateway fsck).
+// One file per concern: set.go (the Set and filter matching), reads.go
+// (the Set from a page's scan), live.go (the Set of a live subscription,
+// read again on each change), safety.go (the service), block.go (the
+// counted block write), mute.go, filter.go, lists.go (blockedUsers,
+// mutedUsers), api.go (the GraphQL enums), check.go (gateway fsck).
 package safety
 
 import (
