@@ -126,7 +126,7 @@ type Service struct {
 	rel      *counted.Relation
 	accounts Accounts
 	notices  Notices
-	guard    Guard // nil: no blocks
+	guard    safety.Blocker // nil: no blocks
 }
 
 // New returns the comments over st and registers with w the comment
@@ -229,7 +229,7 @@ func (s *Service) AddComment(ctx context.Context, author weibo.UserID, post weib
 	if replyTo != nil {
 		blockers = append(blockers, replyTo.Author)
 	}
-	if err := s.checkBlocks(ctx, author, blockers...); err != nil {
+	if err := safety.CheckInteraction(ctx, s.guard, author, blockers...); err != nil {
 		return nil, err
 	}
 	gets := []*hbase.Get{

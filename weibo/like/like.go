@@ -27,6 +27,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -44,7 +45,7 @@ type Service struct {
 	rel     *counted.Relation
 	notices Notices
 	log     *slog.Logger
-	guard   Guard // nil: no blocks
+	guard   safety.Blocker // nil: no blocks
 }
 
 // Users reads users rows: whether a user exists, for the recount of
@@ -208,7 +209,7 @@ func (s *Service) likeRelation() *counted.Relation {
 // repair grace and makes the notification agree with the like row.
 func (s *Service) Like(ctx context.Context, viewer weibo.UserID, post weibo.PostID) (_ *feed.Post, err error) {
 	defer weibo.Wrapf(&err, "like %s by %s", post, viewer)
-	if err := s.checkBlocks(ctx, viewer, post.Author); err != nil {
+	if err := safety.CheckInteraction(ctx, s.guard, viewer, post.Author); err != nil {
 		return nil, err
 	}
 	p, _, liked, err := s.likeState(ctx, post, viewer)

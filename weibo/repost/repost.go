@@ -17,6 +17,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -102,7 +103,7 @@ type Service struct {
 	w     *counted.Protocol
 	rel   *counted.Relation
 	posts Posts
-	guard Guard // nil: no blocks
+	guard safety.Blocker // nil: no blocks
 }
 
 // New returns the reposts over st and registers with w the repost pair,
@@ -225,7 +226,7 @@ func (s *Service) Repost(ctx context.Context, author weibo.UserID, target weibo.
 			return nil, weibo.NotFoundOn("postId", "the original of post "+target.String()+", post "+root.String()+", is gone")
 		}
 	}
-	if err := s.checkBlocks(ctx, author, target.Author, root.Author); err != nil {
+	if err := safety.CheckInteraction(ctx, s.guard, author, target.Author, root.Author); err != nil {
 		return nil, err
 	}
 	return s.posts.PublishRepost(ctx, author, content, root)
