@@ -186,8 +186,7 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		}()
 	}
 	g := startGatewayWith(t, st, nil)
-	timelineSafetyLoad(t, g.svc, ds, uid, 100)
-	checkTimelineSafetyLoad(t, g.svc, uid)
+	timelineSafetyViewer(t, g.svc, ds, uid, 100)
 	{
 		u, _ := ds.User(uid)
 		token := g.login(u.Username, seed.DefaultPassword)

@@ -18,17 +18,20 @@ const timelineSafetyWarn = "的"
 
 // timelineSafetyLoad gives viewer, through the safety service, blocks of
 // n users, mutes of n others and 20 keyword filters that hide nothing of
-// viewer's home timeline: the users neither follow viewer nor are
-// followed by them (the data set's, lowest ids first), the HIDE phrases
-// occur in no post, and the one filter that matches many posts
-// (timelineSafetyWarn) warns. The test's end undoes them all (the real
-// HBase is shared by the tests).
-func timelineSafetyLoad(t testing.TB, d *domain.Domain, ds *dataset.Dataset, viewer uint64, n int) {
+// the home timelines of the data set's users far: the users blocked and
+// muted (the data set's, lowest ids first) are none of far, and neither
+// follow nor are followed by them; the HIDE phrases occur in no post, and
+// the one filter that matches many posts (timelineSafetyWarn) warns. The
+// test's end undoes them all (the real HBase is shared by the tests).
+func timelineSafetyLoad(t testing.TB, d *domain.Domain, ds *dataset.Dataset, viewer weibo.UserID, n int, far ...uint64) {
 	t.Helper()
 	ctx := t.Context()
-	near := map[uint64]bool{viewer: true}
-	for _, u := range append(ds.Fans(viewer), ds.Following(viewer)...) {
-		near[u] = true
+	near := map[uint64]bool{uint64(viewer): true}
+	for _, f := range far {
+		near[f] = true
+		for _, u := range append(ds.Fans(f), ds.Following(f)...) {
+			near[u] = true
+		}
 	}
 	var users []weibo.UserID
 	for _, u := range ds.Users {
@@ -38,9 +41,9 @@ func timelineSafetyLoad(t testing.TB, d *domain.Domain, ds *dataset.Dataset, vie
 	}
 	slices.Sort(users)
 	if len(users) < 2*n {
-		t.Fatalf("the data set has %d users apart from viewer's, want %d", len(users), 2*n)
+		t.Fatalf("the data set has %d users apart from those near far, want %d", len(users), 2*n)
 	}
-	v := weibo.UserID(viewer)
+	v := viewer
 	blocks, mutes := users[:n], users[n:2*n]
 	var filters []string
 	t.Cleanup(func() {
@@ -116,4 +119,13 @@ func checkTimelineSafetyLoad(t testing.TB, d *domain.Domain, viewer uint64) {
 		}
 	}
 	t.Fatalf("no post of the first page (%d edges) carries the warning %q", len(c.Edges), timelineSafetyWarn)
+}
+
+// timelineSafetyViewer is timelineSafetyLoad of n blocks and mutes for the
+// data set's user uid, far from their own timeline, then
+// checkTimelineSafetyLoad.
+func timelineSafetyViewer(t testing.TB, d *domain.Domain, ds *dataset.Dataset, uid uint64, n int) {
+	t.Helper()
+	timelineSafetyLoad(t, d, ds, weibo.UserID(uid), n, uid)
+	checkTimelineSafetyLoad(t, d, uid)
 }
