@@ -174,7 +174,9 @@ func (w *safetyWorld) page(t *testing.T, p weibo.Page, opts ...timeline.ReadOpti
 // check compares a page's posts with want, warnings included.
 func check(t *testing.T, what string, got []*feed.Post, want []wpost) {
 	t.Helper()
-	show := func(id weibo.PostID, text string, warn string) string { return fmt.Sprintf("%s %q warn=%q", id, text, warn) }
+	show := func(id weibo.PostID, text string, warn string) string {
+		return fmt.Sprintf("%s %q warn=%q", id, text, warn)
+	}
 	var g, wt []string
 	for _, p := range got {
 		var warn []string
