@@ -4,48 +4,63 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// TestCaselessRunes checks every rune caseless admits against Fold: each
-// folds to itself.
-func TestCaselessRunes(t *testing.T) {
+// TestStableRunes checks the table of runes folding leaves alone against
+// Fold, rune by rune, over the BMP.
+func TestStableRunes(t *testing.T) {
 	n := 0
-	for r := rune(0x80); r <= utf8.MaxRune; r++ {
-		if !caseless(r) {
+	for r := rune(0x80); r <= 0xFFFF; r++ {
+		if 0xD800 <= r && r <= 0xDFFF {
 			continue
 		}
-		n++
-		if s := string(r); Fold(s) != s {
-			t.Fatalf("caseless(%U) but Fold(%q) = %q", r, s, Fold(s))
+		s := string(r)
+		if st := stable(r); st != (Fold(s) == s) {
+			t.Fatalf("stable(%U) = %v but Fold(%q) = %q", r, st, s, Fold(s))
+		}
+		if stable(r) {
+			n++
 		}
 	}
-	if n < 20000 {
-		t.Fatalf("only %d caseless runes", n)
+	if n < 50000 {
+		t.Fatalf("only %d stable runes", n)
 	}
 }
 
-// TestFoldFast compares foldFast with Fold on texts mixing ASCII, Chinese,
-// fullwidth forms and runes that fold (ß, Σ, Ａ, İ, ﬁ).
-func TestFoldFast(t *testing.T) {
+// TestFold compares HomeView.fold with Fold on texts mixing ASCII,
+// Chinese, fullwidth forms and runes that fold (ß, Σ, Ａ, İ, ﬁ), and its
+// byte pairs with those of Fold's result.
+func TestFold(t *testing.T) {
 	parts := []string{"Wuhan ", "stay strong", "武汉加油", "，", "！", "#新冠肺炎#", "ＡＢ", "ａｂ", "１２",
-		"ß", "Σ", "ς", "İ", "ﬁ", "Straße", "😷", "ＣＯＶＩＤ", "covid-19", "COVID", "\xff", " "}
+		"ß", "Σ", "ς", "İ", "ﬁ", "Straße", "😷", "ＣＯＶＩＤ", "covid-19", "COVID", "\xff", " ", "·", "①", "℃", "é", "É",
+		"\ue627", "𐐀", "\xe6\x97", "\xed\xa0\x80", "K"}
 	rng := rand.New(rand.NewPCG(1, 2))
+	v := &HomeView{grams: true}
 	for range 5000 {
 		var s string
 		for range rng.IntN(8) {
 			s += parts[rng.IntN(len(parts))]
 		}
-		if got, want := foldFast(s), Fold(s); got != want {
-			t.Fatalf("foldFast(%q) = %q, Fold = %q", s, got, want)
+		var have, want [4096 / 64]uint64
+		got := v.fold(s, &have)
+		f := Fold(s)
+		for j := 0; j+1 < len(f); j++ {
+			h := gram(f[j], f[j+1])
+			want[h>>6] |= 1 << (h & 63)
+		}
+		if got != f || have != want {
+			t.Fatalf("fold(%q) = %q (pairs equal: %v), Fold = %q", s, got, have == want, f)
 		}
 	}
-	if s := "武汉加油 wuhan"; testing.AllocsPerRun(100, func() { _ = foldFast(s) }) != 0 {
-		t.Fatal("foldFast allocates for a text that folds to itself")
+	for _, s := range []string{"武汉加油 wuhan", "武汉加油 WUHAN"} {
+		var have [4096 / 64]uint64
+		if n := testing.AllocsPerRun(100, func() { _ = v.fold(s, &have) }); n != 0 {
+			t.Fatalf("fold(%q) allocates %v times", s, n)
+		}
 	}
 }
 
@@ -74,7 +89,11 @@ func TestHome(t *testing.T) {
 		&hbase.Cell{Family: tables.FamSafetySet, Qualifier: tables.ColMutes, Value: m},
 	}}
 	s := FromRow(viewer, r, now)
-	post := func(a weibo.UserID) weibo.PostID { return weibo.PostID{Author: a, Millis: 7} }
+	millis := int64(0)
+	post := func(a weibo.UserID) weibo.PostID { // a new post each time: verdicts are remembered by post
+		millis++
+		return weibo.PostID{Author: a, Millis: millis}
+	}
 	root := func(a weibo.UserID) *weibo.PostID { p := post(a); return &p }
 	for _, c := range []struct {
 		name string
@@ -98,12 +117,45 @@ func TestHome(t *testing.T) {
 		{"warn filter whole word", post(friend), nil, "lockdowns", false, nil},
 		{"expired filter", post(friend), nil, "gone", false, nil},
 	} {
-		hide, warn := s.Home(c.id, c.root, c.text)
+		hide, warn := s.HomeView().Home(c.id, c.root, c.text)
 		if hide != c.hide || !slices.Equal(warn, c.warn) {
 			t.Errorf("%s: Home = %v, %v; want %v, %v", c.name, hide, warn, c.hide, c.warn)
 		}
-		if h, w := (*Set)(nil).Home(c.id, c.root, c.text); h || w != nil {
+		if h, w := (*Set)(nil).HomeView().Home(c.id, c.root, c.text); h || w != nil {
 			t.Errorf("%s: a nil Set hides %v, warns %v", c.name, h, w)
+		}
+	}
+}
+
+// TestHomeViewAgreesWithMatch checks HomeView.Home, with enough filters to
+// use its byte-pair test, against Set.Match on random texts.
+func TestHomeViewAgreesWithMatch(t *testing.T) {
+	phrases := []string{"疫情", "武汉", "lockdown", "Covid", "加油", "stay", "ß", "口罩", "a", "新冠肺炎"}
+	var fs []tables.FilterEntry
+	for i, p := range phrases {
+		fs = append(fs, tables.FilterEntry{ID: uint64(i + 1), Action: byte([]Action{Warn, Hide, Warn}[i%3]),
+			Contexts: byte(ContextHome), Phrase: p, WholeWord: i%2 == 0})
+	}
+	r := &hbase.Result{Row: tables.SafetyKey(1), Cells: []*hbase.Cell{
+		{Family: tables.FamSafetySet, Qualifier: tables.ColFilters, Value: tables.EncodeFilters(fs)}}}
+	s := FromRow(1, r, 1)
+	v := s.HomeView()
+	if !v.grams {
+		t.Fatal("the view does not use byte pairs")
+	}
+	parts := []string{"今天", "疫情", "武汉", "加油", " ", "LOCKDOWN", "lockdowns", "COVID-19", "Stay", "strasse", "口", "罩",
+		"新冠", "肺炎", "a", "b", "，", "ss"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20000 {
+		var text string
+		for range rng.IntN(10) {
+			text += parts[rng.IntN(len(parts))]
+		}
+		id := weibo.PostID{Author: 2, Millis: int64(i)} // a post per text: verdicts are remembered by post
+		hide, warn := v.Home(id, nil, text)
+		mHide, mWarn := s.Match(text, ContextHome)
+		if hide != mHide || !hide && !slices.Equal(warn, mWarn) {
+			t.Fatalf("%q: Home = %v, %v; Match = %v, %v", text, hide, warn, mHide, mWarn)
 		}
 	}
 }

@@ -161,7 +161,8 @@ type timelineRead struct {
 	checked    bool                  // the candidates' attends rows were read
 	followed   map[weibo.UserID]bool // the large accounts the viewer follows, once checked
 
-	set     *safety.Set // the viewer's blocks, mutes and filters, once setRead
+	set     *safety.Set      // the viewer's blocks, mutes and filters, once setRead
+	view    *safety.HomeView // set, made ready to judge the page's posts
 	setRead bool
 	rows    int // inbox rows verified
 	shown   int // of them, entries returned

@@ -19,15 +19,15 @@ const maxScanRows = 500
 // read did not ask for it).
 func (t *timelineRead) noteSet(set *safety.Set) {
 	if !t.setRead && set != nil {
-		t.set, t.setRead = set, true
+		t.set, t.view, t.setRead = set, set.HomeView(), true
 	}
 }
 
-// show returns how the page shows p by the viewer's Set (safety.Set.Home):
+// show returns how the page shows p by the viewer's Set (HomeView.Home):
 // nil when it hides p, a copy naming the WARN filters p matched, or p.
 // p itself is never changed (the post cache shares it).
 func (t *timelineRead) show(p *feed.Post) *feed.Post {
-	hide, warn := t.set.Home(p.ID, p.RepostOfID, p.Content)
+	hide, warn := t.view.Home(p.ID, p.RepostOfID, p.Content)
 	switch {
 	case hide:
 		return nil
