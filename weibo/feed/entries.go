@@ -78,7 +78,7 @@ func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []
 	}
 	var set *safety.Set
 	if setAt >= 0 {
-		set = safety.FromRow(owner, rs[setAt], s.w.NowMillis())
+		set = safety.FromRowPage(owner, rs[setAt], s.w.NowMillis())
 	}
 	for i, id := range ids {
 		p := posts[i]

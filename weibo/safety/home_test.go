@@ -159,3 +159,40 @@ func TestHomeViewAgreesWithMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestFromRowPage checks that FromRowPage decodes what FromRow does, the
+// first time and from its memory of the filters cell, expired filters
+// left out at each read's time.
+func TestFromRowPage(t *testing.T) {
+	var b tables.Blocks
+	b = b.With(tables.BlockEntry{UID: 5, At: 1})
+	fs := tables.EncodeFilters([]tables.FilterEntry{
+		{ID: 1, Action: byte(Hide), Contexts: byte(ContextHome), Phrase: "疫情"},
+		{ID: 2, Action: byte(Warn), Contexts: byte(ContextHome), Phrase: "Mask", Expires: 100},
+		{ID: 3, Action: byte(Warn), Contexts: byte(ContextComments), Phrase: "口罩"},
+	})
+	r := &hbase.Result{Row: tables.SafetyKey(1), Cells: []*hbase.Cell{
+		{Family: tables.FamSafetyBlockedBy, Qualifier: tables.BlockedByQualifier(6), Value: []byte{}},
+		{Family: tables.FamSafetySet, Qualifier: tables.ColBlocks, Value: b},
+		{Family: tables.FamSafetySet, Qualifier: tables.ColFilters, Value: fs},
+	}}
+	texts := []string{"疫情", "a MASK", "口罩", "nothing"}
+	for _, now := range []int64{50, 50, 150, 50} {
+		want, got := FromRow(1, r, now), FromRowPage(1, r, now)
+		if got.Blocks(5) != want.Blocks(5) || got.BlockedBy(6) != want.BlockedBy(6) || !got.Blocked(5) || !got.Blocked(6) {
+			t.Fatalf("now %d: blocks differ", now)
+		}
+		for _, ctx := range AllContexts {
+			for _, text := range texts {
+				gh, gw := got.Match(text, ctx)
+				wh, ww := want.Match(text, ctx)
+				if gh != wh || !slices.Equal(gw, ww) {
+					t.Fatalf("now %d, %q in %v: FromRowPage matches %v %v, FromRow %v %v", now, text, ctx, gh, gw, wh, ww)
+				}
+			}
+		}
+	}
+	if _, ok := compiled.get(fs); !ok {
+		t.Fatal("the filters cell is not remembered")
+	}
+}
