@@ -53,9 +53,9 @@ import (
 // most maxScanRows (an entry of an author the Set hides costs no content
 // read after the first chunk). A large account's posts the Set hides make
 // its scan go on the same way: at most timelineRounds ScanManys in all,
-// and an account the viewer mutes is not read at all. When the rounds run
-// out first, the page is shorter, ends at the last row read, and says
-// hasNextPage; the next page goes on after it. The look beyond the cursor
+// and a large account the Set hides is not read at all. When the rounds run
+// out first, the page is shorter and, if it has an edge, says hasNextPage;
+// the next page goes on after its last edge. The look beyond the cursor
 // (hasPreviousPage on a forward page) reads at most a few rows and so may
 // answer false when only hidden posts lie at its edge. Without entries
 // to skip, a page's store calls are as above, Set or no Set. Reads never
