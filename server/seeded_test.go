@@ -142,6 +142,9 @@ func checkSeeded(t *testing.T, g *gw, ds *dataset.Dataset, users []uint64) {
 // accounts' posts when the viewer follows some ("large": the data set seeded
 // with a fan-out threshold that makes the viewer's most followed followees
 // large), and one GetMany of the viewer's like rows with likedByViewer.
+// The viewer blocks 100 users, mutes 100 and has 20 keyword filters
+// (timelineSafetyLoad): the Set is read with the page's batched read, so
+// the counts are those of a viewer without them.
 func TestTimelineStoreCallsConstant(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		for _, large := range []bool{false, true} {
@@ -183,6 +186,7 @@ func timelineStoreCalls(t *testing.T, st hbase.StoreAdmin, large bool) {
 		}()
 	}
 	g := startGatewayWith(t, st, nil)
+	timelineSafetyViewer(t, g.svc, ds, uid, 100)
 	{
 		u, _ := ds.User(uid)
 		token := g.login(u.Username, seed.DefaultPassword)

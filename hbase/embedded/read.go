@@ -22,7 +22,22 @@ type cellRec struct {
 	fam          *embFamily
 	qStart, qEnd int
 	vStart, vEnd int
+	ext          []byte // the value, when a big one is held apart from the builder's values
 	ts           int64
+}
+
+// bigValue is the size from which a cell's value is held apart (cellRec.ext):
+// one allocation of its own rather than a growth, and copy, of the values of
+// every cell a batch read so far.
+const bigValue = 4 << 10
+
+// value returns r's value, sliced from vals (the builder's values) or held
+// apart.
+func (r *cellRec) value(vals []byte) []byte {
+	if r.ext != nil {
+		return r.ext
+	}
+	return vals[r.vStart:r.vEnd]
 }
 
 // fill sets c to the cell r records, with qualifier qual (r's bytes, as a
@@ -32,7 +47,9 @@ type cellRec struct {
 func (r cellRec) fill(c *hbase.Cell, qual string, vals []byte) {
 	c.Family = r.fam.name
 	c.Qualifier = qual
-	if r.vEnd > r.vStart {
+	if r.ext != nil {
+		c.Value = r.ext[:len(r.ext):len(r.ext)]
+	} else if r.vEnd > r.vStart {
 		c.Value = vals[r.vStart:r.vEnd:r.vEnd]
 	} else {
 		c.Value = []byte{}
@@ -60,7 +77,11 @@ func (b *rowBuilder) add(fam *embFamily, qual, val []byte, ts int64) { addCell(b
 func addCell[T string | []byte](b *rowBuilder, fam *embFamily, qual, val T, ts int64) {
 	r := cellRec{fam: fam, ts: ts, qStart: len(b.quals), vStart: len(b.vals)}
 	b.quals = append(b.quals, qual...)
-	b.vals = append(b.vals, val...)
+	if len(val) >= bigValue {
+		r.ext = append(make([]byte, 0, len(val)), val...)
+	} else {
+		b.vals = append(b.vals, val...)
+	}
 	r.qEnd, r.vEnd = len(b.quals), len(b.vals)
 	b.recs = append(b.recs, r)
 }
@@ -455,7 +476,7 @@ func (s *Store) GetMany(ctx context.Context, gets []*hbase.Get) ([]*hbase.Result
 			return nil, err
 		}
 		ends[i] = len(b.recs)
-		if s.rows != nil {
+		if s.rows != nil && s.rows.mayFit(rp(i), &b, starts[i], ends[i]) {
 			enc = appendCachedCells(enc[:0], &b, starts[i], ends[i])
 			shape = appendReadShape(shape[:0], pgs[i].fams, pgs[i].g.MaxVersions)
 			s.rows.fill(stripes[i], rp(i), shape, enc, gens[i])

@@ -179,6 +179,17 @@ func (c *rowCache) fill(stripe int, rp, shape []byte, cells []byte, gen uint64) 
 	}
 }
 
+// mayFit reports whether the cells b.recs[start:end] of row rp, once
+// encoded (appendCachedCells), may be small enough for fill to cache: a
+// row too big for it (a user's packed lists) is not encoded at all.
+func (c *rowCache) mayFit(rp []byte, b *rowBuilder, start, end int) bool {
+	size := int64(len(rp)) + rowCacheEntryOverhead
+	for _, r := range b.recs[start:end] {
+		size += int64(r.qEnd - r.qStart + len(r.value(b.vals)))
+	}
+	return size <= c.budget/8
+}
+
 // invalidate removes row rp (of lock stripe stripe) and moves its shard's
 // generation on. A writer calls it after its batch commits.
 func (c *rowCache) invalidate(stripe int, rp []byte) {
@@ -207,8 +218,9 @@ func appendCachedCells(dst []byte, b *rowBuilder, start, end int) []byte {
 		dst = append(dst, r.fam.name...)
 		dst = binary.AppendUvarint(dst, uint64(r.qEnd-r.qStart))
 		dst = append(dst, b.quals[r.qStart:r.qEnd]...)
-		dst = binary.AppendUvarint(dst, uint64(r.vEnd-r.vStart))
-		dst = append(dst, b.vals[r.vStart:r.vEnd]...)
+		v := r.value(b.vals)
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(r.ts))
 	}
 	return dst

@@ -5,6 +5,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -14,9 +15,13 @@ import (
 // skip (post gone, author not followed), and for each of extra whether the
 // owner follows them. With cached, a post the post cache holds is taken
 // from there (counters zero) and only the others' content rows are read
-// (and cached). Errors are the store's, unwrapped: the caller's read names
-// them.
-func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached bool) ([]*Post, []bool, error) {
+// (and cached). With withSet, the owner's safety row is read in the same
+// GetMany (safety.RowGet) and returned decoded at the feed's clock (a nil
+// *safety.Set without it): the viewer's blocks, mutes and filters cost
+// the page no store call of their own. The posts are not filtered by it:
+// which ones a read hides is the caller's rule. Errors are the store's,
+// unwrapped: the caller's read names them.
+func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached, withSet bool) ([]*Post, []bool, *safety.Set, error) {
 	posts := make([]*Post, len(ids))
 	rowOf := make([]int, len(ids)) // the Get of ids[i]'s content row, -1 for a cached post
 	reads := 0
@@ -32,7 +37,7 @@ func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []
 	}
 	// The Gets and their rowkeys are allocated together, each rowkey a
 	// full slice expression of keys (a page: 2 allocations, not 200).
-	n := reads + len(ids) + len(extra)
+	n := reads + len(ids) + len(extra) + 1
 	gs := make([]hbase.Get, 0, n)
 	gets := make([]*hbase.Get, 0, n)
 	keys := make([]byte, 0, reads*tables.ContentKeyLen+(len(ids)+len(extra))*tables.RelationKeyLen)
@@ -62,9 +67,18 @@ func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []
 	for _, a := range extra {
 		attends(a)
 	}
+	setAt := -1
+	if withSet {
+		setAt = len(gets)
+		gets = append(gets, safety.RowGet(owner))
+	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	var set *safety.Set
+	if setAt >= 0 {
+		set = safety.FromRowPage(owner, rs[setAt], s.w.NowMillis())
 	}
 	for i, id := range ids {
 		p := posts[i]
@@ -84,5 +98,5 @@ func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []
 			follows[i] = rs[j].Exists()
 		}
 	}
-	return posts, follows, nil
+	return posts, follows, set, nil
 }

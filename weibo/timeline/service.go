@@ -9,7 +9,9 @@
 // events' (home.go).
 //
 // One file per concern: timeline.go (HomeTimeline and the hybrid merge),
-// live.go (WatchTimeline, BusState) and events.go (TimelineEvents).
+// visible.go (what the viewer's blocks, mutes and filters hide, and the
+// reads on past it), live.go (WatchTimeline, BusState) and events.go
+// (TimelineEvents).
 //
 // Errors meant for API callers are *weibo.Error values; every other error
 // is an internal store failure, wrapped with the operation it served.
@@ -24,6 +26,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/events"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/safety"
 )
 
 // Posts reads the posts of home-timeline entries. *feed.Service
@@ -33,8 +36,10 @@ type Posts interface {
 	// attends rows of their authors and of the users extra: the posts, nil
 	// for an entry to skip (post gone, author not followed), and for each
 	// of extra whether owner follows them. With cached, the posts may come
-	// from the post cache, their counters zero. Errors are the store's.
-	ResolveEntries(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached bool) ([]*feed.Post, []bool, error)
+	// from the post cache, their counters zero. With withSet, owner's
+	// safety row is read in the same batch and returned decoded (nil
+	// without). Errors are the store's.
+	ResolveEntries(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached, withSet bool) ([]*feed.Post, []bool, *safety.Set, error)
 }
 
 // Accounts lists the large accounts (hybrid fan-out), whose posts reach

@@ -10,6 +10,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/paging"
+	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -32,10 +33,32 @@ import (
 // stable in both directions. So a page costs 3 store calls, 4 with large
 // accounts followed, whatever its size.
 //
+// The viewer's blocks, mutes and keyword filters (package safety) are read
+// in the first batched read with the page's posts (their safety row: no
+// store call of its own), and the page honours them (visible.go): a post
+// whose author, or for a repost whose root's author, the viewer blocks, is
+// blocked by or mutes is skipped, as is one a HOME filter with HIDE
+// matches; one a HOME filter with WARN matches is returned with
+// Post.Filtered naming it. This holds for the inbox's entries, the large
+// accounts' posts merged at read time and the look beyond the cursor.
+//
 // An inbox entry whose post is gone or whose author the viewer no longer
 // follows (an unfollow or a fan-out still settling, or the trace of one
-// that died, which the repairer removes) is skipped; only then does a page
-// need another scan (at most timelineRounds scans per page). Reads never
+// that died, which the repairer removes), or that the viewer's Set hides,
+// is skipped; only then does a page need another scan, so that a page of
+// first: n holds n edges while that many exist. The bound on those extra
+// reads: at most timelineRounds inbox scans per page, each followed by one
+// GetMany; a scan reads the entries the page still needs, and once the Set
+// has hidden some, that times the rows read per entry shown so far, at
+// most maxScanRows (an entry of an author the Set hides costs no content
+// read after the first chunk). A large account's posts the Set hides make
+// its scan go on the same way: at most timelineRounds ScanManys in all,
+// and a large account the Set hides is not read at all. When the rounds run
+// out first, the page is shorter and, if it has an edge, says hasNextPage;
+// the next page goes on after its last edge. The look beyond the cursor
+// (hasPreviousPage on a forward page) reads at most a few rows and so may
+// answer false when only hidden posts lie at its edge. Without entries
+// to skip, a page's store calls are as above, Set or no Set. Reads never
 // delete: a delete decided from a read could land after a concurrent
 // re-follow's backfill and remove an entry the viewer should see (the
 // writers settle the inbox themselves, see package counted).
@@ -93,7 +116,7 @@ func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Pa
 	t := s.startTimelineRead(ctx, uid)
 	t.cached = o.noCounts
 	sc, want, near := w.Scan(q.Scan)
-	posts, keys, frontier, err := paging.ScanVerifiedUpTo(ctx, s.st, &sc, want-1, q.Rounds, t.verify)
+	posts, keys, frontier, err := t.readInbox(ctx, sc, want)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,23 +128,25 @@ func (s *Service) homeTimeline(ctx context.Context, uid weibo.UserID, p weibo.Pa
 		items[i] = timelineItem{key: keys[i], post: posts[i]}
 	}
 	if len(t.followed) > 0 {
-		merged, err := s.largePosts(ctx, uid, t.followed, w, want)
+		merged, largeFrontier, err := t.largePosts(ctx, w, want)
 		if err != nil {
 			return nil, nil, err
 		}
+		frontier = nearer(frontier, largeFrontier, w.Backward)
 		items = mergeTimeline(items, merged, frontier, w.Backward, want)
 	}
 	beyond, items, err := s.beyondCursor(ctx, t, &q, w, near, items)
 	if err != nil {
 		return nil, nil, err
 	}
-	return timelinePage(&q, w, items, beyond), t.followed, nil
+	return timelinePage(&q, w, items, beyond, frontier != nil), t.followed, nil
 }
 
 // timelineRead is the state of one home-timeline page's reads: the large
-// accounts, read on another goroutine while the inbox is scanned, and
-// which of them the viewer follows, learned with the first chunk's
-// batched read. verify runs on the page's goroutine, one call at a time.
+// accounts, read on another goroutine while the inbox is scanned, which of
+// them the viewer follows and the viewer's Set, learned with the first
+// chunk's batched read. verify runs on the page's goroutine, one call at
+// a time.
 type timelineRead struct {
 	s   *Service
 	uid weibo.UserID
@@ -135,6 +160,13 @@ type timelineRead struct {
 	candidates []weibo.UserID        // the large accounts whose attends rows to read
 	checked    bool                  // the candidates' attends rows were read
 	followed   map[weibo.UserID]bool // the large accounts the viewer follows, once checked
+
+	set     *safety.Set      // the viewer's blocks, mutes and filters, once setRead
+	view    *safety.HomeView // set, made ready to judge the page's posts
+	setRead bool
+	rows    int // inbox rows verified
+	shown   int // of them, entries returned
+	hidden  int // of them, entries the Set hid
 }
 
 // startTimelineRead starts reading the large accounts for uid's page.
@@ -163,30 +195,49 @@ func (t *timelineRead) learn() error {
 
 // verify resolves a chunk of inbox rows (paging.ScanVerifiedUpTo): one
 // batched read of their posts and the viewer's attends rows of their
-// authors, and with the first chunk those of the large accounts too.
+// authors, and with the first chunk those of the large accounts and the
+// viewer's safety row too; the posts the viewer's Set hides are skipped
+// (nil), those of authors it hides without reading them once it is known.
 func (t *timelineRead) verify(ctx context.Context, rows []*hbase.Result) ([]*feed.Post, error) {
 	if err := t.learn(); err != nil {
 		return nil, err
 	}
+	t.rows += len(rows)
 	ids := make([]weibo.PostID, 0, len(rows))
 	at := make([]int, 0, len(rows)) // ids[j] is the entry of rows[at[j]]
 	for i, r := range rows {
-		if owner, id, ok := tables.DecodeInboxKey(r.Row); ok && owner == t.uid {
+		owner, id, ok := tables.DecodeInboxKey(r.Row)
+		switch {
+		case !ok || owner != t.uid:
+		case t.set.HidesAuthor(id.Author):
+			t.hidden++
+		default:
 			ids = append(ids, id)
 			at = append(at, i)
 		}
 	}
+	out := make([]*feed.Post, len(rows))
 	var extra []weibo.UserID
 	if !t.checked {
 		t.checked, extra = true, t.candidates
 	}
-	posts, follows, err := t.s.posts.ResolveEntries(ctx, t.uid, ids, extra, t.cached)
+	if len(ids) == 0 && len(extra) == 0 && t.setRead {
+		return out, nil
+	}
+	posts, follows, set, err := t.s.posts.ResolveEntries(ctx, t.uid, ids, extra, t.cached, !t.setRead)
 	if err != nil {
 		return nil, err
 	}
+	t.noteSet(set)
 	t.noteFollowed(extra, follows)
-	out := make([]*feed.Post, len(rows))
 	for j, p := range posts {
+		if p != nil {
+			if p = t.show(p); p == nil {
+				t.hidden++
+			} else {
+				t.shown++
+			}
+		}
 		out[at[j]] = p
 	}
 	return out, nil
@@ -202,10 +253,11 @@ func (t *timelineRead) checkLargeAlone(ctx context.Context) error {
 		return nil
 	}
 	t.checked = true
-	_, follows, err := t.s.posts.ResolveEntries(ctx, t.uid, nil, t.candidates, false)
+	_, follows, set, err := t.s.posts.ResolveEntries(ctx, t.uid, nil, t.candidates, false, !t.setRead)
 	if err != nil {
 		return err
 	}
+	t.noteSet(set)
 	t.noteFollowed(t.candidates, follows)
 	return nil
 }
@@ -234,14 +286,16 @@ func (s *Service) beyondCursor(ctx context.Context, t *timelineRead, q *paging.Q
 	if err != nil || beyond || len(t.followed) == 0 {
 		return beyond, items, err
 	}
-	beyond, err = s.largeBeyond(ctx, t.uid, t.followed, near, w.Backward)
+	beyond, err = t.largeBeyond(ctx, near, w.Backward)
 	return beyond, items, err
 }
 
 // timelinePage cuts items (up to one more than the page, in scan order) to
-// the window's page and builds its edges and page info.
-func timelinePage(q *paging.Query, w paging.Window, items []timelineItem, beyond bool) *feed.PostConnection {
-	more := len(items) > w.N
+// the window's page and builds its edges and page info; short says the
+// reads stopped before the end of the range (a frontier), so that more
+// edges may follow the last item.
+func timelinePage(q *paging.Query, w paging.Window, items []timelineItem, beyond, short bool) *feed.PostConnection {
+	more := len(items) > w.N || short && len(items) > 0
 	if more {
 		items = items[:w.N]
 	}
@@ -292,39 +346,86 @@ func inWindow(k []byte, w paging.Window) bool {
 	return (w.After == nil || bytes.Compare(k, w.After) >= 0) && (w.Before == nil || bytes.Compare(k, w.Before) < 0)
 }
 
-// largePosts reads, with one ScanMany, the newest posts (at most limit
-// each) of the large accounts viewer follows within w, as timeline items
-// in the window's direction.
-func (s *Service) largePosts(ctx context.Context, viewer weibo.UserID, followed map[weibo.UserID]bool, w paging.Window, limit int) ([]timelineItem, error) {
-	authors := slices.Sorted(maps.Keys(followed))
-	scans := make([]*hbase.Scan, len(authors))
-	for i, a := range authors {
-		scans[i] = largeScan(a, w, limit)
+// largePosts reads the newest posts (at most limit shown each) of the
+// large accounts the viewer follows within w, as timeline items in the
+// window's direction: one ScanMany of the accounts the viewer's Set does
+// not hide (visible.go). An account's scan whose posts the Set hid goes on
+// after its last row, all such in one ScanMany, at most timelineRounds
+// ScanManys in all; frontier is, when the rounds ran out first, the inbox
+// key of the nearest last row an unfinished scan read (items beyond it may
+// miss that account's posts), nil otherwise.
+func (t *timelineRead) largePosts(ctx context.Context, w paging.Window, limit int) (items []timelineItem, frontier []byte, err error) {
+	type account struct {
+		scan        *hbase.Scan
+		read, shown int
+		hid         bool
 	}
-	res, err := hbase.ScanMany(ctx, s.st, scans)
-	if err != nil {
-		return nil, err
-	}
-	var out []timelineItem
-	for _, rows := range res {
-		for _, r := range rows {
-			id, ok := tables.DecodeContentKey(r.Row)
-			if !ok {
-				continue
-			}
-			k := tables.InboxKey(viewer, id)
-			if p := feed.PostFromRow(id, r); p != nil && inWindow(k, w) {
-				out = append(out, timelineItem{key: k, post: p})
-			}
+	var accounts []*account
+	for _, a := range slices.Sorted(maps.Keys(t.followed)) {
+		if !t.set.HidesAuthor(a) {
+			accounts = append(accounts, &account{scan: largeScan(a, w, limit)})
 		}
 	}
-	return out, nil
+	for round := 1; len(accounts) > 0; round++ {
+		scans := make([]*hbase.Scan, len(accounts))
+		for i, a := range accounts {
+			scans[i] = a.scan
+		}
+		res, err := hbase.ScanMany(ctx, t.s.st, scans)
+		if err != nil {
+			return nil, nil, err
+		}
+		var more []*account
+		for i, rows := range res {
+			a := accounts[i]
+			a.read += len(rows)
+			for _, r := range rows {
+				id, ok := tables.DecodeContentKey(r.Row)
+				if !ok {
+					continue
+				}
+				k := tables.InboxKey(t.uid, id)
+				p := feed.PostFromRow(id, r)
+				if p == nil || !inWindow(k, w) {
+					continue
+				}
+				if p = t.show(p); p == nil {
+					a.hid = true
+					continue
+				}
+				a.shown++
+				items = append(items, timelineItem{key: k, post: p})
+			}
+			if len(rows) < a.scan.Limit || a.shown >= limit || !a.hid {
+				continue // read to its end, or enough, or nothing hidden (as without a Set)
+			}
+			last := rows[len(rows)-1].Row
+			if round == timelineRounds {
+				if id, ok := tables.DecodeContentKey(last); ok {
+					frontier = nearer(frontier, tables.InboxKey(t.uid, id), w.Backward)
+				}
+				continue
+			}
+			next := *a.scan
+			if next.Reversed {
+				next.Stop = bytes.Clone(last)
+			} else {
+				next.Start = append(bytes.Clone(last), 0)
+			}
+			next.Limit = widen(limit-a.shown, a.read, a.shown)
+			a.scan = &next
+			more = append(more, a)
+		}
+		accounts = more
+	}
+	return items, frontier, nil
 }
 
 // largeBeyond reports whether a post of a followed large account lies
 // beyond the cursor row near (before it when paging forward, after it when
-// paging backward): one ScanMany of one row per account.
-func (s *Service) largeBeyond(ctx context.Context, viewer weibo.UserID, followed map[weibo.UserID]bool, near []byte, backward bool) (bool, error) {
+// paging backward): one ScanMany of one row per account (more when the
+// viewer's Set hides posts there).
+func (t *timelineRead) largeBeyond(ctx context.Context, near []byte, backward bool) (bool, error) {
 	var w paging.Window
 	if backward {
 		w = paging.Window{After: near} // forward from the cursor, exclusive of it
@@ -332,7 +433,7 @@ func (s *Service) largeBeyond(ctx context.Context, viewer weibo.UserID, followed
 		w = paging.Window{Before: near, Backward: true} // reversed up to the cursor, exclusive
 	}
 	// The window above includes near on one side; exclude it explicitly.
-	items, err := s.largePosts(ctx, viewer, followed, w, 1)
+	items, _, err := t.largePosts(ctx, w, 1)
 	if err != nil {
 		return false, err
 	}
