@@ -96,7 +96,7 @@ func TestBlocks(t *testing.T) {
 			}
 			_, err = d.Safety.Block(ctx, a.ID, a.ID)
 			domaintest.WantCode(t, err, weibo.CodeBadUserInput, "a block of oneself")
-			_, err = d.Safety.Block(ctx, a.ID, weibo.UserID(1))
+			_, err = d.Safety.Block(ctx, a.ID, weibo.UserID(987654321987)) // no such user (the demo data holds 1…76,851)
 			domaintest.WantCode(t, err, weibo.CodeNotFound, "a block of nobody")
 
 			// The bound: a's cell filled to MaxBlocks by hand.
