@@ -91,19 +91,25 @@ func BenchmarkHomeSafety(b *testing.B) {
 				}
 				puts[i] = &hbase.Put{Table: tables.Safety, Row: tables.SafetyKey(weibo.UserID(uid)), Values: hbase.Values{tables.FamSafetySet: vs}}
 			}
+			// Each change writes the row's version anew, in the same
+			// mutation, as the safety service's writes do.
+			version := func() hbase.Values {
+				return hbase.Values{tables.FamSafetyVersion: {tables.ColSafetyVersion: tables.NewSafetyVersion()}}
+			}
 			off := hbase.Values{tables.FamSafetySet: {tables.ColBlocks: nil, tables.ColMutes: nil, tables.ColFilters: nil}}
 			b.Cleanup(func() { // the readers' rows as they were (the real HBase is shared)
 				for _, p := range puts {
-					_ = st.Delete(context.Background(), &hbase.Delete{Table: p.Table, Row: p.Row, Values: off})
+					_ = st.MutateRow(context.Background(), &hbase.RowMutation{Table: p.Table, Row: p.Row, Delete: off, Put: version()})
 				}
 			})
 			sets := func(on bool) {
 				for _, p := range puts {
 					var err error
 					if on {
+						p.Values[tables.FamSafetyVersion] = version()[tables.FamSafetyVersion]
 						err = st.Put(ctx, p)
 					} else {
-						err = st.Delete(ctx, &hbase.Delete{Table: p.Table, Row: p.Row, Values: off})
+						err = st.MutateRow(ctx, &hbase.RowMutation{Table: p.Table, Row: p.Row, Delete: off, Put: version()})
 					}
 					if err != nil {
 						b.Fatal(err)

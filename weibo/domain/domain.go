@@ -176,6 +176,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	f := feed.New(st, w, a, n, append(c.feed, feed.WithEvents(ev))...)
 	sf := safety.New(st, w, a, f.Follows(), ev)
 	f.Follows().SetGuard(sf)
+	f.SetSafety(sf) // home pages remember the viewer's Set by its version
 	n.SetBlocks(sf) // a mention across a block notifies nobody
 	lk := like.New(st, w, a, f, n)
 	lk.SetGuard(sf)

@@ -15,10 +15,14 @@ import (
 // skip (post gone, author not followed), and for each of extra whether the
 // owner follows them. With cached, a post the post cache holds is taken
 // from there (counters zero) and only the others' content rows are read
-// (and cached). With withSet, the owner's safety row is read in the same
-// GetMany (safety.RowGet) and returned decoded at the feed's clock (a nil
-// *safety.Set without it): the viewer's blocks, mutes and filters cost
-// the page no store call of their own. The posts are not filtered by it:
+// (and cached). With withSet, the owner's Set is returned (a nil
+// *safety.Set without it): with the safety service set (SetSafety), the
+// GetMany reads the row's version cell alone (safety.VersionGet) and the
+// service answers the Set it remembers for that version — one Get of the
+// whole row more only when the viewer's Set changed since this instance
+// last read it —; without it, the GetMany reads the whole row
+// (safety.RowGet). Either way the viewer's blocks, mutes and filters cost
+// the page no store call of their own while they stay as they are. The posts are not filtered by it:
 // which ones a read hides is the caller's rule. Errors are the store's,
 // unwrapped: the caller's read names them.
 func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []weibo.PostID, extra []weibo.UserID, cached, withSet bool) ([]*Post, []bool, *safety.Set, error) {
@@ -70,14 +74,23 @@ func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []
 	setAt := -1
 	if withSet {
 		setAt = len(gets)
-		gets = append(gets, safety.RowGet(owner))
+		if s.sets != nil {
+			gets = append(gets, safety.VersionGet(owner))
+		} else {
+			gets = append(gets, safety.RowGet(owner))
+		}
 	}
 	rs, err := s.st.GetMany(ctx, gets)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var set *safety.Set
-	if setAt >= 0 {
+	switch {
+	case setAt >= 0 && s.sets != nil:
+		if set, err = s.sets.SetForVersion(ctx, owner, rs[setAt]); err != nil {
+			return nil, nil, nil, err
+		}
+	case setAt >= 0:
 		set = safety.FromRowPage(owner, rs[setAt], s.w.NowMillis())
 	}
 	for i, id := range ids {

@@ -57,6 +57,7 @@ type Service struct {
 	opts        options
 	users       Users
 	posts       *postCache      // nil: none (WithPostCache)
+	sets        Sets            // nil: pages read the viewer's whole safety row (SetSafety)
 	events      *events.Emitter // live events (events.go) and the watchers' wake-ups (its Hub)
 }
 

@@ -93,3 +93,14 @@ func (s *Service) PostsFor(ctx context.Context, viewer weibo.UserID, ids []weibo
 	}
 	return out, nil
 }
+
+// Sets answers a viewer's Set from the version cell a page read with its
+// own batched read. *safety.Service implements it.
+type Sets interface {
+	SetForVersion(ctx context.Context, viewer weibo.UserID, version *hbase.Result) (*safety.Set, error)
+}
+
+// SetSafety makes home-timeline pages (ResolveEntries) read the viewer's
+// Set through sets, by its version. It must be called before any call,
+// while the domain is wired (the safety service is built after the feed).
+func (s *Service) SetSafety(sets Sets) { s.sets = sets }

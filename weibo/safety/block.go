@@ -264,12 +264,14 @@ func (s *Service) settleBlock(ctx context.Context, a, b weibo.UserID, state *boo
 	write := func(ctx context.Context, blocked bool) error {
 		row := tables.SafetyKey(b)
 		q := tables.BlockedByQualifier(a)
-		var err error
+		// The cell and the row's version in one atomic mutation.
+		m := &hbase.RowMutation{Table: tables.Safety, Row: row, Put: hbase.Values{tables.FamSafetyVersion: {tables.ColSafetyVersion: tables.NewSafetyVersion()}}}
 		if blocked {
-			err = s.st.Put(ctx, &hbase.Put{Table: tables.Safety, Row: row, Values: hbase.Values{tables.FamSafetyBlockedBy: {q: tables.EncodeMillis(at)}}})
+			m.Put[tables.FamSafetyBlockedBy] = map[string][]byte{q: tables.EncodeMillis(at)}
 		} else {
-			err = s.st.Delete(ctx, &hbase.Delete{Table: tables.Safety, Row: row, Values: hbase.Values{tables.FamSafetyBlockedBy: {q: nil}}})
+			m.Delete = hbase.Values{tables.FamSafetyBlockedBy: {q: nil}}
 		}
+		err := s.st.MutateRow(ctx, m)
 		if err == nil {
 			err = s.w.Step(ctx, StepReverse)
 		}

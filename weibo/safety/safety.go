@@ -16,15 +16,21 @@
 // of the cell drops it).
 //
 // Reads: a page's read path adds RowGet(viewer) to the batched read it
-// makes anyway, and decodes the row with FromRow into a Set; the Set
+// makes anyway, and decodes the row with FromRow into a Set — or, for the
+// home timeline, VersionGet(viewer), the row's version cell alone, and
+// the service answers the Set it remembers for that version
+// (SetForVersion, cache.go); the Set
 // answers, without allocating per entry, whether the viewer blocks, is
 // blocked by or mutes a user, and which filters a text matches.
 //
-// One file per concern: set.go (the Set and filter matching), reads.go
-// (the Set from a page's scan), live.go (the Set of a live subscription,
-// read again on each change), safety.go (the service), block.go (the
-// counted block write), mute.go, filter.go, lists.go (blockedUsers,
-// mutedUsers), api.go (the GraphQL enums), check.go (gateway fsck).
+// One file per concern: set.go (the Set and filter matching), home.go,
+// verdicts.go and fromrow.go (a home page's judging of its posts, made
+// cheap), reads.go (the Set from a page's scan), cache.go (the Sets
+// remembered by version), live.go (the Set of a live subscription, read
+// again on each change), safety.go (the service), guard.go (interactions
+// across a block), block.go (the counted block write), mute.go,
+// filter.go, lists.go (blockedUsers, mutedUsers), api.go (the GraphQL
+// enums), check.go (gateway fsck).
 package safety
 
 import (
@@ -75,13 +81,14 @@ type Service struct {
 	follows Follows
 	events  *events.Emitter
 	log     *slog.Logger
+	sets    *sets // the Sets remembered by version (cache.go)
 }
 
 // New returns the safety service over st and registers with w the block
 // relation, its blockCount counter and its fsck check (check.go). The
 // weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, users Users, follows Follows, ev *events.Emitter) *Service {
-	s := &Service{st: st, w: w, users: users, follows: follows, events: ev, log: w.Logger()}
+	s := &Service{st: st, w: w, users: users, follows: follows, events: ev, log: w.Logger(), sets: newSets(DefaultRemembered)}
 	s.register()
 	return s
 }
@@ -153,9 +160,11 @@ func (s *Service) readCell(ctx context.Context, owner weibo.UserID, qual string)
 const casRounds = 50
 
 // update changes one packed cell of owner's safety row with CheckAndPut
-// (or CheckAndDelete when it becomes empty) against the value read:
-// change returns the new value and whether to write it (false: nothing to
-// do), or an error that ends the update. It returns whether it wrote.
+// against the value read, writing the row's version anew in the same
+// Put (an emptied cell is written empty: HBase's check treats an empty
+// value as absent): change returns the new value and whether to write it
+// (false: nothing to do), or an error that ends the update. It returns
+// whether it wrote.
 func (s *Service) update(ctx context.Context, owner weibo.UserID, qual string, change func(cur []byte) ([]byte, bool, error)) (bool, error) {
 	row := tables.SafetyKey(owner)
 	for range casRounds {
@@ -167,14 +176,13 @@ func (s *Service) update(ctx context.Context, owner weibo.UserID, qual string, c
 		if err != nil || !write {
 			return false, err
 		}
-		var ok bool
-		if len(next) == 0 {
-			ok, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Safety, Row: row, Values: hbase.Values{tables.FamSafetySet: {qual: nil}}},
-				tables.FamSafetySet, qual, cur)
-		} else {
-			ok, err = s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Safety, Row: row, Values: hbase.Values{tables.FamSafetySet: {qual: next}}},
-				tables.FamSafetySet, qual, cur)
+		if next == nil {
+			next = []byte{}
 		}
+		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Safety, Row: row, Values: hbase.Values{
+			tables.FamSafetySet:     {qual: next},
+			tables.FamSafetyVersion: {tables.ColSafetyVersion: tables.NewSafetyVersion()},
+		}}, tables.FamSafetySet, qual, cur)
 		if err != nil || ok {
 			return ok, err
 		}

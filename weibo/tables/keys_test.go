@@ -355,7 +355,7 @@ func TestSpecs(t *testing.T) {
 		"outbox": {"o"}, "roles": {"i", "c"}, "rolenames": {"i"}, "departments": {"i"}, "pending": {"p"},
 		"audit": {"e"},
 		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "topics": {"c", "s"}, "topicposts": {"p"},
-		"notifications": {"s", "a"}, "safety": {"s", "r"},
+		"notifications": {"s", "a"}, "safety": {"s", "r", "v"},
 	}
 	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true, "topicposts": true,
 		"notifications": true, "safety": true}

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"unicode/utf8"
 )
@@ -44,6 +45,14 @@ const (
 	// row's user, qualifier uid(8), value at(8) — the dependents of their
 	// blocks.
 	FamSafetyBlockedBy = "r"
+	// FamSafetyVersion is family v, of one cell: ColSafetyVersion.
+	FamSafetyVersion = "v"
+	// ColSafetyVersion (safety, v) is the row's version: 8 random bytes,
+	// written anew in the same atomic mutation as every change of the
+	// row's other cells, so that a reader who remembers the row's Set by
+	// its version reads this one cell to know it is still the row's. A row
+	// without it holds nothing.
+	ColSafetyVersion = "v"
 )
 
 // Entry sizes of the packed cells.
@@ -332,3 +341,6 @@ func EncodeFilters(fs []FilterEntry) []byte {
 	}
 	return out
 }
+
+// NewSafetyVersion returns a fresh ColSafetyVersion value: 8 random bytes.
+func NewSafetyVersion() []byte { return U64(rand.Uint64()) }

@@ -337,6 +337,9 @@ func Specs() []hbase.TableSpec {
 		{Name: "safety", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamSafetySet, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 			{Name: FamSafetyBlockedBy, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+			// Read alone by every home page (the version of the Set a
+			// gateway remembers): IN_MEMORY, like the users' info.
+			{Name: FamSafetyVersion, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
 		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
