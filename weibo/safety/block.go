@@ -273,6 +273,9 @@ func (s *Service) settleBlock(ctx context.Context, a, b weibo.UserID, state *boo
 		}
 		err := s.st.MutateRow(ctx, m)
 		if err == nil {
+			s.refresh(ctx, b, false)
+		}
+		if err == nil {
 			err = s.w.Step(ctx, StepReverse)
 		}
 		if err != nil || !blocked {

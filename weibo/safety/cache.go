@@ -99,3 +99,27 @@ func (s *Service) SetForVersion(ctx context.Context, viewer weibo.UserID, r *hba
 	}
 	return s.sets.remember(viewer, row, now), nil
 }
+
+// has reports whether owner's Set is remembered (whatever its version).
+func (c *sets) has(owner weibo.UserID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Contains(owner)
+}
+
+// refresh reads owner's row again after this instance changed it and
+// remembers its Set — always for the user who made the change (who reads
+// their pages next), else only when remembered already — so that a page
+// after a change made here costs no Get more; a change made on another
+// instance costs the reader's next page one. An error leaves the old
+// entry, which the version no longer matches.
+func (s *Service) refresh(ctx context.Context, owner weibo.UserID, always bool) {
+	if !always && !s.sets.has(owner) {
+		return
+	}
+	row, err := s.st.Get(ctx, RowGet(owner))
+	if err != nil {
+		return
+	}
+	s.sets.remember(owner, row, s.w.NowMillis())
+}

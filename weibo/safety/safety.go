@@ -183,6 +183,9 @@ func (s *Service) update(ctx context.Context, owner weibo.UserID, qual string, c
 			tables.FamSafetySet:     {qual: next},
 			tables.FamSafetyVersion: {tables.ColSafetyVersion: tables.NewSafetyVersion()},
 		}}, tables.FamSafetySet, qual, cur)
+		if ok {
+			s.refresh(ctx, owner, true)
+		}
 		if err != nil || ok {
 			return ok, err
 		}

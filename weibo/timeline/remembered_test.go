@@ -23,8 +23,9 @@ import (
 // the first once remembered, and reads none of the viewer's row but its
 // version cell. A block, a mute and a filter made on the other instance
 // are honoured by the reader's very next page (the version changed: one
-// Get of the row more, once), and a timed mute ends on the reader when its
-// clock passes the mute's end, with no write.
+// Get of the row more, once), a timed mute ends on the reader when its
+// clock passes the mute's end, with no write, and a change made on the
+// reader itself costs its next page nothing more.
 func TestRememberedSetAcrossInstances(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -99,6 +100,14 @@ func TestRememberedSetAcrossInstances(t *testing.T) {
 			clock.Advance(time.Minute + time.Second)
 			if got, calls := page(); !got[y] || calls != warm {
 				t.Fatalf("after the mute's end: %v, %d calls (want y back, %d calls: nothing written)", got, calls, warm)
+			}
+			// A change made on the reading instance is remembered there as
+			// it is made: the next page costs nothing more.
+			if _, err := reader.Safety.CreateFilter(ctx, viewer, safetyInput("a post")); err != nil {
+				t.Fatal(err)
+			}
+			if got, calls := page(); len(got) != 0 || calls != warm {
+				t.Fatalf("after a filter made on the reader: %v, %d calls (want none shown, %d calls)", got, calls, warm)
 			}
 		})
 	}
