@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -40,11 +41,38 @@ func (s *Store) Tables(ctx context.Context, namespace string) ([]string, error) 
 // flushing the table's memstores first so that the snapshot holds every
 // write acknowledged before the call, and waits until it is complete.
 // Snapshot names are letters, digits, '_', '-' and '.'; a name already
-// taken fails (SnapshotExistsException). Without a deadline in ctx the
-// admin timeout bounds the call.
+// taken fails (SnapshotExistsException). A snapshot the cluster fails
+// (HBaseSnapshotException: a region server too busy to flush in time) is
+// deleted and taken again, at most snapshotAttempts times in all.
+// Without a deadline in ctx the admin timeout bounds the call.
 func (s *Store) Snapshot(ctx context.Context, table, name string) error {
 	ctx, cancel := withDefaultTimeout(ctx, s.cfg.adminTimeout)
 	defer cancel()
+	var err error
+	d := time.Second
+	for range snapshotAttempts {
+		if err = s.snapshot(ctx, table, name); err == nil || !errors.Is(err, errSnapshotFailed) {
+			return err
+		}
+		if derr := s.DeleteSnapshot(ctx, name); derr != nil {
+			return errors.Join(err, derr)
+		}
+		if d, err = backoff(ctx, d); err != nil {
+			return fmt.Errorf("hbase: retrying snapshot %s of %s: %w", name, table, err)
+		}
+	}
+	return err
+}
+
+// snapshotAttempts bounds the attempts of one Snapshot.
+const snapshotAttempts = 3
+
+// errSnapshotFailed marks a snapshot the cluster failed (its
+// HBaseSnapshotException), which Snapshot takes again.
+var errSnapshotFailed = errors.New("the cluster failed the snapshot")
+
+// snapshot is one attempt of Snapshot.
+func (s *Store) snapshot(ctx context.Context, table, name string) error {
 	sn, err := hrpc.NewSnapshot(ctx, name, table)
 	if err != nil {
 		return err
@@ -56,6 +84,9 @@ func (s *Store) Snapshot(ctx context.Context, table, name string) error {
 	for {
 		msg, err := s.adminRPC.SendRPC(hrpc.NewSnapshotDone(sn))
 		if err != nil {
+			if isJava(err, "HBaseSnapshotException") {
+				return fmt.Errorf("%w: %w", errSnapshotFailed, mapError("wait for snapshot "+name+" of", table, err))
+			}
 			return mapError("wait for snapshot "+name+" of", table, err)
 		}
 		r, ok := msg.(*pb.IsSnapshotDoneResponse)
