@@ -77,22 +77,46 @@ func (g *gw) svcBlock(a, b account) {
 	}
 }
 
+// pageAll pages through a connection with first: n and returns the
+// values of its edges in order, checking that every page but the last is
+// full: page reads the page after after and returns its values, whether
+// more follow and its end cursor. what names the list in failures.
+func (g *gw) pageAll(what string, n int, page func(after *string) ([]string, bool, *string)) []string {
+	g.t.Helper()
+	var out []string
+	var after *string
+	for range 100 {
+		vals, more, end := page(after)
+		out = append(out, vals...)
+		if !more {
+			return out
+		}
+		if len(vals) != n {
+			g.t.Fatalf("%s, first %d: a page of %d edges with more to come (after %d)", what, n, len(vals), len(out)-len(vals))
+		}
+		after = end
+	}
+	g.t.Fatalf("%s: no end after 100 pages", what)
+	return nil
+}
+
+// pageInfo is the part of a Relay page info pageAll needs.
+type pageInfo struct {
+	HasNextPage bool
+	EndCursor   *string
+}
+
 // seenTopicIDs returns the ids of every post of topic name token sees, paging
 // with first: n, newest first, and checks that every page but the last is
 // full.
 func (g *gw) seenTopicIDs(token, name string, n int) []string {
 	g.t.Helper()
-	var out []string
-	var after *string
-	for range 100 {
+	return g.pageAll("topic "+name, n, func(after *string) ([]string, bool, *string) {
 		var d struct {
 			Topic *struct {
 				Posts struct {
 					Edges    []struct{ Node struct{ ID string } }
-					PageInfo struct {
-						HasNextPage bool
-						EndCursor   *string
-					}
+					PageInfo pageInfo
 				}
 			}
 		}
@@ -101,20 +125,12 @@ func (g *gw) seenTopicIDs(token, name string, n int) []string {
 		if d.Topic == nil {
 			g.t.Fatalf("topic %s: null", name)
 		}
-		p := d.Topic.Posts
-		for _, e := range p.Edges {
-			out = append(out, e.Node.ID)
+		var ids []string
+		for _, e := range d.Topic.Posts.Edges {
+			ids = append(ids, e.Node.ID)
 		}
-		if !p.PageInfo.HasNextPage {
-			return out
-		}
-		if len(p.Edges) != n {
-			g.t.Fatalf("topic %s, first %d: a page of %d edges with more to come (after %d)", name, n, len(p.Edges), len(out))
-		}
-		after = p.PageInfo.EndCursor
-	}
-	g.t.Fatalf("topic %s: no end after 100 pages", name)
-	return nil
+		return ids, d.Topic.Posts.PageInfo.HasNextPage, d.Topic.Posts.PageInfo.EndCursor
+	})
 }
 
 // TestTopicPageHonoursBlocks checks a topic page over HTTP on both
@@ -227,17 +243,12 @@ func TestTopicPageWarnFilter(t *testing.T) {
 // last is full.
 func (g *gw) seenComments(token, post string, n int) []string {
 	g.t.Helper()
-	var out []string
-	var after *string
-	for range 100 {
+	return g.pageAll("comments of "+post, n, func(after *string) ([]string, bool, *string) {
 		var d struct {
 			Post *struct {
 				Comments struct {
 					Edges    []struct{ Node struct{ Content string } }
-					PageInfo struct {
-						HasNextPage bool
-						EndCursor   *string
-					}
+					PageInfo pageInfo
 				}
 			}
 		}
@@ -246,20 +257,12 @@ func (g *gw) seenComments(token, post string, n int) []string {
 		if d.Post == nil {
 			g.t.Fatalf("post %s: null", post)
 		}
-		c := d.Post.Comments
-		for _, e := range c.Edges {
+		var out []string
+		for _, e := range d.Post.Comments.Edges {
 			out = append(out, e.Node.Content)
 		}
-		if !c.PageInfo.HasNextPage {
-			return out
-		}
-		if len(c.Edges) != n {
-			g.t.Fatalf("comments of %s, first %d: a page of %d edges with more to come (after %d)", post, n, len(c.Edges), len(out))
-		}
-		after = c.PageInfo.EndCursor
-	}
-	g.t.Fatalf("comments of %s: no end after 100 pages", post)
-	return nil
+		return out, d.Post.Comments.PageInfo.HasNextPage, d.Post.Comments.PageInfo.EndCursor
+	})
 }
 
 // TestCommentThreadHonoursBlocks checks a post's comments over HTTP on
