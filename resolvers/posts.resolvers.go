@@ -42,8 +42,9 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*feed.Post, error)
 	if viewer == 0 || viewer == post.Author {
 		return loaders.For(ctx).Posts().Load(ctx, post)()
 	}
-	// Across a block, either way, the post is none for this viewer.
-	p, err := r.Svc.Feed.PostFor(ctx, viewer, post)
+	// Across a block, either way, the post is none for this viewer (as for
+	// node(id:): the viewer's safety row read with the post).
+	p, err := loaders.For(ctx).VisiblePosts().Load(ctx, post)()
 	if err != nil || p == nil {
 		return nil, err
 	}

@@ -98,7 +98,6 @@ type Feed interface {
 	Publish(ctx context.Context, author weibo.UserID, content string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id weibo.PostID) (bool, error)
 	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
-	PostFor(ctx context.Context, viewer weibo.UserID, id weibo.PostID) (*feed.Post, error)
 	UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*feed.PostConnection, error)
 }
 

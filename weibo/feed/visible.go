@@ -15,27 +15,6 @@ import (
 // that does not exist) and the other's posts are an empty list. Mutes and
 // keyword filters do not hide a post asked for by id or by author.
 
-// PostFor reads post id as viewer sees it: nil when it does not exist or
-// a block stands between viewer and its author, either way. It is one
-// GetMany of the post's content row and, for a logged-in viewer (not 0)
-// other than the author, the viewer's safety row (safety.RowGet).
-func (s *Service) PostFor(ctx context.Context, viewer weibo.UserID, id weibo.PostID) (_ *Post, err error) {
-	defer weibo.Wrap(&err, "post")
-	gets := []*hbase.Get{{Table: tables.Content, Row: tables.ContentKey(id)}}
-	check := viewer != 0 && viewer != id.Author
-	if check {
-		gets = append(gets, safety.RowGet(viewer))
-	}
-	rs, err := s.st.GetMany(ctx, gets)
-	if err != nil {
-		return nil, err
-	}
-	if check && safety.FromRow(viewer, rs[1], s.w.NowMillis()).Blocked(id.Author) {
-		return nil, nil
-	}
-	return PostFromRow(id, rs[0]), nil
-}
-
 // UserPostsFor pages through uid's posts newest first, both ways, as
 // viewer sees them: UserPosts, or an empty connection (Hidden set, no
 // cursors) when a block stands between viewer and uid, either way. For a
@@ -64,17 +43,22 @@ func (s *Service) UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p 
 // blocked either way by the viewer (UserPostsFor).
 var errBlockedAuthor = errors.New("author blocked either way")
 
-// PostsFor reads the posts ids as viewer sees them (node and nodes): nil
-// for a post that does not exist or whose author a block stands between
-// with viewer, either way. It is one GetMany of the content rows and, for
-// a logged-in viewer (not 0), the viewer's safety row.
+// PostsFor reads the posts ids as viewer sees them (post(id:), node and
+// nodes): nil for a post that does not exist or whose author a block
+// stands between with viewer, either way. It is one GetMany of the
+// content rows and, for a logged-in viewer (not 0) asking for a post of
+// another's, the viewer's safety row.
 func (s *Service) PostsFor(ctx context.Context, viewer weibo.UserID, ids []weibo.PostID) (_ []*Post, err error) {
 	defer weibo.Wrap(&err, "get posts")
 	gets := make([]*hbase.Get, len(ids), len(ids)+1)
+	others := false
 	for i, id := range ids {
 		gets[i] = &hbase.Get{Table: tables.Content, Row: tables.ContentKey(id)}
+		others = others || id.Author != viewer
 	}
-	if viewer != 0 {
+	if viewer == 0 || !others {
+		viewer = 0 // no Set to read: nothing is hidden
+	} else {
 		gets = append(gets, safety.RowGet(viewer))
 	}
 	rs, err := s.st.GetMany(ctx, gets)
