@@ -91,7 +91,7 @@ func (s *Service) ResolveEntries(ctx context.Context, owner weibo.UserID, ids []
 			return nil, nil, nil, err
 		}
 	case setAt >= 0:
-		set = safety.FromRowPage(owner, rs[setAt], s.w.NowMillis())
+		set = safety.FromRow(owner, rs[setAt], s.w.NowMillis())
 	}
 	for i, id := range ids {
 		p := posts[i]

@@ -23,9 +23,8 @@
 // answers, without allocating per entry, whether the viewer blocks, is
 // blocked by or mutes a user, and which filters a text matches.
 //
-// One file per concern: set.go (the Set and filter matching), home.go,
-// verdicts.go and fromrow.go (a home page's judging of its posts, made
-// cheap), reads.go (the Set from a page's scan), cache.go (the Sets
+// One file per concern: set.go (the Set and filter matching), home.go
+// and verdicts.go (a home page's judging of its posts, made cheap), reads.go (the Set from a page's scan), cache.go (the Sets
 // remembered by version), live.go (the Set of a live subscription, read
 // again on each change), safety.go (the service), guard.go (interactions
 // across a block), block.go (the counted block write), mute.go,
