@@ -75,21 +75,32 @@ func cMutateRowAtomic(t *testing.T, e *cEnv) {
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	var reads, torn atomic.Int64
+	var started sync.WaitGroup // each reader has read once: the swaps race reads on a busy machine too
+	started.Add(4)
 	for range 4 {
 		wg.Go(func() {
-			for !done.Load() {
+			first := true
+			for first || !done.Load() {
 				r, err := e.st.Get(e.ctx, &hbase.Get{Table: e.a, Row: row, Families: []string{cfF}})
 				if err != nil {
 					t.Errorf("Get: %v", err)
+					if first {
+						started.Done()
+					}
 					return
 				}
 				reads.Add(1)
 				if (r.Value(cfF, "x") == nil) == (r.Value(cfF, "y") == nil) {
 					torn.Add(1)
 				}
+				if first {
+					first = false
+					started.Done()
+				}
 			}
 		})
 	}
+	started.Wait()
 	for i := range swaps {
 		set, unset := "y", "x"
 		if i%2 == 1 {
