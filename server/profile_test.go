@@ -95,7 +95,8 @@ func TestProfile(t *testing.T) {
 				{"null keeps, \"\" clears", map[string]any{"d": nil, "b": ""}, ivy.ID + ` "艾薇 Ivy" null`},
 				{"absent keeps", map[string]any{"b": "back"}, ivy.ID + ` "艾薇 Ivy" "back"`},
 				{"clear the name", map[string]any{"d": ""}, ivy.ID + ` null "back"`},
-				{"set it again", map[string]any{"d": "Ivy"}, ivy.ID + ` "Ivy" "back"`},
+				{"stored in NFC", map[string]any{"d": "Rene\u0301 👨\u200d👩\u200d👧", "b": "❤\ufe0f"}, ivy.ID + " \"Ren\u00e9 👨\u200d👩\u200d👧\" \"❤\ufe0f\""},
+				{"set it again", map[string]any{"d": "Ivy", "b": "back"}, ivy.ID + ` "Ivy" "back"`},
 			} {
 				if step.vars != nil {
 					if got := update(step.vars); got.String() != step.want {
@@ -111,16 +112,25 @@ func TestProfile(t *testing.T) {
 				name  string
 				vars  map[string]any
 				field string
+				names string // what the message must name, when set
 			}{
-				{"a 31-character name", map[string]any{"d": strings.Repeat("艾", 31), "b": "a valid bio"}, "displayName"},
-				{"an invisible name", map[string]any{"d": "\u200b\u3164"}, "displayName"},
-				{"a name on two lines", map[string]any{"d": "Ivy\nWang"}, "displayName"},
-				{"a 161-character bio", map[string]any{"d": "A valid name", "b": strings.Repeat("b", 161)}, "bio"},
-				{"a blank bio", map[string]any{"b": " \n\t "}, "bio"},
+				{"a name spoofing admin", map[string]any{"d": "admin\u202e\u200b"}, "displayName", "U+202E RIGHT-TO-LEFT OVERRIDE"},
+				{"a zero-width space", map[string]any{"d": "ad\u200bmin"}, "displayName", "U+200B ZERO WIDTH SPACE"},
+				{"a joiner outside emoji", map[string]any{"d": "ad\u200dmin"}, "displayName", "U+200D ZERO WIDTH JOINER"},
+				{"an isolate in the bio", map[string]any{"b": "hello \u2067world\u2069"}, "bio", "U+2067 RIGHT-TO-LEFT ISOLATE"},
+				{"a soft hyphen in the bio", map[string]any{"b": "ad\u00admin"}, "bio", "U+00AD SOFT HYPHEN"},
+				{"a 31-character name", map[string]any{"d": strings.Repeat("艾", 31), "b": "a valid bio"}, "displayName", ""},
+				{"an invisible name", map[string]any{"d": "\u200b\u3164"}, "displayName", ""},
+				{"a name on two lines", map[string]any{"d": "Ivy\nWang"}, "displayName", ""},
+				{"a 161-character bio", map[string]any{"d": "A valid name", "b": strings.Repeat("b", 161)}, "bio", ""},
+				{"a blank bio", map[string]any{"b": " \n\t "}, "bio", ""},
 			} {
 				e := g.fails(ivy.token, weibo.CodeBadUserInput, updateProfileMutation, c.vars)
 				if e.Extensions["field"] != c.field {
 					t.Errorf("%s: field %v, want %s", c.name, e.Extensions["field"], c.field)
+				}
+				if !strings.Contains(e.Message, c.names) {
+					t.Errorf("%s: message %q does not name %s", c.name, e.Message, c.names)
 				}
 			}
 			if got := reads("after the refused updates"); got.String() != ivy.ID+` "Ivy" "back"` {

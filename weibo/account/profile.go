@@ -21,15 +21,17 @@ const (
 // UTF-8, a visible character) with their own bounds; a display name is one
 // line.
 var (
-	displayNameRule = weibo.TextRule{Field: "displayName", MaxChars: MaxDisplayNameLength, MaxBytes: MaxDisplayNameBytes, OneLine: true}
-	bioRule         = weibo.TextRule{Field: "bio", MaxChars: MaxBioLength, MaxBytes: MaxBioBytes}
+	displayNameRule = weibo.TextRule{Field: "displayName", MaxChars: MaxDisplayNameLength, MaxBytes: MaxDisplayNameBytes, OneLine: true, Plain: true}
+	bioRule         = weibo.TextRule{Field: "bio", MaxChars: MaxBioLength, MaxBytes: MaxBioBytes, Plain: true}
 )
 
 // UpdateProfile changes user uid's display name and bio and returns the
 // user as stored then. For each: nil leaves it as it is, "" clears it (a
 // delete of its cell), anything else replaces it — a display name of 1 to
 // 30 characters on one line, a bio of at most 160 characters, each valid
-// UTF-8 with a visible character (the rules of a post's content). Every
+// UTF-8 with a visible character (the rules of a post's content) and
+// without bidirectional controls or invisible characters (TextRule.Plain),
+// stored in Unicode Normalization Form C (weibo.NormalizeText). Every
 // change is one atomic mutation of the users row (MutateRow), so a read
 // sees all of it or none. Errors: BAD_USER_INPUT on displayName or bio
 // (nothing is written); NOT_FOUND when the user does not exist; the
@@ -50,13 +52,14 @@ func (s *Service) UpdateProfile(ctx context.Context, uid weibo.UserID, displayNa
 			}
 			m.Delete[tables.FamInfo][f.col] = nil
 		default:
-			if err := weibo.ValidateText(f.rule, *f.text); err != nil {
+			text := weibo.NormalizeText(*f.text)
+			if err := weibo.ValidateText(f.rule, text); err != nil {
 				return nil, err
 			}
 			if m.Put == nil {
 				m.Put = hbase.Values{tables.FamInfo: {}}
 			}
-			m.Put[tables.FamInfo][f.col] = []byte(*f.text)
+			m.Put[tables.FamInfo][f.col] = []byte(text)
 		}
 	}
 	us, err := s.GetUsers(ctx, []weibo.UserID{uid})
