@@ -335,7 +335,9 @@ func TestAdminRolesAndDepartments(t *testing.T) {
 				t.Fatalf("children of 开发部 = %v", got)
 			}
 			// The tree is any signed-in user's; its members are not.
-			var tree struct{ Department struct{ SubDepartments struct{ Edges []any } } }
+			var tree struct {
+				Department struct{ SubDepartments struct{ Edges []any } }
+			}
 			g.ok(ming.token, `query($id: ID!) { department(id: $id) { subDepartments { edges { cursor } } } }`, map[string]any{"id": dev.ID}, &tree)
 			if len(tree.Department.SubDepartments.Edges) != 3 {
 				t.Fatalf("开发部's sub-departments as 小明 sees them = %+v", tree)

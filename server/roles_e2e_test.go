@@ -142,7 +142,9 @@ func TestRankRule(t *testing.T) {
 			g.ok(ann.token, moveQ, map[string]any{"u": ada.ID, "d": x.ID}, nil)
 
 			// setRolePermissions: answered, read back, audited.
-			var set struct{ SetRolePermissions struct{ Permissions []string } }
+			var set struct {
+				SetRolePermissions struct{ Permissions []string }
+			}
 			g.ok(tk, `mutation($r: ID!) { setRolePermissions(id: $r, permissions: [VIEW_AUDIT_LOG, MANAGE_REPORTS]) { permissions } }`, map[string]any{"r": helpers}, &set)
 			if got := set.SetRolePermissions.Permissions; !slices.Equal(got, []string{"MANAGE_REPORTS", "VIEW_AUDIT_LOG"}) {
 				t.Fatalf("setRolePermissions = %v", got)
@@ -238,7 +240,9 @@ func TestWhoSeesTheOrganisation(t *testing.T) {
 			// MANAGE_ROLES and MANAGE_USERS: role members and search by role.
 			var members struct {
 				Role struct {
-					Members struct{ Edges []struct{ Node struct{ ID string } } }
+					Members struct {
+						Edges []struct{ Node struct{ ID string } }
+					}
 				}
 			}
 			g.ok(mod.token, `query($r: ID!) { role(id: $r) { members { edges { node { id } } } } }`, map[string]any{"r": mods}, &members)
@@ -246,7 +250,9 @@ func TestWhoSeesTheOrganisation(t *testing.T) {
 				t.Fatalf("the moderators' members as a moderator sees them = %+v", e)
 			}
 			var found struct {
-				Users struct{ Edges []struct{ Node struct{ ID string } } }
+				Users struct {
+					Edges []struct{ Node struct{ ID string } }
+				}
 			}
 			g.ok(mod.token, `query($r: ID!) { users(filter: {roleId: $r}) { edges { node { id } } } }`, map[string]any{"r": mods}, &found)
 			if len(found.Users.Edges) != 1 || found.Users.Edges[0].Node.ID != mod.ID {
@@ -262,7 +268,9 @@ func TestWhoSeesTheOrganisation(t *testing.T) {
 			// A department's manager sees its members and who is in it.
 			var dm struct {
 				Department struct {
-					Members  struct{ Edges []struct{ Node struct{ ID string } } }
+					Members struct {
+						Edges []struct{ Node struct{ ID string } }
+					}
 					Managers []struct{ ID string }
 				}
 			}
