@@ -63,7 +63,8 @@ func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departm
 }
 
 // moveDepartment is Mutation.moveDepartment: department id under parentID
-// (nil: the top level), when the viewer administers both.
+// (nil: the top level), when the viewer may change both
+// (Authz.Departments).
 func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {

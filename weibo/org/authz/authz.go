@@ -94,7 +94,7 @@ func (s *Service) RequireRole(ctx context.Context, uid weibo.UserID, roleName st
 // manages it or one of its ancestors.
 type scope struct {
 	standing org.Standing
-	admin    bool // the viewer holds MANAGE_DEPARTMENTS
+	depts    bool // the viewer holds MANAGE_DEPARTMENTS
 	manager  bool // the viewer manages some department
 	manages  map[weibo.DeptID]bool
 	targets  []org.Standing
@@ -112,12 +112,12 @@ func (sc scope) refuse(did weibo.DeptID) error {
 // may reports whether the scope allows a change touching did (RootDept:
 // the top level, which only holders of MANAGE_DEPARTMENTS manage).
 func (sc scope) may(did weibo.DeptID) bool {
-	return sc.admin || sc.manages2(did)
+	return sc.depts || sc.managesSubtree(did)
 }
 
-// manages2 reports whether the viewer manages did's subtree (never the
+// managesSubtree reports whether the viewer manages did's subtree (never the
 // top level).
-func (sc scope) manages2(did weibo.DeptID) bool {
+func (sc scope) managesSubtree(did weibo.DeptID) bool {
 	return did != weibo.RootDept && sc.manages[did]
 }
 
@@ -174,7 +174,7 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 	}
 	rs = rs[len(roleIDs):]
 	sc.standing = standingOf(viewerRow, roles)
-	sc.admin = sc.standing.Perms.Has(org.PermManageDepartments)
+	sc.depts = sc.standing.Perms.Has(org.PermManageDepartments)
 	sc.targets = make([]org.Standing, len(targets))
 	for i, t := range targets {
 		sc.targets[i] = standingOf(t, roles)
@@ -216,8 +216,9 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 }
 
 // Departments returns nil when viewer may change departments
-// dids — an admin, or a manager of each or of one of its ancestors
-// (RootDept: the top level, admins only) — and a FORBIDDEN *weibo.Error
+// dids — a holder of MANAGE_DEPARTMENTS, or a manager of each or of one
+// of its ancestors (RootDept: the top level, MANAGE_DEPARTMENTS only) —
+// and a FORBIDDEN *weibo.Error
 // otherwise. Unknown departments are left to the change itself (NOT_FOUND
 // there). Errors otherwise are the store's.
 func (s *Service) Departments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) (err error) {
@@ -235,9 +236,8 @@ func (s *Service) Departments(ctx context.Context, viewer weibo.UserID, dids ...
 }
 
 // Memberships returns, for each user of uids, nil when viewer may
-// move them into department did (RootDept: into none) — an admin, or a
-// manager of both the user's current department and did — and a
-// FORBIDDEN *weibo.Error otherwise: the verdicts of Moves. Unknown users
+// move them into department did (RootDept: into none), and a FORBIDDEN
+// *weibo.Error otherwise: the verdicts of Moves. Unknown users
 // are left to the change itself. Errors otherwise are the store's.
 func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error) {
 	ds, err := s.Moves(ctx, viewer, uids, did)
@@ -320,7 +320,7 @@ func (s *Service) Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDeci
 // scope); otherwise the viewer needs MANAGE_DEPARTMENTS and the rank
 // rule.
 func (sc scope) move(from, did weibo.DeptID, target org.Standing) error {
-	if sc.manages2(did) && (from == did || sc.manages2(from)) {
+	if sc.managesSubtree(did) && (from == did || sc.managesSubtree(from)) {
 		return nil
 	}
 	switch {
