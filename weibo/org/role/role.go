@@ -18,6 +18,11 @@
 // name index row is written before the role row; a role exists when its
 // role row exists, and an index row pointing at a missing role row is stale.
 //
+// A role grants permissions (org.PermSet, the role row's i:pm cell):
+// Create takes them, SetPermissions replaces them, and MigratePermissions
+// gives the role named admin of an older store ADMINISTRATOR. Who may
+// make which change is package authz's (the rank rule).
+//
 // docs/schema.md documents every byte.
 package role
 
