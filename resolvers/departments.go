@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
@@ -82,24 +81,11 @@ func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *stri
 
 // departmentVisible reports whether the request's viewer sees department
 // did's people (members, managers, who is in it): holders of
-// MANAGE_DEPARTMENTS, and managers of its subtree (Authz.Departments, read
-// only for a viewer who manages some department).
+// MANAGE_DEPARTMENTS, and managers of its subtree
+// (loaders.Loaders.DepartmentVisible, decided once per department and
+// request).
 func (r *Resolver) departmentVisible(ctx context.Context, did weibo.DeptID) (bool, error) {
-	st, err := loaders.For(ctx).ViewerStanding(ctx)
-	if err != nil {
-		return false, err
-	}
-	if st.Perms.Has(org.PermManageDepartments) {
-		return true, nil
-	}
-	if !st.Manager || did == weibo.RootDept {
-		return false, nil
-	}
-	err = r.Svc.Org.Authz.Departments(ctx, viewerOf(ctx), did)
-	if e, ok := errors.AsType[*weibo.Error](err); ok && e.Code == weibo.CodeForbidden {
-		return false, nil
-	}
-	return err == nil, err
+	return loaders.For(ctx).DepartmentVisible(ctx, did)
 }
 
 // errDepartmentHidden is the FORBIDDEN error of a department's members

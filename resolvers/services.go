@@ -196,6 +196,7 @@ type Departments interface {
 	Children(ctx context.Context, did weibo.DeptID, first *int, after *string) (*org.DepartmentConnection, error)
 	Top(ctx context.Context, first *int, afterCur *string) (*org.DepartmentConnection, error)
 	OfUsers(ctx context.Context, uids []weibo.UserID) ([]*org.Department, error)
+	Managed(ctx context.Context, uids []weibo.UserID) ([][]*org.Department, error)
 }
 
 // Members is the department memberships: setting a user's department
