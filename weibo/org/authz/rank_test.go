@@ -105,6 +105,9 @@ func TestRankRule(t *testing.T) {
 			}
 			forbidden(t, "Moves(mod, plain)", ds[0].Err, "")
 			forbidden(t, "Moves(mod, adm)", ds[1].Err, "your rank 500 is not above the target's rank 1000")
+			// A move decided again (the user moved meanwhile) applies the rank rule too.
+			forbidden(t, "Guard(mod, adm moved)", d.Org.Authz.Guard(mod, x.ID, ds[1])(ctx, x.ID), "your rank 500 is not above the target's rank 1000")
+			forbidden(t, "Guard(mod, plain moved)", d.Org.Authz.Guard(mod, x.ID, ds[0])(ctx, x.ID), "")
 
 			// A deleted role counts for nothing.
 			if _, err := d.Org.Roles.Delete(ctx, mods.ID); err != nil {
