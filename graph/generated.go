@@ -64,6 +64,7 @@ type ResolverRoot interface {
 
 type DirectiveRoot struct {
 	Authenticated func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	HasPermission func(ctx context.Context, obj any, next graphql.Resolver, permission model.Permission) (res any, err error)
 	HasRole       func(ctx context.Context, obj any, next graphql.Resolver, role string) (res any, err error)
 }
 
@@ -190,7 +191,7 @@ type ComplexityRoot struct {
 		ChangePassword          func(childComplexity int, currentPassword string, newPassword string) int
 		CreateDepartment        func(childComplexity int, name string, parentID *string) int
 		CreateFilter            func(childComplexity int, phrase string, context []safety.Context, action safety.Action, wholeWord *bool, expiresIn *int) int
-		CreateRole              func(childComplexity int, name string) int
+		CreateRole              func(childComplexity int, name string, permissions []model.Permission) int
 		DeleteComment           func(childComplexity int, id string) int
 		DeleteDepartment        func(childComplexity int, id string, cascade *bool) int
 		DeleteFilter            func(childComplexity int, id string) int
@@ -212,6 +213,7 @@ type ComplexityRoot struct {
 		Repost                  func(childComplexity int, postID string, comment *string) int
 		RevokeRole              func(childComplexity int, userID string, roleID string) int
 		RevokeRoleFromUsers     func(childComplexity int, userIds []string, roleID string) int
+		SetRolePermissions      func(childComplexity int, id string, permissions []model.Permission) int
 		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
 		SetUsersDepartment      func(childComplexity int, userIds []string, departmentID *string) int
 		UnblockUser             func(childComplexity int, userID string) int
@@ -333,6 +335,7 @@ type ComplexityRoot struct {
 		MemberCount func(childComplexity int) int
 		Members     func(childComplexity int, first *int, after *string) int
 		Name        func(childComplexity int) int
+		Permissions func(childComplexity int) int
 	}
 
 	RoleAssignment struct {
@@ -410,6 +413,7 @@ type ComplexityRoot struct {
 		MutedByViewer      func(childComplexity int) int
 		PostCount          func(childComplexity int) int
 		Posts              func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Rank               func(childComplexity int) int
 		Roles              func(childComplexity int) int
 		Username           func(childComplexity int) int
 	}
@@ -477,7 +481,8 @@ type MutationResolver interface {
 	AddComment(ctx context.Context, postID string, content string, replyToID *string) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, id string) (bool, error)
 	MarkNotificationsRead(ctx context.Context, upTo *string) (int, error)
-	CreateRole(ctx context.Context, name string) (*org.Role, error)
+	CreateRole(ctx context.Context, name string, permissions []model.Permission) (*org.Role, error)
+	SetRolePermissions(ctx context.Context, id string, permissions []model.Permission) (*org.Role, error)
 	RenameRole(ctx context.Context, id string, name string) (*org.Role, error)
 	DeleteRole(ctx context.Context, id string) (bool, error)
 	AssignRole(ctx context.Context, userID string, roleID string, priority int) (*weibo.User, error)
@@ -543,6 +548,7 @@ type QueryResolver interface {
 	Filters(ctx context.Context) ([]*safety.Filter, error)
 }
 type RoleResolver interface {
+	Permissions(ctx context.Context, obj *org.Role) ([]model.Permission, error)
 	Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error)
 }
 type RoleMemberEdgeResolver interface {
@@ -570,6 +576,7 @@ type UserResolver interface {
 	Posts(ctx context.Context, obj *weibo.User, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
 	LikedPosts(ctx context.Context, obj *weibo.User, first *int, after *string) (*feed.PostConnection, error)
 	Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error)
+	Rank(ctx context.Context, obj *weibo.User) (int, error)
 	Department(ctx context.Context, obj *weibo.User) (*org.Department, error)
 	ManagedDepartments(ctx context.Context, obj *weibo.User) ([]*org.Department, error)
 	BlockedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
@@ -1100,7 +1107,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateRole(childComplexity, args["name"].(string)), true
+		return e.ComplexityRoot.Mutation.CreateRole(childComplexity, args["name"].(string), args["permissions"].([]model.Permission)), true
 	case "Mutation.deleteComment":
 		if e.ComplexityRoot.Mutation.DeleteComment == nil {
 			break
@@ -1322,6 +1329,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeRoleFromUsers(childComplexity, args["userIds"].([]string), args["roleId"].(string)), true
+	case "Mutation.setRolePermissions":
+		if e.ComplexityRoot.Mutation.SetRolePermissions == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setRolePermissions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetRolePermissions(childComplexity, args["id"].(string), args["permissions"].([]model.Permission)), true
 	case "Mutation.setUserDepartment":
 		if e.ComplexityRoot.Mutation.SetUserDepartment == nil {
 			break
@@ -1988,6 +2006,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Role.Name(childComplexity), true
+	case "Role.permissions":
+		if e.ComplexityRoot.Role.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Role.Permissions(childComplexity), true
 
 	case "RoleAssignment.priority":
 		if e.ComplexityRoot.RoleAssignment.Priority == nil {
@@ -2293,6 +2317,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "User.rank":
+		if e.ComplexityRoot.User.Rank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Rank(childComplexity), true
 	case "User.roles":
 		if e.ComplexityRoot.User.Roles == nil {
 			break
@@ -2504,8 +2534,27 @@ interface Node {
 "The field needs a logged-in viewer (error code UNAUTHENTICATED otherwise)."
 directive @authenticated on FIELD_DEFINITION
 
-"The field needs a logged-in viewer who holds the role named ` + "`" + `role` + "`" + ` (error codes UNAUTHENTICATED, FORBIDDEN)."
+"The field needs a logged-in viewer who holds the role named ` + "`" + `role` + "`" + ` (error codes UNAUTHENTICATED, FORBIDDEN). Superseded by @hasPermission."
 directive @hasRole(role: String!) on FIELD_DEFINITION
+
+"What a role lets its holders do. ADMINISTRATOR implies every other."
+enum Permission {
+  "Every permission; also acting on users of equal rank and assigning priorities up to one's own rank."
+  ADMINISTRATOR
+  "Searching users (Query.users) and changing them: suspension, bulk changes."
+  MANAGE_USERS
+  "Roles, their permissions and members, users' roles and ranks, role assignments."
+  MANAGE_ROLES
+  "The department tree, its managers and members, users' departments."
+  MANAGE_DEPARTMENTS
+  "The moderation queue of reports."
+  MANAGE_REPORTS
+  "The audit log of admin changes."
+  VIEW_AUDIT_LOG
+}
+
+"The field needs a logged-in viewer holding ` + "`" + `permission` + "`" + ` through one of their roles (UNAUTHENTICATED, FORBIDDEN)."
+directive @hasPermission(permission: Permission!) on FIELD_DEFINITION
 
 """
 Relay page info. Paging forward (` + "`" + `first` + "`" + `): hasNextPage tells whether more
@@ -3013,9 +3062,16 @@ extend type Subscription {
 `, BuiltIn: false},
 	{Name: "../schema/roles.graphqls", Input: `# Roles (seed 001, case 1) and departments (case 2, departments.graphqls):
 # the admin side, used by admin dashboards. Reads need a logged-in viewer
-# (UNAUTHENTICATED without a token); their mutations marked @hasRole also
-# need the viewer to hold the role named "admin" (FORBIDDEN otherwise).
-# ` + "`" + `gateway admin grant <username>` + "`" + ` makes the first admin. Role ids are
+# (UNAUTHENTICATED without a token); fields marked @hasPermission also
+# need the viewer to hold that permission through one of their roles
+# (FORBIDDEN otherwise, naming it). A user's rank is the highest priority
+# among their role assignments (0 with none): a viewer acts on another
+# user (their roles, their department) only when their rank is above the
+# target's, and assigns only priorities below their own rank
+# (ADMINISTRATOR: also equal); a role granting a permission the viewer
+# lacks is theirs neither to assign, revoke, change nor delete. FORBIDDEN
+# says which permission or rank is missing. ` + "`" + `gateway admin grant
+# <username>` + "`" + ` makes the first administrator. Role ids are
 # "role:<n>" and department ids "department:<n>"; arguments still accept
 # the bare "<n>" of earlier versions (deprecated: it will be refused in a
 # later version).
@@ -3026,8 +3082,10 @@ type Role implements Node {
   name: String!
   "How many users hold this role."
   memberCount: Int!
-  "The role's members by user id, with the priority each gave it."
-  members(first: Int, after: String): RoleMemberConnection!
+  "What the role lets its holders do, in the enum's order."
+  permissions: [Permission!]!
+  "The role's members by user id, with the priority each gave it. Needs MANAGE_ROLES."
+  members(first: Int, after: String): RoleMemberConnection! @hasPermission(permission: MANAGE_ROLES)
 }
 
 type RoleMemberEdge {
@@ -3063,8 +3121,10 @@ type RoleAssignment {
 }
 
 extend type User {
-  "This user's roles, highest priority first, ties by role name. Requires a token."
+  "This user's roles, highest priority first, ties by role name. Shown to the user and to holders of MANAGE_ROLES; empty for anyone else."
   roles: [RoleAssignment!]! @authenticated
+  "The highest priority among this user's role assignments, 0 with none. Shown where roles are; 0 for anyone else."
+  rank: Int! @authenticated
 }
 
 extend type Query {
@@ -3077,15 +3137,17 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Create a role; the name (1-64 characters) must be unique ignoring case."
-  createRole(name: String!): Role! @hasRole(role: "admin")
-  renameRole(id: ID!, name: String!): Role! @hasRole(role: "admin")
+  "Create a role granting permissions (only those the viewer holds); the name (1-64 characters) must be unique ignoring case."
+  createRole(name: String!, permissions: [Permission!] = []): Role! @hasPermission(permission: MANAGE_ROLES)
+  "Replace what a role grants; the viewer must hold every permission the role grants before and after."
+  setRolePermissions(id: ID!, permissions: [Permission!]!): Role! @hasPermission(permission: MANAGE_ROLES)
+  renameRole(id: ID!, name: String!): Role! @hasPermission(permission: MANAGE_ROLES)
   "Delete a role; also removes it from every user."
-  deleteRole(id: ID!): Boolean! @hasRole(role: "admin")
-  "Give a user a role with a priority of 1..1000; re-assigning updates the priority."
-  assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasRole(role: "admin")
-  "Take a role from a user; idempotent."
-  revokeRole(userId: ID!, roleId: ID!): User! @hasRole(role: "admin")
+  deleteRole(id: ID!): Boolean! @hasPermission(permission: MANAGE_ROLES)
+  "Give a user a role with a priority of 1..1000 (below the viewer's rank); re-assigning updates the priority. The viewer must outrank the user."
+  assignRole(userId: ID!, roleId: ID!, priority: Int!): User! @hasPermission(permission: MANAGE_ROLES)
+  "Take a role from a user; idempotent. The viewer must outrank the user."
+  revokeRole(userId: ID!, roleId: ID!): User! @hasPermission(permission: MANAGE_ROLES)
 }
 `, BuiltIn: false},
 	{Name: "../schema/departments.graphqls", Input: `# Departments: the company's org tree, its members and its managers (the
@@ -3103,11 +3165,11 @@ type Department implements Node {
   subDepartments(first: Int, after: String): DepartmentConnection!
   "Sub-departments, in creation order."
   children(first: Int, after: String): DepartmentConnection! @deprecated(reason: "use subDepartments")
-  "The users in this department, by user id."
+  "The users in this department, by user id. Needs MANAGE_DEPARTMENTS or management of the department's subtree (FORBIDDEN otherwise)."
   members(first: Int, after: String): DepartmentMemberConnection!
   "The number of users directly in this department (a kept counter, exact)."
   memberCount: Int!
-  "The users who manage this department's subtree, by user id."
+  "The users who manage this department's subtree, by user id. Shown to holders of MANAGE_DEPARTMENTS and to managers of the subtree; empty for anyone else."
   managers: [User!]!
 }
 
@@ -3130,9 +3192,9 @@ type DepartmentMemberConnection {
 }
 
 extend type User {
-  "The department this user belongs to, if any. Requires a token."
+  "The department this user belongs to, if any. Shown to the user, to holders of MANAGE_DEPARTMENTS and to managers of that department's subtree; null for anyone else."
   department: Department @authenticated
-  "The departments this user manages, each with its subtree."
+  "The departments this user manages, each with its subtree. Shown to the user and to holders of MANAGE_DEPARTMENTS; empty for anyone else."
   managedDepartments: [Department!]! @authenticated
 }
 
@@ -3144,20 +3206,20 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Create a department (name: 1-64 characters) under parentId; no parent = top level. Admins, or managers of the parent's subtree (top level: admins only)."
+  "Create a department (name: 1-64 characters) under parentId; no parent = top level. Holders of MANAGE_DEPARTMENTS, or managers of the parent's subtree (top level: MANAGE_DEPARTMENTS only)."
   createDepartment(name: String!, parentId: ID): Department! @authenticated
-  "Rename a department. Admins, or managers of its subtree."
+  "Rename a department. Holders of MANAGE_DEPARTMENTS, or managers of its subtree."
   renameDepartment(id: ID!, name: String!): Department! @authenticated
-  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle. Admins, or managers of both the department and the new parent."
+  "Move a department with its subtree under parentId (null: to the top level). Refuses to create a cycle. Holders of MANAGE_DEPARTMENTS, or managers of both the department and the new parent."
   moveDepartment(id: ID!, parentId: ID): Department! @authenticated
-  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department). Admins, or managers of its subtree."
+  "Delete a department. Refuses one with sub-departments or members unless cascade, which deletes the whole subtree (its members then belong to no department). Holders of MANAGE_DEPARTMENTS, or managers of its subtree."
   deleteDepartment(id: ID!, cascade: Boolean = false): Boolean! @authenticated
-  "Put a user into a department, or into none with departmentId null. Admins, or managers of both the old and the new department."
+  "Put a user into a department, or into none with departmentId null. Managers of both the old and the new department, or holders of MANAGE_DEPARTMENTS whose rank is above the user's."
   setUserDepartment(userId: ID!, departmentId: ID): User! @authenticated
   "Make a user a manager of a department and its subtree."
-  addDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
+  addDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasPermission(permission: MANAGE_DEPARTMENTS)
   "Take a department's subtree from one of its managers."
-  removeDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasRole(role: "admin")
+  removeDepartmentManager(departmentId: ID!, userId: ID!): Department! @hasPermission(permission: MANAGE_DEPARTMENTS)
 }
 `, BuiltIn: false},
 	{Name: "../schema/admin.graphqls", Input: `# Admin: searching users, bulk changes of roles and departments, and the
@@ -3203,7 +3265,7 @@ type AuditEvent {
   at: Time!
   "Who made the change; null when made from the command line, or by a user since deleted."
   actor: User
-  "What was done: role.create, role.rename, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager."
+  "What was done: role.create, role.rename, role.setPermissions, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager."
   action: String!
   "The global id of what was changed (a user, role or department id)."
   targetId: ID!
@@ -3238,18 +3300,18 @@ input AuditFilter {
 }
 
 extend type Query {
-  "Users, filtered (filter criteria combine): in username order with usernamePrefix alone, in user-id order otherwise. An unknown role or department is NOT_FOUND."
-  users(first: Int, after: String, filter: UserFilter): UserSearchConnection! @authenticated
-  "The audit log of admin changes, newest first. Admins only."
-  auditLog(first: Int, after: String, filter: AuditFilter): AuditEventConnection! @hasRole(role: "admin")
+  "Users, filtered (filter criteria combine): in username order with usernamePrefix alone, in user-id order otherwise. An unknown role or department is NOT_FOUND. Needs MANAGE_USERS; filter.roleId also MANAGE_ROLES, filter.departmentId and withoutDepartment also MANAGE_DEPARTMENTS."
+  users(first: Int, after: String, filter: UserFilter): UserSearchConnection! @hasPermission(permission: MANAGE_USERS)
+  "The audit log of admin changes, newest first."
+  auditLog(first: Int, after: String, filter: AuditFilter): AuditEventConnection! @hasPermission(permission: VIEW_AUDIT_LOG)
 }
 
 extend type Mutation {
-  "Give a role to up to 100 users, each as assignRole would."
-  assignRoleToUsers(userIds: [ID!]!, roleId: ID!, priority: Int!): BulkResult! @hasRole(role: "admin")
+  "Give a role to up to 100 users, each as assignRole would (a FORBIDDEN failure for each user the viewer does not outrank)."
+  assignRoleToUsers(userIds: [ID!]!, roleId: ID!, priority: Int!): BulkResult! @hasPermission(permission: MANAGE_ROLES)
   "Take a role from up to 100 users, each as revokeRole would."
-  revokeRoleFromUsers(userIds: [ID!]!, roleId: ID!): BulkResult! @hasRole(role: "admin")
-  "Put up to 100 users into a department, or into none with departmentId null, each as setUserDepartment would (admins, or managers of both ends)."
+  revokeRoleFromUsers(userIds: [ID!]!, roleId: ID!): BulkResult! @hasPermission(permission: MANAGE_ROLES)
+  "Put up to 100 users into a department, or into none with departmentId null, each as setUserDepartment would (managers of both ends, or holders of MANAGE_DEPARTMENTS who outrank the user)."
   setUsersDepartment(userIds: [ID!]!, departmentId: ID): BulkResult! @authenticated
 }
 `, BuiltIn: false},
@@ -3819,6 +3881,8 @@ func (ec *executionContext) childFields_Role(ctx context.Context, field graphql.
 		return ec.fieldContext_Role_name(ctx, field)
 	case "memberCount":
 		return ec.fieldContext_Role_memberCount(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Role_permissions(ctx, field)
 	case "members":
 		return ec.fieldContext_Role_members(ctx, field)
 	}
@@ -3957,6 +4021,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_likedPosts(ctx, field)
 	case "roles":
 		return ec.fieldContext_User_roles(ctx, field)
+	case "rank":
+		return ec.fieldContext_User_rank(ctx, field)
 	case "department":
 		return ec.fieldContext_User_department(ctx, field)
 	case "managedDepartments":
@@ -4120,6 +4186,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) dir_hasPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "permission",
+		func(ctx context.Context, v any) (model.Permission, error) {
+			return ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permission"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) dir_hasRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -4428,6 +4508,14 @@ func (ec *executionContext) field_Mutation_createRole_args(ctx context.Context, 
 		return nil, err
 	}
 	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "permissions",
+		func(ctx context.Context, v any) ([]model.Permission, error) {
+			return ec.unmarshalOPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permissions"] = arg1
 	return args, nil
 }
 
@@ -4790,6 +4878,28 @@ func (ec *executionContext) field_Mutation_revokeRole_args(ctx context.Context, 
 		return nil, err
 	}
 	args["roleId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setRolePermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "permissions",
+		func(ctx context.Context, v any) ([]model.Permission, error) {
+			return ec.unmarshalNPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permissions"] = arg1
 	return args, nil
 }
 
@@ -7609,22 +7719,22 @@ func (ec *executionContext) _Mutation_createRole(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateRole(ctx, fc.Args["name"].(string))
+			return ec.Resolvers.Mutation().CreateRole(ctx, fc.Args["name"].(string), fc.Args["permissions"].([]model.Permission))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal *org.Role
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *org.Role
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -7661,6 +7771,68 @@ func (ec *executionContext) fieldContext_Mutation_createRole(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setRolePermissions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setRolePermissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetRolePermissions(ctx, fc.Args["id"].(string), fc.Args["permissions"].([]model.Permission))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
+				if err != nil {
+					var zeroVal *org.Role
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *org.Role
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *org.Role) graphql.Marshaler {
+			return ec.marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setRolePermissions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Role(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setRolePermissions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_renameRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7677,16 +7849,16 @@ func (ec *executionContext) _Mutation_renameRole(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal *org.Role
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *org.Role
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -7739,16 +7911,16 @@ func (ec *executionContext) _Mutation_deleteRole(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal bool
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal bool
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -7801,16 +7973,16 @@ func (ec *executionContext) _Mutation_assignRole(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal *weibo.User
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *weibo.User
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -7863,16 +8035,16 @@ func (ec *executionContext) _Mutation_revokeRole(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal *weibo.User
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *weibo.User
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -8210,16 +8382,16 @@ func (ec *executionContext) _Mutation_addDepartmentManager(ctx context.Context, 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_DEPARTMENTS")
 				if err != nil {
 					var zeroVal *org.Department
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -8272,16 +8444,16 @@ func (ec *executionContext) _Mutation_removeDepartmentManager(ctx context.Contex
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_DEPARTMENTS")
 				if err != nil {
 					var zeroVal *org.Department
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *org.Department
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -8334,16 +8506,16 @@ func (ec *executionContext) _Mutation_assignRoleToUsers(ctx context.Context, fie
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal *org.BulkResult
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *org.BulkResult
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -8396,16 +8568,16 @@ func (ec *executionContext) _Mutation_revokeRoleFromUsers(ctx context.Context, f
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
 				if err != nil {
 					var zeroVal *org.BulkResult
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *org.BulkResult
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -10516,11 +10688,16 @@ func (ec *executionContext) _Query_users(ctx context.Context, field graphql.Coll
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Authenticated == nil {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_USERS")
+				if err != nil {
 					var zeroVal *domain.UserSearchConnection
-					return zeroVal, errors.New("directive authenticated is not implemented")
+					return zeroVal, err
 				}
-				return ec.Directives.Authenticated(ctx, nil, directive0)
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *domain.UserSearchConnection
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -10573,16 +10750,16 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				role, err := ec.unmarshalNString2string(ctx, "admin")
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "VIEW_AUDIT_LOG")
 				if err != nil {
 					var zeroVal *audit.EventConnection
 					return zeroVal, err
 				}
-				if ec.Directives.HasRole == nil {
+				if ec.Directives.HasPermission == nil {
 					var zeroVal *audit.EventConnection
-					return zeroVal, errors.New("directive hasRole is not implemented")
+					return zeroVal, errors.New("directive hasPermission is not implemented")
 				}
-				return ec.Directives.HasRole(ctx, nil, directive0, role)
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
 			}
 
 			next = directive1
@@ -10878,6 +11055,29 @@ func (ec *executionContext) fieldContext_Role_memberCount(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Role", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Role_permissions(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Role_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Role().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Role_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Role", field, true, true, "Permission")
+}
+
 func (ec *executionContext) _Role_members(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10890,7 +11090,25 @@ func (ec *executionContext) _Role_members(ctx context.Context, field graphql.Col
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Role().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_ROLES")
+				if err != nil {
+					var zeroVal *org.RoleMemberConnection
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *org.RoleMemberConnection
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, obj, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *org.RoleMemberConnection) graphql.Marshaler {
 			return ec.marshalNRoleMemberConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRoleMemberConnection(ctx, selections, v)
 		},
@@ -11862,6 +12080,42 @@ func (ec *executionContext) fieldContext_User_roles(_ context.Context, field gra
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _User_rank(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_rank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().Rank(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal int
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_rank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, "Int")
 }
 
 func (ec *executionContext) _User_department(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
@@ -13907,6 +14161,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setRolePermissions":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setRolePermissions(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "renameRole":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_renameRole(ctx, field)
@@ -14843,6 +15104,12 @@ func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "permissions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Role_permissions(ctx, field, obj)
+				})
 		case "members":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -15357,6 +15624,12 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_roles(ctx, field, obj)
+				})
+		case "rank":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_rank(ctx, field, obj)
 				})
 		case "department":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -16429,6 +16702,46 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgateway
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx context.Context, v any) (model.Permission, error) {
+	var res model.Permission
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx context.Context, sel ast.SelectionSet, v model.Permission) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx context.Context, v any) ([]model.Permission, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.Permission, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Permission) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx context.Context, sel ast.SelectionSet, v *feed.Post) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Post!")
@@ -17008,6 +17321,42 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋweibohbaseᚋgatewayᚋw
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx context.Context, v any) ([]model.Permission, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.Permission, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOPermission2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermissionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Permission) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost(ctx context.Context, sel ast.SelectionSet, v *feed.Post) graphql.Marshaler {

@@ -64,6 +64,8 @@ type Loaders struct {
 	safetySet   *safety.Set
 	safetyOwner weibo.UserID
 	safetyRead  bool // whether safetySet holds safetyOwner's Set
+
+	standing standingMemo // ViewerStanding's
 }
 
 // The loaders are made on first use: a request (or an idle subscription)

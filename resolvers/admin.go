@@ -10,6 +10,7 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // parseOptionalID parses an optional id argument as parseID does: nil
@@ -145,5 +146,20 @@ func (r *Resolver) allUsersTotal(ctx context.Context, f domain.UserFilter, page 
 		return err
 	}
 	page.TotalCount = new(int(n))
+	return nil
+}
+
+// searchAllowed checks the criteria of Query.users beyond its
+// MANAGE_USERS: a role's members need MANAGE_ROLES, a department's (or
+// those of none) MANAGE_DEPARTMENTS (FORBIDDEN naming it otherwise).
+func searchAllowed(ctx context.Context, f domain.UserFilter) error {
+	if f.Role != nil {
+		if err := requirePermission(ctx, org.PermManageRoles); err != nil {
+			return err
+		}
+	}
+	if f.Department != nil || f.WithoutDepartment {
+		return requirePermission(ctx, org.PermManageDepartments)
+	}
 	return nil
 }

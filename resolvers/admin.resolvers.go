@@ -51,7 +51,8 @@ func (r *mutationResolver) AssignRoleToUsers(ctx context.Context, userIds []stri
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.Bulk.AssignRole(ctx, users, role, priority)
+	defer loaders.For(ctx).ForgetStanding()
+	return r.Svc.Org.Bulk.AssignRoleBy(ctx, viewerOf(ctx), users, role, priority)
 }
 
 // RevokeRoleFromUsers is the resolver for the revokeRoleFromUsers field.
@@ -60,7 +61,8 @@ func (r *mutationResolver) RevokeRoleFromUsers(ctx context.Context, userIds []st
 	if err != nil {
 		return nil, err
 	}
-	return r.Svc.Org.Bulk.RevokeRole(ctx, users, role)
+	defer loaders.For(ctx).ForgetStanding()
+	return r.Svc.Org.Bulk.RevokeRoleBy(ctx, viewerOf(ctx), users, role)
 }
 
 // SetUsersDepartment is the resolver for the setUsersDepartment field.
@@ -80,6 +82,9 @@ func (r *mutationResolver) SetUsersDepartment(ctx context.Context, userIds []str
 func (r *queryResolver) Users(ctx context.Context, first *int, after *string, filter *model.UserFilter) (*domain.UserSearchConnection, error) {
 	f, err := userFilter(filter)
 	if err != nil {
+		return nil, err
+	}
+	if err := searchAllowed(ctx, f); err != nil {
 		return nil, err
 	}
 	page, err := r.Svc.SearchUsers(ctx, f, first, after)

@@ -62,7 +62,8 @@ func (r *Resolver) setUserDepartment(ctx context.Context, userID string, departm
 }
 
 // moveDepartment is Mutation.moveDepartment: department id under parentID
-// (nil: the top level), when the viewer administers both.
+// (nil: the top level), when the viewer may change both
+// (Authz.Departments).
 func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *string) (*org.Department, error) {
 	dept, err := parseID[weibo.DeptID]("id", id)
 	if err != nil {
@@ -77,3 +78,16 @@ func (r *Resolver) moveDepartment(ctx context.Context, id string, parentID *stri
 	}
 	return r.Svc.Org.Departments.Move(ctx, dept, parent)
 }
+
+// departmentVisible reports whether the request's viewer sees department
+// did's people (members, managers, who is in it): holders of
+// MANAGE_DEPARTMENTS, and managers of its subtree
+// (loaders.Loaders.DepartmentVisible, decided once per department and
+// request).
+func (r *Resolver) departmentVisible(ctx context.Context, did weibo.DeptID) (bool, error) {
+	return loaders.For(ctx).DepartmentVisible(ctx, did)
+}
+
+// errDepartmentHidden is the FORBIDDEN error of a department's members
+// asked by a viewer who may not see them.
+var errDepartmentHidden = weibo.Forbidden("needs the permission " + string(org.PermManageDepartments) + " or management of the department")

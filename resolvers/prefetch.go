@@ -84,12 +84,17 @@ func prefetchUsers(ctx context.Context, svc Services, ids []weibo.UserID, comple
 				return svc.Follows.IsFollowing(ctx, viewer, ids)
 			}, l.FollowedByViewer())
 		}
-		// User.roles and User.department answer only with a token.
-		if selected("roles") {
+		// User.roles, rank, department and managedDepartments answer only
+		// with a token (and to those who may see them: read anyway, so the
+		// page costs the same whoever asks).
+		if selected("roles") || selected("rank") {
 			prime(ctx, g, gctx, ids, svc.Org.Roles.OfUsers, l.UserRoles())
 		}
 		if selected("department") {
 			prime(ctx, g, gctx, ids, svc.Org.Departments.OfUsers, l.UserDepartments())
+		}
+		if selected("managedDepartments") {
+			prime(ctx, g, gctx, ids, svc.Org.Departments.Managed, l.ManagedDepartments())
 		}
 	}
 	return g.Wait()

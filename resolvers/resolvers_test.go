@@ -285,10 +285,11 @@ func TestUnauthenticated(t *testing.T) {
 	}
 }
 
-// TestHasRoleDirective checks @hasRole on every admin mutation: without a
-// viewer UNAUTHENTICATED, for a viewer without the role (one who holds
-// another role included) FORBIDDEN with nothing written, and for an admin
-// the mutation runs.
+// TestHasRoleDirective checks @hasPermission on every admin mutation
+// (the fields @hasRole guarded before): without a viewer UNAUTHENTICATED,
+// for a viewer without the permission (one who holds a role granting
+// none included) FORBIDDEN naming the permission, with nothing written,
+// and for an administrator the mutation runs.
 func TestHasRoleDirective(t *testing.T) {
 	g := newGateway(t)
 	adm := g.admin("ada")
@@ -310,23 +311,29 @@ func TestHasRoleDirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	cid, rid, did, oid := carl.id.String(), role.ID.String(), dept.ID.String(), other.ID.String()
+	const needRoles, needDepts = "needs the permission MANAGE_ROLES", "needs the permission MANAGE_DEPARTMENTS"
 	// In order: each runs for the admin after the refusals.
-	mutations := []struct{ name, query string }{
-		{"createRole", `mutation { createRole(name: "auditor") { name } }`},
-		{"renameRole", `mutation { renameRole(id: "` + rid + `", name: "reader") { name } }`},
-		{"assignRole", `mutation { assignRole(userId: "` + cid + `", roleId: "` + rid + `", priority: 7) { id } }`},
-		{"revokeRole", `mutation { revokeRole(userId: "` + cid + `", roleId: "` + rid + `") { id } }`},
-		{"deleteRole", `mutation { deleteRole(id: "` + rid + `") }`},
-		{"createDepartment", `mutation { createDepartment(name: "east", parentId: "` + did + `") { name } }`},
-		{"renameDepartment", `mutation { renameDepartment(id: "` + did + `", name: "sales-emea") { name } }`},
-		{"moveDepartment", `mutation { moveDepartment(id: "` + did + `", parentId: "` + oid + `") { name } }`},
-		{"setUserDepartment", `mutation { setUserDepartment(userId: "` + cid + `", departmentId: "` + did + `") { id } }`},
-		{"deleteDepartment", `mutation { deleteDepartment(id: "` + oid + `", cascade: true) }`},
+	mutations := []struct{ name, query, want string }{
+		{"createRole", `mutation { createRole(name: "auditor", permissions: [VIEW_AUDIT_LOG]) { name } }`, needRoles},
+		{"renameRole", `mutation { renameRole(id: "` + rid + `", name: "reader") { name } }`, needRoles},
+		{"setRolePermissions", `mutation { setRolePermissions(id: "` + rid + `", permissions: [MANAGE_REPORTS]) { name } }`, needRoles},
+		{"assignRole", `mutation { assignRole(userId: "` + cid + `", roleId: "` + rid + `", priority: 7) { id } }`, needRoles},
+		{"revokeRole", `mutation { revokeRole(userId: "` + cid + `", roleId: "` + rid + `") { id } }`, needRoles},
+		{"assignRoleToUsers", `mutation { assignRoleToUsers(userIds: ["` + cid + `"], roleId: "` + rid + `", priority: 8) { failed { code } } }`, needRoles},
+		{"revokeRoleFromUsers", `mutation { revokeRoleFromUsers(userIds: ["` + cid + `"], roleId: "` + rid + `") { failed { code } } }`, needRoles},
+		{"deleteRole", `mutation { deleteRole(id: "` + rid + `") }`, needRoles},
+		{"createDepartment", `mutation { createDepartment(name: "east", parentId: "` + did + `") { name } }`, needDepts},
+		{"renameDepartment", `mutation { renameDepartment(id: "` + did + `", name: "sales-emea") { name } }`, needDepts},
+		{"moveDepartment", `mutation { moveDepartment(id: "` + did + `", parentId: "` + oid + `") { name } }`, needDepts},
+		{"setUserDepartment", `mutation { setUserDepartment(userId: "` + cid + `", departmentId: "` + did + `") { id } }`, needDepts},
+		{"addDepartmentManager", `mutation { addDepartmentManager(departmentId: "` + oid + `", userId: "` + cid + `") { name } }`, needDepts},
+		{"removeDepartmentManager", `mutation { removeDepartmentManager(departmentId: "` + oid + `", userId: "` + cid + `") { name } }`, needDepts},
+		{"deleteDepartment", `mutation { deleteDepartment(id: "` + oid + `", cascade: true) }`, needDepts},
 	}
 	const state = `query($c: ID!) {
-		roles { edges { node { name memberCount } } }
-		topDepartments { edges { node { name children { edges { node { name } } } } } }
-		user(id: $c) { roles { role { name } } department { name } } }`
+		roles { edges { node { name memberCount permissions } } }
+		topDepartments { edges { node { name managers { id } children { edges { node { name } } } } } }
+		user(id: $c) { roles { role { name } } department { name } managedDepartments { name } } }`
 	var before json.RawMessage
 	g.ok(adm.token, state, &before, "c", cid)
 	for _, m := range mutations {
@@ -335,8 +342,8 @@ func TestHasRoleDirective(t *testing.T) {
 			g.fails("", weibo.CodeUnauthenticated, m.query)
 			g.fails("not.a.jwt", weibo.CodeUnauthenticated, m.query)
 			e := g.fails(bob.token, weibo.CodeForbidden, m.query)
-			if want := `this operation requires the role "admin"`; e.Message != want {
-				t.Errorf("message = %q, want %q", e.Message, want)
+			if e.Message != m.want {
+				t.Errorf("message = %q, want %q", e.Message, m.want)
 			}
 			var after json.RawMessage
 			g.ok(adm.token, state, &after, "c", cid)
@@ -371,6 +378,23 @@ func TestHasRoleDirective(t *testing.T) {
 	}
 	if len(depts) != 0 || end.User.Department != nil {
 		t.Errorf("departments after the cascade delete = %v, carl's = %+v; want none", depts, end.User.Department)
+	}
+	// The admin queries: FORBIDDEN naming the permission, answered for an
+	// administrator.
+	for _, q := range []struct{ name, query, want string }{
+		{"auditLog", `{ auditLog(first: 1) { edges { node { action } } } }`, "needs the permission VIEW_AUDIT_LOG"},
+		{"users", `{ users(first: 1) { edges { node { id } } } }`, "needs the permission MANAGE_USERS"},
+		{"role members", `{ roleByName(name: "admin") { members { edges { priority } } } }`, needRoles},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			g.t = t
+			g.fails("", weibo.CodeUnauthenticated, q.query)
+			if e := g.fails(bob.token, weibo.CodeForbidden, q.query); e.Message != q.want {
+				t.Errorf("message = %q, want %q", e.Message, q.want)
+			}
+			var data map[string]any
+			g.ok(adm.token, q.query, &data)
+		})
 	}
 }
 

@@ -9,19 +9,41 @@ import (
 	"context"
 
 	"github.com/weibohbase/gateway/graph"
+	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
 // CreateRole is the resolver for the createRole field.
-func (r *mutationResolver) CreateRole(ctx context.Context, name string) (*org.Role, error) {
-	return r.Svc.Org.Roles.Create(ctx, name)
+func (r *mutationResolver) CreateRole(ctx context.Context, name string, permissions []model.Permission) (*org.Role, error) {
+	ps, set, err := permissionsIn("permissions", permissions)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Svc.Org.Authz.ManageRole(ctx, viewerOf(ctx), 0, set); err != nil {
+		return nil, err
+	}
+	return r.Svc.Org.Roles.Create(ctx, name, ps...)
+}
+
+// SetRolePermissions is the resolver for the setRolePermissions field.
+func (r *mutationResolver) SetRolePermissions(ctx context.Context, id string, permissions []model.Permission) (*org.Role, error) {
+	ps, set, err := permissionsIn("permissions", permissions)
+	if err != nil {
+		return nil, err
+	}
+	role, err := r.changeRole(ctx, id, set)
+	if err != nil {
+		return nil, err
+	}
+	defer loaders.For(ctx).ForgetStanding()
+	return r.Svc.Org.Roles.SetPermissions(ctx, role, ps)
 }
 
 // RenameRole is the resolver for the renameRole field.
 func (r *mutationResolver) RenameRole(ctx context.Context, id string, name string) (*org.Role, error) {
-	role, err := parseID[weibo.RoleID]("id", id)
+	role, err := r.changeRole(ctx, id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -30,29 +52,22 @@ func (r *mutationResolver) RenameRole(ctx context.Context, id string, name strin
 
 // DeleteRole is the resolver for the deleteRole field.
 func (r *mutationResolver) DeleteRole(ctx context.Context, id string) (bool, error) {
-	role, err := parseID[weibo.RoleID]("id", id)
+	role, err := r.changeRole(ctx, id, 0)
 	if err != nil {
 		return false, err
 	}
+	defer loaders.For(ctx).ForgetStanding()
 	return r.Svc.Org.Roles.Delete(ctx, role)
 }
 
 // AssignRole is the resolver for the assignRole field.
 func (r *mutationResolver) AssignRole(ctx context.Context, userID string, roleID string, priority int) (*weibo.User, error) {
-	user, role, err := parseUserRole(userID, roleID)
-	if err != nil {
-		return nil, err
-	}
-	return r.Svc.Org.Roles.Assign(ctx, user, role, priority)
+	return r.assignRole(ctx, userID, roleID, &priority)
 }
 
 // RevokeRole is the resolver for the revokeRole field.
 func (r *mutationResolver) RevokeRole(ctx context.Context, userID string, roleID string) (*weibo.User, error) {
-	user, role, err := parseUserRole(userID, roleID)
-	if err != nil {
-		return nil, err
-	}
-	return r.Svc.Org.Roles.Revoke(ctx, user, role)
+	return r.assignRole(ctx, userID, roleID, nil)
 }
 
 // Roles is the resolver for the roles field.
@@ -74,6 +89,11 @@ func (r *queryResolver) RoleByName(ctx context.Context, name string) (*org.Role,
 	return r.Svc.Org.Roles.ByName(ctx, name)
 }
 
+// Permissions is the resolver for the permissions field.
+func (r *roleResolver) Permissions(ctx context.Context, obj *org.Role) ([]model.Permission, error) {
+	return permissionsOut(obj.Perms), nil
+}
+
 // Members is the resolver for the members field.
 func (r *roleResolver) Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error) {
 	page, err := r.Svc.Org.Roles.Members(ctx, obj.ID, first, after)
@@ -91,7 +111,22 @@ func (r *roleMemberEdgeResolver) Node(ctx context.Context, obj *org.RoleMemberEd
 
 // Roles is the resolver for the roles field.
 func (r *userResolver) Roles(ctx context.Context, obj *weibo.User) ([]*org.RoleAssignment, error) {
+	if ok, err := viewerSees(ctx, obj.ID, org.PermManageRoles); err != nil || !ok {
+		return []*org.RoleAssignment{}, err
+	}
 	return loaders.For(ctx).UserRoles().Load(ctx, obj.ID)()
+}
+
+// Rank is the resolver for the rank field.
+func (r *userResolver) Rank(ctx context.Context, obj *weibo.User) (int, error) {
+	if ok, err := viewerSees(ctx, obj.ID, org.PermManageRoles); err != nil || !ok {
+		return 0, err
+	}
+	roles, err := loaders.For(ctx).UserRoles().Load(ctx, obj.ID)()
+	if err != nil || len(roles) == 0 {
+		return 0, err
+	}
+	return roles[0].Priority, nil // highest first
 }
 
 // Role returns graph.RoleResolver implementation.

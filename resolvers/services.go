@@ -169,7 +169,8 @@ type Topics interface {
 // Roles is the roles: create, rename, delete, assign, revoke, the lists
 // and a batch of users' assignments (role.Service).
 type Roles interface {
-	Create(ctx context.Context, name string) (*org.Role, error)
+	Create(ctx context.Context, name string, permissions ...org.Permission) (*org.Role, error)
+	SetPermissions(ctx context.Context, rid weibo.RoleID, permissions []org.Permission) (*org.Role, error)
 	Rename(ctx context.Context, rid weibo.RoleID, name string) (*org.Role, error)
 	Delete(ctx context.Context, rid weibo.RoleID) (bool, error)
 	Assign(ctx context.Context, uid weibo.UserID, rid weibo.RoleID, priority int) (*weibo.User, error)
@@ -195,6 +196,7 @@ type Departments interface {
 	Children(ctx context.Context, did weibo.DeptID, first *int, after *string) (*org.DepartmentConnection, error)
 	Top(ctx context.Context, first *int, afterCur *string) (*org.DepartmentConnection, error)
 	OfUsers(ctx context.Context, uids []weibo.UserID) ([]*org.Department, error)
+	Managed(ctx context.Context, uids []weibo.UserID) ([][]*org.Department, error)
 }
 
 // Members is the department memberships: setting a user's department
@@ -204,10 +206,18 @@ type Members interface {
 	SetGuarded(ctx context.Context, uid weibo.UserID, did weibo.DeptID, guard org.MoveGuard) (*weibo.User, error)
 }
 
-// Authz is the authorization checks: a role (@hasRole), and an admin or a
-// manager of the departments or memberships changed (authz.Service).
+// Authz is the authorization checks: a role (@hasRole), a permission
+// (@hasPermission), the rank rule (ActOn, Assignments), the permissions
+// of a role changed (ManageRole), a user's standing, and the holder of
+// MANAGE_DEPARTMENTS or manager of the departments or memberships changed
+// (authz.Service).
 type Authz interface {
 	RequireRole(ctx context.Context, uid weibo.UserID, roleName string) error
+	RequirePermission(ctx context.Context, viewer weibo.UserID, p org.Permission) error
+	ActOn(ctx context.Context, viewer, target weibo.UserID) error
+	Assignments(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID, priority *int) ([]error, error)
+	ManageRole(ctx context.Context, viewer weibo.UserID, rid weibo.RoleID, perms org.PermSet) error
+	Standing(ctx context.Context, uid weibo.UserID) (org.Standing, error)
 	Departments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) error
 	Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error)
 	Moves(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]org.MoveDecision, error)
@@ -216,8 +226,8 @@ type Authz interface {
 
 // Bulk is the bulk changes of roles and memberships (bulk.Service).
 type Bulk interface {
-	AssignRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID, priority int) (*org.BulkResult, error)
-	RevokeRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID) (*org.BulkResult, error)
+	AssignRoleBy(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID, priority int) (*org.BulkResult, error)
+	RevokeRoleBy(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID) (*org.BulkResult, error)
 	SetDepartment(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (*org.BulkResult, error)
 }
 

@@ -50,7 +50,7 @@ var demoMembers = []struct{ user, dept string }{
 // OrgDemo loads the seed's examples through svc: the users xiaoming (小明),
 // xiaohong (小红) and admin (password DefaultPassword, registered when
 // missing); the roles 体育委员, 劳动委员, 学习委员 and admin with the seed's
-// assignments; admin holding the admin role; the department tree CEO →
+// assignments; admin holding the admin role (carrying ADMINISTRATOR); the department tree CEO →
 // 开发部 (开发1, 开发2, 大数据部), 测试部 (测试1), 财务部; and the demo users in
 // CEO, 开发1 and 测试1; xiaohong managing 开发部. It is idempotent: what exists (users and roles by
 // name, departments by name under their parent) is reused, so a second run
@@ -77,6 +77,13 @@ func OrgDemo(ctx context.Context, svc *domain.Domain) error {
 		users[name] = u.ID
 	}
 	for _, a := range demoRoles {
+		if a.role == org.AdminRole {
+			// The command line's grant: the admin role with ADMINISTRATOR.
+			if _, _, err := svc.GrantRoleByName(ctx, a.user, a.role, a.priority); err != nil {
+				return err
+			}
+			continue
+		}
 		role, err := svc.Org.Roles.Ensure(ctx, a.role)
 		if err != nil {
 			return err

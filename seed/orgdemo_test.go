@@ -72,6 +72,9 @@ func TestSeedOrgDemo(t *testing.T) {
 			if ok, err := svc.Org.Authz.HasRole(ctx, admin.ID, org.AdminRole); !ok || err != nil {
 				t.Fatalf("demo admin is not admin: %v", err)
 			}
+			if err := svc.Org.Authz.RequirePermission(ctx, admin.ID, org.PermAdministrator); err != nil {
+				t.Fatalf("demo admin is not an administrator: %v", err)
+			}
 		})
 	}
 }

@@ -197,7 +197,8 @@ func TestAdminDashboards(t *testing.T) {
 			// User search.
 			upper := strings.ToUpper(tag)
 			all := []string{tag + "boss", tag + "mgr", tag + "u0", tag + "u1", tag + "u2", tag + "u3", tag + "u4"}
-			if got := g.allUsers(us[0].token, map[string]any{"usernamePrefix": upper}, 3); !slices.Equal(got, all) {
+			g.fails(us[0].token, "FORBIDDEN", `{ users(first: 1) { edges { cursor } } }`, nil)
+			if got := g.allUsers(tk, map[string]any{"usernamePrefix": upper}, 3); !slices.Equal(got, all) {
 				t.Fatalf("users(prefix) = %v, want %v", got, all)
 			}
 			if p := g.users(tk, map[string]any{"usernamePrefix": tag}, 2, nil); p.TotalCount != nil || len(p.Edges) != 2 || !p.PageInfo.HasNextPage {
@@ -299,17 +300,23 @@ func TestAdminStoreCallsConstant(t *testing.T) {
 			d := g.createDept(tk, "D"+tag, nil)
 			g.ok(tk, `mutation($u: [ID!]!, $d: ID) { setUsersDepartment(userIds: $u, departmentId: $d) { failed { code } } }`,
 				map[string]any{"u": ids, "d": d.ID}, nil)
-			cost := func(query string, vars map[string]any) float64 { return g.okCalls(tk, query, vars, nil) }
-			for _, q := range []string{
-				`query($p: String, $first: Int) { users(filter: {usernamePrefix: $p}, first: $first) { totalCount edges { cursor node { id username postCount } } pageInfo { hasNextPage } } }`,
-				`query($d: ID!, $first: Int) { department(id: $d) { name memberCount members(first: $first) { totalCount edges { node { id username } } } } }`,
+			// A manager of the department, who sees its people without a
+			// permission: one check per department, not per user.
+			mgr := g.register(tag + "mgr")
+			g.ok(tk, `mutation($d: ID!, $u: ID!) { addDepartmentManager(departmentId: $d, userId: $u) { id } }`, map[string]any{"d": d.ID, "u": mgr.ID}, nil)
+			for _, c := range []struct{ token, query string }{
+				{tk, `query($p: String, $first: Int) { users(filter: {usernamePrefix: $p}, first: $first) { totalCount edges { cursor node { id username postCount } } pageInfo { hasNextPage } } }`},
+				{tk, `query($d: ID!, $first: Int) { department(id: $d) { name memberCount members(first: $first) { totalCount edges { node { id username } } } } }`},
+				// What each permission reveals, decided once per request.
+				{tk, `query($p: String, $first: Int) { users(filter: {usernamePrefix: $p}, first: $first) { edges { node { id roles { priority } rank department { id } managedDepartments { id } } } } }`},
+				{mgr.token, `query($d: ID!, $first: Int) { department(id: $d) { members(first: $first) { edges { node { id roles { priority } rank department { id } managedDepartments { id } } } } } }`},
 			} {
 				var costs []float64
 				for _, first := range []int{1, 5, 50} {
-					costs = append(costs, cost(q, map[string]any{"p": tag + "u", "d": d.ID, "first": first}))
+					costs = append(costs, g.okCalls(c.token, c.query, map[string]any{"p": tag + "u", "d": d.ID, "first": first}, nil))
 				}
 				if costs[0] != costs[1] || costs[1] != costs[2] {
-					t.Errorf("store calls for first = 1, 5, 50: %v\nquery: %.40s", costs, q)
+					t.Errorf("store calls for first = 1, 5, 50: %v\nquery: %s", costs, c.query)
 				}
 			}
 		})

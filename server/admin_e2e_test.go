@@ -204,8 +204,11 @@ func TestAdminAuthorization(t *testing.T) {
 			}
 			g.fails(bob.token, "FORBIDDEN", `mutation($r: ID!) { deleteRole(id: $r) }`, map[string]any{"r": r.ID})
 			// The directive's verdict is the role table's: revoking admin locks out at once.
-			if got := g.userRoles(bob.token, boss.ID); len(got) == 0 || got[0] != org.AdminRole+":1000" {
+			if got := g.userRoles(boss.token, boss.ID); len(got) == 0 || got[0] != org.AdminRole+":1000" {
 				t.Fatalf("boss's roles = %v", got)
+			}
+			if got := g.userRoles(bob.token, boss.ID); len(got) != 0 {
+				t.Fatalf("boss's roles as bob sees them = %v, want none (bob lacks MANAGE_ROLES)", got)
 			}
 			if err := g.svc.RevokeRoleByName(t.Context(), boss.Username, org.AdminRole); err != nil {
 				t.Fatal(err)
@@ -270,8 +273,11 @@ func TestAdminRolesAndDepartments(t *testing.T) {
 			g.assign(tk, hong.ID, sport.ID, 8)
 			g.assign(tk, hong.ID, labor.ID, 9)
 			g.assign(tk, hong.ID, study.ID, 10)
-			if got, want := g.userRoles(ming.token, hong.ID), []string{study.Name + ":10", labor.Name + ":9", sport.Name + ":8"}; !slices.Equal(got, want) {
+			if got, want := g.userRoles(tk, hong.ID), []string{study.Name + ":10", labor.Name + ":9", sport.Name + ":8"}; !slices.Equal(got, want) {
 				t.Fatalf("小红's roles = %v, want %v", got, want)
+			}
+			if got := g.userRoles(ming.token, hong.ID); len(got) != 0 {
+				t.Fatalf("小红's roles as 小明 sees them = %v, want none", got)
 			}
 			if got, want := g.userRoles(ming.token, ming.ID), []string{labor.Name + ":10", sport.Name + ":9"}; !slices.Equal(got, want) {
 				t.Fatalf("小明's roles = %v, want %v", got, want)
@@ -325,9 +331,18 @@ func TestAdminRolesAndDepartments(t *testing.T) {
 			if big.Parent == nil || big.Parent.ID != dev.ID || len(big.Ancestors) != 2 || big.Ancestors[0].Name != "CEO"+tag {
 				t.Fatalf("大数据部 = %+v", big)
 			}
-			if got := g.dept(ming.token, dev.ID).childNames(); !slices.Equal(got, []string{"开发1", "开发2", "大数据部"}) {
+			if got := g.dept(tk, dev.ID).childNames(); !slices.Equal(got, []string{"开发1", "开发2", "大数据部"}) {
 				t.Fatalf("children of 开发部 = %v", got)
 			}
+			// The tree is any signed-in user's; its members are not.
+			var tree struct {
+				Department struct{ SubDepartments struct{ Edges []any } }
+			}
+			g.ok(ming.token, `query($id: ID!) { department(id: $id) { subDepartments { edges { cursor } } } }`, map[string]any{"id": dev.ID}, &tree)
+			if len(tree.Department.SubDepartments.Edges) != 3 {
+				t.Fatalf("开发部's sub-departments as 小明 sees them = %+v", tree)
+			}
+			g.fails(ming.token, "FORBIDDEN", `query($id: ID!) { department(id: $id) { members { edges { cursor } } } }`, map[string]any{"id": dev.ID})
 			if top := g.topDepartments(ming.token); !slices.Contains(top, "CEO"+tag) || slices.Contains(top, "开发部"+tag) {
 				t.Fatalf("topDepartments = %v", top)
 			}

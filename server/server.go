@@ -223,7 +223,7 @@ func GraphQL(cfg Config) http.Handler {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Schema:     servedSchema(), // no @defer: see incremental.go
 		Resolvers:  &resolvers.Resolver{Svc: servicesOf(cfg.Svc), Tokens: cfg.Tokens, EndingsOverBus: endings},
-		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc.Org.Authz)},
+		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc.Org.Authz), HasPermission: resolvers.HasPermission},
 	}))
 	var bud *budget
 	if cfg.RateLimit > 0 {

@@ -15,9 +15,10 @@ import (
 )
 
 // admin runs `gateway admin grant|revoke <username> [store flags]`: it gives
-// the user the role named admin (created when missing) with the highest
-// priority, or takes it away. It is how the first admin is made, since the
-// GraphQL mutations that manage roles themselves need an admin.
+// the user the role named admin (created when missing, and made to carry
+// ADMINISTRATOR) with the highest priority (org.MaxPriority, the top
+// rank), or takes it away. It is how the first administrator is made,
+// since the GraphQL mutations that manage roles themselves need one.
 func admin(ctx context.Context, log *slog.Logger, args []string) error {
 	if len(args) == 0 || (args[0] != "grant" && args[0] != "revoke") {
 		adminUsage(os.Stderr)
@@ -79,6 +80,7 @@ func adminUsage(w io.Writer) {
        gateway admin revoke <username> [--role admin] [store flags]
 
 grant gives the user the role (created when missing) with the highest
-priority; the admin role is what the GraphQL admin mutations require.
+priority (1000, the top rank); the admin role carries the permission
+ADMINISTRATOR, which every GraphQL admin field accepts.
 `)
 }

@@ -175,6 +175,9 @@ func TestBinary(t *testing.T) {
 		if !demoRepostsShown(base, got.Data.Login.Token) {
 			t.Fatalf("start %d: no repost in u1's home timeline:\n%s", start, logs.String())
 		}
+		if rank := administratorRank(t, base, got.Data.Login.Token); rank != 1000 {
+			t.Fatalf("start %d: u1's rank after admin grant = %d, want 1000", start, rank)
+		}
 		if resp, err := http.Get(base + "/metrics"); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("/metrics: %v", err)
 		} else {
@@ -232,4 +235,32 @@ func demoRepostsShown(base, token string) bool {
 		}
 	}
 	return false
+}
+
+// administratorRank returns the viewer's rank, read with a query that
+// needs VIEW_AUDIT_LOG (which ADMINISTRATOR, the admin role's, grants);
+// it fails the test if the query is refused.
+func administratorRank(t *testing.T, base, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"{ me { rank } auditLog(first: 1) { edges { cursor } } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Data struct {
+			Me struct{ Rank int }
+		}
+		Errors []any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || len(got.Errors) > 0 {
+		t.Fatalf("me { rank } auditLog: %v %+v", err, got.Errors)
+	}
+	return got.Data.Me.Rank
 }

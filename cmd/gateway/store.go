@@ -9,6 +9,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/hbase/embedded"
 	"github.com/weibohbase/gateway/hbase/remote"
+	"github.com/weibohbase/gateway/weibo/org/role"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -30,14 +31,20 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 		"timeout of every HBase call, moved or splitting regions retried within it; 0 for none (env GATEWAY_HBASE_CALL_TIMEOUT)")
 }
 
-// openMigrated opens the store and creates the weibo tables that are
-// missing; the caller closes the store.
+// openMigrated opens the store, creates the weibo tables that are
+// missing (tables.Migrate) and migrates the data of older versions
+// (role.MigratePermissions); the caller closes the store.
 func (f *storeFlags) openMigrated(ctx context.Context) (hbase.StoreAdmin, error) {
 	st, err := f.open(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	if err := tables.Migrate(ctx, st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	// Data of older versions: the admin role gains ADMINISTRATOR.
+	if _, err := role.MigratePermissions(ctx, st); err != nil {
 		st.Close()
 		return nil, err
 	}

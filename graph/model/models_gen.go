@@ -3,6 +3,10 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/weibohbase/gateway/weibo"
@@ -44,4 +48,74 @@ type UserFilter struct {
 	DepartmentID *string `json:"departmentId,omitempty"`
 	// Users in no department.
 	WithoutDepartment *bool `json:"withoutDepartment,omitempty"`
+}
+
+// What a role lets its holders do. ADMINISTRATOR implies every other.
+type Permission string
+
+const (
+	// Every permission; also acting on users of equal rank and assigning priorities up to one's own rank.
+	PermissionAdministrator Permission = "ADMINISTRATOR"
+	// Searching users (Query.users) and changing them: suspension, bulk changes.
+	PermissionManageUsers Permission = "MANAGE_USERS"
+	// Roles, their permissions and members, users' roles and ranks, role assignments.
+	PermissionManageRoles Permission = "MANAGE_ROLES"
+	// The department tree, its managers and members, users' departments.
+	PermissionManageDepartments Permission = "MANAGE_DEPARTMENTS"
+	// The moderation queue of reports.
+	PermissionManageReports Permission = "MANAGE_REPORTS"
+	// The audit log of admin changes.
+	PermissionViewAuditLog Permission = "VIEW_AUDIT_LOG"
+)
+
+var AllPermission = []Permission{
+	PermissionAdministrator,
+	PermissionManageUsers,
+	PermissionManageRoles,
+	PermissionManageDepartments,
+	PermissionManageReports,
+	PermissionViewAuditLog,
+}
+
+func (e Permission) IsValid() bool {
+	switch e {
+	case PermissionAdministrator, PermissionManageUsers, PermissionManageRoles, PermissionManageDepartments, PermissionManageReports, PermissionViewAuditLog:
+		return true
+	}
+	return false
+}
+
+func (e Permission) String() string {
+	return string(e)
+}
+
+func (e *Permission) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Permission(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Permission", str)
+	}
+	return nil
+}
+
+func (e Permission) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Permission) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Permission) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

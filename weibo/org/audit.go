@@ -33,6 +33,7 @@ const (
 	ActionRoleDelete        = "role.delete"
 	ActionRoleAssign        = "role.assign"
 	ActionRoleRevoke        = "role.revoke"
+	ActionRolePermissions   = "role.setPermissions"
 	ActionDeptCreate        = "department.create"
 	ActionDeptRename        = "department.rename"
 	ActionDeptMove          = "department.move"

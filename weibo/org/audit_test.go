@@ -209,6 +209,21 @@ func changes() []change {
 				mine: targets(org.RoleNode(r.ID)),
 			}
 		}},
+		{org.ActionRolePermissions, visible, func(t *testing.T, d *domain.Domain) *call {
+			r := mustRole(t, d)
+			want := []org.Permission{org.PermManageReports, org.PermViewAuditLog}
+			return &call{
+				do: func(ctx context.Context, d *domain.Domain) error {
+					_, err := d.Org.Roles.SetPermissions(ctx, r.ID, want)
+					return err
+				},
+				happened: func(ctx context.Context, d *domain.Domain) (bool, error) {
+					got, err := role(ctx, d, r.ID)
+					return got != nil && slices.Equal(got.Perms.List(), want), err
+				},
+				mine: targets(org.RoleNode(r.ID)),
+			}
+		}},
 		{org.ActionRoleDelete, append([]string{org.StepRoleDelete}, visible...), func(t *testing.T, d *domain.Domain) *call {
 			r := mustRole(t, d)
 			return &call{

@@ -24,6 +24,8 @@ type MoveGuard func(ctx context.Context, from weibo.DeptID) error
 // MoveDecision is the authorization of one user's move, as decided
 // before the move (authz.Service.Moves).
 type MoveDecision struct {
+	// User is the user moved.
+	User weibo.UserID
 	// From is the user's department the decision was made against
 	// (weibo.RootDept: none).
 	From weibo.DeptID

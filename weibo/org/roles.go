@@ -22,8 +22,8 @@ const (
 // MaxRoleNameLength is the longest role name, in characters.
 const MaxRoleNameLength = 64
 
-// AdminRole is the name of the role the admin mutations require (the
-// @hasRole(role: "admin") directive of the schema).
+// AdminRole is the name of the role `gateway admin grant` gives, carrying
+// PermAdministrator (and the role @hasRole(role: "admin") names).
 const AdminRole = "admin"
 
 // MemberCount is a role's memberCount: its member rows whose user holds
@@ -41,6 +41,12 @@ type Role struct {
 	MemberCount int64
 	// CreatedAt is the role's creation time.
 	CreatedAt time.Time
+	// Perms is the set of permissions the role grants its holders.
+	Perms PermSet
+	// PermsStored says the role row carries its permissions cell; a role
+	// of a version before permissions has none (and grants none until
+	// migrated: role.MigratePermissions).
+	PermsStored bool
 }
 
 // NodeID returns r's global id.
@@ -108,10 +114,13 @@ func RoleFromRow(rid weibo.RoleID, r *hbase.Result) *Role {
 	if name == nil {
 		return nil
 	}
+	perms, stored := tables.DecodeRolePerms(r.Value(tables.FamInfo, tables.ColRolePerms))
 	return &Role{
 		ID:          rid,
 		Name:        string(name),
 		MemberCount: tables.CounterValue(r, tables.ColMemberCount),
 		CreatedAt:   time.UnixMilli(tables.CreatedAt(r)),
+		Perms:       PermSet(perms),
+		PermsStored: stored,
 	}
 }

@@ -1,11 +1,16 @@
-// Package authz authorizes the organisation's callers. HasRole and
-// RequireRole read the role table (the schema's @hasRole); Departments and
-// Memberships check org changes: the admins may change anything, a manager
-// of a department what lies in its subtree (package department). That
-// check reads, in one GetMany, the name index of org.AdminRole, the
-// viewer's family o (roles and managed departments) and the departments
-// concerned, then, in a second, the admin role's row and every department
-// on those departments' paths (org.Department.Path) — two round trips
+// Package authz authorizes the organisation's callers. A user's standing
+// (org.Standing) is the union of the permissions of their roles and their
+// rank, the highest priority among their assignments: RequirePermission
+// (the schema's @hasPermission) and ActOn (the rank rule) read it from the
+// user's family o and the rows of their roles, two round trips. HasRole
+// and RequireRole (the older @hasRole) check one role by name.
+// Departments and Memberships check org changes: holders of
+// MANAGE_DEPARTMENTS may change the tree and move users they outrank, a
+// manager of a department what lies in its subtree, whatever the ranks
+// (package department). That check reads, in one GetMany, the viewer's
+// family o (roles and managed departments) and the departments
+// concerned, then, in a second, the roles named and every department on
+// those departments' paths (org.Department.Path) — two round trips
 // whatever the depth of the tree. A path that does not verify falls back
 // to a walk up the tree (Tree).
 //
@@ -19,7 +24,6 @@ package authz
 import (
 	"bytes"
 	"context"
-	"strconv"
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
@@ -84,38 +88,46 @@ func (s *Service) RequireRole(ctx context.Context, uid weibo.UserID, roleName st
 	return nil
 }
 
-// scope is what one authorization read learned: whether the viewer is an
-// admin, and for each department asked about whether the viewer manages
-// it or one of its ancestors.
+// scope is what one authorization read learned: the viewer's standing,
+// whether they hold MANAGE_DEPARTMENTS, the standings of the users
+// asked about, and for each department asked about whether the viewer
+// manages it or one of its ancestors.
 type scope struct {
-	admin   bool
-	manager bool // the viewer manages some department
-	manages map[weibo.DeptID]bool
+	standing org.Standing
+	depts    bool // the viewer holds MANAGE_DEPARTMENTS
+	manager  bool // the viewer manages some department
+	manages  map[weibo.DeptID]bool
+	targets  []org.Standing
 }
 
 // refuse returns the FORBIDDEN error of a change touching did: to a viewer
-// who manages nothing, the one @hasRole gives.
+// who manages nothing, the one of the missing permission.
 func (sc scope) refuse(did weibo.DeptID) error {
 	if !sc.manager {
-		return org.ErrForbidden(org.AdminRole)
+		return org.ErrNeedsPermission(org.PermManageDepartments)
 	}
 	return errNotManager(did)
 }
 
 // may reports whether the scope allows a change touching did (RootDept:
-// the top level, which only admins manage).
+// the top level, which only holders of MANAGE_DEPARTMENTS manage).
 func (sc scope) may(did weibo.DeptID) bool {
-	return sc.admin || (did != weibo.RootDept && sc.manages[did])
+	return sc.depts || sc.managesSubtree(did)
 }
 
-// readScope reads the viewer's scope over dids.
-func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []weibo.DeptID) (scope, error) {
+// managesSubtree reports whether the viewer manages did's subtree (never the
+// top level).
+func (sc scope) managesSubtree(did weibo.DeptID) bool {
+	return did != weibo.RootDept && sc.manages[did]
+}
+
+// readScope reads the viewer's scope over dids, and the standings of the
+// users whose family o are targets: one GetMany of the viewer's family o
+// and the departments, then one of the roles named (the viewer's and the
+// targets') and every department on those departments' paths.
+func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []weibo.DeptID, targets []*hbase.Result) (scope, error) {
 	sc := scope{manages: map[weibo.DeptID]bool{}}
-	adminKey := tables.RoleNameKey(org.AdminRole)
-	gets := []*hbase.Get{
-		{Table: tables.RoleNames, Row: adminKey},
-		{Table: tables.Users, Row: tables.UserKey(viewer), Families: []string{tables.FamOrg}},
-	}
+	gets := []*hbase.Get{{Table: tables.Users, Row: tables.UserKey(viewer), Families: []string{tables.FamOrg}}}
 	var asked []weibo.DeptID
 	for _, did := range dids {
 		if did != weibo.RootDept {
@@ -127,41 +139,47 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 	if err != nil {
 		return sc, err
 	}
+	viewerRow := rs[0]
 	managed := map[weibo.DeptID]bool{}
-	for _, did := range org.ManagedIn(rs[1]) {
+	for _, did := range org.ManagedIn(viewerRow) {
 		managed[did] = true
 	}
 	sc.manager = len(managed) > 0
 	depts := make([]*org.Department, len(asked))
 	var pathIDs []weibo.DeptID
 	for i, did := range asked {
-		if depts[i] = org.DepartmentFromRow(did, rs[2+i]); depts[i] != nil && depts[i].HasPath {
+		if depts[i] = org.DepartmentFromRow(did, rs[1+i]); depts[i] != nil && depts[i].HasPath {
 			pathIDs = append(pathIDs, depts[i].Path...)
 		}
 	}
-	// Second round trip: the admin role's row and every ancestor named.
-	rid := tables.RoleNameRole(rs[0])
-	gets = gets[:0]
-	if rid != 0 && rs[1].Value(tables.FamOrg, tables.RoleQualifier(rid)) != nil {
-		gets = append(gets, &hbase.Get{Table: tables.Roles, Row: tables.RoleKey(rid), Families: []string{tables.FamInfo}})
-	}
+	// Second round trip: the roles named and every ancestor named.
+	roleIDs := roleIDs(nil, map[weibo.RoleID]bool{}, append([]*hbase.Result{viewerRow}, targets...)...)
+	gets = roleGets(roleIDs)
 	for _, id := range pathIDs {
 		gets = append(gets, &hbase.Get{Table: tables.Departments, Row: tables.DeptKey(id), Families: []string{tables.FamInfo}})
 	}
-	// No second read when there is nothing to read (top-level departments
-	// have no path): the departments the viewer manages are still theirs.
+	// No second read when there is nothing to read (no roles, and
+	// top-level departments have no path).
 	rs = nil
 	if len(gets) > 0 {
 		if rs, err = s.st.GetMany(ctx, gets); err != nil {
 			return sc, err
 		}
 	}
-	if len(gets) > len(pathIDs) {
-		role := org.RoleFromRow(rid, rs[0])
-		sc.admin = role != nil && bytes.Equal(tables.RoleNameKey(role.Name), adminKey)
-		rs = rs[1:]
+	roles := make(map[weibo.RoleID]*org.Role, len(roleIDs))
+	for i, rid := range roleIDs {
+		if role := org.RoleFromRow(rid, rs[i]); role != nil {
+			roles[rid] = role
+		}
 	}
-	if sc.admin || len(managed) == 0 {
+	rs = rs[len(roleIDs):]
+	sc.standing = standingOf(viewerRow, roles)
+	sc.depts = sc.standing.Perms.Has(org.PermManageDepartments)
+	sc.targets = make([]org.Standing, len(targets))
+	for i, t := range targets {
+		sc.targets[i] = standingOf(t, roles)
+	}
+	if len(managed) == 0 {
 		return sc, nil
 	}
 	byID := map[weibo.DeptID]*org.Department{}
@@ -198,13 +216,14 @@ func (s *Service) readScope(ctx context.Context, viewer weibo.UserID, dids []wei
 }
 
 // Departments returns nil when viewer may change departments
-// dids — an admin, or a manager of each or of one of its ancestors
-// (RootDept: the top level, admins only) — and a FORBIDDEN *weibo.Error
+// dids — a holder of MANAGE_DEPARTMENTS, or a manager of each or of one
+// of its ancestors (RootDept: the top level, MANAGE_DEPARTMENTS only) —
+// and a FORBIDDEN *weibo.Error
 // otherwise. Unknown departments are left to the change itself (NOT_FOUND
 // there). Errors otherwise are the store's.
 func (s *Service) Departments(ctx context.Context, viewer weibo.UserID, dids ...weibo.DeptID) (err error) {
 	defer weibo.Wrap(&err, "authorize")
-	sc, err := s.readScope(ctx, viewer, dids)
+	sc, err := s.readScope(ctx, viewer, dids, nil)
 	if err != nil {
 		return err
 	}
@@ -217,9 +236,8 @@ func (s *Service) Departments(ctx context.Context, viewer weibo.UserID, dids ...
 }
 
 // Memberships returns, for each user of uids, nil when viewer may
-// move them into department did (RootDept: into none) — an admin, or a
-// manager of both the user's current department and did — and a
-// FORBIDDEN *weibo.Error otherwise: the verdicts of Moves. Unknown users
+// move them into department did (RootDept: into none), and a FORBIDDEN
+// *weibo.Error otherwise: the verdicts of Moves. Unknown users
 // are left to the change itself. Errors otherwise are the store's.
 func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) ([]error, error) {
 	ds, err := s.Moves(ctx, viewer, uids, did)
@@ -234,49 +252,52 @@ func (s *Service) Memberships(ctx context.Context, viewer weibo.UserID, uids []w
 }
 
 // Moves decides, for each user of uids, whether viewer may move them
-// into department did (RootDept: into none) — an admin, or a manager of
-// both the user's current department and did —, and returns each
-// decision with the department it was made against: one GetMany of the
-// users' departments, then the reads of readScope. The move itself must
-// expect that department (Guard), or the decision is stale. Unknown users
-// are left to the change itself. Errors otherwise are the store's.
+// into department did (RootDept: into none) — a manager of both the
+// user's current department and did (their subtree scope, whatever the
+// ranks), or a holder of MANAGE_DEPARTMENTS whom the rank rule lets act
+// on the user (org.Standing.ActOn) —, and returns each decision with the
+// department it was made against: one GetMany of the users' family o
+// (departments and roles), then the reads of readScope. The move itself
+// must expect that department (Guard), or the decision is stale. Unknown
+// users are left to the change itself. Errors otherwise are the store's.
 func (s *Service) Moves(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, did weibo.DeptID) (_ []org.MoveDecision, err error) {
 	defer weibo.Wrap(&err, "authorize")
-	gets := make([]*hbase.Get, len(uids))
-	for i, uid := range uids {
-		gets[i] = &hbase.Get{Table: tables.Users, Row: tables.UserKey(uid), Families: []string{tables.FamOrg}}
-	}
-	rs, err := s.st.GetMany(ctx, gets)
+	rs, err := s.st.GetMany(ctx, userGets(uids))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]org.MoveDecision, len(uids))
 	dids := []weibo.DeptID{did}
 	for i, r := range rs {
+		out[i].User = uids[i]
 		out[i].From = tables.UserDepartment(r)
 		dids = append(dids, out[i].From)
 	}
-	sc, err := s.readScope(ctx, viewer, dids)
+	sc, err := s.readScope(ctx, viewer, dids, rs)
 	if err != nil {
 		return nil, err
 	}
 	for i := range out {
-		out[i].Err = sc.move(out[i].From, did)
+		out[i].Err = sc.move(out[i].From, did, sc.targets[i])
 	}
 	return out, nil
 }
 
-// Move decides whether viewer may move a user who is in department from
-// into did (RootDept: none, for either): nil or a FORBIDDEN *weibo.Error,
-// as Moves decides, without reading the user. Errors otherwise are the
-// store's.
-func (s *Service) Move(ctx context.Context, viewer weibo.UserID, from, did weibo.DeptID) (err error) {
+// Move decides whether viewer may move user uid, who is in department
+// from, into did (RootDept: none, for either): nil or a FORBIDDEN
+// *weibo.Error, as Moves decides, against from rather than the
+// department the user is read in. Errors otherwise are the store's.
+func (s *Service) Move(ctx context.Context, viewer, uid weibo.UserID, from, did weibo.DeptID) (err error) {
 	defer weibo.Wrap(&err, "authorize")
-	sc, err := s.readScope(ctx, viewer, []weibo.DeptID{did, from})
+	rs, err := s.st.GetMany(ctx, userGets([]weibo.UserID{uid}))
 	if err != nil {
 		return err
 	}
-	return sc.move(from, did)
+	sc, err := s.readScope(ctx, viewer, []weibo.DeptID{did, from}, rs)
+	if err != nil {
+		return err
+	}
+	return sc.move(from, did, sc.targets[0])
 }
 
 // Guard returns the check of a move of one user by viewer into did that
@@ -290,24 +311,30 @@ func (s *Service) Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDeci
 		if from == seen.From {
 			return seen.Err
 		}
-		return s.Move(ctx, viewer, from, did)
+		return s.Move(ctx, viewer, seen.User, from, did)
 	}
 }
 
-// move is the scope's verdict on a move from department from into did.
-func (sc scope) move(from, did weibo.DeptID) error {
+// move is the scope's verdict on a move from department from into did of
+// a user of standing target: a manager of both ends may (their subtree
+// scope); otherwise the viewer needs MANAGE_DEPARTMENTS and the rank
+// rule.
+func (sc scope) move(from, did weibo.DeptID, target org.Standing) error {
+	if sc.managesSubtree(did) && (from == did || sc.managesSubtree(from)) {
+		return nil
+	}
 	switch {
 	case !sc.may(did):
 		return sc.refuse(did)
 	case from != did && !sc.may(from):
 		return sc.refuse(from)
 	}
-	return nil
+	return sc.standing.ActOn(target)
 }
 
 func errNotManager(did weibo.DeptID) error {
 	if did == weibo.RootDept {
-		return weibo.Forbidden("only admins change the top level of the department tree")
+		return weibo.Forbidden("the top level of the department tree needs the permission " + string(org.PermManageDepartments))
 	}
-	return weibo.Forbidden("this change needs the role " + strconv.Quote(org.AdminRole) + " or management of department " + did.String())
+	return weibo.Forbidden("this change needs the permission " + string(org.PermManageDepartments) + " or management of department " + did.String())
 }

@@ -28,7 +28,7 @@ func forbidden(t *testing.T, what string, err error, want string) {
 // change A and what lies under it, and move users between departments of
 // its subtree, but not touch B or the top level, nor move users in or
 // out of its subtree, and loses A1's subtree once A1 moves under B; a
-// user who manages nothing is refused as @hasRole(admin) refuses.
+// user who manages nothing is refused for want of MANAGE_DEPARTMENTS.
 func TestAuthorize(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAuthorize(t *testing.T) {
 				return x.ID
 			}
 			admin, mgr, nobody := user("admin"), user("manager"), user("nobody")
-			r, err := d.Org.Roles.Create(ctx, org.AdminRole)
+			r, err := d.Org.Roles.Create(ctx, org.AdminRole, org.PermAdministrator)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,8 +80,8 @@ func TestAuthorize(t *testing.T) {
 				{mgr, []weibo.DeptID{a1, a11}, ""},
 				{mgr, []weibo.DeptID{bd}, notManager},
 				{mgr, []weibo.DeptID{a11, bd}, notManager},
-				{mgr, []weibo.DeptID{weibo.RootDept}, "only admins change the top level"},
-				{nobody, []weibo.DeptID{a1}, `requires the role "admin"`},
+				{mgr, []weibo.DeptID{weibo.RootDept}, "the top level of the department tree needs the permission MANAGE_DEPARTMENTS"},
+				{nobody, []weibo.DeptID{a1}, "needs the permission MANAGE_DEPARTMENTS"},
 				{admin, []weibo.DeptID{a, a11, bd, weibo.RootDept}, ""},
 			} {
 				forbidden(t, "Departments", d.Org.Authz.Departments(ctx, c.viewer, c.dids...), c.want)
@@ -102,11 +102,11 @@ func TestAuthorize(t *testing.T) {
 				}
 			}
 			// Within the subtree only: not from B, not from no department.
-			moves(mgr, a1, map[weibo.UserID]string{inA11: "", inB: notManager, inNone: "only admins"})
+			moves(mgr, a1, map[weibo.UserID]string{inA11: "", inB: notManager, inNone: "top level of the department tree needs"})
 			moves(mgr, a, map[weibo.UserID]string{inA11: ""})
 			moves(mgr, bd, map[weibo.UserID]string{inA11: notManager})
-			moves(mgr, weibo.RootDept, map[weibo.UserID]string{inA11: "only admins"})
-			moves(nobody, a1, map[weibo.UserID]string{inA11: `requires the role "admin"`})
+			moves(mgr, weibo.RootDept, map[weibo.UserID]string{inA11: "top level of the department tree needs"})
+			moves(nobody, a1, map[weibo.UserID]string{inA11: "needs the permission MANAGE_DEPARTMENTS"})
 			moves(admin, bd, map[weibo.UserID]string{inA11: "", inB: "", inNone: ""})
 			moves(admin, weibo.RootDept, map[weibo.UserID]string{inA11: "", inB: ""})
 
@@ -159,7 +159,7 @@ func TestMoveGuard(t *testing.T) {
 			guard := d.Org.Authz.Guard(mgr, a2, seen[0])
 			forbidden(t, "Guard(A1)", guard(ctx, a1), "")
 			forbidden(t, "Guard(B)", guard(ctx, bd), "management of department")
-			forbidden(t, "Guard(none)", guard(ctx, weibo.RootDept), "only admins")
+			forbidden(t, "Guard(none)", guard(ctx, weibo.RootDept), "top level of the department tree needs")
 			forbidden(t, "Guard(A)", guard(ctx, a), "")
 			// A refused decision stays refused for its department.
 			refused := d.Org.Authz.Guard(mgr, a2, org.MoveDecision{From: bd, Err: weibo.Forbidden("refused")})

@@ -53,6 +53,9 @@ type Authorizer interface {
 	// Guard is the check of one such move against the department its
 	// write expects: seen's verdict, or a new decision.
 	Guard(viewer weibo.UserID, did weibo.DeptID, seen org.MoveDecision) org.MoveGuard
+	// Assignments decides a change of role rid for uids by viewer: the
+	// call's refusal, or each user's (nil: allowed).
+	Assignments(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID, priority *int) ([]error, error)
 }
 
 // Service makes bulk changes. It is safe for concurrent use.
@@ -128,10 +131,20 @@ func (s *Service) run(ctx context.Context, uids []weibo.UserID, denied []error, 
 
 // AssignRole gives each user of uids (1 to org.MaxBulkUsers, repeats
 // ignored) the role rid with priority, each as role.Service.Assign does
-// (the same counted write). Errors for the whole call: BAD_USER_INPUT for too many
+// (the same counted write), unauthorized (the command line's; AssignRoleBy
+// is a viewer's). Errors for the whole call: BAD_USER_INPUT for too many
 // or no users or a priority out of range, NOT_FOUND for an unknown role;
 // each user's own failure is in the result.
-func (s *Service) AssignRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID, priority int) (_ *org.BulkResult, err error) {
+func (s *Service) AssignRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID, priority int) (*org.BulkResult, error) {
+	return s.AssignRoleBy(ctx, 0, uids, rid, priority)
+}
+
+// AssignRoleBy is AssignRole made by viewer (0: unauthorized): the call
+// is first authorized (authz.Service.Assignments) — FORBIDDEN for the
+// whole call when the role grants a permission the viewer lacks or the
+// priority is not below the viewer's rank, and a FORBIDDEN failure for
+// each user the viewer does not outrank.
+func (s *Service) AssignRoleBy(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID, priority int) (_ *org.BulkResult, err error) {
 	defer weibo.Wrapf(&err, "assign role %s to %d users", rid, len(uids))
 	if uids, err = checkBulk(uids); err != nil {
 		return nil, err
@@ -142,14 +155,24 @@ func (s *Service) AssignRole(ctx context.Context, uids []weibo.UserID, rid weibo
 	if _, err := s.roles.Existing(ctx, rid); err != nil {
 		return nil, err
 	}
-	return s.run(ctx, uids, nil, func(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
+	denied, err := s.authorize(ctx, viewer, uids, rid, &priority)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, uids, denied, func(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
 		return s.roles.Assign(ctx, uid, rid, priority)
 	}), nil
 }
 
 // RevokeRole takes role rid from each user of uids, each as
-// role.Service.Revoke does. Errors as for AssignRole.
-func (s *Service) RevokeRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID) (_ *org.BulkResult, err error) {
+// role.Service.Revoke does, unauthorized. Errors as for AssignRole.
+func (s *Service) RevokeRole(ctx context.Context, uids []weibo.UserID, rid weibo.RoleID) (*org.BulkResult, error) {
+	return s.RevokeRoleBy(ctx, 0, uids, rid)
+}
+
+// RevokeRoleBy is RevokeRole made by viewer (0: unauthorized), authorized
+// as AssignRoleBy is, without the priority.
+func (s *Service) RevokeRoleBy(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID) (_ *org.BulkResult, err error) {
 	defer weibo.Wrapf(&err, "revoke role %s from %d users", rid, len(uids))
 	if uids, err = checkBulk(uids); err != nil {
 		return nil, err
@@ -157,15 +180,27 @@ func (s *Service) RevokeRole(ctx context.Context, uids []weibo.UserID, rid weibo
 	if _, err := s.roles.Existing(ctx, rid); err != nil {
 		return nil, err
 	}
-	return s.run(ctx, uids, nil, func(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
+	denied, err := s.authorize(ctx, viewer, uids, rid, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, uids, denied, func(ctx context.Context, uid weibo.UserID) (*weibo.User, error) {
 		return s.roles.Revoke(ctx, uid, rid)
 	}), nil
 }
 
+// authorize is Authorizer.Assignments for a viewer, nothing for 0.
+func (s *Service) authorize(ctx context.Context, viewer weibo.UserID, uids []weibo.UserID, rid weibo.RoleID, priority *int) ([]error, error) {
+	if viewer == 0 {
+		return nil, nil
+	}
+	return s.authz.Assignments(ctx, viewer, uids, rid, priority)
+}
+
 // SetDepartment puts each user of uids into department did (RootDept:
 // into none), each as membership.Service.Set does. With viewer non-zero,
-// each user's move is first authorized (authz.Service.Moves: an admin, or
-// a manager of both ends) and refused users are failures (FORBIDDEN); an
+// each user's move is first authorized (authz.Service.Moves: a manager of
+// both ends, or a holder of MANAGE_DEPARTMENTS who outranks the user) and refused users are failures (FORBIDDEN); an
 // allowed move expects the department its decision was made against and
 // is decided again if a concurrent move put the user elsewhere
 // (membership.Service.SetGuarded with authz.Service.Guard). Errors

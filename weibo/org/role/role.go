@@ -18,6 +18,11 @@
 // name index row is written before the role row; a role exists when its
 // role row exists, and an index row pointing at a missing role row is stale.
 //
+// A role grants permissions (org.PermSet, the role row's i:pm cell):
+// Create takes them, SetPermissions replaces them, and MigratePermissions
+// gives the role named admin of an older store ADMINISTRATOR. Who may
+// make which change is package authz's (the rank rule).
+//
 // docs/schema.md documents every byte.
 package role
 
@@ -37,9 +42,10 @@ import (
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
-// Create creates a role. The name is trimmed and must be 1 to 64
-// characters and unique ignoring case. Errors: BAD_USER_INPUT for an empty
-// or too long name, and (reason ROLE_NAME_TAKEN) for a taken one.
+// Create creates a role granting permissions (none by default). The name
+// is trimmed and must be 1 to 64 characters and unique ignoring case.
+// Errors: BAD_USER_INPUT for an empty or too long name, an unknown
+// permission, and (reason ROLE_NAME_TAKEN) for a taken name.
 //
 // Writes, in order: a fresh id from the sequence (Increment of tables.SeqKey),
 // the weibo:rolenames row with CheckAndPut(absent) — the one atomic step
@@ -47,9 +53,13 @@ import (
 // failure between the two leaves an index row whose role row is missing:
 // readers skip it, a later create of the same name removes it once it is
 // older than 10 s, and Fsck removes it.
-func (s *Service) Create(ctx context.Context, name string) (_ *org.Role, err error) {
+func (s *Service) Create(ctx context.Context, name string, permissions ...org.Permission) (_ *org.Role, err error) {
 	defer weibo.Wrap(&err, "create role")
 	name, err = org.CleanName("name", name, org.MaxRoleNameLength)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := org.PermsOf("permissions", permissions)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +73,7 @@ func (s *Service) Create(ctx context.Context, name string) (_ *org.Role, err err
 		return nil, err
 	}
 	rid := weibo.RoleID(seq)
-	rec, err := s.audit.Record(ctx, org.ActionRoleCreate, org.RoleNode(rid), nil, map[string]any{"name": name}, org.RoleProof(rid, false))
+	rec, err := s.audit.Record(ctx, org.ActionRoleCreate, org.RoleNode(rid), nil, map[string]any{"name": name, "permissions": perms.List()}, org.RoleProof(rid, false))
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +86,13 @@ func (s *Service) Create(ctx context.Context, name string) (_ *org.Role, err err
 	}
 	now := s.w.NowMillis()
 	if err := s.st.Put(ctx, &hbase.Put{Table: tables.Roles, Row: tables.RoleKey(rid), Values: rec.Proven(hbase.Values{
-		tables.FamInfo:  {tables.ColRoleName: []byte(name), tables.ColCreated: tables.EncodeMillis(now)},
+		tables.FamInfo:  {tables.ColRoleName: []byte(name), tables.ColCreated: tables.EncodeMillis(now), tables.ColRolePerms: tables.EncodeRolePerms(uint64(perms))},
 		tables.FamCount: {tables.ColMemberCount: tables.EncodeCounter(0)},
 	})}); err != nil {
 		return nil, err
 	}
 	rec.Commit()
-	return &org.Role{ID: rid, Name: name, CreatedAt: time.UnixMilli(now)}, nil
+	return &org.Role{ID: rid, Name: name, CreatedAt: time.UnixMilli(now), Perms: perms, PermsStored: true}, nil
 }
 
 // claimRoleName points the name index row of name at rid with
@@ -301,16 +311,16 @@ func (s *Service) ByName(ctx context.Context, name string) (_ *org.Role, err err
 	return roles[0], nil
 }
 
-// Ensure returns the role named name, creating it when there is none.
-// Errors as for Create.
-func (s *Service) Ensure(ctx context.Context, name string) (_ *org.Role, err error) {
+// Ensure returns the role named name, creating it granting permissions when
+// there is none (an existing role keeps its own). Errors as for Create.
+func (s *Service) Ensure(ctx context.Context, name string, permissions ...org.Permission) (_ *org.Role, err error) {
 	defer weibo.Wrap(&err, "ensure role")
 	for attempt := 0; ; attempt++ {
 		r, err := s.ByName(ctx, name)
 		if err != nil || r != nil {
 			return r, err
 		}
-		r, err = s.Create(ctx, name)
+		r, err = s.Create(ctx, name, permissions...)
 		if err == nil || attempt > 0 {
 			return r, err
 		}
