@@ -2732,7 +2732,7 @@ extend type Query {
 extend type Mutation {
   "Publish a post of 1 to 10,000 characters."
   publishPost(content: String!): Post! @authenticated
-  "Delete a post: its author's, or any post for an admin (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
+  "Delete a post: its author's, or, for a holder of MANAGE_REPORTS, a post by a user they outrank (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
   deletePost(id: ID!): Boolean! @authenticated
 }
 `, BuiltIn: false},

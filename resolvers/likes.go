@@ -28,11 +28,16 @@ func (r *Resolver) setLike(ctx context.Context, postID string, on bool) (*feed.P
 	return p, nil
 }
 
-// requireAuthorOrAdmin returns nil when the viewer is author or holds the
-// admin role, else Org.Authz.RequireRole's FORBIDDEN (deletePost).
+// requireAuthorOrAdmin returns nil when the viewer is author, or holds
+// MANAGE_REPORTS and outranks the author (the rank rule, Authz.ActOn),
+// else the FORBIDDEN naming what is missing (deletePost).
 func (r *Resolver) requireAuthorOrAdmin(ctx context.Context, author weibo.UserID) error {
-	if viewer := viewerOf(ctx); viewer != author {
-		return r.Svc.Org.Authz.RequireRole(ctx, viewer, org.AdminRole)
+	viewer := viewerOf(ctx)
+	if viewer == author {
+		return nil
 	}
-	return nil
+	if err := r.Svc.Org.Authz.RequirePermission(ctx, viewer, org.PermManageReports); err != nil {
+		return err
+	}
+	return r.Svc.Org.Authz.ActOn(ctx, viewer, author)
 }
