@@ -113,8 +113,16 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
         {error && <Alert severity="error">{describe(error)}</Alert>}
         {user && (
           <Stack spacing={1.5}>
-            <Typography variant="body2">
-              {user.id} · rank {user.rank} · {user.department ? user.department.name : 'no department'}
+            <Typography variant="body2" data-testid="user-view-facts">
+              {[
+                user.id,
+                // The gateway shows ranks and roles to holders of
+                // MANAGE_ROLES, departments to MANAGE_DEPARTMENTS.
+                can('MANAGE_ROLES') && `rank ${user.rank}`,
+                can('MANAGE_DEPARTMENTS') && (user.department ? user.department.name : 'no department'),
+              ]
+                .filter(Boolean)
+                .join(' · ')}
             </Typography>
             <Box>
               {user.roles.map(r => (
