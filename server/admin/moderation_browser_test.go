@@ -249,6 +249,7 @@ func TestModerationConsoleInChromium(t *testing.T) {
 		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-users")),
 			typeText("#user-search", seed.DemoXiaohong),
+			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="user-row-xiaoming"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaohong"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaohong"] [data-testid="suspended-xiaohong"]`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="user-open-xiaohong"]`)),
@@ -299,6 +300,7 @@ func TestModerationConsoleInChromium(t *testing.T) {
 	t.Run("rank", func(t *testing.T) {
 		if err := do(ctx,
 			typeText("#user-search", seed.DemoAdminUsername),
+			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="user-row-xiaohong"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-open-admin"]`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="user-open-admin"]`)),
 			attrIs(userView, "data-suspended", "false"),

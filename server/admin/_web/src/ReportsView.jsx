@@ -385,11 +385,12 @@ function ReportDetail({ id, onChanged }) {
                 id="report-suspend-days"
                 size="small"
                 type="number"
-                label="Days (empty: until lifted)"
+                label="Days"
+                placeholder="until lifted"
                 value={days}
                 onChange={e => setDays(e.target.value)}
-                slotProps={{ htmlInput: { min: 0, step: 'any' } }}
-                sx={{ width: 200 }}
+                slotProps={{ htmlInput: { min: 0, step: 'any' }, inputLabel: { shrink: true } }}
+                sx={{ width: 140 }}
               />
             )}
             <Button id="report-resolve" type="submit" variant="contained" disabled={busy}>

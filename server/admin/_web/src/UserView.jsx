@@ -1,8 +1,9 @@
 // One user's view, in a dialog: who they are, their department and roles,
 // and their suspension (User.suspension), with suspend (for a number of
 // days, or until lifted, and a reason: suspendUser) and unsuspend
-// (unsuspendUser) for holders of MANAGE_USERS. The gateway also applies the
-// rank rule (FORBIDDEN on a user of higher rank), shown as the error.
+// (unsuspendUser) for holders of MANAGE_USERS, not offered on a user the
+// viewer is known not to outrank. The gateway applies the rank rule all
+// the same (FORBIDDEN, shown as the error).
 import {
   Alert,
   Box,
@@ -41,7 +42,7 @@ export function SuspensionChip({ user }) {
 // UserView shows the user of userId in a dialog; onChanged is called after
 // a suspension or its lifting.
 export function UserView({ userId, onClose, onChanged = () => {} }) {
-  const { can } = useViewer();
+  const { viewer, can } = useViewer();
   const manage = can('MANAGE_USERS');
   const [user, setUser] = useState(null);
   const [error, setError] = useState(null);
@@ -98,6 +99,17 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
     );
 
   const s = user?.suspension;
+  // Why the viewer may not suspend this user, where the console can tell:
+  // themselves, or (ranks being shown to holders of MANAGE_ROLES) a user
+  // they do not outrank; null otherwise, the gateway deciding.
+  let barred = null;
+  if (user && user.id === viewer.id) barred = 'You cannot suspend yourself.';
+  else if (user && can('MANAGE_ROLES')) {
+    const admin = can('ADMINISTRATOR');
+    if (viewer.rank < user.rank || (viewer.rank === user.rank && !admin)) {
+      barred = `Your rank ${viewer.rank} is not above ${user.username}'s rank ${user.rank}.`;
+    }
+  }
   return (
     <Dialog open onClose={onClose} fullWidth maxWidth="sm" data-testid="user-view">
       <DialogTitle data-testid="user-view-title">
@@ -142,18 +154,24 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
                   : 'Not suspended.'}
               </Alert>
             )}
-            {manage && !s && (
+            {manage && barred && (
+              <Typography variant="body2" color="text.secondary" data-testid="user-barred">
+                {barred}
+              </Typography>
+            )}
+            {manage && !barred && !s && (
               <Box component="form" onSubmit={suspend}>
                 <Stack direction="row" spacing={1}>
                   <TextField
                     id="suspend-days"
                     size="small"
                     type="number"
-                    label="Days (empty: until lifted)"
+                    label="Days"
+                    placeholder="until lifted"
                     value={days}
                     onChange={e => setDays(e.target.value)}
-                    slotProps={{ htmlInput: { min: 0, step: 'any' } }}
-                    sx={{ width: 200 }}
+                    slotProps={{ htmlInput: { min: 0, step: 'any' }, inputLabel: { shrink: true } }}
+                    sx={{ width: 140 }}
                   />
                   <TextField id="suspend-reason" size="small" label="Reason" value={reason} onChange={e => setReason(e.target.value)} />
                   <Button id="user-suspend" type="submit" color="warning" variant="contained" disabled={busy}>
@@ -171,7 +189,7 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
         )}
       </DialogContent>
       <DialogActions>
-        {manage && s && (
+        {manage && !barred && s && (
           <Button id="user-unsuspend" color="warning" disabled={busy} onClick={unsuspend}>
             Unsuspend
           </Button>
