@@ -77,9 +77,10 @@ func attrIs(selector, name, want string) chromedp.Action[chromedp.Void] {
 //   - assign-resolve: in the Reports view, mod opens the report, sees the
 //     deleted post as reported, assigns it to themself and resolves it
 //     with SUSPEND_USER for 7 days and a note; it leaves the open queue.
-//   - user-view: xiaohong's view shows the suspension (also in the user
-//     list); mod unsuspends her, suspends her again for a day with a
-//     reason, and unsuspends her once more; GraphQL agrees at each step.
+//   - user-view: the users filtered to the suspended ones are xiaohong
+//     alone, marked; her view shows the suspension; mod unsuspends her,
+//     suspends her again for a day with a reason, and unsuspends her once
+//     more, and she leaves the list; GraphQL agrees at each step.
 //   - rank: mod may not suspend the demo admin (rank 1000 above theirs):
 //     the view shows FORBIDDEN and the admin stays unsuspended.
 //   - reopen: the resolved queue (status filter) lists the report; mod
@@ -248,10 +249,11 @@ func TestModerationConsoleInChromium(t *testing.T) {
 	t.Run("user-view", func(t *testing.T) {
 		if err := do(ctx,
 			chromedp.Click(chromedp.CSS("#tab-users")),
-			typeText("#user-search", seed.DemoXiaohong),
-			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="user-row-xiaoming"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaohong"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaoming"]`)),
+			chromedp.Click(chromedp.CSS("#user-suspended-filter")),
+			pick(`[data-testid="suspended-option-true"]`),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaohong"] [data-testid="suspended-xiaohong"]`)),
+			until(`document.querySelectorAll('[data-testid^="user-row-"]').length === 1`),
 			chromedp.Click(chromedp.CSS(`[data-testid="user-open-xiaohong"]`)),
 			attrIs(userView, "data-suspended", "true"),
 			textIncludes(userView, "until"),
@@ -287,8 +289,8 @@ func TestModerationConsoleInChromium(t *testing.T) {
 			attrIs(userView, "data-suspended", "false"),
 			chromedp.Click(chromedp.CSS("#user-view-close")),
 			chromedp.WaitNotPresent(chromedp.CSS(userView)),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaohong"]`)),
-			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="suspended-xiaohong"]`)),
+			// The list of suspended users no longer has her.
+			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="user-row-xiaohong"]`)),
 		); err != nil {
 			t.Fatalf("unsuspend xiaohong again: %v", err)
 		}
@@ -299,8 +301,12 @@ func TestModerationConsoleInChromium(t *testing.T) {
 
 	t.Run("rank", func(t *testing.T) {
 		if err := do(ctx,
+			// The search first (no suspended user is called admin), then
+			// any suspension: admin is listed.
 			typeText("#user-search", seed.DemoAdminUsername),
-			chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="user-row-xiaohong"]`)),
+			textIncludes(`[data-testid="user-results"]`, "starts with “admin”"),
+			chromedp.Click(chromedp.CSS("#user-suspended-filter")),
+			pick(`[data-testid="suspended-option-any"]`),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-open-admin"]`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="user-open-admin"]`)),
 			attrIs(userView, "data-suspended", "false"),

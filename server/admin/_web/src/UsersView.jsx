@@ -102,7 +102,9 @@ export function UsersView() {
             value={suspended}
             onChange={e => setSuspended(e.target.value)}
           >
-            <MenuItem value="">Any</MenuItem>
+            <MenuItem value="" data-testid="suspended-option-any">
+              Any
+            </MenuItem>
             <MenuItem value="true" data-testid="suspended-option-true">
               Suspended
             </MenuItem>
