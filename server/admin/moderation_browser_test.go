@@ -84,7 +84,8 @@ func attrIs(selector, name, want string) chromedp.Action[chromedp.Void] {
 //   - rank: mod may not suspend the demo admin (rank 1000 above theirs):
 //     the view shows FORBIDDEN and the admin stays unsuspended.
 //   - reopen: the resolved queue (status filter) lists the report; mod
-//     reopens it.
+//     reopens it; the open queue of reports on xiaohong lists it, that of
+//     reports on xiaoming does not.
 func TestModerationConsoleInChromium(t *testing.T) {
 	g := startOrgDemo(t)
 	g.needs(t, "Role.permissions", "Mutation.setRolePermissions", "User.suspension", "Mutation.unsuspendUser",
@@ -341,6 +342,21 @@ func TestModerationConsoleInChromium(t *testing.T) {
 			screenshot(t, "m6-reopened"),
 		); err != nil {
 			t.Fatalf("reopen the report: %v", err)
+		}
+		// The open queue by reported user: xiaohong's has it, xiaoming's not.
+		if err := do(ctx,
+			chromedp.Click(chromedp.CSS("#reports-status")),
+			pick(`[data-testid="status-option-OPEN"]`),
+			typeText("#reports-target", seed.DemoXiaohong),
+			chromedp.Click(chromedp.CSS("#reports-apply")),
+			chromedp.WaitVisible(chromedp.CSS(row)),
+			attrIs(row, "data-status", "OPEN"),
+			typeText("#reports-target", seed.DemoXiaoming),
+			chromedp.Click(chromedp.CSS("#reports-apply")),
+			chromedp.WaitNotPresent(chromedp.CSS(row)),
+			textIncludes(`[data-testid="report-list"]`, "No reports."),
+		); err != nil {
+			t.Fatalf("filter the queue by reported user: %v", err)
 		}
 		var d struct{ Node struct{ Status string } }
 		g.gql(&d, `query($id: ID!) { node(id: $id) { ... on Report { status } } }`, map[string]any{"id": reportID})
