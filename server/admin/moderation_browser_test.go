@@ -86,6 +86,9 @@ func attrIs(selector, name, want string) chromedp.Action[chromedp.Void] {
 //   - reopen: the resolved queue (status filter) lists the report; mod
 //     reopens it; the open queue of reports on xiaohong lists it, that of
 //     reports on xiaoming does not.
+//   - audit-log: the demo admin finds the moderator's resolution and
+//     suspension in the audit log, and the resolution alone with the
+//     action filter report.resolve.
 func TestModerationConsoleInChromium(t *testing.T) {
 	g := startOrgDemo(t)
 	g.needs(t, "Role.permissions", "Mutation.setRolePermissions", "User.suspension", "Mutation.unsuspendUser",
@@ -364,5 +367,25 @@ func TestModerationConsoleInChromium(t *testing.T) {
 			t.Errorf("through GraphQL, the reopened report is %q", d.Node.Status)
 		}
 	})
+	t.Run("audit-log", func(t *testing.T) {
+		resolved := fmt.Sprintf(`[data-testid="audit-row"][data-action="report.resolve"][data-target=%q][data-actor="mod"]`, reportID)
+		suspended := fmt.Sprintf(`[data-testid="audit-row"][data-action="user.suspend"][data-target=%q][data-actor="mod"]`, xiaohong)
+		if err := do(ctx,
+			chromedp.Click(chromedp.CSS("#logout")),
+			login(seed.DemoAdminUsername, seed.DefaultPassword),
+			chromedp.Click(chromedp.CSS("#tab-audit")),
+			chromedp.WaitVisible(chromedp.CSS(resolved)),
+			chromedp.WaitVisible(chromedp.CSS(suspended)),
+			chromedp.Click(chromedp.CSS("#audit-action")),
+			pick(`[data-testid="action-option-report.resolve"]`),
+			chromedp.Click(chromedp.CSS("#audit-apply")),
+			chromedp.WaitNotPresent(chromedp.CSS(suspended)),
+			chromedp.WaitVisible(chromedp.CSS(resolved)),
+			screenshot(t, "m7-audit"),
+		); err != nil {
+			t.Fatalf("find the moderator's actions in the audit log: %v", err)
+		}
+	})
+
 	b.CheckOnlyAllowed(t)
 }

@@ -74,6 +74,7 @@ export function describe(err) {
 export const auditActions = [
   'role.create',
   'role.rename',
+  'role.setPermissions',
   'role.delete',
   'role.assign',
   'role.revoke',
@@ -84,6 +85,11 @@ export const auditActions = [
   'department.setMember',
   'department.addManager',
   'department.removeManager',
+  'user.suspend',
+  'user.unsuspend',
+  'report.assign',
+  'report.resolve',
+  'report.reopen',
 ];
 
 // The permissions a role may grant (enum Permission), with what each lets
