@@ -1,34 +1,52 @@
 // The console's frame: the login form until there is a token, then a bar
-// with the viewer and four views, chosen by tabs and kept in the URL's
-// fragment (#departments, #users, #roles, #audit) so a reload stays put.
-import { Alert, AppBar, Box, Button, Container, Paper, Stack, Tab, Tabs, TextField, Toolbar, Typography } from '@mui/material';
+// with the viewer and the views they may use, chosen by tabs and kept in
+// the URL's fragment (#departments, #users, #roles, #reports, #audit) so a
+// reload stays put. A view that needs a permission (Users: MANAGE_USERS,
+// Reports: MANAGE_REPORTS, Audit log: VIEW_AUDIT_LOG) is offered only to
+// viewers holding it.
+import {
+  Alert,
+  AppBar,
+  Box,
+  Button,
+  Container,
+  LinearProgress,
+  Paper,
+  Stack,
+  Tab,
+  Tabs,
+  TextField,
+  Toolbar,
+  Typography,
+} from '@mui/material';
 import { useEffect, useState } from 'react';
 import { describe, gql, loggedOutEvent, session } from './api.js';
 import { AuditView } from './AuditView.jsx';
 import { DepartmentsView } from './DepartmentsView.jsx';
+import { ReportsView } from './ReportsView.jsx';
 import { RolesView } from './RolesView.jsx';
 import { UsersView } from './UsersView.jsx';
+import { ViewerProvider, can, loadViewer } from './viewer.jsx';
 
 const views = [
   { key: 'departments', label: 'Departments', View: DepartmentsView },
-  { key: 'users', label: 'Users', View: UsersView },
+  { key: 'users', label: 'Users', View: UsersView, permission: 'MANAGE_USERS' },
   { key: 'roles', label: 'Roles', View: RolesView },
-  { key: 'audit', label: 'Audit log', View: AuditView },
+  { key: 'reports', label: 'Reports', View: ReportsView, permission: 'MANAGE_REPORTS' },
+  { key: 'audit', label: 'Audit log', View: AuditView, permission: 'VIEW_AUDIT_LOG' },
 ];
 
-function viewFromHash() {
-  const key = location.hash.replace(/^#\/?/, '');
-  return views.some(v => v.key === key) ? key : views[0].key;
-}
+const hashKey = () => location.hash.replace(/^#\/?/, '');
 
 export function App() {
   const [token, setToken] = useState(session.token());
   const [viewer, setViewer] = useState(null);
-  const [view, setView] = useState(viewFromHash);
+  const [viewerError, setViewerError] = useState(null);
+  const [hash, setHash] = useState(hashKey);
   const [notice, setNotice] = useState('');
 
   useEffect(() => {
-    const onHash = () => setView(viewFromHash());
+    const onHash = () => setHash(hashKey());
     const onLoggedOut = () => {
       setToken(null);
       setNotice('Your session has ended: log in again.');
@@ -42,11 +60,13 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    if (!token) return setViewer(null);
+    setViewer(null);
+    setViewerError(null);
+    if (!token) return;
     let live = true;
-    gql('query ConsoleViewer { me { id username roles { role { name } priority } } }').then(
-      d => live && setViewer(d.me),
-      () => {},
+    loadViewer().then(
+      v => live && setViewer(v),
+      err => live && setViewerError(err),
     );
     return () => {
       live = false;
@@ -65,8 +85,9 @@ export function App() {
       />
     );
   }
-  const isAdmin = viewer?.roles.some(r => r.role.name === 'admin');
-  const { View } = views.find(v => v.key === view);
+  const offered = views.filter(v => !v.permission || can(viewer, v.permission));
+  const { key: view, View } = offered.find(v => v.key === hash) ?? offered[0];
+  const held = viewer ? [...viewer.permissions].sort() : [];
   return (
     <Box sx={{ minHeight: '100vh', bgcolor: 'grey.50' }}>
       <AppBar position="static" elevation={0}>
@@ -77,6 +98,11 @@ export function App() {
           <Typography data-testid="viewer" sx={{ mr: 2 }}>
             {viewer ? viewer.username : '…'}
           </Typography>
+          {viewer && (
+            <Typography variant="body2" data-testid="viewer-permissions" sx={{ mr: 2, opacity: 0.8 }}>
+              {held.length ? held.join(' · ') : 'no permissions'}
+            </Typography>
+          )}
           <Button
             id="logout"
             color="inherit"
@@ -97,19 +123,30 @@ export function App() {
           indicatorColor="secondary"
           sx={{ px: 2 }}
         >
-          {views.map(v => (
+          {offered.map(v => (
             <Tab key={v.key} id={`tab-${v.key}`} value={v.key} label={v.label} />
           ))}
         </Tabs>
       </AppBar>
       <Container maxWidth="xl" sx={{ py: 2 }}>
-        {viewer && !isAdmin && (
+        {viewerError && (
+          <Alert severity="error" sx={{ mb: 2 }} data-testid="viewer-error">
+            {describe(viewerError)}
+          </Alert>
+        )}
+        {viewer && held.length === 0 && (
           <Alert severity="info" sx={{ mb: 2 }} data-testid="not-admin">
-            {viewer.username} does not hold the admin role: the gateway refuses the audit log and most changes
+            {viewer.username} holds no permission: the gateway refuses the audit log, the reports and most changes
             (FORBIDDEN); department managers may change their own subtrees.
           </Alert>
         )}
-        <View />
+        {viewer ? (
+          <ViewerProvider value={viewer}>
+            <View />
+          </ViewerProvider>
+        ) : (
+          !viewerError && <LinearProgress data-testid="viewer-loading" />
+        )}
       </Container>
     </Box>
   );

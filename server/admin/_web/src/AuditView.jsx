@@ -1,6 +1,6 @@
 // The audit log (Query.auditLog), newest first, a page at a time, filtered
 // by actor (a username, looked up to its id), target (a global id: a user's,
-// "role:<n>" or "department:<n>"), action, and a time range. Each event's
+// "role:<n>", "department:<n>" or a report's), action, and a time range. Each event's
 // actor and target are shown by name where they still exist.
 import {
   Alert,

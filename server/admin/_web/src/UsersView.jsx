@@ -1,7 +1,12 @@
 // Users: search by username prefix (Query.users), select users (the
 // selection is kept across pages and searches), then move them into a
 // department (setUsersDepartment) or give them a role with a priority
-// (assignRoleToUsers). The answer's failures are listed user by user.
+// (assignRoleToUsers, for holders of MANAGE_ROLES). The answer's failures
+// are listed user by user. The view is for holders of MANAGE_USERS (whom
+// alone the gateway lets search users): each user's suspension is shown,
+// the list can be limited to suspended (or not suspended) users, and the
+// user's view (UserView), opened by the user's name, suspends and
+// unsuspends.
 import {
   Alert,
   Box,
@@ -31,6 +36,8 @@ import { useEffect, useState } from 'react';
 import { describe, gql } from './api.js';
 import { DepartmentTree } from './DepartmentTree.jsx';
 import { Pager, usePaged } from './paging.jsx';
+import { SuspensionChip, UserView, suspensionFields } from './UserView.jsx';
+import { useViewer } from './viewer.jsx';
 
 // The bulk mutations take up to this many users at once.
 const maxBulk = 100;
@@ -38,8 +45,11 @@ const maxBulk = 100;
 const bulkFields = 'succeeded { id username } failed { userId code message }';
 
 export function UsersView() {
+  const { can } = useViewer();
   const [input, setInput] = useState('');
   const [prefix, setPrefix] = useState('');
+  const [suspended, setSuspended] = useState(''); // '' | 'true' | 'false'
+  const [open, setOpen] = useState(null); // the id of the user whose view is open
   const [selected, setSelected] = useState(() => new Map()); // id → username
   const [dialog, setDialog] = useState(null); // 'move' | 'role'
   const [result, setResult] = useState(null); // {what, succeeded, failed} | {error}
@@ -83,6 +93,26 @@ export function UsersView() {
           onKeyDown={e => e.key === 'Enter' && setPrefix(input.trim())}
           sx={{ minWidth: 260 }}
         />
+        <FormControl size="small" sx={{ minWidth: 180 }}>
+          <InputLabel id="user-suspended-label">Suspension</InputLabel>
+          <Select
+            labelId="user-suspended-label"
+            id="user-suspended-filter"
+            label="Suspension"
+            value={suspended}
+            onChange={e => setSuspended(e.target.value)}
+          >
+            <MenuItem value="" data-testid="suspended-option-any">
+              Any
+            </MenuItem>
+            <MenuItem value="true" data-testid="suspended-option-true">
+              Suspended
+            </MenuItem>
+            <MenuItem value="false" data-testid="suspended-option-false">
+              Not suspended
+            </MenuItem>
+          </Select>
+        </FormControl>
         <Box sx={{ flexGrow: 1 }} />
         <Typography data-testid="selected-count">{selected.size} selected</Typography>
         <Button id="users-clear" onClick={() => setSelected(new Map())} disabled={selected.size === 0}>
@@ -96,14 +126,16 @@ export function UsersView() {
         >
           Move to department…
         </Button>
-        <Button
-          id="users-assign-role"
-          variant="contained"
-          disabled={selected.size === 0 || selected.size > maxBulk}
-          onClick={() => setDialog('role')}
-        >
-          Give role…
-        </Button>
+        {can('MANAGE_ROLES') && (
+          <Button
+            id="users-assign-role"
+            variant="contained"
+            disabled={selected.size === 0 || selected.size > maxBulk}
+            onClick={() => setDialog('role')}
+          >
+            Give role…
+          </Button>
+        )}
       </Stack>
       {selected.size > maxBulk && (
         <Alert severity="warning" sx={{ mb: 2 }}>
@@ -118,7 +150,15 @@ export function UsersView() {
         </Box>
       )}
       {result && <BulkResultView result={result} names={result.names} onClose={() => setResult(null)} />}
-      <UserResults key={`${prefix}/${generation}`} prefix={prefix} selected={selected} toggle={toggle} />
+      <UserResults
+        key={`${prefix}/${suspended}/${generation}`}
+        prefix={prefix}
+        suspended={suspended}
+        selected={selected}
+        toggle={toggle}
+        onOpen={setOpen}
+      />
+      {open && <UserView userId={open} onClose={() => setOpen(null)} onChanged={() => setGeneration(g => g + 1)} />}
       {dialog === 'move' && (
         <MoveDialog
           onClose={() => setDialog(null)}
@@ -160,17 +200,20 @@ export function UsersView() {
   );
 }
 
-function UserResults({ prefix, selected, toggle }) {
+function UserResults({ prefix, suspended, selected, toggle, onOpen }) {
   const paged = usePaged(async (first, after) => {
+    const filter = {};
+    if (prefix) filter.usernamePrefix = prefix;
+    if (suspended) filter.suspended = suspended === 'true';
     const d = await gql(
       `query ConsoleUsers($first: Int, $after: String, $filter: UserFilter) {
   users(first: $first, after: $after, filter: $filter) {
     totalCount
-    edges { cursor node { id username department { id name } roles { role { id name } priority } } }
+    edges { cursor node { id username department { id name } roles { role { id name } priority } ${suspensionFields} } }
     pageInfo { hasNextPage endCursor }
   }
 }`,
-      { first, after, filter: prefix ? { usernamePrefix: prefix } : {} },
+      { first, after, filter },
     );
     return d.users;
   });
@@ -194,6 +237,7 @@ function UserResults({ prefix, selected, toggle }) {
             <TableCell>User id</TableCell>
             <TableCell>Department</TableCell>
             <TableCell>Roles</TableCell>
+            <TableCell>Suspension</TableCell>
           </TableRow>
         </TableHead>
         <TableBody>
@@ -214,7 +258,20 @@ function UserResults({ prefix, selected, toggle }) {
                   onChange={e => toggle([u], e.target.checked)}
                 />
               </TableCell>
-              <TableCell>{u.username}</TableCell>
+              <TableCell>
+                <Button
+                  size="small"
+                  sx={{ textTransform: 'none', minWidth: 0, p: 0 }}
+                  data-testid={`user-open-${u.username}`}
+                  title={`Open ${u.username}'s view`}
+                  onClick={e => {
+                    e.stopPropagation();
+                    onOpen(u.id);
+                  }}
+                >
+                  {u.username}
+                </Button>
+              </TableCell>
               <TableCell>{u.id}</TableCell>
               <TableCell>{u.department?.name ?? '—'}</TableCell>
               <TableCell>
@@ -222,11 +279,14 @@ function UserResults({ prefix, selected, toggle }) {
                   <Chip key={r.role.id} size="small" label={`${r.role.name} ${r.priority}`} sx={{ mr: 0.5 }} />
                 ))}
               </TableCell>
+              <TableCell>
+                <SuspensionChip user={u} />
+              </TableCell>
             </TableRow>
           ))}
           {!paged.loading && !paged.error && users.length === 0 && (
             <TableRow>
-              <TableCell colSpan={5}>No users {prefix ? `whose username starts with “${prefix}”` : ''}.</TableCell>
+              <TableCell colSpan={6}>No users {prefix ? `whose username starts with “${prefix}”` : ''}.</TableCell>
             </TableRow>
           )}
         </TableBody>

@@ -74,6 +74,7 @@ export function describe(err) {
 export const auditActions = [
   'role.create',
   'role.rename',
+  'role.setPermissions',
   'role.delete',
   'role.assign',
   'role.revoke',
@@ -84,4 +85,45 @@ export const auditActions = [
   'department.setMember',
   'department.addManager',
   'department.removeManager',
+  'user.suspend',
+  'user.unsuspend',
+  'report.assign',
+  'report.resolve',
+  'report.reopen',
 ];
+
+// The permissions a role may grant (enum Permission), with what each lets
+// its holders do in the console. A viewer holds a permission when one of
+// their roles grants it; ADMINISTRATOR implies every other.
+export const permissions = [
+  { name: 'ADMINISTRATOR', about: 'everything below' },
+  { name: 'MANAGE_USERS', about: 'suspend users, bulk changes' },
+  { name: 'MANAGE_ROLES', about: 'create roles, set their permissions, give and take them' },
+  { name: 'MANAGE_DEPARTMENTS', about: 'department managers' },
+  { name: 'MANAGE_REPORTS', about: 'the reports queue' },
+  { name: 'VIEW_AUDIT_LOG', about: 'the audit log' },
+];
+
+// The categories of a report (enum ReportCategory).
+export const reportCategories = ['SPAM', 'ABUSE', 'ILLEGAL', 'OTHER'];
+
+// The ways to resolve a report (enum ReportAction), with what each does.
+export const reportActions = [
+  { name: 'DISMISS', about: 'nothing to do' },
+  { name: 'DELETE_CONTENT', about: 'delete the reported posts and comments' },
+  { name: 'SUSPEND_USER', about: 'suspend the reported user' },
+];
+
+// untilIn returns the RFC 3339 time a number of days (a form's text, may
+// be fractional) from now, or null for an empty text: a suspension's end.
+// A text that is not a positive number throws.
+export function untilIn(days) {
+  const text = String(days).trim();
+  if (!text) return null;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`“${text}” is not a positive number of days.`);
+  return new Date(Date.now() + n * 86400000).toISOString();
+}
+
+// when shows an RFC 3339 time in the browser's time zone.
+export const when = t => (t ? new Date(t).toLocaleString() : '');
