@@ -208,6 +208,10 @@ type Report struct {
 	// newest first.
 	Posts    []*ReportedPost
 	Comments []*ReportedComment
+	// ShownToModerator is set by the API layer when the viewer works the
+	// queue: the assignee is shown to them only (the moderator stays
+	// anonymous to the reporter).
+	ShownToModerator bool
 
 	state tables.ReportState
 }

@@ -1,0 +1,190 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
+	"github.com/weibohbase/gateway/weibo/org"
+)
+
+// Reports is the reports of content and the moderation queue
+// (report.Service).
+type Reports interface {
+	Create(ctx context.Context, reporter weibo.UserID, in report.Input) (*report.Report, error)
+	Assign(ctx context.Context, moderator weibo.UserID, id weibo.ReportID, toSelf bool) (*report.Report, error)
+	Resolve(ctx context.Context, moderator weibo.UserID, id weibo.ReportID, action report.Action, note *string, suspendUntil *time.Time) (*report.Report, error)
+	Reopen(ctx context.Context, moderator weibo.UserID, id weibo.ReportID) (*report.Report, error)
+	Get(ctx context.Context, ids []weibo.ReportID) ([]*report.Report, error)
+	Queue(ctx context.Context, f report.Filter, first *int, after *string) (*report.Connection, error)
+	Mine(ctx context.Context, reporter weibo.UserID, first *int, after *string) (*report.Connection, error)
+}
+
+// codeRateLimited is the server's RATE_LIMITED code (server.CodeRateLimited),
+// which a report beyond the reporter's limit answers with.
+const codeRateLimited = "RATE_LIMITED"
+
+// reportError turns a report's *report.RateLimitError into the
+// RATE_LIMITED error the server's own throttles give (extensions.code,
+// extensions.retryAfter in seconds); other errors pass as they are.
+func reportError(err error) error {
+	if rl, ok := errors.AsType[*report.RateLimitError](err); ok {
+		return &gqlerror.Error{Message: rl.Error(), Extensions: map[string]any{
+			"code": codeRateLimited, "retryAfter": int64((rl.RetryAfter + time.Second - 1) / time.Second)}}
+	}
+	return err
+}
+
+// moderates reports whether viewer may work the moderation queue.
+// contract: RequirePermission(viewer, org.PermManageReports) once the
+// permissions are merged.
+func (r *Resolver) moderates(ctx context.Context, viewer weibo.UserID) (bool, error) {
+	err := r.Svc.Org.Authz.RequireRole(ctx, viewer, org.AdminRole)
+	if weibo.CodeOf(err) == weibo.CodeForbidden {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// shownTo marks reports as the viewer sees them: by a moderator (the
+// assignee shown) or not (moderates), and returns them.
+func shownTo[T any](v T, moderator bool, reps ...*report.Report) T {
+	for _, rep := range reps {
+		if rep != nil {
+			rep.ShownToModerator = moderator
+		}
+	}
+	return v
+}
+
+// reportContent is Mutation.reportContent.
+func (r *Resolver) reportContent(ctx context.Context, in model.ReportContentInput) (*report.Report, error) {
+	target, err := parseID[weibo.UserID]("input.userId", in.UserID)
+	if err != nil {
+		return nil, err
+	}
+	ri := report.Input{Target: target, Category: in.Category}
+	if in.Comment != nil {
+		ri.Comment = *in.Comment
+	}
+	for _, s := range in.PostIds {
+		id, err := parseID[weibo.PostID]("input.postIds", s)
+		if err != nil {
+			return nil, err
+		}
+		ri.Posts = append(ri.Posts, id)
+	}
+	for _, s := range in.CommentIds {
+		id, err := parseID[weibo.CommentID]("input.commentIds", s)
+		if err != nil {
+			return nil, err
+		}
+		ri.Comments = append(ri.Comments, id)
+	}
+	viewer := viewerOf(ctx)
+	rep, err := r.Svc.Reports.Create(ctx, viewer, ri)
+	if err != nil {
+		return nil, reportError(err)
+	}
+	mod, err := r.moderates(ctx, viewer)
+	return shownTo(rep, mod, rep), err
+}
+
+// reportsQueue is Query.reports, for a moderator.
+func (r *Resolver) reportsQueue(ctx context.Context, first *int, after *string, filter *model.ReportFilter) (*report.Connection, error) {
+	var f report.Filter
+	if filter != nil {
+		f.Status, f.Category = filter.Status, filter.Category
+		if filter.TargetUserID != nil {
+			id, err := parseID[weibo.UserID]("filter.targetUserId", *filter.TargetUserID)
+			if err != nil {
+				return nil, err
+			}
+			f.Target = id
+		}
+		if filter.AssignedToID != nil {
+			id, err := parseID[weibo.UserID]("filter.assignedToId", *filter.AssignedToID)
+			if err != nil {
+				return nil, err
+			}
+			f.Assignee = id
+		}
+	}
+	conn, err := r.Svc.Reports.Queue(ctx, f, first, after)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range conn.Edges {
+		e.Report.ShownToModerator = true
+	}
+	return conn, nil
+}
+
+// myReports is Query.myReports.
+func (r *Resolver) myReports(ctx context.Context, first *int, after *string) (*report.Connection, error) {
+	viewer := viewerOf(ctx)
+	conn, err := r.Svc.Reports.Mine(ctx, viewer, first, after)
+	if err != nil || len(conn.Edges) == 0 {
+		return conn, err
+	}
+	mod, err := r.moderates(ctx, viewer)
+	for _, e := range conn.Edges {
+		e.Report.ShownToModerator = mod
+	}
+	return conn, err
+}
+
+// moderate runs one queue mutation on report id (parsed from the
+// argument "id") as the viewer, a moderator.
+func (r *Resolver) moderate(ctx context.Context, id string, do func(weibo.UserID, weibo.ReportID) (*report.Report, error)) (*report.Report, error) {
+	rid, err := parseID[weibo.ReportID]("id", id)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := do(viewerOf(ctx), rid)
+	return shownTo(rep, true, rep), err
+}
+
+// reportFor returns report id as viewer may see it: theirs, or any for a
+// moderator; nil otherwise (node(id:), Notification.report).
+func (r *Resolver) reportFor(ctx context.Context, viewer weibo.UserID, id weibo.ReportID) (*report.Report, error) {
+	rs, err := r.Svc.Reports.Get(ctx, []weibo.ReportID{id})
+	if err != nil || rs[0] == nil {
+		return nil, err
+	}
+	mod, err := r.moderates(ctx, viewer)
+	if err != nil || (!mod && rs[0].Reporter != viewer) {
+		return nil, err
+	}
+	return shownTo(rs[0], mod, rs[0]), nil
+}
+
+// reportNode is node(id:) of a report: the viewer's own, or any for a
+// moderator; null otherwise.
+func (r *Resolver) reportNode(ctx context.Context, id weibo.ReportID) func() (weibo.Node, error) {
+	viewer, err := auth.Viewer(ctx)
+	if err != nil {
+		return func() (weibo.Node, error) { return nil, err }
+	}
+	rep, err := r.reportFor(ctx, viewer, id)
+	return func() (weibo.Node, error) {
+		if err != nil || rep == nil {
+			return nil, err
+		}
+		return rep, nil
+	}
+}
+
+// reportUser loads uid (0: none) when shown.
+func reportUser(ctx context.Context, uid weibo.UserID, shown bool) (*weibo.User, error) {
+	if uid == 0 || !shown {
+		return nil, nil
+	}
+	return loadUser(ctx, uid)
+}
