@@ -18,8 +18,8 @@ import (
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
-	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/moderation/report"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
 )
 
