@@ -510,7 +510,9 @@ func TestReportActions(t *testing.T) {
 				Gone *struct{ ID string }
 				Kept *struct {
 					ID       string
-					Comments struct{ Edges []struct{ Node struct{ ID string } } }
+					Comments struct {
+						Edges []struct{ Node struct{ ID string } }
+					}
 				}
 			}
 			g.ok(fan.token, `query($p: ID!, $k: ID!) { gone: post(id: $p) { id } kept: post(id: $k) { id comments(first: 10) { edges { node { id } } } } }`,
