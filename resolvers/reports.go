@@ -87,13 +87,11 @@ func (r *Resolver) reportContent(ctx context.Context, in model.ReportContentInpu
 		}
 		ri.Comments = append(ri.Comments, id)
 	}
-	viewer := viewerOf(ctx)
-	rep, err := r.Svc.Reports.Create(ctx, viewer, ri)
+	rep, err := r.Svc.Reports.Create(ctx, viewerOf(ctx), ri)
 	if err != nil {
 		return nil, reportError(err)
 	}
-	mod, err := r.moderates(ctx, viewer)
-	return shownTo(rep, mod, rep), err
+	return rep, nil // the reporter's view: no assignee
 }
 
 // reportsQueue is Query.reports, for a moderator.
@@ -128,16 +126,9 @@ func (r *Resolver) reportsQueue(ctx context.Context, first *int, after *string, 
 
 // myReports is Query.myReports.
 func (r *Resolver) myReports(ctx context.Context, first *int, after *string) (*report.Connection, error) {
-	viewer := viewerOf(ctx)
-	conn, err := r.Svc.Reports.Mine(ctx, viewer, first, after)
-	if err != nil || len(conn.Edges) == 0 {
-		return conn, err
-	}
-	mod, err := r.moderates(ctx, viewer)
-	for _, e := range conn.Edges {
-		e.Report.ShownToModerator = mod
-	}
-	return conn, err
+	// The reporter's view of their own reports: no assignee, even for a
+	// moderator (who sees it in the queue).
+	return r.Svc.Reports.Mine(ctx, viewerOf(ctx), first, after)
 }
 
 // moderate runs one queue mutation on report id (parsed from the
@@ -151,12 +142,16 @@ func (r *Resolver) moderate(ctx context.Context, id string, do func(weibo.UserID
 	return shownTo(rep, true, rep), err
 }
 
-// reportFor returns report id as viewer may see it: theirs, or any for a
-// moderator; nil otherwise (node(id:), Notification.report).
+// reportFor returns report id as viewer may see it: theirs (the
+// reporter's view, without the assignee), or any for a moderator; nil
+// otherwise (node(id:), Notification.report).
 func (r *Resolver) reportFor(ctx context.Context, viewer weibo.UserID, id weibo.ReportID) (*report.Report, error) {
 	rs, err := r.Svc.Reports.Get(ctx, []weibo.ReportID{id})
-	if err != nil || rs[0] == nil {
+	if err != nil {
 		return nil, err
+	}
+	if rs[0] == nil || rs[0].Reporter == viewer {
+		return rs[0], nil // none, or the reporter's own view
 	}
 	mod, err := r.moderates(ctx, viewer)
 	if err != nil || (!mod && rs[0].Reporter != viewer) {

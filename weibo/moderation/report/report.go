@@ -259,6 +259,13 @@ type Suspender interface {
 	Suspend(ctx context.Context, target weibo.UserID, until *time.Time, reason string) error
 }
 
+// Ranks decides whether a moderator may act on a user (the rank rule);
+// nil or FORBIDDEN naming the ranks. SUSPEND_USER asks it before the
+// resolution commits (SetRanks).
+type Ranks interface {
+	ActOn(ctx context.Context, viewer, target weibo.UserID) error
+}
+
 // Users reads accounts: whether the reported user exists.
 // *account.Service implements it.
 type Users interface {
@@ -296,8 +303,14 @@ type Service struct {
 	notices  Notices
 	audit    *org.Recorder
 	suspend  Suspender
+	ranks    Ranks // SetRanks; nil: no rank rule
 	log      *slog.Logger
 }
+
+// SetRanks makes SUSPEND_USER check the rank rule with r before the
+// resolution commits (a refusal is the resolution's error, nothing
+// written). Call it while the domain is wired, before any call.
+func (s *Service) SetRanks(r Ranks) { s.ranks = r }
 
 // New returns the reports over st and registers with w the report
 // relation, its two counters (OpenCount, ResolvedCount) and its fsck

@@ -311,17 +311,31 @@ func (s *Service) repair(ctx context.Context, id weibo.ReportID, extra []byte) e
 // notification in mode, then steps StepActed. Each part is idempotent,
 // so the repairer may do it again.
 func (s *Service) act(ctx context.Context, rep *Report, until *time.Time, mode notify.NoticeMode) error {
+	// A refusal (a *weibo.Error: the item gone, the user gone) is
+	// logged, not retried: the resolution stands, and a marker that no
+	// repair can finish would stay forever.
+	refused := func(what string, err error) error {
+		if weibo.CodeOf(err) == "" {
+			return err
+		}
+		s.log.WarnContext(ctx, "report: action refused", "report", rep.ID.String(), "what", what, "err", err)
+		return nil
+	}
 	switch {
 	case rep.Action == nil:
 	case *rep.Action == ActionDeleteContent:
 		for _, p := range rep.Posts {
-			if _, err := s.posts.DeletePost(ctx, p.ID); err != nil && weibo.CodeOf(err) != weibo.CodeNotFound {
-				return err
+			if _, err := s.posts.DeletePost(ctx, p.ID); err != nil {
+				if err := refused(p.ID.String(), err); err != nil {
+					return err
+				}
 			}
 		}
 		for _, c := range rep.Comments {
-			if _, err := s.comments.DeleteComment(ctx, c.ID.Author, c.ID); err != nil && weibo.CodeOf(err) != weibo.CodeNotFound {
-				return err
+			if _, err := s.comments.DeleteComment(ctx, c.ID.Author, c.ID); err != nil {
+				if err := refused(c.ID.String(), err); err != nil {
+					return err
+				}
 			}
 		}
 	case *rep.Action == ActionSuspendUser:
@@ -330,7 +344,9 @@ func (s *Service) act(ctx context.Context, rep *Report, until *time.Time, mode n
 			reason += ": " + *rep.Note
 		}
 		if err := s.suspend.Suspend(ctx, rep.Target, until, reason); err != nil {
-			return err
+			if err := refused("suspend "+rep.Target.String(), err); err != nil {
+				return err
+			}
 		}
 	}
 	n := notify.Notice{Kind: tables.NotifReportResolved, Recipient: rep.Reporter, Actor: tables.NotifSystemActor,
@@ -445,7 +461,8 @@ func (s *Service) read(ctx context.Context, id weibo.ReportID) (*Report, error) 
 // Errors: NOT_FOUND on "id"; BAD_USER_INPUT on "note" for a note not 1
 // to MaxComment characters, on "suspendUntil" given without SUSPEND_USER
 // or not in the future, on "action" for SUSPEND_USER without a
-// Suspender.
+// Suspender; for SUSPEND_USER, the rank rule's refusal (SetRanks),
+// before anything is written.
 //
 // Writes, in order: the marker (its extra bytes: the state it writes and
 // suspendUntil); the counters' sequences; the pending audit event
@@ -488,6 +505,11 @@ func (s *Service) Resolve(ctx context.Context, moderator weibo.UserID, id weibo.
 		}
 		if rep.Status != StatusOpen {
 			return nil, weibo.BadReason("id", ReasonNotOpen, fmt.Sprintf("report %s is not open: resolved already", id))
+		}
+		if action == ActionSuspendUser && s.ranks != nil {
+			if err := s.ranks.ActOn(ctx, moderator, rep.Target); err != nil {
+				return nil, err
+			}
 		}
 		now := s.w.NowMillis()
 		next := tables.ReportState{Status: tables.ReportResolved, Version: rep.state.Version + 1}
