@@ -3,14 +3,17 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/graph/model"
+	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/moderation/report"
+	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 )
 
@@ -142,33 +145,44 @@ func (r *Resolver) moderate(ctx context.Context, id string, do func(weibo.UserID
 	return shownTo(rep, true, rep), err
 }
 
-// reportFor returns report id as viewer may see it: theirs (the
-// reporter's view, without the assignee), or any for a moderator; nil
-// otherwise (node(id:), Notification.report).
+// reportFor returns report id as viewer may see it (visibleReport). It
+// reads through the request's loader, so a page of notifications reads
+// its reports in one batch.
 func (r *Resolver) reportFor(ctx context.Context, viewer weibo.UserID, id weibo.ReportID) (*report.Report, error) {
-	rs, err := r.Svc.Reports.Get(ctx, []weibo.ReportID{id})
+	rep, err := loaders.For(ctx).Reports().Load(ctx, id)()
 	if err != nil {
 		return nil, err
 	}
-	if rs[0] == nil || rs[0].Reporter == viewer {
-		return rs[0], nil // none, or the reporter's own view
-	}
-	mod, err := r.moderates(ctx, viewer)
-	if err != nil || (!mod && rs[0].Reporter != viewer) {
-		return nil, err
-	}
-	return shownTo(rs[0], mod, rs[0]), nil
+	return r.visibleReport(ctx, viewer, rep)
 }
 
-// reportNode is node(id:) of a report: the viewer's own, or any for a
-// moderator; null otherwise.
+// visibleReport returns rep as viewer may see it: theirs (the reporter's
+// view, without the assignee), or any for a moderator; nil otherwise
+// (node(id:), Notification.report).
+func (r *Resolver) visibleReport(ctx context.Context, viewer weibo.UserID, rep *report.Report) (*report.Report, error) {
+	if rep == nil || rep.Reporter == viewer {
+		return rep, nil // none, or the reporter's own view
+	}
+	mod, err := r.moderates(ctx, viewer)
+	if err != nil || !mod {
+		return nil, err
+	}
+	return shownTo(rep, true, rep), nil
+}
+
+// reportNode is node(id:) of a report (visibleReport): the load starts
+// now, so that the nodes of one level share a batch.
 func (r *Resolver) reportNode(ctx context.Context, id weibo.ReportID) func() (weibo.Node, error) {
 	viewer, err := auth.Viewer(ctx)
 	if err != nil {
 		return func() (weibo.Node, error) { return nil, err }
 	}
-	rep, err := r.reportFor(ctx, viewer, id)
+	thunk := loaders.For(ctx).Reports().Load(ctx, id)
 	return func() (weibo.Node, error) {
+		rep, err := thunk()
+		if err == nil {
+			rep, err = r.visibleReport(ctx, viewer, rep)
+		}
 		if err != nil || rep == nil {
 			return nil, err
 		}
@@ -182,4 +196,16 @@ func reportUser(ctx context.Context, uid weibo.UserID, shown bool) (*weibo.User,
 		return nil, nil
 	}
 	return loadUser(ctx, uid)
+}
+
+// notificationReports returns the reports of a page's REPORT_RESOLVED
+// notifications, each once (prefetchNotifications primes them).
+func notificationReports(page *notify.NotificationConnection) []weibo.ReportID {
+	var ids []weibo.ReportID
+	for _, e := range page.Edges {
+		if id, ok := e.Notification.ReportID(); ok && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

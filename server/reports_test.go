@@ -551,3 +551,50 @@ func TestReportActions(t *testing.T) {
 		})
 	}
 }
+
+// TestReportNotificationsStoreCalls checks that a page of notifications
+// selecting each REPORT_RESOLVED notification's report costs the same
+// store calls for 2 and for 8 of them: the reports are read in one batch
+// (the request's loader), whatever the page's size.
+func TestReportNotificationsStoreCalls(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startReportGateway(t, b)
+			author, mod := g.register(uniqueName("author")), g.register(uniqueName("mod"))
+			g.makeAdmin(mod)
+			p := g.publish(author.token, "reported")
+			calls := map[int]float64{}
+			for _, n := range []int{2, 8} {
+				reporter := g.register(uniqueName("reporter"))
+				for range n {
+					rep := g.report(reporter.token, author.ID, []string{p.ID}, nil, "SPAM")
+					g.moderate(mod.token, "resolveReport", ", action: DISMISS", map[string]any{"id": rep.ID})
+				}
+				var d struct {
+					Notifications struct {
+						Edges []struct {
+							Node struct {
+								Kind   string
+								Report *struct{ ID, Status string }
+							}
+						}
+					}
+				}
+				q := `{ notifications(first: 20) { edges { node { kind report { id status posts { content } } } } } }`
+				g.ok(reporter.token, q, nil, &d) // warm: the token check's reads
+				calls[n] = g.okCalls(reporter.token, q, nil, &d)
+				if len(d.Notifications.Edges) != n {
+					t.Fatalf("%d notifications, want %d", len(d.Notifications.Edges), n)
+				}
+				for _, e := range d.Notifications.Edges {
+					if e.Node.Kind != "REPORT_RESOLVED" || e.Node.Report == nil || e.Node.Report.Status != "RESOLVED" {
+						t.Fatalf("notification: %+v", e.Node)
+					}
+				}
+			}
+			if calls[2] != calls[8] {
+				t.Fatalf("store calls of a page with 2 reports %v, with 8 %v: want the same", calls[2], calls[8])
+			}
+		})
+	}
+}
