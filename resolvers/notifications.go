@@ -88,8 +88,7 @@ func notificationComment(ctx context.Context, n *notify.Notification) (*comment.
 // request's loaders: every actor of the notifications whose actors(first:)
 // goes beyond the newest they keep, then the actors' users rows; the posts
 // and the comments they are about; the reports of REPORT_RESOLVED ones.
-// A page then costs the same number of
-// store calls whatever its size.
+// A page then costs the same number of store calls whatever its size.
 func (r *Resolver) prefetchNotifications(ctx context.Context, page *notify.NotificationConnection) error {
 	if len(page.Edges) == 0 {
 		return nil
