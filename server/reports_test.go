@@ -174,6 +174,16 @@ func TestReportFlow(t *testing.T) {
 			if m := g.myReports(reporter.token).Edges[0].Node; m.AssignedTo != nil || m.Reporter == nil {
 				t.Fatalf("the reporter sees the assignee: %+v", m)
 			}
+			// Unassigned, then assigned again: each a change in the audit log.
+			if got := g.moderate(mod.token, "assignReport", ", toSelf: false", map[string]any{"id": rep.ID}); got.AssignedTo != nil {
+				t.Fatalf("assignReport(toSelf: false): %+v", got)
+			}
+			g.moderate(mod.token, "assignReport", ", toSelf: true", map[string]any{"id": rep.ID})
+			// Unknown and malformed ids.
+			if e := g.fails(mod.token, "NOT_FOUND", `mutation { resolveReport(id: "report:1", action: DISMISS) { id } }`, nil); e.Extensions["field"] != "id" {
+				t.Fatalf("an unknown report: %+v", e)
+			}
+			g.fails(mod.token, "BAD_USER_INPUT", `mutation { assignReport(id: "role:1") { id } }`, nil)
 			// Only moderators work the queue.
 			g.fails(reporter.token, "FORBIDDEN", `{ reports { totalCount } }`, nil)
 			g.fails(reporter.token, "FORBIDDEN", `mutation($id: ID!) { resolveReport(id: $id, action: DISMISS) { id } }`, map[string]any{"id": rep.ID})
@@ -244,7 +254,7 @@ func TestReportFlow(t *testing.T) {
 				}
 				actions = append(actions, ev.Action)
 			}
-			if want := []string{report.ActionReopen, report.ActionResolve, report.ActionAssign}; !slices.Equal(actions, want) {
+			if want := []string{report.ActionReopen, report.ActionResolve, report.ActionAssign, report.ActionAssign, report.ActionAssign}; !slices.Equal(actions, want) {
 				t.Fatalf("audit log of %s: %q, want %q", rep.ID, actions, want)
 			}
 			reportFsckClean(t, g)
