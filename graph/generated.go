@@ -27,6 +27,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -54,6 +55,7 @@ type ResolverRoot interface {
 	Notification() NotificationResolver
 	Post() PostResolver
 	Query() QueryResolver
+	Report() ReportResolver
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
 	Subscription() SubscriptionResolver
@@ -185,6 +187,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddComment              func(childComplexity int, postID string, content string, replyToID *string) int
 		AddDepartmentManager    func(childComplexity int, departmentID string, userID string) int
+		AssignReport            func(childComplexity int, id string, toSelf bool) int
 		AssignRole              func(childComplexity int, userID string, roleID string, priority int) int
 		AssignRoleToUsers       func(childComplexity int, userIds []string, roleID string, priority int) int
 		BlockUser               func(childComplexity int, userID string) int
@@ -210,7 +213,10 @@ type ComplexityRoot struct {
 		RemoveDepartmentManager func(childComplexity int, departmentID string, userID string) int
 		RenameDepartment        func(childComplexity int, id string, name string) int
 		RenameRole              func(childComplexity int, id string, name string) int
+		ReopenReport            func(childComplexity int, id string) int
+		ReportContent           func(childComplexity int, input model.ReportContentInput) int
 		Repost                  func(childComplexity int, postID string, comment *string) int
+		ResolveReport           func(childComplexity int, id string, action report.Action, note *string, suspendUntil *time.Time) int
 		RevokeRole              func(childComplexity int, userID string, roleID string) int
 		RevokeRoleFromUsers     func(childComplexity int, userIds []string, roleID string) int
 		SetRolePermissions      func(childComplexity int, id string, permissions []model.Permission) int
@@ -246,6 +252,7 @@ type ComplexityRoot struct {
 		Kind       func(childComplexity int) int
 		Post       func(childComplexity int) int
 		Read       func(childComplexity int) int
+		Report     func(childComplexity int) int
 	}
 
 	NotificationConnection struct {
@@ -312,10 +319,12 @@ type ComplexityRoot struct {
 		HomeTimeline            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Me                      func(childComplexity int) int
 		MutedUsers              func(childComplexity int, first *int, after *string) int
+		MyReports               func(childComplexity int, first *int, after *string) int
 		Node                    func(childComplexity int, id string) int
 		Nodes                   func(childComplexity int, ids []string) int
 		Notifications           func(childComplexity int, first *int, after *string) int
 		Post                    func(childComplexity int, id string) int
+		Reports                 func(childComplexity int, first *int, after *string, filter *model.ReportFilter) int
 		Role                    func(childComplexity int, id string) int
 		RoleByName              func(childComplexity int, name string) int
 		Roles                   func(childComplexity int, first *int, after *string) int
@@ -328,6 +337,45 @@ type ComplexityRoot struct {
 		User                    func(childComplexity int, id string) int
 		UserByUsername          func(childComplexity int, username string) int
 		Users                   func(childComplexity int, first *int, after *string, filter *model.UserFilter) int
+	}
+
+	Report struct {
+		Action     func(childComplexity int) int
+		AssignedTo func(childComplexity int) int
+		Category   func(childComplexity int) int
+		Comment    func(childComplexity int) int
+		Comments   func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Note       func(childComplexity int) int
+		Posts      func(childComplexity int) int
+		Reporter   func(childComplexity int) int
+		ResolvedAt func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Target     func(childComplexity int) int
+	}
+
+	ReportConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ReportEdge struct {
+		Cursor func(childComplexity int) int
+		Report func(childComplexity int) int
+	}
+
+	ReportedComment struct {
+		Content   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+	}
+
+	ReportedPost struct {
+		Content   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
 	}
 
 	Role struct {
@@ -503,6 +551,10 @@ type MutationResolver interface {
 	UnmuteUser(ctx context.Context, userID string) (*weibo.User, error)
 	CreateFilter(ctx context.Context, phrase string, context []safety.Context, action safety.Action, wholeWord *bool, expiresIn *int) (*safety.Filter, error)
 	DeleteFilter(ctx context.Context, id string) (bool, error)
+	ReportContent(ctx context.Context, input model.ReportContentInput) (*report.Report, error)
+	AssignReport(ctx context.Context, id string, toSelf bool) (*report.Report, error)
+	ResolveReport(ctx context.Context, id string, action report.Action, note *string, suspendUntil *time.Time) (*report.Report, error)
+	ReopenReport(ctx context.Context, id string) (*report.Report, error)
 }
 type MutedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *safety.MuteEdge) (*weibo.User, error)
@@ -512,6 +564,8 @@ type NotificationResolver interface {
 
 	Post(ctx context.Context, obj *notify.Notification) (*feed.Post, error)
 	Comment(ctx context.Context, obj *notify.Notification) (*comment.Comment, error)
+
+	Report(ctx context.Context, obj *notify.Notification) (*report.Report, error)
 }
 type PostResolver interface {
 	LikedByViewer(ctx context.Context, obj *feed.Post) (bool, error)
@@ -546,6 +600,13 @@ type QueryResolver interface {
 	BlockedUsers(ctx context.Context, first *int, after *string) (*safety.BlockConnection, error)
 	MutedUsers(ctx context.Context, first *int, after *string) (*safety.MuteConnection, error)
 	Filters(ctx context.Context) ([]*safety.Filter, error)
+	Reports(ctx context.Context, first *int, after *string, filter *model.ReportFilter) (*report.Connection, error)
+	MyReports(ctx context.Context, first *int, after *string) (*report.Connection, error)
+}
+type ReportResolver interface {
+	Reporter(ctx context.Context, obj *report.Report) (*weibo.User, error)
+	Target(ctx context.Context, obj *report.Report) (*weibo.User, error)
+	AssignedTo(ctx context.Context, obj *report.Report) (*weibo.User, error)
 }
 type RoleResolver interface {
 	Permissions(ctx context.Context, obj *org.Role) ([]model.Permission, error)
@@ -1031,6 +1092,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddDepartmentManager(childComplexity, args["departmentId"].(string), args["userId"].(string)), true
+	case "Mutation.assignReport":
+		if e.ComplexityRoot.Mutation.AssignReport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_assignReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AssignReport(childComplexity, args["id"].(string), args["toSelf"].(bool)), true
 	case "Mutation.assignRole":
 		if e.ComplexityRoot.Mutation.AssignRole == nil {
 			break
@@ -1296,6 +1368,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RenameRole(childComplexity, args["id"].(string), args["name"].(string)), true
+	case "Mutation.reopenReport":
+		if e.ComplexityRoot.Mutation.ReopenReport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reopenReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReopenReport(childComplexity, args["id"].(string)), true
+	case "Mutation.reportContent":
+		if e.ComplexityRoot.Mutation.ReportContent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reportContent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReportContent(childComplexity, args["input"].(model.ReportContentInput)), true
 	case "Mutation.repost":
 		if e.ComplexityRoot.Mutation.Repost == nil {
 			break
@@ -1307,6 +1401,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Repost(childComplexity, args["postId"].(string), args["comment"].(*string)), true
+	case "Mutation.resolveReport":
+		if e.ComplexityRoot.Mutation.ResolveReport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveReport(childComplexity, args["id"].(string), args["action"].(report.Action), args["note"].(*string), args["suspendUntil"].(*time.Time)), true
 	case "Mutation.revokeRole":
 		if e.ComplexityRoot.Mutation.RevokeRole == nil {
 			break
@@ -1521,6 +1626,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Notification.Read(childComplexity), true
+	case "Notification.report":
+		if e.ComplexityRoot.Notification.Report == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.Report(childComplexity), true
 
 	case "NotificationConnection.edges":
 		if e.ComplexityRoot.NotificationConnection.Edges == nil {
@@ -1805,6 +1916,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MutedUsers(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.myReports":
+		if e.ComplexityRoot.Query.MyReports == nil {
+			break
+		}
+
+		args, err := ec.field_Query_myReports_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MyReports(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1849,6 +1971,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(string)), true
+	case "Query.reports":
+		if e.ComplexityRoot.Query.Reports == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reports_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Reports(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.ReportFilter)), true
 	case "Query.role":
 		if e.ComplexityRoot.Query.Role == nil {
 			break
@@ -1976,6 +2109,155 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.UserFilter)), true
+
+	case "Report.action":
+		if e.ComplexityRoot.Report.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Action(childComplexity), true
+	case "Report.assignedTo":
+		if e.ComplexityRoot.Report.AssignedTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.AssignedTo(childComplexity), true
+	case "Report.category":
+		if e.ComplexityRoot.Report.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Category(childComplexity), true
+	case "Report.comment":
+		if e.ComplexityRoot.Report.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Comment(childComplexity), true
+	case "Report.comments":
+		if e.ComplexityRoot.Report.Comments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Comments(childComplexity), true
+	case "Report.createdAt":
+		if e.ComplexityRoot.Report.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.CreatedAt(childComplexity), true
+	case "Report.id":
+		if e.ComplexityRoot.Report.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.ID(childComplexity), true
+	case "Report.note":
+		if e.ComplexityRoot.Report.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Note(childComplexity), true
+	case "Report.posts":
+		if e.ComplexityRoot.Report.Posts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Posts(childComplexity), true
+	case "Report.reporter":
+		if e.ComplexityRoot.Report.Reporter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Reporter(childComplexity), true
+	case "Report.resolvedAt":
+		if e.ComplexityRoot.Report.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.ResolvedAt(childComplexity), true
+	case "Report.status":
+		if e.ComplexityRoot.Report.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Status(childComplexity), true
+	case "Report.target":
+		if e.ComplexityRoot.Report.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Target(childComplexity), true
+
+	case "ReportConnection.edges":
+		if e.ComplexityRoot.ReportConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportConnection.Edges(childComplexity), true
+	case "ReportConnection.pageInfo":
+		if e.ComplexityRoot.ReportConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportConnection.PageInfo(childComplexity), true
+	case "ReportConnection.totalCount":
+		if e.ComplexityRoot.ReportConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportConnection.TotalCount(childComplexity), true
+
+	case "ReportEdge.cursor":
+		if e.ComplexityRoot.ReportEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportEdge.Cursor(childComplexity), true
+	case "ReportEdge.node":
+		if e.ComplexityRoot.ReportEdge.Report == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportEdge.Report(childComplexity), true
+
+	case "ReportedComment.content":
+		if e.ComplexityRoot.ReportedComment.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportedComment.Content(childComplexity), true
+	case "ReportedComment.createdAt":
+		if e.ComplexityRoot.ReportedComment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportedComment.CreatedAt(childComplexity), true
+	case "ReportedComment.id":
+		if e.ComplexityRoot.ReportedComment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportedComment.ID(childComplexity), true
+
+	case "ReportedPost.content":
+		if e.ComplexityRoot.ReportedPost.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportedPost.Content(childComplexity), true
+	case "ReportedPost.createdAt":
+		if e.ComplexityRoot.ReportedPost.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportedPost.CreatedAt(childComplexity), true
+	case "ReportedPost.id":
+		if e.ComplexityRoot.ReportedPost.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReportedPost.ID(childComplexity), true
 
 	case "Role.id":
 		if e.ComplexityRoot.Role.ID == nil {
@@ -2397,6 +2679,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AuditFilter", ec.unmarshalInputAuditFilter),
+			graphql.NewInputUnmarshaler("ReportContentInput", ec.unmarshalInputReportContentInput),
+			graphql.NewInputUnmarshaler("ReportFilter", ec.unmarshalInputReportFilter),
 			graphql.NewInputUnmarshaler("UserFilter", ec.unmarshalInputUserFilter),
 		)
 	}
@@ -3496,6 +3780,164 @@ extend type Mutation {
   deleteFilter(id: ID!): Boolean! @authenticated
 }
 `, BuiltIn: false},
+	{Name: "../schema/reports.graphqls", Input: `# Reports of content (举报) and the moderation queue. Any signed-in user
+# reports another user's posts and comments; a report keeps their text as
+# it was reported, so deleting them does not destroy the evidence.
+# Moderators work the queue newest first: assign, resolve with an action,
+# reopen — each recorded in the audit log with the report's id. The
+# reporter is told of the resolution by a REPORT_RESOLVED notification
+# that names no moderator.
+
+"What is wrong with the reported content."
+enum ReportCategory {
+  SPAM
+  ABUSE
+  ILLEGAL
+  OTHER
+}
+
+"Where a report is in the queue."
+enum ReportStatus {
+  "Waiting for a moderator."
+  OPEN
+  "A moderator resolved it (resolveReport); reopenReport makes it OPEN again."
+  RESOLVED
+}
+
+"What the resolving moderator did."
+enum ReportAction {
+  "Nothing: the report was not upheld."
+  DISMISS
+  "The reported posts and comments that still existed were deleted, as their author's delete would."
+  DELETE_CONTENT
+  "The reported user was suspended (until suspendUntil, or until lifted)."
+  SUSPEND_USER
+}
+
+"""
+A report (reportContent): 1 to 20 posts and comments in all, each the
+reported user's; a comment of at most 1,000 characters.
+"""
+input ReportContentInput {
+  "The reported user (not the viewer)."
+  userId: ID!
+  postIds: [ID!]
+  commentIds: [ID!]
+  category: ReportCategory!
+  comment: String
+}
+
+"Criteria of the moderation queue; each given one narrows it."
+input ReportFilter {
+  status: ReportStatus
+  category: ReportCategory
+  targetUserId: ID
+  assignedToId: ID
+}
+
+"A reported post as it was when reported."
+type ReportedPost {
+  id: ID!
+  content: String!
+  createdAt: Time!
+}
+
+"A reported comment as it was when reported."
+type ReportedComment {
+  id: ID!
+  content: String!
+  createdAt: Time!
+}
+
+"""
+A report of content. Its reporter and the moderators (MANAGE_REPORTS) see
+it; for the reporter, assignedTo is null: the moderator stays anonymous.
+` + "`" + `id` + "`" + ` is "report:<n>".
+"""
+type Report implements Node {
+  id: ID!
+  status: ReportStatus!
+  category: ReportCategory!
+  "The reporter's comment."
+  comment: String
+  createdAt: Time!
+  "Who reported; shown to MANAGE_REPORTS holders and to the reporter."
+  reporter: User
+  "The reported user."
+  target: User
+  "The moderator it is assigned to; null for none, and for the reporter."
+  assignedTo: User
+  "The resolution's action; null while open."
+  action: ReportAction
+  "The resolving moderator's note; null for none."
+  note: String
+  "When it was resolved; null while open."
+  resolvedAt: Time
+  "The reported posts as they were reported, newest first."
+  posts: [ReportedPost!]!
+  "The reported comments as they were reported, newest first."
+  comments: [ReportedComment!]!
+}
+
+type ReportEdge {
+  cursor: String!
+  node: Report!
+}
+
+"Reports, newest first."
+type ReportConnection {
+  edges: [ReportEdge!]!
+  pageInfo: PageInfo!
+  "Reports of the filter's status (all statuses without one), from the kept counters; null when the filter has other criteria."
+  totalCount: Int
+}
+
+extend type Query {
+  """
+  The moderation queue, newest first. A page reads a bounded number of
+  rows whatever the filter: one cut short has hasNextPage and an endCursor
+  to go on from.
+  """
+  reports(first: Int, after: String, filter: ReportFilter): ReportConnection! @hasPermission(permission: MANAGE_REPORTS)
+  "The viewer's own reports, newest first. Requires a token."
+  myReports(first: Int, after: String): ReportConnection! @authenticated
+}
+
+extend type Mutation {
+  """
+  Report a user's posts and comments. At most 10 of the viewer's reports
+  made within the last hour may be open: beyond, RATE_LIMITED (with
+  extensions.retryAfter in seconds). Requires a token.
+  """
+  reportContent(input: ReportContentInput!): Report! @authenticated
+  "toSelf true: assign to the viewer; false: unassign."
+  assignReport(id: ID!, toSelf: Boolean! = true): Report! @hasPermission(permission: MANAGE_REPORTS)
+  """
+  Resolve an OPEN report with an action (and, for SUSPEND_USER, the end of
+  the suspension; null: until lifted). Of moderators resolving one report
+  at once exactly one wins; the others, and a report not open, get
+  BAD_USER_INPUT with extensions.reason REPORT_NOT_OPEN. The reporter gets
+  a REPORT_RESOLVED notification.
+  """
+  resolveReport(id: ID!, action: ReportAction!, note: String, suspendUntil: Time): Report! @hasPermission(permission: MANAGE_REPORTS)
+  """
+  Make a RESOLVED report OPEN again (its action, note and resolvedAt
+  cleared; what the action did stays). A report that is open is
+  BAD_USER_INPUT with extensions.reason REPORT_NOT_RESOLVED.
+  """
+  reopenReport(id: ID!): Report! @hasPermission(permission: MANAGE_REPORTS)
+}
+
+extend enum NotificationKind {
+  "The viewer's report was resolved (Notification.report); no actors: the moderator stays anonymous."
+  REPORT_RESOLVED
+}
+
+extend type Notification {
+  "The viewer's own report, for REPORT_RESOLVED; null otherwise."
+  report: Report
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3775,6 +4217,8 @@ func (ec *executionContext) childFields_Notification(ctx context.Context, field 
 		return ec.fieldContext_Notification_comment(ctx, field)
 	case "read":
 		return ec.fieldContext_Notification_read(ctx, field)
+	case "report":
+		return ec.fieldContext_Notification_report(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Notification", field.Name)
 }
@@ -3871,6 +4315,84 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 		return ec.fieldContext_PostEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Report(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Report_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Report_status(ctx, field)
+	case "category":
+		return ec.fieldContext_Report_category(ctx, field)
+	case "comment":
+		return ec.fieldContext_Report_comment(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Report_createdAt(ctx, field)
+	case "reporter":
+		return ec.fieldContext_Report_reporter(ctx, field)
+	case "target":
+		return ec.fieldContext_Report_target(ctx, field)
+	case "assignedTo":
+		return ec.fieldContext_Report_assignedTo(ctx, field)
+	case "action":
+		return ec.fieldContext_Report_action(ctx, field)
+	case "note":
+		return ec.fieldContext_Report_note(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_Report_resolvedAt(ctx, field)
+	case "posts":
+		return ec.fieldContext_Report_posts(ctx, field)
+	case "comments":
+		return ec.fieldContext_Report_comments(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Report", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ReportConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ReportConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ReportConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ReportEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ReportEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportedComment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReportedComment_id(ctx, field)
+	case "content":
+		return ec.fieldContext_ReportedComment_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ReportedComment_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportedComment", field.Name)
+}
+
+func (ec *executionContext) childFields_ReportedPost(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReportedPost_id(ctx, field)
+	case "content":
+		return ec.fieldContext_ReportedPost_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ReportedPost_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReportedPost", field.Name)
 }
 
 func (ec *executionContext) childFields_Role(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4330,6 +4852,28 @@ func (ec *executionContext) field_Mutation_addDepartmentManager_args(ctx context
 		return nil, err
 	}
 	args["userId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_assignReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "toSelf",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["toSelf"] = arg1
 	return args, nil
 }
 
@@ -4815,6 +5359,34 @@ func (ec *executionContext) field_Mutation_renameRole_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_reopenReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reportContent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReportContentInput, error) {
+			return ec.unmarshalNReportContentInput2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐReportContentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_repost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4834,6 +5406,44 @@ func (ec *executionContext) field_Mutation_repost_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["comment"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resolveReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (report.Action, error) {
+			return ec.unmarshalNReportAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐAction(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "note",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["note"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "suspendUntil",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["suspendUntil"] = arg3
 	return args, nil
 }
 
@@ -5261,6 +5871,28 @@ func (ec *executionContext) field_Query_mutedUsers_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_myReports_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5322,6 +5954,36 @@ func (ec *executionContext) field_Query_post_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reports_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ReportFilter, error) {
+			return ec.unmarshalOReportFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐReportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -9013,6 +9675,249 @@ func (ec *executionContext) fieldContext_Mutation_deleteFilter(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_reportContent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reportContent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReportContent(ctx, fc.Args["input"].(model.ReportContentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *report.Report
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Report) graphql.Marshaler {
+			return ec.marshalNReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reportContent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reportContent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_assignReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_assignReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AssignReport(ctx, fc.Args["id"].(string), fc.Args["toSelf"].(bool))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_REPORTS")
+				if err != nil {
+					var zeroVal *report.Report
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *report.Report
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Report) graphql.Marshaler {
+			return ec.marshalNReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_assignReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_assignReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveReport(ctx, fc.Args["id"].(string), fc.Args["action"].(report.Action), fc.Args["note"].(*string), fc.Args["suspendUntil"].(*time.Time))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_REPORTS")
+				if err != nil {
+					var zeroVal *report.Report
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *report.Report
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Report) graphql.Marshaler {
+			return ec.marshalNReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reopenReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reopenReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReopenReport(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_REPORTS")
+				if err != nil {
+					var zeroVal *report.Report
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *report.Report
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Report) graphql.Marshaler {
+			return ec.marshalNReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reopenReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reopenReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MutedUserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *safety.MuteConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_MutedUserConnection_edges,
 
@@ -9273,6 +10178,38 @@ func (ec *executionContext) _Notification_read(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Notification_read(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Notification", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Notification_report(ctx context.Context, field graphql.CollectedField, obj *notify.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_report(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Notification().Report(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Report) graphql.Marshaler {
+			return ec.marshalOReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_report(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Notification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _NotificationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *notify.NotificationConnection) (ret graphql.Marshaler) {
@@ -10955,6 +11892,125 @@ func (ec *executionContext) fieldContext_Query_filters(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_reports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Reports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*model.ReportFilter))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_REPORTS")
+				if err != nil {
+					var zeroVal *report.Connection
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *report.Connection
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Connection) graphql.Marshaler {
+			return ec.marshalNReportConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_myReports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_myReports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MyReports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *report.Connection
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *report.Connection) graphql.Marshaler {
+			return ec.marshalNReportConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_myReports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_myReports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11029,6 +12085,335 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Report_id(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐReportID(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_Report_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Report_status(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return ec.marshalNReportStatus2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐStatus(ctx, field.Selections, obj.Status)
+
+}
+func (ec *executionContext) fieldContext_Report_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, "ReportStatus")
+}
+
+func (ec *executionContext) _Report_category(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return ec.marshalNReportCategory2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx, field.Selections, obj.Category)
+
+}
+func (ec *executionContext) fieldContext_Report_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, "ReportCategory")
+}
+
+func (ec *executionContext) _Report_comment(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Comment)
+
+}
+func (ec *executionContext) fieldContext_Report_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, "String")
+}
+
+func (ec *executionContext) _Report_createdAt(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Report_createdAt, obj, (*report.Report).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+
+}
+func (ec *executionContext) fieldContext_Report_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, true, false, "Time")
+}
+
+func (ec *executionContext) _Report_reporter(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_reporter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Report().Reporter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_reporter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Report",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Report_target(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Report().Target(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Report",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Report_assignedTo(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_assignedTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Report().AssignedTo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_assignedTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Report",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Report_action(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return ec.marshalOReportAction2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐAction(ctx, field.Selections, obj.Action)
+
+}
+func (ec *executionContext) fieldContext_Report_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, "ReportAction")
+}
+
+func (ec *executionContext) _Report_note(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Note)
+
+}
+func (ec *executionContext) fieldContext_Report_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, "String")
+}
+
+func (ec *executionContext) _Report_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_Report_resolvedAt, obj, (*report.Report).ResolvedAt, ec.marshalOTime2ᚖtimeᚐTime, true)
+
+}
+func (ec *executionContext) fieldContext_Report_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, true, false, "Time")
+}
+
+func (ec *executionContext) _Report_posts(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_Report_posts,
+
+		obj.Posts,
+
+		ec.marshalNReportedPost2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedPostᚄ)
+
+}
+func (ec *executionContext) fieldContext_Report_posts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Report",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportedPost(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Report_comments(ctx context.Context, field graphql.CollectedField, obj *report.Report) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_Report_comments,
+
+		obj.Comments,
+
+		ec.marshalNReportedComment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedCommentᚄ)
+
+}
+func (ec *executionContext) fieldContext_Report_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Report",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportedComment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReportConnection_edges(ctx context.Context, field graphql.CollectedField, obj *report.Connection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_ReportConnection_edges,
+
+		obj.Edges,
+
+		ec.marshalNReportEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐEdgeᚄ)
+
+}
+func (ec *executionContext) fieldContext_ReportConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReportConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReportEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReportConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *report.Connection) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_ReportConnection_pageInfo,
+
+		obj.PageInfo,
+
+		ec.marshalNPageInfo2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐPageInfo)
+
+}
+func (ec *executionContext) fieldContext_ReportConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReportConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReportConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *report.Connection) (ret graphql.Marshaler) {
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.TotalCount)
+
+}
+func (ec *executionContext) fieldContext_ReportConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ReportEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *report.Edge) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+
+}
+func (ec *executionContext) fieldContext_ReportEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReportEdge_node(ctx context.Context, field graphql.CollectedField, obj *report.Edge) (ret graphql.Marshaler) {
+	return gqlfield.Value(ctx, field, ec.fieldContext_ReportEdge_node,
+
+		obj.Report,
+
+		ec.marshalNReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport)
+
+}
+func (ec *executionContext) fieldContext_ReportEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReportEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Report(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReportedComment_id(ctx context.Context, field graphql.CollectedField, obj *report.ReportedComment) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐCommentID(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_ReportedComment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportedComment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ReportedComment_content(ctx context.Context, field graphql.CollectedField, obj *report.ReportedComment) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
+
+}
+func (ec *executionContext) fieldContext_ReportedComment_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportedComment", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReportedComment_createdAt(ctx context.Context, field graphql.CollectedField, obj *report.ReportedComment) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_ReportedComment_createdAt, obj, (*report.ReportedComment).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+
+}
+func (ec *executionContext) fieldContext_ReportedComment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportedComment", field, true, false, "Time")
+}
+
+func (ec *executionContext) _ReportedPost_id(ctx context.Context, field graphql.CollectedField, obj *report.ReportedPost) (ret graphql.Marshaler) {
+	return ec.marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_ReportedPost_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportedPost", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ReportedPost_content(ctx context.Context, field graphql.CollectedField, obj *report.ReportedPost) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
+
+}
+func (ec *executionContext) fieldContext_ReportedPost_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportedPost", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReportedPost_createdAt(ctx context.Context, field graphql.CollectedField, obj *report.ReportedPost) (ret graphql.Marshaler) {
+	return gqlfield.Method(ctx, ec.OperationContext, field, ec.fieldContext_ReportedPost_createdAt, obj, (*report.ReportedPost).CreatedAt, ec.marshalNTime2timeᚐTime, true)
+
+}
+func (ec *executionContext) fieldContext_ReportedPost_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReportedPost", field, true, false, "Time")
 }
 
 func (ec *executionContext) _Role_id(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
@@ -13077,6 +14462,139 @@ func UnmarshalAuditFilter(ctx context.Context, raw any) (model.AuditFilter, erro
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReportContentInput(ctx context.Context, obj any) (model.ReportContentInput, error) {
+	var it model.ReportContentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"userId", "postIds", "commentIds", "category", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "userId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserID = data
+		case "postIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostIds = data
+		case "commentIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commentIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CommentIds = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalNReportCategory2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReportContentInput unmarshals raw into the ReportContentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReportContentInput(ctx context.Context, raw any) (model.ReportContentInput, error) {
+	var out model.ReportContentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReportContentInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputReportFilter(ctx context.Context, obj any) (model.ReportFilter, error) {
+	var it model.ReportFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "category", "targetUserId", "assignedToId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOReportStatus2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOReportCategory2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "targetUserId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetUserId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetUserID = data
+		case "assignedToId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("assignedToId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AssignedToID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReportFilter unmarshals raw into the ReportFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReportFilter(ctx context.Context, raw any) (model.ReportFilter, error) {
+	var out model.ReportFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReportFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUserFilter(ctx context.Context, obj any) (model.UserFilter, error) {
 	var it model.UserFilter
 	if obj == nil {
@@ -13163,6 +14681,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Role(ctx, sel, obj)
+	case *report.Report:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Report(ctx, sel, obj)
 	case *feed.Post:
 		if obj == nil {
 			return graphql.Null
@@ -14308,6 +15831,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "reportContent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reportContent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assignReport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_assignReport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveReport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveReport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reopenReport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reopenReport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14476,6 +16027,12 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "report":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Notification_report(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15047,6 +16604,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_filters(ctx, field)
 				})
+		case "reports":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_reports(ctx, field)
+				})
+		case "myReports":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_myReports(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -15060,6 +16629,269 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reportImplementors = []string{"Report", "Node"}
+
+func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, obj *report.Report) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Report")
+		case "id":
+			out.Values[i] = ec._Report_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Report_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "category":
+			out.Values[i] = ec._Report_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comment":
+			out.Values[i] = ec._Report_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Report_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reporter":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Report_reporter(ctx, field, obj)
+				})
+		case "target":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Report_target(ctx, field, obj)
+				})
+		case "assignedTo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Report_assignedTo(ctx, field, obj)
+				})
+		case "action":
+			out.Values[i] = ec._Report_action(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "note":
+			out.Values[i] = ec._Report_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._Report_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "posts":
+			out.Values[i] = ec._Report_posts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comments":
+			out.Values[i] = ec._Report_comments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reportConnectionImplementors = []string{"ReportConnection"}
+
+func (ec *executionContext) _ReportConnection(ctx context.Context, sel ast.SelectionSet, obj *report.Connection) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportConnectionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportConnection")
+		case "edges":
+			out.Values[i] = ec._ReportConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ReportConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ReportConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reportEdgeImplementors = []string{"ReportEdge"}
+
+func (ec *executionContext) _ReportEdge(ctx context.Context, sel ast.SelectionSet, obj *report.Edge) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportEdgeImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportEdge")
+		case "cursor":
+			out.Values[i] = ec._ReportEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ReportEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reportedCommentImplementors = []string{"ReportedComment"}
+
+func (ec *executionContext) _ReportedComment(ctx context.Context, sel ast.SelectionSet, obj *report.ReportedComment) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportedCommentImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportedComment")
+		case "id":
+			out.Values[i] = ec._ReportedComment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec._ReportedComment_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ReportedComment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reportedPostImplementors = []string{"ReportedPost"}
+
+func (ec *executionContext) _ReportedPost(ctx context.Context, sel ast.SelectionSet, obj *report.ReportedPost) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportedPostImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReportedPost")
+		case "id":
+			out.Values[i] = ec._ReportedPost_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec._ReportedPost_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ReportedPost_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -16523,6 +18355,16 @@ func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋwei
 	return v
 }
 
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐReportID(ctx context.Context, v any) (tables.ReportID, error) {
+	var res tables.ReportID
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐReportID(ctx context.Context, sel ast.SelectionSet, v tables.ReportID) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐRoleID(ctx context.Context, v any) (tables.RoleID, error) {
 	var res tables.RoleID
 	err := res.UnmarshalGQL(v)
@@ -16776,6 +18618,125 @@ func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋweibohbaseᚋgate
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx context.Context, sel ast.SelectionSet, v *report.Report) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Report!")
+		return graphql.Null
+	}
+	return ec._Report(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReportAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐAction(ctx context.Context, v any) (report.Action, error) {
+	var res report.Action
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReportAction2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐAction(ctx context.Context, sel ast.SelectionSet, v report.Action) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNReportCategory2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx context.Context, v any) (report.Category, error) {
+	var res report.Category
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReportCategory2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx context.Context, sel ast.SelectionSet, v report.Category) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNReportConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐConnection(ctx context.Context, sel ast.SelectionSet, v *report.Connection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReportConnection!")
+		return graphql.Null
+	}
+	return ec._ReportConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReportContentInput2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐReportContentInput(ctx context.Context, v any) (model.ReportContentInput, error) {
+	res, err := ec.unmarshalInputReportContentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReportEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐEdge(ctx context.Context, sel ast.SelectionSet, v report.Edge) graphql.Marshaler {
+	return ec._ReportEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReportEdge2ᚕgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []report.Edge) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReportEdge2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNReportStatus2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐStatus(ctx context.Context, v any) (report.Status, error) {
+	var res report.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReportStatus2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐStatus(ctx context.Context, sel ast.SelectionSet, v report.Status) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNReportedComment2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*report.ReportedComment) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReportedComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedComment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReportedComment2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedComment(ctx context.Context, sel ast.SelectionSet, v *report.ReportedComment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReportedComment!")
+		return graphql.Null
+	}
+	return ec._ReportedComment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReportedPost2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*report.ReportedPost) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReportedPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedPost(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReportedPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReportedPost(ctx context.Context, sel ast.SelectionSet, v *report.ReportedPost) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReportedPost!")
+		return graphql.Null
+	}
+	return ec._ReportedPost(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx context.Context, sel ast.SelectionSet, v *org.Role) graphql.Marshaler {
@@ -17264,6 +19225,41 @@ func (ec *executionContext) marshalODepartment2ᚖgithubᚗcomᚋweibohbaseᚋga
 	return ec._Department(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOID2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋtablesᚐPostID(ctx context.Context, v any) (*tables.PostID, error) {
 	if v == nil {
 		return nil, nil
@@ -17364,6 +19360,69 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx context.Context, sel ast.SelectionSet, v *report.Report) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Report(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOReportAction2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐAction(ctx context.Context, v any) (*report.Action, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(report.Action)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReportAction2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐAction(ctx context.Context, sel ast.SelectionSet, v *report.Action) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOReportCategory2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx context.Context, v any) (*report.Category, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(report.Category)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReportCategory2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐCategory(ctx context.Context, sel ast.SelectionSet, v *report.Category) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOReportFilter2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐReportFilter(ctx context.Context, v any) (*model.ReportFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputReportFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOReportStatus2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐStatus(ctx context.Context, v any) (*report.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(report.Status)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReportStatus2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐStatus(ctx context.Context, sel ast.SelectionSet, v *report.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋorgᚐRole(ctx context.Context, sel ast.SelectionSet, v *org.Role) graphql.Marshaler {

@@ -19,6 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -49,6 +50,7 @@ type Loaders struct {
 	ldTopics             *dataloader.Loader[string, *weibo.Topic]
 	ldNotifications      *dataloader.Loader[weibo.NotificationID, *notify.Notification]
 	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
+	ldReports            *dataloader.Loader[weibo.ReportID, *report.Report]
 
 	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
 	// primed through PrimePost and PrimeLiked.
@@ -156,6 +158,12 @@ func (l *Loaders) Notifications() *dataloader.Loader[weibo.NotificationID, *noti
 			return l.svc.Notify.VisibleNotifications(ctx, viewer, ids)
 		})
 	})
+}
+
+// Reports loads reports by id (nil for a missing one; anyone's: the
+// caller checks who may see it).
+func (l *Loaders) Reports() *dataloader.Loader[weibo.ReportID, *report.Report] {
+	return made(&l.lmu, &l.ldReports, func() dataloader.BatchFunc[weibo.ReportID, *report.Report] { return batch(l.svc.Reports.Get) })
 }
 
 // NotificationActors loads every actor of notifications, newest first

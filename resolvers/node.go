@@ -22,8 +22,8 @@ const MaxNodes = 100
 // batched read. A role, a department or a notification needs a viewer:
 // without one the thunk returns UNAUTHENTICATED, as role(id:) and
 // department(id:) do; a notification is the viewer's own (another's is
-// none).
-func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
+// none); a report the viewer's own, or any for a moderator (reportNode).
+func (r *Resolver) loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 	l := loaders.For(ctx)
 	switch id.Kind {
 	case weibo.NodeUser:
@@ -45,6 +45,9 @@ func loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.Node, error) {
 			return func() (weibo.Node, error) { return nil, nil } // someone else's: none
 		}
 		return nodeThunk(l.Notifications().Load(ctx, id.Notification))
+	}
+	if id.Kind == weibo.NodeReport {
+		return r.reportNode(ctx, id.Report) // the viewer's own, or any for a moderator
 	}
 	if id.Kind == weibo.NodeRole {
 		return nodeThunk(l.Roles().Load(ctx, id.Role))

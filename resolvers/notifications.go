@@ -87,8 +87,8 @@ func notificationComment(ctx context.Context, n *notify.Notification) (*comment.
 // with one batched read when the query selects it, and primes the
 // request's loaders: every actor of the notifications whose actors(first:)
 // goes beyond the newest they keep, then the actors' users rows; the posts
-// and the comments they are about. A page then costs the same number of
-// store calls whatever its size.
+// and the comments they are about; the reports of REPORT_RESOLVED ones.
+// A page then costs the same number of store calls whatever its size.
 func (r *Resolver) prefetchNotifications(ctx context.Context, page *notify.NotificationConnection) error {
 	if len(page.Edges) == 0 {
 		return nil
@@ -115,6 +115,9 @@ func (r *Resolver) prefetchNotifications(ctx context.Context, page *notify.Notif
 	}
 	if selected("comment") && len(comments) > 0 {
 		prime(ctx, g, gctx, comments, r.Svc.Comments.GetComments, l.Comments())
+	}
+	if ids := notificationReports(page); selected("report") && len(ids) > 0 {
+		prime(ctx, g, gctx, ids, r.Svc.Reports.Get, l.Reports())
 	}
 	return g.Wait()
 }

@@ -19,7 +19,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (weibo.Node, error)
 	if err != nil {
 		return nil, err
 	}
-	return loadNode(ctx, nid)()
+	return r.loadNode(ctx, nid)()
 }
 
 // Nodes is the resolver for the nodes field.
@@ -34,7 +34,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]weibo.Node, 
 		if err != nil {
 			return nil, err
 		}
-		thunks[i] = loadNode(ctx, nid)
+		thunks[i] = r.loadNode(ctx, nid)
 	}
 	return awaitNodes(ctx, thunks), nil
 }

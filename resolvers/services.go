@@ -52,6 +52,9 @@ type Services struct {
 	// Safety is the blocks, mutes and keyword filters
 	// (domain.Domain.Safety).
 	Safety Safety
+	// Reports is the reports of content and the moderation queue
+	// (domain.Domain.Reports).
+	Reports Reports
 }
 
 // Org is what the resolvers call of the organisation: one field per part,

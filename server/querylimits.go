@@ -18,6 +18,7 @@ import (
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
 )
@@ -163,6 +164,10 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// at most that many. (blockedUsers and mutedUsers are connections.)
 	lists["Query.filters"] = safety.MaxFilters
 	lists["Post.filtered"] = safety.MaxFilters
+	// A report names at most report.MaxItems posts and comments in all.
+	// (reports and myReports are connections: their `first` counts.)
+	lists["Report.posts"] = report.MaxItems
+	lists["Report.comments"] = report.MaxItems
 	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
 	return nil
 }

@@ -20,6 +20,7 @@ func servicesOf(d *domain.Domain) resolvers.Services {
 		Reposts:    d.Reposts,
 		Topics:     d.Topics,
 		Safety:     d.Safety,
+		Reports:    d.Reports,
 		Org: resolvers.Org{
 			Roles:       d.Org.Roles,
 			Departments: d.Org.Departments,

@@ -26,6 +26,8 @@ type (
 	// NotificationID is a notification's id: its recipient, kind, subject
 	// and generation (tables.NotificationID).
 	NotificationID = tables.NotificationID
+	// ReportID is a report's id (tables.ReportID).
+	ReportID = tables.ReportID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -44,6 +46,8 @@ const (
 	NodeTopic = tables.NodeTopic
 	// NodeNotification is a notification.
 	NodeNotification = tables.NodeNotification
+	// NodeReport is a report of content.
+	NodeReport = tables.NodeReport
 )
 
 // RootDept is the virtual root whose children are the top-level departments.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
 )
 
 // Which audit events Query.auditLog lists; the criteria combine.
@@ -33,6 +34,25 @@ type Mutation struct {
 }
 
 type Query struct {
+}
+
+// A report (reportContent): 1 to 20 posts and comments in all, each the
+// reported user's; a comment of at most 1,000 characters.
+type ReportContentInput struct {
+	// The reported user (not the viewer).
+	UserID     string          `json:"userId"`
+	PostIds    []string        `json:"postIds,omitempty"`
+	CommentIds []string        `json:"commentIds,omitempty"`
+	Category   report.Category `json:"category"`
+	Comment    *string         `json:"comment,omitempty"`
+}
+
+// Criteria of the moderation queue; each given one narrows it.
+type ReportFilter struct {
+	Status       *report.Status   `json:"status,omitempty"`
+	Category     *report.Category `json:"category,omitempty"`
+	TargetUserID *string          `json:"targetUserId,omitempty"`
+	AssignedToID *string          `json:"assignedToId,omitempty"`
 }
 
 type Subscription struct {

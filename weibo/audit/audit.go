@@ -60,7 +60,7 @@ type Event struct {
 	// Action names the change: 1 to 64 bytes of ASCII letters, digits,
 	// '.' and '_', e.g. "role.assign", "department.move".
 	Action string
-	// Target is the object changed: a user, a role or a department; Kind
+	// Target is the object changed: a user, a role, a department or a report; Kind
 	// 0 when none.
 	Target weibo.NodeID
 	// Before and After are the object's state before and after the
@@ -137,7 +137,7 @@ func (l *Log) entry(ctx context.Context, e *Event) (*Entry, error) {
 		return nil, err
 	}
 	if !TargetOK(e.Target) {
-		return nil, weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(e.Target.String()))
+		return nil, weibo.BadInput("target", "an audit target is a user, a role, a department or a report, got %s", weibo.Excerpt(e.Target.String()))
 	}
 	before, err := compactJSON("before", e.Before)
 	if err != nil {

@@ -124,7 +124,7 @@ func newPlan(f Filter) (*plan, error) {
 	if f.Target != nil {
 		p.target = canonical(*f.Target)
 		if p.target.Kind == 0 {
-			return nil, weibo.BadInput("target", "an audit target is a user, a role or a department, got %s", weibo.Excerpt(f.Target.String()))
+			return nil, weibo.BadInput("target", "an audit target is a user, a role, a department or a report, got %s", weibo.Excerpt(f.Target.String()))
 		}
 	}
 	if f.Action != "" {
@@ -166,6 +166,8 @@ func canonical(n weibo.NodeID) weibo.NodeID {
 		c = weibo.NodeID{Kind: n.Kind, Role: n.Role}
 	case weibo.NodeDepartment:
 		c = weibo.NodeID{Kind: n.Kind, Dept: n.Dept}
+	case weibo.NodeReport:
+		c = weibo.NodeID{Kind: n.Kind, Report: n.Report}
 	}
 	if TargetPrefix(c) == nil {
 		return weibo.NodeID{}

@@ -68,6 +68,7 @@ const (
 	TargetUser       byte = 'u'
 	TargetRole       byte = 'r'
 	TargetDepartment byte = 'd'
+	TargetReport     byte = 'p'
 )
 
 // Lengths of weibo:audit rowkeys, in bytes.
@@ -163,7 +164,7 @@ type Entry struct {
 	Actor weibo.UserID
 	// Action is what was done (ValidAction).
 	Action string
-	// Target is the object acted on: a user, a role or a department; Kind
+	// Target is the object acted on: a user, a role, a department or a report; Kind
 	// 0 when none (TargetOK).
 	Target weibo.NodeID
 	// Before and After are the object's states around the change, compact
@@ -190,6 +191,8 @@ func targetOf(n weibo.NodeID) (kind byte, id uint64, ok bool) {
 		kind, id = TargetRole, uint64(n.Role)
 	case weibo.NodeDepartment:
 		kind, id = TargetDepartment, uint64(n.Dept)
+	case weibo.NodeReport:
+		kind, id = TargetReport, uint64(n.Report)
 	default:
 		return 0, 0, false
 	}
@@ -210,6 +213,8 @@ func decodeTarget(b []byte) (weibo.NodeID, bool) {
 		n = weibo.NodeID{Kind: weibo.NodeRole, Role: weibo.RoleID(id)}
 	case TargetDepartment:
 		n = weibo.NodeID{Kind: weibo.NodeDepartment, Dept: weibo.DeptID(id)}
+	case TargetReport:
+		n = weibo.NodeID{Kind: weibo.NodeReport, Report: weibo.ReportID(id)}
 	default:
 		return weibo.NodeID{}, false
 	}

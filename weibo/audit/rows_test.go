@@ -111,7 +111,7 @@ func TestRows(t *testing.T) {
 		{"actor row of an event without actor", audit.RowKey(audit.ActorPrefix(7), auditID), audit.Values(bare)},
 		{"no action cell", audit.EventKey(auditID), hbase.Values{tables.FamAudit: {audit.ColActor: be(1)}}},
 		{"actor cell of 4 bytes", audit.EventKey(auditID), hbase.Values{tables.FamAudit: {audit.ColAction: []byte("x"), audit.ColActor: {0, 0, 0, 1}}}},
-		{"target cell of unknown kind", audit.EventKey(auditID), hbase.Values{tables.FamAudit: {audit.ColAction: []byte("x"), audit.ColTarget: cat([]byte("p"), be(1))}}},
+		{"target cell of unknown kind", audit.EventKey(auditID), hbase.Values{tables.FamAudit: {audit.ColAction: []byte("x"), audit.ColTarget: cat([]byte("z"), be(1))}}},
 	} {
 		if _, _, ok := audit.DecodeRow(row(c.key, c.v)); ok {
 			t.Errorf("%s: decodes", c.name)
@@ -120,7 +120,7 @@ func TestRows(t *testing.T) {
 	for _, k := range [][]byte{
 		nil, []byte("t"), cat([]byte("t"), docRev(ms)), cat([]byte("t"), docRev(ms), docNonce, []byte{0}),
 		cat([]byte("x"), docRev(ms), docNonce), cat([]byte("a"), be(0), docRev(ms), docNonce),
-		cat([]byte("gp"), be(1), docRev(ms), docNonce), cat([]byte("gu"), be(0), docRev(ms), docNonce),
+		cat([]byte("gz"), be(1), docRev(ms), docNonce), cat([]byte("gu"), be(0), docRev(ms), docNonce),
 		cat([]byte("c\x00"), docRev(ms), docNonce), cat([]byte("crole assign\x00"), docRev(ms), docNonce),
 		cat([]byte("crole.assign"), docRev(ms), docNonce), cat([]byte("t"), be(math.MaxInt64+1), docNonce),
 	} {

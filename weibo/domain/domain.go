@@ -24,6 +24,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -65,6 +66,8 @@ type Domain struct {
 	// Org is the organisation: roles, departments, memberships,
 	// authorization, bulk changes and the audit log.
 	Org *Org
+	// Reports is the reports of content and the moderation queue.
+	Reports *report.Service
 }
 
 type config struct {
@@ -184,6 +187,11 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	cm.SetGuard(sf)
 	rp := repost.New(st, w, f, n)
 	rp.SetGuard(sf)
+	tp := topic.New(st, w, f)
+	o := newOrg(st, w, a)
+	// STAND-IN: the suspensions' service replaces the recording Suspender.
+	reports := report.New(st, w, a, f, cm, n, o.Audit, &report.StandInSuspender{})
+	reports.SetRanks(o.Authz)
 	return &Domain{
 		Writes:   w,
 		Accounts: a,
@@ -195,9 +203,10 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Likes:    lk,
 		Comments: cm,
 		Reposts:  rp,
-		Topics:   topic.New(st, w, f),
+		Topics:   tp,
 		Safety:   sf,
-		Org:      newOrg(st, w, a),
+		Org:      o,
+		Reports:  reports,
 	}
 }
 

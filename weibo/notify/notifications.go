@@ -32,11 +32,15 @@ const (
 	KindReply   NotificationKind = "REPLY"   // someone replied to the recipient's comment
 	KindRepost  NotificationKind = "REPOST"  // someone reposted the recipient's post; grouped per post
 	KindLike    NotificationKind = "LIKE"    // someone liked the recipient's post; grouped per post
+	// KindReportResolved: the recipient's report was resolved; no actor
+	// is shown (the moderator stays anonymous).
+	KindReportResolved NotificationKind = "REPORT_RESOLVED"
 )
 
 var kindNames = map[tables.NotifKind]NotificationKind{
 	tables.NotifFollow: KindFollow, tables.NotifMention: KindMention, tables.NotifComment: KindComment,
 	tables.NotifReply: KindReply, tables.NotifRepost: KindRepost, tables.NotifLike: KindLike,
+	tables.NotifReportResolved: KindReportResolved,
 }
 
 // MarshalGQL writes k as a GraphQL enum value.
@@ -104,7 +108,19 @@ func notificationFromRow(id weibo.NotificationID, r *hbase.Result) *Notification
 	if !ok || g.Count <= 0 {
 		return nil
 	}
-	return &Notification{ID: id, Kind: kindNames[id.Kind], AtMillis: g.Head.At, Read: g.Head.Read, ActorCount: int(g.Count), Newest: g.Newest}
+	n := &Notification{ID: id, Kind: kindNames[id.Kind], AtMillis: g.Head.At, Read: g.Head.Read, ActorCount: int(g.Count), Newest: g.Newest}
+	if id.Kind == tables.NotifReportResolved {
+		// Its actor (tables.NotifSystemActor) is no user: none is shown.
+		n.ActorCount, n.Newest = 0, nil
+	}
+	return n
+}
+
+// ReportID returns the report of a REPORT_RESOLVED notification; ok is
+// false for the other kinds.
+func (n *Notification) ReportID() (weibo.ReportID, bool) {
+	id, _ := n.ID.Subject.Report()
+	return id, n.ID.Kind == tables.NotifReportResolved
 }
 
 // NotificationEdge is one edge of a NotificationConnection.

@@ -175,7 +175,7 @@ func screen(set *safety.Set, n *Notification, text []byte) *Notification {
 	if dropped := len(n.Newest) - len(kept); dropped > 0 {
 		n.Newest, n.ActorCount = kept, n.ActorCount-dropped
 	}
-	if n.ActorCount <= 0 {
+	if n.ActorCount <= 0 && n.ID.Kind != tables.NotifReportResolved {
 		return nil
 	}
 	if text != nil {

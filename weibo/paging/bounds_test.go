@@ -42,9 +42,10 @@ func TestWindowScanBounds(t *testing.T) {
 }
 
 // TestRoundsFrontier pages through a bounded range where verify keeps one
-// row in ten, with every bound on the rounds: each page cut short ends at
-// the last row it read, and paging on from its end cursor lists every kept
-// row of the range once, in order, forward and backward.
+// row in ten, or one in three, with every bound on the rounds: each page
+// cut short ends at the last row it read — or, holding an edge beyond its
+// last, at its last edge —, and paging on from its end cursor lists every
+// kept row of the range once, in order, forward and backward.
 func TestRoundsFrontier(t *testing.T) {
 	ctx := t.Context()
 	st := testenv.Embedded(t)
@@ -58,64 +59,71 @@ func TestRoundsFrontier(t *testing.T) {
 	if err := st.PutMany(ctx, puts); err != nil {
 		t.Fatal(err)
 	}
-	verify := func(_ context.Context, rows []*hbase.Result) ([]*int, error) {
-		out := make([]*int, len(rows))
-		for i, r := range rows {
-			if v := int(r.Row[1]); v%10 == 0 {
-				out[i] = &v
-			}
-		}
-		return out, nil
-	}
 	edge := func(v *int, c string) string { return fmt.Sprintf("%d@%s", *v, c) }
-	for _, rounds := range []int{0, 1, 2, 5} {
-		for _, n := range []int{1, 2, 3, 10} {
-			for _, backward := range []bool{false, true} {
-				t.Run(fmt.Sprintf("rounds=%d/n=%d/backward=%v", rounds, n, backward), func(t *testing.T) {
-					q := Query{Kind: CursorAudit, RowLen: 2, Rounds: rounds,
-						Scan: hbase.Scan{Table: "pg:rows", Prefix: []byte("p"), Start: []byte{'p', 5}, Stop: []byte{'p', 45}}}
-					var got []string
-					var cur *string
-					for page := 0; ; page++ {
-						if page > 50 {
-							t.Fatal("paging does not end")
+	for _, every := range []int{10, 3} {
+		verify := func(_ context.Context, rows []*hbase.Result) ([]*int, error) {
+			out := make([]*int, len(rows))
+			for i, r := range rows {
+				if v := int(r.Row[1]); v%every == 0 {
+					out[i] = &v
+				}
+			}
+			return out, nil
+		}
+		for _, rounds := range []int{0, 1, 2, 5} {
+			for _, n := range []int{1, 2, 3, 10} {
+				for _, backward := range []bool{false, true} {
+					t.Run(fmt.Sprintf("every=%d/rounds=%d/n=%d/backward=%v", every, rounds, n, backward), func(t *testing.T) {
+						q := Query{Kind: CursorAudit, RowLen: 2, Rounds: rounds,
+							Scan: hbase.Scan{Table: "pg:rows", Prefix: []byte("p"), Start: []byte{'p', 5}, Stop: []byte{'p', 45}}}
+						var got []string
+						var cur *string
+						for page := 0; ; page++ {
+							if page > 50 {
+								t.Fatal("paging does not end")
+							}
+							p := weibo.Page{First: &n, After: cur}
+							if backward {
+								p = weibo.Page{Last: &n, Before: cur}
+							}
+							edges, info, err := ReadBoth(ctx, st, q, p, verify, edge)
+							if err != nil {
+								t.Fatal(err)
+							}
+							var vals []string
+							for _, e := range edges {
+								vals = append(vals, e[:bytes.IndexByte([]byte(e), '@')])
+							}
+							if backward {
+								slices.Reverse(vals)
+							}
+							got = append(got, vals...)
+							more, next := info.HasNextPage, info.EndCursor
+							if backward {
+								more, next = info.HasPreviousPage, info.StartCursor
+							}
+							if !more {
+								break
+							}
+							if next == nil {
+								t.Fatalf("page %d: more rows but no cursor", page)
+							}
+							cur = next
 						}
-						p := weibo.Page{First: &n, After: cur}
+						var want []string
+						for v := 5; v < 45; v++ {
+							if v%every == 0 {
+								want = append(want, fmt.Sprint(v))
+							}
+						}
 						if backward {
-							p = weibo.Page{Last: &n, Before: cur}
+							slices.Reverse(want)
 						}
-						edges, info, err := ReadBoth(ctx, st, q, p, verify, edge)
-						if err != nil {
-							t.Fatal(err)
+						if !slices.Equal(got, want) {
+							t.Errorf("listed %v, want %v", got, want)
 						}
-						var vals []string
-						for _, e := range edges {
-							vals = append(vals, e[:bytes.IndexByte([]byte(e), '@')])
-						}
-						if backward {
-							slices.Reverse(vals)
-						}
-						got = append(got, vals...)
-						more, next := info.HasNextPage, info.EndCursor
-						if backward {
-							more, next = info.HasPreviousPage, info.StartCursor
-						}
-						if !more {
-							break
-						}
-						if next == nil {
-							t.Fatalf("page %d: more rows but no cursor", page)
-						}
-						cur = next
-					}
-					want := []string{"10", "20", "30", "40"}
-					if backward {
-						slices.Reverse(want)
-					}
-					if !slices.Equal(got, want) {
-						t.Errorf("listed %v, want %v", got, want)
-					}
-				})
+					})
+				}
 			}
 		}
 	}

@@ -297,8 +297,9 @@ func ReadBoth[T, E any](ctx context.Context, st hbase.Store, q Query, p weibo.Pa
 	edges, info := Build(items, keys, w.N, func(dst, key []byte) []byte {
 		return AppendCursor(dst, q.Kind, key[len(q.Scan.Prefix):])
 	}, edge)
-	if frontier != nil {
-		// Rows past the frontier were not read: the page ends there.
+	if frontier != nil && !more {
+		// Rows past the frontier were not read: the page ends there (a
+		// page that holds an edge beyond its last ends at that edge).
 		more = true
 		c := EncodeCursor(q.Kind, frontier[len(q.Scan.Prefix):])
 		if w.Backward {

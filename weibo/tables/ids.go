@@ -184,6 +184,8 @@ const (
 	NodeTopic
 	// NodeNotification is a notification: NodeID.Notification is set.
 	NodeNotification
+	// NodeReport is a report of content: NodeID.Report is set.
+	NodeReport
 )
 
 // TopicIDPrefix starts the GraphQL id of a topic: "topic:<name>", the name
@@ -209,6 +211,8 @@ type NodeID struct {
 	Topic string
 	// Notification is the id of a NodeNotification.
 	Notification NotificationID
+	// Report is the id of a NodeReport.
+	Report ReportID
 }
 
 // String returns the global id: the String of the id Kind names.
@@ -233,6 +237,8 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 		return append(append(b, TopicIDPrefix...), n.Topic...), nil
 	case NodeNotification:
 		return n.Notification.AppendText(b)
+	case NodeReport:
+		return n.Report.AppendText(b)
 	}
 	return b, nil
 }
@@ -242,7 +248,7 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 // "comment:<post>_<ms>_<author>", "topic:<name>" (a name by the topic
 // rule, package weibo/topic), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 // "department:<n>" (the bare decimal is a user here) and
-// "comment:<post>_<ms>_<author>", "notification:<...>" (ParseNotificationID), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
+// "comment:<post>_<ms>_<author>", "notification:<...>" (ParseNotificationID), "report:<n>", "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 func ParseNodeID(s string) (NodeID, error) {
 	var (
 		n   NodeID
@@ -266,6 +272,9 @@ func ParseNodeID(s string) (NodeID, error) {
 	case strings.HasPrefix(s, NotificationIDPrefix):
 		n.Kind = NodeNotification
 		n.Notification, err = ParseNotificationID(s)
+	case strings.HasPrefix(s, ReportIDPrefix):
+		n.Kind = NodeReport
+		n.Report, err = ParseReportID(s)
 	case strings.Contains(s, "_"):
 		n.Kind = NodePost
 		n.Post, err = ParsePostID(s)

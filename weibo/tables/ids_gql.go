@@ -53,6 +53,14 @@ func (id DeptID) MarshalGQL(w io.Writer) { writeAppended(w, id) }
 // returns an error wrapping ErrInvalidID for anything else.
 func (id *DeptID) UnmarshalGQL(v any) error { return unmarshalID(v, "department", ParseDeptID, id) }
 
+// MarshalGQL writes id as a GraphQL ID, e.g. "report:1663205227970560".
+func (id ReportID) MarshalGQL(w io.Writer) { writeAppended(w, id) }
+
+// UnmarshalGQL sets id from a GraphQL ID input in ParseReportID's form
+// ("report:<n>"); it returns an error wrapping ErrInvalidID for anything
+// else.
+func (id *ReportID) UnmarshalGQL(v any) error { return unmarshalID(v, "report", ParseReportID, id) }
+
 // MarshalGQL writes n as a GraphQL ID: the global id of its object.
 func (n NodeID) MarshalGQL(w io.Writer) { writeAppended(w, n) }
 

@@ -104,12 +104,20 @@ const (
 	NotifReply   NotifKind = 'y' // a reply to the recipient's comment
 	NotifRepost  NotifKind = 'r' // a repost of the recipient's post; grouped per post
 	NotifLike    NotifKind = 'l' // a like of the recipient's post; grouped per post
+	// NotifReportResolved: the recipient's report was resolved; its one
+	// actor is NotifSystemActor, never shown (the moderator stays
+	// anonymous); subject ReportSubject.
+	NotifReportResolved NotifKind = 'p'
 )
+
+// NotifSystemActor is the actor a notification without a user acting
+// holds (REPORT_RESOLVED): a user id no account has.
+const NotifSystemActor UserID = math.MaxUint64
 
 // Valid reports whether k is one of the kinds.
 func (k NotifKind) Valid() bool {
 	switch k {
-	case NotifFollow, NotifMention, NotifComment, NotifReply, NotifRepost, NotifLike:
+	case NotifFollow, NotifMention, NotifComment, NotifReply, NotifRepost, NotifLike, NotifReportResolved:
 		return true
 	}
 	return false
@@ -142,6 +150,16 @@ func CommentSubject(c CommentID) NotifSubject {
 
 // DaySubject is the subject of the follows made on the day of ms.
 func DaySubject(ms int64) NotifSubject { return NotifSubject{0, uint64(ms / MillisPerDay), 0, 0} }
+
+// ReportSubject is the subject of the resolution of report id at ms:
+// 0, 0, id, ms (no post: a report's notification names none).
+func ReportSubject(id ReportID, ms int64) NotifSubject {
+	return NotifSubject{0, 0, uint64(id), uint64(ms)}
+}
+
+// Report returns the report and the time of its resolution the subject
+// of a REPORT_RESOLVED notification names.
+func (s NotifSubject) Report() (ReportID, int64) { return ReportID(s[2]), int64(s[3]) }
 
 // Post returns the post the subject names (the post commented on for a
 // comment); ok is false for a day.

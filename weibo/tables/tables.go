@@ -341,6 +341,13 @@ func Specs() []hbase.TableSpec {
 			// gateway remembers): IN_MEMORY, like the users' info.
 			{Name: FamSafetyVersion, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
+		// Not salted and not pre-split, like the audit log: reports are
+		// few, and each queue is one contiguous range (reports.go).
+		{Name: "reports", Families: []hbase.FamilySpec{
+			{Name: FamReport, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
+			{Name: FamReportIndex, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
+			{Name: FamReportCount, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+		}},
 		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
