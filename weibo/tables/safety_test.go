@@ -3,6 +3,7 @@ package tables_test
 import (
 	"testing"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -63,4 +64,36 @@ func TestPackedCells(t *testing.T) {
 	if got, ok := tables.DecodeFilters(cell[:len(cell)-1]); ok || len(got) != 1 {
 		t.Errorf("a truncated cell decoded: %+v %v", got, ok)
 	}
+}
+
+func TestSuspensionCodec(t *testing.T) {
+	uid := tables.UserID(42)
+	k := tables.SuspensionKey(uid)
+	if got, ok := tables.DecodeSuspensionKey(k); !ok || got != uid {
+		t.Fatalf("DecodeSuspensionKey = %v, %v", got, ok)
+	}
+	for _, c := range []tables.SuspensionCells{
+		{Since: 1000},
+		{Since: 1000, Until: 2000, Reason: "spam", By: 7},
+	} {
+		r := resultOf(k, c)
+		got, ok := tables.DecodeSuspension(r)
+		if !ok || got != c {
+			t.Errorf("DecodeSuspension(Encode(%+v)) = %+v, %v", c, got, ok)
+		}
+	}
+	if _, ok := tables.DecodeSuspension(resultOf(k, tables.SuspensionCells{Since: 2000, Until: 1000})); ok {
+		t.Error("an until before since decoded")
+	}
+	if _, ok := tables.DecodeSuspension(&hbase.Result{Row: k}); ok {
+		t.Error("a row without since decoded")
+	}
+}
+
+func resultOf(row []byte, c tables.SuspensionCells) *hbase.Result {
+	r := &hbase.Result{Row: row}
+	for q, v := range tables.EncodeSuspension(c)[tables.FamSuspension] {
+		r.Cells = append(r.Cells, &hbase.Cell{Family: tables.FamSuspension, Qualifier: q, Value: v})
+	}
+	return r
 }

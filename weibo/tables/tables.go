@@ -341,6 +341,11 @@ func Specs() []hbase.TableSpec {
 			// gateway remembers): IN_MEMORY, like the users' info.
 			{Name: FamSafetyVersion, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
+		// Small (the users suspended now), scanned whole by every instance:
+		// no splits, kept in memory.
+		{Name: "suspensions", Families: []hbase.FamilySpec{
+			{Name: FamSuspension, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
+		}},
 		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
