@@ -24,6 +24,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -65,6 +66,10 @@ type Domain struct {
 	// Org is the organisation: roles, departments, memberships,
 	// authorization, bulk changes and the audit log.
 	Org *Org
+	// Suspensions suspends users and, from its Registry (loaded by
+	// Start), hides their content from every read and refuses their
+	// tokens.
+	Suspensions *suspend.Service
 }
 
 type config struct {
@@ -74,6 +79,7 @@ type config struct {
 	timeline   []timeline.Option
 	bus        bus.Bus
 	eventQueue int
+	reload     time.Duration
 }
 
 // Option configures a Domain: the options of the protocol, the accounts
@@ -144,6 +150,11 @@ func WithEventQueue(n int) Option {
 	}
 }
 
+// WithSuspensionReload sets how often each instance scans the
+// suspensions table again (suspend.NewRegistry's reload; default
+// suspend.DefaultReload).
+func WithSuspensionReload(d time.Duration) Option { return func(c *config) { c.reload = d } }
+
 // WithBcryptCost sets the cost of new password hashes (account.WithBcryptCost).
 func WithBcryptCost(cost int) Option {
 	return func(c *config) { c.account = append(c.account, account.WithBcryptCost(cost)) }
@@ -184,32 +195,55 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	cm.SetGuard(sf)
 	rp := repost.New(st, w, f, n)
 	rp.SetGuard(sf)
+	o := newOrg(st, w, a)
+	// Suspensions hide at read time, from each instance's registry.
+	reg := suspend.NewRegistry(st, b, w.Logger(), c.reload)
+	sp := suspend.New(st, w, a, o.Audit, reg)
+	f.SetSuspensions(reg)
+	n.SetSuspensions(reg)
+	lk.SetSuspensions(reg)
+	cm.SetSuspensions(reg)
+	rp.SetSuspensions(reg)
+	tp := topic.New(st, w, f)
+	tp.SetSuspensions(reg)
 	return &Domain{
-		Writes:   w,
-		Accounts: a,
-		Feed:     f,
-		Fanout:   f.Fanout(),
-		Follows:  f.Follows(),
-		Timeline: timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
-		Notify:   n,
-		Likes:    lk,
-		Comments: cm,
-		Reposts:  rp,
-		Topics:   topic.New(st, w, f),
-		Safety:   sf,
-		Org:      newOrg(st, w, a),
+		Writes:      w,
+		Accounts:    a,
+		Feed:        f,
+		Fanout:      f.Fanout(),
+		Follows:     f.Follows(),
+		Timeline:    timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis), timeline.WithSuspensions(reg)}, c.timeline...)...),
+		Notify:      n,
+		Likes:       lk,
+		Comments:    cm,
+		Reposts:     rp,
+		Topics:      tp,
+		Safety:      sf,
+		Org:         o,
+		Suspensions: sp,
 	}
 }
 
 // Store returns the table API the domain runs on.
 func (d *Domain) Store() hbase.Store { return d.Writes.Store() }
 
-// Start runs the feed's fan-out workers and outbox sweeps and, with each
-// sweep, the protocol's repairer (feed.Service.Start).
-func (d *Domain) Start(ctx context.Context) error { return d.Feed.Start(ctx) }
+// Start loads the suspensions' registry (suspend.Registry.Start: its
+// periodic scan and bus subscription run until Close), then runs the
+// feed's fan-out workers and outbox sweeps and, with each sweep, the
+// protocol's repairer (feed.Service.Start).
+func (d *Domain) Start(ctx context.Context) error {
+	if err := d.Suspensions.Registry().Start(ctx); err != nil {
+		return err
+	}
+	return d.Feed.Start(ctx)
+}
 
-// Close drains the fan-out (feed.Service.Close).
-func (d *Domain) Close(ctx context.Context) error { return d.Feed.Close(ctx) }
+// Close drains the fan-out (feed.Service.Close) and stops the
+// suspensions' registry.
+func (d *Domain) Close(ctx context.Context) error {
+	defer d.Suspensions.Registry().Close()
+	return d.Feed.Close(ctx)
+}
 
 // FlushFanout waits for the fan-outs and drains queued so far
 // (feed.Service.FlushFanout).

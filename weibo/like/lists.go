@@ -33,8 +33,9 @@ func (s *Service) IsLiked(ctx context.Context, viewer weibo.UserID, posts []weib
 // (ties in one millisecond by user id): a prefix scan of the post's
 // likers rows, each verified against its like row with one batched read
 // per chunk (a row whose like is gone or was made at another time is
-// skipped: a like or unlike in flight). Errors: BAD_USER_INPUT for a bad
-// first or after.
+// skipped: a like or unlike in flight), and so is a suspended user's
+// like (SetSuspensions; the post's likeCount still counts it). Errors:
+// BAD_USER_INPUT for a bad first or after.
 func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, after *string) (_ *weibo.UserConnection, err error) {
 	defer weibo.Wrap(&err, "likes of a post")
 	q := paging.Query{Kind: paging.CursorLikers, RowLen: tables.LikeListKeyLen,
@@ -56,8 +57,9 @@ func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, 
 			if err != nil {
 				return nil, err
 			}
+			now := s.w.NowMillis()
 			for i, r := range rs {
-				if t, ok := tables.LikeAt(r); !ok || t != at[i] {
+				if t, ok := tables.LikeAt(r); !ok || t != at[i] || s.susp.Suspended(*out[i], now) {
 					out[i] = nil
 				}
 			}
@@ -125,8 +127,9 @@ func (s *Service) verifyLikedPosts(ctx context.Context, uid weibo.UserID, rows [
 	if err != nil {
 		return nil, err
 	}
+	now := s.w.NowMillis()
 	for i := range rows {
-		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] {
+		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] && !s.susp.Suspended(ids[i].Author, now) {
 			out[i] = feed.PostFromRow(ids[i], rs[2*i+1])
 		}
 	}

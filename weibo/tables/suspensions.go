@@ -25,10 +25,10 @@ const (
 	// change's write).
 	ColSuspendedSince = "t"
 	// ColSuspendedUntil (suspensions, s) is when the suspension ends by
-	// itself, ms, 8 bytes BE; absent: until lifted.
+	// itself, ms, 8 bytes BE; empty: until lifted.
 	ColSuspendedUntil = "u"
 	// ColSuspendedReason (suspensions, s) is the reason given, UTF-8;
-	// absent when none.
+	// empty when none.
 	ColSuspendedReason = "r"
 	// ColSuspendedBy (suspensions, s) is the moderator who suspended, a
 	// user id, 8 bytes BE; absent when unknown (the command line).
@@ -46,6 +46,11 @@ func DecodeSuspensionKey(k []byte) (uid UserID, ok bool) {
 	return UserID(id), ok
 }
 
+// SuspensionQualifiers are every qualifier a suspension row's change
+// writes or deletes (an unsuspend deletes these, not the family, so as
+// not to delete another change's audit proof cell).
+var SuspensionQualifiers = []string{ColSuspendedSince, ColSuspendedUntil, ColSuspendedReason, ColSuspendedBy}
+
 // SuspensionCells is a decoded weibo:suspensions row.
 type SuspensionCells struct {
 	// Since and Until are ms since the epoch; Until 0: until lifted.
@@ -57,14 +62,12 @@ type SuspensionCells struct {
 }
 
 // EncodeSuspension returns the cells of a suspension row (family
-// FamSuspension), without the absent ones.
+// FamSuspension): every qualifier, an absent value written empty, so
+// that one Put replaces a suspension whole.
 func EncodeSuspension(c SuspensionCells) hbase.Values {
-	cells := map[string][]byte{ColSuspendedSince: EncodeMillis(c.Since)}
+	cells := map[string][]byte{ColSuspendedSince: EncodeMillis(c.Since), ColSuspendedUntil: {}, ColSuspendedReason: []byte(c.Reason), ColSuspendedBy: {}}
 	if c.Until != 0 {
 		cells[ColSuspendedUntil] = EncodeMillis(c.Until)
-	}
-	if c.Reason != "" {
-		cells[ColSuspendedReason] = []byte(c.Reason)
 	}
 	if c.By != 0 {
 		cells[ColSuspendedBy] = EncodeID(c.By)
@@ -81,7 +84,7 @@ func DecodeSuspension(r *hbase.Result) (c SuspensionCells, ok bool) {
 		return c, false
 	}
 	c.Since = int64(DecodeU64(since))
-	if v := r.Value(FamSuspension, ColSuspendedUntil); v != nil {
+	if v := r.Value(FamSuspension, ColSuspendedUntil); len(v) != 0 {
 		if len(v) != 8 {
 			return c, false
 		}
@@ -91,7 +94,7 @@ func DecodeSuspension(r *hbase.Result) (c SuspensionCells, ok bool) {
 		}
 	}
 	c.Reason = string(r.Value(FamSuspension, ColSuspendedReason))
-	if v := r.Value(FamSuspension, ColSuspendedBy); v != nil {
+	if v := r.Value(FamSuspension, ColSuspendedBy); len(v) != 0 {
 		if len(v) != 8 {
 			return c, false
 		}

@@ -1,0 +1,219 @@
+package suspend
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weibohbase/gateway/bus"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// subject is the bus subject of every change of a suspension: the
+// payload is the user's id (weibo.UserID.String); each instance reads
+// that user's row again on it, so that changes heard out of order still
+// leave the store's last word.
+const subject = "weibo.suspensions"
+
+// DefaultReload is how often a Registry scans the table again, the
+// fallback for changes its bus did not deliver.
+const DefaultReload = 3 * time.Second
+
+// Registry is one gateway instance's memory of weibo:suspensions: every
+// suspended user's row, loaded whole at Start, read again for one user
+// on each change heard over the bus (and made through this instance), and
+// scanned again every reload interval. Suspended answers from it without
+// a store call. It is safe for concurrent use; its zero value is not
+// usable (NewRegistry).
+type Registry struct {
+	st     hbase.Store
+	bus    bus.Bus
+	log    *slog.Logger
+	reload time.Duration
+
+	rows atomic.Pointer[map[weibo.UserID]tables.SuspensionCells]
+	mu   sync.Mutex // serializes the reads that replace rows: the last read applied is the last made
+
+	stop   context.CancelFunc
+	done   chan struct{}
+	cancel func() // the bus subscription's
+}
+
+// NewRegistry returns an empty registry over st, hearing changes on b
+// (nil: none, the periodic scan alone) and scanning the table every
+// reload (0: DefaultReload). Call Start to load it.
+func NewRegistry(st hbase.Store, b bus.Bus, log *slog.Logger, reload time.Duration) *Registry {
+	if reload <= 0 {
+		reload = DefaultReload
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	r := &Registry{st: st, bus: b, log: log, reload: reload}
+	r.rows.Store(&map[weibo.UserID]tables.SuspensionCells{})
+	return r
+}
+
+// Start subscribes to the changes on the bus, scans the table once
+// (its error is Start's) and then every reload interval until Close. A
+// bus that refuses the subscription is logged: the scans go on. Start
+// once: a second call does nothing.
+func (r *Registry) Start(ctx context.Context) error {
+	if r.stop != nil {
+		return nil // started already
+	}
+	if r.bus != nil {
+		cancel, err := r.bus.Subscribe(subject, func(data []byte) {
+			uid, err := weibo.ParseUserID(string(data))
+			if err != nil {
+				return
+			}
+			go func() {
+				ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+				defer done()
+				if err := r.Refresh(ctx, uid); err != nil {
+					r.log.Warn("suspensions: a change heard over the bus was not read; the next scan reads it", "user", uid.String(), "err", err)
+				}
+			}()
+		})
+		if err != nil {
+			r.log.Warn("suspensions: changes of other instances not heard over the bus; scanned every interval instead", "err", err)
+		} else {
+			r.cancel = cancel
+		}
+	}
+	if err := r.Load(ctx); err != nil {
+		return err
+	}
+	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	r.stop, r.done = stop, make(chan struct{})
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(r.reload)
+		defer t.Stop()
+		for {
+			select {
+			case <-loopCtx.Done():
+				return
+			case <-t.C:
+				if err := r.Load(loopCtx); err != nil && loopCtx.Err() == nil {
+					r.log.Warn("suspensions: scan failed; the registry keeps its last", "err", err)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// Close stops the periodic scan and the bus subscription.
+func (r *Registry) Close() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	if r.stop != nil {
+		r.stop()
+		<-r.done
+	}
+}
+
+// Load scans weibo:suspensions whole and replaces the registry's rows
+// with the suspensions it holds (rows that do not decode count as none:
+// gateway fsck reports them). Errors are the store's; the registry then
+// keeps its rows.
+func (r *Registry) Load(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := map[weibo.UserID]tables.SuspensionCells{}
+	err := r.st.Scan(ctx, &hbase.Scan{Table: tables.Suspensions}, func(row *hbase.Result) error {
+		uid, ok := tables.DecodeSuspensionKey(row.Row)
+		if !ok {
+			return nil
+		}
+		if c, ok := tables.DecodeSuspension(row); ok {
+			m[uid] = c
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.rows.Store(&m)
+	return nil
+}
+
+// Refresh reads uid's row again (one Get) and puts what it holds into
+// the registry. Errors are the store's.
+func (r *Registry) Refresh(ctx context.Context, uid weibo.UserID) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	row, err := r.st.Get(ctx, &hbase.Get{Table: tables.Suspensions, Row: tables.SuspensionKey(uid)})
+	if err != nil {
+		return err
+	}
+	c, ok := tables.DecodeSuspension(row)
+	old := *r.rows.Load()
+	if cur, had := old[uid]; had == ok && cur == c {
+		return nil
+	}
+	m := make(map[weibo.UserID]tables.SuspensionCells, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	if ok {
+		m[uid] = c
+	} else {
+		delete(m, uid)
+	}
+	r.rows.Store(&m)
+	return nil
+}
+
+// Suspended reports whether uid is suspended at nowMillis: the registry
+// holds their suspension and its end, if any, is after nowMillis. It
+// makes no store call (weibo.Suspensions).
+func (r *Registry) Suspended(uid weibo.UserID, nowMillis int64) bool {
+	m := *r.rows.Load()
+	if len(m) == 0 {
+		return false
+	}
+	c, ok := m[uid]
+	return ok && live(c, nowMillis)
+}
+
+// Of returns uid's suspension in force at nowMillis, and false when none.
+func (r *Registry) Of(uid weibo.UserID, nowMillis int64) (tables.SuspensionCells, bool) {
+	c, ok := (*r.rows.Load())[uid]
+	if !ok || !live(c, nowMillis) {
+		return tables.SuspensionCells{}, false
+	}
+	return c, true
+}
+
+// Users returns the users suspended at nowMillis, in no order.
+func (r *Registry) Users(nowMillis int64) []weibo.UserID {
+	var out []weibo.UserID
+	for uid, c := range *r.rows.Load() {
+		if live(c, nowMillis) {
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
+// publish tells every instance sharing the bus that uid's suspension
+// changed; an error is logged: the others read it at their next scan.
+func (r *Registry) publish(uid weibo.UserID) {
+	if r.bus == nil {
+		return
+	}
+	if err := r.bus.Publish(subject, []byte(uid.String())); err != nil {
+		r.log.Warn("suspensions: a change was not published; other instances read it at their next scan", "user", uid.String(), "err", err)
+	}
+}
+
+// live reports whether c is in force at now.
+func live(c tables.SuspensionCells, now int64) bool { return c.Until == 0 || now < c.Until }
