@@ -9,6 +9,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -52,6 +53,19 @@ type Services struct {
 	// Safety is the blocks, mutes and keyword filters
 	// (domain.Domain.Safety).
 	Safety Safety
+	// Suspensions is the suspension of users (domain.Domain.Suspensions).
+	Suspensions Suspensions
+	// Ranks is the rank rule suspendUser and unsuspendUser apply
+	// (authz.Service.ActOn).
+	Ranks suspend.Ranks
+}
+
+// Suspensions is the suspension of users (suspend.Service): the
+// mutations, and each user's suspension from memory.
+type Suspensions interface {
+	Suspend(ctx context.Context, target weibo.UserID, until *time.Time, reason string) (*suspend.Suspension, error)
+	Unsuspend(ctx context.Context, target weibo.UserID) error
+	Of(uid weibo.UserID) *suspend.Suspension
 }
 
 // Org is what the resolvers call of the organisation: one field per part,

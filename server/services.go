@@ -9,17 +9,20 @@ import (
 // behind the resolvers' narrow interface of it, the same services.
 func servicesOf(d *domain.Domain) resolvers.Services {
 	return resolvers.Services{
-		UserSearch: d,
-		Accounts:   d.Accounts,
-		Feed:       d.Feed,
-		Follows:    d.Follows,
-		Timeline:   d.Timeline,
-		Notify:     d.Notify,
-		Likes:      d.Likes,
-		Comments:   d.Comments,
-		Reposts:    d.Reposts,
-		Topics:     d.Topics,
-		Safety:     d.Safety,
+		UserSearch:  d,
+		Accounts:    d.Accounts,
+		Feed:        d.Feed,
+		Follows:     d.Follows,
+		Timeline:    d.Timeline,
+		Notify:      d.Notify,
+		Likes:       d.Likes,
+		Comments:    d.Comments,
+		Reposts:     d.Reposts,
+		Topics:      d.Topics,
+		Safety:      d.Safety,
+		Suspensions: d.Suspensions,
+		// STAND-IN until the roles part is merged: d.Org.Authz (ActOn).
+		Ranks: resolvers.AllowAllRanks{},
 		Org: resolvers.Org{
 			Roles:       d.Org.Roles,
 			Departments: d.Org.Departments,

@@ -199,6 +199,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	// Suspensions hide at read time, from each instance's registry.
 	reg := suspend.NewRegistry(st, b, w.Logger(), c.reload)
 	sp := suspend.New(st, w, a, o.Audit, reg)
+	a.SetSuspensions(reg)
 	f.SetSuspensions(reg)
 	n.SetSuspensions(reg)
 	lk.SetSuspensions(reg)

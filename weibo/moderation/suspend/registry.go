@@ -193,6 +193,13 @@ func (r *Registry) Of(uid weibo.UserID, nowMillis int64) (tables.SuspensionCells
 	return c, true
 }
 
+// SuspendedUntil reports whether uid is suspended at nowMillis and, when
+// so, the suspension's end in ms (0: until lifted).
+func (r *Registry) SuspendedUntil(uid weibo.UserID, nowMillis int64) (untilMillis int64, suspended bool) {
+	c, ok := r.Of(uid, nowMillis)
+	return c.Until, ok
+}
+
 // Users returns the users suspended at nowMillis, in no order.
 func (r *Registry) Users(nowMillis int64) []weibo.UserID {
 	var out []weibo.UserID
