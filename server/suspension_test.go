@@ -55,7 +55,9 @@ func (g *gw) viewOf(token, topic, post, bob, bobPost string) suspensionView {
 	var d struct {
 		User struct {
 			PostCount, FanCount int
-			Posts               struct{ Edges []struct{ Node struct{ ID string } } }
+			Posts               struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
 		}
 		Post   *struct{ ID string }
 		Counts struct{ LikeCount, CommentCount, RepostCount int }
@@ -192,7 +194,9 @@ func TestSuspensionAcrossInstances(t *testing.T) {
 			}
 			// The suspension shows to the admin and to nobody else; the
 			// users filter finds bob.
-			var u struct{ User struct{ Suspension *struct{ Reason string } } }
+			var u struct {
+				User struct{ Suspension *struct{ Reason string } }
+			}
 			g2.ok(admin.token, `query($id: ID!) { user(id: $id) { suspension { reason } } }`, map[string]any{"id": bob.ID}, &u)
 			if u.User.Suspension == nil || u.User.Suspension.Reason != "spam" {
 				t.Fatalf("admin reads bob's suspension %+v", u.User.Suspension)
