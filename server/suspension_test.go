@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/weibohbase/gateway/bus/natsbus"
+	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 )
 
 const (
@@ -292,4 +294,31 @@ func mustPostID(t *testing.T, s string) weibo.PostID {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// TestSuspendedTokenRefusedWithoutEnding kills suspendUser right after
+// its row is written, before the user's tokens are ended, on both
+// backends: the token check refuses bob's token all the same
+// (UNAUTHENTICATED, reason ACCOUNT_SUSPENDED), from the registry; once
+// unsuspended, the token, never ended, works again.
+func TestSuspendedTokenRefusedWithoutEnding(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			f := domaintest.NewFaults()
+			g := startGateway(t, b.Open(t), domain.WithStepHook(f.Hook))
+			admin, bob := g.register(uniqueName("admin")), g.register(uniqueName("bob"))
+			g.makeAdmin(admin)
+			g.works(bob.token, bob.ID, "before")
+			f.Arm(suspend.StepWritten)
+			if r := g.post(admin.token, suspendMutation, map[string]any{"id": bob.ID}); len(r.Errors) == 0 {
+				t.Fatalf("suspendUser killed after its row: %+v", r)
+			}
+			e := g.fails(bob.token, weibo.CodeUnauthenticated, `{ me { id } }`, nil)
+			if e.Extensions["reason"] != weibo.ReasonAccountSuspended {
+				t.Fatalf("bob's token: %+v, want reason %s", e, weibo.ReasonAccountSuspended)
+			}
+			g.ok(admin.token, unsuspendMutation, map[string]any{"id": bob.ID}, nil)
+			g.works(bob.token, bob.ID, "after unsuspendUser")
+		})
+	}
 }

@@ -169,10 +169,11 @@ func TestSuspendStorm(t *testing.T) {
 
 // TestSuspendCrashPoints kills a suspension and its lifting at each of
 // their steps, on both backends: the write's outcome is all or nothing
-// — past the row's write (suspend:written) the suspension is in force
-// and the user's tokens are refused even though they were not ended;
-// before it, nothing changed —, the repairer makes its audit event
-// visible exactly when the row was written, and fsck finds nothing.
+// — past the row's write the suspension is in force (the tokens not
+// ended at suspend:written are refused from the registry:
+// server.TestSuspendedTokenRefusedWithoutEnding); before it, nothing
+// changed —, the repairer makes its audit event visible exactly when
+// the row was written, and fsck finds nothing.
 func TestSuspendCrashPoints(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		for _, step := range []string{org.StepAuditRecorded, suspend.StepWritten, org.StepAuditVisible} {

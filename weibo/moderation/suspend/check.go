@@ -16,7 +16,8 @@ import (
 // is a row itself: a rowkey that is no user's (IssueBadKey), a row whose
 // cells do not decode (IssueMalformed: it suspends nobody, as the
 // registry reads it), and a suspension of a user who does not exist
-// (IssueNoUser). All are reported, none repaired: which suspension a
+// (IssueNoUser). A row is written whole by one Put, so none of these is a
+// write in flight: no grace spares them. All are reported, none repaired: which suspension a
 // moderator meant is not for fsck to guess. A row holding only an audit
 // proof cell (a change whose event is pending, audit.ProofPrefix) is the
 // audit log's, and not an issue here.
@@ -41,7 +42,6 @@ func (s *Service) fsckCheck() check.Check {
 			Check: func(ctx context.Context) error {
 				var issues []func() error
 				err := p.Scan(ctx, &hbase.Scan{Table: tables.Suspensions}, func(r *hbase.Result) {
-					ts := check.NewestTS(r)
 					uid, ok := tables.DecodeSuspensionKey(r.Row)
 					if !ok {
 						issues = append(issues, func() error {
@@ -54,13 +54,13 @@ func (s *Service) fsckCheck() check.Check {
 					}
 					if _, ok := tables.DecodeSuspension(r); !ok {
 						issues = append(issues, func() error {
-							return p.Issue(IssueMalformed, ts, nil, "the suspension of user %s does not decode", uid)
+							return p.Issue(IssueMalformed, 0, nil, "the suspension of user %s does not decode", uid)
 						})
 						return
 					}
 					if !users[uid] {
 						issues = append(issues, func() error {
-							return p.Issue(IssueNoUser, ts, nil, "user %s is suspended but has no users row", uid)
+							return p.Issue(IssueNoUser, 0, nil, "user %s is suspended but has no users row", uid)
 						})
 					}
 				})

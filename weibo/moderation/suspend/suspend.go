@@ -45,7 +45,9 @@ const (
 )
 
 // StepWritten is the step after a change's row is written (its commit
-// point), before the registry, the bus and the tokens hear of it.
+// point) and this instance's registry and the bus have heard of it,
+// before a suspension ends the user's tokens (what the token check's
+// refusal from the registry covers).
 const StepWritten = "suspend:written"
 
 // MaxReason is the longest reason, in characters (runes).
@@ -170,10 +172,10 @@ func (s *Service) Suspend(ctx context.Context, target weibo.UserID, until *time.
 		return nil, err
 	}
 	rec.Commit()
-	if err := s.w.Step(ctx, StepWritten); err != nil {
+	if err := s.heard(ctx, target); err != nil {
 		return nil, err
 	}
-	if err := s.heard(ctx, target); err != nil {
+	if err := s.w.Step(ctx, StepWritten); err != nil {
 		return nil, err
 	}
 	if _, err := s.accounts.EndAllTokens(ctx, target); err != nil {
@@ -211,10 +213,10 @@ func (s *Service) Unsuspend(ctx context.Context, target weibo.UserID) (err error
 		return err
 	}
 	rec.Commit()
-	if err := s.w.Step(ctx, StepWritten); err != nil {
+	if err := s.heard(ctx, target); err != nil {
 		return err
 	}
-	return s.heard(ctx, target)
+	return s.w.Step(ctx, StepWritten)
 }
 
 // heard reads target's row into this instance's registry and tells the
