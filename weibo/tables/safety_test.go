@@ -1,6 +1,7 @@
 package tables_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -96,4 +97,18 @@ func resultOf(row []byte, c tables.SuspensionCells) *hbase.Result {
 		r.Cells = append(r.Cells, &hbase.Cell{Family: tables.FamSuspension, Qualifier: q, Value: v})
 	}
 	return r
+}
+
+// TestSuspensionExample checks docs/schema.md's example of a
+// weibo:suspensions row byte for byte.
+func TestSuspensionExample(t *testing.T) {
+	if got := fmt.Sprintf("%x", tables.SuspensionKey(22732)); got != "0900000000000058cc" {
+		t.Errorf("rowkey %s", got)
+	}
+	cells := tables.EncodeSuspension(tables.SuspensionCells{Since: 1583037356789, Until: 1583037356789 + 7*24*3600*1000, Reason: "spam", By: 5802})[tables.FamSuspension]
+	for q, want := range map[string]string{"t": "0000017094611af5", "u": "00000170b86d9ef5", "r": "7370616d", "b": "00000000000016aa"} {
+		if got := fmt.Sprintf("%x", cells[q]); got != want {
+			t.Errorf("s:%s = %s, want %s", q, got, want)
+		}
+	}
 }
