@@ -8,6 +8,7 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -15,7 +16,8 @@ import (
 // TestSuspensionChecks suspends a user, checks that fsck finds nothing,
 // then damages weibo:suspensions one kind at a time — a rowkey that is no
 // user's, an until cell of 3 bytes, a suspension of a user who does not
-// exist — and checks that fsck reports each (none repaired: fsck does not
+// exist, an audit proof cell without its pending event — and checks that
+// fsck reports each (only the proof cell repaired, deleted: fsck does not
 // guess a moderator's intent), that the registry counts the malformed row
 // as no suspension, and that once the damage is gone fsck is clean again.
 // On HBase the store is a namespace of its own.
@@ -39,7 +41,7 @@ func TestSuspensionChecks(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, is := range rep.Issues {
-					if is.Repaired {
+					if is.Repaired != (is.Kind == suspend.IssueProofStale) {
 						t.Errorf("repaired %+v", is)
 					}
 				}
@@ -60,8 +62,13 @@ func TestSuspensionChecks(t *testing.T) {
 			put(badKey, tables.EncodeSuspension(tables.SuspensionCells{Since: 1}))
 			put(tables.SuspensionKey(eve.ID), hbase.Values{fam: {tables.ColSuspendedUntil: []byte{1, 2, 3}}})
 			put(tables.SuspensionKey(ghost), tables.EncodeSuspension(tables.SuspensionCells{Since: 1}))
+			stale := audit.ProofQualifier(audit.EventID{Millis: 1, Nonce: 7})
+			if err := st.Put(ctx, &hbase.Put{Table: tables.Suspensions, Row: tables.SuspensionKey(bob.ID), Timestamp: 1,
+				Values: hbase.Values{fam: {stale: []byte("debris")}}}); err != nil {
+				t.Fatal(err)
+			}
 			c := run()
-			want := map[string]int{suspend.IssueBadKey: 1, suspend.IssueMalformed: 1, suspend.IssueNoUser: 1}
+			want := map[string]int{suspend.IssueBadKey: 1, suspend.IssueMalformed: 1, suspend.IssueNoUser: 1, suspend.IssueProofStale: 1}
 			for k, n := range want {
 				if c[k] != n {
 					t.Errorf("%d %s issues, want %d (all: %v)", c[k], k, n, c)
