@@ -31,9 +31,9 @@ import (
 // Kinds of check.Issue of the suspensions.
 const (
 	IssueProofStale = "suspension-proof-stale" // an audit proof cell without its pending event: deleted
-	IssueBadKey    = "suspension-bad-key"   // a rowkey that is no user's: reported
-	IssueMalformed = "suspension-malformed" // cells that do not decode: reported
-	IssueNoUser    = "suspension-no-user"   // a suspension of a user without a users row: reported
+	IssueBadKey     = "suspension-bad-key"     // a rowkey that is no user's: reported
+	IssueMalformed  = "suspension-malformed"   // cells that do not decode: reported
+	IssueNoUser     = "suspension-no-user"     // a suspension of a user without a users row: reported
 )
 
 // fsckCheck is the suspensions' check, registered by New.
