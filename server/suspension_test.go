@@ -322,3 +322,48 @@ func TestSuspendedTokenRefusedWithoutEnding(t *testing.T) {
 		})
 	}
 }
+
+// TestUsersFilterSuspended pages through users(filter: {suspended}) on
+// both backends: with true, the suspended users of a prefix in username
+// order, one a page (their list comes from the registry, not a scan of
+// every username), an ended suspension left out; with false, the others;
+// no totalCount with the criterion.
+func TestUsersFilterSuspended(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			var skew atomic.Int64
+			g := startGatewayWith(t, b.Open(t), func(c *server.Config) { c.RateLimit = -1 },
+				domain.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }))
+			admin := g.register(uniqueName("admin"))
+			g.makeAdmin(admin)
+			prefix := uniqueName("sus")
+			var names []string
+			var users []account
+			for _, s := range []string{"c", "a", "d", "b"} {
+				u := g.register(prefix + s)
+				users = append(users, u)
+				names = append(names, u.Username)
+			}
+			for _, u := range users[:3] {
+				g.ok(admin.token, suspendMutation, map[string]any{"id": u.ID}, nil)
+			}
+			// d's suspension ends in an hour; the clock moves two: once
+			// ended it is none.
+			g.ok(admin.token, suspendMutation, map[string]any{"id": users[2].ID, "until": time.Now().Add(time.Hour).Format(time.RFC3339Nano)}, nil)
+			if got := g.allUsers(admin.token, map[string]any{"usernamePrefix": prefix, "suspended": true}, 2); len(got) != 3 {
+				t.Fatalf("suspended before the end: %v", got)
+			}
+			skew.Store(int64(2 * time.Hour))
+			page := g.users(admin.token, map[string]any{"usernamePrefix": prefix, "suspended": true}, 1, nil)
+			if page.TotalCount != nil || !page.PageInfo.HasNextPage || len(page.Edges) != 1 || page.Edges[0].Node.Username != prefix+"a" {
+				t.Fatalf("first page: %+v", page)
+			}
+			if got := g.allUsers(admin.token, map[string]any{"usernamePrefix": prefix, "suspended": true}, 1); !slices.Equal(got, []string{prefix + "a", prefix + "c"}) {
+				t.Fatalf("suspended: %v, want a and c", got)
+			}
+			if got := g.allUsers(admin.token, map[string]any{"usernamePrefix": prefix, "suspended": false}, 1); !slices.Equal(got, []string{prefix + "b", prefix + "d"}) {
+				t.Fatalf("not suspended: %v, want b and d (of %v)", got, names)
+			}
+		})
+	}
+}

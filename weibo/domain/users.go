@@ -98,6 +98,9 @@ func (d *Domain) SearchUsers(ctx context.Context, f UserFilter, first *int, afte
 		if prefix == "" {
 			q.Scan.Prefix = nil
 		}
+		if f.Suspended != nil && *f.Suspended {
+			return d.searchSuspended(ctx, f, prefix, q, first, after)
+		}
 	}
 	edges, info, err := paging.Read(ctx, d.Store(), q, first, after,
 		func(ctx context.Context, rows []*hbase.Result) ([]*weibo.UserID, error) {
