@@ -19,15 +19,16 @@ import (
 // leave the store's last word.
 const subject = "weibo.suspensions"
 
-// DefaultReload is how often a Registry scans the table again, the
-// fallback for changes its bus did not deliver.
+// DefaultReload is how often a Registry scans the table again while its
+// bus is away, the fallback for changes the bus did not deliver.
 const DefaultReload = 3 * time.Second
 
 // Registry is one gateway instance's memory of weibo:suspensions: every
 // suspended user's row, loaded whole at Start, read again for one user
 // on each change heard over the bus (and made through this instance), and
-// scanned again every reload interval. Suspended answers from it without
-// a store call. It is safe for concurrent use; its zero value is not
+// scanned again every reload interval while the bus is away (and once
+// when it is back). Suspended answers from it without a store call; an
+// idle instance whose bus is connected reads nothing. It is safe for concurrent use; its zero value is not
 // usable (NewRegistry).
 type Registry struct {
 	st     hbase.Store
@@ -45,7 +46,8 @@ type Registry struct {
 
 // NewRegistry returns an empty registry over st, hearing changes on b
 // (nil: none, the periodic scan alone) and scanning the table every
-// reload (0: DefaultReload). Call Start to load it.
+// reload (0: DefaultReload) while b is away. b must be shared by every
+// instance writing suspensions to st. Call Start to load it.
 func NewRegistry(st hbase.Store, b bus.Bus, log *slog.Logger, reload time.Duration) *Registry {
 	if reload <= 0 {
 		reload = DefaultReload
@@ -59,26 +61,21 @@ func NewRegistry(st hbase.Store, b bus.Bus, log *slog.Logger, reload time.Durati
 }
 
 // Start subscribes to the changes on the bus, scans the table once
-// (its error is Start's) and then every reload interval until Close. A
-// bus that refuses the subscription is logged: the scans go on. Start
-// once: a second call does nothing.
+// (its error is Start's) and then keeps the registry up to date until
+// Close (watch). A bus that refuses the subscription is logged: the
+// table is then scanned every reload interval. Start once: a second call
+// does nothing.
 func (r *Registry) Start(ctx context.Context) error {
 	if r.stop != nil {
 		return nil // started already
 	}
+	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	r.stop = stop
 	if r.bus != nil {
 		cancel, err := r.bus.Subscribe(subject, func(data []byte) {
-			uid, err := weibo.ParseUserID(string(data))
-			if err != nil {
-				return
+			if uid, err := weibo.ParseUserID(string(data)); err == nil {
+				go r.heard(loopCtx, uid)
 			}
-			go func() {
-				ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
-				defer done()
-				if err := r.Refresh(ctx, uid); err != nil {
-					r.log.Warn("suspensions: a change heard over the bus was not read; the next scan reads it", "user", uid.String(), "err", err)
-				}
-			}()
 		})
 		if err != nil {
 			r.log.Warn("suspensions: changes of other instances not heard over the bus; scanned every interval instead", "err", err)
@@ -87,26 +84,81 @@ func (r *Registry) Start(ctx context.Context) error {
 		}
 	}
 	if err := r.Load(ctx); err != nil {
+		r.Close()
+		r.stop, r.cancel = nil, nil
 		return err
 	}
-	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	r.stop, r.done = stop, make(chan struct{})
+	r.done = make(chan struct{})
 	go func() {
 		defer close(r.done)
-		t := time.NewTicker(r.reload)
-		defer t.Stop()
-		for {
-			select {
-			case <-loopCtx.Done():
-				return
-			case <-t.C:
-				if err := r.Load(loopCtx); err != nil && loopCtx.Err() == nil {
-					r.log.Warn("suspensions: scan failed; the registry keeps its last", "err", err)
+		r.watch(loopCtx)
+	}()
+	return nil
+}
+
+// watch keeps the registry up to date until ctx ends: while the bus
+// delivers the changes (subscribed and connected) it waits for the bus to
+// be interrupted, reading nothing; while it does not, it scans the table
+// every reload interval, and once more when the bus is back (changes made
+// while it was away were not heard).
+func (r *Registry) watch(ctx context.Context) {
+	t := time.NewTicker(r.reload)
+	defer t.Stop()
+	away := false
+	for {
+		if r.cancel != nil {
+			gap := r.bus.Interrupted() // taken before Connected: an interruption after it closes gap
+			if r.bus.Connected() {
+				if away {
+					r.load(ctx)
+					away = false
+				}
+				if gap == nil {
+					<-ctx.Done() // a bus never interrupted (one instance's)
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-gap:
 				}
 			}
 		}
-	}()
-	return nil
+		away = true
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.load(ctx)
+		}
+	}
+}
+
+// heard reads uid's row again on a change heard over the bus, retrying
+// a failed read (the store away) every reload interval until it succeeds
+// or ctx ends: while the bus is connected no scan would read it.
+func (r *Registry) heard(ctx context.Context, uid weibo.UserID) {
+	for {
+		rctx, done := context.WithTimeout(ctx, 10*time.Second)
+		err := r.Refresh(rctx, uid)
+		done()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		r.log.Warn("suspensions: a change heard over the bus was not read; trying again", "user", uid.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.reload):
+		}
+	}
+}
+
+// load is Load for watch: an error is logged, the registry keeps its rows.
+func (r *Registry) load(ctx context.Context) {
+	if err := r.Load(ctx); err != nil && ctx.Err() == nil {
+		r.log.Warn("suspensions: scan failed; the registry keeps its last", "err", err)
+	}
 }
 
 // Close stops the periodic scan and the bus subscription.
@@ -116,7 +168,9 @@ func (r *Registry) Close() {
 	}
 	if r.stop != nil {
 		r.stop()
-		<-r.done
+		if r.done != nil {
+			<-r.done
+		}
 	}
 }
 
