@@ -159,7 +159,7 @@ type Likes interface {
 type Comments interface {
 	AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, viewer weibo.UserID, id weibo.CommentID) (bool, error)
-	GetComments(ctx context.Context, ids []weibo.CommentID) ([]*comment.Comment, error)
+	VisibleComments(ctx context.Context, ids []weibo.CommentID) ([]*comment.Comment, error)
 	PostCommentsFor(ctx context.Context, viewer weibo.UserID, post weibo.PostID, p weibo.Page) (*comment.CommentConnection, error)
 }
 

@@ -137,7 +137,7 @@ func TestSuspensionAcrossInstances(t *testing.T) {
 			carols := g1.publish(carol.token, tag+"carol's post")
 			bobs := g1.publish(bob.token, tag+"bob's post")
 			g1.repost(bob.token, carols.ID, nil)
-			g1.addComment(bob.token, carols.ID, "bob's comment", "")
+			bobsComment := g1.addComment(bob.token, carols.ID, "bob's comment", "")
 			g1.addComment(alice.token, carols.ID, "alice's comment", "")
 			g1.like(bob.token, carols.ID, true)
 			g1.like(alice.token, carols.ID, true)
@@ -188,6 +188,13 @@ func TestSuspensionAcrossInstances(t *testing.T) {
 				t.Fatalf("login: until %q, want %s", got, until)
 			}
 			during := g2.awaitView("hidden", read, hidden)
+			// Bob's comment by id (node, as a reply's replyTo loads it) is
+			// none too.
+			var n struct{ Node *struct{ ID string } }
+			g2.ok(alice.token, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": bobsComment.ID}, &n)
+			if n.Node != nil {
+				t.Fatalf("node(id:) of bob's comment while suspended: %+v", n.Node)
+			}
 			if during.Counters != before.Counters {
 				t.Fatalf("counters changed by the suspension: %s, were %s", during.Counters, before.Counters)
 			}
@@ -221,6 +228,10 @@ func TestSuspensionAcrossInstances(t *testing.T) {
 			skew.Store(int64(2 * time.Hour))
 			if after := read(); fmt.Sprint(after) != fmt.Sprint(before) {
 				t.Fatalf("after until passed:\n%+v\nwant\n%+v", after, before)
+			}
+			g2.ok(alice.token, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": bobsComment.ID}, &n)
+			if n.Node == nil || n.Node.ID != bobsComment.ID {
+				t.Fatalf("node(id:) of bob's comment after until passed: %+v", n.Node)
 			}
 			bob.token = g2.login(bob.Username, "correct horse")
 
