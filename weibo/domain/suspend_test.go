@@ -255,3 +255,53 @@ func TestSuspendCrashPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridTimelineHidesSuspended: with fan-out threshold 3, a viewer
+// follows a large account (its posts merged at read time) and a small one
+// (its posts in the inbox), on both backends. Suspending either takes its
+// posts out of the viewer's home timeline — in one page and paged both
+// ways by 2 and 3 —, lifting it brings them back exactly.
+func TestHybridTimelineHidesSuspended(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := domaintest.OwnStore(t, b)
+			svc := domaintest.Quiet(st, domain.WithFanoutThreshold(3))
+			if err := svc.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close(context.Background())
+			h := &hybridWorld{t: t, svc: svc, st: st, follows: map[weibo.UserID]map[weibo.UserID]bool{}, posts: map[weibo.UserID][]weibo.PostID{}}
+			user := func(name string) weibo.UserID { return mustUser(t, svc, uniq(name)).ID }
+			big, small, v, f1, f2 := user("big"), user("small"), user("v"), user("f1"), user("f2")
+			for _, f := range []weibo.UserID{v, f1, f2} {
+				h.follow(f, big)
+			}
+			h.follow(v, small)
+			h.flush()
+			if l, _ := h.large(big); !l {
+				t.Fatal("big is not large")
+			}
+			for range 3 {
+				for _, a := range []weibo.UserID{big, small, v} {
+					h.publish(a)
+					time.Sleep(time.Millisecond)
+				}
+			}
+			h.flush()
+			h.check("before", v)
+			for _, who := range []weibo.UserID{big, small} {
+				if _, err := svc.Suspensions.Suspend(ctx, who, nil, ""); err != nil {
+					t.Fatal(err)
+				}
+				delete(h.follows[v], who) // the recomputation without who's posts
+				h.check(fmt.Sprintf("%v suspended", who), v)
+				if err := svc.Suspensions.Unsuspend(ctx, who); err != nil {
+					t.Fatal(err)
+				}
+				h.follows[v][who] = true
+				h.check(fmt.Sprintf("%v unsuspended", who), v)
+			}
+		})
+	}
+}
