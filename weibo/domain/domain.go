@@ -151,8 +151,8 @@ func WithEventQueue(n int) Option {
 }
 
 // WithSuspensionReload sets how often each instance scans the
-// suspensions table again (suspend.NewRegistry's reload; default
-// suspend.DefaultReload).
+// suspensions table again while its bus is away (suspend.NewRegistry's
+// reload; default suspend.DefaultReload).
 func WithSuspensionReload(d time.Duration) Option { return func(c *config) { c.reload = d } }
 
 // WithBcryptCost sets the cost of new password hashes (account.WithBcryptCost).
@@ -228,8 +228,9 @@ func New(st hbase.Store, opts ...Option) *Domain {
 // Store returns the table API the domain runs on.
 func (d *Domain) Store() hbase.Store { return d.Writes.Store() }
 
-// Start loads the suspensions' registry (suspend.Registry.Start: its
-// periodic scan and bus subscription run until Close), then runs the
+// Start loads the suspensions' registry (suspend.Registry.Start: its bus
+// subscription, and its scans while the bus is away, run until Close),
+// then runs the
 // feed's fan-out workers and outbox sweeps and, with each sweep, the
 // protocol's repairer (feed.Service.Start).
 func (d *Domain) Start(ctx context.Context) error {
