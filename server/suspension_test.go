@@ -26,14 +26,15 @@ const (
 // suspensionView is what one viewer reads of the content a suspension
 // hides, and the counters it must leave alone.
 type suspensionView struct {
-	Timeline, Topic, Comments, Likers, Reposts, Notifications, BobPosts []string
-	BobPost                                                             bool
-	Counters                                                            string
+	Timeline, Topic, Comments, Likers, Reposts, Notifications, BobPosts, BobLikes []string
+	BobPost                                                                       bool
+	Counters                                                                      string
 }
 
 // viewOf reads v's view as token's user on g: home timeline, the topic's
 // page, the comments, likers and reposts of post, notifications, bob's
-// posts and bob's post by id, and the counters of post and bob.
+// posts, the posts bob likes and bob's post by id, and the counters of
+// post and bob.
 func (g *gw) viewOf(token, topic, post, bob, bobPost string) suspensionView {
 	g.t.Helper()
 	var v suspensionView
@@ -57,18 +58,22 @@ func (g *gw) viewOf(token, topic, post, bob, bobPost string) suspensionView {
 	var d struct {
 		User struct {
 			PostCount, FanCount int
-			Posts               struct {
+			Posts, LikedPosts   struct {
 				Edges []struct{ Node struct{ ID string } }
 			}
 		}
 		Post   *struct{ ID string }
 		Counts struct{ LikeCount, CommentCount, RepostCount int }
 	}
-	g.ok(token, `query($bob: ID!, $bp: ID!, $p: ID!) { user(id: $bob) { postCount fanCount posts(first: 50) { edges { node { id } } } }
+	g.ok(token, `query($bob: ID!, $bp: ID!, $p: ID!) { user(id: $bob) { postCount fanCount posts(first: 50) { edges { node { id } } }
+		likedPosts(first: 50) { edges { node { id } } } }
 		post(id: $bp) { id } counts: post(id: $p) { likeCount commentCount repostCount } }`,
 		map[string]any{"bob": bob, "bp": bobPost, "p": post}, &d)
 	for _, e := range d.User.Posts.Edges {
 		v.BobPosts = append(v.BobPosts, e.Node.ID)
+	}
+	for _, e := range d.User.LikedPosts.Edges {
+		v.BobLikes = append(v.BobLikes, e.Node.ID)
 	}
 	v.BobPost = d.Post != nil
 	v.Counters = fmt.Sprintf("bob posts %d fans %d; post likes %d comments %d reposts %d",
@@ -149,14 +154,14 @@ func TestSuspensionAcrossInstances(t *testing.T) {
 			read := func() suspensionView { return g2.viewOf(alice.token, topic, carols.ID, bob.ID, bobs.ID) }
 			before := read()
 			if len(before.Timeline) != 4 || len(before.Topic) != 2 || len(before.Comments) != 2 || len(before.Likers) != 2 ||
-				len(before.Reposts) != 1 || len(before.BobPosts) != 2 || !before.BobPost {
+				len(before.Reposts) != 1 || len(before.BobPosts) != 2 || len(before.BobLikes) != 2 || !before.BobPost {
 				t.Fatalf("before the suspension: %+v", before)
 			}
 			bobsID := func(id string) bool { return strings.HasPrefix(id, bob.ID+"_") || id == bob.ID }
 			hidden := func(v suspensionView) bool {
 				return !slices.ContainsFunc(v.Timeline, bobsID) && !slices.ContainsFunc(v.Topic, bobsID) &&
 					!slices.ContainsFunc(v.Comments, func(c string) bool { return strings.HasPrefix(c, "bob") }) &&
-					!slices.ContainsFunc(v.Likers, bobsID) && len(v.Reposts) == 0 && len(v.BobPosts) == 0 && !v.BobPost &&
+					!slices.ContainsFunc(v.Likers, bobsID) && len(v.Reposts) == 0 && len(v.BobPosts) == 0 && len(v.BobLikes) == 0 && !v.BobPost &&
 					len(v.Timeline) >= 2 && len(v.Topic) == 1 && len(v.Comments) == 1 && len(v.Likers) == 1
 			}
 

@@ -75,10 +75,17 @@ func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, 
 // prefix scan of uid's likes rows, each verified with one batched read per
 // chunk of the like rows and the posts' content rows (a row whose like is
 // gone or was made at another time is skipped, and so is the like of a
-// post that no longer exists). Errors: BAD_USER_INPUT for a bad first or
-// after.
+// post that no longer exists). A suspended user's likes are none, and so
+// are the posts of suspended authors (SetSuspensions). Errors:
+// BAD_USER_INPUT for a bad first or after.
 func (s *Service) LikedPosts(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "posts a user likes")
+	if s.susp.Suspended(uid, s.w.NowMillis()) {
+		if _, err := paging.Size(first); err != nil {
+			return nil, err
+		}
+		return &feed.PostConnection{Edges: []feed.PostEdge{}}, nil
+	}
 	q := paging.Query{Kind: paging.CursorLikedPosts, RowLen: tables.LikeListKeyLen,
 		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}}
 	edges, info, err := paging.Read(ctx, s.st, q, first, after,
