@@ -61,6 +61,7 @@ type Issuer struct {
 	now      func() time.Time
 	known    *knownTokens
 	verified *lru.Cache[string, verifiedToken]
+	refused  func(weibo.UserID) bool // RefuseUsers; nil: none
 }
 
 // verifiedTokens is how many verified tokens an Issuer remembers (about
@@ -248,7 +249,17 @@ var (
 	errTokenEnded = &weibo.Error{Code: weibo.CodeUnauthenticated,
 		Message: "invalid token: it was ended (logout, logoutEverywhere or changePassword); log in again"}
 	errTokenExpired = &weibo.Error{Code: weibo.CodeUnauthenticated, Message: "invalid token: it has expired; log in again"}
+	errSuspended    = &weibo.Error{Code: weibo.CodeUnauthenticated, Reason: weibo.ReasonAccountSuspended,
+		Message: "invalid token: the account is suspended"}
 )
+
+// RefuseUsers makes the Issuer refuse, from the next check of a request
+// or subscription on (Viewer, Recheck, RecheckNow), the tokens of the
+// users refused reports (a suspended account: UNAUTHENTICATED with reason
+// ACCOUNT_SUSPENDED), even tokens found good within the recheck window.
+// refused is asked once per check, must not block and makes no store
+// call (an in-memory registry). Call it before serving.
+func (i *Issuer) RefuseUsers(refused func(weibo.UserID) bool) { i.refused = refused }
 
 // stateError returns the error of a token in state s, nil when valid.
 func stateError(s TokenState) error {
@@ -331,6 +342,9 @@ func Viewer(ctx context.Context) (weibo.UserID, error) {
 // it was found good within the recheck window, else judged by check (and
 // remembered when good).
 func (i *Issuer) check(ctx context.Context, t Token, check UserCheck) error {
+	if i.refused != nil && i.refused(t.User) {
+		return errSuspended
+	}
 	now := i.now()
 	switch i.known.state(t, now) {
 	case knownEnded:
@@ -394,6 +408,9 @@ func (i *Issuer) RecheckNow(ctx context.Context, check UserCheck) error {
 	now := i.now()
 	if i.known.isEnded(v.tok) {
 		return errTokenEnded
+	}
+	if i.refused != nil && i.refused(v.tok.User) {
+		return errSuspended
 	}
 	s, err := check(ctx, v.tok)
 	if err != nil {

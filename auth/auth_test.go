@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -140,5 +141,37 @@ func TestWithAuthorization(t *testing.T) {
 				t.Fatalf("code %q, want UNAUTHENTICATED", weibo.CodeOf(err))
 			}
 		})
+	}
+}
+
+// TestRefuseUsers: a token the users row accepts, and that was found good
+// within the recheck window, is refused at the next request once its user
+// is refused (a suspension), with reason ACCOUNT_SUSPENDED, by Viewer and
+// RecheckNow alike; accepted again once the user is not.
+func TestRefuseUsers(t *testing.T) {
+	iss := NewIssuer([]byte("0123456789abcdef0123456789abcdef"), time.Hour)
+	tok, _ := iss.Issue(7, time.UnixMilli(1583020800123), 0)
+	var refused bool
+	iss.RefuseUsers(func(uid weibo.UserID) bool { return refused && uid == 7 })
+	good := func(context.Context, Token) (TokenState, error) { return TokenValid, nil }
+	request := func() context.Context {
+		return WithUserCheck(iss.WithAuthorization(context.Background(), "Bearer "+tok), good)
+	}
+	if id, err := Viewer(request()); err != nil || id != 7 {
+		t.Fatalf("before: %v, %v", id, err)
+	}
+	refused = true
+	for name, err := range map[string]error{
+		"Viewer":     func() error { _, err := Viewer(request()); return err }(),
+		"RecheckNow": iss.RecheckNow(request(), good),
+	} {
+		var e *weibo.Error
+		if !errors.As(err, &e) || e.Code != weibo.CodeUnauthenticated || e.Reason != weibo.ReasonAccountSuspended {
+			t.Errorf("%s of a refused user: %v", name, err)
+		}
+	}
+	refused = false
+	if id, err := Viewer(request()); err != nil || id != 7 {
+		t.Fatalf("after: %v, %v", id, err)
 	}
 }

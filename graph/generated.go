@@ -28,6 +28,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/moderation/report"
+	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -59,6 +60,7 @@ type ResolverRoot interface {
 	Role() RoleResolver
 	RoleMemberEdge() RoleMemberEdgeResolver
 	Subscription() SubscriptionResolver
+	Suspension() SuspensionResolver
 	Topic() TopicResolver
 	User() UserResolver
 	UserEdge() UserEdgeResolver
@@ -222,10 +224,12 @@ type ComplexityRoot struct {
 		SetRolePermissions      func(childComplexity int, id string, permissions []model.Permission) int
 		SetUserDepartment       func(childComplexity int, userID string, departmentID *string) int
 		SetUsersDepartment      func(childComplexity int, userIds []string, departmentID *string) int
+		SuspendUser             func(childComplexity int, userID string, until *time.Time, reason *string) int
 		UnblockUser             func(childComplexity int, userID string) int
 		Unfollow                func(childComplexity int, userID string) int
 		UnlikePost              func(childComplexity int, postID string) int
 		UnmuteUser              func(childComplexity int, userID string) int
+		UnsuspendUser           func(childComplexity int, userID string) int
 		UpdateProfile           func(childComplexity int, displayName *string, bio *string) int
 	}
 
@@ -419,6 +423,12 @@ type ComplexityRoot struct {
 		NotificationAdded   func(childComplexity int) int
 	}
 
+	Suspension struct {
+		Reason func(childComplexity int) int
+		Since  func(childComplexity int) int
+		Until  func(childComplexity int) int
+	}
+
 	TimelineConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -463,6 +473,7 @@ type ComplexityRoot struct {
 		Posts              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Rank               func(childComplexity int) int
 		Roles              func(childComplexity int) int
+		Suspension         func(childComplexity int) int
 		Username           func(childComplexity int) int
 	}
 
@@ -555,6 +566,8 @@ type MutationResolver interface {
 	AssignReport(ctx context.Context, id string, toSelf bool) (*report.Report, error)
 	ResolveReport(ctx context.Context, id string, action report.Action, note *string, suspendUntil *time.Time) (*report.Report, error)
 	ReopenReport(ctx context.Context, id string) (*report.Report, error)
+	SuspendUser(ctx context.Context, userID string, until *time.Time, reason *string) (*weibo.User, error)
+	UnsuspendUser(ctx context.Context, userID string) (*weibo.User, error)
 }
 type MutedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *safety.MuteEdge) (*weibo.User, error)
@@ -620,6 +633,9 @@ type SubscriptionResolver interface {
 	HomeTimelineEvents(ctx context.Context, after *string) (<-chan timeline.TimelineEvent, error)
 	NotificationAdded(ctx context.Context) (<-chan *notify.Notification, error)
 }
+type SuspensionResolver interface {
+	Reason(ctx context.Context, obj *suspend.Suspension) (*string, error)
+}
 type TopicResolver interface {
 	PostCount(ctx context.Context, obj *weibo.Topic) (int, error)
 	Posts(ctx context.Context, obj *weibo.Topic, first *int, after *string, last *int, before *string) (*feed.PostConnection, error)
@@ -643,6 +659,7 @@ type UserResolver interface {
 	BlockedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	BlocksViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	MutedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
+	Suspension(ctx context.Context, obj *weibo.User) (*suspend.Suspension, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -1467,6 +1484,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetUsersDepartment(childComplexity, args["userIds"].([]string), args["departmentId"].(*string)), true
+	case "Mutation.suspendUser":
+		if e.ComplexityRoot.Mutation.SuspendUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_suspendUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SuspendUser(childComplexity, args["userId"].(string), args["until"].(*time.Time), args["reason"].(*string)), true
 	case "Mutation.unblockUser":
 		if e.ComplexityRoot.Mutation.UnblockUser == nil {
 			break
@@ -1511,6 +1539,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnmuteUser(childComplexity, args["userId"].(string)), true
+	case "Mutation.unsuspendUser":
+		if e.ComplexityRoot.Mutation.UnsuspendUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unsuspendUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnsuspendUser(childComplexity, args["userId"].(string)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -2396,6 +2435,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.NotificationAdded(childComplexity), true
 
+	case "Suspension.reason":
+		if e.ComplexityRoot.Suspension.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suspension.Reason(childComplexity), true
+	case "Suspension.since":
+		if e.ComplexityRoot.Suspension.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suspension.Since(childComplexity), true
+	case "Suspension.until":
+		if e.ComplexityRoot.Suspension.Until == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suspension.Until(childComplexity), true
+
 	case "TimelineConnection.edges":
 		if e.ComplexityRoot.TimelineConnection.Edges == nil {
 			break
@@ -2611,6 +2669,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Roles(childComplexity), true
+	case "User.suspension":
+		if e.ComplexityRoot.User.Suspension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Suspension(childComplexity), true
 	case "User.username":
 		if e.ComplexityRoot.User.Username == nil {
 			break
@@ -3938,6 +4002,49 @@ extend type Notification {
   report: Report
 }
 `, BuiltIn: false},
+	{Name: "../schema/suspension.graphqls", Input: `# Suspension: a moderator (MANAGE_USERS, and a rank above the target's)
+# suspends a user until a time or until lifted. The user's tokens stop
+# working at once on every gateway instance and login answers
+# ` + "`" + `ACCOUNT_SUSPENDED` + "`" + ` (with ` + "`" + `extensions.until` + "`" + `, absent when indefinite).
+# Their posts, comments, likes and reposts leave every other user's reads
+# (home timelines, a user's posts, post and node, topic pages and trends,
+# comment threads, likers and liked posts, reposts, notifications and the
+# live events of each) without being deleted; no counter changes (a post's
+# likeCount still counts a suspended user's like). The hiding is decided
+# at read time, so unsuspendUser, or ` + "`" + `until` + "`" + ` passing, brings everything
+# back exactly.
+
+"A user's suspension (suspendUser)."
+type Suspension {
+  "When it was made."
+  since: Time!
+  "When it ends by itself; null: until unsuspendUser."
+  until: Time
+  reason: String
+}
+
+extend type User {
+  "The suspension in force; null when none. Shown to holders of MANAGE_USERS and to the user."
+  suspension: Suspension
+}
+
+extend input UserFilter {
+  "Only suspended users (true), or only users not suspended (false)."
+  suspended: Boolean
+}
+
+extend type Mutation {
+  """
+  Suspends a user until ` + "`" + `until` + "`" + ` (null: until unsuspendUser), replacing a suspension in force,
+  and ends all their tokens. Errors: NOT_FOUND for an unknown user; BAD_USER_INPUT for an
+  ` + "`" + `until` + "`" + ` not in the future, a reason over 500 characters, or the viewer themselves;
+  FORBIDDEN without the permission or a rank above the user's.
+  """
+  suspendUser(userId: ID!, until: Time, reason: String): User! @hasPermission(permission: MANAGE_USERS)
+  "Lifts a user's suspension (none: nothing changes). Errors as suspendUser."
+  unsuspendUser(userId: ID!): User! @hasPermission(permission: MANAGE_USERS)
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4465,6 +4572,18 @@ func (ec *executionContext) childFields_RoleMemberEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type RoleMemberEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Suspension(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "since":
+		return ec.fieldContext_Suspension_since(ctx, field)
+	case "until":
+		return ec.fieldContext_Suspension_until(ctx, field)
+	case "reason":
+		return ec.fieldContext_Suspension_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Suspension", field.Name)
+}
+
 func (ec *executionContext) childFields_TimelineConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "edges":
@@ -4555,6 +4674,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_blocksViewer(ctx, field)
 	case "mutedByViewer":
 		return ec.fieldContext_User_mutedByViewer(ctx, field)
+	case "suspension":
+		return ec.fieldContext_User_suspension(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -5557,6 +5678,36 @@ func (ec *executionContext) field_Mutation_setUsersDepartment_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_suspendUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "until",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["until"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unblockUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5600,6 +5751,20 @@ func (ec *executionContext) field_Mutation_unlikePost_args(ctx context.Context, 
 }
 
 func (ec *executionContext) field_Mutation_unmuteUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unsuspendUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
@@ -9918,6 +10083,130 @@ func (ec *executionContext) fieldContext_Mutation_reopenReport(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_suspendUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_suspendUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SuspendUser(ctx, fc.Args["userId"].(string), fc.Args["until"].(*time.Time), fc.Args["reason"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_USERS")
+				if err != nil {
+					var zeroVal *weibo.User
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_suspendUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_suspendUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unsuspendUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unsuspendUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnsuspendUser(ctx, fc.Args["userId"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				permission, err := ec.unmarshalNPermission2githubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐPermission(ctx, "MANAGE_USERS")
+				if err != nil {
+					var zeroVal *weibo.User
+					return zeroVal, err
+				}
+				if ec.Directives.HasPermission == nil {
+					var zeroVal *weibo.User
+					return zeroVal, errors.New("directive hasPermission is not implemented")
+				}
+				return ec.Directives.HasPermission(ctx, nil, directive0, permission)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *weibo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unsuspendUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unsuspendUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MutedUserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *safety.MuteConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_MutedUserConnection_edges,
 
@@ -12870,6 +13159,45 @@ func (ec *executionContext) fieldContext_Subscription_notificationAdded(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Suspension_since(ctx context.Context, field graphql.CollectedField, obj *suspend.Suspension) (ret graphql.Marshaler) {
+	return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.Since)
+
+}
+func (ec *executionContext) fieldContext_Suspension_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suspension", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Suspension_until(ctx context.Context, field graphql.CollectedField, obj *suspend.Suspension) (ret graphql.Marshaler) {
+	return ec.marshalOTime2ᚖtimeᚐTime(ctx, field.Selections, obj.Until)
+
+}
+func (ec *executionContext) fieldContext_Suspension_until(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suspension", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Suspension_reason(ctx context.Context, field graphql.CollectedField, obj *suspend.Suspension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suspension_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Suspension().Reason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Suspension_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suspension", field, true, true, "String")
+}
+
 func (ec *executionContext) _TimelineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *feed.PostConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_TimelineConnection_edges,
 
@@ -13660,6 +13988,38 @@ func (ec *executionContext) _User_mutedByViewer(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_User_mutedByViewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _User_suspension(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_suspension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().Suspension(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *suspend.Suspension) graphql.Marshaler {
+			return ec.marshalOSuspension2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋsuspendᚐSuspension(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_suspension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suspension(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
@@ -14606,7 +14966,7 @@ func (ec *executionContext) unmarshalInputUserFilter(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"usernamePrefix", "roleId", "departmentId", "withoutDepartment"}
+	fieldsInOrder := [...]string{"usernamePrefix", "roleId", "departmentId", "withoutDepartment", "suspended"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14641,6 +15001,13 @@ func (ec *executionContext) unmarshalInputUserFilter(ctx context.Context, obj an
 				return it, err
 			}
 			it.WithoutDepartment = data
+		case "suspended":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suspended"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Suspended = data
 		}
 	}
 	return it, nil
@@ -15855,6 +16222,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "reopenReport":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_reopenReport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suspendUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_suspendUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unsuspendUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unsuspendUser(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -17190,6 +17571,50 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
+var suspensionImplementors = []string{"Suspension"}
+
+func (ec *executionContext) _Suspension(ctx context.Context, sel ast.SelectionSet, obj *suspend.Suspension) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, suspensionImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Suspension")
+		case "since":
+			out.Values[i] = ec._Suspension_since(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "until":
+			out.Values[i] = ec._Suspension_until(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Suspension_reason(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var timelineConnectionImplementors = []string{"TimelineConnection"}
 
 func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.PostConnection) graphql.Marshaler {
@@ -17492,6 +17917,12 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_mutedByViewer(ctx, field, obj)
+				})
+		case "suspension":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_suspension(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19448,6 +19879,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := gqlstring.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOSuspension2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋsuspendᚐSuspension(ctx context.Context, sel ast.SelectionSet, v *suspend.Suspension) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Suspension(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

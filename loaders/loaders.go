@@ -135,10 +135,11 @@ func (l *Loaders) ManagedDepartments() *dataloader.Loader[weibo.UserID, []*org.D
 	})
 }
 
-// Comments loads comment rows by id (nil for a missing comment).
+// Comments loads comment rows by id (nil for a missing comment, or one
+// whose author is suspended: comment.Service.VisibleComments).
 func (l *Loaders) Comments() *dataloader.Loader[weibo.CommentID, *comment.Comment] {
 	return made(&l.lmu, &l.ldComments, func() dataloader.BatchFunc[weibo.CommentID, *comment.Comment] {
-		return batch(l.svc.Comments.GetComments)
+		return batch(l.svc.Comments.VisibleComments)
 	})
 }
 

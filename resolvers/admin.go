@@ -71,6 +71,7 @@ func userFilter(in *model.UserFilter) (domain.UserFilter, error) {
 	if in.UsernamePrefix != nil {
 		f.UsernamePrefix = *in.UsernamePrefix
 	}
+	f.Suspended = in.Suspended
 	if in.RoleID != nil {
 		rid, err := parseID[weibo.RoleID]("filter.roleId", *in.RoleID)
 		if err != nil {

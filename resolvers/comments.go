@@ -28,7 +28,7 @@ func (r *Resolver) prefetchComments(ctx context.Context, page *comment.CommentCo
 	if len(replies) == 0 || !selectsAny(ctx, selections(ctx, "edges", "node"), func(n string) bool { return n == "replyTo" }) {
 		return nil
 	}
-	cs, err := r.Svc.Comments.GetComments(ctx, replies)
+	cs, err := r.Svc.Comments.VisibleComments(ctx, replies)
 	if err != nil {
 		return err
 	}

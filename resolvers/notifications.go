@@ -114,7 +114,7 @@ func (r *Resolver) prefetchNotifications(ctx context.Context, page *notify.Notif
 		prime(ctx, g, gctx, posts, r.Svc.Feed.GetPosts, l.Posts())
 	}
 	if selected("comment") && len(comments) > 0 {
-		prime(ctx, g, gctx, comments, r.Svc.Comments.GetComments, l.Comments())
+		prime(ctx, g, gctx, comments, r.Svc.Comments.VisibleComments, l.Comments())
 	}
 	if ids := notificationReports(page); selected("report") && len(ids) > 0 {
 		prime(ctx, g, gctx, ids, r.Svc.Reports.Get, l.Reports())

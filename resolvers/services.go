@@ -9,6 +9,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/feed"
+	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -55,6 +56,19 @@ type Services struct {
 	// Reports is the reports of content and the moderation queue
 	// (domain.Domain.Reports).
 	Reports Reports
+	// Suspensions is the suspension of users (domain.Domain.Suspensions).
+	Suspensions Suspensions
+	// Ranks is the rank rule suspendUser and unsuspendUser apply
+	// (authz.Service.ActOn).
+	Ranks suspend.Ranks
+}
+
+// Suspensions is the suspension of users (suspend.Service): the
+// mutations, and each user's suspension from memory.
+type Suspensions interface {
+	Suspend(ctx context.Context, target weibo.UserID, until *time.Time, reason string) (*suspend.Suspension, error)
+	Unsuspend(ctx context.Context, target weibo.UserID) error
+	Of(uid weibo.UserID) *suspend.Suspension
 }
 
 // Org is what the resolvers call of the organisation: one field per part,
@@ -148,7 +162,7 @@ type Likes interface {
 type Comments interface {
 	AddComment(ctx context.Context, author weibo.UserID, post weibo.PostID, content string, replyTo *weibo.CommentID) (*comment.Comment, error)
 	DeleteComment(ctx context.Context, viewer weibo.UserID, id weibo.CommentID) (bool, error)
-	GetComments(ctx context.Context, ids []weibo.CommentID) ([]*comment.Comment, error)
+	VisibleComments(ctx context.Context, ids []weibo.CommentID) ([]*comment.Comment, error)
 	PostCommentsFor(ctx context.Context, viewer weibo.UserID, post weibo.PostID, p weibo.Page) (*comment.CommentConnection, error)
 }
 

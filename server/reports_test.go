@@ -530,7 +530,8 @@ func TestReportActions(t *testing.T) {
 			if d.Gone != nil || d.Kept == nil || len(d.Kept.Comments.Edges) != 1 || d.Kept.Comments.Edges[0].Node.ID != kept.ID {
 				t.Fatalf("after DELETE_CONTENT: %+v", d)
 			}
-			// SUSPEND_USER: the stand-in Suspender records the call.
+			// SUSPEND_USER suspends the author until the time given, the
+			// reason naming the report and the note.
 			p2 := g.publish(author.token, "suspend me")
 			rep2 := g.report(reporter.token, author.ID, []string{p2.ID}, nil, "ABUSE")
 			g.fails(mod.token, "BAD_USER_INPUT", `mutation($id: ID!, $until: Time) { resolveReport(id: $id, action: DISMISS, suspendUntil: $until) { id } }`,
@@ -541,16 +542,27 @@ func TestReportActions(t *testing.T) {
 			if *got.Action != "SUSPEND_USER" {
 				t.Fatalf("resolved with SUSPEND_USER: %+v", got)
 			}
-			calls := g.svc.Reports.Suspender().(*report.StandInSuspender).Calls()
-			if len(calls) != 1 || calls[0].Target.String() != author.ID || calls[0].Until == nil || !calls[0].Until.Equal(until) ||
-				!strings.Contains(calls[0].Reason, rep2.ID) || !strings.Contains(calls[0].Reason, "repeat offender") {
-				t.Fatalf("Suspender calls: %+v, want one of %s until %s", calls, author.ID, until)
+			var sus struct {
+				User struct {
+					Suspension *struct {
+						Until  *time.Time
+						Reason *string
+					}
+				}
 			}
-			// DISMISS calls nothing.
+			g.ok(mod.token, `query($id: ID!) { user(id: $id) { suspension { until reason } } }`, map[string]any{"id": author.ID}, &sus)
+			if sp := sus.User.Suspension; sp == nil || sp.Until == nil || !sp.Until.Equal(until) || sp.Reason == nil ||
+				!strings.Contains(*sp.Reason, rep2.ID) || !strings.Contains(*sp.Reason, "repeat offender") {
+				t.Fatalf("the author's suspension after SUSPEND_USER: %+v, want until %s naming the report", sus.User.Suspension, until)
+			}
+			var un struct{ UnsuspendUser struct{ ID string } }
+			g.ok(mod.token, `mutation($id: ID!) { unsuspendUser(userId: $id) { id } }`, map[string]any{"id": author.ID}, &un)
+			// DISMISS suspends no one.
 			rep3 := g.report(reporter.token, author.ID, []string{p2.ID}, nil, "ABUSE")
 			g.moderate(mod.token, "resolveReport", ", action: DISMISS", map[string]any{"id": rep3.ID})
-			if n := len(g.svc.Reports.Suspender().(*report.StandInSuspender).Calls()); n != 1 {
-				t.Fatalf("%d Suspender calls after a DISMISS, want 1", n)
+			g.ok(mod.token, `query($id: ID!) { user(id: $id) { suspension { until reason } } }`, map[string]any{"id": author.ID}, &sus)
+			if sus.User.Suspension != nil {
+				t.Fatalf("suspended after a DISMISS: %+v", sus.User.Suspension)
 			}
 			var still struct{ Post *struct{ ID string } }
 			g.ok(fan.token, `query($p: ID!) { post(id: $p) { id } }`, map[string]any{"p": p2.ID}, &still)

@@ -220,6 +220,7 @@ func New(cfg Config) http.Handler {
 func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	endings := listenTokenEndings(cfg)
+	refuseSuspended(cfg)
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Schema:     servedSchema(), // no @defer: see incremental.go
 		Resolvers:  &resolvers.Resolver{Svc: servicesOf(cfg.Svc), Tokens: cfg.Tokens, EndingsOverBus: endings},
@@ -304,6 +305,9 @@ func present(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
 		}
 		if derr.Reason != "" {
 			gerr.Extensions["reason"] = derr.Reason
+		}
+		for k, v := range derr.Extensions {
+			gerr.Extensions[k] = v
 		}
 		return gerr
 	}

@@ -29,6 +29,9 @@ const (
 	// CodeUnavailable: a dependency of the operation is away; retrying
 	// later may succeed (a live subscription: resume it with `after`).
 	CodeUnavailable = "UNAVAILABLE"
+	// CodeAccountSuspended: login of a suspended user; extensions.until is
+	// the suspension's end (RFC 3339), absent when it lasts until lifted.
+	CodeAccountSuspended = "ACCOUNT_SUSPENDED"
 )
 
 // Reasons refine a code (extensions.reason in GraphQL). All but
@@ -53,6 +56,9 @@ const (
 	// its connection, so a live subscription may have missed events; it
 	// was closed, to be resumed with `after`.
 	ReasonEventsInterrupted = "EVENTS_INTERRUPTED"
+	// ReasonAccountSuspended (with CodeUnauthenticated): the token's user
+	// is suspended.
+	ReasonAccountSuspended = "ACCOUNT_SUSPENDED"
 )
 
 // Error is a domain error meant for the API caller: Code is one of the Code*
@@ -67,6 +73,9 @@ type Error struct {
 	Field string
 	// Reason refines Code for callers that branch on it (Reason* constants), or "".
 	Reason string
+	// Extensions are more entries of the GraphQL error's extensions
+	// (CodeAccountSuspended's "until"), nil for none.
+	Extensions map[string]any
 }
 
 func (e *Error) Error() string { return e.Message }

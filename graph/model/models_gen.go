@@ -68,6 +68,8 @@ type UserFilter struct {
 	DepartmentID *string `json:"departmentId,omitempty"`
 	// Users in no department.
 	WithoutDepartment *bool `json:"withoutDepartment,omitempty"`
+	// Only suspended users (true), or only users not suspended (false).
+	Suspended *bool `json:"suspended,omitempty"`
 }
 
 // What a role lets its holders do. ADMINISTRATOR implies every other.

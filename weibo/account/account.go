@@ -36,6 +36,7 @@ type Service struct {
 	rel     *counted.Relation // the registration, counting the users (usercount.go)
 	events  *events.Emitter   // token endings (tokenevents.go)
 	bcryptC int
+	susp    Suspensions // SetSuspensions; nil: none
 }
 
 type options struct {

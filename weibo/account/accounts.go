@@ -111,7 +111,8 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 // Login checks a username (case-insensitive) and password. Errors:
 // UNAUTHENTICATED for an unknown user or a wrong password (the same message
 // and, through a comparison with a dummy hash, the same time for both);
-// BAD_USER_INPUT for a password over 72 bytes.
+// BAD_USER_INPUT for a password over 72 bytes; ACCOUNT_SUSPENDED, after
+// the password was found right, for a suspended user (SetSuspensions).
 func (s *Service) Login(ctx context.Context, username, password string) (_ *weibo.User, err error) {
 	defer weibo.Wrap(&err, "login")
 	if err := checkLoginPassword(password); err != nil {
@@ -138,6 +139,9 @@ func (s *Service) Login(ctx context.Context, username, password string) (_ *weib
 		if errors.Is(err, bcrypt.ErrMismatchedHashAndPassword) {
 			return nil, errBadLogin
 		}
+		return nil, err
+	}
+	if err := s.suspendedError(uid); err != nil {
 		return nil, err
 	}
 	return userFromRow(uid, r), nil

@@ -127,6 +127,7 @@ type Service struct {
 	accounts Accounts
 	notices  Notices
 	guard    safety.Blocker // nil: no blocks
+	susp     weibo.Suspensions
 }
 
 // New returns the comments over st and registers with w the comment
@@ -136,7 +137,7 @@ type Service struct {
 // sends them), and with posts the deletion of a deleted post's comments.
 // The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, posts Posts, accounts Accounts, notices Notices) *Service {
-	s := &Service{st: st, w: w, accounts: accounts, notices: notices}
+	s := &Service{st: st, w: w, accounts: accounts, notices: notices, susp: weibo.NoSuspensions}
 	s.rel = &counted.Relation{
 		Name:   Relation,
 		Marker: tables.PendingComment,
@@ -415,7 +416,8 @@ const commentRounds = 9
 // row too (one ScanMany: no store call of its own), and the page leaves
 // out the comments by a user blocked either way and those a COMMENTS
 // filter with action HIDE matches; a page reads on past them within
-// commentRounds scans. Comments carry no filter results, so a
+// commentRounds scans. Every viewer's page leaves out the comments of a
+// suspended user (SetSuspensions). Comments carry no filter results, so a
 // WARN filter leaves a comment as it is. Errors: BAD_USER_INPUT for bad
 // paging arguments.
 func (s *Service) PostCommentsFor(ctx context.Context, viewer weibo.UserID, post weibo.PostID, p weibo.Page) (_ *CommentConnection, err error) {
@@ -435,7 +437,7 @@ func (s *Service) PostCommentsFor(ctx context.Context, viewer weibo.UserID, post
 			out := make([]*Comment, len(rows))
 			for i, r := range rows {
 				if id, ok := tables.DecodeCommentKey(r.Row); ok {
-					if c := commentFromRow(id, r); c != nil && !hidden(set, c) {
+					if c := commentFromRow(id, r); c != nil && !hidden(set, c) && !s.suspendedFor(viewer, c) {
 						out[i] = c
 					}
 				}
@@ -446,6 +448,11 @@ func (s *Service) PostCommentsFor(ctx context.Context, viewer weibo.UserID, post
 		return nil, err
 	}
 	return &CommentConnection{Edges: edges, PageInfo: info}, nil
+}
+
+// suspendedFor reports whether c's author is suspended and not viewer.
+func (s *Service) suspendedFor(viewer weibo.UserID, c *Comment) bool {
+	return c.ID.Author != viewer && s.susp.Suspended(c.ID.Author, s.w.NowMillis())
 }
 
 // hidden reports whether set's viewer does not see comment c: its author

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weibohbase/gateway/bus"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/account"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/counted"
@@ -25,6 +26,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
 	"github.com/weibohbase/gateway/weibo/moderation/report"
+	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/safety"
@@ -68,6 +70,10 @@ type Domain struct {
 	Org *Org
 	// Reports is the reports of content and the moderation queue.
 	Reports *report.Service
+	// Suspensions suspends users and, from its Registry (loaded by
+	// Start), hides their content from every read and refuses their
+	// tokens.
+	Suspensions *suspend.Service
 }
 
 type config struct {
@@ -77,6 +83,7 @@ type config struct {
 	timeline   []timeline.Option
 	bus        bus.Bus
 	eventQueue int
+	reload     time.Duration
 }
 
 // Option configures a Domain: the options of the protocol, the accounts
@@ -147,6 +154,11 @@ func WithEventQueue(n int) Option {
 	}
 }
 
+// WithSuspensionReload sets how often each instance scans the
+// suspensions table again while its bus is away (suspend.NewRegistry's
+// reload; default suspend.DefaultReload).
+func WithSuspensionReload(d time.Duration) Option { return func(c *config) { c.reload = d } }
+
 // WithBcryptCost sets the cost of new password hashes (account.WithBcryptCost).
 func WithBcryptCost(cost int) Option {
 	return func(c *config) { c.account = append(c.account, account.WithBcryptCost(cost)) }
@@ -187,39 +199,71 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	cm.SetGuard(sf)
 	rp := repost.New(st, w, f, n)
 	rp.SetGuard(sf)
-	tp := topic.New(st, w, f)
 	o := newOrg(st, w, a)
-	// STAND-IN: the suspensions' service replaces the recording Suspender.
-	reports := report.New(st, w, a, f, cm, n, o.Audit, &report.StandInSuspender{})
+	// Suspensions hide at read time, from each instance's registry.
+	reg := suspend.NewRegistry(st, b, w.Logger(), c.reload)
+	sp := suspend.New(st, w, a, o.Audit, reg)
+	a.SetSuspensions(reg)
+	f.SetSuspensions(reg)
+	n.SetSuspensions(reg)
+	lk.SetSuspensions(reg)
+	cm.SetSuspensions(reg)
+	rp.SetSuspensions(reg)
+	tp := topic.New(st, w, f)
+	tp.SetSuspensions(reg)
+	reports := report.New(st, w, a, f, cm, n, o.Audit, suspender{sp})
 	reports.SetRanks(o.Authz)
 	return &Domain{
-		Writes:   w,
-		Accounts: a,
-		Feed:     f,
-		Fanout:   f.Fanout(),
-		Follows:  f.Follows(),
-		Timeline: timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis)}, c.timeline...)...),
-		Notify:   n,
-		Likes:    lk,
-		Comments: cm,
-		Reposts:  rp,
-		Topics:   tp,
-		Safety:   sf,
-		Org:      o,
-		Reports:  reports,
+		Writes:      w,
+		Accounts:    a,
+		Feed:        f,
+		Fanout:      f.Fanout(),
+		Follows:     f.Follows(),
+		Timeline:    timeline.New(st, f, f.Fanout(), ev, append([]timeline.Option{timeline.WithLogger(w.Logger()), timeline.WithClock(w.NowMillis), timeline.WithSuspensions(reg)}, c.timeline...)...),
+		Notify:      n,
+		Likes:       lk,
+		Comments:    cm,
+		Reposts:     rp,
+		Topics:      tp,
+		Safety:      sf,
+		Org:         o,
+		Suspensions: sp,
+		Reports:     reports,
 	}
 }
 
 // Store returns the table API the domain runs on.
 func (d *Domain) Store() hbase.Store { return d.Writes.Store() }
 
-// Start runs the feed's fan-out workers and outbox sweeps and, with each
-// sweep, the protocol's repairer (feed.Service.Start).
-func (d *Domain) Start(ctx context.Context) error { return d.Feed.Start(ctx) }
+// Start loads the suspensions' registry (suspend.Registry.Start: its bus
+// subscription, and its scans while the bus is away, run until Close),
+// then runs the
+// feed's fan-out workers and outbox sweeps and, with each sweep, the
+// protocol's repairer (feed.Service.Start).
+func (d *Domain) Start(ctx context.Context) error {
+	if err := d.Suspensions.Registry().Start(ctx); err != nil {
+		return err
+	}
+	return d.Feed.Start(ctx)
+}
 
-// Close drains the fan-out (feed.Service.Close).
-func (d *Domain) Close(ctx context.Context) error { return d.Feed.Close(ctx) }
+// Close drains the fan-out (feed.Service.Close) and stops the
+// suspensions' registry.
+func (d *Domain) Close(ctx context.Context) error {
+	defer d.Suspensions.Registry().Close()
+	return d.Feed.Close(ctx)
+}
 
 // FlushFanout waits for the fan-outs and drains queued so far
 // (feed.Service.FlushFanout).
 func (d *Domain) FlushFanout(ctx context.Context) error { return d.Feed.FlushFanout(ctx) }
+
+// suspender is the suspensions' service as the reports' SUSPEND_USER
+// calls it (report.Suspender): the suspension made, or the error.
+type suspender struct{ s *suspend.Service }
+
+// Suspend suspends target until until (nil: until lifted) for reason.
+func (p suspender) Suspend(ctx context.Context, target weibo.UserID, until *time.Time, reason string) error {
+	_, err := p.s.Suspend(ctx, target, until, reason)
+	return err
+}

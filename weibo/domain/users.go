@@ -21,6 +21,9 @@ type UserFilter struct {
 	Department *weibo.DeptID
 	// WithoutDepartment keeps the users in no department.
 	WithoutDepartment bool
+	// Suspended, when set, keeps the users suspended now (true) or those
+	// not suspended (false), from the registry of suspensions.
+	Suspended *bool
 }
 
 // UserSearchConnection is one page of SearchUsers.
@@ -71,7 +74,7 @@ func (d *Domain) SearchUsers(ctx context.Context, f UserFilter, first *int, afte
 		if rs[0] == nil {
 			return nil, weibo.NotFoundOn("filter.roleId", "role "+f.Role.String()+" not found")
 		}
-		if f.Department == nil && !f.WithoutDepartment && prefix == "" {
+		if f.Department == nil && !f.WithoutDepartment && prefix == "" && f.Suspended == nil {
 			total = new(int(rs[0].MemberCount))
 		}
 		q = paging.Query{Kind: paging.CursorRoleMembers, RowLen: tables.LinkKeyLen,
@@ -84,7 +87,7 @@ func (d *Domain) SearchUsers(ctx context.Context, f UserFilter, first *int, afte
 		if ds[0] == nil {
 			return nil, weibo.NotFoundOn("filter.departmentId", "department "+f.Department.String()+" not found")
 		}
-		if prefix == "" {
+		if prefix == "" && f.Suspended == nil {
 			total = new(int(ds[0].MemberCount))
 		}
 		q = paging.Query{Kind: paging.CursorUsers, RowLen: tables.LinkKeyLen,
@@ -94,6 +97,9 @@ func (d *Domain) SearchUsers(ctx context.Context, f UserFilter, first *int, afte
 			Scan: hbase.Scan{Table: tables.Usernames, Prefix: []byte(prefix)}}
 		if prefix == "" {
 			q.Scan.Prefix = nil
+		}
+		if f.Suspended != nil && *f.Suspended {
+			return d.searchSuspended(ctx, f, prefix, q, first, after)
 		}
 	}
 	edges, info, err := paging.Read(ctx, d.Store(), q, first, after,
@@ -141,6 +147,8 @@ func (d *Domain) keepUsers(ctx context.Context, kind paging.CursorKind, f UserFi
 		case f.Department != nil && tables.UserDepartment(u) != *f.Department:
 			continue
 		case f.WithoutDepartment && tables.UserDepartment(u) != weibo.RootDept:
+			continue
+		case f.Suspended != nil && d.Suspensions.Suspended(uids[i], d.Writes.NowMillis()) != *f.Suspended:
 			continue
 		}
 		out[i] = &uids[i]

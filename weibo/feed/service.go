@@ -56,9 +56,10 @@ type Service struct {
 	fan         *fanout.Engine
 	opts        options
 	users       Users
-	posts       *postCache      // nil: none (WithPostCache)
-	sets        Sets            // nil: pages read the viewer's whole safety row (SetSafety)
-	events      *events.Emitter // live events (events.go) and the watchers' wake-ups (its Hub)
+	posts       *postCache        // nil: none (WithPostCache)
+	sets        Sets              // nil: pages read the viewer's whole safety row (SetSafety)
+	susp        weibo.Suspensions // whose posts leave others' reads (SetSuspensions)
+	events      *events.Emitter   // live events (events.go) and the watchers' wake-ups (its Hub)
 }
 
 type options struct {
@@ -155,7 +156,7 @@ func New(st hbase.Store, w *counted.Protocol, users Users, notices Notices, opts
 		}
 		o.events = events.NewEmitter(o.bus, shared, w.Logger())
 	}
-	s := &Service{st: st, w: w, log: w.Logger(), opts: o, users: users, notices: notices, events: o.events,
+	s := &Service{st: st, w: w, log: w.Logger(), opts: o, users: users, notices: notices, events: o.events, susp: weibo.NoSuspensions,
 		posts: newPostCache(o.postCacheSize, o.postCacheTTL, func() time.Time { return time.UnixMilli(w.NowMillis()) })}
 	s.fan = fanout.New(st, w, o.events, users, s, fanout.Options{
 		Workers: o.workers, Batch: o.batch, Backfill: o.backfill, SweepInterval: o.sweepInterval,

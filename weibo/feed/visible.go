@@ -13,15 +13,30 @@ import (
 // A post and a user's posts as a viewer sees them: across a block, either
 // way, the other's post is none (post(id:) answers null, as for a post
 // that does not exist) and the other's posts are an empty list. Mutes and
-// keyword filters do not hide a post asked for by id or by author.
+// keyword filters do not hide a post asked for by id or by author. A
+// suspended author's posts are none to every other viewer, anonymous ones
+// too (SetSuspensions), decided at read time from memory.
+
+// SetSuspensions makes every read of posts hide the posts of the users
+// susp says are suspended from everyone but themselves. It must be called
+// before any call, while the domain is wired.
+func (s *Service) SetSuspensions(susp weibo.Suspensions) { s.susp = susp }
+
+// Suspended reports whether uid is suspended now (SetSuspensions), from
+// memory: the read paths built on the feed ask it.
+func (s *Service) Suspended(uid weibo.UserID) bool { return s.susp.Suspended(uid, s.w.NowMillis()) }
 
 // UserPostsFor pages through uid's posts newest first, both ways, as
 // viewer sees them: UserPosts, or an empty connection (Hidden set, no
-// cursors) when a block stands between viewer and uid, either way. For a
+// cursors) when a block stands between viewer and uid, either way, or uid
+// is suspended (and not the viewer). For a
 // logged-in viewer (not 0) other than uid the page's first scan reads the
 // viewer's safety row too (one ScanMany: no store call of its own).
 // Errors: BAD_USER_INPUT for bad paging arguments.
 func (s *Service) UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*PostConnection, error) {
+	if viewer != uid && s.Suspended(uid) {
+		return &PostConnection{Edges: []PostEdge{}, Hidden: true}, nil
+	}
 	q := userPostsQuery(uid)
 	if viewer != 0 && viewer != uid {
 		q.With = safety.RowScan(viewer)
@@ -44,8 +59,9 @@ func (s *Service) UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p 
 var errBlockedAuthor = errors.New("author blocked either way")
 
 // PostsFor reads the posts ids as viewer sees them (post(id:), node and
-// nodes): nil for a post that does not exist or whose author a block
-// stands between with viewer, either way. It is one GetMany of the
+// nodes): nil for a post that does not exist, whose author a block
+// stands between with viewer, either way, or whose author (not viewer) is
+// suspended. It is one GetMany of the
 // content rows and, for a logged-in viewer (not 0) asking for a post of
 // another's, the viewer's safety row.
 func (s *Service) PostsFor(ctx context.Context, viewer weibo.UserID, ids []weibo.PostID) (_ []*Post, err error) {
@@ -71,7 +87,7 @@ func (s *Service) PostsFor(ctx context.Context, viewer weibo.UserID, ids []weibo
 	}
 	out := make([]*Post, len(ids))
 	for i, id := range ids {
-		if id.Author == viewer || !set.Blocked(id.Author) {
+		if id.Author == viewer || !set.Blocked(id.Author) && !s.Suspended(id.Author) {
 			out[i] = PostFromRow(id, rs[i])
 		}
 	}

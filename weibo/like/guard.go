@@ -1,8 +1,17 @@
 package like
 
-import "github.com/weibohbase/gateway/weibo/safety"
+import (
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/safety"
+)
 
 // SetGuard sets the blocks the writes honour (a write across a block is
 // FORBIDDEN: safety.CheckInteraction). It must be called before any
 // call, while the domain is wired.
 func (s *Service) SetGuard(g safety.Blocker) { s.guard = g }
+
+// SetSuspensions hides the likes of the users susp says are suspended
+// from a post's likers, and the posts of suspended authors from the
+// posts a user likes. It must be called before any call, while the domain
+// is wired.
+func (s *Service) SetSuspensions(susp weibo.Suspensions) { s.susp = susp }

@@ -46,6 +46,7 @@ type Service struct {
 	notices Notices
 	log     *slog.Logger
 	guard   safety.Blocker // nil: no blocks
+	susp    weibo.Suspensions
 }
 
 // Users reads users rows: whether a user exists, for the recount of
@@ -68,7 +69,7 @@ type Posts interface {
 // it is, as a deleted post's comment's is). The weibo tables must exist
 // (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, users Users, posts Posts, notices Notices) *Service {
-	s := &Service{st: st, w: w, notices: notices, log: w.Logger()}
+	s := &Service{st: st, w: w, notices: notices, log: w.Logger(), susp: weibo.NoSuspensions}
 	s.rel = s.likeRelation()
 	w.Register(s.rel)
 	w.RegisterCheck(s.fsckCheck())

@@ -33,8 +33,9 @@ func (s *Service) IsLiked(ctx context.Context, viewer weibo.UserID, posts []weib
 // (ties in one millisecond by user id): a prefix scan of the post's
 // likers rows, each verified against its like row with one batched read
 // per chunk (a row whose like is gone or was made at another time is
-// skipped: a like or unlike in flight). Errors: BAD_USER_INPUT for a bad
-// first or after.
+// skipped: a like or unlike in flight), and so is a suspended user's
+// like (SetSuspensions; the post's likeCount still counts it). Errors:
+// BAD_USER_INPUT for a bad first or after.
 func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, after *string) (_ *weibo.UserConnection, err error) {
 	defer weibo.Wrap(&err, "likes of a post")
 	q := paging.Query{Kind: paging.CursorLikers, RowLen: tables.LikeListKeyLen,
@@ -56,8 +57,9 @@ func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, 
 			if err != nil {
 				return nil, err
 			}
+			now := s.w.NowMillis()
 			for i, r := range rs {
-				if t, ok := tables.LikeAt(r); !ok || t != at[i] {
+				if t, ok := tables.LikeAt(r); !ok || t != at[i] || s.susp.Suspended(*out[i], now) {
 					out[i] = nil
 				}
 			}
@@ -73,10 +75,17 @@ func (s *Service) PostLikes(ctx context.Context, post weibo.PostID, first *int, 
 // prefix scan of uid's likes rows, each verified with one batched read per
 // chunk of the like rows and the posts' content rows (a row whose like is
 // gone or was made at another time is skipped, and so is the like of a
-// post that no longer exists). Errors: BAD_USER_INPUT for a bad first or
-// after.
+// post that no longer exists). A suspended user's likes are none, and so
+// are the posts of suspended authors (SetSuspensions). Errors:
+// BAD_USER_INPUT for a bad first or after.
 func (s *Service) LikedPosts(ctx context.Context, uid weibo.UserID, first *int, after *string) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "posts a user likes")
+	if s.susp.Suspended(uid, s.w.NowMillis()) {
+		if _, err := paging.Size(first); err != nil {
+			return nil, err
+		}
+		return &feed.PostConnection{Edges: []feed.PostEdge{}}, nil
+	}
 	q := paging.Query{Kind: paging.CursorLikedPosts, RowLen: tables.LikeListKeyLen,
 		Scan: hbase.Scan{Table: tables.Likes, Prefix: tables.UserLikesPrefix(uid)}}
 	edges, info, err := paging.Read(ctx, s.st, q, first, after,
@@ -125,8 +134,9 @@ func (s *Service) verifyLikedPosts(ctx context.Context, uid weibo.UserID, rows [
 	if err != nil {
 		return nil, err
 	}
+	now := s.w.NowMillis()
 	for i := range rows {
-		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] {
+		if t, ok := tables.LikeAt(rs[2*i]); ok && t == at[i] && !s.susp.Suspended(ids[i].Author, now) {
 			out[i] = feed.PostFromRow(ids[i], rs[2*i+1])
 		}
 	}

@@ -81,7 +81,7 @@ type Notification struct {
 	// notification, and its post, as it does a Post.filtered one.
 	Filtered []safety.FilterResult
 
-	screen *safety.Set // the recipient's Set it was screened with (ActorPage), nil for none
+	screen *screener // the recipient's Set and suspensions it was screened with (ActorPage), nil for none
 }
 
 // At is the notification's time (ms precision).

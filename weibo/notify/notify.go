@@ -157,8 +157,9 @@ type Service struct {
 	st     hbase.Store
 	w      *counted.Protocol
 	rel    *counted.Relation
-	wanted []noticeCheck // RegisterNoticeCheck
-	blocks BlockCheck    // SetBlocks; nil: none
+	wanted []noticeCheck     // RegisterNoticeCheck
+	blocks BlockCheck        // SetBlocks; nil: none
+	susp   weibo.Suspensions // SetSuspensions
 	events *events.Emitter
 	queue  int
 	log    *slog.Logger
@@ -181,7 +182,7 @@ func New(st hbase.Store, w *counted.Protocol, ev *events.Emitter, users Users, q
 	if queue <= 0 {
 		queue = events.DefaultQueue
 	}
-	s := &Service{st: st, w: w, events: ev, queue: queue, log: w.Logger()}
+	s := &Service{st: st, w: w, events: ev, queue: queue, log: w.Logger(), susp: weibo.NoSuspensions}
 	s.rel = s.notifyRelation()
 	w.Register(s.rel)
 	w.RegisterCheck(s.fsckCheck())

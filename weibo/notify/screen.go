@@ -52,6 +52,13 @@ type BlockCheck interface {
 // domain is wired.
 func (s *Service) SetBlocks(b BlockCheck) { s.blocks = b }
 
+// SetSuspensions hides, in every recipient's notifications and their
+// live events, the part of the users susp says are suspended: as actors
+// (a notification whose actors are all suspended is none) and as authors
+// of the post a notification is about. It must be called before any
+// call, while the domain is wired.
+func (s *Service) SetSuspensions(susp weibo.Suspensions) { s.susp = susp }
+
 // mentionBlocked reports whether n is a MENTION across a block.
 func (s *Service) mentionBlocked(ctx context.Context, n Notice) (bool, error) {
 	if s.blocks == nil || n.Kind != tables.NotifMention {
@@ -106,20 +113,21 @@ func (r *screenRead) read(ctx context.Context, ids []weibo.NotificationID, at []
 	if setAt >= 0 {
 		r.set, r.loaded = safety.FromRow(r.viewer, rs[setAt], r.s.w.NowMillis()), true
 	}
+	sc := &screener{set: r.set, susp: r.s.susp, now: r.s.w.NowMillis()}
 	out := make([]*Notification, len(ids))
 	for i, id := range ids {
 		n := notificationFromRow(id, rs[i])
 		if n == nil || (at != nil && n.AtMillis != at[i]) {
 			continue
 		}
-		if r.live && len(n.Newest) > 0 && hidesActor(r.set, n.Newest[0].User) {
+		if r.live && len(n.Newest) > 0 && sc.hidesActor(n.Newest[0].User) {
 			continue // the event of a hidden actor's join
 		}
 		var text []byte
 		if texts[i] > 0 {
 			text = textOf(id, rs[texts[i]])
 		}
-		out[i] = screen(r.set, n, text)
+		out[i] = screen(sc, n, text)
 	}
 	return out, nil
 }
@@ -150,25 +158,32 @@ func textOf(id weibo.NotificationID, r *hbase.Result) []byte {
 	return r.Value(tables.FamPost, tables.ColText)
 }
 
-// hidesActor reports whether set hides uid's part in notifications: a
-// block either way, or a mute with notifications.
-func hidesActor(set *safety.Set, uid weibo.UserID) bool {
-	return set.Blocked(uid) || set.MutesNotifications(uid)
+// screener is what screens a recipient's notifications: their Set (nil:
+// none) and the suspensions at one moment.
+type screener struct {
+	set  *safety.Set
+	susp weibo.Suspensions
+	now  int64 // ms
 }
 
-// screen returns n as the owner of set sees it (n itself, changed: n is
-// the caller's own, read just now), or nil when it is hidden; text is
-// what its actor wrote (nil: none, or not read).
-func screen(set *safety.Set, n *Notification, text []byte) *Notification {
-	if set == nil {
-		return n
-	}
-	if p, ok := n.PostID(); ok && set.Blocked(p.Author) {
+// hidesActor reports whether sc hides uid's part in notifications: a
+// block either way, a mute with notifications, or uid suspended.
+func (sc *screener) hidesActor(uid weibo.UserID) bool {
+	return sc.set.Blocked(uid) || sc.set.MutesNotifications(uid) || sc.susp.Suspended(uid, sc.now)
+}
+
+// screen returns n as the owner of sc's Set sees it (n itself, changed:
+// n is the caller's own, read just now), or nil when it is hidden — its
+// post's author blocked either way or suspended, or all its actors
+// hidden; text is what its actor wrote (nil: none, or not read).
+func screen(sc *screener, n *Notification, text []byte) *Notification {
+	set := sc.set
+	if p, ok := n.PostID(); ok && (set.Blocked(p.Author) || sc.susp.Suspended(p.Author, sc.now)) {
 		return nil
 	}
 	kept := n.Newest[:0:0]
 	for _, a := range n.Newest {
-		if !hidesActor(set, a.User) {
+		if !sc.hidesActor(a.User) {
 			kept = append(kept, a)
 		}
 	}
@@ -185,17 +200,17 @@ func screen(set *safety.Set, n *Notification, text []byte) *Notification {
 		}
 		n.Filtered = warn
 	}
-	n.screen = set
+	n.screen = sc
 	return n
 }
 
-// screenActors returns all without the actors set hides (all itself when
+// screenActors returns all without the actors sc hides (all itself when
 // it hides none).
-func screenActors(set *safety.Set, all []tables.NotifActor) []tables.NotifActor {
-	if set == nil || !slices.ContainsFunc(all, func(a tables.NotifActor) bool { return hidesActor(set, a.User) }) {
+func screenActors(sc *screener, all []tables.NotifActor) []tables.NotifActor {
+	if sc == nil || !slices.ContainsFunc(all, func(a tables.NotifActor) bool { return sc.hidesActor(a.User) }) {
 		return all
 	}
-	return slices.DeleteFunc(slices.Clone(all), func(a tables.NotifActor) bool { return hidesActor(set, a.User) })
+	return slices.DeleteFunc(slices.Clone(all), func(a tables.NotifActor) bool { return sc.hidesActor(a.User) })
 }
 
 // VisibleNotifications reads viewer's notifications by id as viewer sees

@@ -104,6 +104,7 @@ type Service struct {
 	rel   *counted.Relation
 	posts Posts
 	guard safety.Blocker // nil: no blocks
+	susp  weibo.Suspensions
 }
 
 // New returns the reposts over st and registers with w the repost pair,
@@ -112,7 +113,7 @@ type Service struct {
 // delete), and with notices how a REPOST notification is checked (the
 // repost's content row names the root). The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, posts Posts, notices Notices) *Service {
-	s := &Service{st: st, w: w, posts: posts}
+	s := &Service{st: st, w: w, posts: posts, susp: weibo.NoSuspensions}
 	s.rel = s.repostRelation()
 	w.Register(s.rel)
 	w.RegisterCheck(s.fsckCheck())
@@ -339,7 +340,8 @@ func (s *Service) RepairRepost(ctx context.Context, root, repost weibo.PostID) e
 // GetMany of the reposts' content rows, which also returns the posts; an
 // entry whose repost is gone or names another root (a write still
 // settling, or the trace of one that died) is skipped. A repost's own
-// list is empty: reposting it reposts its root. Errors: BAD_USER_INPUT
+// list is empty: reposting it reposts its root. The reposts of a
+// suspended user are left out (SetSuspensions). Errors: BAD_USER_INPUT
 // for bad paging arguments.
 func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, after *string) (_ *feed.PostConnection, err error) {
 	defer weibo.Wrap(&err, "reposts of a post")
@@ -349,8 +351,9 @@ func (s *Service) Reposts(ctx context.Context, root weibo.PostID, first *int, af
 		func(ctx context.Context, rows []*hbase.Result) ([]*feed.Post, error) {
 			ids := make([]weibo.PostID, 0, len(rows))
 			at := make([]int, 0, len(rows))
+			now := s.w.NowMillis()
 			for i, r := range rows {
-				if _, id, ok := tables.DecodeRepostKey(r.Row); ok {
+				if _, id, ok := tables.DecodeRepostKey(r.Row); ok && !s.susp.Suspended(id.Author, now) {
 					ids = append(ids, id)
 					at = append(at, i)
 				}

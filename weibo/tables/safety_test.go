@@ -1,8 +1,10 @@
 package tables_test
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -62,5 +64,51 @@ func TestPackedCells(t *testing.T) {
 	}
 	if got, ok := tables.DecodeFilters(cell[:len(cell)-1]); ok || len(got) != 1 {
 		t.Errorf("a truncated cell decoded: %+v %v", got, ok)
+	}
+}
+
+func TestSuspensionCodec(t *testing.T) {
+	uid := tables.UserID(42)
+	k := tables.SuspensionKey(uid)
+	if got, ok := tables.DecodeSuspensionKey(k); !ok || got != uid {
+		t.Fatalf("DecodeSuspensionKey = %v, %v", got, ok)
+	}
+	for _, c := range []tables.SuspensionCells{
+		{Since: 1000},
+		{Since: 1000, Until: 2000, Reason: "spam", By: 7},
+	} {
+		r := resultOf(k, c)
+		got, ok := tables.DecodeSuspension(r)
+		if !ok || got != c {
+			t.Errorf("DecodeSuspension(Encode(%+v)) = %+v, %v", c, got, ok)
+		}
+	}
+	if _, ok := tables.DecodeSuspension(resultOf(k, tables.SuspensionCells{Since: 2000, Until: 1000})); ok {
+		t.Error("an until before since decoded")
+	}
+	if _, ok := tables.DecodeSuspension(&hbase.Result{Row: k}); ok {
+		t.Error("a row without since decoded")
+	}
+}
+
+func resultOf(row []byte, c tables.SuspensionCells) *hbase.Result {
+	r := &hbase.Result{Row: row}
+	for q, v := range tables.EncodeSuspension(c)[tables.FamSuspension] {
+		r.Cells = append(r.Cells, &hbase.Cell{Family: tables.FamSuspension, Qualifier: q, Value: v})
+	}
+	return r
+}
+
+// TestSuspensionExample checks docs/schema.md's example of a
+// weibo:suspensions row byte for byte.
+func TestSuspensionExample(t *testing.T) {
+	if got := fmt.Sprintf("%x", tables.SuspensionKey(22732)); got != "0900000000000058cc" {
+		t.Errorf("rowkey %s", got)
+	}
+	cells := tables.EncodeSuspension(tables.SuspensionCells{Since: 1583037356789, Until: 1583037356789 + 7*24*3600*1000, Reason: "spam", By: 5802})[tables.FamSuspension]
+	for q, want := range map[string]string{"t": "0000017094611af5", "u": "00000170b86d9ef5", "r": "7370616d", "b": "00000000000016aa"} {
+		if got := fmt.Sprintf("%x", cells[q]); got != want {
+			t.Errorf("s:%s = %s, want %s", q, got, want)
+		}
 	}
 }

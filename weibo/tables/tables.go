@@ -348,6 +348,11 @@ func Specs() []hbase.TableSpec {
 			{Name: FamReportIndex, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
 			{Name: FamReportCount, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
 		}},
+		// Small (the users suspended now), scanned whole by every instance:
+		// no splits, kept in memory.
+		{Name: "suspensions", Families: []hbase.FamilySpec{
+			{Name: FamSuspension, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
+		}},
 		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},

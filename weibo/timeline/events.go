@@ -305,7 +305,7 @@ func (w *watcher) replay(ctx context.Context, replay []PostAdded) bool {
 			w.fail(ctx, err)
 			return false
 		}
-		p, show := screenPost(set, e.Post)
+		p, show := w.s.screenPost(set, e.Post)
 		if !show {
 			continue
 		}
@@ -329,8 +329,12 @@ func (w *watcher) fail(ctx context.Context, err error) {
 // HOME (p itself may be shared) — and whether it is shown at all: not
 // when set hides its author or its reposted post's author, or one of
 // the owner's HOME filters hides its text. A post that already carries
-// its Filtered (screened by the read that made it) keeps them.
-func screenPost(set *safety.Set, p *feed.Post) (*feed.Post, bool) {
+// its Filtered (screened by the read that made it) keeps them. A post of
+// a suspended author, or reposting one's post, is not shown either.
+func (s *Service) screenPost(set *safety.Set, p *feed.Post) (*feed.Post, bool) {
+	if s.suspendedPost(p.ID, p.RepostOfID) {
+		return nil, false
+	}
 	if set == nil {
 		return p, true
 	}
@@ -467,14 +471,14 @@ func (w *watcher) screened(set *safety.Set, id weibo.PostID, e events.HomeEvent)
 				p.RepostOfID = &root
 			}
 		}
-		p, show := screenPost(set, p)
+		p, show := w.s.screenPost(set, p)
 		if !show {
 			return nil // not noted: hidden, not sent
 		}
 		w.note(id, seenAdded)
 		return PostAdded{Post: p, Cursor: timelineCursor(id)}
 	case events.KindDelete:
-		if w.seen[id] != seenAdded && set.HidesAuthor(id.Author) {
+		if w.seen[id] != seenAdded && (set.HidesAuthor(id.Author) || w.s.suspended(id.Author)) {
 			return nil // a post of someone hidden that this stream did not send
 		}
 		if w.note(id, seenDeleted) == seenDeleted {

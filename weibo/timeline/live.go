@@ -184,7 +184,7 @@ func (w *timelineWatch) read(ctx context.Context) bool {
 	var fresh []*feed.Post // newest first, as read
 	for _, p := range posts {
 		if !seenPost(w.seen, p.ID) && p.ID.Millis >= w.since {
-			if p, show := screenPost(set, p); show {
+			if p, show := w.s.screenPost(set, p); show {
 				fresh = append(fresh, p)
 			}
 		}

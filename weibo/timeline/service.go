@@ -58,6 +58,7 @@ type Service struct {
 	events   *events.Emitter // live events and the watchers' wake-ups (its Hub)
 	log      *slog.Logger
 	now      func() int64 // Unix ms
+	susp     weibo.Suspensions
 	opts     options
 }
 
@@ -65,6 +66,7 @@ type options struct {
 	eventQueue int
 	log        *slog.Logger
 	now        func() int64
+	susp       weibo.Suspensions
 }
 
 // Option configures a Service.
@@ -86,13 +88,29 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // WatchTimeline (default time.Now; the domain passes its protocol's).
 func WithClock(nowMillis func() int64) Option { return func(o *options) { o.now = nowMillis } }
 
+// WithSuspensions hides the posts of the users susp says are suspended
+// (at the clock's now) from every home timeline, its hybrid merge of
+// large accounts and its live events (default: nobody is suspended).
+func WithSuspensions(susp weibo.Suspensions) Option {
+	return func(o *options) { o.susp = susp }
+}
+
 // New returns the home timeline over st: posts and accounts read the
 // feed, ev is the Emitter the feed publishes its live events with (its
 // bus and its Hub). The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, posts Posts, accounts Accounts, ev *events.Emitter, opts ...Option) *Service {
-	o := options{eventQueue: DefaultEventQueue, log: slog.Default(), now: func() int64 { return time.Now().UnixMilli() }}
+	o := options{eventQueue: DefaultEventQueue, log: slog.Default(), now: func() int64 { return time.Now().UnixMilli() }, susp: weibo.NoSuspensions}
 	for _, f := range opts {
 		f(&o)
 	}
-	return &Service{st: st, posts: posts, accounts: accounts, events: ev, log: o.log, now: o.now, opts: o}
+	return &Service{st: st, posts: posts, accounts: accounts, events: ev, log: o.log, now: o.now, susp: o.susp, opts: o}
+}
+
+// suspended reports whether uid is suspended now (WithSuspensions).
+func (s *Service) suspended(uid weibo.UserID) bool { return s.susp.Suspended(uid, s.now()) }
+
+// suspendedPost reports whether the post id, a repost of root (nil for an
+// original), is by a suspended author or reposts one's post.
+func (s *Service) suspendedPost(id weibo.PostID, root *weibo.PostID) bool {
+	return s.suspended(id.Author) || root != nil && s.suspended(root.Author)
 }

@@ -209,7 +209,7 @@ func (t *timelineRead) verify(ctx context.Context, rows []*hbase.Result) ([]*fee
 		owner, id, ok := tables.DecodeInboxKey(r.Row)
 		switch {
 		case !ok || owner != t.uid:
-		case t.set.HidesAuthor(id.Author):
+		case t.set.HidesAuthor(id.Author) || t.s.suspended(id.Author):
 			t.hidden++
 		default:
 			ids = append(ids, id)
@@ -362,7 +362,7 @@ func (t *timelineRead) largePosts(ctx context.Context, w paging.Window, limit in
 	}
 	var accounts []*account
 	for _, a := range slices.Sorted(maps.Keys(t.followed)) {
-		if !t.set.HidesAuthor(a) {
+		if !t.set.HidesAuthor(a) && !t.s.suspended(a) {
 			accounts = append(accounts, &account{scan: largeScan(a, w, limit)})
 		}
 	}

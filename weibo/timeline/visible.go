@@ -23,10 +23,14 @@ func (t *timelineRead) noteSet(set *safety.Set) {
 	}
 }
 
-// show returns how the page shows p by the viewer's Set (HomeView.Home):
-// nil when it hides p, a copy naming the WARN filters p matched, or p.
-// p itself is never changed (the post cache shares it).
+// show returns how the page shows p by the viewer's Set (HomeView.Home)
+// and the suspensions: nil when they hide p, a copy naming the WARN
+// filters p matched, or p. p itself is never changed (the post cache
+// shares it).
 func (t *timelineRead) show(p *feed.Post) *feed.Post {
+	if t.s.suspendedPost(p.ID, p.RepostOfID) {
+		return nil
+	}
 	hide, warn := t.view.Home(p.ID, p.RepostOfID, p.Content)
 	switch {
 	case hide:

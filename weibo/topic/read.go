@@ -432,11 +432,15 @@ func (ts *topicScan) getPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.
 }
 
 // view returns p as the page shows it to the viewer: nil when it is gone,
-// does not have the topic (a stale entry), is blocked either way (its
-// author or its root's) or hidden by a TOPIC filter; a copy naming the
+// does not have the topic (a stale entry), is by a suspended author (or
+// reposts one's post), is blocked either way (its author or its root's)
+// or hidden by a TOPIC filter; a copy naming the
 // filters that warn of it; else p itself.
 func (ts *topicScan) view(p *feed.Post) *feed.Post {
 	if p == nil || !slices.Contains(hashtag.Extract(p.Content), ts.name) {
+		return nil
+	}
+	if now := ts.s.w.NowMillis(); ts.s.susp.Suspended(p.ID.Author, now) || p.RepostOfID != nil && ts.s.susp.Suspended(p.RepostOfID.Author, now) {
 		return nil
 	}
 	if ts.set == nil {

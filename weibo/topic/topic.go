@@ -102,13 +102,20 @@ type Service struct {
 	w     *counted.Protocol
 	rel   *counted.Relation
 	posts Posts
+	susp  weibo.Suspensions // whose posts leave topic pages (SetSuspensions)
 }
+
+// SetSuspensions hides from every topic page (and so from the trends'
+// posts) the posts of the users susp says are suspended, and the reposts
+// of their posts. It must be called before any call, while the domain is
+// wired.
+func (s *Service) SetSuspensions(susp weibo.Suspensions) { s.susp = susp }
 
 // New returns the topics over st and registers with w the topic relation,
 // its two counters and the topics' fsck check (check.go), and with posts the topics' part in the write of
 // every post with topics. The weibo tables must exist (tables.Migrate).
 func New(st hbase.Store, w *counted.Protocol, posts Posts) *Service {
-	s := &Service{st: st, w: w, posts: posts}
+	s := &Service{st: st, w: w, posts: posts, susp: weibo.NoSuspensions}
 	s.rel = s.topicRelation()
 	w.Register(s.rel)
 	w.RegisterCheck(s.fsckCheck())
