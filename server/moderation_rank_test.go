@@ -28,7 +28,9 @@ func TestModerationRankRule(t *testing.T) {
 
 			suspended := func(uid string) bool {
 				t.Helper()
-				var d struct{ User struct{ Suspension *struct{ Since string } } }
+				var d struct {
+					User struct{ Suspension *struct{ Since string } }
+				}
 				g.ok(admin.token, `query($id: ID!) { user(id: $id) { suspension { since } } }`, map[string]any{"id": uid}, &d)
 				return d.User.Suspension != nil
 			}
