@@ -58,9 +58,6 @@ type Services struct {
 	Reports Reports
 	// Suspensions is the suspension of users (domain.Domain.Suspensions).
 	Suspensions Suspensions
-	// Ranks is the rank rule suspendUser and unsuspendUser apply
-	// (authz.Service.ActOn).
-	Ranks suspend.Ranks
 }
 
 // Suspensions is the suspension of users (suspend.Service): the

@@ -12,7 +12,7 @@ import (
 
 // changeSuspension runs one of suspendUser and unsuspendUser on the user
 // named by the argument userId, after the checks both make: not the
-// viewer themselves (BAD_USER_INPUT), and the rank rule (Services.Ranks:
+// viewer themselves (BAD_USER_INPUT), and the rank rule (Org.Authz.ActOn:
 // FORBIDDEN). It returns the user as they are after the change.
 func (r *Resolver) changeSuspension(ctx context.Context, userID string, change func(target weibo.UserID) error) (*weibo.User, error) {
 	target, err := parseID[weibo.UserID]("userId", userID)
@@ -23,7 +23,7 @@ func (r *Resolver) changeSuspension(ctx context.Context, userID string, change f
 	if target == viewer {
 		return nil, weibo.BadInput("userId", "you cannot suspend or unsuspend yourself")
 	}
-	if err := r.Svc.Ranks.ActOn(ctx, viewer, target); err != nil {
+	if err := r.Svc.Org.Authz.ActOn(ctx, viewer, target); err != nil {
 		return nil, err
 	}
 	if err := change(target); err != nil {

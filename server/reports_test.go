@@ -12,6 +12,7 @@ import (
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo/moderation/report"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // reportData is a report as the tests select it.
@@ -55,10 +56,11 @@ func (c reportConn) ids() []string {
 	return out
 }
 
-// startReportGateway is a gateway without the sign-up limit (a test
-// registers many users from one address).
+// startReportGateway is a gateway on a store of its own (the tests count
+// every report and run fsck over every row), without the sign-up limit (a
+// test registers many users from one address).
 func startReportGateway(t *testing.T, b testenv.Backend) *gw {
-	return startGatewayWith(t, b.Open(t), func(c *server.Config) { c.Signups.Rate = -1 })
+	return startGatewayWith(t, b.OpenOwn(t, tables.Namespace, "reports"), func(c *server.Config) { c.Signups.Rate = -1 })
 }
 
 const reportMutation = `mutation($in: ReportContentInput!) { reportContent(input: $in) { ` + reportFields + ` } }`

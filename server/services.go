@@ -22,7 +22,6 @@ func servicesOf(d *domain.Domain) resolvers.Services {
 		Safety:      d.Safety,
 		Suspensions: d.Suspensions,
 		Reports:     d.Reports,
-		Ranks:       d.Org.Authz,
 		Org: resolvers.Org{
 			Roles:       d.Org.Roles,
 			Departments: d.Org.Departments,

@@ -18,11 +18,11 @@
 // the bus too). A crash between the row and the tokens leaves the
 // suspension in force all the same: every instance's token check refuses
 // a suspended user's token from its registry. The registry scans the
-// table again every few seconds, so a change whose bus event was lost is
-// seen within that interval.
+// table again every few seconds while the bus is away, and once when it
+// comes back.
 //
 // Authorization is the caller's (the resolver: MANAGE_USERS and the rank
-// rule, Ranks).
+// rule, authz.Service.ActOn; a report's SUSPEND_USER: the same rule).
 package suspend
 
 import (
@@ -52,13 +52,6 @@ const StepWritten = "suspend:written"
 
 // MaxReason is the longest reason, in characters (runes).
 const MaxReason = 500
-
-// Ranks is the rank rule for acting on another user: nil when viewer may
-// act on target, FORBIDDEN naming the ranks otherwise. The roles'
-// authorization service (authz.Service.ActOn) implements it.
-type Ranks interface {
-	ActOn(ctx context.Context, viewer, target weibo.UserID) error
-}
 
 // Accounts is what a suspension needs of the users: that the target
 // exists, and the ending of all their tokens. *account.Service
