@@ -56,6 +56,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MaxBodyBytes bounds a request body (default 1 MiB; HTTP 413).
 	MaxBodyBytes int64
+	// MaxUploadBytes bounds a multipart/form-data request body, the files
+	// of an upload with its operations (default DefaultMaxUploadBytes;
+	// PAYLOAD_TOO_LARGE, HTTP 413); MaxBodyBytes bounds its operations part.
+	MaxUploadBytes int64
 	// MaxResponseBytes bounds a response's data (default 8 MiB;
 	// RESPONSE_TOO_LARGE).
 	MaxResponseBytes int64
@@ -120,7 +124,9 @@ const (
 	DefaultRequestTimeout   = 30 * time.Second
 	DefaultMaxBodyBytes     = 1 << 20
 	DefaultMaxResponseBytes = 8 << 20
-	DefaultMaxBatch         = 10
+	// DefaultMaxUploadBytes is a picture of 20 MB with its form.
+	DefaultMaxUploadBytes = 20 << 20
+	DefaultMaxBatch       = 10
 	// DefaultRateLimit is four of the largest queries a minute, or about
 	// 3,200 light ones (a timeline page of 20 with authors is 62 nodes).
 	DefaultRateLimit            = 4 * DefaultMaxQueryNodes
@@ -153,6 +159,7 @@ func (cfg Config) withDefaults() Config {
 	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxResponseBytes = orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	cfg.MaxUploadBytes = orDefault(cfg.MaxUploadBytes, DefaultMaxUploadBytes)
 	cfg.MaxBatch = orDefault(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Limits = cfg.Limits.withDefaults()
 	cfg.RateLimit = orDefault(cfg.RateLimit, DefaultRateLimit)
@@ -230,7 +237,7 @@ func GraphQL(cfg Config) http.Handler {
 	if cfg.RateLimit > 0 {
 		bud = newBudget(cfg.RateLimit)
 	}
-	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
+	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxUpload: cfg.MaxUploadBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	// graphql-transport-ws with nothing waiting per idle connection
 	// (package pushws); the legacy graphql-ws protocol with gqlgen's
