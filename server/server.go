@@ -112,6 +112,15 @@ type Config struct {
 	// DefaultMaxWebSocketsPerAddress; negative: no bound): one more is
 	// refused at the upgrade (HTTP 429, TOO_MANY_CONNECTIONS).
 	MaxWebSocketsPerAddress int
+	// Media, when set, is served at GET and HEAD /media/<id>/<variant>
+	// (mediaHandler); without it the path is 404.
+	Media MediaSource
+	// MediaCacheBytes bounds the memory of the media handler's cache of hot
+	// variants (default DefaultMediaCacheBytes; negative: no cache).
+	MediaCacheBytes int64
+	// MediaCacheTTL is how long a cached variant is served without reading
+	// the store (default DefaultMediaCacheTTL).
+	MediaCacheTTL time.Duration
 	// Now replaces time.Now for the throttles (tests).
 	Now func() time.Time
 	// TracerProvider receives a span per GraphQL operation (default: the
@@ -160,6 +169,10 @@ func (cfg Config) withDefaults() Config {
 	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxResponseBytes = orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
 	cfg.MaxUploadBytes = orDefault(cfg.MaxUploadBytes, DefaultMaxUploadBytes)
+	cfg.MediaCacheBytes = orDefault(cfg.MediaCacheBytes, DefaultMediaCacheBytes)
+	if cfg.MediaCacheTTL <= 0 {
+		cfg.MediaCacheTTL = DefaultMediaCacheTTL
+	}
 	cfg.MaxBatch = orDefault(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Limits = cfg.Limits.withDefaults()
 	cfg.RateLimit = orDefault(cfg.RateLimit, DefaultRateLimit)
@@ -203,6 +216,11 @@ func New(cfg Config) http.Handler {
 	gi := graphiql.Handler()
 	r.Handle("/", gi)
 	r.Handle("/"+graphiql.AssetsPrefix+"*", gi)
+	if cfg.Media != nil {
+		mh := &mediaHandler{src: cfg.Media, cache: newMediaCache(cfg.MediaCacheBytes, cfg.MediaCacheTTL, cfg.Now), log: cfg.Logger}
+		r.Get("/media/{id}/{variant}", mh.ServeHTTP)
+		r.Head("/media/{id}/{variant}", mh.ServeHTTP)
+	}
 	r.Handle(admin.Path, admin.Handler())
 	r.Handle(admin.Path+"/*", admin.Handler())
 	r.Group(func(r chi.Router) {
