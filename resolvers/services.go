@@ -58,6 +58,9 @@ type Services struct {
 	Reports Reports
 	// Suspensions is the suspension of users (domain.Domain.Suspensions).
 	Suspensions Suspensions
+	// Media is the pictures: their processing and store (nil: the picture
+	// fields answer UNAVAILABLE, and posts have none).
+	Media Media
 	// Ranks is the rank rule suspendUser and unsuspendUser apply
 	// (authz.Service.ActOn).
 	Ranks suspend.Ranks

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -37,6 +38,14 @@ type MediaSource interface {
 	// unknown variant, a picture of a deleted post or an upload never
 	// attached and expired; UNAVAILABLE when the store is away.
 	MediaVariant(ctx context.Context, id, variant string) (*MediaBlob, error)
+}
+
+// Media is the pictures as the server uses them: what the resolvers call
+// (resolvers.Media: upload, alt text, the pictures of posts, publishing
+// with pictures) and what GET /media/<id>/<variant> reads.
+type Media interface {
+	resolvers.Media
+	MediaSource
 }
 
 // Defaults of the media handler's cache.

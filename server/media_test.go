@@ -13,19 +13,34 @@ import (
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/resolvers/mediamodel"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/feed"
 )
 
-// standInMedia is a STAND-IN for the weibo/media store (server.MediaSource
-// over a map) while that package is built elsewhere: it serves the
-// handler's HTTP rules; the store's own rules (expiry, deleted posts) are
-// its tests'. reads counts MediaVariant calls.
+// standInMedia is a STAND-IN for the media store and its processing
+// (server.Media over maps) while weibo/media and weibo/media/process are
+// built elsewhere: it serves the handler's HTTP rules and the GraphQL
+// layer's wiring; the store's own rules (formats, variants, attach rules,
+// expiry, deleted posts) are its tests'. Uploads keep the file's bytes as
+// every variant, sized 1 × 1. reads counts MediaVariant calls, gets Get
+// calls.
 type standInMedia struct {
+	feed    *feed.Service
 	mu      sync.Mutex
 	blobs   map[string]*server.MediaBlob // "<id>/<VARIANT>"
+	media   map[string]*mediamodel.Media
+	posts   map[weibo.PostID][]string
+	next    int
 	reads   atomic.Int64
+	gets    atomic.Int64
 	failing atomic.Bool // every read UNAVAILABLE
+}
+
+func newStandInMedia(f *feed.Service) *standInMedia {
+	return &standInMedia{feed: f, blobs: map[string]*server.MediaBlob{}, media: map[string]*mediamodel.Media{},
+		posts: map[weibo.PostID][]string{}}
 }
 
 func (s *standInMedia) MediaVariant(_ context.Context, id, variant string) (*server.MediaBlob, error) {
@@ -40,6 +55,73 @@ func (s *standInMedia) MediaVariant(_ context.Context, id, variant string) (*ser
 		return nil, weibo.NotFound("no media %s", id)
 	}
 	return b, nil
+}
+
+func (s *standInMedia) Upload(_ context.Context, owner weibo.UserID, data []byte, alt *string) (*mediamodel.Media, error) {
+	s.mu.Lock()
+	s.next++
+	id := "media:" + strconv.Itoa(s.next)
+	s.mu.Unlock()
+	for _, v := range []string{"THUMB", "MIDDLE", "LARGE"} {
+		s.put(id, v, "image/jpeg", data)
+	}
+	m := &mediamodel.Media{ID: id, Owner: owner, Alt: alt, Width: 1, Height: 1, Blurhash: "LEHV6nWB2yk8", MIMEType: "image/jpeg", Bytes: int64(len(data))}
+	s.mu.Lock()
+	s.media[id] = m
+	s.mu.Unlock()
+	return m, nil
+}
+
+func (s *standInMedia) UpdateAlt(_ context.Context, viewer weibo.UserID, id string, alt *string) (*mediamodel.Media, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.media[id]
+	switch {
+	case !ok:
+		return nil, weibo.NotFoundOn("id", "no such picture")
+	case m.Owner != viewer:
+		return nil, weibo.Forbidden("another user's picture")
+	}
+	c := *m
+	c.Alt = alt
+	s.media[id] = &c
+	return &c, nil
+}
+
+func (s *standInMedia) Get(_ context.Context, ids []string) ([]*mediamodel.Media, error) {
+	s.gets.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*mediamodel.Media, len(ids))
+	for i, id := range ids {
+		out[i] = s.media[id]
+	}
+	return out, nil
+}
+
+func (s *standInMedia) OfPost(p *feed.Post) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts[p.ID]
+}
+
+func (s *standInMedia) Publish(ctx context.Context, author weibo.UserID, content string, ids []string) (*feed.Post, error) {
+	s.mu.Lock()
+	for _, id := range ids {
+		if m, ok := s.media[id]; !ok || m.Owner != author {
+			s.mu.Unlock()
+			return nil, weibo.BadInput("mediaIds", "not a picture of yours: %s", id)
+		}
+	}
+	s.mu.Unlock()
+	p, err := s.feed.Publish(ctx, author, content)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.posts[p.ID] = ids
+	s.mu.Unlock()
+	return p, nil
 }
 
 func (s *standInMedia) put(id, variant, mime string, data []byte) *server.MediaBlob {
@@ -58,6 +140,21 @@ func (s *standInMedia) remove(id string) {
 			delete(s.blobs, k)
 		}
 	}
+}
+
+// startMediaGateway serves the gateway on the embedded store with a
+// stand-in media service; configure, when not nil, changes the Config.
+func startMediaGateway(t *testing.T, configure func(*server.Config)) (*gw, *standInMedia) {
+	t.Helper()
+	var src *standInMedia
+	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) {
+		src = newStandInMedia(c.Svc.Feed)
+		c.Media = src
+		if configure != nil {
+			configure(c)
+		}
+	})
+	return g, src
 }
 
 // get sends method to path with header pairs and returns the answer.
@@ -79,8 +176,7 @@ func (g *gw) get(method, path string, header ...string) rawResponse {
 // TestMediaServing: the headers, ETag and 304, Range, HEAD and 404s of
 // GET /media/<id>/<variant>, on the embedded backend.
 func TestMediaServing(t *testing.T) {
-	src := &standInMedia{blobs: map[string]*server.MediaBlob{}}
-	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) { c.Media = src })
+	g, src := startMediaGateway(t, nil)
 	thumb := src.put("media:1", "THUMB", "image/jpeg", []byte("\xff\xd8\xff\xe0 a thumbnail's bytes \xff\xd9"))
 	src.put("media:1", "LARGE", "image/png", []byte("\x89PNG\r\n\x1a\n a large picture"))
 	etag := `"` + hex.EncodeToString(thumb.Hash[:]) + `"`
@@ -163,11 +259,7 @@ func TestMediaServing(t *testing.T) {
 // over the cache's bytes is not kept, and the cache's byte bound evicts the
 // least recently used.
 func TestMediaCache(t *testing.T) {
-	src := &standInMedia{blobs: map[string]*server.MediaBlob{}}
-	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) {
-		c.Media = src
-		c.MediaCacheBytes = 100
-	})
+	g, src := startMediaGateway(t, func(c *server.Config) { c.MediaCacheBytes = 100 })
 	src.put("media:1", "THUMB", "image/jpeg", []byte(strings.Repeat("a", 60)))
 	src.put("media:2", "THUMB", "image/jpeg", []byte(strings.Repeat("b", 60)))
 	src.put("media:3", "THUMB", "image/jpeg", []byte(strings.Repeat("c", 101)))

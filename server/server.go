@@ -112,9 +112,11 @@ type Config struct {
 	// DefaultMaxWebSocketsPerAddress; negative: no bound): one more is
 	// refused at the upgrade (HTTP 429, TOO_MANY_CONNECTIONS).
 	MaxWebSocketsPerAddress int
-	// Media, when set, is served at GET and HEAD /media/<id>/<variant>
-	// (mediaHandler); without it the path is 404.
-	Media MediaSource
+	// Media, when set, is the pictures: the GraphQL fields' (uploadMedia,
+	// Post.media, ...) and GET and HEAD /media/<id>/<variant>'s
+	// (mediaHandler). Without it the path is 404, the picture mutations
+	// answer UNAVAILABLE and posts have no pictures.
+	Media Media
 	// MediaCacheBytes bounds the memory of the media handler's cache of hot
 	// variants (default DefaultMediaCacheBytes; negative: no cache).
 	MediaCacheBytes int64
@@ -246,9 +248,14 @@ func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	endings := listenTokenEndings(cfg)
 	refuseSuspended(cfg)
+	svc := servicesOf(cfg.Svc)
+	if cfg.Media != nil {
+		svc.Media = cfg.Media
+	}
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
-		Schema:     servedSchema(), // no @defer: see incremental.go
-		Resolvers:  &resolvers.Resolver{Svc: servicesOf(cfg.Svc), Tokens: cfg.Tokens, EndingsOverBus: endings},
+		Schema: servedSchema(), // no @defer: see incremental.go
+		Resolvers: &resolvers.Resolver{Svc: svc, Tokens: cfg.Tokens, EndingsOverBus: endings,
+			Uploads: resolvers.NewUploadLimiter(resolvers.UploadRate, resolvers.UploadWindow, cfg.Now)},
 		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc.Org.Authz), HasPermission: resolvers.HasPermission},
 	}))
 	var bud *budget
