@@ -19,7 +19,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 )
 
-// uploadConfig is what apollo/upload.test.mjs reads from GATEWAY_APOLLO_TEST.
+// uploadConfig is what apollo/upload.test.mjs reads from GATEWAY_APOLLO_UPLOAD_TEST.
 type uploadConfig struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`
@@ -47,7 +47,7 @@ func TestApolloUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := command(t, ctx, ".", []string{"GATEWAY_APOLLO_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("apollo", "upload.test.mjs"))
+	out := command(t, ctx, ".", []string{"GATEWAY_APOLLO_UPLOAD_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("apollo", "upload.test.mjs"))
 	t.Logf("node --test:\n%s", out)
 	pass := regexp.MustCompile(`(?m)^. pass (\d+)$`).FindStringSubmatch(out)
 	if pass == nil || pass[1] != strconv.Itoa(uploadTests) || !regexp.MustCompile(`(?m)^. fail 0$`).MatchString(out) {

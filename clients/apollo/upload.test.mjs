@@ -4,15 +4,15 @@
 // its thumbnail fetched from the URL the gateway gives; and the same
 // upload without the header that forces a CORS preflight, refused.
 // Started by clients/upload_test.go (go test ./clients/ -run ApolloUpload),
-// which passes, in GATEWAY_APOLLO_TEST, the gateway's URL and a user's token.
+// which passes, in GATEWAY_APOLLO_UPLOAD_TEST, the gateway's URL and a user's token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApolloClient, InMemoryCache, gql } from '@apollo/client/core/index.js';
 import createUploadLink from 'apollo-upload-client/createUploadLink.mjs';
 
-const cfg = JSON.parse(process.env.GATEWAY_APOLLO_TEST || 'null');
+const cfg = JSON.parse(process.env.GATEWAY_APOLLO_UPLOAD_TEST || 'null');
 if (!cfg) {
-  throw new Error('GATEWAY_APOLLO_TEST is not set: run go test ./clients/ -run ApolloUpload');
+  throw new Error('GATEWAY_APOLLO_UPLOAD_TEST is not set: run go test ./clients/ -run ApolloUpload');
 }
 const uri = `${cfg.url}/graphql`;
 
