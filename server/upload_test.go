@@ -116,3 +116,19 @@ func TestMultipartTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestUploadPreflight: a browser page on an allowed origin gets the
+// preflight of an upload (its Apollo-Require-Preflight or
+// X-Apollo-Operation-Name header) answered, so it can send the upload that
+// a page on another origin cannot.
+func TestUploadPreflight(t *testing.T) {
+	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) { c.CORSOrigins = corsOrigins })
+	for _, h := range []string{"apollo-require-preflight,authorization", "authorization,x-apollo-operation-name"} {
+		for origin, allowed := range map[string]bool{"https://app.example.com": true, "https://evil.example": false} {
+			r := g.get("OPTIONS", "/graphql", "Origin", origin, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", h)
+			if got := r.header.Get("Access-Control-Allow-Headers"); (got == h) != allowed {
+				t.Errorf("%s asking for %s: Access-Control-Allow-Headers %q (allowed: %v)", origin, h, got, allowed)
+			}
+		}
+	}
+}
