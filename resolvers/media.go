@@ -44,8 +44,9 @@ type Media interface {
 
 // Limits of pictures.
 const (
-	// MaxUploadFileBytes bounds an uploaded file (PAYLOAD_TOO_LARGE).
-	MaxUploadFileBytes = 20_000_000
+	// MaxUploadFileBytes bounds an uploaded file (PAYLOAD_TOO_LARGE): 20
+	// MB, as the processing's own bound.
+	MaxUploadFileBytes = 20 << 20
 	// MaxPostMedia is the most pictures a post carries (a nine-grid).
 	MaxPostMedia = 9
 	// UploadRate uploads per UploadWindow per user (RATE_LIMITED).

@@ -3,12 +3,13 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/server"
 )
@@ -56,7 +57,7 @@ func (g *gw) upload(token string, data []byte, alt *string) uploadResponse {
 // which the server serves; it needs a token; it costs a heavy operation's
 // budget; updateMedia and publishPost with mediaIds; Post.media.
 func TestUploadMedia(t *testing.T) {
-	g, src := startMediaGateway(t, nil)
+	g, _ := startMediaGateway(t, nil)
 	alice := g.register(uniqueName("alice"))
 	bob := g.register(uniqueName("bob"))
 	file := []byte("\xff\xd8\xff\xe0 the picture's bytes")
@@ -128,7 +129,6 @@ func TestUploadMedia(t *testing.T) {
 			t.Errorf("a text post's media %v, want []", text.PublishPost.Media)
 		}
 	})
-	_ = src
 }
 
 // TestUploadRateLimit: the 31st upload of a user within 10 minutes is
@@ -169,7 +169,13 @@ func TestUploadRateLimit(t *testing.T) {
 // thumbnails costs the same store calls and one read of the media service
 // at any first.
 func TestHomeTimelineMediaStoreCalls(t *testing.T) {
-	g, src := startMediaGateway(t, nil)
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) { homeTimelineMediaStoreCalls(t, b.Open(t)) })
+	}
+}
+
+func homeTimelineMediaStoreCalls(t *testing.T, st hbase.StoreAdmin) {
+	g, src := startMediaGatewayOn(t, st, nil)
 	alice := g.register(uniqueName("alice"))
 	const posts = 12
 	for i := range posts {
@@ -214,5 +220,4 @@ func TestHomeTimelineMediaStoreCalls(t *testing.T) {
 	if calls[0] != calls[1] {
 		t.Errorf("store calls %v at first 3 and %d, want equal", calls, posts)
 	}
-	_ = http.StatusOK
 }

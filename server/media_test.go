@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/resolvers/mediamodel"
 	"github.com/weibohbase/gateway/server"
@@ -146,8 +147,14 @@ func (s *standInMedia) remove(id string) {
 // stand-in media service; configure, when not nil, changes the Config.
 func startMediaGateway(t *testing.T, configure func(*server.Config)) (*gw, *standInMedia) {
 	t.Helper()
+	return startMediaGatewayOn(t, testenv.Embedded(t), configure)
+}
+
+// startMediaGatewayOn is startMediaGateway on st.
+func startMediaGatewayOn(t *testing.T, st hbase.StoreAdmin, configure func(*server.Config)) (*gw, *standInMedia) {
+	t.Helper()
 	var src *standInMedia
-	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) {
+	g := startGatewayWith(t, st, func(c *server.Config) {
 		src = newStandInMedia(c.Svc.Feed)
 		c.Media = src
 		if configure != nil {
