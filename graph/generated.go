@@ -22,6 +22,7 @@ import (
 	"github.com/weibohbase/gateway/internal/gqlstring"
 	"github.com/weibohbase/gateway/internal/gqltime"
 	"github.com/weibohbase/gateway/internal/respbuf"
+	"github.com/weibohbase/gateway/resolvers/mediamodel"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/comment"
@@ -51,6 +52,7 @@ type ResolverRoot interface {
 	BlockedUserEdge() BlockedUserEdgeResolver
 	Comment() CommentResolver
 	Department() DepartmentResolver
+	Media() MediaResolver
 	Mutation() MutationResolver
 	MutedUserEdge() MutedUserEdgeResolver
 	Notification() NotificationResolver
@@ -186,6 +188,17 @@ type ComplexityRoot struct {
 		Phrase func(childComplexity int) int
 	}
 
+	Media struct {
+		Alt      func(childComplexity int) int
+		Blurhash func(childComplexity int) int
+		Bytes    func(childComplexity int) int
+		Height   func(childComplexity int) int
+		ID       func(childComplexity int) int
+		MIMEType func(childComplexity int) int
+		URL      func(childComplexity int, variant *model.MediaVariant) int
+		Width    func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment              func(childComplexity int, postID string, content string, replyToID *string) int
 		AddDepartmentManager    func(childComplexity int, departmentID string, userID string) int
@@ -210,7 +223,7 @@ type ComplexityRoot struct {
 		MarkNotificationsRead   func(childComplexity int, upTo *string) int
 		MoveDepartment          func(childComplexity int, id string, parentID *string) int
 		MuteUser                func(childComplexity int, userID string, duration *int, notifications *bool) int
-		PublishPost             func(childComplexity int, content string) int
+		PublishPost             func(childComplexity int, content string, mediaIds []string) int
 		Register                func(childComplexity int, username string, password string) int
 		RemoveDepartmentManager func(childComplexity int, departmentID string, userID string) int
 		RenameDepartment        func(childComplexity int, id string, name string) int
@@ -230,7 +243,9 @@ type ComplexityRoot struct {
 		UnlikePost              func(childComplexity int, postID string) int
 		UnmuteUser              func(childComplexity int, userID string) int
 		UnsuspendUser           func(childComplexity int, userID string) int
+		UpdateMedia             func(childComplexity int, id string, alt *string) int
 		UpdateProfile           func(childComplexity int, displayName *string, bio *string) int
+		UploadMedia             func(childComplexity int, file graphql.Upload, alt *string) int
 	}
 
 	MutedUserConnection struct {
@@ -287,6 +302,7 @@ type ComplexityRoot struct {
 		LikeCount     func(childComplexity int) int
 		LikedByViewer func(childComplexity int) int
 		Likes         func(childComplexity int, first *int, after *string) int
+		Media         func(childComplexity int) int
 		Mentions      func(childComplexity int) int
 		RepostCount   func(childComplexity int) int
 		RepostOf      func(childComplexity int) int
@@ -523,6 +539,9 @@ type DepartmentResolver interface {
 
 	Managers(ctx context.Context, obj *org.Department) ([]*weibo.User, error)
 }
+type MediaResolver interface {
+	URL(ctx context.Context, obj *mediamodel.Media, variant *model.MediaVariant) (string, error)
+}
 type MutationResolver interface {
 	Register(ctx context.Context, username string, password string) (*model.AuthPayload, error)
 	Login(ctx context.Context, username string, password string) (*model.AuthPayload, error)
@@ -532,7 +551,7 @@ type MutationResolver interface {
 	UpdateProfile(ctx context.Context, displayName *string, bio *string) (*weibo.User, error)
 	Follow(ctx context.Context, userID string) (*weibo.User, error)
 	Unfollow(ctx context.Context, userID string) (*weibo.User, error)
-	PublishPost(ctx context.Context, content string) (*feed.Post, error)
+	PublishPost(ctx context.Context, content string, mediaIds []string) (*feed.Post, error)
 	DeletePost(ctx context.Context, id string) (bool, error)
 	LikePost(ctx context.Context, postID string) (*feed.Post, error)
 	UnlikePost(ctx context.Context, postID string) (*feed.Post, error)
@@ -568,6 +587,8 @@ type MutationResolver interface {
 	ReopenReport(ctx context.Context, id string) (*report.Report, error)
 	SuspendUser(ctx context.Context, userID string, until *time.Time, reason *string) (*weibo.User, error)
 	UnsuspendUser(ctx context.Context, userID string) (*weibo.User, error)
+	UploadMedia(ctx context.Context, file graphql.Upload, alt *string) (*mediamodel.Media, error)
+	UpdateMedia(ctx context.Context, id string, alt *string) (*mediamodel.Media, error)
 }
 type MutedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *safety.MuteEdge) (*weibo.User, error)
@@ -588,6 +609,8 @@ type PostResolver interface {
 	Reposts(ctx context.Context, obj *feed.Post, first *int, after *string) (*feed.PostConnection, error)
 
 	Comments(ctx context.Context, obj *feed.Post, first *int, after *string, last *int, before *string) (*comment.CommentConnection, error)
+
+	Media(ctx context.Context, obj *feed.Post) ([]*mediamodel.Media, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (weibo.Node, error)
@@ -1087,6 +1110,60 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FilterResult.Phrase(childComplexity), true
 
+	case "Media.alt":
+		if e.ComplexityRoot.Media.Alt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Alt(childComplexity), true
+	case "Media.blurhash":
+		if e.ComplexityRoot.Media.Blurhash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Blurhash(childComplexity), true
+	case "Media.bytes":
+		if e.ComplexityRoot.Media.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Bytes(childComplexity), true
+	case "Media.height":
+		if e.ComplexityRoot.Media.Height == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Height(childComplexity), true
+	case "Media.id":
+		if e.ComplexityRoot.Media.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.ID(childComplexity), true
+	case "Media.mimeType":
+		if e.ComplexityRoot.Media.MIMEType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.MIMEType(childComplexity), true
+	case "Media.url":
+		if e.ComplexityRoot.Media.URL == nil {
+			break
+		}
+
+		args, err := ec.field_Media_url_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Media.URL(childComplexity, args["variant"].(*model.MediaVariant)), true
+	case "Media.width":
+		if e.ComplexityRoot.Media.Width == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Width(childComplexity), true
+
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
 			break
@@ -1340,7 +1417,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["content"].(string)), true
+		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["content"].(string), args["mediaIds"].([]string)), true
 	case "Mutation.register":
 		if e.ComplexityRoot.Mutation.Register == nil {
 			break
@@ -1550,6 +1627,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnsuspendUser(childComplexity, args["userId"].(string)), true
+	case "Mutation.updateMedia":
+		if e.ComplexityRoot.Mutation.UpdateMedia == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMedia_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMedia(childComplexity, args["id"].(string), args["alt"].(*string)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -1561,6 +1649,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["displayName"].(*string), args["bio"].(*string)), true
+	case "Mutation.uploadMedia":
+		if e.ComplexityRoot.Mutation.UploadMedia == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadMedia_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadMedia(childComplexity, args["file"].(graphql.Upload), args["alt"].(*string)), true
 
 	case "MutedUserConnection.edges":
 		if e.ComplexityRoot.MutedUserConnection.Edges == nil {
@@ -1793,6 +1892,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Likes(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Post.media":
+		if e.ComplexityRoot.Post.Media == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Media(childComplexity), true
 	case "Post.mentions":
 		if e.ComplexityRoot.Post.Mentions == nil {
 			break
@@ -3078,8 +3183,12 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Publish a post of 1 to 10,000 characters."
-  publishPost(content: String!): Post! @authenticated
+  """
+  Publish a post of 1 to 10,000 characters; with mediaIds, 1 to 9 of the
+  viewer's own pictures not yet attached (uploadMedia), and content may be
+  empty (BAD_USER_INPUT, field mediaIds, otherwise).
+  """
+  publishPost(content: String!, mediaIds: [ID!]): Post! @authenticated
   "Delete a post: its author's, or, for a holder of MANAGE_REPORTS, a post by a user they outrank (FORBIDDEN otherwise). True when this call deleted it, false when it was gone already. It leaves every timeline at once."
   deletePost(id: ID!): Boolean! @authenticated
 }
@@ -4045,6 +4154,62 @@ extend type Mutation {
   unsuspendUser(userId: ID!): User! @hasPermission(permission: MANAGE_USERS)
 }
 `, BuiltIn: false},
+	{Name: "../schema/media.graphqls", Input: `# Pictures: uploads (the GraphQL multipart request spec), their variants,
+# and the pictures of a post.
+
+"""
+A file part of a multipart request (the GraphQL multipart request spec:
+https://github.com/jaydenseric/graphql-multipart-request-spec). Such a
+request must carry the header ` + "`" + `Apollo-Require-Preflight` + "`" + ` or a non-empty
+` + "`" + `X-Apollo-Operation-Name` + "`" + ` (BAD_REQUEST otherwise).
+"""
+scalar Upload
+
+"The sizes of a picture: THUMB a 180 × 180 square crop (the nine-grid), MIDDLE at most 690 on its longest side, LARGE at most 2048 (never upscaled)."
+enum MediaVariant {
+  THUMB
+  MIDDLE
+  LARGE
+}
+
+"A picture uploaded by a user; attached to at most one post."
+type Media implements Node {
+  "\"media:<n>\"."
+  id: ID!
+  "The description of the picture for readers who cannot see it (alt text)."
+  alt: String
+  "The width in pixels of LARGE, the picture as oriented."
+  width: Int!
+  "The height in pixels of LARGE."
+  height: Int!
+  "A BlurHash of the picture, shown while it loads."
+  blurhash: String!
+  "The media type of LARGE (image/jpeg, image/png, image/gif or image/webp)."
+  mimeType: String!
+  "The size of LARGE in bytes."
+  bytes: Int!
+  "The path (absolute URL path, ` + "`" + `/media/<id>/<variant>` + "`" + `) of a variant."
+  url(variant: MediaVariant = MIDDLE): String!
+}
+
+extend type Post {
+  "The pictures of the post, in the order published (none for a text post)."
+  media: [Media!]!
+}
+
+extend type Mutation {
+  """
+  Upload a picture (JPEG, PNG, GIF or WebP, by content; at most 20 MB and 50
+  megapixels: PAYLOAD_TOO_LARGE). Its metadata is dropped and its variants
+  made; then attach it with publishPost's mediaIds within 24 hours, or it
+  is deleted. At most 30 uploads per user per 10 minutes (RATE_LIMITED with
+  extensions.retryAfter in seconds).
+  """
+  uploadMedia(file: Upload!, alt: String): Media! @authenticated
+  "Set or clear (null) the alt text of one's own picture not yet attached (FORBIDDEN for another's, BAD_USER_INPUT once attached)."
+  updateMedia(id: ID!, alt: String): Media! @authenticated
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4278,6 +4443,28 @@ func (ec *executionContext) childFields_FilterResult(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type FilterResult", field.Name)
 }
 
+func (ec *executionContext) childFields_Media(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Media_id(ctx, field)
+	case "alt":
+		return ec.fieldContext_Media_alt(ctx, field)
+	case "width":
+		return ec.fieldContext_Media_width(ctx, field)
+	case "height":
+		return ec.fieldContext_Media_height(ctx, field)
+	case "blurhash":
+		return ec.fieldContext_Media_blurhash(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_Media_mimeType(ctx, field)
+	case "bytes":
+		return ec.fieldContext_Media_bytes(ctx, field)
+	case "url":
+		return ec.fieldContext_Media_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Media", field.Name)
+}
+
 func (ec *executionContext) childFields_MutedUserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "edges":
@@ -4398,6 +4585,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_comments(ctx, field)
 	case "filtered":
 		return ec.fieldContext_Post_filtered(ctx, field)
+	case "media":
+		return ec.fieldContext_Post_media(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -4924,6 +5113,20 @@ func (ec *executionContext) field_Department_subDepartments_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Media_url_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.MediaVariant, error) {
+			return ec.unmarshalOMediaVariant2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐMediaVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5389,6 +5592,14 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 		return nil, err
 	}
 	args["content"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "mediaIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mediaIds"] = arg1
 	return args, nil
 }
 
@@ -5778,6 +5989,28 @@ func (ec *executionContext) field_Mutation_unsuspendUser_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateMedia_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "alt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alt"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5797,6 +6030,28 @@ func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Contex
 		return nil, err
 	}
 	args["bio"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uploadMedia_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "file",
+		func(ctx context.Context, v any) (graphql.Upload, error) {
+			return ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["file"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "alt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alt"] = arg1
 	return args, nil
 }
 
@@ -7692,6 +7947,106 @@ func (ec *executionContext) fieldContext_FilterResult_action(_ context.Context, 
 	return graphql.NewScalarFieldContext("FilterResult", field, false, false, "FilterAction")
 }
 
+func (ec *executionContext) _Media_id(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+
+}
+func (ec *executionContext) fieldContext_Media_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Media_alt(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Alt)
+
+}
+func (ec *executionContext) fieldContext_Media_alt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "String")
+}
+
+func (ec *executionContext) _Media_width(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Width)
+
+}
+func (ec *executionContext) fieldContext_Media_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Media_height(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Height)
+
+}
+func (ec *executionContext) fieldContext_Media_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Media_blurhash(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Blurhash)
+
+}
+func (ec *executionContext) fieldContext_Media_blurhash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "String")
+}
+
+func (ec *executionContext) _Media_mimeType(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.MIMEType)
+
+}
+func (ec *executionContext) fieldContext_Media_mimeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "String")
+}
+
+func (ec *executionContext) _Media_bytes(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int64(ctx, field.Selections, obj.Bytes)
+
+}
+func (ec *executionContext) fieldContext_Media_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *mediamodel.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Media().URL(ctx, obj, fc.Args["variant"].(*model.MediaVariant))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_url(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Media",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Media_url_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_register(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8090,7 +8445,7 @@ func (ec *executionContext) _Mutation_publishPost(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().PublishPost(ctx, fc.Args["content"].(string))
+			return ec.Resolvers.Mutation().PublishPost(ctx, fc.Args["content"].(string), fc.Args["mediaIds"].([]string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -10207,6 +10562,120 @@ func (ec *executionContext) fieldContext_Mutation_unsuspendUser(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_uploadMedia(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadMedia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadMedia(ctx, fc.Args["file"].(graphql.Upload), fc.Args["alt"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *mediamodel.Media
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *mediamodel.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋresolversᚋmediamodelᚐMedia(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadMedia(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadMedia_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMedia(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMedia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMedia(ctx, fc.Args["id"].(string), fc.Args["alt"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Authenticated == nil {
+					var zeroVal *mediamodel.Media
+					return zeroVal, errors.New("directive authenticated is not implemented")
+				}
+				return ec.Directives.Authenticated(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *mediamodel.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋresolversᚋmediamodelᚐMedia(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMedia(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMedia_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MutedUserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *safety.MuteConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_MutedUserConnection_edges,
 
@@ -10914,6 +11383,38 @@ func (ec *executionContext) fieldContext_Post_filtered(_ context.Context, field 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_FilterResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *feed.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_media(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Media(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*mediamodel.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋresolversᚋmediamodelᚐMediaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
 		},
 	}
 	return fc, nil
@@ -15063,6 +15564,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Notification(ctx, sel, obj)
+	case *mediamodel.Media:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Media(ctx, sel, obj)
 	case *org.Department:
 		if obj == nil {
 			return graphql.Null
@@ -15913,6 +16419,75 @@ func (ec *executionContext) _FilterResult(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var mediaImplementors = []string{"Media", "Node"}
+
+func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *mediamodel.Media) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, mediaImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Media")
+		case "id":
+			out.Values[i] = ec._Media_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "alt":
+			out.Values[i] = ec._Media_alt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "width":
+			out.Values[i] = ec._Media_width(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "height":
+			out.Values[i] = ec._Media_height(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blurhash":
+			out.Values[i] = ec._Media_blurhash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mimeType":
+			out.Values[i] = ec._Media_mimeType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "bytes":
+			out.Values[i] = ec._Media_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "url":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Media_url(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -16236,6 +16811,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unsuspendUser":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unsuspendUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadMedia":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadMedia(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateMedia":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMedia(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16659,6 +17248,12 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "media":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_media(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18887,6 +19482,30 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNMedia2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋresolversᚋmediamodelᚐMediaᚄ(ctx context.Context, sel ast.SelectionSet, v []*mediamodel.Media) graphql.Marshaler {
+	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMedia2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋresolversᚋmediamodelᚐMedia(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMedia2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋresolversᚋmediamodelᚐMedia(ctx context.Context, sel ast.SelectionSet, v *mediamodel.Media) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Media!")
+		return graphql.Null
+	}
+	return ec._Media(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMutedUserConnection2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋsafetyᚐMuteConnection(ctx context.Context, sel ast.SelectionSet, v *safety.MuteConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "MutedUserConnection!")
@@ -19402,6 +20021,20 @@ func (ec *executionContext) marshalNTrendWindow2githubᚗcomᚋweibohbaseᚋgate
 	return v
 }
 
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Upload!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNUser2ᚕᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []*weibo.User) graphql.Marshaler {
 	ret := gqllist.Marshal(ctx, listObjects, len(v), 4, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19741,6 +20374,22 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOMediaVariant2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐMediaVariant(ctx context.Context, v any) (*model.MediaVariant, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.MediaVariant)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMediaVariant2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐMediaVariant(ctx context.Context, sel ast.SelectionSet, v *model.MediaVariant) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalONode2githubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚐNode(ctx context.Context, sel ast.SelectionSet, v weibo.Node) graphql.Marshaler {

@@ -15,6 +15,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/resolvers/mediamodel"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -51,6 +52,7 @@ type Loaders struct {
 	ldNotifications      *dataloader.Loader[weibo.NotificationID, *notify.Notification]
 	ldNotificationActors *dataloader.Loader[weibo.NotificationID, []tables.NotifActor]
 	ldReports            *dataloader.Loader[weibo.ReportID, *report.Report]
+	ldMedia              *dataloader.Loader[string, *mediamodel.Media]
 
 	// KnownPosts and KnownLiked are the values of Posts and LikedByViewer
 	// primed through PrimePost and PrimeLiked.

@@ -29,6 +29,8 @@
 //     length in the schema (IntrospectionSizes), so an introspection query
 //     costs about the number of objects it returns, and `ofType` counts only
 //     as deep as the schema's types are wrapped;
+//   - a field in Sizes.Weights counts its weight for each object instead
+//     of one;
 //   - @skip and @include are ignored (the bound assumes every field is
 //     selected).
 package querycost
@@ -54,6 +56,11 @@ type Sizes struct {
 	Lists map[string]int
 	// DefaultList bounds an unpaged list field missing from Lists.
 	DefaultList int
+	// Weights are the nodes an object-typed field counts for each object it
+	// returns instead of one, keyed "Type.field" (e.g. "Mutation.uploadMedia"):
+	// fields whose work is far beyond reading an object, such as decoding
+	// and resizing a picture.
+	Weights map[string]int64
 }
 
 // Limits are the largest measures a document may have; zero means no limit.

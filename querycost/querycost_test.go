@@ -258,3 +258,32 @@ func TestNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestWeights: a weighted field counts its weight per object instead of
+// one, under aliases and lists too.
+func TestWeights(t *testing.T) {
+	s := testSchema(t)
+	sizes := testSizes
+	sizes.Weights = map[string]int64{"Mutation.post": 500, "User.badges": 3}
+	for _, tt := range []struct {
+		query string
+		want  int64
+	}{
+		{`mutation { post(text: "x") { id author { name } } }`, 500 + 1},
+		{`mutation { a: post(text: "x") { id } b: post(text: "y") { id } }`, 2 * 500},
+		{`{ me { badges { name } } }`, 1 + 5*3},
+		{`{ me { id } }`, 1},
+	} {
+		doc, err := parser.ParseQuery(&ast.Source{Input: tt.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Measure(s, doc, "", nil, sizes, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Nodes != tt.want {
+			t.Errorf("%s: %d nodes, want %d", tt.query, got.Nodes, tt.want)
+		}
+	}
+}

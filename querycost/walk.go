@@ -248,6 +248,9 @@ func (n *nodes) field(f *ast.Field, typ string, page int64, chain int, edge bool
 	case edge:
 		self = 0 // an edge's node: the edge counted it
 	}
+	if w, ok := n.sizes.Weights[typ+"."+f.Name]; ok {
+		self = w // work beyond the object itself (an upload's processing)
+	}
 	var childPage int64
 	if paged && def.Type.Elem == nil {
 		childPage = n.first(f)

@@ -15,7 +15,10 @@ import (
 )
 
 // PublishPost is the resolver for the publishPost field.
-func (r *mutationResolver) PublishPost(ctx context.Context, content string) (*feed.Post, error) {
+func (r *mutationResolver) PublishPost(ctx context.Context, content string, mediaIds []string) (*feed.Post, error) {
+	if mediaIds != nil {
+		return r.publishWithMedia(ctx, content, mediaIds)
+	}
 	viewer := viewerOf(ctx)
 	return r.Svc.Feed.Publish(ctx, viewer, content)
 }

@@ -24,7 +24,8 @@ func orEmpty(s *string) string {
 // timeline, a user's posts, the posts a user likes) need beyond their
 // content rows, in parallel: their authors (prefetchAuthors), their
 // reposts' originals (prefetchOriginals), likedByViewer (prefetchLiked)
-// and the users they mention (prefetchMentioned) — each one batched read,
+// and the users they mention (prefetchMentioned), their pictures
+// (prefetchMedia) — each one batched read,
 // when the query selects it.
 func (r *Resolver) prefetchPosts(ctx context.Context, page *feed.PostConnection) error {
 	g, gctx := errgroup.WithContext(ctx)
@@ -32,6 +33,7 @@ func (r *Resolver) prefetchPosts(ctx context.Context, page *feed.PostConnection)
 	g.Go(func() error { return r.prefetchOriginals(gctx, page) })
 	g.Go(func() error { return r.prefetchLiked(gctx, page) })
 	g.Go(func() error { return r.prefetchMentioned(gctx, page) })
+	g.Go(func() error { return r.prefetchMedia(gctx, page) })
 	return g.Wait()
 }
 

@@ -50,6 +50,8 @@ type Resolver struct {
 	// the bus is connected, subscriptions do not read their users rows to
 	// learn of them (whileTokenValid).
 	EndingsOverBus bool
+	// Uploads limits each user's uploadMedia calls (nil: no limit).
+	Uploads *UploadLimiter
 }
 
 // parseID parses s, the ID argument named field, into an id type (for

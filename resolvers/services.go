@@ -58,6 +58,9 @@ type Services struct {
 	Reports Reports
 	// Suspensions is the suspension of users (domain.Domain.Suspensions).
 	Suspensions Suspensions
+	// Media is the pictures: their processing and store (nil: the picture
+	// fields answer UNAVAILABLE, and posts have none).
+	Media Media
 }
 
 // Suspensions is the suspension of users (suspend.Service): the

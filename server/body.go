@@ -25,6 +25,8 @@ type httpError struct {
 	status  int
 	code    string
 	message string
+	// cause, when set, is the read error behind the refusal.
+	cause error
 }
 
 func (e *httpError) Error() string { return e.message }

@@ -168,7 +168,13 @@ func (q *queryLimits) Validate(es graphql.ExecutableSchema) error {
 	// (reports and myReports are connections: their `first` counts.)
 	lists["Report.posts"] = report.MaxItems
 	lists["Report.comments"] = report.MaxItems
-	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize}
+	// A post carries at most resolvers.MaxPostMedia pictures.
+	lists["Post.media"] = resolvers.MaxPostMedia
+	// An upload decodes and resizes a picture: it counts as a heavy
+	// operation of its own (HeavyQueryNodes or more).
+	weights := map[string]int64{"Mutation.uploadMedia": resolvers.UploadNodes}
+	q.sizes = querycost.Sizes{DefaultFirst: weibo.DefaultPageSize, MaxFirst: weibo.MaxPageSize, Lists: lists, DefaultList: weibo.DefaultPageSize,
+		Weights: weights}
 	return nil
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MaxBodyBytes bounds a request body (default 1 MiB; HTTP 413).
 	MaxBodyBytes int64
+	// MaxUploadBytes bounds a multipart/form-data request body, the files
+	// of an upload with its operations (default DefaultMaxUploadBytes;
+	// PAYLOAD_TOO_LARGE, HTTP 413); MaxBodyBytes bounds its operations part.
+	MaxUploadBytes int64
 	// MaxResponseBytes bounds a response's data (default 8 MiB;
 	// RESPONSE_TOO_LARGE).
 	MaxResponseBytes int64
@@ -108,6 +112,17 @@ type Config struct {
 	// DefaultMaxWebSocketsPerAddress; negative: no bound): one more is
 	// refused at the upgrade (HTTP 429, TOO_MANY_CONNECTIONS).
 	MaxWebSocketsPerAddress int
+	// Media, when set, is the pictures: the GraphQL fields' (uploadMedia,
+	// Post.media, ...) and GET and HEAD /media/<id>/<variant>'s
+	// (mediaHandler). Without it the path is 404, the picture mutations
+	// answer UNAVAILABLE and posts have no pictures.
+	Media Media
+	// MediaCacheBytes bounds the memory of the media handler's cache of hot
+	// variants (default DefaultMediaCacheBytes; negative: no cache).
+	MediaCacheBytes int64
+	// MediaCacheTTL is how long a cached variant is served without reading
+	// the store (default DefaultMediaCacheTTL).
+	MediaCacheTTL time.Duration
 	// Now replaces time.Now for the throttles (tests).
 	Now func() time.Time
 	// TracerProvider receives a span per GraphQL operation (default: the
@@ -120,7 +135,9 @@ const (
 	DefaultRequestTimeout   = 30 * time.Second
 	DefaultMaxBodyBytes     = 1 << 20
 	DefaultMaxResponseBytes = 8 << 20
-	DefaultMaxBatch         = 10
+	// DefaultMaxUploadBytes is a picture of 20 MB with its form.
+	DefaultMaxUploadBytes = 20 << 20
+	DefaultMaxBatch       = 10
 	// DefaultRateLimit is four of the largest queries a minute, or about
 	// 3,200 light ones (a timeline page of 20 with authors is 62 nodes).
 	DefaultRateLimit            = 4 * DefaultMaxQueryNodes
@@ -153,6 +170,11 @@ func (cfg Config) withDefaults() Config {
 	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxResponseBytes = orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	cfg.MaxUploadBytes = orDefault(cfg.MaxUploadBytes, DefaultMaxUploadBytes)
+	cfg.MediaCacheBytes = orDefault(cfg.MediaCacheBytes, DefaultMediaCacheBytes)
+	if cfg.MediaCacheTTL <= 0 {
+		cfg.MediaCacheTTL = DefaultMediaCacheTTL
+	}
 	cfg.MaxBatch = orDefault(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Limits = cfg.Limits.withDefaults()
 	cfg.RateLimit = orDefault(cfg.RateLimit, DefaultRateLimit)
@@ -196,6 +218,11 @@ func New(cfg Config) http.Handler {
 	gi := graphiql.Handler()
 	r.Handle("/", gi)
 	r.Handle("/"+graphiql.AssetsPrefix+"*", gi)
+	if cfg.Media != nil {
+		mh := &mediaHandler{src: cfg.Media, cache: newMediaCache(cfg.MediaCacheBytes, cfg.MediaCacheTTL, cfg.Now), log: cfg.Logger}
+		r.Get("/media/{id}/{variant}", mh.ServeHTTP)
+		r.Head("/media/{id}/{variant}", mh.ServeHTTP)
+	}
 	r.Handle(admin.Path, admin.Handler())
 	r.Handle(admin.Path+"/*", admin.Handler())
 	r.Group(func(r chi.Router) {
@@ -221,16 +248,21 @@ func GraphQL(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	endings := listenTokenEndings(cfg)
 	refuseSuspended(cfg)
+	svc := servicesOf(cfg.Svc)
+	if cfg.Media != nil {
+		svc.Media = cfg.Media
+	}
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
-		Schema:     servedSchema(), // no @defer: see incremental.go
-		Resolvers:  &resolvers.Resolver{Svc: servicesOf(cfg.Svc), Tokens: cfg.Tokens, EndingsOverBus: endings},
+		Schema: servedSchema(), // no @defer: see incremental.go
+		Resolvers: &resolvers.Resolver{Svc: svc, Tokens: cfg.Tokens, EndingsOverBus: endings,
+			Uploads: resolvers.NewUploadLimiter(resolvers.UploadRate, resolvers.UploadWindow, cfg.Now)},
 		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc.Org.Authz), HasPermission: resolvers.HasPermission},
 	}))
 	var bud *budget
 	if cfg.RateLimit > 0 {
 		bud = newBudget(cfg.RateLimit)
 	}
-	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
+	srv.AddTransport(httpTransport{maxBody: cfg.MaxBodyBytes, maxUpload: cfg.MaxUploadBytes, maxResponse: cfg.MaxResponseBytes, maxBatch: cfg.MaxBatch,
 		readTimeout: cfg.RequestTimeout, budget: bud, now: cfg.Now})
 	// graphql-transport-ws with nothing waiting per idle connection
 	// (package pushws); the legacy graphql-ws protocol with gqlgen's

@@ -35,7 +35,9 @@ const maxErrors = 100
 
 // httpTransport serves GraphQL over plain HTTP as the GraphQL-over-HTTP
 // spec says: GET (queries only) and POST with an application/json body (one
-// request, or a JSON array batch of at most maxBatch); responses in
+// request, or a JSON array batch of at most maxBatch) or a multipart/form-data
+// body of the GraphQL multipart request spec (file uploads, readMultipart);
+// responses in
 // application/json (GraphQL errors with HTTP 200) or, when the Accept header
 // prefers it, application/graphql-response+json (request errors with HTTP
 // 400). It refuses everything else with an HTTP status and a JSON error
@@ -43,7 +45,10 @@ const maxErrors = 100
 // every request that is not OPTIONS or a WebSocket upgrade, so no request
 // falls through to gqlgen's code-less "transport not supported".
 type httpTransport struct {
-	maxBody     int64
+	maxBody int64
+	// maxUpload bounds a multipart (file upload) body; maxBody bounds its
+	// operations part.
+	maxUpload   int64
 	maxResponse int64
 	maxBatch    int
 	readTimeout time.Duration
@@ -103,6 +108,13 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 			params = []*graphql.RawParams{p}
 		}
 	case http.MethodPost:
+		if isMultipart(r.Header.Get("Content-Type")) {
+			var p *graphql.RawParams
+			if p, herr = t.readMultipart(w, r); herr == nil {
+				params = []*graphql.RawParams{p}
+			}
+			break
+		}
 		if herr = checkContentType(r.Header.Get("Content-Type")); herr != nil {
 			break
 		}
@@ -353,7 +365,7 @@ func checkContentType(ct string) *httpError {
 		}
 	}
 	return &httpError{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedMediaType,
-		message: "a POST body must be application/json (UTF-8)"}
+		message: "a POST body must be application/json (UTF-8), or multipart/form-data for file uploads"}
 }
 
 // negotiate picks the response media type from Accept headers: the

@@ -15,13 +15,13 @@ import (
 // limitFlags are serve's flags for the limits of README "Limits"; each has
 // an environment variable, and a flag given on the command line wins.
 type limitFlags struct {
-	nodes, fields, aliases, overlap, bodyBytes, responseBytes, rateLimit int64
-	depth, tokens, batch, userFailures, addrFailures, heavy, signupRate  int
-	wsOps, wsPerUser, wsPerAddr                                          int
-	introspection                                                        bool
-	requestTimeout, loginMaxDelay, signupWindow                          time.Duration
-	clientIPHeader                                                       string
-	errs                                                                 []error
+	nodes, fields, aliases, overlap, bodyBytes, uploadBytes, responseBytes, rateLimit int64
+	depth, tokens, batch, userFailures, addrFailures, heavy, signupRate               int
+	wsOps, wsPerUser, wsPerAddr                                                       int
+	introspection                                                                     bool
+	requestTimeout, loginMaxDelay, signupWindow                                       time.Duration
+	clientIPHeader                                                                    string
+	errs                                                                              []error
 }
 
 func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
@@ -50,6 +50,8 @@ func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
 		"answer introspection (__schema, __type); false refuses it with GRAPHQL_VALIDATION_FAILED (env GATEWAY_INTROSPECTION)")
 	d(&f.requestTimeout, "request-timeout", "GATEWAY_REQUEST_TIMEOUT", server.DefaultRequestTimeout, "time a request may take; then its resolvers stop (TIMEOUT, HTTP 504)"+off)
 	i64(&f.bodyBytes, "max-body-bytes", "GATEWAY_MAX_BODY_BYTES", server.DefaultMaxBodyBytes, "largest request body (PAYLOAD_TOO_LARGE, HTTP 413)"+off)
+	i64(&f.uploadBytes, "max-upload-bytes", "GATEWAY_MAX_UPLOAD_BYTES", server.DefaultMaxUploadBytes,
+		"largest multipart/form-data request body, a file upload with its form (PAYLOAD_TOO_LARGE, HTTP 413)"+off)
 	i64(&f.responseBytes, "max-response-bytes", "GATEWAY_MAX_RESPONSE_BYTES", server.DefaultMaxResponseBytes, "largest response data (RESPONSE_TOO_LARGE)"+off)
 	i(&f.batch, "max-batch", "GATEWAY_MAX_BATCH", server.DefaultMaxBatch, "most operations in a JSON array batch; 0 or negative: no batches (BAD_REQUEST)")
 	i64(&f.rateLimit, "rate-limit", "GATEWAY_RATE_LIMIT", server.DefaultRateLimit,
@@ -124,6 +126,7 @@ func (f *limitFlags) config(cfg server.Config) server.Config {
 		cfg.RequestTimeout = -1
 	}
 	cfg.MaxBodyBytes = off64(f.bodyBytes)
+	cfg.MaxUploadBytes = off64(f.uploadBytes)
 	cfg.MaxResponseBytes = off64(f.responseBytes)
 	cfg.MaxBatch = off(f.batch)
 	cfg.RateLimit = off64(f.rateLimit)

@@ -142,3 +142,36 @@ func refused(t *testing.T, err error, failed string) bool {
 	}
 	return failed != ""
 }
+
+// TestUploadFlag: --max-upload-bytes (and GATEWAY_MAX_UPLOAD_BYTES; a flag
+// given wins) reaches server.Config.MaxUploadBytes, 20 MiB by default, 0
+// turning the limit off; a malformed variable is refused.
+func TestUploadFlag(t *testing.T) {
+	tests := []struct {
+		args   []string
+		env    map[string]string
+		want   int64
+		failed string
+	}{
+		{args: nil, want: server.DefaultMaxUploadBytes},
+		{args: []string{"--max-upload-bytes", "1000"}, want: 1000},
+		{env: map[string]string{"GATEWAY_MAX_UPLOAD_BYTES": "2000"}, want: 2000},
+		{args: []string{"--max-upload-bytes", "3000"}, env: map[string]string{"GATEWAY_MAX_UPLOAD_BYTES": "2000"}, want: 3000},
+		{args: []string{"--max-upload-bytes", "0"}, want: -1},
+		{env: map[string]string{"GATEWAY_MAX_UPLOAD_BYTES": "big"}, failed: `GATEWAY_MAX_UPLOAD_BYTES="big"`},
+	}
+	for _, tt := range tests {
+		t.Run(caseName(tt.args, tt.env), func(t *testing.T) {
+			c, err := parseLimits(t, []string{"GATEWAY_MAX_UPLOAD_BYTES"}, tt.args, tt.env)
+			if refused(t, err, tt.failed) {
+				return
+			}
+			if c.MaxUploadBytes != tt.want {
+				t.Errorf("Config.MaxUploadBytes = %d, want %d", c.MaxUploadBytes, tt.want)
+			}
+		})
+	}
+	if server.DefaultMaxUploadBytes != 20<<20 {
+		t.Errorf("DefaultMaxUploadBytes = %d, want 20 MiB", server.DefaultMaxUploadBytes)
+	}
+}

@@ -54,7 +54,7 @@ func TestSchemaCommand(t *testing.T) {
 		impl = append(impl, d.Name)
 	}
 	slices.Sort(impl)
-	if strings.Join(impl, ",") != "Comment,Department,Notification,Post,Report,Role,Topic,User" {
+	if strings.Join(impl, ",") != "Comment,Department,Media,Notification,Post,Report,Role,Topic,User" {
 		t.Errorf("Node implementations: %v", impl)
 	}
 	if err := schemaCmd(&out, []string{"extra"}); !errors.Is(err, flag.ErrHelp) {

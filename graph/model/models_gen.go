@@ -72,6 +72,64 @@ type UserFilter struct {
 	Suspended *bool `json:"suspended,omitempty"`
 }
 
+// The sizes of a picture: THUMB a 180 × 180 square crop (the nine-grid), MIDDLE at most 690 on its longest side, LARGE at most 2048 (never upscaled).
+type MediaVariant string
+
+const (
+	MediaVariantThumb  MediaVariant = "THUMB"
+	MediaVariantMiddle MediaVariant = "MIDDLE"
+	MediaVariantLarge  MediaVariant = "LARGE"
+)
+
+var AllMediaVariant = []MediaVariant{
+	MediaVariantThumb,
+	MediaVariantMiddle,
+	MediaVariantLarge,
+}
+
+func (e MediaVariant) IsValid() bool {
+	switch e {
+	case MediaVariantThumb, MediaVariantMiddle, MediaVariantLarge:
+		return true
+	}
+	return false
+}
+
+func (e MediaVariant) String() string {
+	return string(e)
+}
+
+func (e *MediaVariant) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MediaVariant(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MediaVariant", str)
+	}
+	return nil
+}
+
+func (e MediaVariant) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MediaVariant) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MediaVariant) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // What a role lets its holders do. ADMINISTRATOR implies every other.
 type Permission string
 
