@@ -49,7 +49,10 @@ soak:
 # subscriptions: store calls/s, RSS each) and BENCH=push-latency (publish ->
 # delivery over 2 gateways sharing the bus, HBase) run the Go load client
 # bench/live; BENCH=peer runs the home page against PostGraphile over
-# PostgreSQL, alternated (scripts/peer.sh); BENCH=<regexp> naming none of
+# PostgreSQL, alternated (scripts/peer.sh); BENCH=media the pictures:
+# thumbnails served against nginx serving the same bytes (apt-get install
+# nginx), uploads of 12-megapixel JPEGs (scripts/bench-media.sh,
+# bench/media); BENCH=<regexp> naming none of
 # these runs the Go benchmarks instead. See scripts/bench.sh and
 # docs/benchmarks.md.
 bench: build

@@ -16,6 +16,9 @@
 #                                       the fans of a ~500-fan author on 2 gateways sharing the bus
 #   BENCH=peer make bench               the home page against PostGraphile over PostgreSQL,
 #                                       runs alternated (scripts/peer.sh)
+#   BENCH=media make bench              pictures: thumbnails served by the gateway against
+#                                       nginx serving the same bytes from files, and uploads of
+#                                       12-megapixel JPEGs (scripts/bench-media.sh)
 #
 # The live-event benchmarks use the Go load client bench/live (built to bin/live):
 #   idle-subs     a fresh gateway per query of BENCH_LIVE_QUERY ("events updates notifications":
@@ -66,6 +69,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/procs.sh
 [[ ${BENCH:-} != peer ]] || exec bash scripts/peer.sh
+[[ ${BENCH:-} != media ]] || exec bash scripts/bench-media.sh
 
 scripts_all="home home-actions posts like comment publish delete follow subscription"
 bench=${BENCH:-$scripts_all}
