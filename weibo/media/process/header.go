@@ -82,6 +82,9 @@ func readHeader(f string, data []byte, l Limits) (*header, error) {
 	// Decoded bytes per pixel, then the working copies of orientation and
 	// resizing (NRGBA, 4 bytes per pixel of the largest intermediate).
 	h.weight = pixels * (int64(bytesPerPixel(cfg.ColorModel)) + 4)
+	if f == formatJPEG && jpegProgressive(data) {
+		h.weight += pixels * 4 * int64(bytesPerPixel(cfg.ColorModel))
+	}
 	if f == formatGIF {
 		frames, area := gifFrames(data)
 		if frames > maxFrames {
@@ -177,14 +180,14 @@ func gifFrames(data []byte) (frames int, area int64) {
 	return frames, area
 }
 
-// exifOrientation returns the EXIF orientation (1-8) of a JPEG, 1 when it
-// has none. It reads the APP1 "Exif" segments before the image data and,
-// in each, IFD0's tag 0x0112; anything malformed counts as no tag.
-func exifOrientation(data []byte) int {
+// jpegSegments calls fn with each marker segment of a JPEG before its
+// image data (the marker and the segment's body), until fn returns false,
+// the start of scan or anything malformed.
+func jpegSegments(data []byte, fn func(marker byte, body []byte) bool) {
 	i := 2 // past SOI
 	for i+4 <= len(data) {
 		if data[i] != 0xFF {
-			return 1
+			return
 		}
 		marker := data[i+1]
 		switch {
@@ -195,21 +198,50 @@ func exifOrientation(data []byte) int {
 			i += 2
 			continue
 		case marker == 0xDA || marker == 0xD9: // start of scan, end of image
-			return 1
+			return
 		}
 		n := int(binary.BigEndian.Uint16(data[i+2:]))
 		if n < 2 || i+2+n > len(data) {
-			return 1
+			return
 		}
-		seg := data[i+4 : i+2+n]
-		if marker == 0xE1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) {
-			if o := tiffOrientation(seg[6:]); o != 0 {
-				return o
-			}
+		if !fn(marker, data[i+4:i+2+n]) {
+			return
 		}
 		i += 2 + n
 	}
-	return 1
+}
+
+// exifOrientation returns the EXIF orientation (1-8) of a JPEG, 1 when it
+// has none: IFD0's tag 0x0112 in the first APP1 "Exif" segment holding
+// one; anything malformed counts as no tag.
+func exifOrientation(data []byte) int {
+	o := 1
+	jpegSegments(data, func(marker byte, body []byte) bool {
+		if marker == 0xE1 && bytes.HasPrefix(body, []byte("Exif\x00\x00")) {
+			if t := tiffOrientation(body[6:]); t != 0 {
+				o = t
+				return false
+			}
+		}
+		return true
+	})
+	return o
+}
+
+// jpegProgressive reports whether a JPEG's frame is progressive (SOF2,
+// SOF6, SOF10 or SOF14): its decoder keeps every coefficient, 4 bytes per
+// sample, until the last scan.
+func jpegProgressive(data []byte) bool {
+	progressive := false
+	jpegSegments(data, func(marker byte, _ []byte) bool {
+		switch marker {
+		case 0xC2, 0xC6, 0xCA, 0xCE:
+			progressive = true
+			return false
+		}
+		return true
+	})
+	return progressive
 }
 
 // tiffOrientation reads the orientation tag of a TIFF structure's IFD0,

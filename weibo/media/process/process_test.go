@@ -279,7 +279,7 @@ func TestRefusesWhatDoesNotDecode(t *testing.T) {
 		data []byte
 		word string
 	}{
-		"truncated JPEG": {jpg[:len(jpg)/2], "not a valid JPEG"},
+		"truncated JPEG":  {jpg[:len(jpg)/2], "not a valid JPEG"},
 		"JPEG magic only": {[]byte{0xFF, 0xD8, 0xFF, 0xE0}, "not a valid JPEG"},
 		// A GIF signature and screen, then a page (the HTML-in-GIF
 		// polyglot).
@@ -287,8 +287,8 @@ func TestRefusesWhatDoesNotDecode(t *testing.T) {
 		// A signature alone: its "screen" is read from the page's first
 		// bytes ("<h", "tm": 26,684 × 28,020), too many pixels to try.
 		"GIF signature then HTML": {[]byte("GIF89a<html><script>alert(1)</script></html>"), ""},
-		"PNG signature": {[]byte("\x89PNG\r\n\x1a\nrest"), "not a valid PNG"},
-		"WebP header":   {[]byte("RIFF\x10\x00\x00\x00WEBPVP8L\x04\x00\x00\x00\x00\x00\x00\x00"), "not a valid WebP"},
+		"PNG signature":           {[]byte("\x89PNG\r\n\x1a\nrest"), "not a valid PNG"},
+		"WebP header":             {[]byte("RIFF\x10\x00\x00\x00WEBPVP8L\x04\x00\x00\x00\x00\x00\x00\x00"), "not a valid WebP"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Process(context.Background(), c.data, Limits{})
