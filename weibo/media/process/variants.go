@@ -15,9 +15,9 @@ import (
 	"github.com/disintegration/imaging"
 )
 
-// filter resamples every downscale: Lanczos (3 lobes) keeps fine detail
-// sharp without ringing worth noticing at these ratios.
-var filter = imaging.Lanczos
+// filter resamples every downscale: Catmull-Rom (bicubic) is as sharp as
+// a photo needs at these ratios, with fewer taps (less CPU) than Lanczos.
+var filter = imaging.CatmullRom
 
 // blurSide is the square the blurhash is computed on: its 4 × 3
 // components need no more pixels, and the encoder's cost is per pixel.
