@@ -275,3 +275,18 @@ func DecodeMediaIDs(b []byte) []MediaID {
 	}
 	return ids
 }
+
+// ColPostMedia (content, family c) is, on a post with pictures, its media
+// ids in order (EncodeMediaIDs), so a page of posts knows them without
+// another read.
+const ColPostMedia = "pi"
+
+// ColMediaExpiryHashes (expiry row, family r) lists the sha256 of every
+// blob the upload references, 32 bytes each: what to release should the
+// upload never be attached (or never be written whole).
+const ColMediaExpiryHashes = "h"
+
+// PendingMediaAttach is the weibo:pending kind of the attach of a post's
+// media, and of their release when the post goes (owner: the post's
+// author, other: its ms; extra: EncodeMediaIDs of its media).
+const PendingMediaAttach PendingKind = 'j'
