@@ -30,7 +30,12 @@ type env struct {
 
 func newEnv(t *testing.T, b testenv.Backend) *env {
 	t.Helper()
-	st := domaintest.OwnStore(t, b)
+	return newEnvOn(t, domaintest.OwnStore(t, b))
+}
+
+// newEnvOn is newEnv over st, migrated already.
+func newEnvOn(t *testing.T, st hbase.StoreAdmin) *env {
+	t.Helper()
 	clk := &domaintest.Clock{}
 	d := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(2*time.Second))
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
