@@ -319,9 +319,8 @@ func (s *Service) Sweep(ctx context.Context, beforeMs int64) (err error) {
 			return err
 		}
 		if r.Value(tables.FamMediaAttached, tables.ColMediaPost) == nil {
-			hs := e.Value(tables.FamMediaRef, tables.ColMediaExpiryHashes)
-			for i := 0; i+32 <= len(hs); i += 32 {
-				if err := s.dropRef(ctx, [32]byte(hs[i:i+32]), tables.HolderMedia, uint64(id)); err != nil {
+			for _, h := range splitHashes(e.Value(tables.FamMediaRef, tables.ColMediaExpiryHashes)) {
+				if err := s.dropRef(ctx, h, tables.HolderMedia, uint64(id)); err != nil {
 					return err
 				}
 			}

@@ -42,7 +42,9 @@ func newEnvOn(t *testing.T, st hbase.StoreAdmin) *env {
 	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return &env{st: st, d: d, m: media.New(st, d.Writes, d.Feed), clk: clk}
+	m := media.New(st, d.Writes, d.Feed)
+	d.Reports.SetMedia(m)
+	return &env{st: st, d: d, m: m, clk: clk}
 }
 
 // picture is a processed upload built by hand: its three variants' bytes

@@ -290,3 +290,15 @@ const ColMediaExpiryHashes = "h"
 // media, and of their release when the post goes (owner: the post's
 // author, other: its ms; extra: EncodeMediaIDs of its media).
 const PendingMediaAttach PendingKind = 'j'
+
+// MediaHolderKey is the rowkey of the holder row of a holder other than a
+// media row (a report): 'h', the holder kind, the holder's id 8 bytes BE;
+// family r, cell ColMediaExpiryHashes the sha256 of every blob it holds.
+func MediaHolderKey(kind MediaHolder, holder uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{'h', byte(kind)}, holder)
+}
+
+// ColReportMedia (weibo:reports, family r) is, on a report of posts with
+// pictures, the media ids of those posts (EncodeMediaIDs): the report
+// holds their bytes while it is open.
+const ColReportMedia = "md"
