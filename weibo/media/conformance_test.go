@@ -1,0 +1,97 @@
+package media_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/weibohbase/gateway/fsck"
+	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/internal/domaintest"
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
+	"github.com/weibohbase/gateway/weibo/counted/countedtest"
+	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/media"
+	"github.com/weibohbase/gateway/weibo/media/process"
+	"github.com/weibohbase/gateway/weibo/tables"
+)
+
+// handle is one process of the conformance suite: the domain with the
+// media module wired.
+type handle struct {
+	d *domain.Domain
+	m *media.Service
+}
+
+// TestRefConformance runs the conformance suite of counted relations
+// (countedtest) over a blob reference, on both backends: a report's hold
+// of a picture (the reference added) and its release (dropped) are killed
+// at every step of the mediaref relation and outlive their budget; after
+// the restart's repair the blob's refCount equals its recount, the
+// reference is as the call decided, no marker is left and fsck (the media
+// check with the others) finds nothing.
+func TestRefConformance(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := domaintest.OwnStore(t, b)
+			countedtest.Run(t, st, countedtest.Module[*handle]{
+				Marker: tables.PendingMediaRef,
+				Open: func(st hbase.Store, cfg countedtest.Config) *handle {
+					d := domaintest.ConformanceDomain(st, cfg)
+					return &handle{d: d, m: media.New(st, d.Writes, d.Feed)}
+				},
+				Protocol: func(h *handle) *counted.Protocol { return h.d.Writes },
+				Quiesce: func(ctx context.Context, h *handle) error {
+					if err := h.d.Start(ctx); err != nil {
+						return err
+					}
+					if err := h.d.FlushFanout(ctx); err != nil {
+						return err
+					}
+					return h.d.Close(ctx)
+				},
+				Setup: refPair,
+				Fsck: func(ctx context.Context, h *handle) ([]string, error) {
+					rep, err := fsck.Run(ctx, h.d, fsck.Options{RepairGrace: countedtest.Grace})
+					if err != nil {
+						return nil, err
+					}
+					var out []string
+					for _, i := range rep.Issues {
+						out = append(out, fmt.Sprintf("%s: %s", i.Kind, i.Detail))
+					}
+					return out, nil
+				},
+			})
+		})
+	}
+}
+
+// refPair is the reference of a report of its own to a fresh one-variant
+// upload's blob.
+func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
+	ctx := t.Context()
+	u := domaintest.MustUser(t, h.d, domaintest.Uniq("u"))
+	seed := weibo.UserID(u.ID)
+	pic := &process.Result{Blurhash: "x", Images: []process.Image{{Variant: process.Large, MIME: "image/png", Width: 1, Height: 1,
+		Data: []byte(fmt.Sprintf("picture of %d", seed))}}}
+	m, err := h.m.Upload(ctx, u.ID, pic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := m.Variants[process.Large].Hash
+	report := weibo.ReportID(tables.NewReportID(h.d.Writes.NowMillis(), uint64(u.ID)))
+	return &countedtest.Pair[*handle]{
+		Owner: uint64(report), Other: uint64(tables.HolderReport), Extra: hash[:],
+		Do: func(ctx context.Context, h *handle) error {
+			return h.m.Hold(ctx, report, []weibo.MediaID{m.ID})
+		},
+		Undo: func(ctx context.Context, h *handle) error { return h.m.Release(ctx, report) },
+		Present: func(ctx context.Context, h *handle) (bool, error) {
+			r, err := h.d.Store().Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaRefKey(hash, tables.HolderReport, uint64(report))})
+			return r.Exists(), err
+		},
+	}
+}
