@@ -277,8 +277,27 @@ func (s *Service) release(ctx context.Context, id weibo.MediaID, r *hbase.Result
 		return err
 	}
 	post := r.Value(tables.FamMediaAttached, tables.ColMediaPost)
-	_, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Media, Row: tables.MediaKey(id)}, tables.FamMediaAttached, tables.ColMediaPost, post)
-	return err
+	ok, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Media, Row: tables.MediaKey(id)}, tables.FamMediaAttached, tables.ColMediaPost, post)
+	if err != nil || !ok {
+		return err
+	}
+	return s.clearRow(ctx, tables.MediaKey(id))
+}
+
+// clearRow deletes what a row delete of key left: the upload's cells,
+// written at the upload's time by the writing gateway's clock, which a
+// delete at the store's time does not reach when that clock ran ahead —
+// each at its own timestamp.
+func (s *Service) clearRow(ctx context.Context, key []byte) error {
+	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Media, Row: key})
+	if err != nil || !r.Exists() {
+		return err
+	}
+	dels := make([]*hbase.Delete, 0, len(r.Cells))
+	for _, c := range r.Cells {
+		dels = append(dels, &hbase.Delete{Table: tables.Media, Row: key, Values: hbase.Values{c.Family: {c.Qualifier: nil}}, Timestamp: c.Timestamp})
+	}
+	return s.st.DeleteMany(ctx, dels)
 }
 
 // rowHashes returns the distinct blob hashes of a media row's variants.
@@ -324,8 +343,12 @@ func (s *Service) Sweep(ctx context.Context, beforeMs int64) (err error) {
 					return err
 				}
 			}
-			if _, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Media, Row: tables.MediaKey(id)},
-				tables.FamMediaAttached, tables.ColMediaPost, nil); err != nil {
+			ok, err := s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Media, Row: tables.MediaKey(id)},
+				tables.FamMediaAttached, tables.ColMediaPost, nil)
+			if err == nil && ok {
+				err = s.clearRow(ctx, tables.MediaKey(id))
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/counted/countedtest"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/media"
 	"github.com/weibohbase/gateway/weibo/media/process"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -36,36 +37,42 @@ func TestRefConformance(t *testing.T) {
 	for _, b := range testenv.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := domaintest.OwnStore(t, b)
-			countedtest.Run(t, st, countedtest.Module[*handle]{
-				Marker: tables.PendingMediaRef,
-				Open: func(st hbase.Store, cfg countedtest.Config) *handle {
-					d := domaintest.ConformanceDomain(st, cfg)
-					return &handle{d: d, m: media.New(st, d.Writes, d.Feed)}
-				},
-				Protocol: func(h *handle) *counted.Protocol { return h.d.Writes },
-				Quiesce: func(ctx context.Context, h *handle) error {
-					if err := h.d.Start(ctx); err != nil {
-						return err
-					}
-					if err := h.d.FlushFanout(ctx); err != nil {
-						return err
-					}
-					return h.d.Close(ctx)
-				},
-				Setup: refPair,
-				Fsck: func(ctx context.Context, h *handle) ([]string, error) {
-					rep, err := fsck.Run(ctx, h.d, fsck.Options{RepairGrace: countedtest.Grace})
-					if err != nil {
-						return nil, err
-					}
-					var out []string
-					for _, i := range rep.Issues {
-						out = append(out, fmt.Sprintf("%s: %s", i.Kind, i.Detail))
-					}
-					return out, nil
-				},
-			})
+			m := refModule()
+			m.Setup = refPair
+			countedtest.Run(t, st, m)
 		})
+	}
+}
+
+// refModule is the module of the mediaref relation over handles.
+func refModule() countedtest.Module[*handle] {
+	return countedtest.Module[*handle]{
+		Marker: tables.PendingMediaRef,
+		Open: func(st hbase.Store, cfg countedtest.Config) *handle {
+			d := domaintest.ConformanceDomain(st, cfg)
+			return &handle{d: d, m: media.New(st, d.Writes, d.Feed)}
+		},
+		Protocol: func(h *handle) *counted.Protocol { return h.d.Writes },
+		Quiesce: func(ctx context.Context, h *handle) error {
+			if err := h.d.Start(ctx); err != nil {
+				return err
+			}
+			if err := h.d.FlushFanout(ctx); err != nil {
+				return err
+			}
+			return h.d.Close(ctx)
+		},
+		Fsck: func(ctx context.Context, h *handle) ([]string, error) {
+			rep, err := fsck.Run(ctx, h.d, fsck.Options{RepairGrace: countedtest.Grace})
+			if err != nil {
+				return nil, err
+			}
+			var out []string
+			for _, i := range rep.Issues {
+				out = append(out, fmt.Sprintf("%s: %s", i.Kind, i.Detail))
+			}
+			return out, nil
+		},
 	}
 }
 
@@ -92,6 +99,65 @@ func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 		Present: func(ctx context.Context, h *handle) (bool, error) {
 			r, err := h.d.Store().Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaRefKey(hash, tables.HolderReport, uint64(report))})
 			return r.Exists(), err
+		},
+	}
+}
+
+// TestAttachConformance runs the suite over the attach of a post's
+// picture: a publish with media is killed at every step of its attach
+// (marked, sequenced, attached, settled) and after its content row; the
+// post's delete after its content row's delete and in the release; each
+// restarted and repaired: the media is attached exactly when the post is
+// stored, released (its bytes gone with it) otherwise, no marker left,
+// fsck clean.
+func TestAttachConformance(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := domaintest.OwnStore(t, b)
+			m := refModule()
+			m.Marker = tables.PendingMediaAttach
+			m.MarkerKinds = []tables.PendingKind{tables.PendingPostDelete, tables.PendingMediaRef}
+			m.MarkerTables = []string{tables.Outbox}
+			m.Decided, m.UndoDecided = feed.StepPublishContent, feed.StepDeleteContent
+			s := counted.StepsOf(media.RelationAttach)
+			m.Steps = []string{s.Marked, s.Sequenced, media.StepAttached, s.Settled, feed.StepPublishContent,
+				feed.StepDeleteContent, media.StepReleased}
+			m.Setup = attachPair
+			countedtest.Run(t, st, m)
+		})
+	}
+}
+
+// attachPair is the publish of a post of one fresh upload, and its
+// delete.
+func attachPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
+	ctx := t.Context()
+	u := domaintest.MustUser(t, h.d, domaintest.Uniq("u"))
+	m, err := h.m.Upload(ctx, u.ID, picture(byte(u.ID)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var post weibo.PostID
+	return &countedtest.Pair[*handle]{
+		Owner: uint64(u.ID),
+		Do: func(ctx context.Context, h *handle) error {
+			p, err := h.d.Feed.PublishWithMedia(ctx, u.ID, "", []weibo.MediaID{m.ID})
+			if err == nil {
+				post = p.ID
+			}
+			return err
+		},
+		Undo: func(ctx context.Context, h *handle) error {
+			_, err := h.d.Feed.DeletePost(ctx, post)
+			return err
+		},
+		Present: func(ctx context.Context, h *handle) (bool, error) {
+			ms, err := h.m.Get(ctx, []weibo.MediaID{m.ID})
+			if err != nil || ms[0] == nil || ms[0].Post == nil {
+				return false, err
+			}
+			ps, err := h.d.Feed.GetPosts(ctx, []weibo.PostID{*ms[0].Post})
+			return err == nil && ps[0] != nil, err
 		},
 	}
 }
