@@ -13,6 +13,7 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/media"
 	"github.com/weibohbase/gateway/weibo/media/process"
@@ -22,10 +23,11 @@ import (
 // env is a domain over a store of the test's own with the media module
 // wired as domain.New would wire it.
 type env struct {
-	st  hbase.StoreAdmin
-	d   *domain.Domain
-	m   *media.Service
-	clk *domaintest.Clock
+	st     hbase.StoreAdmin
+	d      *domain.Domain
+	m      *media.Service
+	clk    *domaintest.Clock
+	faults *domaintest.Faults
 }
 
 func newEnv(t *testing.T, b testenv.Backend) *env {
@@ -36,15 +38,15 @@ func newEnv(t *testing.T, b testenv.Backend) *env {
 // newEnvOn is newEnv over st, migrated already.
 func newEnvOn(t *testing.T, st hbase.StoreAdmin) *env {
 	t.Helper()
-	clk := &domaintest.Clock{}
-	d := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(2*time.Second))
+	clk, faults := &domaintest.Clock{}, domaintest.NewFaults()
+	d := domaintest.Quiet(st, clk.Option(), domain.WithRepairGrace(2*time.Second), domain.WithStepHook(faults.Hook))
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
 	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	m := media.New(st, d.Writes, d.Feed)
 	d.Reports.SetMedia(m)
-	return &env{st: st, d: d, m: m, clk: clk}
+	return &env{st: st, d: d, m: m, clk: clk, faults: faults}
 }
 
 // picture is a processed upload built by hand: its three variants' bytes
@@ -324,6 +326,46 @@ func TestUnattachedExpires(t *testing.T) {
 			}
 			if _, err := e.m.Variant(ctx, kept.ID, process.Thumb); err != nil {
 				t.Errorf("the kept upload: %v", err)
+			}
+			if is := fsckIssues(t, e.d, false); len(is) != 0 {
+				t.Errorf("fsck: %+v", is)
+			}
+		})
+	}
+}
+
+// TestUploadCrashes kills an upload at every step it reaches (each
+// reference's steps, after its expiry row, after its media row): the
+// repairer's passes a day later leave no bytes, no reference and no
+// marker, and fsck is clean; an upload killed after its media row is an
+// upload like any other until then.
+func TestUploadCrashes(t *testing.T) {
+	ref := counted.StepsOf(media.RelationRef)
+	steps := []string{media.StepUploadExpiry, ref.Marked, ref.Sequenced, ref.Decided, ref.Counted, ref.Settled, media.StepUploadStored}
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			e, ctx := newEnv(t, b), t.Context()
+			u := domaintest.MustUser(t, e.d, domaintest.Uniq("u"))
+			for i, step := range steps {
+				e.faults.Arm(step)
+				if _, err := e.m.Upload(ctx, u.ID, picture(byte(20+i)), nil); !errors.Is(err, domaintest.ErrInjected) {
+					t.Fatalf("upload killed at %s: %v", step, err)
+				}
+			}
+			if data, _ := blobRows(t, e.st); data == 0 {
+				t.Fatal("the killed uploads left no bytes to release")
+			}
+			e.clk.Advance(tables.MediaUploadTTL + time.Minute)
+			for range 2 {
+				if _, err := e.d.Writes.Repair(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if data, refs := blobRows(t, e.st); data != 0 || refs != 0 {
+				t.Errorf("a day after the killed uploads: %d blobs, %d references; want none", data, refs)
+			}
+			if n := domaintest.Leftovers(t, e.st); n != 0 {
+				t.Errorf("%d markers left", n)
 			}
 			if is := fsckIssues(t, e.d, false); len(is) != 0 {
 				t.Errorf("fsck: %+v", is)
