@@ -58,7 +58,7 @@ func TestMediaTableMOB(t *testing.T) {
 	ns := uniqueNamespace(t, st)
 	var spec hbase.TableSpec
 	for _, s := range tables.Specs() {
-		if ns+":"+s.Name == ns+tables.Media[len(tables.Namespace):] {
+		if tables.Namespace+":"+s.Name == tables.Media {
 			spec = s
 		}
 	}
