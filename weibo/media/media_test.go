@@ -218,6 +218,13 @@ func TestAttachRules(t *testing.T) {
 			if err != nil || ps[0] == nil || len(ps[0].Media) != 9 || ps[0].Media[0] != mine[0] || ps[0].Content != "" {
 				t.Fatalf("GetPosts = %+v, %v", ps[0], err)
 			}
+			// A post of pictures only is a post to every module.
+			if _, err := e.d.Comments.AddComment(ctx, other.ID, p.ID, "nice", nil); err != nil {
+				t.Errorf("comment on a post of pictures only: %v", err)
+			}
+			if _, err := e.d.Likes.Like(ctx, other.ID, p.ID); err != nil {
+				t.Errorf("like of a post of pictures only: %v", err)
+			}
 			_, err = e.d.Feed.PublishWithMedia(ctx, u.ID, "again", mine[:1])
 			wantCode(t, err, weibo.CodeBadUserInput, "mediaIds")
 			_, err = e.m.UpdateAlt(ctx, u.ID, mine[0], nil)
