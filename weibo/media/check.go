@@ -32,6 +32,10 @@ const (
 	// IssueNotAttached: a post's media not attached to it (repaired by
 	// the attach's settle).
 	IssueNotAttached = "media-not-attached"
+	// IssueReportHeld: what a report that is not OPEN (resolved, or
+	// gone) still holds — its holder row or a reference of kind 'q'
+	// without one (repaired by releasing it).
+	IssueReportHeld = "media-report-held"
 )
 
 // checkBlob is what one fsck run read of a blob and its references.
@@ -78,6 +82,7 @@ func (s *Service) runCheck(ctx context.Context, p *check.Pass, posts map[weibo.P
 	media := map[weibo.MediaID]*checkMedia{}
 	blobs := map[[32]byte]*checkBlob{}
 	expiring := map[weibo.MediaID]bool{}
+	holders := map[weibo.ReportID]int64{} // the reports' holder rows, by their newest cell
 	blobOf := func(h [32]byte) *checkBlob {
 		if blobs[h] == nil {
 			blobs[h] = &checkBlob{}
@@ -96,6 +101,10 @@ func (s *Service) runCheck(ctx context.Context, p *check.Pass, posts map[weibo.P
 		}
 		if _, id, ok := tables.DecodeMediaExpiryKey(r.Row); ok {
 			expiring[id] = true
+			return
+		}
+		if kind, holder, ok := tables.DecodeMediaHolderKey(r.Row); ok && kind == tables.HolderReport {
+			holders[weibo.ReportID(holder)] = ts
 			return
 		}
 		h, ref, kind, holder, ok := tables.DecodeBlobKey(r.Row)
@@ -156,6 +165,9 @@ func (s *Service) runCheck(ctx context.Context, p *check.Pass, posts map[weibo.P
 			}
 		}
 	}
+	if err := s.checkReports(ctx, p, holders, blobs); err != nil {
+		return err
+	}
 	for h, b := range blobs {
 		for _, r := range b.refs {
 			if r.kind != tables.HolderMedia || media[weibo.MediaID(r.holder)] != nil || expiring[weibo.MediaID(r.holder)] {
@@ -182,6 +194,62 @@ func (s *Service) runCheck(ctx context.Context, p *check.Pass, posts map[weibo.P
 			c := refCounter(h)
 			if err := p.Issue(IssueRefCount, b.ts, s.w.RecountOne(ctx, c), "blob %s: refCount %d, %d references",
 				hex.EncodeToString(h[:8]), b.count, len(b.refs)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkReports reports what reports that are not OPEN still hold: their
+// holder rows, and references of kind 'q' of reports without a holder
+// row. One batched read of the reports.
+func (s *Service) checkReports(ctx context.Context, p *check.Pass, holders map[weibo.ReportID]int64, blobs map[[32]byte]*checkBlob) error {
+	type loose struct {
+		hash [32]byte
+		ts   int64
+	}
+	orphans := map[weibo.ReportID][]loose{}
+	for h, b := range blobs {
+		for _, r := range b.refs {
+			if _, held := holders[weibo.ReportID(r.holder)]; r.kind == tables.HolderReport && !held {
+				orphans[weibo.ReportID(r.holder)] = append(orphans[weibo.ReportID(r.holder)], loose{h, r.ts})
+			}
+		}
+	}
+	var ids []weibo.ReportID
+	for id := range holders {
+		ids = append(ids, id)
+	}
+	for id := range orphans {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Reports, Row: tables.ReportKey(id), Families: []string{tables.FamReport}}
+	}
+	rs, err := s.st.GetMany(ctx, gets)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		p.CountRow(tables.Reports)
+		if st, ok := tables.DecodeReportState(rs[i].Value(tables.FamReport, tables.ColReportState)); ok && st.Status == tables.ReportOpen {
+			continue
+		}
+		if ts, held := holders[id]; held {
+			fix := func() (bool, error) { return true, s.Release(ctx, id) }
+			if err := p.Issue(IssueReportHeld, ts, fix, "%s is not open and holds pictures", id); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, l := range orphans[id] {
+			fix := func() (bool, error) { return true, s.dropRef(ctx, l.hash, tables.HolderReport, uint64(id)) }
+			if err := p.Issue(IssueReportHeld, l.ts, fix, "%s is not open and holds blob %x", id, l.hash[:8]); err != nil {
 				return err
 			}
 		}

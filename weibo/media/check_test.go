@@ -49,6 +49,8 @@ func TestMediaChecks(t *testing.T) {
 			must(e.st.Delete(ctx, &hbase.Delete{Table: tables.Media, Row: tables.MediaKey(gone.ID)}))
 			must(e.st.Delete(ctx, &hbase.Delete{Table: tables.Media,
 				Row: tables.MediaExpiryKey(gone.CreatedAt.UnixMilli()+tables.MediaUploadTTL.Milliseconds(), gone.ID)}))
+			// A report that does not exist holding the picture.
+			must(e.m.Hold(ctx, weibo.ReportID(12345), []weibo.MediaID{m.ID}))
 			e.clk.Advance(time.Minute)
 
 			found := map[string]int{}
@@ -63,7 +65,8 @@ func TestMediaChecks(t *testing.T) {
 				media.IssueRefDangling: 3,
 				// The thumb's counter (one reference lost), the large
 				// one's (set to 7) and the gone upload's three.
-				media.IssueRefCount: 2,
+				media.IssueRefCount:   2,
+				media.IssueReportHeld: 1,
 			}
 			for k, n := range want {
 				if found[k] != n {

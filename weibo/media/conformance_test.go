@@ -16,6 +16,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/media"
 	"github.com/weibohbase/gateway/weibo/media/process"
+	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -76,8 +77,9 @@ func refModule() countedtest.Module[*handle] {
 	}
 }
 
-// refPair is the reference of a report of its own to a fresh one-variant
-// upload's blob.
+// refPair is the reference of an open report (its module not holding
+// pictures by itself: no SetMedia) to the blob of a fresh one-variant
+// picture of the reported post.
 func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 	ctx := t.Context()
 	u := domaintest.MustUser(t, h.d, domaintest.Uniq("u"))
@@ -89,15 +91,24 @@ func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 		t.Fatal(err)
 	}
 	hash := m.Variants[process.Large].Hash
-	report := weibo.ReportID(tables.NewReportID(h.d.Writes.NowMillis(), uint64(u.ID)))
+	post, err := h.d.Feed.PublishWithMedia(ctx, u.ID, "", []weibo.MediaID{m.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reporter := domaintest.MustUser(t, h.d, domaintest.Uniq("r"))
+	rep, err := h.d.Reports.Create(ctx, reporter.ID, report.Input{Target: u.ID, Posts: []weibo.PostID{post.ID}, Category: report.CategorySpam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rid := rep.ID
 	return &countedtest.Pair[*handle]{
-		Owner: uint64(report), Other: uint64(tables.HolderReport), Extra: hash[:],
+		Owner: uint64(rid), Other: uint64(tables.HolderReport), Extra: hash[:],
 		Do: func(ctx context.Context, h *handle) error {
-			return h.m.Hold(ctx, report, []weibo.MediaID{m.ID})
+			return h.m.Hold(ctx, rid, []weibo.MediaID{m.ID})
 		},
-		Undo: func(ctx context.Context, h *handle) error { return h.m.Release(ctx, report) },
+		Undo: func(ctx context.Context, h *handle) error { return h.m.Release(ctx, rid) },
 		Present: func(ctx context.Context, h *handle) (bool, error) {
-			r, err := h.d.Store().Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaRefKey(hash, tables.HolderReport, uint64(report))})
+			r, err := h.d.Store().Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaRefKey(hash, tables.HolderReport, uint64(rid))})
 			return r.Exists(), err
 		},
 	}

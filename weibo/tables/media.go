@@ -302,3 +302,12 @@ func MediaHolderKey(kind MediaHolder, holder uint64) []byte {
 // pictures, the media ids of those posts (EncodeMediaIDs): the report
 // holds their bytes while it is open.
 const ColReportMedia = "md"
+
+// DecodeMediaHolderKey returns the kind and id of a holder row; ok is
+// false for any other key.
+func DecodeMediaHolderKey(k []byte) (kind MediaHolder, holder uint64, ok bool) {
+	if len(k) != 10 || k[0] != 'h' {
+		return 0, 0, false
+	}
+	return MediaHolder(k[1]), binary.BigEndian.Uint64(k[2:]), true
+}
