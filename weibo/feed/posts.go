@@ -205,9 +205,12 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 				return nil, err
 			}
 		}
+		// Absent checked on the author's name, never empty: a check of
+		// an empty value matches an absent cell (HBase's rule), so a post
+		// of pictures only, whose text is empty, would look absent.
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
 			tables.FamPost: cells,
-		}}, tables.FamPost, tables.ColText, nil)
+		}}, tables.FamPost, tables.ColAuthorName, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -59,9 +59,9 @@ func TestMediaChecks(t *testing.T) {
 			}
 			want := map[string]int{
 				media.IssueRefMissing: 1,
-				// The orphan, and the thumb while its one reference is
-				// lost (its repair adds the reference first).
-				media.IssueBlobOrphan:  2,
+				// The orphan (the thumb, its media's reference lost, is
+				// still the report's).
+				media.IssueBlobOrphan:  1,
 				media.IssueRefDangling: 3,
 				// The thumb's counter (one reference lost), the large
 				// one's (set to 7) and the gone upload's three.
