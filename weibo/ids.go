@@ -50,6 +50,8 @@ const (
 	NodeNotification = tables.NodeNotification
 	// NodeReport is a report of content.
 	NodeReport = tables.NodeReport
+	// NodeMedia is an uploaded picture.
+	NodeMedia = tables.NodeMedia
 )
 
 // RootDept is the virtual root whose children are the top-level departments.

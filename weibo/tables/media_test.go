@@ -14,6 +14,9 @@ func TestMediaCodecs(t *testing.T) {
 	if got, err := tables.ParseMediaID(id.String()); err != nil || got != id {
 		t.Errorf("ParseMediaID(%q) = %v, %v", id, got, err)
 	}
+	if n, err := tables.ParseNodeID(id.String()); err != nil || n.Kind != tables.NodeMedia || n.Media != id || n.String() != id.String() {
+		t.Errorf("ParseNodeID(%q) = %+v, %v", id, n, err)
+	}
 	for _, bad := range []string{"media:", "media:0", "media:01", "7", "report:7", "media:-1"} {
 		if _, err := tables.ParseMediaID(bad); err == nil {
 			t.Errorf("ParseMediaID(%q) accepted", bad)
