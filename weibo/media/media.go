@@ -47,6 +47,9 @@ type Media struct {
 	CreatedAt time.Time
 }
 
+// NodeID returns m's global id (weibo.Node).
+func (m *Media) NodeID() weibo.NodeID { return weibo.NodeID{Kind: weibo.NodeMedia, Media: m.ID} }
+
 // VariantInfo describes one stored variant: MIME type, size in pixels,
 // size in bytes, and the sha256 of its bytes (its blob).
 type VariantInfo struct {
