@@ -129,15 +129,19 @@ func (p *attachPart) Mark(ctx context.Context, id weibo.PostID) error {
 	return nil
 }
 
-// attach points each media row at post id: its upload cells copied into
-// family m with m:p, with CheckAndPut expecting m:p as prev left it
-// (absent for the first attach).
+// attach points each media row at post id, in id order: its upload cells
+// copied into family m with m:p, with CheckAndPut expecting m:p as prev
+// left it (absent for the first attach).
 func (p *attachPart) attach(ctx context.Context, id weibo.PostID, prev *weibo.PostID) error {
 	var expect []byte
 	if prev != nil {
 		expect = tables.EncodeMediaPost(*prev)
 	}
-	for i, mid := range p.ids {
+	// In id order, whatever the post's order: of publishes racing for the
+	// same pictures, the one that takes the first takes them all.
+	ids := slices.Clone(p.ids)
+	slices.Sort(ids)
+	for i, mid := range ids {
 		r, err := p.s.st.Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaKey(mid)})
 		if err != nil {
 			return err
@@ -152,7 +156,7 @@ func (p *attachPart) attach(ctx context.Context, id weibo.PostID, prev *weibo.Po
 		if !ok {
 			// Taken (or gone) since CheckAttach: undo what this part
 			// attached and refuse.
-			for _, done := range p.ids[:i] {
+			for _, done := range ids[:i] {
 				if _, err := p.s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Media, Row: tables.MediaKey(done),
 					Values: hbase.Values{tables.FamMediaAttached: nil}}, tables.FamMediaAttached, tables.ColMediaPost, tables.EncodeMediaPost(id)); err != nil {
 					return err

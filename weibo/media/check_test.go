@@ -1,6 +1,7 @@
 package media_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/media"
 	"github.com/weibohbase/gateway/weibo/media/process"
 	"github.com/weibohbase/gateway/weibo/tables"
@@ -133,6 +135,75 @@ func TestSharedPictureStorm(t *testing.T) {
 				t.Errorf("after the storm: %d blobs with data, %d references; want none", data, refs)
 			}
 			if is := fsckIssues(t, e.d, false); len(is) != 0 {
+				t.Errorf("fsck: %+v", is)
+			}
+		})
+	}
+}
+
+// TestAttachRace: publishes racing to attach the same pictures: exactly
+// one is stored, every other is refused with BAD_USER_INPUT (mediaIds),
+// and nothing is left half-attached.
+func TestAttachRace(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			e, ctx := newEnvOn(t, domaintest.Jittery{StoreAdmin: domaintest.OwnStore(t, b)}), t.Context()
+			u := domaintest.MustUser(t, e.d, domaintest.Uniq("u"))
+			var ids []weibo.MediaID
+			for i := range 3 {
+				m, err := e.m.Upload(ctx, u.ID, picture(byte(30+i)), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, m.ID)
+			}
+			const racers = 8
+			var wg sync.WaitGroup
+			posts := make(chan weibo.PostID, racers)
+			for i := range racers {
+				wg.Go(func() {
+					// Each racer lists the pictures in its own order.
+					order := []weibo.MediaID{ids[i%3], ids[(i+1)%3], ids[(i+2)%3]}
+					p, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "", order)
+					if err != nil {
+						if weibo.CodeOf(err) != weibo.CodeBadUserInput {
+							t.Errorf("racer %d: %v", i, err)
+						}
+						return
+					}
+					posts <- p.ID
+				})
+			}
+			wg.Wait()
+			close(posts)
+			var won []weibo.PostID
+			for p := range posts {
+				won = append(won, p)
+			}
+			if len(won) != 1 {
+				t.Fatalf("%d publishes stored, want 1", len(won))
+			}
+			ms, err := e.m.Get(ctx, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				if m == nil || m.Post == nil || *m.Post != won[0] {
+					t.Errorf("media %+v not attached to the stored post %s", m, won[0])
+				}
+			}
+			// The refused publishes left their outbox rows (and the
+			// markers of their other parts) to the repairer: a restart
+			// past the grace repairs them.
+			e.clk.Advance(time.Minute)
+			d2 := domaintest.Quiet(e.st, e.clk.Option(), domain.WithRepairGrace(2*time.Second))
+			media.New(e.st, d2.Writes, d2.Feed)
+			if err := d2.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = d2.Close(context.Background()) }()
+			domaintest.WaitQuiet(t, d2, time.Minute)
+			if is := fsckIssues(t, d2, false); len(is) != 0 {
 				t.Errorf("fsck: %+v", is)
 			}
 		})

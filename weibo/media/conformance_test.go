@@ -2,7 +2,9 @@ package media_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weibohbase/gateway/fsck"
@@ -23,8 +25,9 @@ import (
 // handle is one process of the conformance suite: the domain with the
 // media module wired.
 type handle struct {
-	d *domain.Domain
-	m *media.Service
+	d      *domain.Domain
+	m      *media.Service
+	killed *atomic.Pointer[error] // its kill, with the suite's step hook
 }
 
 // TestRefConformance runs the conformance suite of counted relations
@@ -45,24 +48,35 @@ func TestRefConformance(t *testing.T) {
 	}
 }
 
-// refModule is the module of the mediaref relation over handles.
+// refModule is the module of the mediaref relation over handles, run as
+// domaintest.DomainModule runs the domain's: a handle killed once stays
+// dead (every step it reaches afterwards fails), and a call that succeeds
+// reaches domaintest.StepAcknowledged, then has its handle's background
+// work (fan-out, retraction) run to its end.
 func refModule() countedtest.Module[*handle] {
 	return countedtest.Module[*handle]{
 		Marker: tables.PendingMediaRef,
 		Open: func(st hbase.Store, cfg countedtest.Config) *handle {
-			d := domaintest.ConformanceDomain(st, cfg)
-			return &handle{d: d, m: media.New(st, d.Writes, d.Feed)}
+			h := &handle{}
+			if hook := cfg.Hook; hook != nil {
+				h.killed = new(atomic.Pointer[error])
+				cfg.Hook = func(ctx context.Context, step string) error {
+					if kill := h.killed.Load(); kill != nil {
+						return *kill
+					}
+					err := hook(ctx, step)
+					if err != nil {
+						h.killed.CompareAndSwap(nil, &err)
+					}
+					return err
+				}
+			}
+			h.d = domaintest.ConformanceDomain(st, cfg)
+			h.m = media.New(st, h.d.Writes, h.d.Feed)
+			return h
 		},
 		Protocol: func(h *handle) *counted.Protocol { return h.d.Writes },
-		Quiesce: func(ctx context.Context, h *handle) error {
-			if err := h.d.Start(ctx); err != nil {
-				return err
-			}
-			if err := h.d.FlushFanout(ctx); err != nil {
-				return err
-			}
-			return h.d.Close(ctx)
-		},
+		Quiesce:  quiesce,
 		Fsck: func(ctx context.Context, h *handle) ([]string, error) {
 			rep, err := fsck.Run(ctx, h.d, fsck.Options{RepairGrace: countedtest.Grace})
 			if err != nil {
@@ -75,6 +89,34 @@ func refModule() countedtest.Module[*handle] {
 			return out, nil
 		},
 	}
+}
+
+// quiesce runs h's background work to its end and stops it.
+func quiesce(ctx context.Context, h *handle) error {
+	if err := h.d.Start(ctx); err != nil {
+		return err
+	}
+	if err := h.d.FlushFanout(ctx); err != nil {
+		return err
+	}
+	return h.d.Close(ctx)
+}
+
+// finish ends a call of the suite made on h with err: a success reaches
+// domaintest.StepAcknowledged, then h's background work runs to its end
+// (a kill there is the call's).
+func finish(ctx context.Context, h *handle, err error) error {
+	if err != nil || h.killed == nil {
+		return err
+	}
+	if err := h.d.Writes.Step(ctx, domaintest.StepAcknowledged); err != nil {
+		return err
+	}
+	err = quiesce(ctx, h)
+	if kill := h.killed.Load(); kill != nil {
+		return errors.Join(*kill, h.d.Close(ctx))
+	}
+	return err
 }
 
 // refPair is the reference of an open report (its module not holding
@@ -104,9 +146,9 @@ func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 	return &countedtest.Pair[*handle]{
 		Owner: uint64(rid), Other: uint64(tables.HolderReport), Extra: hash[:],
 		Do: func(ctx context.Context, h *handle) error {
-			return h.m.Hold(ctx, rid, []weibo.MediaID{m.ID})
+			return finish(ctx, h, h.m.Hold(ctx, rid, []weibo.MediaID{m.ID}))
 		},
-		Undo: func(ctx context.Context, h *handle) error { return h.m.Release(ctx, rid) },
+		Undo: func(ctx context.Context, h *handle) error { return finish(ctx, h, h.m.Release(ctx, rid)) },
 		Present: func(ctx context.Context, h *handle) (bool, error) {
 			r, err := h.d.Store().Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaRefKey(hash, tables.HolderReport, uint64(rid))})
 			return r.Exists(), err
@@ -156,11 +198,11 @@ func attachPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 			if err == nil {
 				post = p.ID
 			}
-			return err
+			return finish(ctx, h, err)
 		},
 		Undo: func(ctx context.Context, h *handle) error {
 			_, err := h.d.Feed.DeletePost(ctx, post)
-			return err
+			return finish(ctx, h, err)
 		},
 		Present: func(ctx context.Context, h *handle) (bool, error) {
 			ms, err := h.m.Get(ctx, []weibo.MediaID{m.ID})
