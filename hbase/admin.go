@@ -72,7 +72,20 @@ type FamilySpec struct {
 	// BLOCKSIZE): smaller blocks suit point reads, larger ones scans; 0
 	// means HBase's default, DefaultBlockSize.
 	BlockSize int
+	// MOB stores the family's values above MOBThreshold as medium objects
+	// (HBase's IS_MOB): kept in files of their own, outside the regions'
+	// HFiles, so that compactions do not rewrite them. For values of
+	// about 100 KB to 10 MB (pictures). The embedded store keeps them as
+	// any other value.
+	MOB bool
+	// MOBThreshold is the size in bytes above which a value of a MOB
+	// family is a medium object (HBase's MOB_THRESHOLD); 0 means
+	// DefaultMOBThreshold. Ignored without MOB.
+	MOBThreshold int
 }
+
+// DefaultMOBThreshold is HBase's default MOB threshold, 100 KiB.
+const DefaultMOBThreshold = 100 << 10
 
 // Data block encodings of a column family, as HBase names them. An
 // encoding stores a block's keys against the keys before them.
@@ -103,7 +116,7 @@ type TableSpec struct {
 
 // CheckFamily reports what makes f unusable, naming table: an unknown
 // Bloom type or encoding (HBase's NONE, PREFIX, DIFF, FAST_DIFF,
-// ROW_INDEX_V1), or a negative MaxVersions, TTL or BlockSize.
+// ROW_INDEX_V1), or a negative MaxVersions, TTL, BlockSize or MOBThreshold.
 func CheckFamily(table string, f FamilySpec) error {
 	switch f.Bloom {
 	case "", BloomNone, BloomRow, BloomRowCol:
@@ -115,8 +128,8 @@ func CheckFamily(table string, f FamilySpec) error {
 	default:
 		return fmt.Errorf("hbase: table %s: family %q: unknown data block encoding %q", table, f.Name, f.Encoding)
 	}
-	if f.MaxVersions < 0 || f.TTL < 0 || f.BlockSize < 0 {
-		return fmt.Errorf("hbase: table %s: family %q: negative MaxVersions, TTL or BlockSize", table, f.Name)
+	if f.MaxVersions < 0 || f.TTL < 0 || f.BlockSize < 0 || f.MOBThreshold < 0 {
+		return fmt.Errorf("hbase: table %s: family %q: negative MaxVersions, TTL, BlockSize or MOBThreshold", table, f.Name)
 	}
 	return nil
 }

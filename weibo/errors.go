@@ -32,6 +32,10 @@ const (
 	// CodeAccountSuspended: login of a suspended user; extensions.until is
 	// the suspension's end (RFC 3339), absent when it lasts until lifted.
 	CodeAccountSuspended = "ACCOUNT_SUSPENDED"
+	// CodePayloadTooLarge: an uploaded file is over its byte or pixel
+	// limit (Field names the argument); the server's own refusal of a
+	// body over --max-body-bytes uses the same code.
+	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
 )
 
 // Reasons refine a code (extensions.reason in GraphQL). All but

@@ -28,6 +28,8 @@ type (
 	NotificationID = tables.NotificationID
 	// ReportID is a report's id (tables.ReportID).
 	ReportID = tables.ReportID
+	// MediaID is a picture's id, "media:<n>" (tables.MediaID).
+	MediaID = tables.MediaID
 )
 
 // The kinds of NodeID (tables.NodeUser and friends).
@@ -48,6 +50,8 @@ const (
 	NodeNotification = tables.NodeNotification
 	// NodeReport is a report of content.
 	NodeReport = tables.NodeReport
+	// NodeMedia is an uploaded picture.
+	NodeMedia = tables.NodeMedia
 )
 
 // RootDept is the virtual root whose children are the top-level departments.
@@ -77,3 +81,6 @@ func ParseNodeID(s string) (NodeID, error) { return tables.ParseNodeID(s) }
 // ParseCommentID parses a GraphQL comment ID "comment:<post>_<ms>_<author>"
 // (tables.ParseCommentID).
 func ParseCommentID(s string) (CommentID, error) { return tables.ParseCommentID(s) }
+
+// ParseMediaID parses a GraphQL media ID "media:<n>" (tables.ParseMediaID).
+func ParseMediaID(s string) (MediaID, error) { return tables.ParseMediaID(s) }

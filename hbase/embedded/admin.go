@@ -157,7 +157,7 @@ func (s *Store) EnsureTables(ctx context.Context, namespace string, tables []hba
 
 // withSpecFamilies returns a copy of m with the families of specs that m
 // lacks and the spec's read settings (Bloom, InMemory, Encoding,
-// BlockSize) on the families it has, which keep their MaxVersions and
+// BlockSize, MOB) on the families it has, which keep their MaxVersions and
 // TTL; grew reports an added family, changed any difference (m itself is
 // returned when there is none).
 func withSpecFamilies(m *embTableMeta, specs []hbase.FamilySpec) (_ *embTableMeta, grew, changed bool) {
@@ -186,7 +186,7 @@ func withSpecFamilies(m *embTableMeta, specs []hbase.FamilySpec) (_ *embTableMet
 
 // familyMeta is the stored description of a family spec.
 func familyMeta(f hbase.FamilySpec) embFamilyMeta {
-	return embFamilyMeta{
+	m := embFamilyMeta{
 		Name:        f.Name,
 		MaxVersions: max(1, f.MaxVersions),
 		TTLMillis:   f.TTL.Milliseconds(),
@@ -194,7 +194,12 @@ func familyMeta(f hbase.FamilySpec) embFamilyMeta {
 		InMemory:    f.InMemory,
 		Encoding:    f.Encoding,
 		BlockSize:   f.BlockSize,
+		MOB:         f.MOB,
 	}
+	if f.MOB {
+		m.MOBThreshold = f.MOBThreshold
+	}
+	return m
 }
 
 // nextTableID reads the next unused table id (ids start at 1).

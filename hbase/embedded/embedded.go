@@ -163,6 +163,10 @@ type embFamilyMeta struct {
 	InMemory    bool   `json:"in_memory,omitempty"`
 	Encoding    string `json:"encoding,omitempty"`
 	BlockSize   int    `json:"block_size,omitempty"`
+	// MOB and MOBThreshold are recorded only: the embedded store keeps a
+	// MOB family's values as any other.
+	MOB          bool `json:"mob,omitempty"`
+	MOBThreshold int  `json:"mob_threshold,omitempty"`
 }
 
 // embTable is a table as the store uses it; immutable once published.

@@ -245,7 +245,8 @@ func TestFamilySettingsPersist(t *testing.T) {
 	if err := s.EnsureTables(ctx, "t", spec(hbase.FamilySpec{Name: "f", MaxVersions: 2, TTL: time.Hour})); err != nil {
 		t.Fatal(err)
 	}
-	tuned := hbase.FamilySpec{Name: "f", MaxVersions: 7, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10, InMemory: true, Bloom: hbase.BloomNone}
+	tuned := hbase.FamilySpec{Name: "f", MaxVersions: 7, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10, InMemory: true, Bloom: hbase.BloomNone,
+		MOB: true, MOBThreshold: 100 << 10}
 	if err := s.EnsureTables(ctx, "t", spec(tuned)); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestFamilySettingsPersist(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	want := embFamilyMeta{Name: "f", MaxVersions: 2, TTLMillis: time.Hour.Milliseconds(), Bloom: hbase.BloomNone,
-		InMemory: true, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10}
+		InMemory: true, Encoding: hbase.EncodingFastDiff, BlockSize: 16 << 10, MOB: true, MOBThreshold: 100 << 10}
 	if got := (*s.tables.Load())["t:tuned"].meta.Families; len(got) != 1 || got[0] != want {
 		t.Errorf("after reopen: %+v, want %+v", got, want)
 	}

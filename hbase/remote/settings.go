@@ -16,12 +16,12 @@ import (
 )
 
 // The read settings of column families (Bloom filter, IN_MEMORY, data
-// block encoding, block size, NEW_VERSION_BEHAVIOR) and the alter that
+// block encoding, block size, NEW_VERSION_BEHAVIOR, MOB) and the alter that
 // brings an existing family to them.
 
 // readSettings are the attributes of family spec f that EnsureTables
 // brings an existing family to (with NEW_VERSION_BEHAVIOR): how HBase
-// stores and caches its blocks.
+// stores and caches its blocks, and whether its large values are MOB.
 func readSettings(f hbase.FamilySpec) [][2]string {
 	return [][2]string{
 		{"BLOOMFILTER", cmp.Or(f.Bloom, hbase.BloomRow)},
@@ -29,7 +29,19 @@ func readSettings(f hbase.FamilySpec) [][2]string {
 		{"DATA_BLOCK_ENCODING", cmp.Or(f.Encoding, hbase.EncodingNone)},
 		{"BLOCKSIZE", strconv.Itoa(cmp.Or(f.BlockSize, hbase.DefaultBlockSize))},
 		{attrNewVersionBehavior, "true"},
+		{"IS_MOB", strconv.FormatBool(f.MOB)},
+		{"MOB_THRESHOLD", strconv.Itoa(mobThreshold(f))},
 	}
+}
+
+// mobThreshold is the MOB_THRESHOLD attribute of f: its MOBThreshold, or
+// HBase's default when f is not a MOB family or names none (so that a
+// family without MOB keeps HBase's own value and is never altered for it).
+func mobThreshold(f hbase.FamilySpec) int {
+	if !f.MOB || f.MOBThreshold == 0 {
+		return hbase.DefaultMOBThreshold
+	}
+	return f.MOBThreshold
 }
 
 // attrDefaults are HBase's values of the read settings' attributes when a
@@ -37,6 +49,7 @@ func readSettings(f hbase.FamilySpec) [][2]string {
 var attrDefaults = map[string]string{
 	"BLOOMFILTER": hbase.BloomRow, "IN_MEMORY": "false", "DATA_BLOCK_ENCODING": hbase.EncodingNone,
 	"BLOCKSIZE": strconv.Itoa(hbase.DefaultBlockSize), attrNewVersionBehavior: "false",
+	"IS_MOB": "false", "MOB_THRESHOLD": strconv.Itoa(hbase.DefaultMOBThreshold),
 }
 
 // attr returns cf's attribute key, or HBase's default when cf does not

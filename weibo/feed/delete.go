@@ -89,16 +89,22 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		return false, err
 	}
 	text := cur.Value(tables.FamPost, tables.ColText)
+	stored := tables.PostStored(cur)
 	// A repost leaves its original's list and repostCount too, a post with
 	// topics its topics' lists and counts: the modules' parts of the write
 	// (RegisterPostPart), marked before the content row goes.
 	var parts []PostPart
-	if text != nil {
+	if stored {
 		var root *weibo.PostID
 		if r, ok := tables.RepostOf(cur); ok {
 			root = &r
 		}
 		parts = s.postParts(string(text), root)
+		if ids := tables.DecodeMediaIDs(cur.Value(tables.FamPost, tables.ColPostMedia)); len(ids) > 0 && s.mediaPart != nil {
+			if part := s.mediaPart(id.Author, ids, false); part != nil {
+				parts = append(parts, part)
+			}
+		}
 		for _, part := range parts {
 			if err := part.Mark(ctx, id); err != nil {
 				return false, err
@@ -106,9 +112,15 @@ func (s *Service) DeletePost(ctx context.Context, id weibo.PostID) (_ bool, err 
 		}
 	}
 	deleted := false
-	if text != nil {
+	if stored {
+		// A post of pictures only has an empty text, which a check would
+		// take for an absent cell: it is checked on its author's name.
+		q, want := tables.ColText, text
+		if len(text) == 0 {
+			q, want = tables.ColAuthorName, cur.Value(tables.FamPost, tables.ColAuthorName)
+		}
 		if deleted, err = s.st.CheckAndDelete(ctx, &hbase.Delete{Table: tables.Content, Row: tables.ContentKey(id)},
-			tables.FamPost, tables.ColText, text); err != nil {
+			tables.FamPost, q, want); err != nil {
 			return false, err
 		}
 	}

@@ -40,6 +40,9 @@ type Post struct {
 	// RepostCount is the post's kept repost count (its content row's c:r),
 	// read with the post.
 	RepostCount int64
+	// Media are the post's pictures in order (its content row's c:pi,
+	// media.go); nil for a post without.
+	Media []weibo.MediaID
 	// MentionRefs are the users the text mentions, resolved when it was
 	// written (its content row's c:m, mentions.go).
 	MentionRefs []tables.Mention
@@ -114,7 +117,7 @@ func (s *Service) Publish(ctx context.Context, author weibo.UserID, content stri
 	if err := ValidateContent(content); err != nil {
 		return nil, err
 	}
-	return s.publish(ctx, author, content, nil)
+	return s.publish(ctx, author, content, nil, nil)
 }
 
 // PublishRepost publishes, as Publish does, a post by author with content
@@ -125,14 +128,14 @@ func (s *Service) Publish(ctx context.Context, author weibo.UserID, content stri
 // Publish, without the content check.
 func (s *Service) PublishRepost(ctx context.Context, author weibo.UserID, content string, root weibo.PostID) (_ *Post, err error) {
 	defer weibo.Wrapf(&err, "repost of %s by %s", root, author)
-	return s.publish(ctx, author, content, &root)
+	return s.publish(ctx, author, content, &root, nil)
 }
 
 // publish makes Publish's writes; a root, when not nil, makes the post a
-// repost of it. The registered modules' parts (RegisterPostPart: a
-// repost's pair, a post's topics) are written at the points Publish
-// lists.
-func (s *Service) publish(ctx context.Context, author weibo.UserID, content string, root *weibo.PostID) (*Post, error) {
+// repost of it, and media its pictures. The registered modules' parts
+// (RegisterPostPart: a repost's pair, a post's topics; RegisterMedia: the
+// attach of its pictures) are written at the points Publish lists.
+func (s *Service) publish(ctx context.Context, author weibo.UserID, content string, root *weibo.PostID, media []weibo.MediaID) (*Post, error) {
 	us, err := s.users.GetUsers(ctx, []weibo.UserID{author})
 	if err != nil {
 		return nil, err
@@ -153,8 +156,15 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 		p.RepostOfID = root
 		cells[tables.ColRepostOf] = tables.EncodeRepostOf(*root)
 	}
+	if len(media) > 0 {
+		p.Media = media
+		cells[tables.ColPostMedia] = tables.EncodeMediaIDs(media)
+	}
 	postCount := counted.Counter{Kind: PostCount, Owner: uint64(author)}
 	parts := s.postParts(content, root)
+	if len(media) > 0 {
+		parts = append(parts, s.mediaPart(author, media, true))
+	}
 	var marked, markedAt []byte // our outbox row of the millisecond tried before, if any, and its o:t
 	sequenced := false
 	for {
@@ -195,9 +205,12 @@ func (s *Service) publish(ctx context.Context, author weibo.UserID, content stri
 				return nil, err
 			}
 		}
+		// Absent checked on the author's name, never empty: a check of
+		// an empty value matches an absent cell (HBase's rule), so a post
+		// of pictures only, whose text is empty, would look absent.
 		ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Content, Row: tables.ContentKey(p.ID), Values: hbase.Values{
 			tables.FamPost: cells,
-		}}, tables.FamPost, tables.ColText, nil)
+		}}, tables.FamPost, tables.ColAuthorName, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -306,6 +319,7 @@ func PostFromRow(id weibo.PostID, r *hbase.Result) *Post {
 	if m := r.Value(tables.FamPost, tables.ColMentions); m != nil {
 		pa.post.MentionRefs = tables.DecodeMentions(m)
 	}
+	pa.post.Media = tables.DecodeMediaIDs(r.Value(tables.FamPost, tables.ColPostMedia))
 	return &pa.post
 }
 

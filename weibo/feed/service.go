@@ -51,6 +51,8 @@ type Service struct {
 	notices     Notices           // the notify writes (postnotices.go)
 	deleteHooks []DeleteHook      // RegisterDeleteHook
 	partMakers  []PartMaker       // RegisterPostPart
+	mediaCheck  MediaCheck        // RegisterMedia
+	mediaPart   MediaPartMaker    // RegisterMedia
 	retractions *retractions
 	log         *slog.Logger
 	fan         *fanout.Engine

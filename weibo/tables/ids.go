@@ -186,6 +186,8 @@ const (
 	NodeNotification
 	// NodeReport is a report of content: NodeID.Report is set.
 	NodeReport
+	// NodeMedia is an uploaded picture: NodeID.Media is set.
+	NodeMedia
 )
 
 // TopicIDPrefix starts the GraphQL id of a topic: "topic:<name>", the name
@@ -213,6 +215,8 @@ type NodeID struct {
 	Notification NotificationID
 	// Report is the id of a NodeReport.
 	Report ReportID
+	// Media is the id of a NodeMedia.
+	Media MediaID
 }
 
 // String returns the global id: the String of the id Kind names.
@@ -239,6 +243,8 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 		return n.Notification.AppendText(b)
 	case NodeReport:
 		return n.Report.AppendText(b)
+	case NodeMedia:
+		return n.Media.AppendText(b)
 	}
 	return b, nil
 }
@@ -248,7 +254,7 @@ func (n NodeID) AppendText(b []byte) ([]byte, error) {
 // "comment:<post>_<ms>_<author>", "topic:<name>" (a name by the topic
 // rule, package weibo/topic), "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 // "department:<n>" (the bare decimal is a user here) and
-// "comment:<post>_<ms>_<author>", "notification:<...>" (ParseNotificationID), "report:<n>", "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
+// "comment:<post>_<ms>_<author>", "notification:<...>" (ParseNotificationID), "report:<n>", "media:<n>", "<author>_<ms>" a post, "<n>" a user. It returns ErrInvalidID for anything else.
 func ParseNodeID(s string) (NodeID, error) {
 	var (
 		n   NodeID
@@ -275,6 +281,9 @@ func ParseNodeID(s string) (NodeID, error) {
 	case strings.HasPrefix(s, ReportIDPrefix):
 		n.Kind = NodeReport
 		n.Report, err = ParseReportID(s)
+	case strings.HasPrefix(s, MediaIDPrefix):
+		n.Kind = NodeMedia
+		n.Media, err = ParseMediaID(s)
 	case strings.Contains(s, "_"):
 		n.Kind = NodePost
 		n.Post, err = ParsePostID(s)

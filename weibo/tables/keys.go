@@ -431,7 +431,7 @@ func DecodePendingKey(k []byte) (kind PendingKind, owner, other, nonce uint64, o
 	}
 	kind = PendingKind(k[IDKeyLen])
 	if kind != PendingFollow && kind != PendingRole && kind != PendingDeptMember && kind != PendingLike && kind != PendingPostDelete && kind != PendingRepost && kind != PendingComment && kind != PendingTopic &&
-		kind != PendingNotify && kind != PendingRegister && kind != PendingBlock && kind != PendingReport {
+		kind != PendingNotify && kind != PendingRegister && kind != PendingBlock && kind != PendingReport && kind != PendingMediaRef && kind != PendingMediaAttach {
 		return 0, 0, 0, 0, false
 	}
 	return kind, owner, binary.BigEndian.Uint64(k[IDKeyLen+1:]), binary.BigEndian.Uint64(k[IDKeyLen+9:]), true

@@ -356,6 +356,7 @@ func TestSpecs(t *testing.T) {
 		"audit": {"e"},
 		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "topics": {"c", "s"}, "topicposts": {"p"},
 		"notifications": {"s", "a"}, "safety": {"s", "r", "v"}, "reports": {"r", "i", "c"}, "suspensions": {"s"},
+		"media": {"u", "m", "d", "c", "r"},
 	}
 	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true, "topicposts": true,
 		"notifications": true, "safety": true}
@@ -390,7 +391,7 @@ func TestSpecs(t *testing.T) {
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
 		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments, tables.Topics, tables.TopicPosts,
-		tables.Notifications, tables.Reports, tables.Safety, tables.Suspensions}, name)
+		tables.Notifications, tables.Reports, tables.Safety, tables.Suspensions, tables.Media}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {

@@ -205,4 +205,4 @@ func PostLikes(r *hbase.Result) int64 { return CounterIn(r, FamPost, ColLikes) }
 // PostStored reports whether r is a stored post: a content row with its
 // text. A row holding only like counter cells (an Increment that reached
 // the row of a post deleted meanwhile) is not a post.
-func PostStored(r *hbase.Result) bool { return r.Value(FamPost, ColText) != nil }
+func PostStored(r *hbase.Result) bool { return r.Cell(FamPost, ColText) != nil }

@@ -357,6 +357,15 @@ func Specs() []hbase.TableSpec {
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 		}},
+		// Pictures (media.go): media rows read by GetMany, blobs by Get
+		// (bloom ROW); the bytes in a MOB family on HBase.
+		{Name: "media", Families: []hbase.FamilySpec{
+			{Name: FamMediaUpload, MaxVersions: 1, Bloom: hbase.BloomRow, TTL: MediaUploadTTL},
+			{Name: FamMediaAttached, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamMediaData, MaxVersions: 1, Bloom: hbase.BloomRow, MOB: true, MOBThreshold: MediaMOBThreshold},
+			{Name: FamCount, MaxVersions: 1, Bloom: hbase.BloomRow},
+			{Name: FamMediaRef, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomNone},
+		}},
 	}
 }
 

@@ -32,6 +32,7 @@ func fromRow(r *hbase.Result) *Report {
 		Comment:          text(r.Value(tables.FamReport, tables.ColReportComment)),
 		Note:             text(r.Value(tables.FamReport, tables.ColReportNote)),
 	}
+	rep.Media = tables.DecodeMediaIDs(r.Value(tables.FamReport, tables.ColReportMedia))
 	if len(cat) == 1 {
 		rep.Category = categories[tables.ReportCategory(cat[0])]
 	}

@@ -208,6 +208,9 @@ type Report struct {
 	// newest first.
 	Posts    []*ReportedPost
 	Comments []*ReportedComment
+	// Media are the pictures of the reported posts, which the report holds
+	// while OPEN (SetMedia).
+	Media []weibo.MediaID
 	// ShownToModerator is set by the API layer when the viewer works the
 	// queue: the assignee is shown to them only (the moderator stays
 	// anonymous to the reporter).
@@ -304,8 +307,24 @@ type Service struct {
 	audit    *org.Recorder
 	suspend  Suspender
 	ranks    Ranks // SetRanks; nil: no rank rule
+	media    Media // SetMedia; nil: no pictures held
 	log      *slog.Logger
 }
+
+// Media holds the pictures of reported posts while a report is open.
+// *media.Service implements it.
+type Media interface {
+	// Hold makes report hold the bytes of media (idempotent).
+	Hold(ctx context.Context, report weibo.ReportID, media []weibo.MediaID) error
+	// Release drops what report holds (idempotent).
+	Release(ctx context.Context, report weibo.ReportID) error
+}
+
+// SetMedia makes every OPEN report hold the pictures of its posts through
+// m, and a RESOLVED one release them (each settle of the report makes it
+// so, also the repairer's). Call it while the domain is wired, before any
+// call.
+func (s *Service) SetMedia(m Media) { s.media = m }
 
 // SetRanks makes SUSPEND_USER check the rank rule with r before the
 // resolution commits (a refusal is the resolution's error, nothing

@@ -138,6 +138,7 @@ func (s *Service) items(ctx context.Context, target weibo.UserID, posts []weibo.
 		return nil, weibo.NotFoundOn("input.userId", fmt.Sprintf("user %s not found", target))
 	}
 	cells := map[string][]byte{}
+	var media []weibo.MediaID
 	if len(posts) > 0 {
 		ps, err := s.posts.GetPosts(ctx, posts)
 		if err != nil {
@@ -148,6 +149,10 @@ func (s *Service) items(ctx context.Context, target weibo.UserID, posts []weibo.
 				return nil, weibo.BadInput("input.postIds", "post %s does not exist or is not user %s's", posts[i], target)
 			}
 			cells[tables.ReportPostQualifier(p.ID.Millis)] = []byte(p.Content)
+			media = append(media, p.Media...)
+		}
+		if len(media) > 0 {
+			cells[tables.ColReportMedia] = tables.EncodeMediaIDs(media)
 		}
 	}
 	if len(comments) > 0 {
@@ -269,6 +274,17 @@ func (s *Service) settle(ctx context.Context, id weibo.ReportID) (*Report, error
 	rep, err = counted.Settle(ctx, rep, same, write, read)
 	if err != nil {
 		return nil, err
+	}
+	if s.media != nil && rep != nil {
+		// An OPEN report holds its posts' pictures, a RESOLVED one not.
+		if rep.state.Status == tables.ReportOpen {
+			err = s.media.Hold(ctx, id, rep.Media)
+		} else {
+			err = s.media.Release(ctx, id)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return rep, s.w.Step(ctx, StepIndexed)
 }
