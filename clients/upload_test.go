@@ -36,14 +36,13 @@ func TestApolloUpload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	npmInstall(t, ctx, npm)
-	g := gatewaytest.Start(t, testenv.Embedded(t), gatewaytest.WithConfig(func(c *server.Config) {
-		c.Media = newStandInMedia(c.Svc.Feed)
-	}))
+	g := gatewaytest.Start(t, testenv.Embedded(t))
 	var reg struct {
 		Register struct{ Token string }
 	}
 	g.OK("", `mutation { register(username: "uploader", password: "correct horse") { token } }`, nil, &reg)
-	env, err := json.Marshal(uploadConfig{URL: g.URL, Token: reg.Register.Token, File: []byte("\xff\xd8\xff\xe0 a picture \xff\xd9")})
+	jpeg := testenv.Fixture(t, testenv.PhoneJPEG)
+	env, err := json.Marshal(uploadConfig{URL: g.URL, Token: reg.Register.Token, File: jpeg})
 	if err != nil {
 		t.Fatal(err)
 	}

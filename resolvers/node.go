@@ -35,6 +35,11 @@ func (r *Resolver) loadNode(ctx context.Context, id weibo.NodeID) func() (weibo.
 		return nodeThunk(l.Comments().Load(ctx, id.Comment))
 	case weibo.NodeTopic:
 		return nodeThunk(l.Topics().Load(ctx, id.Topic))
+	case weibo.NodeMedia:
+		if r.Svc.Media == nil {
+			return func() (weibo.Node, error) { return nil, nil }
+		}
+		return nodeThunk(l.Media(r.Svc.Media.Get).Load(ctx, id.Media.String()))
 	}
 	viewer, err := auth.Viewer(ctx)
 	if err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/weibohbase/gateway/server/graphiql"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/media/process"
 )
 
 // Config is what the handler needs. Every limit's zero value means its
@@ -112,10 +113,10 @@ type Config struct {
 	// DefaultMaxWebSocketsPerAddress; negative: no bound): one more is
 	// refused at the upgrade (HTTP 429, TOO_MANY_CONNECTIONS).
 	MaxWebSocketsPerAddress int
-	// Media, when set, is the pictures: the GraphQL fields' (uploadMedia,
+	// Media is the pictures: the GraphQL fields' (uploadMedia,
 	// Post.media, ...) and GET and HEAD /media/<id>/<variant>'s
-	// (mediaHandler). Without it the path is 404, the picture mutations
-	// answer UNAVAILABLE and posts have no pictures.
+	// (mediaHandler). Unset, it is the domain's (NewMedia over Svc.Media
+	// and Svc.Feed, files bounded by MaxUploadBytes).
 	Media Media
 	// MediaCacheBytes bounds the memory of the media handler's cache of hot
 	// variants (default DefaultMediaCacheBytes; negative: no cache).
@@ -171,6 +172,9 @@ func (cfg Config) withDefaults() Config {
 	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxResponseBytes = orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
 	cfg.MaxUploadBytes = orDefault(cfg.MaxUploadBytes, DefaultMaxUploadBytes)
+	if cfg.Media == nil && cfg.Svc != nil && cfg.Svc.Media != nil {
+		cfg.Media = NewMedia(cfg.Svc.Media, cfg.Svc.Feed, process.Limits{MaxBytes: cfg.MaxUploadBytes})
+	}
 	cfg.MediaCacheBytes = orDefault(cfg.MediaCacheBytes, DefaultMediaCacheBytes)
 	if cfg.MediaCacheTTL <= 0 {
 		cfg.MediaCacheTTL = DefaultMediaCacheTTL

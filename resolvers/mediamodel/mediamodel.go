@@ -24,7 +24,9 @@ type Media struct {
 	Bytes int64
 }
 
-// NodeID implements weibo.Node. The global id of a picture is its ID; the
-// node kinds of package tables have none for pictures yet, so this is the
-// zero NodeID and node(id:) does not find pictures.
-func (m *Media) NodeID() weibo.NodeID { return weibo.NodeID{} }
+// NodeID implements weibo.Node: the picture's global id, ID parsed
+// (node(id:) fetches it again).
+func (m *Media) NodeID() weibo.NodeID {
+	n, _ := weibo.ParseNodeID(m.ID)
+	return n
+}

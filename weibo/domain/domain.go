@@ -25,6 +25,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 	"github.com/weibohbase/gateway/weibo/follow"
 	"github.com/weibohbase/gateway/weibo/like"
+	"github.com/weibohbase/gateway/weibo/media"
 	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
@@ -68,6 +69,9 @@ type Domain struct {
 	// Org is the organisation: roles, departments, memberships,
 	// authorization, bulk changes and the audit log.
 	Org *Org
+	// Media is the pictures of posts: uploads, their variants, the
+	// references that keep their bytes.
+	Media *media.Service
 	// Reports is the reports of content and the moderation queue.
 	Reports *report.Service
 	// Suspensions suspends users and, from its Registry (loaded by
@@ -213,6 +217,10 @@ func New(st hbase.Store, opts ...Option) *Domain {
 	tp.SetSuspensions(reg)
 	reports := report.New(st, w, a, f, cm, n, o.Audit, suspender{sp})
 	reports.SetRanks(o.Authz)
+	// Pictures: uploads, their bytes stored once, referenced by posts and
+	// by the open reports of those posts.
+	md := media.New(st, w, f)
+	reports.SetMedia(md)
 	return &Domain{
 		Writes:      w,
 		Accounts:    a,
@@ -229,6 +237,7 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Org:         o,
 		Suspensions: sp,
 		Reports:     reports,
+		Media:       md,
 	}
 }
 

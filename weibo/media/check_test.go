@@ -197,7 +197,6 @@ func TestAttachRace(t *testing.T) {
 			// past the grace repairs them.
 			e.clk.Advance(time.Minute)
 			d2 := domaintest.Quiet(e.st, e.clk.Option(), domain.WithRepairGrace(2*time.Second))
-			media.New(e.st, d2.Writes, d2.Feed)
 			if err := d2.Start(ctx); err != nil {
 				t.Fatal(err)
 			}

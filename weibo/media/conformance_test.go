@@ -72,7 +72,7 @@ func refModule() countedtest.Module[*handle] {
 				}
 			}
 			h.d = domaintest.ConformanceDomain(st, cfg)
-			h.m = media.New(st, h.d.Writes, h.d.Feed)
+			h.m = h.d.Media
 			return h
 		},
 		Protocol: func(h *handle) *counted.Protocol { return h.d.Writes },
@@ -143,6 +143,11 @@ func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 		t.Fatal(err)
 	}
 	rid := rep.ID
+	// The open report holds the picture from its creation: released, the
+	// pair starts from no reference and Do takes it again.
+	if err := h.m.Release(ctx, rid); err != nil {
+		t.Fatal(err)
+	}
 	return &countedtest.Pair[*handle]{
 		Owner: uint64(rid), Other: uint64(tables.HolderReport), Extra: hash[:],
 		Do: func(ctx context.Context, h *handle) error {

@@ -44,9 +44,7 @@ func newEnvOn(t *testing.T, st hbase.StoreAdmin) *env {
 	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	m := media.New(st, d.Writes, d.Feed)
-	d.Reports.SetMedia(m)
-	return &env{st: st, d: d, m: m, clk: clk, faults: faults}
+	return &env{st: st, d: d, m: d.Media, clk: clk, faults: faults}
 }
 
 // picture is a processed upload built by hand: its three variants' bytes

@@ -18,10 +18,6 @@ import (
 	"testing"
 )
 
-// fixture is the shared phone-style JPEG: 640 × 480 pixels, EXIF
-// orientation 6, camera make and model, software and a GPS position.
-const fixture = "/work/shared/fixtures/photo-gps-orientation6.jpg"
-
 // detailed returns a w × h opaque picture with gradients, stripes and
 // noise, so that encoders and resamplers have work to do.
 func detailed(w, h int, seed uint64) *image.RGBA {

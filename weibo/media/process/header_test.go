@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"image"
 	"image/color"
-	"os"
 	"testing"
+
+	"github.com/weibohbase/gateway/internal/testenv"
 )
 
 func TestProgressiveJPEGWeighsMore(t *testing.T) {
@@ -48,10 +49,7 @@ func TestGIFFramesCounted(t *testing.T) {
 // corruption the fuzzer finds; under go test, the seeds below and their
 // truncations. None may panic.
 func FuzzHeaders(f *testing.F) {
-	fixtureData, err := os.ReadFile(fixture)
-	if err != nil {
-		f.Fatal(err)
-	}
+	fixtureData := testenv.Fixture(f, testenv.PhoneJPEG)
 	red := color.RGBA{255, 0, 0, 255}
 	seeds := [][]byte{
 		fixtureData[:600],

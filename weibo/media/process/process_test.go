@@ -10,7 +10,6 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 
+	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -362,10 +362,7 @@ func TestGIFFramesBounded(t *testing.T) {
 }
 
 func TestFixtureOrientedAndStripped(t *testing.T) {
-	data, err := os.ReadFile(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testenv.Fixture(t, testenv.PhoneJPEG)
 	for _, s := range leaks[:4] {
 		if !bytes.Contains(data, []byte(s)) {
 			t.Fatalf("the fixture lacks %q: the leak check would prove nothing", s)
