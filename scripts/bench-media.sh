@@ -8,7 +8,9 @@
 #    user, uploads 9 pictures (1600 x 1200), publishes them as one post and
 #    writes each THUMB variant's bytes, as the gateway serves them, into
 #    files, with an nginx.conf serving those files on 127.0.0.1:port+10 with
-#    the gateway's headers (Content-Type, ETag, Cache-Control, nosniff, CSP).
+#    the gateway's headers (Content-Type, ETag, Cache-Control, nosniff, CSP),
+#    logging each request to a file as the gateway does at its default level
+#    (BENCH_MEDIA_QUIET=1: neither logs requests, GATEWAY_LOG_LEVEL=warn).
 #    Then, BENCH_RUNS times, nginx then the gateway: the k6 script
 #    bench/k6/media-thumb.js (a random one of the 9 thumbnails a request, no
 #    If-None-Match: the whole 200) for BENCH_WARMUP, then measured for
@@ -46,6 +48,10 @@ nginx_port=$((port + 10))
 uploads=${BENCH_UPLOADS:-60}
 upload_c=${BENCH_UPLOAD_CONCURRENCY:-1}
 serve=${BENCH_MEDIA_SERVE:-1}
+quiet=${BENCH_MEDIA_QUIET:-0}
+log_level=${GATEWAY_LOG_LEVEL:-info}
+qlabel= # the rows' note of the quiet runs
+[[ $quiet == 0 ]] || { log_level=warn; qlabel=", no request logs"; }
 base=http://127.0.0.1:$port
 out=.data/bench/media
 results=.data/bench/results.md
@@ -85,7 +91,7 @@ start_gateway() {
 	embedded) args=(--data .data/bench-media) ;;
 	hbase) args=(--store hbase --hbase-zk "$zk" --namespace bench_media --migrate) ;;
 	esac
-	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} GATEWAY_LOG_LEVEL=$log_level \
 		"$gateway" serve "${args[@]}" --addr "127.0.0.1:$port" --rate-limit 0 >"$out/gateway.log" 2>&1 &
 	gw_pid=$!
 	wait_ready "$gw_pid" "$out/gateway.log" "bench: the gateway" curl -sf "$base/readyz"
@@ -101,6 +107,7 @@ stop_gateway() {
 start_nginx() {
 	local dir=$1 e=()
 	mkdir -p "$dir"/tmp/{body,proxy,fastcgi,uwsgi,scgi}
+	rm -f "$dir/access.log"
 	# -e (nginx >= 1.19.5): the log of the start itself, before the configuration's
 	"$nginx" -h 2>&1 | grep -q -- '-e filename' && e=(-e "$PWD/$dir/error.log")
 	"$nginx" -t -q -p "$PWD/$dir/" "${e[@]}" -c "$PWD/$dir/nginx.conf"
@@ -173,7 +180,7 @@ measure_serve() {
 	elif [[ -n $nginx_rate ]]; then
 		ratio=$(awk -v a="$rate" -v b="$nginx_rate" 'BEGIN { printf "%.2f", a / b }')
 	fi
-	awk -v d="$(date -u +%F)" -v st="$store" -v sv="$server" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p99="$p99" \
+	awk -v d="$(date -u +%F)" -v st="$store$qlabel" -v sv="$server" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p99="$p99" \
 		-v t0="$t0" -v t1="$t1" -v h0="$h0" -v h1="$h1" -v hz="$hz" -v ratio="$ratio" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
 		hb = (h0 != "" && h1 != "" && n) ? sprintf("%.3f", (h1 - h0) * 1000 / hz / n) : "-"
 		printf "| %s | %s | %s | %d | %.0f | %.2f | %.2f | %.3f | %s | %s | %s |\n", d, st, sv, v, r, med, p99, n ? (t1 - t0) * 1000 / hz / n : 0, hb, ratio, la }' | tee -a "$results"
@@ -184,7 +191,7 @@ measure_serve() {
 run_serve() {
 	local store=$1 dir=$out/$1 run
 	mkdir -p "$dir"
-	./bin/mediabench prepare -url "$base" -n 9 -out "$dir" -nginx-port "$nginx_port"
+	./bin/mediabench prepare -url "$base" -n 9 -out "$dir" -nginx-port "$nginx_port" -access-log="$([[ $quiet == 0 ]] && echo true || echo false)"
 	[[ -z $nginx ]] || start_nginx "$dir"
 	printf '\n| date | store | server | VUs | req/s | p50 ms | p99 ms | server CPU ms/req | HBase CPU ms/req | × nginx req/s | load |\n|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
 	for run in $(seq "$runs"); do

@@ -20,8 +20,10 @@
 // bench/k6/media-thumb.js requests and checks) and DIR/nginx.conf: nginx
 // serving DIR/root on 127.0.0.1:PORT with the gateway's headers
 // (Content-Type, ETag, Cache-Control, X-Content-Type-Options,
-// Content-Security-Policy), access log off, keep-alive connections kept
-// as long as the client keeps them (as the gateway does).
+// Content-Security-Policy), each request logged to DIR/access.log in
+// nginx's default format (as the gateway logs each request at its default
+// level; -access-log=false: none), keep-alive connections kept as long as
+// the client keeps them (as the gateway does).
 //
 // upload makes n distinct pictures first (not measured), registers
 // enough users that none uploads more than 25 (the gateway allows 30 per
@@ -269,6 +271,7 @@ func prepare(args []string) error {
 	h := fs.Int("height", 1200, "height of the uploaded pictures")
 	dir := fs.String("out", "", "output directory (required)")
 	port := fs.Int("nginx-port", 18490, "the port nginx.conf listens on (127.0.0.1)")
+	accessLog := fs.Bool("access-log", true, "nginx logs each request to DIR/access.log")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -329,7 +332,7 @@ func prepare(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*dir, "nginx.conf"), []byte(nginxConf(abs, *port, thumbs)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*dir, "nginx.conf"), []byte(nginxConf(abs, *port, *accessLog, thumbs)), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "media: post %s with %d pictures; thumbnails of %d bytes on average in %s\n",
@@ -378,21 +381,26 @@ func avgBytes(ts []thumb) int {
 // nginxConf is the configuration of an nginx run by an ordinary user
 // (every path under dir) serving dir/root on 127.0.0.1:port: one exact
 // location per thumbnail with the gateway's headers (nginx's own ETag
-// off), every other path 404. Worker processes: one per core, as the
+// off), every other path 404, each request logged to dir/access.log when
+// accessLog. Worker processes: one per core, as the
 // gateway's GOMAXPROCS. A worker runs as the user starting nginx (root
 // included: the files are in the caller's tree).
-func nginxConf(dir string, port int, thumbs []thumb) string {
+func nginxConf(dir string, port int, accessLog bool, thumbs []thumb) string {
 	q := func(s string) string { return `'` + strings.ReplaceAll(s, `'`, `\'`) + `'` }
 	var b strings.Builder
 	if os.Geteuid() == 0 {
 		b.WriteString("user root;\n")
+	}
+	alog := "off"
+	if accessLog {
+		alog = dir + "/access.log"
 	}
 	fmt.Fprintf(&b, `worker_processes auto;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
 events { worker_connections 4096; }
 http {
-	access_log off;
+	access_log %[3]s;
 	sendfile on;
 	tcp_nopush on;
 	tcp_nodelay on;
@@ -411,7 +419,7 @@ http {
 		listen 127.0.0.1:%[2]d;
 		root %[1]s/root;
 		location / { return 404; }
-`, dir, port)
+`, dir, port, alog)
 	for _, t := range thumbs {
 		u, _ := url.Parse(t.Path)
 		fmt.Fprintf(&b, "\t\tlocation = %s {\n\t\t\tdefault_type %s;\n", q(u.Path), q(t.Type))
@@ -446,7 +454,7 @@ func upload(args []string) error {
 	}
 	start := time.Now()
 	bodies := make([][]byte, *n)
-	var ctype string
+	ctypes := make([]string, *n) // each body has a boundary of its own
 	var total int
 	for i := range bodies {
 		data, err := makeJPEG(*w, *h, uint64(i+1))
@@ -454,7 +462,7 @@ func upload(args []string) error {
 			return err
 		}
 		total += len(data)
-		bodies[i], ctype = multipartBody(data)
+		bodies[i], ctypes[i] = multipartBody(data)
 	}
 	fmt.Fprintf(os.Stderr, "media: %d pictures of %dx%d, %.2f MB on average, made in %.1f s\n",
 		*n, *w, *h, float64(total)/float64(*n)/1e6, time.Since(start).Seconds())
@@ -478,7 +486,7 @@ func upload(args []string) error {
 			defer wg.Done()
 			for i := range next {
 				t0 := time.Now()
-				if _, err := uploadOne(*base, tokens[i%len(tokens)], bodies[i], ctype); err != nil {
+				if _, err := uploadOne(*base, tokens[i%len(tokens)], bodies[i], ctypes[i]); err != nil {
 					errs <- fmt.Errorf("upload %d: %w", i, err)
 					continue
 				}

@@ -66,7 +66,7 @@ func TestNginxConf(t *testing.T) {
 	th := thumb{Path: "/media/media%3A7/thumb", Bytes: len(data), ETag: `"abc123"`, Type: "image/jpeg",
 		cacheControl: "public, max-age=31536000, immutable", nosniff: "nosniff", csp: "sandbox"}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConf(dir, port, []thumb{th})), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(nginxConf(dir, port, true, []thumb{th})), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-p", dir+"/", "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;")
