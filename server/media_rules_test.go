@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 	"image"
 	_ "image/jpeg"
-	_ "image/png"
+	"image/png"
 	"strings"
 	"testing"
 
@@ -81,5 +81,70 @@ func bombPNG(w, h uint32) []byte {
 	chunk("IHDR", ihdr)
 	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
 	chunk("IEND", nil)
+	return b.Bytes()
+}
+
+// TestMediaAttachRulesOverHTTP checks publishPost's rules on pictures
+// through the gateway, on both backends: another user's picture, ten
+// pictures and a picture attached already are each BAD_USER_INPUT on
+// mediaIds, and nothing is published; nine of one's own are.
+func TestMediaAttachRulesOverHTTP(t *testing.T) {
+	const publish = `mutation($c: String!, $ids: [ID!]) { publishPost(content: $c, mediaIds: $ids) { id media { id } } }`
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			alice, bob := g.register(uniqueName("alice")), g.register(uniqueName("bob"))
+			var ids []string
+			for i := range 10 {
+				up := g.upload(alice.token, tinyPNG(t, uint8(i)), nil)
+				if up.Data.UploadMedia == nil {
+					t.Fatalf("upload %d: HTTP %d %+v", i, up.status, up.Errors)
+				}
+				ids = append(ids, up.Data.UploadMedia.ID)
+			}
+			refused := func(token string, ids []string, why string) {
+				t.Helper()
+				if e := g.fails(token, "BAD_USER_INPUT", publish, map[string]any{"c": why, "ids": ids}); e.Extensions["field"] != "mediaIds" {
+					t.Errorf("%s: field %v, want mediaIds", why, e.Extensions["field"])
+				}
+			}
+			refused(bob.token, ids[:1], "another user's picture")
+			refused(alice.token, ids, "ten pictures")
+			var d struct {
+				PublishPost struct {
+					ID    string
+					Media []struct{ ID string }
+				}
+			}
+			g.ok(alice.token, publish, map[string]any{"c": "nine", "ids": ids[:9]}, &d)
+			if len(d.PublishPost.Media) != 9 || d.PublishPost.Media[8].ID != ids[8] {
+				t.Fatalf("published %+v, want the nine pictures in order", d.PublishPost)
+			}
+			refused(alice.token, ids[8:], "a picture attached already")
+			var posts struct {
+				User struct{ PostCount int }
+			}
+			g.ok(alice.token, `query($id: ID!) { user(id: $id) { postCount } }`, map[string]any{"id": alice.ID}, &posts)
+			if posts.User.PostCount != 1 {
+				t.Errorf("postCount %d after the refusals, want 1", posts.User.PostCount)
+			}
+		})
+	}
+}
+
+// tinyPNG is a 2 × 2 opaque PNG of a colour made from seed.
+func tinyPNG(t *testing.T, seed uint8) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	for i := range img.Pix {
+		img.Pix[i] = seed*20 + uint8(i%4)*3
+		if i%4 == 3 {
+			img.Pix[i] = 255
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
 	return b.Bytes()
 }
