@@ -20,11 +20,12 @@ import (
 	"github.com/weibohbase/gateway/weibo/feed"
 )
 
-// standInMedia is a STAND-IN for the media store and its processing
-// (server.Media over maps) while weibo/media and weibo/media/process are
-// built elsewhere: it serves the handler's HTTP rules and the GraphQL
-// layer's wiring; the store's own rules (formats, variants, attach rules,
-// expiry, deleted posts) are its tests'. Uploads keep the file's bytes as
+// standInMedia is a source of pictures whose bytes and failures the test
+// sets (server.Media over maps), for the handler's HTTP rules (headers,
+// ETag, Range, the cache, a store away) and the GraphQL layer's wiring;
+// the real processing and store behind the same paths are
+// TestMediaEndToEnd's and the client tests', their own rules (formats,
+// variants, attach rules, expiry, deleted posts) their packages' tests'. Uploads keep the file's bytes as
 // every variant, sized 1 × 1. reads counts MediaVariant calls, gets Get
 // calls.
 type standInMedia struct {
