@@ -112,7 +112,7 @@ type Accounts interface {
 // Feed is the posts: publish, delete, reads by id and a user's posts, the
 // latter two as a viewer sees them (feed.Service).
 type Feed interface {
-	Publish(ctx context.Context, author weibo.UserID, content string) (*feed.Post, error)
+	Publish(ctx context.Context, author weibo.UserID, content string, media ...weibo.MediaID) (*feed.Post, error)
 	DeletePost(ctx context.Context, id weibo.PostID) (bool, error)
 	GetPosts(ctx context.Context, ids []weibo.PostID) ([]*feed.Post, error)
 	UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*feed.PostConnection, error)

@@ -92,7 +92,7 @@ func (s *mediaService) Publish(ctx context.Context, author weibo.UserID, content
 		}
 		mids[i] = mid
 	}
-	return s.feed.PublishWithMedia(ctx, author, content, mids)
+	return s.feed.Publish(ctx, author, content, mids...)
 }
 
 func (s *mediaService) MediaVariant(ctx context.Context, id, variant string) (*MediaBlob, error) {

@@ -49,7 +49,7 @@ func (s *Service) deleteRelation() *counted.Relation {
 			return s.RetractPost(ctx, weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)})
 		},
 		Ready: func(ctx context.Context, author, ms uint64, _ int64) (bool, error) {
-			busy, err := s.fanoutPending(ctx, weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)})
+			busy, err := fanoutPending(ctx, s.st, weibo.PostID{Author: weibo.UserID(author), Millis: int64(ms)})
 			return !busy, err
 		},
 	}
@@ -274,7 +274,7 @@ func (s *Service) awaitFanout(ctx context.Context, id weibo.PostID) (done bool, 
 	deadline := time.Now().Add(2 * s.opts.fanoutLease)
 	wait := 20 * time.Millisecond
 	for {
-		busy, err := s.fanoutPending(ctx, id)
+		busy, err := fanoutPending(ctx, s.st, id)
 		if err != nil || !busy {
 			return err == nil, err
 		}
@@ -301,9 +301,9 @@ func (s *Service) RegisterDeleteHook(hook DeleteHook) {
 	s.deleteHooks = append(s.deleteHooks, hook)
 }
 
-// fanoutPending reports whether post id's fan-out is in the outbox.
-func (s *Service) fanoutPending(ctx context.Context, id weibo.PostID) (bool, error) {
-	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(id)})
+// fanoutPending reports whether post id's fan-out is in st's outbox.
+func fanoutPending(ctx context.Context, st hbase.Store, id weibo.PostID) (bool, error) {
+	r, err := st.Get(ctx, &hbase.Get{Table: tables.Outbox, Row: tables.OutboxKey(id)})
 	return r.Exists(), err
 }
 

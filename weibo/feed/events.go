@@ -28,9 +28,6 @@ func WithBus(b bus.Bus) Option { return func(o *options) { o.bus = b } }
 // WithBus.
 func WithEvents(e *events.Emitter) Option { return func(o *options) { o.events = e } }
 
-// emit sends data on subject (events.Emitter.Emit).
-func (s *Service) emit(subject string, data []byte) { s.events.Emit(subject, data) }
-
 // encodeEvent encodes e; it cannot fail (strings only).
 func encodeEvent(e events.HomeEvent) []byte {
 	b, _ := json.Marshal(e)
@@ -49,7 +46,7 @@ func addedEvent(p *Post) []byte {
 // publishToHomes publishes data on the home subjects of owners.
 func (s *Service) publishToHomes(data []byte, owners ...weibo.UserID) {
 	for _, uid := range owners {
-		s.emit(events.HomeSubject(uid), data)
+		s.events.Emit(events.HomeSubject(uid), data)
 	}
 }
 
@@ -57,9 +54,9 @@ func (s *Service) publishToHomes(data []byte, owners ...weibo.UserID) {
 // home subject and, for a large author, to its author subject.
 func (s *Service) emitPosted(p *Post, large bool) {
 	data := addedEvent(p)
-	s.emit(events.HomeSubject(p.ID.Author), data)
+	s.events.Emit(events.HomeSubject(p.ID.Author), data)
 	if large {
-		s.emit(events.AuthorSubject(p.ID.Author), data)
+		s.events.Emit(events.AuthorSubject(p.ID.Author), data)
 	}
 }
 
@@ -68,7 +65,7 @@ func (s *Service) emitPosted(p *Post, large bool) {
 func (s *Service) emitDeleted(id weibo.PostID, author bool, owners ...weibo.UserID) {
 	data := encodeEvent(events.HomeEvent{K: events.KindDelete, P: id.String()})
 	if author {
-		s.emit(events.AuthorSubject(id.Author), data)
+		s.events.Emit(events.AuthorSubject(id.Author), data)
 	}
 	s.publishToHomes(data, owners...)
 }
@@ -85,7 +82,7 @@ func (s *Service) AnnounceLarge(author weibo.UserID) {
 	s.retractions.run(func(ctx context.Context) {
 		err := s.st.Scan(ctx, &hbase.Scan{Table: tables.Relations, Prefix: tables.RelationPrefix(author, tables.Fans)}, func(r *hbase.Result) error {
 			if _, _, fan, ok := tables.DecodeRelationKey(r.Row); ok {
-				s.emit(events.HomeSubject(fan), data)
+				s.events.Emit(events.HomeSubject(fan), data)
 			}
 			return nil
 		})

@@ -25,30 +25,5 @@ func (s *Service) RegisterMedia(check MediaCheck, make MediaPartMaker) {
 	s.mediaCheck, s.mediaPart = check, make
 }
 
-// errNoMedia is PublishWithMedia's error when no media module is wired.
+// errNoMedia is Publish's error with pictures when no media module is wired.
 var errNoMedia = errors.New("pictures are not supported: no media module")
-
-// PublishWithMedia publishes, as Publish does, a post by author with the
-// pictures media, in order: its content row lists them (tables.ColPostMedia,
-// Post.Media) and the media module's part attaches them (RegisterMedia).
-// With media, content may be empty; without, it is Publish. Errors as for
-// Publish, and BAD_USER_INPUT (field "mediaIds") when the media check
-// refuses them.
-func (s *Service) PublishWithMedia(ctx context.Context, author weibo.UserID, content string, media []weibo.MediaID) (_ *Post, err error) {
-	if len(media) == 0 {
-		return s.Publish(ctx, author, content)
-	}
-	defer weibo.Wrapf(&err, "publish with media by %s", author)
-	if content != "" {
-		if err := ValidateContent(content); err != nil {
-			return nil, err
-		}
-	}
-	if s.mediaCheck == nil || s.mediaPart == nil {
-		return nil, errNoMedia
-	}
-	if err := s.mediaCheck(ctx, author, media); err != nil {
-		return nil, err
-	}
-	return s.publish(ctx, author, content, nil, media)
-}

@@ -112,12 +112,27 @@ func (p *Post) Mentions() []*weibo.User { return MentionUsers(p.MentionRefs) }
 // idempotent puts, so a repeated fan-out adds no duplicate), and when the
 // row carries no counted mark and is older than the repair grace, it
 // recounts the author's posts before deleting it.
-func (s *Service) Publish(ctx context.Context, author weibo.UserID, content string) (_ *Post, err error) {
+//
+// With pictures (media, in order), the content row lists them
+// (tables.ColPostMedia, Post.Media) and the media module's part attaches
+// them (RegisterMedia); content may then be empty, and the media check
+// refusing them is BAD_USER_INPUT (field "mediaIds").
+func (s *Service) Publish(ctx context.Context, author weibo.UserID, content string, media ...weibo.MediaID) (_ *Post, err error) {
 	defer weibo.Wrapf(&err, "publish by %s", author)
-	if err := ValidateContent(content); err != nil {
-		return nil, err
+	if content != "" || len(media) == 0 {
+		if err := ValidateContent(content); err != nil {
+			return nil, err
+		}
 	}
-	return s.publish(ctx, author, content, nil, nil)
+	if len(media) > 0 {
+		if s.mediaCheck == nil || s.mediaPart == nil {
+			return nil, errNoMedia
+		}
+		if err := s.mediaCheck(ctx, author, media); err != nil {
+			return nil, err
+		}
+	}
+	return s.publish(ctx, author, content, nil, media)
 }
 
 // PublishRepost publishes, as Publish does, a post by author with content

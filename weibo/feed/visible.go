@@ -22,10 +22,6 @@ import (
 // before any call, while the domain is wired.
 func (s *Service) SetSuspensions(susp weibo.Suspensions) { s.susp = susp }
 
-// Suspended reports whether uid is suspended now (SetSuspensions), from
-// memory: the read paths built on the feed ask it.
-func (s *Service) Suspended(uid weibo.UserID) bool { return s.susp.Suspended(uid, s.w.NowMillis()) }
-
 // UserPostsFor pages through uid's posts newest first, both ways, as
 // viewer sees them: UserPosts, or an empty connection (Hidden set, no
 // cursors) when a block stands between viewer and uid, either way, or uid
@@ -34,7 +30,7 @@ func (s *Service) Suspended(uid weibo.UserID) bool { return s.susp.Suspended(uid
 // viewer's safety row too (one ScanMany: no store call of its own).
 // Errors: BAD_USER_INPUT for bad paging arguments.
 func (s *Service) UserPostsFor(ctx context.Context, viewer, uid weibo.UserID, p weibo.Page) (*PostConnection, error) {
-	if viewer != uid && s.Suspended(uid) {
+	if viewer != uid && s.susp.Suspended(uid, s.w.NowMillis()) {
 		return &PostConnection{Edges: []PostEdge{}, Hidden: true}, nil
 	}
 	q := userPostsQuery(uid)
@@ -87,7 +83,7 @@ func (s *Service) PostsFor(ctx context.Context, viewer weibo.UserID, ids []weibo
 	}
 	out := make([]*Post, len(ids))
 	for i, id := range ids {
-		if id.Author == viewer || !set.Blocked(id.Author) && !s.Suspended(id.Author) {
+		if id.Author == viewer || !set.Blocked(id.Author) && !s.susp.Suspended(id.Author, s.w.NowMillis()) {
 			out[i] = PostFromRow(id, rs[i])
 		}
 	}

@@ -113,7 +113,7 @@ func TestSharedPictureStorm(t *testing.T) {
 							}
 							ids = append(ids, m.ID)
 						}
-						p, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "", ids)
+						p, err := e.d.Feed.Publish(ctx, u.ID, "", ids...)
 						if err != nil {
 							errs <- err
 							return
@@ -164,7 +164,7 @@ func TestAttachRace(t *testing.T) {
 				wg.Go(func() {
 					// Each racer lists the pictures in its own order.
 					order := []weibo.MediaID{ids[i%3], ids[(i+1)%3], ids[(i+2)%3]}
-					p, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "", order)
+					p, err := e.d.Feed.Publish(ctx, u.ID, "", order...)
 					if err != nil {
 						if weibo.CodeOf(err) != weibo.CodeBadUserInput {
 							t.Errorf("racer %d: %v", i, err)

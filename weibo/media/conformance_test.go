@@ -133,7 +133,7 @@ func refPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 		t.Fatal(err)
 	}
 	hash := m.Variants[process.Large].Hash
-	post, err := h.d.Feed.PublishWithMedia(ctx, u.ID, "", []weibo.MediaID{m.ID})
+	post, err := h.d.Feed.Publish(ctx, u.ID, "", m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func attachPair(t *testing.T, h *handle) *countedtest.Pair[*handle] {
 	return &countedtest.Pair[*handle]{
 		Owner: uint64(u.ID),
 		Do: func(ctx context.Context, h *handle) error {
-			p, err := h.d.Feed.PublishWithMedia(ctx, u.ID, "", []weibo.MediaID{m.ID})
+			p, err := h.d.Feed.Publish(ctx, u.ID, "", m.ID)
 			if err == nil {
 				post = p.ID
 			}

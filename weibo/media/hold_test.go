@@ -25,7 +25,7 @@ func TestReportHoldsPicture(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := e.d.Feed.PublishWithMedia(ctx, author.ID, "look", []weibo.MediaID{m.ID})
+			p, err := e.d.Feed.Publish(ctx, author.ID, "look", m.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

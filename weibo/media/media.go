@@ -101,7 +101,7 @@ func New(st hbase.Store, w *counted.Protocol, f *feed.Service) *Service {
 // text alt (nil or "" for none), and returns it. The variants' bytes are
 // stored once per content (sha256): an identical upload adds a reference
 // to the blobs there. The upload lives 24 hours unless attached to a post
-// (PublishWithMedia). Errors: BAD_USER_INPUT (field "alt") for an alt
+// (feed.Service.Publish with media). Errors: BAD_USER_INPUT (field "alt") for an alt
 // text too long or not UTF-8; the store's.
 //
 // Writes, in order: each blob's data (when missing); the expiry row

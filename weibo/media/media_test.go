@@ -199,13 +199,13 @@ func TestAttachRules(t *testing.T) {
 				"twice":     {mine[0], mine[0]},
 				"unknown":   {mine[0] + 1},
 			} {
-				_, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "", ids)
+				_, err := e.d.Feed.Publish(ctx, u.ID, "", ids...)
 				if err == nil {
 					t.Fatalf("%s: published", name)
 				}
 				wantCode(t, err, weibo.CodeBadUserInput, "mediaIds")
 			}
-			p, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "", mine[:9])
+			p, err := e.d.Feed.Publish(ctx, u.ID, "", mine[:9]...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestAttachRules(t *testing.T) {
 			if _, err := e.d.Likes.Like(ctx, other.ID, p.ID); err != nil {
 				t.Errorf("like of a post of pictures only: %v", err)
 			}
-			_, err = e.d.Feed.PublishWithMedia(ctx, u.ID, "again", mine[:1])
+			_, err = e.d.Feed.Publish(ctx, u.ID, "again", mine[:1]...)
 			wantCode(t, err, weibo.CodeBadUserInput, "mediaIds")
 			_, err = e.m.UpdateAlt(ctx, u.ID, mine[0], nil)
 			wantCode(t, err, weibo.CodeBadUserInput, "id")
@@ -231,7 +231,7 @@ func TestAttachRules(t *testing.T) {
 			if got[0].Post == nil || *got[0].Post != p.ID {
 				t.Errorf("attached media's post: %v", got[0].Post)
 			}
-			if _, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "with text", mine[9:]); err != nil {
+			if _, err := e.d.Feed.Publish(ctx, u.ID, "with text", mine[9:]...); err != nil {
 				t.Fatal(err)
 			}
 			domaintest.WaitQuiet(t, e.d, time.Minute)
@@ -260,11 +260,11 @@ func TestDeleteReleases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p1, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "one", []weibo.MediaID{m1.ID})
+			p1, err := e.d.Feed.Publish(ctx, u.ID, "one", m1.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p2, err := e.d.Feed.PublishWithMedia(ctx, u.ID, "two", []weibo.MediaID{m2.ID})
+			p2, err := e.d.Feed.Publish(ctx, u.ID, "two", m2.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +317,7 @@ func TestUnattachedExpires(t *testing.T) {
 			}
 			_, err = e.m.Variant(ctx, old.ID, process.Thumb)
 			wantCode(t, err, weibo.CodeNotFound, "")
-			_, err = e.d.Feed.PublishWithMedia(ctx, u.ID, "late", []weibo.MediaID{old.ID})
+			_, err = e.d.Feed.Publish(ctx, u.ID, "late", old.ID)
 			wantCode(t, err, weibo.CodeBadUserInput, "mediaIds")
 			if data, _ := blobRows(t, e.st); data != 6 {
 				t.Fatalf("%d blobs before the sweep, want 6", data)
