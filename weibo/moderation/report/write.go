@@ -563,19 +563,9 @@ func (s *Service) resolveOnce(ctx context.Context, rep *Report, act tables.Repor
 		return nil, false, err
 	}
 	if !ok {
-		// Not decided: nothing to count or settle. The marker goes; the
-		// event is abandoned (a refusal before the commit point).
-		if err := s.w.End(ctx, op); err != nil {
-			return nil, false, err
-		}
-		cur, rerr := s.existing(ctx, rep.ID)
-		if rerr != nil {
-			return nil, false, rerr
-		}
-		if cur.Status != StatusOpen {
-			return nil, false, weibo.BadReason("id", ReasonNotOpen, fmt.Sprintf("report %s is not open: another moderator resolved it", rep.ID))
-		}
-		return nil, true, errBusy(rep.ID)
+		retry, err := s.undecided(ctx, op, rep.ID, StatusOpen,
+			weibo.BadReason("id", ReasonNotOpen, fmt.Sprintf("report %s is not open: another moderator resolved it", rep.ID)))
+		return nil, retry, err
 	}
 	rec.Commit()
 	if err := s.w.Step(ctx, StepDecided); err != nil {
@@ -648,17 +638,9 @@ func (s *Service) reopenOnce(ctx context.Context, rep *Report) (_ *Report, retry
 		return nil, false, err
 	}
 	if !ok {
-		if err := s.w.End(ctx, op); err != nil {
-			return nil, false, err
-		}
-		cur, rerr := s.existing(ctx, rep.ID)
-		if rerr != nil {
-			return nil, false, rerr
-		}
-		if cur.Status != StatusResolved {
-			return nil, false, weibo.BadReason("id", ReasonNotResolved, fmt.Sprintf("report %s is open: another moderator reopened it", rep.ID))
-		}
-		return nil, true, errBusy(rep.ID)
+		retry, err := s.undecided(ctx, op, rep.ID, StatusResolved,
+			weibo.BadReason("id", ReasonNotResolved, fmt.Sprintf("report %s is open: another moderator reopened it", rep.ID)))
+		return nil, retry, err
 	}
 	rec.Commit()
 	if err := s.w.Step(ctx, StepDecided); err != nil {
@@ -675,4 +657,24 @@ func (s *Service) reopenOnce(ctx context.Context, rep *Report) (_ *Report, retry
 		return nil, false, err
 	}
 	return cur, false, s.w.End(ctx, op)
+}
+
+// undecided ends op, a status change of report id whose conditional write
+// lost to a concurrent change: nothing to count or settle, the marker goes
+// and the caller's audit event is abandoned (a refusal before the commit
+// point). When the report no longer holds from, another moderator made the
+// change: refusal. Otherwise retry is true (the caller reads it again),
+// with errBusy for the caller's last attempt.
+func (s *Service) undecided(ctx context.Context, op *counted.Op, id weibo.ReportID, from Status, refusal error) (retry bool, err error) {
+	if err := s.w.End(ctx, op); err != nil {
+		return false, err
+	}
+	cur, err := s.existing(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if cur.Status != from {
+		return false, refusal
+	}
+	return true, errBusy(id)
 }
