@@ -141,11 +141,12 @@ func (p *attachPart) attach(ctx context.Context, id weibo.PostID, prev *weibo.Po
 	// same pictures, the one that takes the first takes them all.
 	ids := slices.Clone(p.ids)
 	slices.Sort(ids)
+	rows, err := p.s.st.GetMany(ctx, mediaGets(ids))
+	if err != nil {
+		return err
+	}
 	for i, mid := range ids {
-		r, err := p.s.st.Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaKey(mid)})
-		if err != nil {
-			return err
-		}
+		r := rows[i]
 		ok := false
 		if cells := attachedCells(r, p.author, id); cells != nil {
 			if ok, err = p.s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Media, Row: tables.MediaKey(mid),
@@ -216,16 +217,14 @@ func (p *attachPart) End(ctx context.Context) error {
 // it and its expiry row deleted; once it is gone, each attached to it is
 // released. Media attached to another post, or gone, are left alone.
 func (s *Service) settleAttach(ctx context.Context, post weibo.PostID, ids []weibo.MediaID) error {
-	c, err := s.st.Get(ctx, &hbase.Get{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}})
+	// One read: the post's content row, then each media row.
+	rows, err := s.st.GetMany(ctx, append([]*hbase.Get{{Table: tables.Content, Row: tables.ContentKey(post), Families: []string{tables.FamPost}}}, mediaGets(ids)...))
 	if err != nil {
 		return err
 	}
-	stored := tables.PostStored(c)
-	for _, id := range ids {
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaKey(id)})
-		if err != nil {
-			return err
-		}
+	stored := tables.PostStored(rows[0])
+	for i, id := range ids {
+		r := rows[1+i]
 		at, attached := tables.DecodeMediaPost(r.Value(tables.FamMediaAttached, tables.ColMediaPost))
 		switch {
 		case stored && !attached:
@@ -332,15 +331,20 @@ func (s *Service) Sweep(ctx context.Context, beforeMs int64) (err error) {
 	if err != nil {
 		return err
 	}
+	// The expired uploads' media rows, in one read.
+	var expired []*hbase.Result
+	var ids []weibo.MediaID
 	for _, e := range rows {
-		_, id, ok := tables.DecodeMediaExpiryKey(e.Row)
-		if !ok {
-			continue
+		if _, id, ok := tables.DecodeMediaExpiryKey(e.Row); ok {
+			expired, ids = append(expired, e), append(ids, id)
 		}
-		r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Media, Row: tables.MediaKey(id)})
-		if err != nil {
-			return err
-		}
+	}
+	media, err := s.st.GetMany(ctx, mediaGets(ids))
+	if err != nil {
+		return err
+	}
+	for i, e := range expired {
+		id, r := ids[i], media[i]
 		if r.Value(tables.FamMediaAttached, tables.ColMediaPost) == nil {
 			for _, h := range splitHashes(e.Value(tables.FamMediaRef, tables.ColMediaExpiryHashes)) {
 				if err := s.dropRef(ctx, h, tables.HolderMedia, uint64(id)); err != nil {
@@ -361,4 +365,13 @@ func (s *Service) Sweep(ctx context.Context, beforeMs int64) (err error) {
 		}
 	}
 	return nil
+}
+
+// mediaGets is the Get of each media row of ids, for one GetMany.
+func mediaGets(ids []weibo.MediaID) []*hbase.Get {
+	gets := make([]*hbase.Get, len(ids))
+	for i, id := range ids {
+		gets[i] = &hbase.Get{Table: tables.Media, Row: tables.MediaKey(id)}
+	}
+	return gets
 }

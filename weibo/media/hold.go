@@ -30,11 +30,7 @@ func (s *Service) Hold(ctx context.Context, report weibo.ReportID, ids []weibo.M
 		return err
 	}
 	hashes := splitHashes(cur.Value(tables.FamMediaRef, tables.ColMediaExpiryHashes))
-	gets := make([]*hbase.Get, len(ids))
-	for i, id := range ids {
-		gets[i] = &hbase.Get{Table: tables.Media, Row: tables.MediaKey(id)}
-	}
-	rs, err := s.st.GetMany(ctx, gets)
+	rs, err := s.st.GetMany(ctx, mediaGets(ids))
 	if err != nil {
 		return err
 	}
