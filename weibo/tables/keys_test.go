@@ -356,7 +356,7 @@ func TestSpecs(t *testing.T) {
 		"audit": {"e"},
 		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "topics": {"c", "s"}, "topicposts": {"p"},
 		"notifications": {"s", "a"}, "safety": {"s", "r", "v"}, "reports": {"r", "i", "c"}, "suspensions": {"s"},
-		"media": {"u", "m", "d", "c", "r"},
+		"media": {"u", "m", "d", "c", "r"}, "scim": {"s"},
 	}
 	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true, "topicposts": true,
 		"notifications": true, "safety": true}
@@ -391,7 +391,7 @@ func TestSpecs(t *testing.T) {
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
 		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments, tables.Topics, tables.TopicPosts,
-		tables.Notifications, tables.Reports, tables.Safety, tables.Suspensions, tables.Media}, name)
+		tables.Notifications, tables.Reports, tables.Safety, tables.Suspensions, tables.Media, tables.Scim}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {
@@ -451,5 +451,29 @@ func TestLargeCodec(t *testing.T) {
 	}
 	if got := tables.EncodeLarge(tables.LargeOn, 0x019ab58c3c14); !bytes.Equal(got, []byte("L\x00\x00\x01\x9a\xb5\x8c\x3c\x14")) {
 		t.Errorf("EncodeLarge = %x", got)
+	}
+}
+
+func TestScimKeys(t *testing.T) {
+	for _, tc := range []struct {
+		kind byte
+		ext  string
+		id   uint64
+	}{{'u', "00u1abcd", 7}, {'d', "", 1 << 40}, {'r', "Sales & Marketing", 3}} {
+		k := tables.ScimExternalIDKey(tc.kind, tc.ext, tc.id)
+		kind, ext, id, ok := tables.DecodeScimExternalIDKey(k)
+		if !ok || kind != tc.kind || ext != tc.ext || id != tc.id {
+			t.Errorf("externalId key %q decodes to %c %q %d %v", k, kind, ext, id, ok)
+		}
+	}
+	if _, _, _, ok := tables.DecodeScimExternalIDKey([]byte("x")); ok {
+		t.Error("a short key decodes")
+	}
+	uid, ok := tables.DecodeScimManagedUserKey(tables.ScimManagedUserKey(42))
+	if !ok || uid != 42 {
+		t.Errorf("managed user key decodes to %d %v", uid, ok)
+	}
+	if _, ok := tables.DecodeScimManagedUserKey(tables.ScimClientKey("okta")); ok {
+		t.Error("a client key decodes as a managed user")
 	}
 }

@@ -353,6 +353,11 @@ func Specs() []hbase.TableSpec {
 		{Name: "suspensions", Families: []hbase.FamilySpec{
 			{Name: FamSuspension, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow, InMemory: true},
 		}},
+		// Small and read by rowkey or short prefix scans (scim.go): the
+		// managed users' range, the externalId index, the clients.
+		{Name: "scim", Families: []hbase.FamilySpec{
+			{Name: FamScim, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
+		}},
 		{Name: "notifications", SplitKeys: split, Families: []hbase.FamilySpec{
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
