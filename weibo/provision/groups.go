@@ -482,8 +482,9 @@ func dedupe(uids, minus []weibo.UserID) []weibo.UserID {
 }
 
 // errNotIn is the guard's refusal of a department leave of a user not in
-// the department: nothing to do.
-var errNotIn = errors.New("not in the department")
+// the department: nothing to do. A refusal (NOT_FOUND), so that the
+// leave's pending audit event is abandoned.
+var errNotIn = &weibo.Error{Code: weibo.CodeNotFound, Message: "the user is not in the department"}
 
 // applyMembers makes g's member changes: each user of remove leaves (a
 // department: only when in it), each of add joins (a role: with
@@ -706,8 +707,8 @@ func (s *Service) changeCells(ctx context.Context, c Client, g group, cg checked
 			return err
 		}
 		if !ok {
-			if newExt && *cg.ext != "" {
-				_ = s.deleteIndex(context.WithoutCancel(ctx), g.indexKind(), *cg.ext, g.id())
+			if newExt {
+				_ = s.settleIndex(context.WithoutCancel(ctx), g.indexKind(), *cg.ext, g.id(), table, row)
 			}
 			if ifVersion != nil {
 				return errVersion(version + 1)
@@ -735,8 +736,12 @@ func (s *Service) changeCells(ctx context.Context, c Client, g group, cg checked
 				return scimField(err)
 			}
 		}
-		if newExt && oldExt != "" {
-			return s.deleteIndex(ctx, g.indexKind(), oldExt, g.id())
+		if newExt {
+			for _, ext := range []string{*cg.ext, oldExt} {
+				if err := s.settleIndex(ctx, g.indexKind(), ext, g.id(), table, row); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}
