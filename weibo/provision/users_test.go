@@ -5,7 +5,9 @@ import (
 
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/provision"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -138,5 +140,33 @@ func TestUsers(t *testing.T) {
 			t.Errorf("login of a closed user: %v", err)
 		}
 		cleanFsck(t, d)
+	})
+}
+
+// TestAuditClient checks that provisioning records its changes with the
+// client's name and no actor: the create, the membership, the close.
+func TestAuditClient(t *testing.T) {
+	eachBackend(t, func(t *testing.T, d *domain.Domain, _ *domaintest.Faults) {
+		ctx := t.Context()
+		p := d.Provision
+		u := must(p.CreateUser(ctx, okta, provision.UserInput{UserName: "audited@corp.example", Active: true}))
+		must(p.CreateGroup(ctx, okta, provision.GroupInput{DisplayName: "Audited", Members: []weibo.UserID{u.ID}}))
+		if err := p.DeleteUser(ctx, okta, u.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		target := org.UserNode(u.ID)
+		page := must(d.Org.Audit.Page(ctx, audit.Filter{Target: &target}, new(50), nil))
+		seen := map[string]bool{}
+		for _, e := range page.Edges {
+			if e.Event.Client != "okta" || e.Event.Actor != 0 {
+				t.Errorf("event %s: client %q actor %v", e.Event.Action, e.Event.Client, e.Event.Actor)
+			}
+			seen[e.Event.Action] = true
+		}
+		for _, a := range []string{provision.ActionProvision, org.ActionDeptSetMember, provision.ActionClose, "user.suspend"} {
+			if !seen[a] {
+				t.Errorf("no %s event among %v", a, seen)
+			}
+		}
 	})
 }
