@@ -109,12 +109,19 @@ func TestUsers(t *testing.T) {
 		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); code(err) != weibo.CodeAccountSuspended {
 			t.Errorf("login while inactive: %v", err)
 		}
-		in.Active = true
+		in.Active, in.Password = true, "battery staple"
 		if r = must(p.ReplaceUser(ctx, okta, u.ID, in, nil)); !r.Active || r.Version != 3 {
 			t.Errorf("reactivated %+v", r)
 		}
-		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); err != nil {
-			t.Errorf("login after reactivation: %v", err)
+		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "battery staple"); err != nil {
+			t.Errorf("login after reactivation with the new password: %v", err)
+		}
+		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); code(err) != weibo.CodeUnauthenticated {
+			t.Errorf("login with the old password: %v", err)
+		}
+		in.Password = ""
+		if _, err := p.ReplaceUser(ctx, okta, u.ID, provision.UserInput{UserName: "u2@x", DisplayName: "  "}, nil); code(err) != weibo.CodeBadUserInput {
+			t.Errorf("blank displayName: %v", err)
 		}
 		cleanFsck(t, d)
 		// Close.
@@ -136,7 +143,7 @@ func TestUsers(t *testing.T) {
 		if got := must(p.ListUsers(ctx, 0, 10)); len(got) != 1 || got[0].ID != u2.ID {
 			t.Errorf("list after close: %+v", got)
 		}
-		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); code(err) != weibo.CodeAccountSuspended {
+		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "battery staple"); code(err) != weibo.CodeAccountSuspended {
 			t.Errorf("login of a closed user: %v", err)
 		}
 		cleanFsck(t, d)
