@@ -92,14 +92,25 @@ func TestCrashAtEachStep(t *testing.T) {
 			if err := tables.Migrate(t.Context(), st); err != nil {
 				t.Fatal(err)
 			}
+			reached := map[string]bool{}
 			for _, c := range crashCases() {
-				t.Run(c.name, func(t *testing.T) { runCrash(t, st, c) })
+				t.Run(c.name, func(t *testing.T) {
+					for _, s := range runCrash(t, st, c) {
+						reached[s] = true
+					}
+				})
+			}
+			for _, s := range provision.Steps {
+				if !reached[s] {
+					t.Errorf("no call reached the step %s", s)
+				}
 			}
 		})
 	}
 }
 
-func runCrash(t *testing.T, st hbase.Store, c crashCase) {
+// runCrash kills c's call at each step it reaches and returns the steps.
+func runCrash(t *testing.T, st hbase.Store, c crashCase) []string {
 	rec := &killer{}
 	state := c.setup(t, open(t, st, 0, nil), "rec")
 	if err := c.do(t.Context(), open(t, st, time.Hour, rec.hook), state); err != nil {
@@ -123,6 +134,7 @@ func runCrash(t *testing.T, st hbase.Store, c crashCase) {
 			t.Fatalf("after a kill at %s", step)
 		}
 	}
+	return rec.seen
 }
 
 func itoa(i int) string { return string(rune('a'+i/26)) + string(rune('a'+i%26)) }
