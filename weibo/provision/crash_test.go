@@ -248,6 +248,25 @@ func crashCases() []crashCase {
 			}
 		},
 	}, {
+		name: "create group",
+		setup: func(t *testing.T, d *domain.Domain, tag string) any {
+			return []any{newUsers(t, d, "grp"+tag+".", 2), "cg-" + tag}
+		},
+		do: func(ctx context.Context, d *domain.Domain, s any) error {
+			v := s.([]any)
+			us := v[0].([]weibo.UserID)
+			_, err := d.Provision.CreateGroup(ctx, okta, provision.GroupInput{Kind: provision.KindRole, DisplayName: v[1].(string), ExternalID: v[1].(string), Priority: 3, Members: us})
+			return err
+		},
+		verify: func(t *testing.T, d *domain.Domain, s any) {
+			for _, g := range must(d.Provision.GroupsByExternalID(t.Context(), s.([]any)[1].(string))) {
+				g = must(d.Provision.GetGroup(t.Context(), g.ID, true))
+				if g.Version != 1 || g.Priority != 3 || counts(t, d, g) != int64(len(g.Members)) {
+					t.Errorf("a group found by its externalId is not whole: %+v", g)
+				}
+			}
+		},
+	}, {
 		name: "patch group",
 		setup: func(t *testing.T, d *domain.Domain, tag string) any {
 			ctx := t.Context()

@@ -172,8 +172,10 @@ func kindOf(k GroupKind) (GroupKind, error) {
 // rule (checked for every member before any write); the store's.
 //
 // Writes, in order: the department or role (its service's create); the
-// externalId index row; each member's counted write; the group's SCIM
-// cells with CheckAndPut (absent version): version 1.
+// externalId index row; the group's SCIM cells with CheckAndPut (absent
+// version): version 1, from then on the group is found by its
+// externalId; each member's counted write. A crash part-way leaves a
+// group with fewer members, which the client's next sync completes.
 func (s *Service) CreateGroup(ctx context.Context, c Client, in GroupInput) (_ *Group, err error) {
 	defer weibo.Wrap(&err, "provision a group")
 	ctx = clientContext(ctx, c)
@@ -226,9 +228,6 @@ func (s *Service) CreateGroup(ctx context.Context, c Client, in GroupInput) (_ *
 			return nil, err
 		}
 	}
-	if err := s.applyMembers(ctx, g, prio, add, nil); err != nil {
-		return nil, err
-	}
 	cells := map[string][]byte{tables.ColExternalID: []byte(in.ExternalID), tables.ColProvisionedBy: []byte(c.Name),
 		tables.ColScimModified: tables.EncodeMillis(now), tables.ColScimVersion: tables.U64(1)}
 	if kind == KindRole {
@@ -237,6 +236,12 @@ func (s *Service) CreateGroup(ctx context.Context, c Client, in GroupInput) (_ *
 	table, row := g.row()
 	if _, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: table, Row: row, Values: hbase.Values{tables.FamInfo: cells}},
 		tables.FamInfo, tables.ColScimVersion, nil); err != nil {
+		return nil, err
+	}
+	if err := s.w.Step(ctx, StepWritten); err != nil {
+		return nil, err
+	}
+	if err := s.applyMembers(ctx, g, prio, add, nil); err != nil {
 		return nil, err
 	}
 	return s.getGroup(ctx, g, true)
