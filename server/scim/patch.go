@@ -21,6 +21,9 @@ type patcher struct {
 	exts []schema.Schema
 }
 
+// externalIDAttr is the common attribute externalId a client writes.
+var externalIDAttr = schema.SimpleCoreAttribute(schema.SimpleStringParams(schema.StringParams{Name: "externalId", CaseExact: true}))
+
 // applyAll applies ops to attrs in order; the first failing op's error
 // (a 400 SCIM error) is returned, attrs then half-changed (callers apply
 // to a copy).
@@ -111,6 +114,9 @@ func (p patcher) resolve(attrs map[string]any, ap filter.AttributePath, create b
 		container = m
 	}
 	attr, ok := s.Attributes.ContainsAttribute(ap.AttributeName)
+	if !ok && s.ID == p.main.ID && strings.EqualFold(ap.AttributeName, "externalId") {
+		attr, ok = externalIDAttr, true
+	}
 	if !ok {
 		return nil, schema.CoreAttribute{}, scimerr.ScimErrorInvalidPath
 	}
