@@ -92,6 +92,12 @@ func (r response) str(path string) string {
 	return s
 }
 
+// ext returns attribute key of extension uri in the body.
+func (r response) ext(uri, key string) any {
+	m, _ := r.body[uri].(map[string]any)
+	return m[key]
+}
+
 // get returns the value at a dotted path of the body.
 func (r response) get(path string) any {
 	var v any = r.body

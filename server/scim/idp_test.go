@@ -54,7 +54,7 @@ func TestEntraID(t *testing.T) {
 			"roles": []
 		}`, "userName", userName, "tag", e.tag)), http.StatusCreated, "create user")
 		uid := user.str("id")
-		if user.str("urn:ietf:params:scim:schemas:extension:enterprise:2.0:User.employeeNumber") != "701984" {
+		if user.ext("urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", "employeeNumber") != "701984" {
 			t.Errorf("enterprise extension: %s", user.raw)
 		}
 		found := e.want(e.do(http.MethodGet, "/Users"+q(`userName eq "`+userName+`"`), ""), http.StatusOK, "query after create")
@@ -86,7 +86,7 @@ func TestEntraID(t *testing.T) {
 			"meta": {"resourceType": "Group"}
 		}`, "tag", e.tag)), http.StatusCreated, "create group")
 		gid := grp.str("id")
-		if grp.str("urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group.kind") != "department" || len(grp.list("members")) != 0 {
+		if grp.ext("urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group", "kind") != "department" || len(grp.list("members")) != 0 {
 			t.Errorf("create group: %s", grp.raw)
 		}
 		byName := e.want(e.do(http.MethodGet, "/Groups"+q(`displayName eq "Entra `+e.tag+`"`, "excludedAttributes", "members"), ""), http.StatusOK, "group by name")
@@ -189,7 +189,7 @@ func TestOkta(t *testing.T) {
 		if want := sorted(uid, other); !slices.Equal(memberIDs(grp), want) {
 			t.Errorf("pushed members = %v, want %v", memberIDs(grp), want)
 		}
-		if grp.get("urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group.priority") != float64(20) {
+		if grp.ext("urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group", "priority") != float64(20) {
 			t.Errorf("push group: %s", grp.raw)
 		}
 		e.want(e.do(http.MethodPatch, "/Groups/"+gid, body(`{
