@@ -43,18 +43,9 @@ func TestErrors(t *testing.T) {
 		}
 		e.wantError(e.do(http.MethodPatch, "/Users/"+uid, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[]}`),
 			http.StatusBadRequest, "invalidValue", "PATCH without operations")
-		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"g`+e.tag+`","members":[{"value":"nobody"}]}`),
-			http.StatusBadRequest, "invalidValue", "a member that is no user id")
-		// 400 mutability: a user's groups; a group's kind.
+		// 400 mutability: a user's groups.
 		e.wantError(e.do(http.MethodPatch, "/Users/"+uid, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
 			"Operations":[{"op":"add","path":"groups","value":[{"value":"role:1"}]}]}`), http.StatusBadRequest, "mutability", "PATCH groups")
-		dept := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Dept `+e.tag+`"}`),
-			http.StatusCreated, "create department").str("id")
-		e.wantError(e.do(http.MethodPatch, "/Groups/"+dept, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-			"Operations":[{"op":"replace","path":"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group:kind","value":"role"}]}`),
-			http.StatusBadRequest, "mutability", "PATCH kind")
-		e.wantError(e.do(http.MethodPut, "/Groups/"+dept, `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Dept `+e.tag+`",
-			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role"}}`), http.StatusBadRequest, "mutability", "PUT kind")
 
 		// 401: no header, another scheme, a GraphQL token, a revoked token.
 		issuer := auth.NewIssuer(auth.RandomSecret(), time.Hour)
@@ -79,27 +70,15 @@ func TestErrors(t *testing.T) {
 		basic := e.call(http.MethodGet, "/ServiceProviderConfig", "", "", "Authorization", "Basic dXNlcjpwYXNz")
 		e.wantError(basic, http.StatusUnauthorized, "", "basic auth")
 
-		// 403: the rank rule. A role of priority at or above the client's
-		// rank (500) cannot be given to anyone.
-		high := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
-			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":500}}`), http.StatusCreated, "create high role").str("id")
-		e.wantError(e.do(http.MethodPatch, "/Groups/"+high, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-			"Operations":[{"op":"add","path":"members","value":[{"value":"`+uid+`"}]}]}`), http.StatusForbidden, "", "assign at the client's rank")
-		if g := e.want(e.do(http.MethodGet, "/Groups/"+high, ""), http.StatusOK, "high role"); len(g.list("members")) != 0 {
-			t.Errorf("a refused PATCH wrote members: %s", g.raw)
-		}
-
 		// 404: an unknown user, an id that is none, an unknown group, an
 		// unknown endpoint.
-		for _, p := range []string{"/Users/999999999999", "/Users/abc", "/Groups/role:999999999", "/Groups/nothing", "/Things"} {
+		for _, p := range []string{"/Users/999999999999", "/Users/abc", "/Things"} {
 			e.wantError(e.do(http.MethodGet, p, ""), http.StatusNotFound, "", "GET "+p)
 		}
 
-		// 409 uniqueness: the userName in another case; a role's name.
+		// 409 uniqueness: the userName in another case.
 		e.wantError(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"{{n}}"}`, "n", strings.ToUpper(name))),
 			http.StatusConflict, "uniqueness", "userName taken")
-		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
-			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role"}}`), http.StatusConflict, "uniqueness", "role name taken")
 
 		// 412: a stale If-Match on PUT, PATCH and DELETE; the fresh one
 		// passes.
@@ -113,15 +92,55 @@ func TestErrors(t *testing.T) {
 		e.wantError(e.do(http.MethodPut, "/Users/"+uid, body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"{{n}}"}`, "n", name), "If-Match", v0),
 			http.StatusPreconditionFailed, "", "stale PUT")
 		e.wantError(e.do(http.MethodDelete, "/Users/"+uid, "", "If-Match", v0), http.StatusPreconditionFailed, "", "stale DELETE")
+		if got := e.want(e.do(http.MethodGet, "/Users/"+uid, ""), http.StatusOK, "user").str("displayName"); got != "One" {
+			t.Errorf("a refused write changed the user: displayName %q", got)
+		}
+		e.want(e.do(http.MethodDelete, "/Users/"+uid, "", "If-Match", v1), http.StatusNoContent, "DELETE with If-Match")
+	})
+}
+
+// TestGroupErrors answers the error statuses of groups.
+func TestGroupErrors(t *testing.T) {
+	forBackends(t, func(t *testing.T, b testenv.Backend) {
+		e := start(t, b, nil)
+		uid := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"{{n}}"}`, "n", e.name("grp.err"))),
+			http.StatusCreated, "create user").str("id")
+		// 400 invalidValue: a member that is no user id.
+		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"g`+e.tag+`","members":[{"value":"nobody"}]}`),
+			http.StatusBadRequest, "invalidValue", "a member that is no user id")
+		// 400 mutability: a group's kind.
+		dept := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Dept `+e.tag+`"}`),
+			http.StatusCreated, "create department").str("id")
+		e.wantError(e.do(http.MethodPatch, "/Groups/"+dept, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations":[{"op":"replace","path":"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group:kind","value":"role"}]}`),
+			http.StatusBadRequest, "mutability", "PATCH kind")
+		e.wantError(e.do(http.MethodPut, "/Groups/"+dept, `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Dept `+e.tag+`",
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role"}}`), http.StatusBadRequest, "mutability", "PUT kind")
+
+		// 403: the rank rule. A role of priority at or above the client's
+		// rank (500) cannot be given to anyone.
+		high := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":500}}`), http.StatusCreated, "create high role").str("id")
+		e.wantError(e.do(http.MethodPatch, "/Groups/"+high, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations":[{"op":"add","path":"members","value":[{"value":"`+uid+`"}]}]}`), http.StatusForbidden, "", "assign at the client's rank")
+		if g := e.want(e.do(http.MethodGet, "/Groups/"+high, ""), http.StatusOK, "high role"); len(g.list("members")) != 0 {
+			t.Errorf("a refused PATCH wrote members: %s", g.raw)
+		}
+
+		// 404: an unknown group.
+		for _, p := range []string{"/Groups/role:999999999", "/Groups/department:999999999", "/Groups/nothing"} {
+			e.wantError(e.do(http.MethodGet, p, ""), http.StatusNotFound, "", "GET "+p)
+		}
+		// 409 uniqueness: a role's name.
+		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role"}}`), http.StatusConflict, "uniqueness", "role name taken")
+
+		// 412: a stale If-Match on a group's PATCH.
 		gv := e.want(e.do(http.MethodGet, "/Groups/"+dept, ""), http.StatusOK, "department").header.Get("ETag")
 		e.want(e.do(http.MethodPatch, "/Groups/"+dept, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
 			"Operations":[{"op":"replace","path":"displayName","value":"Dept2 `+e.tag+`"}]}`, "If-Match", gv), http.StatusNoContent, "group PATCH with If-Match")
 		e.wantError(e.do(http.MethodPatch, "/Groups/"+dept, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
 			"Operations":[{"op":"replace","path":"displayName","value":"Dept3 `+e.tag+`"}]}`, "If-Match", gv), http.StatusPreconditionFailed, "", "stale group PATCH")
-		if got := e.want(e.do(http.MethodGet, "/Users/"+uid, ""), http.StatusOK, "user").str("displayName"); got != "One" {
-			t.Errorf("a refused write changed the user: displayName %q", got)
-		}
-		e.want(e.do(http.MethodDelete, "/Users/"+uid, "", "If-Match", v1), http.StatusNoContent, "DELETE with If-Match")
 	})
 }
 
