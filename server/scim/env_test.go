@@ -48,7 +48,20 @@ func forBackends(t *testing.T, f func(t *testing.T, b testenv.Backend)) {
 // when not nil, changes its Config.
 func start(t *testing.T, b testenv.Backend, configure func(*scim.Config)) *env {
 	t.Helper()
-	st := b.Open(t)
+	return startOn(t, b.Open(t), configure)
+}
+
+// startOwn is start on a store of the test's own (testenv's OpenOwn): for
+// tests whose lists scan every managed user, which the shared HBase holds
+// other tests' of.
+func startOwn(t *testing.T, b testenv.Backend, configure func(*scim.Config)) *env {
+	t.Helper()
+	return startOn(t, b.OpenOwn(t, tables.Namespace, "scim"), configure)
+}
+
+// startOn is start over st.
+func startOn(t *testing.T, st hbase.StoreAdmin, configure func(*scim.Config)) *env {
+	t.Helper()
 	ctx := t.Context()
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatalf("migrate: %v", err)
