@@ -570,7 +570,9 @@ func (s *Service) closeOnce(ctx context.Context, c Client, uid weibo.UserID, ifV
 // for good, no role, no department, no managed or index row. Each step
 // changes nothing when done already, so fsck runs it again.
 func (s *Service) finishClose(ctx context.Context, client string, uid weibo.UserID) error {
-	if sp := s.Suspensions.Of(uid); sp == nil || sp.Until != nil {
+	if good, err := s.suspendedForGood(ctx, uid); err != nil {
+		return err
+	} else if !good {
 		if _, err := s.Suspensions.Suspend(ctx, uid, nil, "account closed by SCIM client "+client); err != nil {
 			return err
 		}
