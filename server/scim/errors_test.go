@@ -99,6 +99,9 @@ func TestErrors(t *testing.T) {
 	})
 }
 
+// gatewayExt is the gateway's Group extension.
+const gatewayExt = "urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group"
+
 // TestGroupErrors answers the error statuses of groups.
 func TestGroupErrors(t *testing.T) {
 	forBackends(t, func(t *testing.T, b testenv.Backend) {
@@ -118,21 +121,29 @@ func TestGroupErrors(t *testing.T) {
 			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role"}}`), http.StatusBadRequest, "mutability", "PUT kind")
 
 		// 403: the rank rule. A role of priority at or above the client's
-		// rank (500) cannot be given to anyone.
-		high := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
-			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":500}}`), http.StatusCreated, "create high role").str("id")
-		e.wantError(e.do(http.MethodPatch, "/Groups/"+high, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-			"Operations":[{"op":"add","path":"members","value":[{"value":"`+uid+`"}]}]}`), http.StatusForbidden, "", "assign at the client's rank")
-		if g := e.want(e.do(http.MethodGet, "/Groups/"+high, ""), http.StatusOK, "high role"); len(g.list("members")) != 0 {
-			t.Errorf("a refused PATCH wrote members: %s", g.raw)
+		// rank (500) cannot be made, nor a role raised there; a refused
+		// request writes nothing.
+		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":500}}`), http.StatusForbidden, "", "a role at the client's rank")
+		if l := e.want(e.do(http.MethodGet, "/Groups"+q(`displayName eq "High `+e.tag+`"`), ""), http.StatusOK, "refused role"); l.get("totalResults") != float64(0) {
+			t.Errorf("a refused create wrote a role: %s", l.raw)
+		}
+		low := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Low `+e.tag+`",
+			"members":[{"value":"`+uid+`"}],
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":10}}`), http.StatusCreated, "create low role").str("id")
+		e.wantError(e.do(http.MethodPatch, "/Groups/"+low, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations":[{"op":"replace","path":"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group:priority","value":600}]}`),
+			http.StatusForbidden, "", "raise a role to the client's rank")
+		if g := e.want(e.do(http.MethodGet, "/Groups/"+low, ""), http.StatusOK, "low role"); g.ext(gatewayExt, "priority") != float64(10) || len(g.list("members")) != 1 {
+			t.Errorf("a refused PATCH changed the role: %s", g.raw)
 		}
 
 		// 404: an unknown group.
 		for _, p := range []string{"/Groups/role:999999999", "/Groups/department:999999999", "/Groups/nothing"} {
 			e.wantError(e.do(http.MethodGet, p, ""), http.StatusNotFound, "", "GET "+p)
 		}
-		// 409 uniqueness: a role's name.
-		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"High `+e.tag+`",
+		// 409 uniqueness: a role's name, ignoring case.
+		e.wantError(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"low `+e.tag+`",
 			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role"}}`), http.StatusConflict, "uniqueness", "role name taken")
 
 		// 412: a stale If-Match on a group's PATCH.
