@@ -79,6 +79,14 @@ func TestEntraID(t *testing.T) {
 		// Groups: created empty, filled and emptied by PATCH.
 		second := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"Second_{{tag}}@testuser.com","active":true}`,
 			"tag", e.tag)), http.StatusCreated, "second user").str("id")
+		// Entra sends the manager as the manager's id, a string.
+		mgr := e.want(e.do(http.MethodPatch, "/Users/"+uid, body(`{
+			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations": [{"op": "Add", "path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager", "value": "{{m}}"}]
+		}`, "m", second)), http.StatusOK, "set manager")
+		if m, _ := mgr.ext("urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", "manager").(map[string]any); m["value"] != second {
+			t.Errorf("set manager: %s", mgr.raw)
+		}
 		grp := e.want(e.do(http.MethodPost, "/Groups", body(`{
 			"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group", "http://schemas.microsoft.com/2006/11/ResourceManagement/ADSCIM/2.0/Group"],
 			"externalId": "8aa1a0c0-c4c3-4bc0-b4a5-{{tag}}",
@@ -217,10 +225,11 @@ func TestOkta(t *testing.T) {
 			t.Errorf("member's groups = %v", roles)
 		}
 
-		// Deactivate: no path, a map of attributes.
+		// Deactivate: no path, a map of attributes (one the gateway does
+		// not keep, nickName, dropped).
 		off := e.want(e.do(http.MethodPatch, "/Users/"+uid, `{
 			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-			"Operations": [{"op": "replace", "value": {"active": false}}]
+			"Operations": [{"op": "replace", "value": {"active": false, "nickName": "tu"}}]
 		}`), http.StatusOK, "deactivate")
 		if off.get("active") != false {
 			t.Errorf("deactivate: %s", off.raw)

@@ -53,22 +53,29 @@ func (h *handler) prepare(method, path string, body []byte) ([]byte, int64) {
 	k := known{main: main, exts: exts}
 	var kept []map[string]any
 	cost := int64(0)
+	changed := false
 	for _, op := range ops {
 		cost++
-		var path string
+		var path, valueKey string
 		var value any
 		for f, v := range op {
 			switch strings.ToLower(f) {
 			case "path":
 				path, _ = v.(string)
 			case "value":
-				value = v
+				value, valueKey = v, f
 			}
 		}
 		if path != "" {
 			p, err := filter.ParsePath([]byte(path))
 			if err == nil && !k.has(p.AttributePath) {
+				changed = true
 				continue // an attribute the gateway does not keep
+			}
+			if err == nil && isManager(p.AttributePath) && p.ValueExpression == nil && p.SubAttribute == nil {
+				if v, ok := managerValue(value); ok {
+					op[valueKey], changed = v, true
+				}
 			}
 			if strings.EqualFold(strings.TrimSpace(path), "members") || strings.HasPrefix(strings.ToLower(path), "members[") {
 				cost += int64(len(asList(value)))
@@ -80,9 +87,14 @@ func (h *handler) prepare(method, path string, body []byte) ([]byte, int64) {
 				}
 				if ext, ok := k.extension(f); ok {
 					if sub, ok := v.(map[string]any); ok {
-						for sf := range sub {
+						for sf, sv := range sub {
 							if _, ok := ext.Attributes.ContainsAttribute(sf); !ok {
 								delete(sub, sf)
+								changed = true
+							} else if ext.ID == EnterpriseSchema && strings.EqualFold(sf, "manager") {
+								if mv, ok := managerValue(sv); ok {
+									sub[sf], changed = mv, true
+								}
 							}
 						}
 					}
@@ -91,7 +103,13 @@ func (h *handler) prepare(method, path string, body []byte) ([]byte, int64) {
 				p, err := filter.ParseAttrPath([]byte(f))
 				if err == nil && !k.has(p) {
 					delete(m, f)
+					changed = true
 					continue
+				}
+				if err == nil && isManager(p) && p.SubAttribute == nil {
+					if mv, ok := managerValue(v); ok {
+						m[f], changed = mv, true
+					}
 				}
 				if strings.EqualFold(f, "members") {
 					cost += int64(len(asList(v)))
@@ -100,7 +118,7 @@ func (h *handler) prepare(method, path string, body []byte) ([]byte, int64) {
 		}
 		kept = append(kept, op)
 	}
-	if len(kept) < len(ops) {
+	if changed {
 		if len(kept) == 0 {
 			// Nothing the gateway keeps: a no-op the library still
 			// validates (it refuses an empty list).
@@ -115,6 +133,21 @@ func (h *handler) prepare(method, path string, body []byte) ([]byte, int64) {
 		}
 	}
 	return body, cost
+}
+
+// isManager reports whether p is the enterprise extension's manager.
+func isManager(p filter.AttributePath) bool {
+	return strings.EqualFold(p.URI(), EnterpriseSchema) && strings.EqualFold(p.AttributeName, "manager")
+}
+
+// managerValue turns the manager as Entra ID sends it, the manager's id
+// as a string, into the complex value the schema has ({"value": id}).
+func managerValue(v any) (map[string]any, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, false
+	}
+	return map[string]any{"value": s}, true
 }
 
 // known tells the attributes of a resource type's schemas.
