@@ -14,12 +14,6 @@ import (
 	"github.com/weibohbase/gateway/weibo"
 )
 
-// Reasons of the provisioning domain's errors the mapping branches on.
-const (
-	reasonVersionMismatch = "VERSION_MISMATCH"
-	reasonImmutable       = "IMMUTABLE"
-)
-
 // scimError maps err, a provisioning domain error, to the SCIM error the
 // client gets (RFC 7644 §3.12):
 //
@@ -59,9 +53,9 @@ func scimError(ctx context.Context, log *slog.Logger, err error) error {
 			return scimerr.ScimError{Status: http.StatusConflict, ScimType: scimerr.ScimTypeUniqueness, Detail: detail}
 		case weibo.ReasonDepartmentNotEmpty:
 			return scimerr.ScimError{Status: http.StatusConflict, Detail: detail}
-		case reasonVersionMismatch:
+		case weibo.ReasonVersionMismatch:
 			return scimerr.ScimError{Status: http.StatusPreconditionFailed, Detail: detail}
-		case reasonImmutable:
+		case weibo.ReasonImmutable:
 			return scimerr.ScimError{Status: http.StatusBadRequest, ScimType: scimerr.ScimTypeMutability, Detail: detail}
 		}
 		return scimerr.ScimError{Status: http.StatusBadRequest, ScimType: scimerr.ScimTypeInvalidValue, Detail: detail}

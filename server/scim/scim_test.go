@@ -1,11 +1,13 @@
 package scim_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
@@ -204,6 +206,43 @@ func TestUsersPaging(t *testing.T) {
 		zero := e.want(e.do(http.MethodGet, "/Users"+q(f, "count", "0"), ""), http.StatusOK, "count 0")
 		if zero.get("totalResults") != float64(5) || len(zero.list("Resources")) != 0 {
 			t.Errorf("count 0: %s", zero.raw)
+		}
+	})
+}
+
+// TestPatchNoLostUpdate sends PATCHes of one user at once without
+// If-Match: each is applied to the version it read and starts over when
+// another landed in between, so every one of them is in the end.
+func TestPatchNoLostUpdate(t *testing.T) {
+	forBackends(t, func(t *testing.T, b testenv.Backend) {
+		e := start(t, b, nil)
+		uid := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"{{n}}"}`, "n", e.name("storm."))),
+			http.StatusCreated, "create").str("id")
+		const writers, each = 4, 3
+		var wg sync.WaitGroup
+		statuses := make(chan int, writers*each)
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					r := e.call(http.MethodPatch, "/Users/"+uid, "default", fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+						"Operations":[{"op":"add","path":"emails","value":[{"value":"w%d.%d@example.com"}]}]}`, w, i))
+					statuses <- r.status
+				}
+			})
+		}
+		wg.Wait()
+		close(statuses)
+		for s := range statuses {
+			if s != http.StatusOK {
+				t.Errorf("a PATCH answered %d", s)
+			}
+		}
+		got := e.want(e.do(http.MethodGet, "/Users/"+uid, ""), http.StatusOK, "get")
+		if n := len(got.list("emails")); n != writers*each {
+			t.Errorf("%d emails, want %d: %s", n, writers*each, got.raw)
+		}
+		if v := got.str("meta.version"); v != fmt.Sprintf(`W/"%d"`, writers*each+1) {
+			t.Errorf("version %s, want %d changes after the create", v, writers*each)
 		}
 	})
 }

@@ -21,8 +21,11 @@ import (
 type users struct{ h *handler }
 
 // patchRetries bounds the read-apply-write rounds of a PATCH without
-// If-Match when another change lands between its read and its write.
-const patchRetries = 5
+// If-Match when another change lands between its read and its write: a
+// round is lost only to another change that was written, so a PATCH
+// among up to patchRetries others at once is always applied; beyond, it
+// may answer 412.
+const patchRetries = 16
 
 func (u *users) Create(r *http.Request, attrs scim.ResourceAttributes) (scim.Resource, error) {
 	ctx := r.Context()
@@ -126,7 +129,7 @@ func (u *users) Patch(r *http.Request, id string, ops []scim.PatchOperation) (sc
 			return scim.Resource{}, scimError(ctx, u.h.log, err)
 		}
 		if ifv != nil && *ifv != usr.Version {
-			return scim.Resource{}, scimError(ctx, u.h.log, &weibo.Error{Code: weibo.CodeBadUserInput, Reason: reasonVersionMismatch,
+			return scim.Resource{}, scimError(ctx, u.h.log, &weibo.Error{Code: weibo.CodeBadUserInput, Reason: weibo.ReasonVersionMismatch,
 				Message: fmt.Sprintf("The user is at version %d, not %d.", usr.Version, *ifv)})
 		}
 		attrs := userAttrs(usr)
@@ -143,7 +146,7 @@ func (u *users) Patch(r *http.Request, id string, ops []scim.PatchOperation) (sc
 		v := usr.Version
 		next, err := u.h.prov.ReplaceUser(ctx, clientOf(ctx), uid, in, &v)
 		if err != nil {
-			if e, ok := errors.AsType[*weibo.Error](err); ok && e.Reason == reasonVersionMismatch && ifv == nil && attempt < patchRetries {
+			if e, ok := errors.AsType[*weibo.Error](err); ok && e.Reason == weibo.ReasonVersionMismatch && ifv == nil && attempt < patchRetries {
 				continue
 			}
 			return scim.Resource{}, scimError(ctx, u.h.log, err)
