@@ -1,8 +1,10 @@
 package scim_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
@@ -269,5 +271,72 @@ func TestOkta(t *testing.T) {
 		}
 		e.want(e.do(http.MethodDelete, "/Groups/"+gid, ""), http.StatusNoContent, "delete role")
 		e.wantError(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusNotFound, "", "deleted role")
+	})
+}
+
+// TestGroupStorm has two clients PATCH one role at once, each adding its
+// own users one by one, then removing every other one: the members are
+// exactly those left, each user's groups agree.
+func TestGroupStorm(t *testing.T) {
+	forBackends(t, func(t *testing.T, b testenv.Backend) {
+		e := start(t, b, nil)
+		other, _, err := e.cl.Create(t.Context(), e.name("entra-"), 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const per = 6
+		users := make([][]string, 2)
+		for c := range 2 {
+			for i := range per {
+				users[c] = append(users[c], e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"{{n}}"}`,
+					"n", fmt.Sprintf("storm%d.%d.%s", c, i, e.tag))), http.StatusCreated, "create").str("id"))
+			}
+		}
+		gid := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Storm `+e.tag+`",
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":3}}`), http.StatusCreated, "create role").str("id")
+		var wg sync.WaitGroup
+		bad := make(chan string, 4*per)
+		for c, token := range []string{e.token, other} {
+			wg.Go(func() {
+				patch := func(op, member string) {
+					r := e.call(http.MethodPatch, "/Groups/"+gid, token, fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+						"Operations":[{"op":%q,"path":"members","value":[{"value":%q}]}]}`, op, member))
+					if r.status != http.StatusNoContent {
+						bad <- fmt.Sprintf("%s %s: %d %s", op, member, r.status, r.raw)
+					}
+				}
+				for _, u := range users[c] {
+					patch("Add", u)
+				}
+				for i, u := range users[c] {
+					if i%2 == 1 {
+						patch("Remove", u)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(bad)
+		for s := range bad {
+			t.Error(s)
+		}
+		var want []string
+		for c := range 2 {
+			for i, u := range users[c] {
+				in := e.want(e.do(http.MethodGet, "/Users/"+u, ""), http.StatusOK, "user").list("groups")
+				if i%2 == 0 {
+					want = append(want, u)
+					if len(in) != 1 || in[0]["value"] != gid {
+						t.Errorf("user %s's groups = %v, want %s", u, in, gid)
+					}
+				} else if len(in) != 0 {
+					t.Errorf("removed user %s's groups = %v", u, in)
+				}
+			}
+		}
+		slices.Sort(want)
+		if got := memberIDs(e.want(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusOK, "role")); !slices.Equal(got, want) {
+			t.Errorf("members = %v, want %v", got, want)
+		}
 	})
 }
