@@ -86,11 +86,11 @@ func scimToken(t *testing.T, bin string, args ...string) string {
 	return strings.TrimSpace(out.String())
 }
 
-// scimStatus returns the status of GET /scim/v2/ServiceProviderConfig
+// scimStatus returns the status of GET /scim/v2/Users
 // with token ("" for none).
 func scimStatus(t *testing.T, base, token string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/scim/v2/ServiceProviderConfig", nil)
+	req, _ := http.NewRequest(http.MethodGet, base+"/scim/v2/Users", nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
