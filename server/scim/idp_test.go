@@ -9,6 +9,7 @@ import (
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 )
 
 // memberIDs returns the member ids of a group response.
@@ -185,6 +186,25 @@ func TestOkta(t *testing.T) {
 		}
 		if _, err := e.d.Accounts.Login(ctx, userName, "1mz050nq"); err != nil {
 			t.Fatalf("login with the userName: %v", err)
+		}
+		// The audit log names the client, no actor.
+		id, err := weibo.ParseUserID(uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := weibo.NodeID{Kind: weibo.NodeUser, User: id}
+		first := 10
+		evs, err := e.d.Org.Audit.Page(ctx, audit.Filter{Target: &target}, &first, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs.Edges) == 0 {
+			t.Errorf("no audit event of the created user")
+		}
+		for _, ed := range evs.Edges {
+			if ed.Event.Client != e.client || ed.Event.Actor != 0 {
+				t.Errorf("audit event %s: client %q actor %d, want %q and 0", ed.Event.Action, ed.Event.Client, ed.Event.Actor, e.client)
+			}
 		}
 
 		other := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"other.{{tag}}@okta.local"}`,
