@@ -104,6 +104,10 @@ func TestEntraID(t *testing.T) {
 		if byName.get("totalResults") != float64(1) || byName.list("Resources")[0]["id"] != gid || byName.list("Resources")[0]["members"] != nil {
 			t.Errorf("group by name: %s", byName.raw)
 		}
+		byExt := e.want(e.do(http.MethodGet, "/Groups"+q(`externalId eq "8aa1a0c0-c4c3-4bc0-b4a5-`+e.tag+`"`), ""), http.StatusOK, "group by externalId")
+		if byExt.get("totalResults") != float64(1) || byExt.list("Resources")[0]["id"] != gid {
+			t.Errorf("group by externalId: %s", byExt.raw)
+		}
 		add := e.do(http.MethodPatch, "/Groups/"+gid, body(`{
 			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
 			"Operations": [{
@@ -288,6 +292,16 @@ func TestOkta(t *testing.T) {
 		}
 		if _, err := e.d.Accounts.Login(ctx, userName, "t1meMa$heen"); err != nil {
 			t.Errorf("login with the new password: %v", err)
+		}
+		// PUT replaces the members.
+		put = e.want(e.do(http.MethodPut, "/Groups/"+gid, body(`{
+			"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group", "urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group"],
+			"displayName": "Renamed {{tag}}",
+			"members": [{"value": "{{b}}"}],
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group": {"kind": "role", "priority": 30}
+		}`, "tag", e.tag, "b", other)), http.StatusOK, "put group")
+		if !slices.Equal(memberIDs(put), []string{other}) || put.ext(gatewayExt, "priority") != float64(30) {
+			t.Errorf("put group: %s", put.raw)
 		}
 		e.want(e.do(http.MethodDelete, "/Groups/"+gid, ""), http.StatusNoContent, "delete role")
 		e.wantError(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusNotFound, "", "deleted role")
