@@ -79,6 +79,18 @@ func TestEntraID(t *testing.T) {
 			t.Errorf("update user: %s", upd.raw)
 		}
 
+		// A PATCH that changes nothing the gateway keeps writes nothing.
+		same := e.want(e.do(http.MethodPatch, "/Users/"+uid, `{
+			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations": [
+				{"op": "Replace", "path": "name.familyName", "value": "updatedFamilyName"},
+				{"op": "Replace", "path": "phoneNumbers[type eq \"mobile\"].value", "value": "+1 555 0101"}
+			]
+		}`), http.StatusOK, "no-op update")
+		if same.str("meta.version") != upd.str("meta.version") {
+			t.Errorf("a no-op PATCH made version %s from %s", same.str("meta.version"), upd.str("meta.version"))
+		}
+
 		// Groups: created empty, filled and emptied by PATCH.
 		second := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"Second_{{tag}}@testuser.com","active":true}`,
 			"tag", e.tag)), http.StatusCreated, "second user").str("id")
