@@ -246,6 +246,14 @@ func TestOkta(t *testing.T) {
 			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
 			"Operations": [{"op": "remove", "path": "members[value eq \"{{b}}\"]"}]
 		}`, "b", other)), http.StatusNoContent, "remove member")
+		v := e.want(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusOK, "group").header.Get("ETag")
+		same := e.want(e.do(http.MethodPatch, "/Groups/"+gid, body(`{
+			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations": [{"op": "replace", "value": {"id": "{{gid}}", "displayName": "Renamed {{tag}}"}}]
+		}`, "gid", gid, "tag", e.tag)), http.StatusNoContent, "rename to the same name")
+		if same.header.Get("ETag") != v {
+			t.Errorf("a no-op group PATCH: ETag %q, was %q", same.header.Get("ETag"), v)
+		}
 		g := e.want(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusOK, "group")
 		if g.str("displayName") != "Renamed "+e.tag || !slices.Equal(memberIDs(g), []string{uid}) {
 			t.Errorf("after rename and remove: %s", g.raw)
