@@ -44,7 +44,7 @@ func TestScimTokens(t *testing.T) {
 	if code := scimStatus(t, srv.base, ""); code != http.StatusUnauthorized {
 		t.Fatalf("/scim/v2 without a token: %d", code)
 	}
-	req, _ := http.NewRequest(http.MethodPost, srv.base+"/graphql", strings.NewReader(`{"query":"{ viewer { id } }"}`))
+	req, _ := http.NewRequest(http.MethodPost, srv.base+"/graphql", strings.NewReader(`{"query":"{ me { id } }"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
