@@ -56,6 +56,19 @@ func (u *users) Get(r *http.Request, id string) (scim.Resource, error) {
 
 func (u *users) GetAll(r *http.Request, params scim.ListRequestParams) (scim.Page, error) {
 	ctx := r.Context()
+	if params.FilterValidator == nil {
+		// Without a filter only the page's users are read, however many
+		// users SCIM manages.
+		total, list, err := u.h.prov.PageUsers(ctx, max(params.StartIndex, 1)-1, max(params.Count, 0))
+		if err != nil {
+			return scim.Page{}, scimError(ctx, u.h.log, err)
+		}
+		page := scim.Page{TotalResults: total, Resources: []scim.Resource{}}
+		for _, usr := range list {
+			page.Resources = append(page.Resources, userResource(usr))
+		}
+		return page, nil
+	}
 	list, err := u.h.filterUsers(ctx, params.FilterValidator)
 	if err != nil {
 		return scim.Page{}, scimError(ctx, u.h.log, err)

@@ -706,3 +706,37 @@ func (s *Service) ListUsers(ctx context.Context, after weibo.UserID, n int) (_ [
 	}
 	return out, nil
 }
+
+// PageUsers returns the number of users SCIM manages and those at
+// positions offset..offset+n-1 of their list in id order (0-based): one
+// scan of the managed rows' keys, then one batched read of the page's
+// users. A managed row whose user is gone (a write a crash left, which
+// fsck repairs) counts, and is left out of the page. Errors are the
+// store's.
+func (s *Service) PageUsers(ctx context.Context, offset, n int) (total int, page []*User, err error) {
+	defer weibo.Wrap(&err, "page managed users")
+	var uids []weibo.UserID
+	err = s.st.Scan(ctx, &hbase.Scan{Table: tables.Scim, Start: tables.ScimManagedUsersStart, Stop: tables.ScimManagedUsersStop}, func(r *hbase.Result) error {
+		if uid, ok := tables.DecodeScimManagedUserKey(r.Row); ok {
+			if total >= offset && len(uids) < n {
+				uids = append(uids, uid)
+			}
+			total++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	us, err := s.users(ctx, uids)
+	if err != nil {
+		return 0, nil, err
+	}
+	page = []*User{}
+	for _, u := range us {
+		if u != nil {
+			page = append(page, u)
+		}
+	}
+	return total, page, nil
+}
