@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/weibohbase/gateway/hbase"
@@ -112,7 +113,9 @@ func (s *Service) ResolveMentions(ctx context.Context, text string) ([]tables.Me
 	}
 	var out []tables.Mention
 	for _, u := range us {
-		if u != nil {
+		// A usernames row may be a provisioned user's login name: a
+		// mention names a username only.
+		if u != nil && slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, u.Username) }) {
 			out = append(out, tables.Mention{User: u.ID, Name: u.Username})
 		}
 	}

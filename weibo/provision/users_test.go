@@ -146,6 +146,15 @@ func TestUsers(t *testing.T) {
 		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "battery staple"); code(err) != weibo.CodeAccountSuspended {
 			t.Errorf("login of a closed user: %v", err)
 		}
+		// A login name that fits the username rule is not a username: a
+		// mention of it names nobody.
+		bob := must(p.CreateUser(ctx, okta, provision.UserInput{UserName: "bob", Active: true}))
+		if _, err := p.ReplaceUser(ctx, okta, bob.ID, provision.UserInput{UserName: "robert", Active: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if ms := must(d.Feed.ResolveMentions(ctx, "hi @robert and @BOB")); len(ms) != 1 || ms[0].User != bob.ID || ms[0].Name != "bob" {
+			t.Errorf("mentions %+v, want bob once", ms)
+		}
 		cleanFsck(t, d)
 	})
 }
