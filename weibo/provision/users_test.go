@@ -152,8 +152,11 @@ func TestUsers(t *testing.T) {
 		if _, err := p.ReplaceUser(ctx, okta, bob.ID, provision.UserInput{UserName: "robert", Active: true}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if ms := must(d.Feed.ResolveMentions(ctx, "hi @robert and @BOB")); len(ms) != 1 || ms[0].User != bob.ID || ms[0].Name != "bob" {
-			t.Errorf("mentions %+v, want bob once", ms)
+		if ms := must(d.Feed.ResolveMentions(ctx, "hi @robert")); len(ms) != 0 {
+			t.Errorf("@robert mentions %+v, want nobody", ms)
+		}
+		if ms := must(d.Feed.ResolveMentions(ctx, "hi @BOB")); len(ms) != 1 || ms[0].User != bob.ID || ms[0].Name != "bob" {
+			t.Errorf("@BOB mentions %+v, want bob", ms)
 		}
 		cleanFsck(t, d)
 	})
