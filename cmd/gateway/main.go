@@ -1,6 +1,6 @@
 // Command gateway is the Weibo GraphQL gateway over HBase: one binary with
-// the subcommands serve, migrate, seed, admin, fsck, backup, restore and
-// schema. Every flag has an environment variable; a flag given on the
+// the subcommands serve, migrate, seed, admin, fsck, backup, restore,
+// schema and scim. Every flag has an environment variable; a flag given on the
 // command line wins.
 //
 //	gateway serve   [--addr ADDR] [store flags] [--demo] [--outbox-sweep 30s] [--repair-grace 60s]
@@ -11,6 +11,7 @@
 //	gateway backup  --to DIR [store flags]
 //	gateway restore --from DIR [--repair=true] [store flags]
 //	gateway schema  (prints the GraphQL schema as SDL)
+//	gateway scim token create --name NAME [--rank 500] | list | revoke --name NAME [store flags]
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
 // (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase),
@@ -68,6 +69,8 @@ func main() {
 		err = restoreCmd(ctx, log, args)
 	case "schema":
 		err = schemaCmd(os.Stdout, args)
+	case "scim":
+		err = scimCmd(ctx, log, os.Stdout, args)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -100,6 +103,8 @@ commands:
   restore   --from DIR: the backup into an empty store or namespace, then
             fsck --repair of what writes during the backup left half-done
   schema    print the GraphQL schema (SDL, no "extend") for client code generators
+  scim      token create --name NAME [--rank N] | list | revoke --name NAME:
+            the provisioning clients of /scim/v2 and their bearer tokens
 
 Every command takes --log-format text|json (env GATEWAY_LOG_FORMAT; default
 text); the log level is GATEWAY_LOG_LEVEL (debug, info, warn, error).

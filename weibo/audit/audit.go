@@ -69,6 +69,10 @@ type Event struct {
 	// RequestID is the id of the request that made the change (the
 	// X-Request-Id the server logged); "" when none.
 	RequestID string
+	// Client is the name of the provisioning client (a SCIM client,
+	// package weibo/provision/clients) that made the change; "" when a
+	// user or the command line made it. Actor is 0 then.
+	Client string
 }
 
 // Log is the audit log of one store. It is safe for concurrent use.
@@ -100,6 +104,21 @@ type source struct {
 // code that records the change deeper down (Source).
 func WithSource(ctx context.Context, actor weibo.UserID, requestID string) context.Context {
 	return context.WithValue(ctx, sourceKey{}, source{actor: actor, requestID: requestID})
+}
+
+// clientKey is the context key of WithClient.
+type clientKey struct{}
+
+// WithClient returns ctx carrying the provisioning client that acts, for
+// the code that records the change deeper down (ClientOf).
+func WithClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+// ClientOf returns what WithClient put into ctx: "" when nothing did.
+func ClientOf(ctx context.Context) string {
+	c, _ := ctx.Value(clientKey{}).(string)
+	return c
 }
 
 // Source returns what WithSource put into ctx: 0 and "" when nothing did.
@@ -154,10 +173,13 @@ func (l *Log) entry(ctx context.Context, e *Event) (*Entry, error) {
 	if e.RequestID == "" {
 		e.RequestID = req
 	}
+	if e.Client == "" {
+		e.Client = ClientOf(ctx)
+	}
 	now := l.now()
 	ms := max(now.UnixMilli(), 0)
 	entry := &Entry{ID: EventID{Millis: ms, Nonce: nonce(now)}, Actor: e.Actor, Action: e.Action,
-		Target: e.Target, Before: before, After: after, RequestID: e.RequestID}
+		Target: e.Target, Before: before, After: after, RequestID: e.RequestID, Client: e.Client}
 	e.ID, e.At, e.Before, e.After = entry.ID.String(), time.UnixMilli(ms), before, after
 	return entry, nil
 }
@@ -246,7 +268,7 @@ func (l *Log) Get(ctx context.Context, ids []string) (_ []*Event, err error) {
 // eventOf returns the Event of a stored entry.
 func eventOf(e *Entry) *Event {
 	return &Event{ID: e.ID.String(), At: time.UnixMilli(e.ID.Millis), Actor: e.Actor, Action: e.Action,
-		Target: e.Target, Before: e.Before, After: e.After, RequestID: e.RequestID}
+		Target: e.Target, Before: e.Before, After: e.After, RequestID: e.RequestID, Client: e.Client}
 }
 
 // checkAction checks an action, the argument named field.

@@ -287,6 +287,32 @@ func TestSource(t *testing.T) {
 	}
 }
 
+// TestClient checks that Record takes the provisioning client from the
+// context (Begin's pending path makes its entry the same way), stores
+// it, and leaves the actor empty.
+func TestClient(t *testing.T) {
+	if c := audit.ClientOf(t.Context()); c != "" {
+		t.Errorf("ClientOf a bare context = %q", c)
+	}
+	ctx := audit.WithClient(audit.WithSource(t.Context(), 0, "req-scim"), "okta")
+	log := audit.New(ownStore(t, testenv.Backends()[0]), nil)
+	e := &audit.Event{Action: "user.provision", Target: weibo.NodeID{Kind: weibo.NodeUser, User: 9}}
+	if err := log.Record(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	plain := &audit.Event{Action: "role.create", Target: role(2)}
+	if err := log.Record(t.Context(), plain); err != nil {
+		t.Fatal(err)
+	}
+	got, err := log.Get(t.Context(), []string{e.ID, plain.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Client != "okta" || got[0].Actor != 0 || got[0].RequestID != "req-scim" || got[1].Client != "" {
+		t.Errorf("stored %+v and %+v", got[0], got[1])
+	}
+}
+
 // TestBadInput checks the BAD_USER_INPUT errors of Record, Page, Get and
 // Remove, and the field each names.
 func TestBadInput(t *testing.T) {

@@ -43,6 +43,10 @@ const (
 	// ColRequest (audit, e) is the id of the request that made the
 	// change, as the server logged it; absent when unknown.
 	ColRequest = "r"
+	// ColClient (audit, e) is the name of the provisioning client (SCIM)
+	// that made the change, UTF-8; absent when a user or the command line
+	// made it.
+	ColClient = "c"
 )
 
 // Index is the first byte of a weibo:audit rowkey: which listing the
@@ -172,6 +176,8 @@ type Entry struct {
 	Before, After string
 	// RequestID is the id of the request that made the change; "" when unknown.
 	RequestID string
+	// Client is the provisioning client that made the change; "" when none.
+	Client string
 }
 
 // TargetOK reports whether n can be an audit target: a user, a role or a
@@ -347,7 +353,7 @@ func Values(e *Entry) hbase.Values {
 	if kind, id, ok := targetOf(e.Target); ok {
 		cells[ColTarget] = binary.BigEndian.AppendUint64([]byte{kind}, id)
 	}
-	for q, v := range map[string]string{ColBefore: e.Before, ColAfter: e.After, ColRequest: e.RequestID} {
+	for q, v := range map[string]string{ColBefore: e.Before, ColAfter: e.After, ColRequest: e.RequestID, ColClient: e.Client} {
 		if v != "" {
 			cells[q] = []byte(v)
 		}
@@ -370,6 +376,7 @@ func DecodeRow(r *hbase.Result) (Index, *Entry, bool) {
 		Before:    string(r.Value(tables.FamAudit, ColBefore)),
 		After:     string(r.Value(tables.FamAudit, ColAfter)),
 		RequestID: string(r.Value(tables.FamAudit, ColRequest)),
+		Client:    string(r.Value(tables.FamAudit, ColClient)),
 	}
 	if v := r.Value(tables.FamAudit, ColActor); v != nil {
 		if len(v) != 8 || binary.BigEndian.Uint64(v) == 0 {

@@ -108,8 +108,8 @@ const (
 	// ColScimClient (scim, s, managed and token rows) is the client's name,
 	// UTF-8.
 	ColScimClient = "c"
-	// ColClientRank (scim, s, client rows) is the client's rank, 4 bytes
-	// BE (EncodePriority).
+	// ColClientRank (scim, s, client and token rows) is the client's
+	// rank, 4 bytes BE (EncodePriority).
 	ColClientRank = "r"
 	// ColClientToken (scim, s, client rows) is the SHA-256 of the client's
 	// token (32 bytes): the key of its token row.
@@ -130,7 +130,7 @@ const (
 	ScimClient = 'c'
 	// ScimToken: 'k' | SHA-256(token)(32): the token check's row, the
 	// authority of a token (revoke deletes it first). Cells ColScimClient,
-	// ColScimAt.
+	// ColClientRank, ColScimAt: the check is one Get.
 	ScimToken = 'k'
 )
 
