@@ -81,6 +81,7 @@ type ComplexityRoot struct {
 		After     func(childComplexity int) int
 		At        func(childComplexity int) int
 		Before    func(childComplexity int) int
+		Client    func(childComplexity int) int
 		ID        func(childComplexity int) int
 		RequestID func(childComplexity int) int
 		TargetID  func(childComplexity int) int
@@ -534,6 +535,7 @@ type AuditEventResolver interface {
 	Before(ctx context.Context, obj *audit.Event) (*string, error)
 	After(ctx context.Context, obj *audit.Event) (*string, error)
 	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
+	Client(ctx context.Context, obj *audit.Event) (*string, error)
 }
 type BlockedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *safety.BlockEdge) (*weibo.User, error)
@@ -753,6 +755,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEvent.Before(childComplexity), true
+	case "AuditEvent.client":
+		if e.ComplexityRoot.AuditEvent.Client == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Client(childComplexity), true
 	case "AuditEvent.id":
 		if e.ComplexityRoot.AuditEvent.ID == nil {
 			break
@@ -3792,9 +3800,9 @@ type BulkResult {
 type AuditEvent {
   id: ID!
   at: Time!
-  "Who made the change; null when made from the command line, or by a user since deleted."
+  "Who made the change; null when made from the command line, by a provisioning client (client), or by a user since deleted."
   actor: User
-  "What was done: role.create, role.rename, role.setPermissions, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager."
+  "What was done: role.create, role.rename, role.setPermissions, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager, user.suspend, user.unsuspend, user.provision, user.update, user.close, report.assign, report.resolve, report.reopen."
   action: String!
   "The global id of what was changed (a user, role or department id)."
   targetId: ID!
@@ -4317,6 +4325,11 @@ extend type Role {
   "The provisioning client that created this role or first changed it through SCIM; null when none did."
   provisionedBy: String
 }
+
+extend type AuditEvent {
+  "The provisioning client that made the change (SCIM); actor is null then. Null for a change a user or the command line made."
+  client: String
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4343,6 +4356,8 @@ func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field gr
 		return ec.fieldContext_AuditEvent_after(ctx, field)
 	case "requestId":
 		return ec.fieldContext_AuditEvent_requestId(ctx, field)
+	case "client":
+		return ec.fieldContext_AuditEvent_client(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
 }
@@ -7162,6 +7177,29 @@ func (ec *executionContext) _AuditEvent_requestId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_AuditEvent_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _AuditEvent_client(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_client(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().Client(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_client(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
 }
 
@@ -15962,6 +16000,12 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AuditEvent_requestId(ctx, field, obj)
+				})
+		case "client":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_client(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

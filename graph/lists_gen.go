@@ -9,7 +9,7 @@ import "github.com/weibohbase/gateway/internal/gqllist"
 // once also Ready, see internal/generate's readyFields): the list marshallers
 // below pass it to gqllist.Marshal.
 var listObjects = gqllist.Objects{
-	"AuditEvent":                 {Implements: []string{"AuditEvent"}, Concurrent: map[string]bool{"actor": true, "targetId": true, "before": true, "after": true, "requestId": true}},
+	"AuditEvent":                 {Implements: []string{"AuditEvent"}, Concurrent: map[string]bool{"actor": true, "targetId": true, "before": true, "after": true, "requestId": true, "client": true}},
 	"AuditEventConnection":       {Implements: []string{"AuditEventConnection"}},
 	"AuditEventEdge":             {Implements: []string{"AuditEventEdge"}},
 	"AuthPayload":                {Implements: []string{"AuthPayload"}},

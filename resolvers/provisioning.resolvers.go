@@ -10,8 +10,14 @@ import (
 
 	"github.com/weibohbase/gateway/graph/model"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/org"
 )
+
+// Client is the resolver for the client field.
+func (r *auditEventResolver) Client(ctx context.Context, obj *audit.Event) (*string, error) {
+	return nullIfEmpty(obj.Client), nil
+}
 
 // ExternalID is the resolver for the externalId field.
 func (r *departmentResolver) ExternalID(ctx context.Context, obj *org.Department) (*string, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -46,6 +47,55 @@ func scimCells(t *testing.T, st hbase.Store, id string, cells map[string][]byte)
 	}
 	if err := st.Put(t.Context(), p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuditEventClient: an event a provisioning client recorded names it
+// in AuditEvent.client with a null actor; one a user recorded has its
+// actor and a null client.
+func TestAuditEventClient(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			tag := strings.ToLower(uniqueName("aclient"))
+			boss, u := g.register(tag+"boss"), g.register(tag+"u")
+			g.makeAdmin(boss)
+			role := g.createRole(boss.token, "r"+tag)
+			g.assign(boss.token, u.ID, role.ID, 3)
+			uid, err := weibo.ParseUserID(u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := &audit.Event{Action: "user.provision", Target: weibo.NodeID{Kind: weibo.NodeUser, User: uid}, After: `{"userName":"u@example.com"}`}
+			if err := g.svc.Org.Audit.Log().Record(audit.WithClient(t.Context(), "entra"), ev); err != nil {
+				t.Fatal(err)
+			}
+			var d struct {
+				AuditLog struct {
+					Edges []struct {
+						Node struct {
+							Action string
+							Actor  *struct{ ID string }
+							Client *string
+						}
+					}
+				}
+			}
+			g.ok(boss.token, `query($t: ID!) { auditLog(filter: {targetId: $t}, first: 10) { edges { node { action actor { id } client } } } }`,
+				map[string]any{"t": u.ID}, &d)
+			var got []string
+			for _, e := range d.AuditLog.Edges {
+				actor := "-"
+				if e.Node.Actor != nil {
+					actor = e.Node.Actor.ID
+				}
+				got = append(got, e.Node.Action+" "+actor+" "+deref(e.Node.Client))
+			}
+			want := []string{"user.provision - entra", "role.assign " + boss.ID + " <nil>"}
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Errorf("events about u = %q, want %q", got, want)
+			}
+		})
 	}
 }
 
