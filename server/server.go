@@ -37,9 +37,11 @@ import (
 	"github.com/weibohbase/gateway/resolvers"
 	"github.com/weibohbase/gateway/server/admin"
 	"github.com/weibohbase/gateway/server/graphiql"
+	"github.com/weibohbase/gateway/server/scim"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
 	"github.com/weibohbase/gateway/weibo/media/process"
+	"github.com/weibohbase/gateway/weibo/provision/clients"
 )
 
 // Config is what the handler needs. Every limit's zero value means its
@@ -229,6 +231,9 @@ func New(cfg Config) http.Handler {
 	}
 	r.Handle(admin.Path, admin.Handler())
 	r.Handle(admin.Path+"/*", admin.Handler())
+	if cfg.Svc != nil && cfg.Svc.Provision != nil {
+		r.Mount(scim.Prefix, scim.Handler(scim.Config{Provision: cfg.Svc.Provision, Clients: clients.New(cfg.Svc.Store(), nil), Logger: cfg.Logger, Now: cfg.Now}))
+	}
 	r.Group(func(r chi.Router) {
 		r.Use(withRequestState)
 		r.Use(cfg.Tokens.Middleware)

@@ -63,6 +63,12 @@ const (
 	// ReasonAccountSuspended (with CodeUnauthenticated): the token's user
 	// is suspended.
 	ReasonAccountSuspended = "ACCOUNT_SUSPENDED"
+	// ReasonVersionMismatch: a SCIM change named the version of the
+	// object it read (If-Match) and the object's version is another now.
+	ReasonVersionMismatch = "VERSION_MISMATCH"
+	// ReasonImmutable: a SCIM change of an attribute that never changes
+	// (a group's kind).
+	ReasonImmutable = "IMMUTABLE"
 )
 
 // Error is a domain error meant for the API caller: Code is one of the Code*

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -20,13 +21,31 @@ import (
 // (1..76851) so a later seed never collides with them.
 const RegisteredIDBase = 100_000_000
 
-var (
-	// usernameRE is what registration accepts.
-	usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
-	// lookupRE is what a lookup may ask for: seeded users are "u<id>", as
-	// short as "u1".
-	lookupRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
-)
+// usernameRE is what registration accepts.
+var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
+
+// MaxLoginNameLength is the longest login name, in characters (runes).
+const MaxLoginNameLength = 128
+
+// ValidUsername reports whether name fits the username rule: 3 to 32
+// letters, digits or underscores.
+func ValidUsername(name string) bool { return usernameRE.MatchString(name) }
+
+// ValidLoginName reports whether name may be a login name, and so what a
+// lookup may ask for: 1 to MaxLoginNameLength printable characters of
+// valid UTF-8 (a username — seeded users are "u<id>", as short as "u1" —
+// or a provisioned user's login name such as "test.user@okta.local").
+func ValidLoginName(name string) bool {
+	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxLoginNameLength {
+		return false
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
 
 // Password length bounds, in bytes (bcrypt reads at most 72).
 const (
@@ -108,7 +127,8 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 	return &weibo.User{ID: uid, Username: username, CreatedAt: time.UnixMilli(created), Complete: true}, nil
 }
 
-// Login checks a username (case-insensitive) and password. Errors:
+// Login checks a login name — a username or a provisioned user's login
+// name (tables.ColLoginName), either case-insensitive — and password. Errors:
 // UNAUTHENTICATED for an unknown user or a wrong password (the same message
 // and, through a comparison with a dummy hash, the same time for both);
 // BAD_USER_INPUT for a password over 72 bytes; ACCOUNT_SUSPENDED, after
@@ -118,7 +138,7 @@ func (s *Service) Login(ctx context.Context, username, password string) (_ *weib
 	if err := checkLoginPassword(password); err != nil {
 		return nil, err
 	}
-	if !lookupRE.MatchString(username) {
+	if !ValidLoginName(username) {
 		return nil, s.failLogin(ctx, password)
 	}
 	uid, err := s.lookupUsername(ctx, strings.ToLower(username))
@@ -132,7 +152,7 @@ func (s *Service) Login(ctx context.Context, username, password string) (_ *weib
 	if err != nil {
 		return nil, err
 	}
-	if !r.Exists() {
+	if !r.Exists() || !namesRow(r, username) {
 		return nil, s.failLogin(ctx, password)
 	}
 	if err := comparePassword(ctx, r.Value(tables.FamInfo, tables.ColPassword), password); err != nil {
@@ -147,6 +167,15 @@ func (s *Service) Login(ctx context.Context, username, password string) (_ *weib
 	return userFromRow(uid, r), nil
 }
 
+// namesRow reports whether the users row r holds name (ignoring case)
+// as its username or its login name: a usernames row left naming the user
+// by a change that died does not log in.
+func namesRow(r *hbase.Result, name string) bool {
+	lower := strings.ToLower(name)
+	return strings.ToLower(string(r.Value(tables.FamInfo, tables.ColUsername))) == lower ||
+		strings.ToLower(string(r.Value(tables.FamInfo, tables.ColLoginName))) == lower
+}
+
 func (s *Service) lookupUsername(ctx context.Context, lower string) (weibo.UserID, error) {
 	r, err := s.st.Get(ctx, &hbase.Get{Table: tables.Usernames, Row: tables.UsernameKey(lower)})
 	if err != nil {
@@ -155,11 +184,11 @@ func (s *Service) lookupUsername(ctx context.Context, lower string) (weibo.UserI
 	return tables.UsernameUser(r), nil
 }
 
-// UserByUsername returns the user with that username (case-insensitive), or
-// nil when there is none.
+// UserByUsername returns the user with that username or login name
+// (case-insensitive), or nil when there is none.
 func (s *Service) UserByUsername(ctx context.Context, username string) (_ *weibo.User, err error) {
 	defer weibo.Wrap(&err, "user by username")
-	if !lookupRE.MatchString(username) {
+	if !ValidLoginName(username) {
 		return nil, nil
 	}
 	uid, err := s.lookupUsername(ctx, strings.ToLower(username))

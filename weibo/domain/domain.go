@@ -29,6 +29,7 @@ import (
 	"github.com/weibohbase/gateway/weibo/moderation/report"
 	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/notify"
+	"github.com/weibohbase/gateway/weibo/provision"
 	"github.com/weibohbase/gateway/weibo/repost"
 	"github.com/weibohbase/gateway/weibo/safety"
 	"github.com/weibohbase/gateway/weibo/timeline"
@@ -78,6 +79,9 @@ type Domain struct {
 	// Start), hides their content from every read and refuses their
 	// tokens.
 	Suspensions *suspend.Service
+	// Provision is what an identity provider provisions through SCIM:
+	// users, departments and roles with their members.
+	Provision *provision.Service
 }
 
 type config struct {
@@ -238,6 +242,8 @@ func New(st hbase.Store, opts ...Option) *Domain {
 		Suspensions: sp,
 		Reports:     reports,
 		Media:       md,
+		Provision: provision.New(st, w, provision.Parts{Accounts: a, Roles: o.Roles, Departments: o.Departments,
+			Members: o.Members, Authz: o.Authz, Suspensions: sp, Audit: o.Audit}),
 	}
 }
 

@@ -216,3 +216,52 @@ func (s *Service) ManageRole(ctx context.Context, viewer weibo.UserID, rid weibo
 	}
 	return sts[0].ManageRole("", perms)
 }
+
+// ActOnAs applies the rank rule (ActOn's) to a caller of standing viewer
+// — one that is no user, such as a provisioning client — acting on each
+// user of uids: one entry per user, nil where the viewer may act on them,
+// FORBIDDEN where not. One GetMany of the users' family o and one of
+// their roles. Errors otherwise are the store's.
+func (s *Service) ActOnAs(ctx context.Context, viewer org.Standing, uids []weibo.UserID) (_ []error, err error) {
+	defer weibo.Wrap(&err, "authorize")
+	if len(uids) == 0 {
+		return nil, nil
+	}
+	sts, _, err := s.standings(ctx, uids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]error, len(uids))
+	for i := range uids {
+		out[i] = viewer.ActOn(sts[i])
+	}
+	return out, nil
+}
+
+// AssignmentsAs is Assignments for a caller of standing viewer that is no
+// user (a provisioning client): the call as a whole is refused when the
+// role grants a permission the viewer does not hold or the priority is
+// not below the viewer's rank; each user is refused (their entry) unless
+// the viewer may act on them. Errors otherwise are the store's.
+func (s *Service) AssignmentsAs(ctx context.Context, viewer org.Standing, uids []weibo.UserID, rid weibo.RoleID, priority *int) (_ []error, err error) {
+	defer weibo.Wrap(&err, "authorize")
+	sts, roles, err := s.standings(ctx, uids, rid)
+	if err != nil {
+		return nil, err
+	}
+	if role := roles[rid]; role != nil {
+		if err := viewer.ManageRole(role.Name, role.Perms); err != nil {
+			return nil, err
+		}
+	}
+	if priority != nil {
+		if err := viewer.Assign(*priority); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]error, len(uids))
+	for i := range uids {
+		out[i] = viewer.ActOn(sts[i])
+	}
+	return out, nil
+}
