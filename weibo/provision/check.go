@@ -209,7 +209,8 @@ func (s *Service) groupExternalIDs(ctx context.Context, p *check.Pass) (map[stri
 
 // checkNames compares the usernames rows with the users rows: a row
 // naming a user who holds neither that username nor that login name is
-// stale; a user's login name without its row is missing.
+// stale; a user's login name without its row is missing. It drops from
+// users those whose username's row does not name them.
 func (s *Service) checkNames(ctx context.Context, p *check.Pass, users map[weibo.UserID]*checkedUser) error {
 	claimed := map[string]weibo.UserID{}
 	var stale []func() error
@@ -238,6 +239,13 @@ func (s *Service) checkNames(ctx context.Context, p *check.Pass, users map[weibo
 		}
 	}
 	for uid, u := range users {
+		if claimed[strings.ToLower(u.username)] != uid {
+			// A create that died before its username's row: the row is
+			// unreachable, as a registration's that died (no read, no
+			// count sees it), and no user here.
+			delete(users, uid)
+			continue
+		}
 		if u.login == "" || claimed[strings.ToLower(u.login)] == uid {
 			continue
 		}

@@ -78,6 +78,7 @@ import (
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/account"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/moderation/suspend"
 	"github.com/weibohbase/gateway/weibo/org"
@@ -297,7 +298,7 @@ func standing(c Client) org.Standing {
 
 // clientContext is ctx carrying c as the audit log's client.
 func clientContext(ctx context.Context, c Client) context.Context {
-	return withClient(ctx, c.Name)
+	return audit.WithClient(ctx, c.Name)
 }
 
 // errVersion is VERSION_MISMATCH.

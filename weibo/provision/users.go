@@ -321,9 +321,10 @@ func (s *Service) userOf(uid weibo.UserID, r *hbase.Result, names map[weibo.Node
 // users row's cells with CheckAndPut on the version read (the commit
 // point, carrying the event's proof; lost: the rows claimed are
 // released and, without ifVersion, the change is tried again); the
-// managed row when the user was not managed; the old login name's row
-// and old index row deleted; then the suspension made or lifted when
-// active changed.
+// managed row when the user was not managed; the new and old login
+// names' rows and index rows settled (settle.go: the old ones deleted
+// unless a concurrent change took them back); then the suspension made
+// or lifted when active changed.
 func (s *Service) ReplaceUser(ctx context.Context, c Client, uid weibo.UserID, in UserInput, ifVersion *int64) (_ *User, err error) {
 	defer weibo.Wrapf(&err, "replace user %s", uid)
 	ctx = clientContext(ctx, c)
@@ -390,10 +391,10 @@ func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, i
 	release := func() {
 		bg := context.WithoutCancel(ctx)
 		if claim {
-			_ = s.Accounts.ReleaseLoginName(bg, login, uid)
+			_ = s.settleLogin(bg, uid, login)
 		}
-		if cells.externalID != "" && cells.externalID != oldExt {
-			_ = s.deleteIndex(bg, 'u', cells.externalID, uint64(uid))
+		if cells.externalID != oldExt {
+			_ = s.settleIndex(bg, 'u', cells.externalID, uint64(uid), tables.Users, tables.UserKey(uid))
 		}
 	}
 	if claim {
@@ -446,13 +447,15 @@ func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, i
 		Values: managedValues(c.Name, now)}, tables.FamScim, tables.ColScimClient, nil); err != nil {
 		return false, err
 	}
-	if oldLogin != "" && !strings.EqualFold(oldLogin, login) {
-		if err := s.Accounts.ReleaseLoginName(ctx, oldLogin, uid); err != nil {
-			return false, err
+	for _, name := range []string{login, oldLogin} {
+		if name != "" {
+			if err := s.settleLogin(ctx, uid, name); err != nil {
+				return false, err
+			}
 		}
 	}
-	if oldExt != "" && oldExt != cells.externalID {
-		if err := s.deleteIndex(ctx, 'u', oldExt, uint64(uid)); err != nil {
+	for _, ext := range []string{cells.externalID, oldExt} {
+		if err := s.settleIndex(ctx, 'u', ext, uint64(uid), tables.Users, tables.UserKey(uid)); err != nil {
 			return false, err
 		}
 	}

@@ -5,7 +5,9 @@ import (
 
 	"github.com/weibohbase/gateway/internal/domaintest"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 	"github.com/weibohbase/gateway/weibo/domain"
+	"github.com/weibohbase/gateway/weibo/org"
 	"github.com/weibohbase/gateway/weibo/provision"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
@@ -107,12 +109,19 @@ func TestUsers(t *testing.T) {
 		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); code(err) != weibo.CodeAccountSuspended {
 			t.Errorf("login while inactive: %v", err)
 		}
-		in.Active = true
+		in.Active, in.Password = true, "battery staple"
 		if r = must(p.ReplaceUser(ctx, okta, u.ID, in, nil)); !r.Active || r.Version != 3 {
 			t.Errorf("reactivated %+v", r)
 		}
-		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); err != nil {
-			t.Errorf("login after reactivation: %v", err)
+		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "battery staple"); err != nil {
+			t.Errorf("login after reactivation with the new password: %v", err)
+		}
+		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); code(err) != weibo.CodeUnauthenticated {
+			t.Errorf("login with the old password: %v", err)
+		}
+		in.Password = ""
+		if _, err := p.ReplaceUser(ctx, okta, u.ID, provision.UserInput{UserName: "u2@x", DisplayName: "  "}, nil); code(err) != weibo.CodeBadUserInput {
+			t.Errorf("blank displayName: %v", err)
 		}
 		cleanFsck(t, d)
 		// Close.
@@ -134,9 +143,37 @@ func TestUsers(t *testing.T) {
 		if got := must(p.ListUsers(ctx, 0, 10)); len(got) != 1 || got[0].ID != u2.ID {
 			t.Errorf("list after close: %+v", got)
 		}
-		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "correct horse"); code(err) != weibo.CodeAccountSuspended {
+		if _, err := d.Accounts.Login(ctx, "renamed@okta.local", "battery staple"); code(err) != weibo.CodeAccountSuspended {
 			t.Errorf("login of a closed user: %v", err)
 		}
 		cleanFsck(t, d)
+	})
+}
+
+// TestAuditClient checks that provisioning records its changes with the
+// client's name and no actor: the create, the membership, the close.
+func TestAuditClient(t *testing.T) {
+	eachBackend(t, func(t *testing.T, d *domain.Domain, _ *domaintest.Faults) {
+		ctx := t.Context()
+		p := d.Provision
+		u := must(p.CreateUser(ctx, okta, provision.UserInput{UserName: "audited@corp.example", Active: true}))
+		must(p.CreateGroup(ctx, okta, provision.GroupInput{DisplayName: "Audited", Members: []weibo.UserID{u.ID}}))
+		if err := p.DeleteUser(ctx, okta, u.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		target := org.UserNode(u.ID)
+		page := must(d.Org.Audit.Page(ctx, audit.Filter{Target: &target}, new(50), nil))
+		seen := map[string]bool{}
+		for _, e := range page.Edges {
+			if e.Event.Client != "okta" || e.Event.Actor != 0 {
+				t.Errorf("event %s: client %q actor %v", e.Event.Action, e.Event.Client, e.Event.Actor)
+			}
+			seen[e.Event.Action] = true
+		}
+		for _, a := range []string{provision.ActionProvision, org.ActionDeptSetMember, provision.ActionClose, "user.suspend"} {
+			if !seen[a] {
+				t.Errorf("no %s event among %v", a, seen)
+			}
+		}
 	})
 }
