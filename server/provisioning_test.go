@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -193,6 +194,60 @@ func TestProvisioningFields(t *testing.T) {
 				if d.DY.ExternalID != nil || d.DY.ProvisionedBy != nil || d.RY.ExternalID != nil || d.RY.ProvisionedBy != nil {
 					t.Errorf("a department or role SCIM never touched: %+v %+v", d.DY, d.RY)
 				}
+			}
+		})
+	}
+}
+
+// TestProvisioningStoreCallsConstant: a page of users with their
+// provisioning, as the console's users list asks, costs the same store
+// calls for 1, 5 and 40 users (the standing read once, the users in one
+// batch): no call per user.
+func TestProvisioningStoreCallsConstant(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t)
+			g := startGateway(t, st)
+			tag := strings.ToLower(uniqueName("provcalls"))
+			boss := g.register(tag + "boss")
+			g.makeAdmin(boss)
+			for i := range 40 { // through the domain: sign-ups over HTTP are rate limited
+				u, err := g.svc.Accounts.Register(t.Context(), fmt.Sprintf("%su%02d", tag, i), "password1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				scimCells(t, st, u.ID.String(), map[string][]byte{
+					tables.ColLoginName:     []byte(fmt.Sprintf("user.%02d@%s.example", i, tag)),
+					tables.ColExternalID:    []byte(fmt.Sprintf("ext-%02d", i)),
+					tables.ColProvisionedBy: []byte("entra"),
+				})
+			}
+			const q = `query($p: String, $first: Int) { users(filter: {usernamePrefix: $p}, first: $first) {
+				edges { node { id username provisioning { userName externalId provisionedBy closed } } } } }`
+			var costs []float64
+			for _, first := range []int{1, 5, 40} {
+				var d struct {
+					Users struct {
+						Edges []struct {
+							Node struct {
+								Username     string
+								Provisioning *provisioning
+							}
+						}
+					}
+				}
+				costs = append(costs, g.okCalls(boss.token, q, map[string]any{"p": tag + "u", "first": first}, &d))
+				if len(d.Users.Edges) != first {
+					t.Fatalf("first %d: %d users", first, len(d.Users.Edges))
+				}
+				for _, e := range d.Users.Edges {
+					if p := e.Node.Provisioning; p == nil || p.ProvisionedBy != "entra" || !strings.HasSuffix(p.UserName, "@"+tag+".example") {
+						t.Fatalf("%s's provisioning: %+v", e.Node.Username, p)
+					}
+				}
+			}
+			if costs[0] != costs[1] || costs[1] != costs[2] {
+				t.Errorf("store calls for first = 1, 5, 40: %v", costs)
 			}
 		})
 	}
