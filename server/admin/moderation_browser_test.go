@@ -98,7 +98,9 @@ func attrIs(selector, name, want string) chromedp.Action[chromedp.Void] {
 //     change of him is in the audit log (both written through the store,
 //     as the SCIM writer does): the users list marks him with the client,
 //     his view says who provisioned him, under which externalId and login
-//     name, and the audit log shows the client where there is no actor.
+//     name, and the audit log shows the client where there is no actor;
+//     CEO and the moderators' role, given an externalId by the client,
+//     say so in the Departments and Roles views.
 func TestModerationConsoleInChromium(t *testing.T) {
 	g := startOrgDemo(t)
 	g.needs(t, "Role.permissions", "Mutation.setRolePermissions", "User.suspension", "Mutation.unsuspendUser",
@@ -417,6 +419,20 @@ func TestModerationConsoleInChromium(t *testing.T) {
 		if err := g.Svc.Org.Audit.Log().Record(audit.WithClient(t.Context(), "okta"), ev); err != nil {
 			t.Fatal(err)
 		}
+		var role struct{ RoleByName struct{ ID string } }
+		g.gql(&role, `query($n: String!) { roleByName(name: $n) { id } }`, map[string]any{"n": modRole})
+		ids, _ := g.departments()
+		for _, c := range []struct {
+			table string
+			row   []byte
+		}{{tables.Departments, deptKey(t, ids["CEO"])}, {tables.Roles, roleKey(t, role.RoleByName.ID)}} {
+			if err := g.Svc.Store().Put(t.Context(), &hbase.Put{Table: c.table, Row: c.row, Values: hbase.Values{tables.FamInfo: {
+				tables.ColExternalID:    []byte("grp-" + c.table),
+				tables.ColProvisionedBy: []byte("entra"),
+			}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		prov := `[data-testid="user-provisioning"]`
 		byClient := fmt.Sprintf(`[data-testid="audit-row"][data-action="user.update"][data-target=%q][data-actor=""][data-client="okta"]`, xiaoming)
 		if err := do(ctx,
@@ -437,10 +453,40 @@ func TestModerationConsoleInChromium(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(byClient)),
 			textIncludes(byClient, "SCIM: okta"),
 			screenshot(t, "m9-audit-client"),
+			chromedp.Click(chromedp.CSS("#tab-departments")),
+			chromedp.Click(chromedp.CSS(deptRow("CEO")+" .dept-name")),
+			attrIs(`[data-testid="department-provisioning"]`, "data-client", "entra"),
+			textIncludes(`[data-testid="department-provisioning"]`, "Provisioned by entra (externalId grp-"+tables.Departments+")"),
+			chromedp.Click(chromedp.CSS("#tab-roles")),
+			chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="role-%s"]`, modRole))),
+			textIncludes(`[data-testid="role-title"]`, modRole),
+			attrIs(`[data-testid="role-provisioning"]`, "data-external-id", "grp-"+tables.Roles),
+			textIncludes(`[data-testid="role-provisioning"]`, "Provisioned by entra"),
+			screenshot(t, "m10-provisioned-groups"),
 		); err != nil {
 			t.Fatalf("see who provisioned xiaoming: %v", err)
 		}
 	})
 
 	b.CheckOnlyAllowed(t)
+}
+
+// deptKey is the weibo:departments rowkey of the department of global id id.
+func deptKey(t *testing.T, id string) []byte {
+	t.Helper()
+	did, err := weibo.ParseDeptID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables.DeptKey(did)
+}
+
+// roleKey is the weibo:roles rowkey of the role of global id id.
+func roleKey(t *testing.T, id string) []byte {
+	t.Helper()
+	rid, err := weibo.ParseRoleID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables.RoleKey(rid)
 }
