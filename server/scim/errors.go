@@ -18,8 +18,9 @@ import (
 // client gets (RFC 7644 §3.12):
 //
 //   - BAD_USER_INPUT: 400 invalidValue; reason USERNAME_TAKEN,
-//     ROLE_NAME_TAKEN or DEPARTMENT_NOT_EMPTY: 409 uniqueness (not empty:
-//     no scimType); VERSION_MISMATCH: 412; IMMUTABLE: 400 mutability;
+//     ROLE_NAME_TAKEN: 409 uniqueness; DEPARTMENT_NOT_EMPTY and
+//     CONCURRENT_UPDATE (retrying may succeed): 409; VERSION_MISMATCH: 412;
+//     IMMUTABLE: 400 mutability;
 //   - NOT_FOUND: 404; FORBIDDEN: 403;
 //   - a *scimerr.ScimError: itself;
 //   - anything else: 500, logged, its detail never shown.
@@ -51,7 +52,7 @@ func scimError(ctx context.Context, log *slog.Logger, err error) error {
 		switch e.Reason {
 		case weibo.ReasonUsernameTaken, weibo.ReasonRoleNameTaken:
 			return scimerr.ScimError{Status: http.StatusConflict, ScimType: scimerr.ScimTypeUniqueness, Detail: detail}
-		case weibo.ReasonDepartmentNotEmpty:
+		case weibo.ReasonDepartmentNotEmpty, weibo.ReasonConcurrentUpdate:
 			return scimerr.ScimError{Status: http.StatusConflict, Detail: detail}
 		case weibo.ReasonVersionMismatch:
 			return scimerr.ScimError{Status: http.StatusPreconditionFailed, Detail: detail}

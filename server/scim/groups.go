@@ -128,6 +128,16 @@ func (g *groups) Patch(r *http.Request, id string, ops []scim.PatchOperation) (s
 	if err != nil {
 		return scim.Resource{}, err
 	}
+	if ch.DisplayName == nil && ch.ExternalID == nil && ch.Parent == nil && ch.Priority == nil &&
+		len(ch.Add) == 0 && len(ch.Remove) == 0 && !ch.RemoveAll {
+		// Nothing to change: no write.
+		if ifv != nil && *ifv != grp.Version {
+			return scim.Resource{}, scimError(ctx, g.h.log, &weibo.Error{Code: weibo.CodeBadUserInput, Reason: weibo.ReasonVersionMismatch,
+				Message: "The group is at version " + strconv.FormatInt(grp.Version, 10) + ", not " + strconv.FormatInt(*ifv, 10) + "."})
+		}
+		setHeader(ctx, "ETag", etag(grp.Version))
+		return scim.Resource{}, nil
+	}
 	next, err := g.h.prov.PatchGroup(ctx, clientOf(ctx), id, ch, ifv)
 	if err != nil {
 		return scim.Resource{}, scimError(ctx, g.h.log, err)

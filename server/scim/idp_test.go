@@ -1,12 +1,15 @@
 package scim_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
 )
 
 // memberIDs returns the member ids of a group response.
@@ -76,6 +79,18 @@ func TestEntraID(t *testing.T) {
 			t.Errorf("update user: %s", upd.raw)
 		}
 
+		// A PATCH that changes nothing the gateway keeps writes nothing.
+		same := e.want(e.do(http.MethodPatch, "/Users/"+uid, `{
+			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations": [
+				{"op": "Replace", "path": "name.familyName", "value": "updatedFamilyName"},
+				{"op": "Replace", "path": "phoneNumbers[type eq \"mobile\"].value", "value": "+1 555 0101"}
+			]
+		}`), http.StatusOK, "no-op update")
+		if same.str("meta.version") != upd.str("meta.version") {
+			t.Errorf("a no-op PATCH made version %s from %s", same.str("meta.version"), upd.str("meta.version"))
+		}
+
 		// Groups: created empty, filled and emptied by PATCH.
 		second := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"Second_{{tag}}@testuser.com","active":true}`,
 			"tag", e.tag)), http.StatusCreated, "second user").str("id")
@@ -100,6 +115,10 @@ func TestEntraID(t *testing.T) {
 		byName := e.want(e.do(http.MethodGet, "/Groups"+q(`displayName eq "Entra `+e.tag+`"`, "excludedAttributes", "members"), ""), http.StatusOK, "group by name")
 		if byName.get("totalResults") != float64(1) || byName.list("Resources")[0]["id"] != gid || byName.list("Resources")[0]["members"] != nil {
 			t.Errorf("group by name: %s", byName.raw)
+		}
+		byExt := e.want(e.do(http.MethodGet, "/Groups"+q(`externalId eq "8aa1a0c0-c4c3-4bc0-b4a5-`+e.tag+`"`), ""), http.StatusOK, "group by externalId")
+		if byExt.get("totalResults") != float64(1) || byExt.list("Resources")[0]["id"] != gid {
+			t.Errorf("group by externalId: %s", byExt.raw)
 		}
 		add := e.do(http.MethodPatch, "/Groups/"+gid, body(`{
 			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
@@ -184,6 +203,25 @@ func TestOkta(t *testing.T) {
 		if _, err := e.d.Accounts.Login(ctx, userName, "1mz050nq"); err != nil {
 			t.Fatalf("login with the userName: %v", err)
 		}
+		// The audit log names the client, no actor.
+		id, err := weibo.ParseUserID(uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := weibo.NodeID{Kind: weibo.NodeUser, User: id}
+		first := 10
+		evs, err := e.d.Org.Audit.Page(ctx, audit.Filter{Target: &target}, &first, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs.Edges) == 0 {
+			t.Errorf("no audit event of the created user")
+		}
+		for _, ed := range evs.Edges {
+			if ed.Event.Client != e.client || ed.Event.Actor != 0 {
+				t.Errorf("audit event %s: client %q actor %d, want %q and 0", ed.Event.Action, ed.Event.Client, ed.Event.Actor, e.client)
+			}
+		}
 
 		other := e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"other.{{tag}}@okta.local"}`,
 			"tag", e.tag)), http.StatusCreated, "second user").str("id")
@@ -208,6 +246,14 @@ func TestOkta(t *testing.T) {
 			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
 			"Operations": [{"op": "remove", "path": "members[value eq \"{{b}}\"]"}]
 		}`, "b", other)), http.StatusNoContent, "remove member")
+		v := e.want(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusOK, "group").header.Get("ETag")
+		same := e.want(e.do(http.MethodPatch, "/Groups/"+gid, body(`{
+			"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+			"Operations": [{"op": "replace", "value": {"id": "{{gid}}", "displayName": "Renamed {{tag}}"}}]
+		}`, "gid", gid, "tag", e.tag)), http.StatusNoContent, "rename to the same name")
+		if same.header.Get("ETag") != v {
+			t.Errorf("a no-op group PATCH: ETag %q, was %q", same.header.Get("ETag"), v)
+		}
 		g := e.want(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusOK, "group")
 		if g.str("displayName") != "Renamed "+e.tag || !slices.Equal(memberIDs(g), []string{uid}) {
 			t.Errorf("after rename and remove: %s", g.raw)
@@ -267,7 +313,84 @@ func TestOkta(t *testing.T) {
 		if _, err := e.d.Accounts.Login(ctx, userName, "t1meMa$heen"); err != nil {
 			t.Errorf("login with the new password: %v", err)
 		}
+		// PUT replaces the members.
+		put = e.want(e.do(http.MethodPut, "/Groups/"+gid, body(`{
+			"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group", "urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group"],
+			"displayName": "Renamed {{tag}}",
+			"members": [{"value": "{{b}}"}],
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group": {"kind": "role", "priority": 30}
+		}`, "tag", e.tag, "b", other)), http.StatusOK, "put group")
+		if !slices.Equal(memberIDs(put), []string{other}) || put.ext(gatewayExt, "priority") != float64(30) {
+			t.Errorf("put group: %s", put.raw)
+		}
 		e.want(e.do(http.MethodDelete, "/Groups/"+gid, ""), http.StatusNoContent, "delete role")
 		e.wantError(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusNotFound, "", "deleted role")
+	})
+}
+
+// TestGroupStorm has two clients PATCH one role at once, each adding its
+// own users one by one, then removing every other one: the members are
+// exactly those left, each user's groups agree.
+func TestGroupStorm(t *testing.T) {
+	forBackends(t, func(t *testing.T, b testenv.Backend) {
+		e := start(t, b, nil)
+		other, _, err := e.cl.Create(t.Context(), e.name("entra-"), 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const per = 6
+		users := make([][]string, 2)
+		for c := range 2 {
+			for i := range per {
+				users[c] = append(users[c], e.want(e.do(http.MethodPost, "/Users", body(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"{{n}}"}`,
+					"n", fmt.Sprintf("storm%d.%d.%s", c, i, e.tag))), http.StatusCreated, "create").str("id"))
+			}
+		}
+		gid := e.want(e.do(http.MethodPost, "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Storm `+e.tag+`",
+			"urn:weibohbase:params:scim:schemas:extension:gateway:2.0:Group":{"kind":"role","priority":3}}`), http.StatusCreated, "create role").str("id")
+		var wg sync.WaitGroup
+		bad := make(chan string, 4*per)
+		for c, token := range []string{e.token, other} {
+			wg.Go(func() {
+				patch := func(op, member string) {
+					r := e.call(http.MethodPatch, "/Groups/"+gid, token, fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+						"Operations":[{"op":%q,"path":"members","value":[{"value":%q}]}]}`, op, member))
+					if r.status != http.StatusNoContent {
+						bad <- fmt.Sprintf("%s %s: %d %s", op, member, r.status, r.raw)
+					}
+				}
+				for _, u := range users[c] {
+					patch("Add", u)
+				}
+				for i, u := range users[c] {
+					if i%2 == 1 {
+						patch("Remove", u)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(bad)
+		for s := range bad {
+			t.Error(s)
+		}
+		var want []string
+		for c := range 2 {
+			for i, u := range users[c] {
+				in := e.want(e.do(http.MethodGet, "/Users/"+u, ""), http.StatusOK, "user").list("groups")
+				if i%2 == 0 {
+					want = append(want, u)
+					if len(in) != 1 || in[0]["value"] != gid {
+						t.Errorf("user %s's groups = %v, want %s", u, in, gid)
+					}
+				} else if len(in) != 0 {
+					t.Errorf("removed user %s's groups = %v", u, in)
+				}
+			}
+		}
+		slices.Sort(want)
+		if got := memberIDs(e.want(e.do(http.MethodGet, "/Groups/"+gid, ""), http.StatusOK, "role")); !slices.Equal(got, want) {
+			t.Errorf("members = %v, want %v", got, want)
+		}
 	})
 }

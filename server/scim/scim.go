@@ -194,8 +194,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, clientKey, provision.Client{Name: c.Name, Rank: c.Rank})
 	ctx = context.WithValue(ctx, writerKey, w)
 	r = r.WithContext(ctx)
-	r.URL.Path = path
-	r.URL.RawPath = ""
+	u := *r.URL // the caller's URL keeps the prefix (access logs)
+	u.Path, u.RawPath = path, ""
+	r.URL = &u
 	if isServiceProviderConfig(r, path) {
 		raw, _ := json.Marshal(serviceProviderConfig())
 		w.Header().Set("Content-Type", "application/scim+json")

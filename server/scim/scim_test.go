@@ -170,6 +170,17 @@ func TestUsersRFC7644(t *testing.T) {
 			}
 		}
 
+		// RFC 7644 §3.4.3: POST .search.
+		search := e.want(e.do(http.MethodPost, "/Users/.search", body(`{
+			"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+			"filter": "userName eq \"{{name}}\"",
+			"startIndex": 1,
+			"count": 10
+		}`, "name", name)), http.StatusOK, ".search")
+		if search.get("totalResults") != float64(1) || search.list("Resources")[0]["id"] != id {
+			t.Errorf(".search: %s", search.raw)
+		}
+
 		// RFC 7644 §3.6: DELETE, then 404.
 		e.want(e.do(http.MethodDelete, "/Users/"+id, ""), http.StatusNoContent, "delete")
 		e.wantError(e.do(http.MethodGet, "/Users/"+id, ""), http.StatusNotFound, "", "get after delete")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -136,12 +137,19 @@ func (u *users) Patch(r *http.Request, id string, ops []scim.PatchOperation) (sc
 		if usr.ExternalID != "" {
 			attrs["externalId"] = usr.ExternalID
 		}
+		before, beforeErr := userInput(attrs)
 		if err := p.applyAll(attrs, ops); err != nil {
 			return scim.Resource{}, err
 		}
 		in, err := userInput(attrs)
 		if err != nil {
 			return scim.Resource{}, err
+		}
+		if beforeErr == nil && reflect.DeepEqual(before, in) {
+			// Nothing changes (identity providers resend what they
+			// have, or only attributes the gateway does not keep): no
+			// write, no new version.
+			return userResource(usr), nil
 		}
 		v := usr.Version
 		next, err := u.h.prov.ReplaceUser(ctx, clientOf(ctx), uid, in, &v)

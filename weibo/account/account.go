@@ -9,7 +9,9 @@
 // usercount.go (the number of all users, a counter kept by every
 // registration on package counted's protocol),
 // password.go (hashing and comparing, bounded by the bcrypt slots, and a
-// failed login's timing), tokens.go (the token generation and the tokens
+// failed login's timing), provisioned.go (a provisioned user's create,
+// with a login name of its own beside a derived username, and the claim
+// and release of login names), tokens.go (the token generation and the tokens
 // ended on their own), tokenevents.go (token endings on the bus) and
 // profile.go (UpdateProfile).
 //
