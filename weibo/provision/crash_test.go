@@ -92,14 +92,25 @@ func TestCrashAtEachStep(t *testing.T) {
 			if err := tables.Migrate(t.Context(), st); err != nil {
 				t.Fatal(err)
 			}
+			reached := map[string]bool{}
 			for _, c := range crashCases() {
-				t.Run(c.name, func(t *testing.T) { runCrash(t, st, c) })
+				t.Run(c.name, func(t *testing.T) {
+					for _, s := range runCrash(t, st, c) {
+						reached[s] = true
+					}
+				})
+			}
+			for _, s := range provision.Steps {
+				if !reached[s] {
+					t.Errorf("no call reached the step %s", s)
+				}
 			}
 		})
 	}
 }
 
-func runCrash(t *testing.T, st hbase.Store, c crashCase) {
+// runCrash kills c's call at each step it reaches and returns the steps.
+func runCrash(t *testing.T, st hbase.Store, c crashCase) []string {
 	rec := &killer{}
 	state := c.setup(t, open(t, st, 0, nil), "rec")
 	if err := c.do(t.Context(), open(t, st, time.Hour, rec.hook), state); err != nil {
@@ -123,6 +134,7 @@ func runCrash(t *testing.T, st hbase.Store, c crashCase) {
 			t.Fatalf("after a kill at %s", step)
 		}
 	}
+	return rec.seen
 }
 
 func itoa(i int) string { return string(rune('a'+i/26)) + string(rune('a'+i%26)) }
@@ -233,6 +245,25 @@ func crashCases() []crashCase {
 			}
 			if got := must(d.Provision.ListUsers(ctx, st.uid-1, 1)); len(got) > 0 && got[0].ID == st.uid {
 				t.Errorf("closed user listed")
+			}
+		},
+	}, {
+		name: "create group",
+		setup: func(t *testing.T, d *domain.Domain, tag string) any {
+			return []any{newUsers(t, d, "grp"+tag+".", 2), "cg-" + tag}
+		},
+		do: func(ctx context.Context, d *domain.Domain, s any) error {
+			v := s.([]any)
+			us := v[0].([]weibo.UserID)
+			_, err := d.Provision.CreateGroup(ctx, okta, provision.GroupInput{Kind: provision.KindRole, DisplayName: v[1].(string), ExternalID: v[1].(string), Priority: 3, Members: us})
+			return err
+		},
+		verify: func(t *testing.T, d *domain.Domain, s any) {
+			for _, g := range must(d.Provision.GroupsByExternalID(t.Context(), s.([]any)[1].(string))) {
+				g = must(d.Provision.GetGroup(t.Context(), g.ID, true))
+				if g.Version != 1 || g.Priority != 3 || counts(t, d, g) != int64(len(g.Members)) {
+					t.Errorf("a group found by its externalId is not whole: %+v", g)
+				}
 			}
 		},
 	}, {

@@ -172,8 +172,10 @@ func kindOf(k GroupKind) (GroupKind, error) {
 // rule (checked for every member before any write); the store's.
 //
 // Writes, in order: the department or role (its service's create); the
-// externalId index row; each member's counted write; the group's SCIM
-// cells with CheckAndPut (absent version): version 1.
+// externalId index row; the group's SCIM cells with CheckAndPut (absent
+// version): version 1, from then on the group is found by its
+// externalId; each member's counted write. A crash part-way leaves a
+// group with fewer members, which the client's next sync completes.
 func (s *Service) CreateGroup(ctx context.Context, c Client, in GroupInput) (_ *Group, err error) {
 	defer weibo.Wrap(&err, "provision a group")
 	ctx = clientContext(ctx, c)
@@ -226,9 +228,6 @@ func (s *Service) CreateGroup(ctx context.Context, c Client, in GroupInput) (_ *
 			return nil, err
 		}
 	}
-	if err := s.applyMembers(ctx, g, prio, add, nil); err != nil {
-		return nil, err
-	}
 	cells := map[string][]byte{tables.ColExternalID: []byte(in.ExternalID), tables.ColProvisionedBy: []byte(c.Name),
 		tables.ColScimModified: tables.EncodeMillis(now), tables.ColScimVersion: tables.U64(1)}
 	if kind == KindRole {
@@ -237,6 +236,12 @@ func (s *Service) CreateGroup(ctx context.Context, c Client, in GroupInput) (_ *
 	table, row := g.row()
 	if _, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: table, Row: row, Values: hbase.Values{tables.FamInfo: cells}},
 		tables.FamInfo, tables.ColScimVersion, nil); err != nil {
+		return nil, err
+	}
+	if err := s.w.Step(ctx, StepWritten); err != nil {
+		return nil, err
+	}
+	if err := s.applyMembers(ctx, g, prio, add, nil); err != nil {
 		return nil, err
 	}
 	return s.getGroup(ctx, g, true)
@@ -354,7 +359,9 @@ func (s *Service) ReplaceGroup(ctx context.Context, c Client, id string, in Grou
 // with CheckAndPut on the version read (version+1); the rename and the
 // move (their services'); the old index row's delete; each member's
 // counted write (removes, adds, and for a new priority the current
-// members assigned again); the version's Increment when members changed.
+// members assigned again); the version's Increment when members changed
+// (with ifVersion, the versioned write of the cells, made first even for
+// a change of members alone, is the change's one version step).
 func (s *Service) PatchGroup(ctx context.Context, c Client, id string, ch GroupChange, ifVersion *int64) (_ *Group, err error) {
 	defer weibo.Wrapf(&err, "change group %s", id)
 	ctx = clientContext(ctx, c)
@@ -424,17 +431,26 @@ func (s *Service) PatchGroup(ctx context.Context, c Client, id string, ch GroupC
 	} else if err := s.actOn(ctx, c, targets...); err != nil {
 		return nil, err
 	}
-	if cg.name != nil || cg.ext != nil || cg.parent != nil || cg.priority != nil {
+	memberChange := len(add)+len(remove)+len(reassign) > 0
+	// With ifVersion, the versioned write claims the whole change before
+	// any member's write; without, member changes Increment the version
+	// after them.
+	claimed := false
+	if cg.name != nil || cg.ext != nil || cg.parent != nil || cg.priority != nil || (ifVersion != nil && memberChange) {
 		if err := s.changeCells(ctx, c, g, cg, ifVersion); err != nil {
 			return nil, err
 		}
+		claimed = ifVersion != nil
 	}
-	if len(add)+len(remove)+len(reassign) > 0 {
+	if memberChange {
 		if err := s.applyMembers(ctx, g, newPrio, slices.Concat(add, reassign), remove); err != nil {
 			return nil, err
 		}
 		if err := s.w.Step(ctx, StepMembers); err != nil {
 			return nil, err
+		}
+		if claimed {
+			return s.getGroup(ctx, g, true)
 		}
 		table, row := g.row()
 		if _, err := s.st.Increment(ctx, &hbase.Increment{Table: table, Row: row, Family: tables.FamInfo, Qualifier: tables.ColScimVersion, Amount: 1}); err != nil {

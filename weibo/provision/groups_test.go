@@ -116,6 +116,12 @@ func TestGroups(t *testing.T) {
 		if _, err := p.PatchGroup(ctx, okta, role.ID, provision.GroupChange{Add: us[3:]}, &v); code(err) != "BAD_USER_INPUT/VERSION_MISMATCH" {
 			t.Errorf("stale patch: %v", err)
 		}
+		// Members alone with If-Match: one version step, made first.
+		v = role.Version
+		role = must(p.PatchGroup(ctx, okta, role.ID, provision.GroupChange{Add: us[3:]}, &v))
+		if role.Version != v+1 || !sameIDs(memberIDs(role), []weibo.UserID{us[0], us[1], us[3]}) {
+			t.Errorf("members with If-Match: %+v", role)
+		}
 		// Replace: exactly these members.
 		role = must(p.ReplaceGroup(ctx, okta, role.ID, provision.GroupInput{Kind: provision.KindRole, DisplayName: "Support L2", ExternalID: "grp-sup2", Priority: 20, Members: us[1:]}, nil))
 		if !sameIDs(memberIDs(role), us[1:]) || counts(t, d, role) != 3 || role.ExternalID != "grp-sup2" {
