@@ -339,12 +339,12 @@ func (s *Service) ReplaceUser(ctx context.Context, c Client, uid weibo.UserID, i
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		done, err := s.replaceOnce(ctx, c, uid, in, cells, hash, ifVersion)
-		if err != nil {
-			return nil, err
-		}
-		if done {
+		err := s.replaceOnce(ctx, c, uid, in, cells, hash, ifVersion)
+		if err == nil {
 			break
+		}
+		if err != errLost {
+			return nil, err
 		}
 		if attempt == maxAttempts {
 			return nil, org.ErrConcurrent("version", "the user keeps changing; retry")
@@ -356,22 +356,27 @@ func (s *Service) ReplaceUser(ctx context.Context, c Client, uid weibo.UserID, i
 	return s.GetUser(ctx, uid)
 }
 
-// replaceOnce makes one attempt of ReplaceUser's write; false when its
+// errLost is an attempt's versioned write lost to a concurrent change
+// (without ifVersion): the caller tries again. A refusal, so that the
+// attempt's pending audit event is abandoned.
+var errLost = org.ErrConcurrent("version", "the user changed meanwhile")
+
+// replaceOnce makes one attempt of ReplaceUser's write; errLost when its
 // versioned write lost to a concurrent change (without ifVersion).
-func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, in UserInput, cells userCells, hash []byte, ifVersion *int64) (done bool, err error) {
+func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, in UserInput, cells userCells, hash []byte, ifVersion *int64) (err error) {
 	r, err := s.readUser(ctx, uid)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if r == nil {
-		return false, errNoUser(uid)
+		return errNoUser(uid)
 	}
 	raw, version := versionOf(r)
 	if err := checkVersion(ifVersion, version); err != nil {
-		return false, err
+		return err
 	}
 	if err := s.actOn(ctx, c, uid); err != nil {
-		return false, err
+		return err
 	}
 	username, oldLogin, oldExt := text(r, tables.ColUsername), text(r, tables.ColLoginName), text(r, tables.ColExternalID)
 	login := in.UserName
@@ -382,10 +387,10 @@ func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, i
 	now := s.w.NowMillis()
 	if cells.externalID != "" && cells.externalID != oldExt {
 		if err := s.putIndex(ctx, 'u', cells.externalID, uint64(uid), now); err != nil {
-			return false, err
+			return err
 		}
 		if err := s.w.Step(ctx, StepIndexed); err != nil {
-			return false, err
+			return err
 		}
 	}
 	release := func() {
@@ -400,22 +405,22 @@ func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, i
 	if claim {
 		ok, err := s.Accounts.ClaimLoginName(ctx, login, uid)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !ok {
 			claim = false
 			release()
-			return false, weibo.BadReason("userName", weibo.ReasonUsernameTaken, "userName "+in.UserName+" is taken")
+			return weibo.BadReason("userName", weibo.ReasonUsernameTaken, "userName "+in.UserName+" is taken")
 		}
 		if err := s.w.Step(ctx, StepLoginClaimed); err != nil {
-			return false, err
+			return err
 		}
 	}
 	before := map[string]any{"userName": firstOf(oldLogin, username), "externalId": oldExt, "version": version}
 	after := map[string]any{"userName": in.UserName, "externalId": cells.externalID, "version": version + 1}
 	rec, err := s.Audit.Record(ctx, ActionUpdate, org.UserNode(uid), before, after, userProof(uid))
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer s.Audit.Finish(ctx, rec, &err)
 	info := cells.info(login, now, version+1)
@@ -428,38 +433,36 @@ func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, i
 	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: rec.Proven(hbase.Values{tables.FamInfo: info})}, tables.FamInfo, tables.ColScimVersion, raw)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if !ok {
 		release()
 		if ifVersion != nil {
-			return false, errVersion(version + 1)
+			return errVersion(version + 1)
 		}
-		err = org.ErrConcurrent("version", "the user changed meanwhile") // abandons the event
-		s.Audit.Finish(ctx, rec, &err)
-		return false, nil
+		return errLost // a refusal: the deferred Finish abandons the event
 	}
 	rec.Commit()
 	if err := s.w.Step(ctx, StepWritten); err != nil {
-		return false, err
+		return err
 	}
 	if _, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Scim, Row: tables.ScimManagedUserKey(uid),
 		Values: managedValues(c.Name, now)}, tables.FamScim, tables.ColScimClient, nil); err != nil {
-		return false, err
+		return err
 	}
 	for _, name := range []string{login, oldLogin} {
 		if name != "" {
 			if err := s.settleLogin(ctx, uid, name); err != nil {
-				return false, err
+				return err
 			}
 		}
 	}
 	for _, ext := range []string{cells.externalID, oldExt} {
 		if err := s.settleIndex(ctx, 'u', ext, uint64(uid), tables.Users, tables.UserKey(uid)); err != nil {
-			return false, err
+			return err
 		}
 	}
-	return true, s.Audit.Settle(ctx, rec)
+	return s.Audit.Settle(ctx, rec)
 }
 
 func firstOf(a, b string) string {
@@ -511,12 +514,12 @@ func (s *Service) DeleteUser(ctx context.Context, c Client, uid weibo.UserID, if
 	defer weibo.Wrapf(&err, "close user %s", uid)
 	ctx = clientContext(ctx, c)
 	for attempt := 0; ; attempt++ {
-		done, err := s.closeOnce(ctx, c, uid, ifVersion)
-		if err != nil {
-			return err
-		}
-		if done {
+		err := s.closeOnce(ctx, c, uid, ifVersion)
+		if err == nil {
 			break
+		}
+		if err != errLost {
+			return err
 		}
 		if attempt == maxAttempts {
 			return org.ErrConcurrent("version", "the user keeps changing; retry")
@@ -525,25 +528,26 @@ func (s *Service) DeleteUser(ctx context.Context, c Client, uid weibo.UserID, if
 	return s.finishClose(ctx, c.Name, uid)
 }
 
-// closeOnce makes one attempt of DeleteUser's versioned write.
-func (s *Service) closeOnce(ctx context.Context, c Client, uid weibo.UserID, ifVersion *int64) (done bool, err error) {
+// closeOnce makes one attempt of DeleteUser's versioned write; errLost
+// as replaceOnce's.
+func (s *Service) closeOnce(ctx context.Context, c Client, uid weibo.UserID, ifVersion *int64) (err error) {
 	r, err := s.readUser(ctx, uid)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if r == nil {
-		return false, errNoUser(uid)
+		return errNoUser(uid)
 	}
 	raw, version := versionOf(r)
 	if err := checkVersion(ifVersion, version); err != nil {
-		return false, err
+		return err
 	}
 	if err := s.actOn(ctx, c, uid); err != nil {
-		return false, err
+		return err
 	}
 	rec, err := s.Audit.Record(ctx, ActionClose, org.UserNode(uid), nil, map[string]any{"client": c.Name}, userProof(uid))
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer s.Audit.Finish(ctx, rec, &err)
 	now := s.w.NowMillis()
@@ -552,21 +556,19 @@ func (s *Service) closeOnce(ctx context.Context, c Client, uid weibo.UserID, ifV
 	ok, err := s.st.CheckAndPut(ctx, &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid),
 		Values: rec.Proven(hbase.Values{tables.FamInfo: info})}, tables.FamInfo, tables.ColScimVersion, raw)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if !ok {
 		if ifVersion != nil {
-			return false, errVersion(version + 1)
+			return errVersion(version + 1)
 		}
-		err = org.ErrConcurrent("version", "the user changed meanwhile")
-		s.Audit.Finish(ctx, rec, &err)
-		return false, nil
+		return errLost // a refusal: the deferred Finish abandons the event
 	}
 	rec.Commit()
 	if err := s.Audit.Settle(ctx, rec); err != nil {
-		return false, err
+		return err
 	}
-	return true, s.w.Step(ctx, StepClosed)
+	return s.w.Step(ctx, StepClosed)
 }
 
 // finishClose makes a closed user's account closed throughout: suspended
