@@ -81,6 +81,7 @@ type ComplexityRoot struct {
 		After     func(childComplexity int) int
 		At        func(childComplexity int) int
 		Before    func(childComplexity int) int
+		Client    func(childComplexity int) int
 		ID        func(childComplexity int) int
 		RequestID func(childComplexity int) int
 		TargetID  func(childComplexity int) int
@@ -148,12 +149,14 @@ type ComplexityRoot struct {
 	Department struct {
 		Ancestors      func(childComplexity int) int
 		Children       func(childComplexity int, first *int, after *string) int
+		ExternalID     func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Managers       func(childComplexity int) int
 		MemberCount    func(childComplexity int) int
 		Members        func(childComplexity int, first *int, after *string) int
 		Name           func(childComplexity int) int
 		Parent         func(childComplexity int) int
+		ProvisionedBy  func(childComplexity int) int
 		SubDepartments func(childComplexity int, first *int, after *string) int
 	}
 
@@ -331,6 +334,13 @@ type ComplexityRoot struct {
 		Post   func(childComplexity int) int
 	}
 
+	Provisioning struct {
+		Closed        func(childComplexity int) int
+		ExternalID    func(childComplexity int) int
+		ProvisionedBy func(childComplexity int) int
+		UserName      func(childComplexity int) int
+	}
+
 	Query struct {
 		AuditLog                func(childComplexity int, first *int, after *string, filter *model.AuditFilter) int
 		BlockedUsers            func(childComplexity int, first *int, after *string) int
@@ -399,11 +409,13 @@ type ComplexityRoot struct {
 	}
 
 	Role struct {
-		ID          func(childComplexity int) int
-		MemberCount func(childComplexity int) int
-		Members     func(childComplexity int, first *int, after *string) int
-		Name        func(childComplexity int) int
-		Permissions func(childComplexity int) int
+		ExternalID    func(childComplexity int) int
+		ID            func(childComplexity int) int
+		MemberCount   func(childComplexity int) int
+		Members       func(childComplexity int, first *int, after *string) int
+		Name          func(childComplexity int) int
+		Permissions   func(childComplexity int) int
+		ProvisionedBy func(childComplexity int) int
 	}
 
 	RoleAssignment struct {
@@ -487,6 +499,7 @@ type ComplexityRoot struct {
 		MutedByViewer      func(childComplexity int) int
 		PostCount          func(childComplexity int) int
 		Posts              func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Provisioning       func(childComplexity int) int
 		Rank               func(childComplexity int) int
 		Roles              func(childComplexity int) int
 		Suspension         func(childComplexity int) int
@@ -522,6 +535,7 @@ type AuditEventResolver interface {
 	Before(ctx context.Context, obj *audit.Event) (*string, error)
 	After(ctx context.Context, obj *audit.Event) (*string, error)
 	RequestID(ctx context.Context, obj *audit.Event) (*string, error)
+	Client(ctx context.Context, obj *audit.Event) (*string, error)
 }
 type BlockedUserEdgeResolver interface {
 	Node(ctx context.Context, obj *safety.BlockEdge) (*weibo.User, error)
@@ -538,6 +552,8 @@ type DepartmentResolver interface {
 	Members(ctx context.Context, obj *org.Department, first *int, after *string) (*weibo.UserConnection, error)
 
 	Managers(ctx context.Context, obj *org.Department) ([]*weibo.User, error)
+	ExternalID(ctx context.Context, obj *org.Department) (*string, error)
+	ProvisionedBy(ctx context.Context, obj *org.Department) (*string, error)
 }
 type MediaResolver interface {
 	URL(ctx context.Context, obj *mediamodel.Media, variant *model.MediaVariant) (string, error)
@@ -647,6 +663,8 @@ type ReportResolver interface {
 type RoleResolver interface {
 	Permissions(ctx context.Context, obj *org.Role) ([]model.Permission, error)
 	Members(ctx context.Context, obj *org.Role, first *int, after *string) (*org.RoleMemberConnection, error)
+	ExternalID(ctx context.Context, obj *org.Role) (*string, error)
+	ProvisionedBy(ctx context.Context, obj *org.Role) (*string, error)
 }
 type RoleMemberEdgeResolver interface {
 	Node(ctx context.Context, obj *org.RoleMemberEdge) (*weibo.User, error)
@@ -683,6 +701,7 @@ type UserResolver interface {
 	BlocksViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	MutedByViewer(ctx context.Context, obj *weibo.User) (bool, error)
 	Suspension(ctx context.Context, obj *weibo.User) (*suspend.Suspension, error)
+	Provisioning(ctx context.Context, obj *weibo.User) (*model.Provisioning, error)
 }
 type UserEdgeResolver interface {
 	Node(ctx context.Context, obj *weibo.UserEdge) (*weibo.User, error)
@@ -736,6 +755,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEvent.Before(childComplexity), true
+	case "AuditEvent.client":
+		if e.ComplexityRoot.AuditEvent.Client == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Client(childComplexity), true
 	case "AuditEvent.id":
 		if e.ComplexityRoot.AuditEvent.ID == nil {
 			break
@@ -956,6 +981,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Department.Children(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Department.externalId":
+		if e.ComplexityRoot.Department.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Department.ExternalID(childComplexity), true
 	case "Department.id":
 		if e.ComplexityRoot.Department.ID == nil {
 			break
@@ -997,6 +1028,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Department.Parent(childComplexity), true
+	case "Department.provisionedBy":
+		if e.ComplexityRoot.Department.ProvisionedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Department.ProvisionedBy(childComplexity), true
 	case "Department.subDepartments":
 		if e.ComplexityRoot.Department.SubDepartments == nil {
 			break
@@ -1992,6 +2029,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEdge.Post(childComplexity), true
 
+	case "Provisioning.closed":
+		if e.ComplexityRoot.Provisioning.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Provisioning.Closed(childComplexity), true
+	case "Provisioning.externalId":
+		if e.ComplexityRoot.Provisioning.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Provisioning.ExternalID(childComplexity), true
+	case "Provisioning.provisionedBy":
+		if e.ComplexityRoot.Provisioning.ProvisionedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Provisioning.ProvisionedBy(childComplexity), true
+	case "Provisioning.userName":
+		if e.ComplexityRoot.Provisioning.UserName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Provisioning.UserName(childComplexity), true
+
 	case "Query.auditLog":
 		if e.ComplexityRoot.Query.AuditLog == nil {
 			break
@@ -2403,6 +2465,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReportedPost.ID(childComplexity), true
 
+	case "Role.externalId":
+		if e.ComplexityRoot.Role.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Role.ExternalID(childComplexity), true
 	case "Role.id":
 		if e.ComplexityRoot.Role.ID == nil {
 			break
@@ -2438,6 +2506,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Role.Permissions(childComplexity), true
+	case "Role.provisionedBy":
+		if e.ComplexityRoot.Role.ProvisionedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Role.ProvisionedBy(childComplexity), true
 
 	case "RoleAssignment.priority":
 		if e.ComplexityRoot.RoleAssignment.Priority == nil {
@@ -2762,6 +2836,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "User.provisioning":
+		if e.ComplexityRoot.User.Provisioning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Provisioning(childComplexity), true
 	case "User.rank":
 		if e.ComplexityRoot.User.Rank == nil {
 			break
@@ -3720,9 +3800,9 @@ type BulkResult {
 type AuditEvent {
   id: ID!
   at: Time!
-  "Who made the change; null when made from the command line, or by a user since deleted."
+  "Who made the change; null when made from the command line, by a provisioning client (client), or by a user since deleted."
   actor: User
-  "What was done: role.create, role.rename, role.setPermissions, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager."
+  "What was done: role.create, role.rename, role.setPermissions, role.delete, role.assign, role.revoke, department.create, department.rename, department.move, department.delete, department.setMember, department.addManager, department.removeManager, user.suspend, user.unsuspend, user.provision, user.update, user.close, report.assign, report.resolve, report.reopen."
   action: String!
   "The global id of what was changed (a user, role or department id)."
   targetId: ID!
@@ -4210,6 +4290,47 @@ extend type Mutation {
   updateMedia(id: ID!, alt: String): Media! @authenticated
 }
 `, BuiltIn: false},
+	{Name: "../schema/provisioning.graphqls", Input: `# Provisioning: what the company's identity provider created or changed
+# through SCIM 2.0 (/scim/v2; README "Provisioning with SCIM"). Users,
+# departments and roles a provisioning client touched carry its name and
+# the id the client knows them by (externalId).
+
+"How a provisioning client (SCIM) manages a user."
+type Provisioning {
+  "The login name the client gave (SCIM userName): the username itself when it fits the username rule, else a name of its own that logs in too."
+  userName: String!
+  "The client's id of the user (SCIM externalId); null when none."
+  externalId: String
+  "The provisioning client that created the user or first changed it through SCIM."
+  provisionedBy: String!
+  "Whether the client closed the account (SCIM DELETE): suspended for good."
+  closed: Boolean!
+}
+
+extend type User {
+  "How a provisioning client manages this user; null for a user SCIM never touched. Shown to holders of MANAGE_USERS; null for anyone else."
+  provisioning: Provisioning
+}
+
+extend type Department {
+  "The provisioning client's id of this department (SCIM externalId); null when none."
+  externalId: String
+  "The provisioning client that created this department or first changed it through SCIM; null when none did."
+  provisionedBy: String
+}
+
+extend type Role {
+  "The provisioning client's id of this role (SCIM externalId); null when none."
+  externalId: String
+  "The provisioning client that created this role or first changed it through SCIM; null when none did."
+  provisionedBy: String
+}
+
+extend type AuditEvent {
+  "The provisioning client that made the change (SCIM); actor is null then. Null for a change a user or the command line made."
+  client: String
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4235,6 +4356,8 @@ func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field gr
 		return ec.fieldContext_AuditEvent_after(ctx, field)
 	case "requestId":
 		return ec.fieldContext_AuditEvent_requestId(ctx, field)
+	case "client":
+		return ec.fieldContext_AuditEvent_client(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
 }
@@ -4377,6 +4500,10 @@ func (ec *executionContext) childFields_Department(ctx context.Context, field gr
 		return ec.fieldContext_Department_memberCount(ctx, field)
 	case "managers":
 		return ec.fieldContext_Department_managers(ctx, field)
+	case "externalId":
+		return ec.fieldContext_Department_externalId(ctx, field)
+	case "provisionedBy":
+		return ec.fieldContext_Department_provisionedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Department", field.Name)
 }
@@ -4613,6 +4740,20 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Provisioning(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userName":
+		return ec.fieldContext_Provisioning_userName(ctx, field)
+	case "externalId":
+		return ec.fieldContext_Provisioning_externalId(ctx, field)
+	case "provisionedBy":
+		return ec.fieldContext_Provisioning_provisionedBy(ctx, field)
+	case "closed":
+		return ec.fieldContext_Provisioning_closed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Provisioning", field.Name)
+}
+
 func (ec *executionContext) childFields_Report(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4703,6 +4844,10 @@ func (ec *executionContext) childFields_Role(ctx context.Context, field graphql.
 		return ec.fieldContext_Role_permissions(ctx, field)
 	case "members":
 		return ec.fieldContext_Role_members(ctx, field)
+	case "externalId":
+		return ec.fieldContext_Role_externalId(ctx, field)
+	case "provisionedBy":
+		return ec.fieldContext_Role_provisionedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Role", field.Name)
 }
@@ -4865,6 +5010,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_mutedByViewer(ctx, field)
 	case "suspension":
 		return ec.fieldContext_User_suspension(ctx, field)
+	case "provisioning":
+		return ec.fieldContext_User_provisioning(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -7033,6 +7180,29 @@ func (ec *executionContext) fieldContext_AuditEvent_requestId(_ context.Context,
 	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
 }
 
+func (ec *executionContext) _AuditEvent_client(ctx context.Context, field graphql.CollectedField, obj *audit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_client(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEvent().Client(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_client(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, true, true, "String")
+}
+
 func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *audit.EventConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_AuditEventConnection_edges,
 
@@ -7748,6 +7918,52 @@ func (ec *executionContext) fieldContext_Department_managers(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Department_externalId(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Department_externalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Department().ExternalID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Department_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Department", field, true, true, "String")
+}
+
+func (ec *executionContext) _Department_provisionedBy(ctx context.Context, field graphql.CollectedField, obj *org.Department) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Department_provisionedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Department().ProvisionedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Department_provisionedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Department", field, true, true, "String")
 }
 
 func (ec *executionContext) _DepartmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *org.DepartmentConnection) (ret graphql.Marshaler) {
@@ -11536,6 +11752,38 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Provisioning_userName(ctx context.Context, field graphql.CollectedField, obj *model.Provisioning) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.UserName)
+
+}
+func (ec *executionContext) fieldContext_Provisioning_userName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Provisioning", field, false, false, "String")
+}
+
+func (ec *executionContext) _Provisioning_externalId(ctx context.Context, field graphql.CollectedField, obj *model.Provisioning) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ExternalID)
+
+}
+func (ec *executionContext) fieldContext_Provisioning_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Provisioning", field, false, false, "String")
+}
+
+func (ec *executionContext) _Provisioning_provisionedBy(ctx context.Context, field graphql.CollectedField, obj *model.Provisioning) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.ProvisionedBy)
+
+}
+func (ec *executionContext) fieldContext_Provisioning_provisionedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Provisioning", field, false, false, "String")
+}
+
+func (ec *executionContext) _Provisioning_closed(ctx context.Context, field graphql.CollectedField, obj *model.Provisioning) (ret graphql.Marshaler) {
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Closed)
+
+}
+func (ec *executionContext) fieldContext_Provisioning_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Provisioning", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13315,6 +13563,52 @@ func (ec *executionContext) fieldContext_Role_members(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Role_externalId(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Role_externalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Role().ExternalID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Role_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Role", field, true, true, "String")
+}
+
+func (ec *executionContext) _Role_provisionedBy(ctx context.Context, field graphql.CollectedField, obj *org.Role) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Role_provisionedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Role().ProvisionedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Role_provisionedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Role", field, true, true, "String")
+}
+
 func (ec *executionContext) _RoleAssignment_role(ctx context.Context, field graphql.CollectedField, obj *org.RoleAssignment) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_RoleAssignment_role,
 
@@ -14523,6 +14817,38 @@ func (ec *executionContext) fieldContext_User_suspension(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _User_provisioning(ctx context.Context, field graphql.CollectedField, obj *weibo.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_provisioning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().Provisioning(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Provisioning) graphql.Marshaler {
+			return ec.marshalOProvisioning2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐProvisioning(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_provisioning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Provisioning(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *weibo.UserConnection) (ret graphql.Marshaler) {
 	return gqlfield.Value(ctx, field, ec.fieldContext_UserConnection_edges,
 
@@ -15675,6 +16001,12 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._AuditEvent_requestId(ctx, field, obj)
 				})
+		case "client":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEvent_client(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16181,6 +16513,18 @@ func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSe
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Department_managers(ctx, field, obj)
+				})
+		case "externalId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Department_externalId(ctx, field, obj)
+				})
+		case "provisionedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Department_provisionedBy(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -17423,6 +17767,54 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var provisioningImplementors = []string{"Provisioning"}
+
+func (ec *executionContext) _Provisioning(ctx context.Context, sel ast.SelectionSet, obj *model.Provisioning) graphql.Marshaler {
+	fields := gqlfield.CollectFields(ec.OperationContext, sel, provisioningImplementors)
+
+	out := gqlfield.NewFieldSet(fields)
+	deferred := gqlfield.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Provisioning")
+		case "userName":
+			out.Values[i] = ec._Provisioning_userName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "externalId":
+			out.Values[i] = ec._Provisioning_externalId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "provisionedBy":
+			out.Values[i] = ec._Provisioning_provisionedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._Provisioning_closed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -17923,6 +18315,18 @@ func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Role_members(ctx, field, obj)
+				})
+		case "externalId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Role_externalId(ctx, field, obj)
+				})
+		case "provisionedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Role_provisionedBy(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -18518,6 +18922,12 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._User_suspension(ctx, field, obj)
+				})
+		case "provisioning":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._User_provisioning(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20440,6 +20850,13 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgateway�
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOProvisioning2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋgraphᚋmodelᚐProvisioning(ctx context.Context, sel ast.SelectionSet, v *model.Provisioning) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Provisioning(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOReport2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋmoderationᚋreportᚐReport(ctx context.Context, sel ast.SelectionSet, v *report.Report) graphql.Marshaler {

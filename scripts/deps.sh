@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the project needs beyond Go: a JDK 17 and Maven (Debian
 # packages) for the standalone HBase, Chromium for the browser tests
-# (driven headless from Go), and Node.js and npm for the client library
-# tests. Does nothing when they are present.
+# (driven headless from Go), Node.js and npm for the client library
+# tests, and Python 3 with venv for the SCIM client test. Does nothing when
+# they are present.
 set -euo pipefail
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
@@ -13,6 +14,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # Apollo Client, graphql-http's audit).
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+# Python 3 with venv for the SCIM client library test (clients/scim-python:
+# scim2-client from PyPI, in a virtualenv the test makes).
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3 python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]} (apt-get)" >&2
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

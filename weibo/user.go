@@ -30,6 +30,20 @@ type User struct {
 	// BlockCount is the number of users the user blocks (the kept
 	// counter of family c; the API shows it to the user only).
 	BlockCount int64
+	// LoginName is the login name a provisioning client gave (SCIM
+	// userName, up to 128 printable characters), "" when the user logs
+	// in with the username only.
+	LoginName string
+	// ExternalID is the provisioning client's id of the user (SCIM
+	// externalId, case exact), "" when none.
+	ExternalID string
+	// ProvisionedBy is the name of the provisioning client that created
+	// the user or first changed it through SCIM, "" for a user SCIM never
+	// touched.
+	ProvisionedBy string
+	// Closed is true when a provisioning client closed the account (SCIM
+	// DELETE): it is suspended for good.
+	Closed bool
 	// Complete is true when every field above was read from the users row.
 	Complete bool
 }

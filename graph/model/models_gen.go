@@ -33,6 +33,18 @@ type AuthPayload struct {
 type Mutation struct {
 }
 
+// How a provisioning client (SCIM) manages a user.
+type Provisioning struct {
+	// The login name the client gave (SCIM userName): the username itself when it fits the username rule, else a name of its own that logs in too.
+	UserName string `json:"userName"`
+	// The client's id of the user (SCIM externalId); null when none.
+	ExternalID *string `json:"externalId,omitempty"`
+	// The provisioning client that created the user or first changed it through SCIM.
+	ProvisionedBy string `json:"provisionedBy"`
+	// Whether the client closed the account (SCIM DELETE): suspended for good.
+	Closed bool `json:"closed"`
+}
+
 type Query struct {
 }
 

@@ -8,9 +8,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/browsertest"
 	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/seed"
+	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/audit"
+	"github.com/weibohbase/gateway/weibo/tables"
 )
 
 // as runs an operation with token and decodes its data into out; any
@@ -89,10 +93,19 @@ func attrIs(selector, name, want string) chromedp.Action[chromedp.Void] {
 //   - audit-log: the demo admin finds the moderator's resolution and
 //     suspension in the audit log, and the resolution alone with the
 //     action filter report.resolve.
+//   - provisioned: xiaoming is made a user a provisioning client (okta)
+//     manages, with a login name and an externalId, and the client's
+//     change of him is in the audit log (both written through the store,
+//     as the SCIM writer does): the users list marks him with the client,
+//     his view says who provisioned him, under which externalId and login
+//     name, and the audit log shows the client where there is no actor;
+//     CEO and the moderators' role, given an externalId by the client,
+//     say so in the Departments and Roles views.
 func TestModerationConsoleInChromium(t *testing.T) {
 	g := startOrgDemo(t)
 	g.needs(t, "Role.permissions", "Mutation.setRolePermissions", "User.suspension", "Mutation.unsuspendUser",
-		"Query.reports", "Mutation.reportContent", "Mutation.resolveReport", "Mutation.reopenReport")
+		"Query.reports", "Mutation.reportContent", "Mutation.resolveReport", "Mutation.reopenReport",
+		"User.provisioning", "AuditEvent.client")
 	ctx, b := newBrowser(t, g.url)
 	defer func() {
 		if t.Failed() {
@@ -387,5 +400,93 @@ func TestModerationConsoleInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("provisioned", func(t *testing.T) {
+		xiaoming := g.userID(seed.DemoXiaoming)
+		uid, err := weibo.ParseUserID(xiaoming)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const login, ext = "xiaoming@corp.example", "00u1xiaoming"
+		if err := g.Svc.Store().Put(t.Context(), &hbase.Put{Table: tables.Users, Row: tables.UserKey(uid), Values: hbase.Values{tables.FamInfo: {
+			tables.ColLoginName:     []byte(login),
+			tables.ColExternalID:    []byte(ext),
+			tables.ColProvisionedBy: []byte("okta"),
+			tables.ColScimVersion:   tables.U64(1),
+		}}}); err != nil {
+			t.Fatal(err)
+		}
+		ev := &audit.Event{Action: "user.update", Target: weibo.NodeID{Kind: weibo.NodeUser, User: uid}, After: `{"externalId":"` + ext + `"}`}
+		if err := g.Svc.Org.Audit.Log().Record(audit.WithClient(t.Context(), "okta"), ev); err != nil {
+			t.Fatal(err)
+		}
+		var role struct{ RoleByName struct{ ID string } }
+		g.gql(&role, `query($n: String!) { roleByName(name: $n) { id } }`, map[string]any{"n": modRole})
+		ids, _ := g.departments()
+		for _, c := range []struct {
+			table string
+			row   []byte
+		}{{tables.Departments, deptKey(t, ids["CEO"])}, {tables.Roles, roleKey(t, role.RoleByName.ID)}} {
+			if err := g.Svc.Store().Put(t.Context(), &hbase.Put{Table: c.table, Row: c.row, Values: hbase.Values{tables.FamInfo: {
+				tables.ColExternalID:    []byte("grp-" + c.table),
+				tables.ColProvisionedBy: []byte("entra"),
+			}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prov := `[data-testid="user-provisioning"]`
+		byClient := fmt.Sprintf(`[data-testid="audit-row"][data-action="user.update"][data-target=%q][data-actor=""][data-client="okta"]`, xiaoming)
+		if err := do(ctx,
+			chromedp.Click(chromedp.CSS("#tab-users")),
+			typeText("#user-search", seed.DemoXiaoming),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-row-xiaoming"] [data-testid="provisioned-xiaoming"][data-client="okta"]`)),
+			chromedp.Click(chromedp.CSS(`[data-testid="user-open-xiaoming"]`)),
+			attrIs(prov, "data-client", "okta"),
+			attrIs(prov, "data-external-id", ext),
+			attrIs(prov, "data-login-name", login),
+			textIncludes(prov, "Provisioned by okta (externalId "+ext+")"),
+			textIncludes(prov, "login name "+login),
+			screenshot(t, "m8-provisioned-user"),
+			chromedp.Click(chromedp.CSS("#user-view-close")),
+			chromedp.WaitNotPresent(chromedp.CSS(prov)),
+			chromedp.Click(chromedp.CSS("#tab-audit")),
+			chromedp.Click(chromedp.CSS("#audit-reset")),
+			chromedp.WaitVisible(chromedp.CSS(byClient)),
+			textIncludes(byClient, "SCIM: okta"),
+			screenshot(t, "m9-audit-client"),
+			chromedp.Click(chromedp.CSS("#tab-departments")),
+			chromedp.Click(chromedp.CSS(deptRow("CEO")+" .dept-name")),
+			attrIs(`[data-testid="department-provisioning"]`, "data-client", "entra"),
+			textIncludes(`[data-testid="department-provisioning"]`, "Provisioned by entra (externalId grp-"+tables.Departments+")"),
+			chromedp.Click(chromedp.CSS("#tab-roles")),
+			chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="role-%s"]`, modRole))),
+			textIncludes(`[data-testid="role-title"]`, modRole),
+			attrIs(`[data-testid="role-provisioning"]`, "data-external-id", "grp-"+tables.Roles),
+			textIncludes(`[data-testid="role-provisioning"]`, "Provisioned by entra"),
+			screenshot(t, "m10-provisioned-groups"),
+		); err != nil {
+			t.Fatalf("see who provisioned xiaoming: %v", err)
+		}
+	})
+
 	b.CheckOnlyAllowed(t)
+}
+
+// deptKey is the weibo:departments rowkey of the department of global id id.
+func deptKey(t *testing.T, id string) []byte {
+	t.Helper()
+	did, err := weibo.ParseDeptID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables.DeptKey(did)
+}
+
+// roleKey is the weibo:roles rowkey of the role of global id id.
+func roleKey(t *testing.T, id string) []byte {
+	t.Helper()
+	rid, err := weibo.ParseRoleID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables.RoleKey(rid)
 }

@@ -237,6 +237,10 @@ func userFromRow(uid weibo.UserID, r *hbase.Result) *weibo.User {
 		TokenGeneration:     tables.TokenGeneration(r),
 		UnreadNotifications: tables.CounterValue(r, tables.ColUnread),
 		BlockCount:          tables.CounterValue(r, tables.ColBlockCount),
+		LoginName:           string(r.Value(tables.FamInfo, tables.ColLoginName)),
+		ExternalID:          string(r.Value(tables.FamInfo, tables.ColExternalID)),
+		ProvisionedBy:       string(r.Value(tables.FamInfo, tables.ColProvisionedBy)),
+		Closed:              r.Value(tables.FamInfo, tables.ColClosedAt) != nil,
 		Complete:            true,
 	}
 }

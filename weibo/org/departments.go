@@ -45,6 +45,13 @@ type Department struct {
 	// VerifyChain before use. HasPath is false when the row keeps none.
 	Path    []weibo.DeptID
 	HasPath bool
+
+	// ExternalID is the provisioning client's id of the department (SCIM
+	// externalId, case exact), "" when none.
+	ExternalID string
+	// ProvisionedBy is the name of the provisioning client that created
+	// the department or first changed it through SCIM, "" when none did.
+	ProvisionedBy string
 }
 
 // NodeID returns d's global id.
@@ -84,6 +91,9 @@ func DepartmentFromRow(did weibo.DeptID, r *hbase.Result) *Department {
 		MemberCount: tables.CounterIn(r, tables.FamInfo, tables.ColDeptMemberCount),
 		Path:        path,
 		HasPath:     ok,
+
+		ExternalID:    string(r.Value(tables.FamInfo, tables.ColExternalID)),
+		ProvisionedBy: string(r.Value(tables.FamInfo, tables.ColProvisionedBy)),
 	}
 }
 

@@ -47,6 +47,12 @@ type Role struct {
 	// of a version before permissions has none (and grants none until
 	// migrated: role.MigratePermissions).
 	PermsStored bool
+	// ExternalID is the provisioning client's id of the role (SCIM
+	// externalId, case exact), "" when none.
+	ExternalID string
+	// ProvisionedBy is the name of the provisioning client that created
+	// the role or first changed it through SCIM, "" when none did.
+	ProvisionedBy string
 }
 
 // NodeID returns r's global id.
@@ -122,5 +128,8 @@ func RoleFromRow(rid weibo.RoleID, r *hbase.Result) *Role {
 		CreatedAt:   time.UnixMilli(tables.CreatedAt(r)),
 		Perms:       PermSet(perms),
 		PermsStored: stored,
+
+		ExternalID:    string(r.Value(tables.FamInfo, tables.ColExternalID)),
+		ProvisionedBy: string(r.Value(tables.FamInfo, tables.ColProvisionedBy)),
 	}
 }

@@ -1,7 +1,8 @@
 // The audit log (Query.auditLog), newest first, a page at a time, filtered
 // by actor (a username, looked up to its id), target (a global id: a user's,
 // "role:<n>", "department:<n>" or a report's), action, and a time range. Each event's
-// actor and target are shown by name where they still exist.
+// actor and target are shown by name where they still exist; a change a
+// provisioning client (SCIM) made has no actor and shows the client.
 import {
   Alert,
   Box,
@@ -141,7 +142,7 @@ function AuditEvents({ filter }) {
     const d = await gql(
       `query ConsoleAuditLog($first: Int, $after: String, $filter: AuditFilter) {
   auditLog(first: $first, after: $after, filter: $filter) {
-    edges { cursor node { id at actor { id username } action targetId before after requestId } }
+    edges { cursor node { id at actor { id username } client action targetId before after requestId } }
     pageInfo { hasNextPage endCursor }
   }
 }`,
@@ -179,11 +180,14 @@ function AuditEvents({ filter }) {
               data-action={ev.action}
               data-target={ev.targetId}
               data-actor={ev.actor?.username ?? ''}
+              data-client={ev.client ?? ''}
             >
               <TableCell sx={{ whiteSpace: 'nowrap' }} title={ev.at}>
                 {new Date(ev.at).toLocaleString()}
               </TableCell>
-              <TableCell>{ev.actor?.username ?? '—'}</TableCell>
+              <TableCell>
+                {ev.actor?.username ?? (ev.client ? <span title="provisioning client (SCIM)">{`SCIM: ${ev.client}`}</span> : '—')}
+              </TableCell>
               <TableCell>{ev.action}</TableCell>
               <TableCell>
                 {names.get(ev.targetId) ? `${names.get(ev.targetId)} (${ev.targetId})` : ev.targetId}

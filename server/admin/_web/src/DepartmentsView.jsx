@@ -1,5 +1,6 @@
 // Departments: the tree on the left (drag a department onto another to move
-// it there), the selected department's members on the right.
+// it there), the selected department's members on the right, with the
+// provisioning client that manages the department, if any.
 import {
   Alert,
   Box,
@@ -19,6 +20,7 @@ import { useRef, useState } from 'react';
 import { describe, gql } from './api.js';
 import { DepartmentTree } from './DepartmentTree.jsx';
 import { Pager, usePaged } from './paging.jsx';
+import { Provenance, provenanceFields } from './provenance.jsx';
 
 const moveDepartment = (id, parentId) =>
   gql(
@@ -96,7 +98,7 @@ function DepartmentMembers({ id }) {
     const d = await gql(
       `query ConsoleDepartmentMembers($id: ID!, $first: Int, $after: String) {
   department(id: $id) {
-    id name memberCount managers { id username }
+    id name memberCount managers { id username } ${provenanceFields}
     ancestors { id name }
     members(first: $first, after: $after) {
       totalCount
@@ -122,6 +124,7 @@ function DepartmentMembers({ id }) {
           {paged.total != null && ` · ${paged.total} member${paged.total === 1 ? '' : 's'}`}
         </Typography>
       )}
+      <Provenance object={info} testid="department-provisioning" />
       {info?.managers?.length > 0 && (
         <Typography variant="body2" sx={{ mt: 1 }}>
           Managers: {info.managers.map(m => m.username).join(', ')}

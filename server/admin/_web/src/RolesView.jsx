@@ -7,6 +7,8 @@
 // Changes are offered only where the gateway would make them: to holders
 // of MANAGE_ROLES, on roles granting nothing the viewer lacks, and with
 // only the permissions the viewer holds to grant.
+// A role a provisioning client (SCIM) manages names the client and the
+// role's externalId.
 import {
   Alert,
   Box,
@@ -28,6 +30,7 @@ import {
 } from '@mui/material';
 import { useEffect, useState } from 'react';
 import { describe, gql, permissions } from './api.js';
+import { Provenance, provenanceFields } from './provenance.jsx';
 import { Pager, usePaged } from './paging.jsx';
 import { useViewer } from './viewer.jsx';
 
@@ -188,11 +191,13 @@ function RoleDetail({ role, onChanged }) {
   const [saved, setSaved] = useState(null); // the role's permissions as the gateway has them
   const [granted, setGranted] = useState(() => new Set()); // as the checkboxes show them
   const [error, setError] = useState(null);
+  const [provenance, setProvenance] = useState(null);
   useEffect(() => {
     let live = true;
-    gql('query ConsoleRole($id: ID!) { role(id: $id) { id name permissions } }', { id: role.id }).then(d => {
+    gql(`query ConsoleRole($id: ID!) { role(id: $id) { id name permissions ${provenanceFields} } }`, { id: role.id }).then(d => {
       if (!live) return;
       if (!d.role) return setError(new Error('This role no longer exists.'));
+      setProvenance(d.role);
       setSaved(d.role.permissions);
       setGranted(new Set(d.role.permissions));
     }, err => live && setError(err));
@@ -225,6 +230,7 @@ function RoleDetail({ role, onChanged }) {
       <Typography variant="h6" component="h2" data-testid="role-title">
         {role.name}
       </Typography>
+      <Provenance object={provenance} testid="role-provisioning" />
       {error && <Alert severity="error">{describe(error)}</Alert>}
       <Typography variant="subtitle2" sx={{ mt: 1 }}>
         Permissions

@@ -1,5 +1,7 @@
 // One user's view, in a dialog: who they are, their department and roles,
-// and their suspension (User.suspension), with suspend (for a number of
+// which provisioning client manages them, under which login name and
+// externalId (User.provisioning, for holders of MANAGE_USERS), and their
+// suspension (User.suspension), with suspend (for a number of
 // days, or until lifted, and a reason: suspendUser) and unsuspend
 // (unsuspendUser) for holders of MANAGE_USERS, not offered on a user the
 // viewer is known not to outrank. The gateway applies the rank rule all
@@ -24,6 +26,29 @@ import { useViewer } from './viewer.jsx';
 
 // suspensionFields are a Suspension's fields, for every query of the console.
 export const suspensionFields = 'suspension { since until reason }';
+
+// provisioningFields are a Provisioning's fields, for the queries of
+// holders of MANAGE_USERS (null for others and for users SCIM never
+// touched).
+export const provisioningFields = 'provisioning { userName externalId provisionedBy closed }';
+
+// ProvisionedChip marks a user a provisioning client manages, naming the
+// client (nothing for the others).
+export function ProvisionedChip({ user }) {
+  const p = user.provisioning;
+  if (!p) return null;
+  return (
+    <Chip
+      size="small"
+      variant="outlined"
+      label={p.closed ? `closed by ${p.provisionedBy}` : `SCIM: ${p.provisionedBy}`}
+      title={`Provisioned by ${p.provisionedBy}; logs in as ${p.userName}`}
+      data-testid={`provisioned-${user.username}`}
+      data-client={p.provisionedBy}
+      sx={{ ml: 0.5 }}
+    />
+  );
+}
 
 // SuspensionChip marks a suspended user in a list (nothing for the others).
 export function SuspensionChip({ user }) {
@@ -50,7 +75,7 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
   const [days, setDays] = useState('');
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
-  const fields = `id username displayName department { id name } rank roles { role { id name } priority } ${manage ? suspensionFields : ''}`;
+  const fields = `id username displayName department { id name } rank roles { role { id name } priority } ${manage ? `${suspensionFields} ${provisioningFields}` : ''}`;
 
   useEffect(() => {
     let live = true;
@@ -99,6 +124,7 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
     );
 
   const s = user?.suspension;
+  const p = user?.provisioning;
   // Why the viewer may not suspend this user, where the console can tell:
   // themselves, or (ranks being shown to holders of MANAGE_ROLES) a user
   // they do not outrank; null otherwise, the gateway deciding.
@@ -141,6 +167,20 @@ export function UserView({ userId, onClose, onChanged = () => {} }) {
                 <Chip key={r.role.id} size="small" label={`${r.role.name} ${r.priority}`} sx={{ mr: 0.5 }} />
               ))}
             </Box>
+            {manage && p && (
+              <Typography
+                variant="body2"
+                data-testid="user-provisioning"
+                data-client={p.provisionedBy}
+                data-external-id={p.externalId ?? ''}
+                data-login-name={p.userName}
+                data-closed={p.closed ? 'true' : 'false'}
+              >
+                {`Provisioned by ${p.provisionedBy}${p.externalId ? ` (externalId ${p.externalId})` : ''}`}
+                {` · login name ${p.userName}`}
+                {p.closed && ' · account closed by the client'}
+              </Typography>
+            )}
             {manage && (
               <Alert
                 severity={s ? 'warning' : 'info'}

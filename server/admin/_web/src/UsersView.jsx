@@ -3,7 +3,8 @@
 // department (setUsersDepartment) or give them a role with a priority
 // (assignRoleToUsers, for holders of MANAGE_ROLES). The answer's failures
 // are listed user by user. The view is for holders of MANAGE_USERS (whom
-// alone the gateway lets search users): each user's suspension is shown,
+// alone the gateway lets search users): each user's suspension and the
+// provisioning client that manages them, if any, are shown,
 // the list can be limited to suspended (or not suspended) users, and the
 // user's view (UserView), opened by the user's name, suspends and
 // unsuspends.
@@ -36,7 +37,7 @@ import { useEffect, useState } from 'react';
 import { describe, gql } from './api.js';
 import { DepartmentTree } from './DepartmentTree.jsx';
 import { Pager, usePaged } from './paging.jsx';
-import { SuspensionChip, UserView, suspensionFields } from './UserView.jsx';
+import { ProvisionedChip, SuspensionChip, UserView, provisioningFields, suspensionFields } from './UserView.jsx';
 import { useViewer } from './viewer.jsx';
 
 // The bulk mutations take up to this many users at once.
@@ -209,7 +210,7 @@ function UserResults({ prefix, suspended, selected, toggle, onOpen }) {
       `query ConsoleUsers($first: Int, $after: String, $filter: UserFilter) {
   users(first: $first, after: $after, filter: $filter) {
     totalCount
-    edges { cursor node { id username department { id name } roles { role { id name } priority } ${suspensionFields} } }
+    edges { cursor node { id username department { id name } roles { role { id name } priority } ${suspensionFields} ${provisioningFields} } }
     pageInfo { hasNextPage endCursor }
   }
 }`,
@@ -271,6 +272,7 @@ function UserResults({ prefix, suspended, selected, toggle, onOpen }) {
                 >
                   {u.username}
                 </Button>
+                <ProvisionedChip user={u} />
               </TableCell>
               <TableCell>{u.id}</TableCell>
               <TableCell>{u.department?.name ?? '—'}</TableCell>
