@@ -13,6 +13,7 @@ import (
 
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/weibo"
+	"github.com/weibohbase/gateway/weibo/counted"
 	"github.com/weibohbase/gateway/weibo/tables"
 )
 
@@ -85,12 +86,7 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 	if err != nil {
 		return nil, err
 	}
-	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.SeqKey, Family: tables.FamCount, Qualifier: tables.ColSeq, Amount: 1})
-	if err != nil {
-		return nil, err
-	}
-	uid := weibo.UserID(RegisteredIDBase + seq)
-	op, err := s.w.Begin(ctx, s.rel, uint64(uid), 0)
+	uid, op, err := s.beginUser(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +121,22 @@ func (s *Service) Register(ctx context.Context, username, password string) (_ *w
 		return nil, err
 	}
 	return &weibo.User{ID: uid, Username: username, CreatedAt: time.UnixMilli(created), Complete: true}, nil
+}
+
+// beginUser takes a new user's id from the users' sequence and begins
+// its registration's counted write (the register relation's marker).
+// Errors are the store's.
+func (s *Service) beginUser(ctx context.Context) (weibo.UserID, *counted.Op, error) {
+	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.SeqKey, Family: tables.FamCount, Qualifier: tables.ColSeq, Amount: 1})
+	if err != nil {
+		return 0, nil, err
+	}
+	uid := weibo.UserID(RegisteredIDBase + seq)
+	op, err := s.w.Begin(ctx, s.rel, uint64(uid), 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	return uid, op, nil
 }
 
 // Login checks a login name — a username or a provisioned user's login

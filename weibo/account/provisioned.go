@@ -92,12 +92,7 @@ func (s *Service) CreateProvisioned(ctx context.Context, p Provisioned, decided 
 			return nil, weibo.BadReason("userName", weibo.ReasonUsernameTaken, "userName "+p.LoginName+" is taken")
 		}
 	}
-	seq, err := s.st.Increment(ctx, &hbase.Increment{Table: tables.Users, Row: tables.SeqKey, Family: tables.FamCount, Qualifier: tables.ColSeq, Amount: 1})
-	if err != nil {
-		return nil, err
-	}
-	uid := weibo.UserID(RegisteredIDBase + seq)
-	op, err := s.w.Begin(ctx, s.rel, uint64(uid), 0)
+	uid, op, err := s.beginUser(ctx)
 	if err != nil {
 		return nil, err
 	}

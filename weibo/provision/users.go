@@ -361,21 +361,33 @@ func (s *Service) ReplaceUser(ctx context.Context, c Client, uid weibo.UserID, i
 // attempt's pending audit event is abandoned.
 var errLost = org.ErrConcurrent("version", "the user changed meanwhile")
 
+// readToChange reads user uid's row for a versioned change by client c:
+// the row, its version cell as read and the version. NOT_FOUND for no
+// user, VERSION_MISMATCH when ifVersion is not the version, FORBIDDEN
+// under the rank rule; errors otherwise are the store's.
+func (s *Service) readToChange(ctx context.Context, c Client, uid weibo.UserID, ifVersion *int64) (_ *hbase.Result, raw []byte, version int64, err error) {
+	r, err := s.readUser(ctx, uid)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if r == nil {
+		return nil, nil, 0, errNoUser(uid)
+	}
+	raw, version = versionOf(r)
+	if err := checkVersion(ifVersion, version); err != nil {
+		return nil, nil, 0, err
+	}
+	if err := s.actOn(ctx, c, uid); err != nil {
+		return nil, nil, 0, err
+	}
+	return r, raw, version, nil
+}
+
 // replaceOnce makes one attempt of ReplaceUser's write; errLost when its
 // versioned write lost to a concurrent change (without ifVersion).
 func (s *Service) replaceOnce(ctx context.Context, c Client, uid weibo.UserID, in UserInput, cells userCells, hash []byte, ifVersion *int64) (err error) {
-	r, err := s.readUser(ctx, uid)
+	r, raw, version, err := s.readToChange(ctx, c, uid, ifVersion)
 	if err != nil {
-		return err
-	}
-	if r == nil {
-		return errNoUser(uid)
-	}
-	raw, version := versionOf(r)
-	if err := checkVersion(ifVersion, version); err != nil {
-		return err
-	}
-	if err := s.actOn(ctx, c, uid); err != nil {
 		return err
 	}
 	username, oldLogin, oldExt := text(r, tables.ColUsername), text(r, tables.ColLoginName), text(r, tables.ColExternalID)
@@ -531,18 +543,8 @@ func (s *Service) DeleteUser(ctx context.Context, c Client, uid weibo.UserID, if
 // closeOnce makes one attempt of DeleteUser's versioned write; errLost
 // as replaceOnce's.
 func (s *Service) closeOnce(ctx context.Context, c Client, uid weibo.UserID, ifVersion *int64) (err error) {
-	r, err := s.readUser(ctx, uid)
+	_, raw, version, err := s.readToChange(ctx, c, uid, ifVersion)
 	if err != nil {
-		return err
-	}
-	if r == nil {
-		return errNoUser(uid)
-	}
-	raw, version := versionOf(r)
-	if err := checkVersion(ifVersion, version); err != nil {
-		return err
-	}
-	if err := s.actOn(ctx, c, uid); err != nil {
 		return err
 	}
 	rec, err := s.Audit.Record(ctx, ActionClose, org.UserNode(uid), nil, map[string]any{"client": c.Name}, userProof(uid))
