@@ -3084,6 +3084,8 @@ enum Permission {
   MANAGE_REPORTS
   "The audit log of admin changes."
   VIEW_AUDIT_LOG
+  "Sending any operation as full text when the gateway serves registered documents only (--documents=allowlist); without it a request names a registered document (PERSISTED_DOCUMENT_REQUIRED)."
+  RUN_ANY_OPERATION
 }
 
 "The field needs a logged-in viewer holding ` + "`" + `permission` + "`" + ` through one of their roles (UNAUTHENTICATED, FORBIDDEN)."

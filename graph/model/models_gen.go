@@ -158,6 +158,8 @@ const (
 	PermissionManageReports Permission = "MANAGE_REPORTS"
 	// The audit log of admin changes.
 	PermissionViewAuditLog Permission = "VIEW_AUDIT_LOG"
+	// Sending any operation as full text when the gateway serves registered documents only (--documents=allowlist); without it a request names a registered document (PERSISTED_DOCUMENT_REQUIRED).
+	PermissionRunAnyOperation Permission = "RUN_ANY_OPERATION"
 )
 
 var AllPermission = []Permission{
@@ -167,11 +169,12 @@ var AllPermission = []Permission{
 	PermissionManageDepartments,
 	PermissionManageReports,
 	PermissionViewAuditLog,
+	PermissionRunAnyOperation,
 }
 
 func (e Permission) IsValid() bool {
 	switch e {
-	case PermissionAdministrator, PermissionManageUsers, PermissionManageRoles, PermissionManageDepartments, PermissionManageReports, PermissionViewAuditLog:
+	case PermissionAdministrator, PermissionManageUsers, PermissionManageRoles, PermissionManageDepartments, PermissionManageReports, PermissionViewAuditLog, PermissionRunAnyOperation:
 		return true
 	}
 	return false

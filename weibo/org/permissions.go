@@ -31,12 +31,16 @@ const (
 	PermManageReports Permission = "MANAGE_REPORTS"
 	// PermViewAuditLog is the audit log.
 	PermViewAuditLog Permission = "VIEW_AUDIT_LOG"
+	// PermRunAnyOperation is sending any operation as full text when the
+	// gateway serves only registered documents (--documents=allowlist):
+	// GraphiQL, the admin console and operators' scripts.
+	PermRunAnyOperation Permission = "RUN_ANY_OPERATION"
 )
 
 // Permissions lists every permission; a permission's index is its bit in
 // a PermSet and in the stored cell, so the order never changes and new
 // permissions are appended.
-var Permissions = []Permission{PermAdministrator, PermManageUsers, PermManageRoles, PermManageDepartments, PermManageReports, PermViewAuditLog}
+var Permissions = []Permission{PermAdministrator, PermManageUsers, PermManageRoles, PermManageDepartments, PermManageReports, PermViewAuditLog, PermRunAnyOperation}
 
 // bit returns p's bit, 0 for an unknown permission.
 func (p Permission) bit() PermSet {

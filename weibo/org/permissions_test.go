@@ -18,6 +18,7 @@ func TestPermissionBits(t *testing.T) {
 	docs := map[org.Permission]uint64{
 		org.PermAdministrator: 0x01, org.PermManageUsers: 0x02, org.PermManageRoles: 0x04,
 		org.PermManageDepartments: 0x08, org.PermManageReports: 0x10, org.PermViewAuditLog: 0x20,
+		org.PermRunAnyOperation: 0x40,
 	}
 	for p, bit := range docs {
 		set, err := org.PermsOf("permissions", []org.Permission{p})

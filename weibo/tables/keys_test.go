@@ -356,7 +356,7 @@ func TestSpecs(t *testing.T) {
 		"audit": {"e"},
 		"likes": {"l"}, "reposts": {"r"}, "comments": {"c"}, "topics": {"c", "s"}, "topicposts": {"p"},
 		"notifications": {"s", "a"}, "safety": {"s", "r", "v"}, "reports": {"r", "i", "c"}, "suspensions": {"s"},
-		"media": {"u", "m", "d", "c", "r"}, "scim": {"s"},
+		"media": {"u", "m", "d", "c", "r"}, "scim": {"s"}, "documents": {"d"},
 	}
 	salted := map[string]bool{"users": true, "relations": true, "content": true, "inbox": true, "outbox": true, "roles": true, "departments": true, "pending": true, "likes": true, "reposts": true, "comments": true, "topicposts": true,
 		"notifications": true, "safety": true}
@@ -391,7 +391,7 @@ func TestSpecs(t *testing.T) {
 func isTable(name string) bool {
 	return slices.Contains([]string{tables.Users, tables.Usernames, tables.Relations, tables.Content, tables.Inbox,
 		tables.Outbox, tables.Roles, tables.RoleNames, tables.Departments, tables.Pending, tables.Audit, tables.Likes, tables.Reposts, tables.Comments, tables.Topics, tables.TopicPosts,
-		tables.Notifications, tables.Reports, tables.Safety, tables.Suspensions, tables.Media, tables.Scim}, name)
+		tables.Notifications, tables.Reports, tables.Safety, tables.Suspensions, tables.Media, tables.Scim, tables.Documents}, name)
 }
 
 func TestLeaseCodec(t *testing.T) {
@@ -475,5 +475,24 @@ func TestScimKeys(t *testing.T) {
 	}
 	if _, ok := tables.DecodeScimManagedUserKey(tables.ScimClientKey("okta")); ok {
 		t.Error("a client key decodes as a managed user")
+	}
+}
+
+// TestDocumentKey checks the rowkey of weibo:documents against
+// docs/schema.md: the 32-byte SHA-256 of the text.
+func TestDocumentKey(t *testing.T) {
+	text := "query Home { me { username } }"
+	// sha256 of the text above, as `printf %s "$text" | sha256sum` prints it.
+	want := "4a81c9dfd409593dcc689eaf1fd1c2121d12f3aa51457ce9afc1828fca4cf1ec"
+	k := tables.DocumentKey(text)
+	if got := hex.EncodeToString(k); got != want || len(k) != tables.DocumentKeyLen {
+		t.Fatalf("DocumentKey = %s, want %s", got, want)
+	}
+	sum, ok := tables.DecodeDocumentKey(k)
+	if !ok || !bytes.Equal(sum[:], k) {
+		t.Errorf("DecodeDocumentKey(%x) = %x, %v", k, sum, ok)
+	}
+	if _, ok := tables.DecodeDocumentKey(k[1:]); ok {
+		t.Error("a 31-byte key decoded")
 	}
 }

@@ -362,6 +362,11 @@ func Specs() []hbase.TableSpec {
 			{Name: FamNotifSummary, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 			{Name: FamNotifActors, MaxVersions: 1, Encoding: hbase.EncodingFastDiff, Bloom: hbase.BloomRow},
 		}},
+		// Registered documents (documents.go): read by rowkey, listed by
+		// `gateway documents list`.
+		{Name: "documents", Families: []hbase.FamilySpec{
+			{Name: FamDocument, MaxVersions: 1, Encoding: hbase.EncodingRowIndex, BlockSize: pointBlock, Bloom: hbase.BloomRow},
+		}},
 		// Pictures (media.go): media rows read by GetMany, blobs by Get
 		// (bloom ROW); the bytes in a MOB family on HBase.
 		{Name: "media", Families: []hbase.FamilySpec{
