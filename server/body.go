@@ -41,11 +41,14 @@ type wireParams struct {
 	OperationName *string        `json:"operationName"`
 	Variables     map[string]any `json:"variables"`
 	Extensions    map[string]any `json:"extensions"`
+	// DocumentID is the persisted documents proposal's documentId
+	// ("sha256:<hex>"), kept in the params' extensions (setDocumentID).
+	DocumentID *string `json:"documentId"`
 }
 
 // decodeBody decodes a POST body of media type application/json: one
-// GraphQL request (an object with query, operationName, variables and
-// extensions), or a batch (a JSON array of such objects, batch true) of at
+// GraphQL request (an object with query, operationName, variables,
+// extensions and documentId), or a batch (a JSON array of such objects, batch true) of at
 // most maxBatch requests (0: batches are refused). Numbers in variables
 // decode as json.Number. It never echoes the body: errors (*httpError,
 // status 400) name what is wrong in a few words. Checked before decoding:
@@ -101,6 +104,9 @@ func decodeOne(b []byte) (*graphql.RawParams, *httpError) {
 		return nil, herr
 	}
 	p := &graphql.RawParams{Variables: w.Variables, Extensions: w.Extensions}
+	if w.DocumentID != nil {
+		setDocumentID(p, *w.DocumentID)
+	}
 	if w.Query != nil {
 		p.Query = *w.Query
 	}

@@ -73,6 +73,11 @@ type Config struct {
 	Limits QueryLimits
 	// DisableIntrospection refuses __schema and __type.
 	DisableIntrospection bool
+	// Documents is which operations run: DocumentsOpen (the default: any,
+	// as text or as a registered document's id) or DocumentsAllowlist
+	// (registered documents only, except for viewers holding
+	// RUN_ANY_OPERATION; see trustedDocuments).
+	Documents DocumentsMode
 	// RateLimit is each client's budget in query nodes per minute (default
 	// DefaultRateLimit; negative: no budget). A client is its token's user,
 	// else its address. Request bodies cost a node per KiB too.
@@ -249,6 +254,8 @@ func New(cfg Config) http.Handler {
 // from same-origin pages and Config.CORSOrigins; the token may come in the
 // connection_init payload, see wsInit; a connection's operations and the
 // connections of a user and of an address bounded, see wslimits.go),
+// trusted documents (registered documents by id; --documents=allowlist
+// refuses other text, see trustedDocuments), field usage metrics,
 // automatic persisted queries, the query limits and budget (queryLimits),
 // bounded execution and login throttling and the sign-up limit (guard),
 // introspection unless disabled, and an error presenter that gives every
@@ -294,6 +301,9 @@ func GraphQL(cfg Config) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.Use(observe{names: operationNames})
 	srv.Use(tracing{tracer: tracer(cfg.TracerProvider)})
+	srv.Use(newTrustedDocuments(cfg))
+	srv.Use(usage{})
+	markDeprecated()
 	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))
 	srv.SetValidationRulesFn(validationRules) // @defer and @stream refused
 	// Parsed and validated documents, and persisted queries, are cached by

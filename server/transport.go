@@ -211,8 +211,11 @@ func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *g
 			status = http.StatusBadRequest
 		}
 		for _, e := range errs {
-			if e.Extensions["code"] == CodeRateLimited {
+			switch e.Extensions["code"] {
+			case CodeRateLimited:
 				status = http.StatusTooManyRequests
+			case CodePersistedDocumentRequired:
+				status = http.StatusBadRequest
 			}
 		}
 		return exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs), status
@@ -409,8 +412,8 @@ func negotiate(accept []string) (media string, ok bool) {
 	return "", false
 }
 
-// paramsFromURL reads a GET request's query, operationName, variables and
-// extensions (the last two JSON, checked like a POST body).
+// paramsFromURL reads a GET request's query, operationName, variables,
+// extensions (the last two JSON, checked like a POST body) and documentId.
 func paramsFromURL(rawQuery string) (*graphql.RawParams, *httpError) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
@@ -432,6 +435,9 @@ func paramsFromURL(rawQuery string) (*graphql.RawParams, *httpError) {
 			herr.message = f.name + ": " + herr.message
 			return nil, herr
 		}
+	}
+	if q.Has("documentId") {
+		setDocumentID(p, q.Get("documentId"))
 	}
 	if p.Query == "" && len(p.Extensions) == 0 {
 		return nil, badRequest("the request has no query: pass ?query=")

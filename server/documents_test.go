@@ -1,0 +1,238 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/weibohbase/gateway/internal/testenv"
+	"github.com/weibohbase/gateway/server"
+	"github.com/weibohbase/gateway/weibo/documents"
+)
+
+// docResponse is a GraphQL response with its HTTP status.
+type docResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+	status int
+}
+
+// code returns the first error's extensions.code, "" when none.
+func (r docResponse) code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// sendDoc posts body (JSON-encoded) to /graphql with token (none when "")
+// and Accept: application/json, under which only PERSISTED_DOCUMENT_REQUIRED
+// of the errors before execution is HTTP 400.
+func (g *gw) sendDoc(token string, body any) docResponse {
+	g.t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(g.t.Context(), http.MethodPost, g.url+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	return g.doDoc(token, req)
+}
+
+// getDoc sends a GET /graphql with the URL query q.
+func (g *gw) getDoc(token string, q url.Values) docResponse {
+	g.t.Helper()
+	req, _ := http.NewRequestWithContext(g.t.Context(), http.MethodGet, g.url+"/graphql?"+q.Encode(), nil)
+	req.Header.Set("Accept", "application/json")
+	return g.doDoc(token, req)
+}
+
+func (g *gw) doDoc(token string, req *http.Request) docResponse {
+	g.t.Helper()
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var r docResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		g.t.Fatalf("HTTP %d, body %q: %v", resp.StatusCode, raw, err)
+	}
+	r.status = resp.StatusCode
+	return r
+}
+
+// addDocuments validates texts against the schema, as `gateway documents
+// add` does, and registers them; it returns their ids.
+func (g *gw) addDocuments(texts ...string) []string {
+	g.t.Helper()
+	var docs []documents.Document
+	for _, text := range texts {
+		names, err := server.ValidateDocument(text)
+		if err != nil {
+			g.t.Fatalf("ValidateDocument(%q): %v", text, err)
+		}
+		docs = append(docs, documents.Document{ID: documents.IDOf(text), Text: text, Names: names})
+	}
+	n, err := documents.New(g.svc.Store(), nil).Add(g.t.Context(), "test.json", docs)
+	if err != nil || n != len(docs) {
+		g.t.Fatalf("Add = %d, %v; want %d new", n, err, len(docs))
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// apq is Apollo's extensions.persistedQuery of a document id.
+func apq(id string) map[string]any {
+	return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.TrimPrefix(id, documents.IDPrefix)}}
+}
+
+// wantRefused checks that r is an error of code with HTTP status.
+func wantRefused(t *testing.T, what string, r docResponse, code string, status int) {
+	t.Helper()
+	if r.code() != code || r.status != status || r.Data != nil && string(r.Data) != "null" {
+		t.Errorf("%s: HTTP %d, errors %+v, data %s; want HTTP %d, %s and no data", what, r.status, r.Errors, r.Data, status, code)
+	}
+}
+
+// TestTrustedDocumentsAllowlist drives --documents=allowlist over HTTP on
+// both backends: registered documents run by documentId (POST and GET)
+// and by Apollo's persistedQuery hash, for anyone; text and APQ
+// registrations of anonymous and ordinary tokens are refused with
+// PERSISTED_DOCUMENT_REQUIRED (HTTP 400) and nothing runs; unknown ids
+// are PERSISTED_QUERY_NOT_FOUND; an administrator and a holder of
+// RUN_ANY_OPERATION send text and register APQ.
+func TestTrustedDocumentsAllowlist(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGatewayWith(t, b.Open(t), func(c *server.Config) { c.Documents = server.DocumentsAllowlist })
+			// Operation names unique to the run: the HBase store is shared,
+			// and a document's row is its text's hash.
+			sfx := uniqueName("d")
+			ids := g.addDocuments(
+				`mutation Register_`+sfx+`($u: String!, $p: String!) { register(username: $u, password: $p) { token user { id username } } }`,
+				`query Me_`+sfx+` { me { username } }`,
+			)
+			register, me := ids[0], ids[1]
+
+			// Text from an anonymous client: refused, and not executed.
+			taken := uniqueName("notrun")
+			r := g.sendDoc("", map[string]any{"query": `mutation($u: String!) { register(username: $u, password: "correct horse") { token } }`, "variables": map[string]any{"u": taken}})
+			wantRefused(t, "anonymous text", r, server.CodePersistedDocumentRequired, http.StatusBadRequest)
+
+			// Registered documents, by documentId.
+			signup := func(name string) (token, id string) {
+				t.Helper()
+				r := g.sendDoc("", map[string]any{"documentId": register, "variables": map[string]any{"u": name, "p": "correct horse"}})
+				var d struct {
+					Register struct {
+						Token string
+						User  struct{ ID string }
+					}
+				}
+				if err := json.Unmarshal(r.Data, &d); err != nil || len(r.Errors) > 0 || d.Register.Token == "" {
+					t.Fatalf("register %s by documentId: HTTP %d, %+v, %s", name, r.status, r.Errors, r.Data)
+				}
+				return d.Register.Token, d.Register.User.ID
+			}
+			// The refused register did not run: its name is free.
+			signup(taken)
+			annName := uniqueName("ann")
+			ann, _ := signup(annName)
+			meIs := func(what string, r docResponse, want string) {
+				t.Helper()
+				var d struct{ Me struct{ Username string } }
+				if err := json.Unmarshal(r.Data, &d); err != nil || len(r.Errors) > 0 || r.status != http.StatusOK || d.Me.Username != want {
+					t.Fatalf("%s: HTTP %d, %+v, %s; want me %s", what, r.status, r.Errors, r.Data, want)
+				}
+			}
+			meIs("documentId", g.sendDoc(ann, map[string]any{"documentId": me}), annName)
+			meIs("GET documentId", g.getDoc(ann, url.Values{"documentId": {me}}), annName)
+			meIs("Apollo hash", g.sendDoc(ann, map[string]any{"extensions": apq(me)}), annName)
+			meIs("documentId in extensions", g.sendDoc(ann, map[string]any{"extensions": map[string]any{"documentId": me}}), annName)
+
+			// An ordinary token: text refused, APQ registration refused.
+			text := `query { me { id } }`
+			wantRefused(t, "ordinary text", g.sendDoc(ann, map[string]any{"query": text}), server.CodePersistedDocumentRequired, http.StatusBadRequest)
+			wantRefused(t, "ordinary text over GET", g.getDoc(ann, url.Values{"query": {text}}), server.CodePersistedDocumentRequired, http.StatusBadRequest)
+			wantRefused(t, "APQ registration", g.sendDoc(ann, map[string]any{"query": text, "extensions": apq(documents.IDOf(text))}), server.CodePersistedDocumentRequired, http.StatusBadRequest)
+			wantRefused(t, "APQ not registered", g.sendDoc(ann, map[string]any{"extensions": apq(documents.IDOf(text))}), server.CodePersistedQueryNotFound, http.StatusOK)
+			wantRefused(t, "unknown documentId", g.sendDoc(ann, map[string]any{"documentId": documents.IDOf(text)}), server.CodePersistedQueryNotFound, http.StatusOK)
+			wantRefused(t, "malformed documentId", g.sendDoc(ann, map[string]any{"documentId": "sha256:zz"}), server.CodeBadRequest, http.StatusOK)
+			wantRefused(t, "documentId and query", g.sendDoc(ann, map[string]any{"documentId": me, "query": text}), server.CodeBadRequest, http.StatusOK)
+
+			// An administrator: text and APQ registration run.
+			adaName := uniqueName("ada")
+			ada, _ := signup(adaName)
+			g.makeAdmin(account{userData: userData{Username: adaName}})
+			meIs("administrator text", g.sendDoc(ada, map[string]any{"query": `{ me { username } }`}), adaName)
+			adminText := `query AdminOnly { me { username } }`
+			meIs("administrator APQ registration", g.sendDoc(ada, map[string]any{"query": adminText, "extensions": apq(documents.IDOf(adminText))}), adaName)
+			meIs("administrator APQ", g.sendDoc(ada, map[string]any{"extensions": apq(documents.IDOf(adminText))}), adaName)
+			// What an administrator registered is not registered for others.
+			wantRefused(t, "another's APQ", g.sendDoc(ann, map[string]any{"extensions": apq(documents.IDOf(adminText))}), server.CodePersistedQueryNotFound, http.StatusOK)
+
+			// RUN_ANY_OPERATION alone is enough.
+			var role struct{ CreateRole struct{ ID string } }
+			if err := json.Unmarshal(g.sendDoc(ada, map[string]any{"query": `mutation($n: String!) { createRole(name: $n, permissions: [RUN_ANY_OPERATION]) { id } }`,
+				"variables": map[string]any{"n": uniqueName("scripts")}}).Data, &role); err != nil || role.CreateRole.ID == "" {
+				t.Fatalf("createRole: %v %+v", err, role)
+			}
+			bobName := uniqueName("bob")
+			bob, bobID := signup(bobName)
+			wantRefused(t, "bob before the role", g.sendDoc(bob, map[string]any{"query": `{ me { username } }`}), server.CodePersistedDocumentRequired, http.StatusBadRequest)
+			if r := g.sendDoc(ada, map[string]any{"query": assignQ, "variables": map[string]any{"u": bobID, "r": role.CreateRole.ID, "p": 1}}); len(r.Errors) > 0 {
+				t.Fatalf("assignRole: %+v", r.Errors)
+			}
+			meIs("RUN_ANY_OPERATION text", g.sendDoc(bob, map[string]any{"query": `{ me { username } }`}), bobName)
+		})
+	}
+}
+
+// TestTrustedDocumentsOpen checks that --documents=open (the default)
+// runs text as before, and registered documents by id too.
+func TestTrustedDocumentsOpen(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			sfx := uniqueName("o")
+			me := g.addDocuments(`query Me_` + sfx + ` { me { username } }`)[0]
+			annName := uniqueName("ann")
+			ann := g.register(annName)
+			for what, body := range map[string]map[string]any{
+				"documentId":  {"documentId": me},
+				"Apollo hash": {"extensions": apq(me)},
+				"text":        {"query": `{ me { username } }`},
+			} {
+				r := g.sendDoc(ann.token, body)
+				var d struct{ Me struct{ Username string } }
+				if err := json.Unmarshal(r.Data, &d); err != nil || len(r.Errors) > 0 || d.Me.Username != annName {
+					t.Errorf("%s: HTTP %d, %+v, %s", what, r.status, r.Errors, r.Data)
+				}
+			}
+			// APQ: registered by anyone, then sent by hash.
+			text := `query Apq_` + sfx + ` { me { username } }`
+			wantRefused(t, "APQ before registration", g.sendDoc(ann.token, map[string]any{"extensions": apq(documents.IDOf(text))}), server.CodePersistedQueryNotFound, http.StatusOK)
+			if r := g.sendDoc(ann.token, map[string]any{"query": text, "extensions": apq(documents.IDOf(text))}); len(r.Errors) > 0 {
+				t.Fatalf("APQ registration: %+v", r.Errors)
+			}
+			if r := g.sendDoc(ann.token, map[string]any{"extensions": apq(documents.IDOf(text))}); len(r.Errors) > 0 || !strings.Contains(string(r.Data), annName) {
+				t.Fatalf("APQ by hash: %+v %s", r.Errors, r.Data)
+			}
+			wantRefused(t, "unknown documentId", g.sendDoc(ann.token, map[string]any{"documentId": documents.IDOf(text + " ")}), server.CodePersistedQueryNotFound, http.StatusOK)
+		})
+	}
+}
