@@ -236,3 +236,56 @@ func TestTrustedDocumentsOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestFieldUsageMetrics checks the field usage and document counters
+// through /metrics: each executed operation counts each field its
+// document selects once (fragments expanded, __typename left out), by
+// the registered document it ran or "none"; a refused request counts
+// nothing; deprecated fields are listed in
+// gateway_graphql_field_deprecated.
+func TestFieldUsageMetrics(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGateway(t, b.Open(t))
+			sfx := uniqueName("u")
+			doc := g.addDocuments(`query Usage_` + sfx + ` { me { username ...F } } fragment F on User { id __typename username }`)[0]
+			old := `query Old_` + sfx + `($d: ID!) { department(id: $d) { children(first: 1) { edges { cursor } } } }`
+			ann := g.register(uniqueName("ann"))
+			series := map[string]string{
+				"doc":        `gateway_graphql_document_operations_total{document="` + doc + `"}`,
+				"none":       `gateway_graphql_document_operations_total{document="none"}`,
+				"me":         `gateway_graphql_field_usage_total{field="me",type="Query"}`,
+				"username":   `gateway_graphql_field_usage_total{field="username",type="User"}`,
+				"id":         `gateway_graphql_field_usage_total{field="id",type="User"}`,
+				"typename":   `gateway_graphql_field_usage_total{field="__typename",type="User"}`,
+				"children":   `gateway_graphql_field_usage_total{field="children",type="Department"}`,
+				"deprecated": `gateway_graphql_field_deprecated{field="children",type="Department"}`,
+			}
+			before := map[string]float64{}
+			for k, s := range series {
+				before[k] = metricValue(t, g, s)
+			}
+			for range 3 {
+				if r := g.sendDoc(ann.token, map[string]any{"documentId": doc}); len(r.Errors) > 0 || !strings.Contains(string(r.Data), ann.Username) {
+					t.Fatalf("document: %+v %s", r.Errors, r.Data)
+				}
+			}
+			for range 2 {
+				g.ok(ann.token, `{ me { username } }`, nil, nil)
+			}
+			g.ok(ann.token, old, map[string]any{"d": "department:999999999"}, nil)
+			// Refused before execution: counted nowhere.
+			wantRefused(t, "unknown documentId", g.sendDoc(ann.token, map[string]any{"documentId": documents.IDOf(old)}), server.CodePersistedQueryNotFound, http.StatusOK)
+			g.fails(ann.token, "GRAPHQL_VALIDATION_FAILED", `{ me { username nosuchfield } }`, nil)
+			want := map[string]float64{"doc": 3, "none": 3, "me": 5, "username": 5, "id": 3, "typename": 0, "children": 1}
+			for k, n := range want {
+				if got := metricValue(t, g, series[k]) - before[k]; got != n {
+					t.Errorf("%s grew by %v, want %v", series[k], got, n)
+				}
+			}
+			if v := metricValue(t, g, series["deprecated"]); v != 1 {
+				t.Errorf("%s = %v, want 1", series["deprecated"], v)
+			}
+		})
+	}
+}
