@@ -21,6 +21,7 @@ type limitFlags struct {
 	introspection                                                                     bool
 	requestTimeout, loginMaxDelay, signupWindow                                       time.Duration
 	clientIPHeader                                                                    string
+	documents                                                                         server.DocumentsMode
 	errs                                                                              []error
 }
 
@@ -48,6 +49,13 @@ func registerLimitFlags(fs *flag.FlagSet) *limitFlags {
 		"most work of validating repeated fields: per selection set and repeated response name, half the square of their expanded size (QUERY_TOO_COMPLEX)"+off)
 	fs.BoolVar(&f.introspection, "introspection", envParse(f, "GATEWAY_INTROSPECTION", true, strconv.ParseBool),
 		"answer introspection (__schema, __type); false refuses it with GRAPHQL_VALIDATION_FAILED (env GATEWAY_INTROSPECTION)")
+	fs.Func("documents", "which operations run: open (any, as text or a registered document's id) or allowlist (registered documents only, added by gateway documents add, "+
+		"except for tokens holding RUN_ANY_OPERATION; others get PERSISTED_DOCUMENT_REQUIRED, HTTP 400) (env GATEWAY_DOCUMENTS; default open)", func(s string) error {
+		m, err := server.ParseDocumentsMode(s)
+		f.documents = m
+		return err
+	})
+	f.documents = envParse(f, "GATEWAY_DOCUMENTS", server.DocumentsOpen, server.ParseDocumentsMode)
 	d(&f.requestTimeout, "request-timeout", "GATEWAY_REQUEST_TIMEOUT", server.DefaultRequestTimeout, "time a request may take; then its resolvers stop (TIMEOUT, HTTP 504)"+off)
 	i64(&f.bodyBytes, "max-body-bytes", "GATEWAY_MAX_BODY_BYTES", server.DefaultMaxBodyBytes, "largest request body (PAYLOAD_TOO_LARGE, HTTP 413)"+off)
 	i64(&f.uploadBytes, "max-upload-bytes", "GATEWAY_MAX_UPLOAD_BYTES", server.DefaultMaxUploadBytes,
@@ -121,6 +129,7 @@ func (f *limitFlags) config(cfg server.Config) server.Config {
 	cfg.Limits = server.QueryLimits{MaxNodes: off64(f.nodes), MaxDepth: off(f.depth), MaxTokens: off(f.tokens),
 		MaxFields: off64(f.fields), MaxAliases: off64(f.aliases), MaxOverlap: off64(f.overlap)}
 	cfg.DisableIntrospection = !f.introspection
+	cfg.Documents = f.documents
 	cfg.RequestTimeout = f.requestTimeout
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = -1

@@ -1,7 +1,7 @@
 // Command gateway is the Weibo GraphQL gateway over HBase: one binary with
 // the subcommands serve, migrate, seed, admin, fsck, backup, restore,
-// schema and scim. Every flag has an environment variable; a flag given on the
-// command line wins.
+// schema, scim and documents. Every flag has an environment variable; a
+// flag given on the command line wins.
 //
 //	gateway serve   [--addr ADDR] [store flags] [--demo] [--outbox-sweep 30s] [--repair-grace 60s]
 //	gateway migrate [store flags]
@@ -12,6 +12,7 @@
 //	gateway restore --from DIR [--repair=true] [store flags]
 //	gateway schema  (prints the GraphQL schema as SDL)
 //	gateway scim token create --name NAME [--rank 500] | list | revoke --name NAME [store flags]
+//	gateway documents add FILE | list [store flags]
 //
 // Store flags: --store embedded|hbase (GATEWAY_STORE), --data DIR
 // (GATEWAY_DATA, embedded), --hbase-zk HOST:PORT (GATEWAY_HBASE_ZK, hbase),
@@ -71,6 +72,8 @@ func main() {
 		err = schemaCmd(os.Stdout, args)
 	case "scim":
 		err = scimCmd(ctx, log, os.Stdout, args)
+	case "documents":
+		err = documentsCmd(ctx, log, os.Stdout, args)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -105,6 +108,8 @@ commands:
   schema    print the GraphQL schema (SDL, no "extend") for client code generators
   scim      token create --name NAME [--rank N] | list | revoke --name NAME:
             the provisioning clients of /scim/v2 and their bearer tokens
+  documents add FILE | list: the trusted documents (an Apollo persisted query
+            manifest or a Relay persistConfig output, validated first)
 
 Every command takes --log-format text|json (env GATEWAY_LOG_FORMAT; default
 text); the log level is GATEWAY_LOG_LEVEL (debug, info, warn, error).
