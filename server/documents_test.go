@@ -3,11 +3,13 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
@@ -285,6 +287,82 @@ func TestFieldUsageMetrics(t *testing.T) {
 			}
 			if v := metricValue(t, g, series["deprecated"]); v != 1 {
 				t.Errorf("%s = %v, want 1", series["deprecated"], v)
+			}
+		})
+	}
+}
+
+// TestTrustedDocumentsWebSocket checks --documents=allowlist over
+// graphql-transport-ws: a subscription sent as text is refused with
+// PERSISTED_DOCUMENT_REQUIRED for its id, one sent as a registered
+// document (extensions.documentId) runs and delivers the viewer's post.
+func TestTrustedDocumentsWebSocket(t *testing.T) {
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGatewayWith(t, b.Open(t), func(c *server.Config) { c.Documents = server.DocumentsAllowlist })
+			sfx := uniqueName("w")
+			ids := g.addDocuments(
+				`mutation Register_`+sfx+`($u: String!, $p: String!) { register(username: $u, password: $p) { token } }`,
+				`subscription Live_`+sfx+` { homeTimelineUpdates { id } }`,
+				`mutation Publish_`+sfx+`($c: String!) { publishPost(content: $c) { id } }`,
+			)
+			var reg struct{ Register struct{ Token string } }
+			if err := json.Unmarshal(g.sendDoc("", map[string]any{"documentId": ids[0], "variables": map[string]any{"u": uniqueName("ann"), "p": "correct horse"}}).Data, &reg); err != nil || reg.Register.Token == "" {
+				t.Fatalf("register: %v", err)
+			}
+			tk := reg.Register.Token
+
+			conn := g.subscribe(tk, `subscription { homeTimelineUpdates { id } }`)
+			m := g.read(conn)
+			// Refused before it runs: the errors as a next (or error) message.
+			if m.ID != "1" || (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), server.CodePersistedDocumentRequired) || strings.Contains(string(m.Payload), `"homeTimelineUpdates"`) {
+				t.Fatalf("text subscription: %+v", m)
+			}
+			if err := conn.WriteJSON(map[string]any{"id": "2", "type": "subscribe", "payload": map[string]any{"extensions": map[string]any{"documentId": ids[1]}}}); err != nil {
+				t.Fatal(err)
+			}
+			// The subscription is set up asynchronously: publish by
+			// document until one post comes back on it.
+			got := make(chan wsMessage, 1)
+			go func() {
+				var m wsMessage
+				for {
+					m = wsMessage{}
+					_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+					if err := conn.ReadJSON(&m); err != nil {
+						break
+					}
+					if m.Type == "ping" {
+						_ = conn.WriteJSON(map[string]any{"type": "pong"})
+					}
+					if m.ID == "2" {
+						break
+					}
+				}
+				got <- m
+			}()
+			published := map[string]bool{}
+			for i := 0; ; i++ {
+				var pub struct{ PublishPost struct{ ID string } }
+				r := g.sendDoc(tk, map[string]any{"documentId": ids[2], "variables": map[string]any{"c": fmt.Sprintf("hello %d", i)}})
+				if err := json.Unmarshal(r.Data, &pub); err != nil || pub.PublishPost.ID == "" {
+					t.Fatalf("publish by documentId: %+v %s", r.Errors, r.Data)
+				}
+				published[pub.PublishPost.ID] = true
+				select {
+				case m := <-got:
+					var next struct {
+						Data struct{ HomeTimelineUpdates struct{ ID string } }
+					}
+					if m.Type != "next" || json.Unmarshal(m.Payload, &next) != nil || !published[next.Data.HomeTimelineUpdates.ID] {
+						t.Fatalf("document subscription: %s %s", m.Type, m.Payload)
+					}
+					return
+				case <-time.After(300 * time.Millisecond):
+					if i > 30 {
+						t.Fatal("the document subscription delivers nothing")
+					}
+				}
 			}
 		})
 	}
