@@ -7,7 +7,12 @@
 //     test HBase) (TestRelay);
 //   - graphql-http's GraphQL-over-HTTP audit (audit/audit.mjs) (TestAudit);
 //   - Apollo Client 3: BatchHttpLink, errors, relayStylePagination
-//     (apollo/apollo.test.js) (TestApollo).
+//     (apollo/apollo.test.js) (TestApollo);
+//   - trusted documents under --documents=allowlist: Apollo Client's
+//     persisted-queries link with a manifest built by
+//     @apollo/generate-persisted-query-manifest (apollo/persisted.test.js,
+//     TestApolloPersisted), and relay-compiler's persistConfig output run
+//     by documentId (relay/persisted.test.js, TestRelayPersisted).
 //
 // The npm packages are pinned in package.json and package-lock.json; the
 // tests run `npm ci` when node_modules is missing or stale. Without node
