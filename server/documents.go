@@ -26,11 +26,12 @@ const (
 	// DocumentsOpen runs any operation, full text or a registered
 	// document's id, and registers automatic persisted queries for anyone.
 	DocumentsOpen DocumentsMode = "open"
-	// DocumentsAllowlist runs full text (and registers automatic persisted
+	// DocumentsAllowlist runs any text (and registers automatic persisted
 	// queries) only for viewers holding RUN_ANY_OPERATION; every other
 	// request must name a registered document (documentId, or Apollo's
-	// extensions.persistedQuery.sha256Hash without query), else it gets
-	// PERSISTED_DOCUMENT_REQUIRED (HTTP 400) and nothing runs.
+	// extensions.persistedQuery.sha256Hash without query) or send its
+	// exact text, else it gets PERSISTED_DOCUMENT_REQUIRED (HTTP 400) and
+	// nothing runs.
 	DocumentsAllowlist DocumentsMode = "allowlist"
 )
 
@@ -50,8 +51,9 @@ func ParseDocumentsMode(s string) (DocumentsMode, error) {
 const (
 	// CodePersistedDocumentRequired: under --documents=allowlist, a
 	// request of a viewer without RUN_ANY_OPERATION sent operation text
-	// (or an automatic persisted query to register) instead of a
-	// registered document's id. HTTP 400; nothing is executed.
+	// that is no registered document's (or an automatic persisted query
+	// to register) instead of a registered document's id. HTTP 400;
+	// nothing is executed.
 	CodePersistedDocumentRequired = "PERSISTED_DOCUMENT_REQUIRED"
 	// CodePersistedQueryNotFound: the documentId or persistedQuery hash
 	// names no registered document (nor, in open mode, a cached automatic
@@ -187,6 +189,18 @@ func (d trustedDocuments) MutateOperationParameters(ctx context.Context, p *grap
 	case hasHash:
 		return docError(CodePersistedDocumentRequired, "this gateway runs registered documents only: automatic persisted queries are not registered for this token (it needs the permission RUN_ANY_OPERATION)")
 	}
+	// The exact text of a registered document is that document (as
+	// Apollo Router's safelist takes it): clients that cannot send ids,
+	// such as the admin console's sign-in, run once their text is added.
+	id = documents.IDOf(p.Query)
+	found, gerr := d.lookup(ctx, id)
+	if gerr != nil {
+		return gerr
+	}
+	if found != "" {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(documentStatsKey, id)
+		return nil
+	}
 	return docError(CodePersistedDocumentRequired, "this gateway runs registered documents only: send a documentId (\"sha256:<hex>\") or extensions.persistedQuery.sha256Hash without query, or use a token with the permission RUN_ANY_OPERATION")
 }
 
@@ -217,18 +231,11 @@ func (d trustedDocuments) resolve(ctx context.Context, p *graphql.RawParams, id 
 		return docError(CodeBadRequest, "a document id is \"sha256:\" and the 64 hex digits of the document's SHA-256")
 	}
 	key := fmt.Sprintf("%x", sum)
-	text, ok := d.cache.Get(ctx, key)
-	if !ok {
-		doc, err := d.store.Get(ctx, key)
-		if err != nil {
-			return gqlerror.WrapIfUnwrapped(err)
-		}
-		if doc != nil {
-			text, ok = doc.Text, true
-			d.cache.Add(ctx, key, text)
-		}
+	text, gerr := d.lookup(ctx, key)
+	if gerr != nil {
+		return gerr
 	}
-	if !ok {
+	if text == "" {
 		if apq {
 			anyText, err := d.mayRunText(ctx)
 			if err != nil {
@@ -254,6 +261,25 @@ func (d trustedDocuments) resolve(ctx context.Context, p *graphql.RawParams, id 
 	}
 	graphql.GetOperationContext(ctx).Stats.SetExtension(documentStatsKey, documents.IDPrefix+key)
 	return nil
+}
+
+// lookup returns the text of the registered document id names (hex, or
+// "sha256:<hex>"), "" when none: from the cache, else one Get, whose hit
+// is cached.
+func (d trustedDocuments) lookup(ctx context.Context, id string) (string, *gqlerror.Error) {
+	key := strings.TrimPrefix(id, documents.IDPrefix)
+	if text, ok := d.cache.Get(ctx, key); ok {
+		return text, nil
+	}
+	doc, err := d.store.Get(ctx, key)
+	if err != nil {
+		return "", gqlerror.WrapIfUnwrapped(err)
+	}
+	if doc == nil {
+		return "", nil
+	}
+	d.cache.Add(ctx, key, doc.Text)
+	return doc.Text, nil
 }
 
 // apqHash returns extensions.persistedQuery.sha256Hash when the request

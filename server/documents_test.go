@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -363,6 +365,68 @@ func TestTrustedDocumentsWebSocket(t *testing.T) {
 						t.Fatal("the document subscription delivers nothing")
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestAdminConsoleManifest checks server/admin/persisted-query-manifest.json
+// against the console's code (its sign-in's text, in the source and the
+// built bundle) and that, once added, the console signs in under
+// --documents=allowlist by sending that text, on both backends; the
+// administrator then runs the console's other operations as text.
+func TestAdminConsoleManifest(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("admin", "persisted-query-manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := documents.ParseManifest(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join("admin", "_web", "src", "App.jsx"), filepath.Join("admin", "dist", "assets", "admin.js")} {
+		code, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			if !bytes.Contains(code, []byte(d.Text)) {
+				t.Errorf("%s does not send the manifest's %q", f, d.Text)
+			}
+		}
+	}
+	login := docs[0].Text
+	for _, b := range testenv.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			g := startGatewayWith(t, b.Open(t), func(c *server.Config) { c.Documents = server.DocumentsAllowlist })
+			name := uniqueName("ada")
+			if _, err := g.svc.Accounts.Register(t.Context(), name, "correct horse"); err != nil {
+				t.Fatal(err)
+			}
+			g.makeAdmin(account{userData: userData{Username: name}})
+			vars := map[string]any{"username": name, "password": "correct horse"}
+			// Before the manifest is added (on the shared HBase store an
+			// earlier run may have added it: then it runs already).
+			if n, _ := documents.New(g.svc.Store(), nil).Get(t.Context(), documents.IDOf(login)); n == nil {
+				wantRefused(t, "before the manifest", g.sendDoc("", map[string]any{"query": login, "variables": vars}), server.CodePersistedDocumentRequired, http.StatusBadRequest)
+			}
+			for i := range docs {
+				if docs[i].Names, err = server.ValidateDocument(docs[i].Text); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := documents.New(g.svc.Store(), nil).Add(t.Context(), "persisted-query-manifest.json", docs); err != nil {
+				t.Fatal(err)
+			}
+			r := g.sendDoc("", map[string]any{"query": login, "variables": vars})
+			var d struct{ Login struct{ Token string } }
+			if err := json.Unmarshal(r.Data, &d); err != nil || d.Login.Token == "" {
+				t.Fatalf("the console's sign-in text: HTTP %d %+v %s", r.status, r.Errors, r.Data)
+			}
+			// The same operation reformatted is other text: refused.
+			wantRefused(t, "other text", g.sendDoc("", map[string]any{"query": login + " ", "variables": vars}), server.CodePersistedDocumentRequired, http.StatusBadRequest)
+			if r := g.sendDoc(d.Login.Token, map[string]any{"query": `query ConsoleViewer { me { username } }`}); len(r.Errors) > 0 || !strings.Contains(string(r.Data), name) {
+				t.Fatalf("the administrator's text: %+v %s", r.Errors, r.Data)
 			}
 		})
 	}

@@ -16,7 +16,8 @@ import (
 // store with an Apollo manifest and a Relay output: a manifest with one
 // document that does not validate adds nothing; then serve
 // --documents=allowlist (from GATEWAY_DOCUMENTS) runs the registered
-// documents by id and refuses text.
+// documents by id and refuses other text (the register run as text and
+// then by id proves the refused one did not run: the name was free).
 func TestDocumentsCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -97,7 +98,8 @@ func TestDocumentsCommand(t *testing.T) {
 		}
 		return resp.StatusCode, code, r.Data
 	}
-	if status, code, _ := post("", map[string]any{"query": register, "variables": map[string]any{"u": "ann", "p": "correct horse"}}); status != http.StatusBadRequest || code != "PERSISTED_DOCUMENT_REQUIRED" {
+	// Text of no registered document (the registered register reformatted).
+	if status, code, _ := post("", map[string]any{"query": register + "\n", "variables": map[string]any{"u": "ann", "p": "correct horse"}}); status != http.StatusBadRequest || code != "PERSISTED_DOCUMENT_REQUIRED" {
 		t.Fatalf("text under allowlist: %d %s", status, code)
 	}
 	status, code, d := post("", map[string]any{"documentId": documents.IDOf(register), "variables": map[string]any{"u": "ann", "p": "correct horse"}})
