@@ -105,6 +105,7 @@ export const permissions = [
   { name: 'MANAGE_DEPARTMENTS', about: 'department managers' },
   { name: 'MANAGE_REPORTS', about: 'the reports queue' },
   { name: 'VIEW_AUDIT_LOG', about: 'the audit log' },
+  { name: 'RUN_ANY_OPERATION', about: 'send any operation as text under --documents=allowlist' },
 ];
 
 // The categories of a report (enum ReportCategory).
