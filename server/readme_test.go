@@ -27,16 +27,61 @@ type readmeBlock struct {
 	line       int
 }
 
-// readmeBlocks returns the ```graphql blocks of the README at path.
-func readmeBlocks(t *testing.T, path string) []readmeBlock {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// readmeOp is one operation of a README block: the block, the operation,
+// its place in the block's text ([start, end), up to the next operation)
+// and in README.md (line), and the error code its comment announces ("" for
+// none).
+type readmeOp struct {
+	block      readmeBlock
+	op         *ast.OperationDefinition
+	start, end int
+	line       int
+	want       string
+}
+
+// readmeOps returns the operations of the ```graphql blocks of markdown, in
+// order; an error for a block that does not parse or end, an anonymous
+// operation, or a name used twice (operation names are what the test finds
+// earlier results by).
+func readmeOps(markdown string) ([]readmeOp, error) {
+	var ops []readmeOp
+	names := map[string]int{}
+	for _, b := range readmeBlocks(markdown) {
+		if b.line < 0 {
+			return nil, fmt.Errorf("README.md:%d: a ```graphql block that does not end", -b.line)
+		}
+		doc, err := parser.ParseQuery(&ast.Source{Name: "README.md", Input: b.text})
+		if err != nil {
+			return nil, fmt.Errorf("README.md:%d: %v", b.line, err)
+		}
+		for i, op := range doc.Operations {
+			line := b.line + op.Position.Line // b.line is the fence's
+			if op.Name == "" {
+				return nil, fmt.Errorf("README.md:%d: an anonymous operation", line)
+			}
+			if at, dup := names[op.Name]; dup {
+				return nil, fmt.Errorf("README.md:%d: operation %s is named at line %d too", line, op.Name, at)
+			}
+			names[op.Name] = line
+			o := readmeOp{block: b, op: op, start: op.Position.Start, end: len(b.text), line: line}
+			if i+1 < len(doc.Operations) {
+				o.end = doc.Operations[i+1].Position.Start
+			}
+			if m := readmeExpected.FindStringSubmatch(b.text[o.start:o.end]); m != nil {
+				o.want = m[1]
+			}
+			ops = append(ops, o)
+		}
 	}
+	return ops, nil
+}
+
+// readmeBlocks returns the ```graphql blocks of markdown; a block that does
+// not end comes last, with its line negated.
+func readmeBlocks(markdown string) []readmeBlock {
 	var blocks []readmeBlock
 	var cur *readmeBlock
-	for i, line := range strings.Split(string(raw), "\n") {
+	for i, line := range strings.Split(markdown, "\n") {
 		switch {
 		case cur == nil && strings.TrimSpace(line) == "```graphql":
 			cur = &readmeBlock{line: i + 1}
@@ -51,7 +96,8 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 		}
 	}
 	if cur != nil {
-		t.Fatalf("README.md:%d: a ```graphql block that does not end", cur.line)
+		cur.line = -cur.line
+		blocks = append(blocks, *cur)
 	}
 	return blocks
 }
@@ -315,41 +361,58 @@ func TestReadmeBlocksRun(t *testing.T) {
 	if err := seed.CommentDemo(ctx, g.svc, seed.DemoCommentViewer); err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeBlocks(t, "../README.md")
-	if len(blocks) < 20 {
-		t.Fatalf("%d graphql blocks in README.md", len(blocks))
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := readmeOps(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) < 50 {
+		t.Fatalf("%d operations in README.md's graphql blocks", len(ops))
 	}
 	s := &readmeSession{t: t, g: g, tokens: map[string]string{}, passwords: map[string]string{}, data: map[string]any{}}
-	names := map[string]int{}
-	for _, b := range blocks {
-		doc, err := parser.ParseQuery(&ast.Source{Name: "README.md", Input: b.text})
-		if err != nil {
-			t.Fatalf("README.md:%d: %v", b.line, err)
+	for _, o := range ops {
+		ok := t.Run(fmt.Sprintf("%d_%s", o.line, o.op.Name), func(t *testing.T) {
+			s.t = t
+			b := o.block
+			doc := b.text[:o.start] + s.fill(b.text[o.start:o.end], b.user) + b.text[o.end:]
+			s.run(doc, o.op, b.user, o.want)
+		})
+		if !ok {
+			return
 		}
-		for i, op := range doc.Operations {
-			if op.Name == "" {
-				t.Fatalf("README.md:%d: an anonymous operation", b.line+op.Position.Line-1)
+	}
+}
+
+// TestReadmeOps: what TestReadmeBlocksRun refuses before running anything
+// (a block of several anonymous operations, as GraphiQL refuses it; one
+// anonymous operation; a name used twice; a block that does not end) and
+// what it reads (the user, the announced error code, the lines).
+func TestReadmeOps(t *testing.T) {
+	for _, c := range []struct{ name, md, err string }{
+		{"anonymous operations", "text\n```graphql\nmutation { logout }\n{ me { id } }\n```\n", "README.md:3: an anonymous operation"},
+		{"one anonymous", "```graphql\n# as u1\n{ me { id } }\n```\n", "README.md:3: an anonymous operation"},
+		{"a name twice", "```graphql\nquery A { me { id } }\n```\n\n```graphql\nquery A { me { id } }\n```\n", "README.md:6: operation A is named at line 2 too"},
+		{"no end", "```graphql\nquery A { me { id } }\n", "README.md:1: a ```graphql block that does not end"},
+		{"not GraphQL", "```graphql\nquery A { me { id }\n```\n", "README.md:2:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := readmeOps(c.md); err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("error %v, want %q", err, c.err)
 			}
-			if at, dup := names[op.Name]; dup {
-				t.Fatalf("README.md:%d: operation %s is named at line %d too", b.line+op.Position.Line-1, op.Name, at)
-			}
-			names[op.Name] = b.line + op.Position.Line - 1
-			end := len(b.text)
-			if i+1 < len(doc.Operations) {
-				end = doc.Operations[i+1].Position.Start
-			}
-			want := ""
-			if m := readmeExpected.FindStringSubmatch(b.text[op.Position.Start:end]); m != nil {
-				want = m[1]
-			}
-			ok := t.Run(fmt.Sprintf("%d_%s", names[op.Name], op.Name), func(t *testing.T) {
-				s.t = t
-				doc := b.text[:op.Position.Start] + s.fill(b.text[op.Position.Start:end], b.user) + b.text[end:]
-				s.run(doc, op, b.user, want)
-			})
-			if !ok {
-				return
-			}
-		}
+		})
+	}
+	ops, err := readmeOps("# t\n\n```graphql\n# as admin\nmutation A { a }   # BAD_USER_INPUT, reason X\nquery B { b }   # needs MANAGE_USERS\n```\n\n```sh\n{ x }\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range ops {
+		got = append(got, fmt.Sprintf("%d %s as %q want %q", o.line, o.op.Name, o.block.user, o.want))
+	}
+	if want := []string{`5 A as "admin" want "BAD_USER_INPUT"`, `6 B as "admin" want ""`}; strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("ops %q, want %q", got, want)
 	}
 }
