@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/gateway
 
-.PHONY: run build generate graphiql admin-console test test-short soak hbase-up hbase-down hbase-jars bench lint clean
+.PHONY: run build generate graphiql admin-console schema-check test test-short soak hbase-up hbase-down hbase-jars bench lint clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gateway
@@ -25,6 +25,12 @@ graphiql:
 # from server/admin/_web into server/admin/dist, also committed and embedded.
 admin-console:
 	cd server/admin/_web && npm ci --no-audit --no-fund && npm run build
+
+# The schema evolution guard (docs/schema-changes.md): graphql-inspector diff,
+# pinned in scripts/schema-check/package-lock.json, of the last release's
+# schema (schema/releases/) against the current one; part of make test.
+schema-check:
+	bash scripts/schema-check.sh
 
 # Everything, with a real standalone HBase (started and stopped here).
 test:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make test: vet, the generated code and the embedded JavaScript bundles
-# checked against their sources, then every Go test with a real standalone
+# checked against their sources, the schema against the last release's
+# (scripts/schema-check.sh), then every Go test with a real standalone
 # HBase started for the run (its ZooKeeper address goes to the tests in
 # GATEWAY_TEST_HBASE_ZK) and stopped afterwards, whatever happens; then the
 # cluster fault tests (TestCluster…) on a local cluster of three region
@@ -45,6 +46,12 @@ if [ -n "$bundles" ]; then
   echo "rebuilding the GraphiQL or admin console bundle changed the committed files (above): run make graphiql / make admin-console and commit dist/" >&2
   exit 1
 fi
+
+# The schema evolution guard: the current schema breaks nothing of the last
+# release's (schema/releases/) unless the release deprecated the element
+# with a reason (docs/schema-changes.md); its own tests run with the Go
+# tests (scripts/schema-check).
+bash scripts/schema-check.sh >&2
 
 trap 'bash scripts/hbase-down.sh >&2 || true' EXIT
 # The tests of several packages run at once, each in namespaces of its own

@@ -1,4 +1,4 @@
-// Package graphiql serves GraphiQL (with the explorer plugin) from the
+// Package graphiql serves GraphiQL (with the sign-in and explorer plugins) from the
 // gateway's binary: the page and its assets are built from npm packages in
 // _web/ (package.json, package-lock.json, build.mjs; `make graphiql` runs
 // npm ci and the esbuild bundle) into dist/, which is committed and embedded
@@ -8,6 +8,9 @@
 // The page uses URLs relative to itself: GraphQL at graphql (HTTP POST, and
 // WebSocket with the graphql-ws protocol for subscriptions, the Headers tab's
 // object being the connection_init payload) and its assets under graphiql/.
+// The sign-in plugin runs login, me and logout at the same endpoint and, while
+// signed in, sends the token as Authorization on every request and in the
+// connection_init payload.
 // The gateway mounts Handler at / and /graphiql/*.
 package graphiql
 

@@ -1,8 +1,9 @@
-// GraphiQL for the Weibo gateway: the GraphiQL component with the explorer
-// plugin, talking to the gateway that serves this page. Queries and mutations
-// go over HTTP POST; subscriptions over WebSocket (graphql-ws protocol) with
-// the Headers tab's object as the connection_init payload, so
-// {"Authorization": "Bearer <token>"} authenticates both.
+// GraphiQL for the Weibo gateway: the GraphiQL component with the sign-in
+// and explorer plugins, talking to the gateway that serves this page. Queries
+// and mutations go over HTTP POST; subscriptions over WebSocket (graphql-ws
+// protocol) with the Headers tab's object as the connection_init payload, so
+// {"Authorization": "Bearer <token>"} authenticates both; the sign-in plugin
+// (src/signin.jsx) sets that Authorization itself while signed in.
 //
 // Every URL is relative to the page, so the page works behind a path prefix;
 // nothing is loaded from another origin.
@@ -11,6 +12,7 @@ import { explorerPlugin } from '@graphiql/plugin-explorer';
 import { GraphiQL, HISTORY_PLUGIN } from 'graphiql';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { signInPlugin, withSignIn } from './signin.jsx';
 
 // GraphiQL's own styles; Monaco's come with its modules. Not graphiql/style.css:
 // that is the CDN build's, with Monaco's CSS and the Roboto and Fira Code
@@ -38,18 +40,21 @@ const endpoint = new URL('graphql', here);
 const wsEndpoint = new URL(endpoint);
 wsEndpoint.protocol = endpoint.protocol === 'https:' ? 'wss:' : 'ws:';
 
-const fetcher = createGraphiQLFetcher({
-  url: endpoint.href,
-  subscriptionUrl: wsEndpoint.href,
-});
+const fetcher = withSignIn(
+  createGraphiQLFetcher({
+    url: endpoint.href,
+    subscriptionUrl: wsEndpoint.href,
+  }),
+);
 
 const defaultQuery = `# Welcome to the Weibo GraphQL gateway.
 #
-# Log in (every seeded user is u<id> with the password weibo-demo), then put
-# the token into the Headers tab below as
+# Sign in with the key button on the left (every seeded user is u<id> with
+# the password weibo-demo), then run the home timeline query: while signed
+# in, queries, mutations and subscriptions carry your token. Or log in below
+# and put the token into the Headers tab as
 #   {"Authorization": "Bearer <token>"}
-# and run the home timeline query. Subscriptions run over WebSocket and carry
-# the same headers.
+# (subscriptions run over WebSocket and carry the same headers).
 
 mutation Login {
   login(username: "u1", password: "weibo-demo") {
@@ -105,7 +110,7 @@ query Topic {
 
 // The plugins prop replaces GraphiQL's default list, [HISTORY_PLUGIN]; the
 // documentation explorer comes regardless.
-const plugins = [explorerPlugin(), HISTORY_PLUGIN];
+const plugins = [signInPlugin(endpoint.href), explorerPlugin(), HISTORY_PLUGIN];
 
 createRoot(document.getElementById('graphiql')).render(
   <StrictMode>
