@@ -39,10 +39,8 @@ func (t httpTransport) writeMultipart(w http.ResponseWriter, status int, first *
 	w.Header().Set("Content-Type", mediaMixed)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(status)
-	flush := func() {}
-	if f, ok := w.(http.Flusher); ok {
-		flush = f.Flush
-	}
+	rc := http.NewResponseController(w) // through the middlewares' writers
+	flush := func() { _ = rc.Flush() }
 	hasNext := first != nil && first.HasNext != nil && *first.HasNext
 	head, data, tail := t.encode(first)
 	body := slices.Concat(head, data, tail[:len(tail)-1])
