@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +11,12 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
 )
@@ -330,7 +335,8 @@ func TestStream(t *testing.T) {
 
 // TestDeferErrors checks that an error of a deferred field reaches the
 // client in the subsequent payload of its fragment, with its path and
-// extensions.code, and not in the initial payload.
+// extensions.code, and not in the initial payload; and an error in a
+// streamed item in the payload of that item.
 func TestDeferErrors(t *testing.T) {
 	g := startGateway(t, testenv.Embedded(t))
 	a := g.register(uniqueName("deferr"))
@@ -342,6 +348,20 @@ func TestDeferErrors(t *testing.T) {
 	if len(inc.Errors) != 1 || inc.Errors[0].Extensions["code"] != "UNAUTHENTICATED" ||
 		!reflect.DeepEqual(inc.Errors[0].Path, []any{"user", "department"}) || string(inc.Data) != `{"department":null}` {
 		t.Errorf("subsequent payload %s", mustJSON(ps[1]))
+	}
+
+	// An error in a streamed item comes with the item.
+	g.publish(a.token, "one")
+	g.publish(a.token, "two")
+	ps = g.incremental(nil, "", `query($id: ID!) { user(id: $id) { posts(first: 2) { edges @stream(initialCount: 1) { node { content author { department { id } } } } } } }`, map[string]any{"id": a.ID})
+	if len(ps) != 2 || len(ps[0].Errors) != 1 || len(ps[1].Incremental) != 1 {
+		t.Fatalf("stream payloads %s", mustJSON(ps))
+	}
+	inc = ps[1].Incremental[0]
+	if len(inc.Errors) != 1 || inc.Errors[0].Extensions["code"] != "UNAUTHENTICATED" ||
+		!reflect.DeepEqual(inc.Errors[0].Path, []any{"user", "posts", "edges", float64(1), "node", "author", "department"}) ||
+		!reflect.DeepEqual(ps[0].Errors[0].Path, []any{"user", "posts", "edges", float64(0), "node", "author", "department"}) {
+		t.Errorf("stream payloads %s", mustJSON(ps))
 	}
 }
 
@@ -474,5 +494,96 @@ func TestIncrementalWebSocket(t *testing.T) {
 	delete(got["user"].(map[string]any), "department")
 	if want := g.whole("", strings.Replace(q, " department { id }", "", 1), nil); !reflect.DeepEqual(got, want) {
 		t.Errorf("merged %v, whole %v", got, want)
+	}
+}
+
+// gatedStore is a store whose scans, once armed, wait until released:
+// the reads of a deferred fragment held back while the test reads what
+// came before them.
+type gatedStore struct {
+	hbase.StoreAdmin
+	armed   atomic.Bool
+	entered chan struct{} // closed by the first scan that waits
+	once    sync.Once
+	release chan struct{}
+}
+
+// Scan implements hbase.Store.
+func (s *gatedStore) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
+	if s.armed.Load() {
+		s.once.Do(func() { close(s.entered) })
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.StoreAdmin.Scan(ctx, sc, fn)
+}
+
+// TestDeferDelivery checks that the initial payload reaches the client
+// while a deferred fragment is still being resolved: the deferred
+// fragment's scan waits until the test has read the initial payload.
+func TestDeferDelivery(t *testing.T) {
+	st := &gatedStore{StoreAdmin: testenv.Embedded(t), entered: make(chan struct{}), release: make(chan struct{})}
+	g := startGateway(t, st)
+	a := g.register(uniqueName("deliver"))
+	g.publish(a.token, "deferred post")
+	st.armed.Store(true)
+	released := false
+	defer func() {
+		if !released {
+			close(st.release)
+		}
+	}()
+
+	body := mustJSON(map[string]any{"query": `query($id: ID!) { user(id: $id) { id ... @defer(label: "posts") { posts(first: 3) { edges { node { content } } } } } }`, "variables": map[string]any{"id": a.ID}})
+	req, _ := http.NewRequest("POST", g.url+"/graphql", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", multipartAccept)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	r := multipart.NewReader(resp.Body, params["boundary"])
+	read := func() (payload, error) {
+		part, err := r.NextPart()
+		if err != nil {
+			return payload{}, err
+		}
+		var p payload
+		err = json.NewDecoder(part).Decode(&p)
+		return p, err
+	}
+	type got struct {
+		p   payload
+		err error
+	}
+	first := make(chan got, 1)
+	go func() { p, err := read(); first <- got{p, err} }()
+	var initial got
+	select {
+	case initial = <-first:
+	case <-time.After(time.Minute): // a bound on a hang, not a measure
+		t.Fatal("no initial payload while the deferred fragment's scan waits")
+	}
+	// The deferred fragment's scan is what waits (it may start after the
+	// initial payload went out).
+	select {
+	case <-st.entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the deferred fragment made no scan: nothing was held back")
+	}
+	if initial.err != nil || string(initial.p.Data) != fmt.Sprintf(`{"user":{"id":%q}}`, a.ID) || initial.p.HasNext == nil || !*initial.p.HasNext {
+		t.Fatalf("initial payload %s (%v)", mustJSON(initial.p), initial.err)
+	}
+	released = true
+	close(st.release)
+	p, err := read()
+	if err != nil || len(p.Incremental) != 1 || p.Incremental[0].Label != "posts" ||
+		!strings.Contains(string(p.Incremental[0].Data), "deferred post") || p.HasNext == nil || *p.HasNext {
+		t.Fatalf("deferred payload %s (%v)", mustJSON(p), err)
 	}
 }

@@ -227,8 +227,15 @@ func (s *incremental) split(r *graphql.Response) {
 	if len(s.queue) == 0 && len(s.groups) == 0 {
 		return
 	}
-	// An error at or under a field taken out goes with its fragment.
+	// An error at or under a field or item taken out goes with its
+	// fragment or item.
 	r.Errors = slices.DeleteFunc(r.Errors, func(e *gqlerror.Error) bool {
+		for i := range s.queue {
+			if pathHasPrefix(e.Path, s.queue[i].Path) {
+				s.queue[i].Errors = append(s.queue[i].Errors, e)
+				return true
+			}
+		}
 		for _, g := range s.groups {
 			for k := range g.fields {
 				if pathHasPrefix(e.Path, appendPath(g.part.Path, ast.PathName(k))) {
