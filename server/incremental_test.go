@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 	"github.com/weibohbase/gateway/server"
@@ -585,5 +587,49 @@ func TestDeferDelivery(t *testing.T) {
 	if err != nil || len(p.Incremental) != 1 || p.Incremental[0].Label != "posts" ||
 		!strings.Contains(string(p.Incremental[0].Data), "deferred post") || p.HasNext == nil || *p.HasNext {
 		t.Fatalf("deferred payload %s (%v)", mustJSON(p), err)
+	}
+}
+
+// TestIncrementalLegacyWebSocket checks that the legacy graphql-ws
+// protocol, whose clients do not merge payloads, answers an operation
+// with @defer and @stream whole, in one "data" message.
+func TestIncrementalLegacyWebSocket(t *testing.T) {
+	g := startGateway(t, testenv.Embedded(t))
+	a := g.register(uniqueName("legacy"))
+	g.publish(a.token, "legacy one")
+	g.publish(a.token, "legacy two")
+	q := fmt.Sprintf(`query { user(id: %q) { id posts(first: 2) { edges @stream { node { content } } } ... @defer { username } } }`, a.ID)
+	d := websocket.Dialer{Subprotocols: []string{"graphql-ws"}, HandshakeTimeout: 10 * time.Second}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(g.url, "http")+"/graphql", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if conn.Subprotocol() != "graphql-ws" {
+		t.Fatalf("subprotocol %q", conn.Subprotocol())
+	}
+	for _, m := range []map[string]any{{"type": "connection_init", "payload": map[string]any{}}, {"id": "1", "type": "start", "payload": map[string]any{"query": q}}} {
+		if err := conn.WriteJSON(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var msgs []wsMessage
+	for m := g.read(conn); m.Type != "complete"; m = g.read(conn) {
+		if m.Type != "connection_ack" {
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) != 1 || msgs[0].Type != "data" {
+		t.Fatalf("messages %+v", msgs)
+	}
+	var p struct {
+		Data    map[string]any  `json:"data"`
+		HasNext json.RawMessage `json:"hasNext"`
+	}
+	if err := json.Unmarshal(msgs[0].Payload, &p); err != nil || p.HasNext != nil {
+		t.Fatalf("payload %s", msgs[0].Payload)
+	}
+	if want := g.whole("", q, nil); !reflect.DeepEqual(p.Data, want) {
+		t.Errorf("data %v, want %v", p.Data, want)
 	}
 }
