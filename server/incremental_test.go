@@ -633,3 +633,20 @@ func TestIncrementalLegacyWebSocket(t *testing.T) {
 		t.Errorf("data %v, want %v", p.Data, want)
 	}
 }
+
+// TestIncrementalResponseLimit checks that --max-response-bytes bounds
+// the payloads of an incremental response together: once they add up to
+// more, a RESPONSE_TOO_LARGE error with hasNext: false ends it.
+func TestIncrementalResponseLimit(t *testing.T) {
+	g := startGatewayWith(t, testenv.Embedded(t), func(c *server.Config) { c.MaxResponseBytes = 2000 })
+	a := g.register(uniqueName("bigstream"))
+	for i := range 8 {
+		g.publish(a.token, fmt.Sprintf("%d %s", i, strings.Repeat("x", 300)))
+	}
+	ps := g.incremental(nil, a.token, `query($id: ID!) { user(id: $id) { posts(first: 8) { edges @stream(initialCount: 1) { node { content } } } } }`, map[string]any{"id": a.ID})
+	last := ps[len(ps)-1]
+	if len(ps) < 3 || len(ps) > 8 || len(last.Errors) != 1 || last.Errors[0].Extensions["code"] != server.CodeResponseTooLarge ||
+		last.Errors[0].Extensions["limit"] != float64(2000) {
+		t.Errorf("payloads %s", mustJSON(ps))
+	}
+}

@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // mixedBoundary is the boundary of a multipart/mixed response; mediaMixed
@@ -34,7 +36,9 @@ func acceptsMultipart(accept []string) bool {
 
 // writeMultipart writes first, the initial payload of an operation with
 // @defer or @stream, and the subsequent payloads rest returns as the parts
-// of a multipart/mixed response, each flushed to the client as it comes.
+// of a multipart/mixed response, each flushed to the client as it comes;
+// once they add up to more than t.maxResponse bytes, a RESPONSE_TOO_LARGE
+// error ends the response.
 func (t httpTransport) writeMultipart(w http.ResponseWriter, status int, first *graphql.Response, rest func() *graphql.Response) {
 	w.Header().Set("Content-Type", mediaMixed)
 	w.Header().Set("Cache-Control", "no-cache")
@@ -49,6 +53,7 @@ func (t httpTransport) writeMultipart(w http.ResponseWriter, status int, first *
 	} else {
 		body = append(body, `,"hasNext":false}`...)
 	}
+	sent := int64(len(data)) // t.maxResponse bounds the payloads' data together
 	if _, err := w.Write([]byte("\r\n--" + mixedBoundary + "\r\n")); err != nil {
 		return
 	}
@@ -71,5 +76,21 @@ func (t httpTransport) writeMultipart(w http.ResponseWriter, status int, first *
 			body = []byte(`{"hasNext":false}`)
 		}
 		hasNext = bytes.HasSuffix(body, []byte(`"hasNext":true}`))
+		if sent += int64(len(body)); t.maxResponse > 0 && sent > t.maxResponse {
+			body, hasNext = tooLargePayload(sent, t.maxResponse), false
+		}
 	}
+}
+
+// tooLargePayload is the last payload of a response whose payloads add
+// up to more than limit bytes: a RESPONSE_TOO_LARGE error, and no more.
+func tooLargePayload(size, limit int64) []byte {
+	e := errorResponse(CodeResponseTooLarge, "the response is larger than the server sends: ask for fewer or smaller items").Errors
+	e[0].Extensions["size"] = size
+	e[0].Extensions["limit"] = limit
+	b, _ := json.Marshal(struct {
+		Errors  gqlerror.List `json:"errors"`
+		HasNext bool          `json:"hasNext"`
+	}{e, false})
+	return b
 }
