@@ -196,6 +196,18 @@ func TestDefer(t *testing.T) {
 		}
 	}
 
+	t.Run("on the query's root", func(t *testing.T) {
+		q := `query($id: ID!) { me { id } ... @defer(label: "root") { user(id: $id) { username postCount } } }`
+		ps := g.in(t).incremental(nil, a.token, q, vars)
+		if len(ps) != 2 || string(ps[0].Data) != fmt.Sprintf(`{"me":{"id":%q}}`, a.ID) || len(ps[1].Incremental) != 1 ||
+			ps[1].Incremental[0].Label != "root" || ps[1].Incremental[0].Path == nil || len(ps[1].Incremental[0].Path) != 0 {
+			t.Fatalf("payloads %s", mustJSON(ps))
+		}
+		if got, want := merge(t, ps), g.whole(a.token, q, vars); !reflect.DeepEqual(got, want) {
+			t.Errorf("merged %v, whole %v", got, want)
+		}
+	})
+
 	t.Run("no multipart/mixed in Accept", func(t *testing.T) {
 		r := g.raw("POST", a.token, mustJSON(map[string]any{"query": `query($id: ID!) { user(id: $id) { id ... @defer { username } } }`, "variables": vars}))
 		var body struct{ Data json.RawMessage }
