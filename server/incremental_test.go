@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -660,5 +661,37 @@ func TestIncrementalResponseLimit(t *testing.T) {
 	if len(ps) < 3 || len(ps) > 8 || len(last.Errors) != 1 || last.Errors[0].Extensions["code"] != server.CodeResponseTooLarge ||
 		last.Errors[0].Extensions["limit"] != float64(2000) {
 		t.Errorf("payloads %s", mustJSON(ps))
+	}
+}
+
+// TestDeferTimeout checks that a deferred fragment still resolving when
+// the request's time runs out ends the response with a TIMEOUT error
+// (hasNext: false), after the initial payload.
+func TestDeferTimeout(t *testing.T) {
+	st := &gatedStore{StoreAdmin: testenv.Embedded(t), entered: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(st.release) })
+	// Long enough for the initial payload on a busy machine; the deferred
+	// scan waits past it.
+	g := startGatewayWith(t, st, func(c *server.Config) { c.RequestTimeout = 10 * time.Second })
+	a := g.register(uniqueName("late"))
+	st.armed.Store(true)
+	ps := g.incremental(nil, "", `query($id: ID!) { user(id: $id) { id ... @defer { posts(first: 3) { edges { node { content } } } } } }`, map[string]any{"id": a.ID})
+	if len(ps) < 2 || string(ps[0].Data) != fmt.Sprintf(`{"user":{"id":%q}}`, a.ID) {
+		t.Fatalf("payloads %s", mustJSON(ps))
+	}
+	var codes []any
+	for _, p := range ps[1:] {
+		for _, e := range p.Errors {
+			codes = append(codes, e.Extensions["code"])
+		}
+		for _, inc := range p.Incremental {
+			for _, e := range inc.Errors {
+				codes = append(codes, e.Extensions["code"])
+			}
+		}
+	}
+	t.Logf("after the initial payload: %s", mustJSON(ps[1:]))
+	if len(codes) == 0 || !reflect.DeepEqual(codes, slices.Repeat([]any{"TIMEOUT"}, len(codes))) {
+		t.Errorf("error codes after the initial payload: %v; payloads %s", codes, mustJSON(ps))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -103,6 +104,16 @@ func (s *incremental) response(ctx context.Context) *graphql.Response {
 			return s.payload(s.deferredParts(r))
 		}
 		s.deferred = false
+		if err := ctx.Err(); err != nil {
+			// The fragments still kept wait for results that will not
+			// come: the request ends with why.
+			s.groups = nil
+			e := errorResponse(CodeTimeout, "the request ran out of time; nothing more was read")
+			if errors.Is(err, context.Canceled) {
+				e = errorResponse(CodeTimeout, "the request was canceled")
+			}
+			return s.errorPayload(e.Errors)
+		}
 	}
 	if len(s.groups) > 0 {
 		var parts []incrementalPart
@@ -205,11 +216,19 @@ func (s *incremental) payload(parts []incrementalPart) *graphql.Response {
 		HasNext     bool              `json:"hasNext"`
 	}{parts, s.more})
 	if err != nil {
-		b, _ = json.Marshal(struct {
-			Errors  gqlerror.List `json:"errors"`
-			HasNext bool          `json:"hasNext"`
-		}{errorResponse(CodeInternal, "the response could not be encoded").Errors, s.more})
+		s.queue, s.groups, s.deferred = nil, nil, false
+		return s.errorPayload(errorResponse(CodeInternal, "the response could not be encoded").Errors)
 	}
+	return &graphql.Response{Extensions: map[string]any{rawPayload: json.RawMessage(b)}}
+}
+
+// errorPayload is the last payload: errs, and no more.
+func (s *incremental) errorPayload(errs gqlerror.List) *graphql.Response {
+	s.more = false
+	b, _ := json.Marshal(struct {
+		Errors  gqlerror.List `json:"errors"`
+		HasNext bool          `json:"hasNext"`
+	}{errs, false})
 	return &graphql.Response{Extensions: map[string]any{rawPayload: json.RawMessage(b)}}
 }
 
