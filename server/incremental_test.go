@@ -421,7 +421,7 @@ func TestIncrementalCost(t *testing.T) {
 // TestDeferStoreCalls checks that a page with its posts' authors, likes
 // and mentions deferred makes the store calls of the same page without
 // @defer: the dataloaders still batch the deferred fields of all the
-// page's posts.
+// page's posts; and so does the page with its edges streamed.
 func TestDeferStoreCalls(t *testing.T) {
 	g := startGateway(t, testenv.Embedded(t))
 	a := g.register(uniqueName("batcher"))
@@ -467,11 +467,12 @@ func TestDeferStoreCalls(t *testing.T) {
 	// both.
 	calls(plain, false)
 	calls(deferred, true)
-	p, d := calls(plain, false), calls(deferred, true)
-	if d > p {
-		t.Errorf("store calls: %d with @defer, %d without", d, p)
+	streamed := fmt.Sprintf(`query { homeTimeline(first: 6) { edges @stream(initialCount: 2) { node { id content %s } } } }`, fields)
+	p, d, s := calls(plain, false), calls(deferred, true), calls(streamed, true)
+	if d > p || s > p {
+		t.Errorf("store calls: %d with @defer, %d with @stream, %d without", d, s, p)
 	}
-	t.Logf("store calls of the page: %d without @defer, %d with", p, d)
+	t.Logf("store calls of the page: %d without @defer, %d with, %d with @stream", p, d, s)
 }
 
 // TestIncrementalWebSocket checks @defer and @stream over
