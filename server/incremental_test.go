@@ -195,6 +195,11 @@ func TestDefer(t *testing.T) {
 		if got, want := merge(t, ps), g.whole(a.token, q, vars); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: merged %v, whole %v", q, got, want)
 		}
+		// Executed whole for the JSON request, the cached document still
+		// has its @defer.
+		if again := g.incremental(nil, a.token, q, vars); len(again) != 2 {
+			t.Errorf("%s after a JSON request: payloads %s", q, mustJSON(again))
+		}
 	}
 
 	t.Run("on the query's root", func(t *testing.T) {
