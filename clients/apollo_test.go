@@ -80,3 +80,39 @@ func TestApollo(t *testing.T) {
 
 // apolloTests is the number of tests in apollo/apollo.test.js.
 const apolloTests = 3
+
+// TestApolloDefer runs apollo/defer.test.js: Apollo Client 3's HttpLink
+// asks for multipart/mixed, and a watched query with a @defer'red fragment
+// gives the page without the fragment first, then with it (its fields
+// checked against the demo data).
+func TestApolloDefer(t *testing.T) {
+	node, npm := requireTools(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	npmInstall(t, ctx, npm)
+	gw := demoGateway(t, ctx)
+	var uid uint64
+	for _, u := range gw.Data.Users {
+		if gw.Data.PostCount(u.ID) >= 3 {
+			uid = u.ID
+			break
+		}
+	}
+	users, err := gw.Svc.Accounts.GetUsers(ctx, []weibo.UserID{weibo.UserID(uid)})
+	if err != nil || len(users) != 1 || users[0] == nil {
+		t.Fatalf("user %d: %v, %v", uid, users, err)
+	}
+	token, err := gw.Tokens.Issue(users[0].ID, users[0].CreatedAt, users[0].TokenGeneration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := json.Marshal(apolloConfig{URL: gw.URL, Token: token, User: users[0].ID.String(), Username: users[0].Username, PostCount: gw.Data.PostCount(uid)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := command(t, ctx, ".", []string{"GATEWAY_APOLLO_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("apollo", "defer.test.js"))
+	t.Logf("node --test:\n%s", out)
+	if !regexp.MustCompile(`(?m)^. pass 1$`).MatchString(out) || !regexp.MustCompile(`(?m)^. fail 0$`).MatchString(out) {
+		t.Error("want 1 passed Apollo test and none failed")
+	}
+}

@@ -7,7 +7,10 @@
 //     test HBase) (TestRelay);
 //   - graphql-http's GraphQL-over-HTTP audit (audit/audit.mjs) (TestAudit);
 //   - Apollo Client 3: BatchHttpLink, errors, relayStylePagination
-//     (apollo/apollo.test.js) (TestApollo);
+//     (apollo/apollo.test.js) (TestApollo), and a @defer'red fragment
+//     rendered after the rest (apollo/defer.test.js) (TestApolloDefer);
+//   - relay-runtime consuming a @stream_connection, the multipart/mixed
+//     response parsed with meros (relay/stream.test.js) (TestRelayStream);
 //   - trusted documents under --documents=allowlist: Apollo Client's
 //     persisted-queries link with a manifest built by
 //     @apollo/generate-persisted-query-manifest (apollo/persisted.test.js,
@@ -20,11 +23,13 @@
 package clients_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,3 +283,89 @@ func TestRelay(t *testing.T) {
 
 // relayTests is the number of tests in relay/relay.test.js.
 const relayTests = 4
+
+// TestRelayStream runs relay/stream.test.js: relay-compiler's
+// @stream_connection over user 1's posts (four: the tiny data set's two
+// and two published here), through a network layer that parses the
+// multipart/mixed response with meros; the first edge comes in the
+// initial payload, each other one in a payload of its own, and Relay's
+// store ends with all of them in order.
+func TestRelayStream(t *testing.T) {
+	node, npm := requireTools(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	npmInstall(t, ctx, npm)
+	compileRelay(t, ctx, node)
+	cfg := startGateway(t, ctx, testenv.Embedded(t))
+	for _, c := range []string{"streamed three", "streamed four"} {
+		publish(t, cfg, c)
+	}
+	var posts []struct {
+		ID      string `json:"id"`
+		Content string `json:"content"`
+	}
+	var d struct {
+		User struct {
+			Posts struct {
+				Edges []struct {
+					Node struct {
+						ID      string `json:"id"`
+						Content string `json:"content"`
+					} `json:"node"`
+				} `json:"edges"`
+			} `json:"posts"`
+		} `json:"user"`
+	}
+	gqlPost(t, cfg.URL, cfg.UserToken, `query($id: ID!) { user(id: $id) { posts(first: 10) { edges { node { id content } } } } }`, map[string]any{"id": cfg.User}, &d)
+	for _, e := range d.User.Posts.Edges {
+		posts = append(posts, struct {
+			ID      string `json:"id"`
+			Content string `json:"content"`
+		}{e.Node.ID, e.Node.Content})
+	}
+	env, err := json.Marshal(struct {
+		relayConfig
+		Posts any `json:"posts"`
+	}{cfg, posts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := command(t, ctx, ".", []string{"GATEWAY_RELAY_TEST=" + string(env)}, node, "--test", "--test-reporter=spec", filepath.Join("relay", "stream.test.js"))
+	t.Logf("node --test:\n%s", out)
+	if !regexp.MustCompile(`(?m)^. pass 1$`).MatchString(out) || !regexp.MustCompile(`(?m)^. fail 0$`).MatchString(out) {
+		t.Error("want 1 passed Relay stream test and none failed")
+	}
+}
+
+// publish publishes a post of content as cfg's user 1.
+func publish(t *testing.T, cfg relayConfig, content string) {
+	t.Helper()
+	gqlPost(t, cfg.URL, cfg.UserToken, `mutation($c: String!) { publishPost(content: $c) { id } }`, map[string]any{"c": content}, nil)
+}
+
+// gqlPost posts query with token and decodes its data into v; it fails
+// the test on any error.
+func gqlPost(t *testing.T, url, token, query string, vars map[string]any, v any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, url+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []any           `json:"errors"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || len(r.Errors) > 0 {
+		t.Fatalf("%s: %v %v", query, r.Errors, err)
+	}
+	if v != nil {
+		if err := json.Unmarshal(r.Data, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

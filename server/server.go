@@ -269,7 +269,7 @@ func GraphQL(cfg Config) http.Handler {
 		svc.Media = cfg.Media
 	}
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
-		Schema: servedSchema(), // no @defer: see incremental.go
+		Schema: servedSchema(), // @stream declared: see incremental.go
 		Resolvers: &resolvers.Resolver{Svc: svc, Tokens: cfg.Tokens, EndingsOverBus: endings,
 			Uploads: resolvers.NewUploadLimiter(resolvers.UploadRate, resolvers.UploadWindow, cfg.Now)},
 		Directives: graph.DirectiveRoot{Authenticated: resolvers.Authenticated, HasRole: resolvers.HasRole(cfg.Svc.Org.Authz), HasPermission: resolvers.HasPermission},
@@ -284,7 +284,7 @@ func GraphQL(cfg Config) http.Handler {
 	// (package pushws); the legacy graphql-ws protocol with gqlgen's
 	// transport. Both count their connections in one gate.
 	gate := newWSGate(limit(cfg.MaxWebSocketsPerUser), limit(cfg.MaxWebSocketsPerAddress))
-	srv.AddTransport(newPushWS(cfg, gate))
+	srv.AddTransport(incrementalTransport{newPushWS(cfg, gate)})
 	srv.AddTransport(legacyWebsocket{Websocket: transport.Websocket{
 		Implementation: gorillaWebsocket{upgrader: websocket.Upgrader{
 			CheckOrigin: newOriginPolicy(cfg.CORSOrigins).checkWebSocket,
@@ -305,7 +305,7 @@ func GraphQL(cfg Config) http.Handler {
 	srv.Use(usage{})
 	markDeprecated()
 	srv.SetParserTokenLimit(limit(cfg.Limits.MaxTokens))
-	srv.SetValidationRulesFn(validationRules) // @defer and @stream refused
+	srv.SetValidationRulesFn(validationRules) // @defer and @stream on queries only
 	// Parsed and validated documents, and persisted queries, are cached by
 	// count and by total size: 1 MiB of query text each at most.
 	// queryLimits measures the cost of a query found there without parsing

@@ -91,6 +91,10 @@ func headerHasToken(h http.Header, name, token string) bool {
 // Do implements graphql.Transport.
 func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	media, ok := negotiate(r.Header.Values("Accept"))
+	multipart := acceptsMultipart(r.Header.Values("Accept"))
+	if !ok && multipart {
+		media, ok = mediaJSON, true
+	}
 	if !ok {
 		writeHTTPError(w, r, &httpError{status: http.StatusNotAcceptable, code: CodeNotAcceptable,
 			message: "the Accept header must allow application/graphql-response+json or application/json"})
@@ -135,10 +139,11 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	ctx := r.Context()
 	status := http.StatusOK
 	out := make([]*graphql.Response, len(params))
+	var rest func() *graphql.Response
 	for i, p := range params {
 		p.Headers = r.Header
 		var st int
-		out[i], st = t.run(ctx, exec, p, r.Method == http.MethodGet, media == mediaGraphQLResponse)
+		out[i], st, rest = t.run(ctx, exec, p, r.Method == http.MethodGet, media == mediaGraphQLResponse, multipart && !batch)
 		if !batch {
 			status = st
 		}
@@ -154,6 +159,10 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		if !batch {
 			status = http.StatusTooManyRequests
 		}
+	}
+	if rest != nil {
+		t.writeMultipart(w, status, out[0], rest)
+		return
 	}
 	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	if batch {
@@ -200,8 +209,12 @@ func writeResponse(w io.Writer, head, data, tail []byte) {
 	respbuf.Put(p)
 }
 
-// run executes one request and returns its response and HTTP status.
-func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *graphql.RawParams, get, graphqlResponse bool) (*graphql.Response, int) {
+// run executes one request and returns its response and HTTP status. An
+// operation with @defer or @stream is executed whole unless incremental
+// (the client accepts multipart/mixed): then rest returns its subsequent
+// payloads (nil after the last).
+func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *graphql.RawParams, get, graphqlResponse, incremental bool) (
+	resp *graphql.Response, status int, rest func() *graphql.Response) {
 	now := graphql.Now()
 	p.ReadTime = graphql.TraceTiming{Start: now, End: now}
 	opCtx, errs := exec.CreateOperationContext(ctx, p)
@@ -218,20 +231,27 @@ func (t httpTransport) run(ctx context.Context, exec graphql.GraphExecutor, p *g
 				status = http.StatusBadRequest
 			}
 		}
-		return exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs), status
+		return exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs), status, nil
 	}
 	switch op := opCtx.Operation.Operation; {
 	case op == ast.Mutation && get:
-		return errorResponse(CodeMethodNotAllowed, "a mutation must be sent with POST"), http.StatusMethodNotAllowed
+		return errorResponse(CodeMethodNotAllowed, "a mutation must be sent with POST"), http.StatusMethodNotAllowed, nil
 	case op == ast.Subscription:
 		status := http.StatusOK
 		if graphqlResponse {
 			status = http.StatusBadRequest
 		}
-		return errorResponse(CodeBadRequest, "subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws) at /graphql"), status
+		return errorResponse(CodeBadRequest, "subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws) at /graphql"), status, nil
+	case op == ast.Query && isIncremental(opCtx.Doc, opCtx.Operation):
+		if !incremental {
+			withoutIncremental(opCtx)
+			break
+		}
+		responses, ctx := incrementalExec{exec}.DispatchOperation(ctx, opCtx)
+		return responses(ctx), http.StatusOK, func() *graphql.Response { return responses(ctx) }
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	return responses(ctx), http.StatusOK
+	return responses(ctx), http.StatusOK, nil
 }
 
 // encode marshals resp, listing at most maxErrors errors and refusing a

@@ -175,7 +175,7 @@ func (t legacyWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql
 	defer release()
 	ops := &opLimit{max: t.maxOps, open: map[string]struct{}{}, gauge: WebSocketOperations.WithLabelValues(transportLegacyWS)}
 	defer ops.close()
-	t.Websocket.Do(w, r.WithContext(context.WithValue(ctx, opLimitKey{}, ops)), exec)
+	t.Websocket.Do(w, r.WithContext(context.WithValue(ctx, opLimitKey{}, ops)), wholeExec{exec})
 }
 
 // opLimit is the running operations of one connection of gqlgen's

@@ -17,8 +17,8 @@ import (
 
 // TestSchemaCommand checks `gateway schema`: its SDL loads as a schema by
 // itself, has no `extend`, and is the schema files of gqlgen.yml merged
-// (both formatted alike); the Node interface and its implementations are
-// in it.
+// (both formatted alike) with @defer and @stream declared; the Node
+// interface and its implementations are in it.
 func TestSchemaCommand(t *testing.T) {
 	var out bytes.Buffer
 	if err := schemaCmd(&out, nil); err != nil {
@@ -45,6 +45,22 @@ func TestSchemaCommand(t *testing.T) {
 		var b bytes.Buffer
 		formatter.NewFormatter(&b).FormatSchema(s)
 		return b.String()
+	}
+	// Beyond the files: @defer (gqlparser's, which its formatter leaves
+	// out) and @stream, which the gateway serves.
+	for name, args := range map[string]string{"defer": "if,label", "stream": "if,label,initialCount"} {
+		d := printed.Directives[name]
+		var got []string
+		if d != nil {
+			for _, a := range d.Arguments {
+				got = append(got, a.Name)
+			}
+		}
+		if strings.Join(got, ",") != args {
+			t.Errorf("@%s arguments: %v, want %s", name, got, args)
+		}
+		delete(printed.Directives, name)
+		delete(file.Directives, name)
 	}
 	if got, want := format(printed), format(file); got != want {
 		t.Errorf("printed schema differs from the schema files:\n%s\nwant\n%s", got, want)

@@ -51,8 +51,17 @@ func frameBytes(n, max int) int64 {
 	return total
 }
 
+// PayloadKey is the Extensions key of a response that is a payload encoded
+// whole, a json.RawMessage (incremental delivery's subsequent payloads,
+// which graphql.Response cannot express): its "next" message carries that
+// payload as it is.
+const PayloadKey = "\x00payload"
+
 // nextMessage is the "next" message of operation id carrying resp.
 func nextMessage(id string, resp *graphql.Response) message {
+	if b, ok := resp.Extensions[PayloadKey].(json.RawMessage); ok && len(resp.Extensions) == 1 {
+		return message{ID: id, Type: "next", Payload: b}
+	}
 	b, err := json.Marshal(resp)
 	if err != nil {
 		panic(err) // a response always marshals
