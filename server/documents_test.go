@@ -370,6 +370,39 @@ func TestTrustedDocumentsWebSocket(t *testing.T) {
 	}
 }
 
+// TestGraphiQLManifest: GraphiQL's sign-in ships as a manifest whose
+// documents are the very texts its bundle sends, each valid against the
+// schema, so that under --documents=allowlist `gateway documents add`
+// of it lets anyone sign in through GraphiQL (and RUN_ANY_OPERATION
+// holders then run any text).
+func TestGraphiQLManifest(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("graphiql", "persisted-query-manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := documents.ParseManifest(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 3 {
+		t.Fatalf("%d documents, want SignIn, SignedInAs and SignOut", len(docs))
+	}
+	for _, f := range []string{filepath.Join("graphiql", "_web", "src", "signin.jsx"), filepath.Join("graphiql", "dist", "graphiql", "graphiql.js")} {
+		code, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			if !bytes.Contains(code, []byte(d.Text)) {
+				t.Errorf("%s does not send the manifest's %q", f, d.Text)
+			}
+			if _, err := server.ValidateDocument(d.Text); err != nil {
+				t.Errorf("%q: %v", d.Text, err)
+			}
+		}
+	}
+}
+
 // TestAdminConsoleManifest checks server/admin/persisted-query-manifest.json
 // against the console's code (its sign-in's text, in the source and the
 // built bundle) and that, once added, the console signs in under
