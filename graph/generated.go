@@ -2946,7 +2946,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
-					result := <-ec.DeferredResults
+					var result graphql.DeferredResult
+					select {
+					case result = <-ec.DeferredResults:
+					case <-ctx.Done():
+						return nil
+					}
+
 					atomic.AddInt32(&ec.PendingDeferred, -1)
 					data = result.Result
 					response.Path = result.Path

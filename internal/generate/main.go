@@ -252,6 +252,9 @@ func rewrite(filename string, plain map[string]binding, ready []readyField) erro
 	if err := rewriteExecBuffers(f); err != nil {
 		return fmt.Errorf("%s: %w (did gqlgen change its Exec?)", filename, err)
 	}
+	if err := rewriteDeferredWait(f); err != nil {
+		return fmt.Errorf("%s: %w (did gqlgen change its Exec?)", filename, err)
+	}
 	astutil.AddImport(fset, f, respbufPath)
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
@@ -474,6 +477,85 @@ func rewriteExecBuffers(f *ast.File) error {
 		return fmt.Errorf("%d pairs var buf bytes.Buffer; data.MarshalGQL(&buf) in Exec rewritten, want 2 (Query and Mutation)", n)
 	}
 	return nil
+}
+
+// rewriteDeferredWait makes the Query case of Exec stop waiting for the
+// next deferred result when the request's context ends:
+//
+//	result := <-ec.DeferredResults
+//
+// becomes
+//
+//	var result graphql.DeferredResult
+//	select {
+//	case result = <-ec.DeferredResults:
+//	case <-ctx.Done():
+//		return nil
+//	}
+//
+// gqlgen's deferred fragments give up sending their result once the
+// context ends; a handler still waiting then would wait for good, a
+// goroutine and its operation's state lost with every request whose
+// client went away while a fragment was pending. It fails unless it
+// rewrites exactly one wait.
+func rewriteDeferredWait(f *ast.File) error {
+	n := 0
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil || fd.Recv == nil || fd.Name.Name != "Exec" {
+			continue
+		}
+		ast.Inspect(fd.Body, func(node ast.Node) bool {
+			block, ok := node.(*ast.BlockStmt)
+			if !ok {
+				return true
+			}
+			for i, st := range block.List {
+				if !isDeferredWait(st) {
+					continue
+				}
+				recv := &ast.UnaryExpr{Op: token.ARROW, X: sel("ec", "DeferredResults")}
+				wait := []ast.Stmt{
+					&ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{&ast.ValueSpec{
+						Names: []*ast.Ident{ast.NewIdent("result")}, Type: sel("graphql", "DeferredResult")}}}},
+					&ast.SelectStmt{Body: &ast.BlockStmt{List: []ast.Stmt{
+						&ast.CommClause{Comm: &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("result")}, Tok: token.ASSIGN, Rhs: []ast.Expr{recv}}},
+						&ast.CommClause{Comm: &ast.ExprStmt{X: &ast.UnaryExpr{Op: token.ARROW, X: &ast.CallExpr{Fun: sel("ctx", "Done")}}},
+							Body: []ast.Stmt{&ast.ReturnStmt{Results: []ast.Expr{ast.NewIdent("nil")}}}},
+					}}},
+				}
+				block.List = slices.Concat(block.List[:i], wait, block.List[i+1:])
+				n++
+				return true
+			}
+			return true
+		})
+	}
+	if n != 1 {
+		return fmt.Errorf("%d waits result := <-ec.DeferredResults in Exec rewritten, want 1 (Query)", n)
+	}
+	return nil
+}
+
+// isDeferredWait reports whether s is `result := <-ec.DeferredResults`.
+func isDeferredWait(s ast.Stmt) bool {
+	a, ok := s.(*ast.AssignStmt)
+	if !ok || a.Tok != token.DEFINE || len(a.Lhs) != 1 || len(a.Rhs) != 1 {
+		return false
+	}
+	if id, ok := a.Lhs[0].(*ast.Ident); !ok || id.Name != "result" {
+		return false
+	}
+	u, ok := a.Rhs[0].(*ast.UnaryExpr)
+	if !ok || u.Op != token.ARROW {
+		return false
+	}
+	x, ok := u.X.(*ast.SelectorExpr)
+	if !ok || x.Sel.Name != "DeferredResults" {
+		return false
+	}
+	id, ok := x.X.(*ast.Ident)
+	return ok && id.Name == "ec"
 }
 
 // isBufferDecl reports whether s is `var buf bytes.Buffer`.
