@@ -58,6 +58,10 @@ type indexRow struct {
 	ts   int64
 }
 
+// checker is the service as fsck's pass of provisioning runs it: the
+// check's scans, issues and repairs, apart from the service's calls.
+type checker struct{ *Service }
+
 // fsckCheck is provisioning's check, registered by New.
 func (s *Service) fsckCheck() check.Check {
 	return check.Check{Name: "provision", Start: func(p *check.Pass) check.Run {
@@ -71,12 +75,12 @@ func (s *Service) fsckCheck() check.Check {
 					ext: text(r, tables.ColExternalID), by: text(r, tables.ColProvisionedBy),
 					closed: r.Value(tables.FamInfo, tables.ColClosedAt) != nil, ts: check.NewestTS(r)}
 			},
-			Check: func(ctx context.Context) error { return s.check(ctx, p, users) },
+			Check: func(ctx context.Context) error { return checker{s}.check(ctx, p, users) },
 		}
 	}}
 }
 
-func (s *Service) check(ctx context.Context, p *check.Pass, users map[weibo.UserID]*checkedUser) error {
+func (s checker) check(ctx context.Context, p *check.Pass, users map[weibo.UserID]*checkedUser) error {
 	if err := s.checkNames(ctx, p, users); err != nil {
 		return err
 	}
@@ -167,7 +171,7 @@ func (s *Service) check(ctx context.Context, p *check.Pass, users map[weibo.User
 }
 
 // indexMissing reports (and writes) the missing index row of object id.
-func (s *Service) indexMissing(ctx context.Context, p *check.Pass, kind byte, ext string, id uint64, ts int64) error {
+func (s checker) indexMissing(ctx context.Context, p *check.Pass, kind byte, ext string, id uint64, ts int64) error {
 	return p.Issue(IssueIndexMissing, ts, func() (bool, error) {
 		return true, s.putIndex(ctx, kind, ext, id, p.Now())
 	}, "%c %d has externalId %q without its index row", kind, id, ext)
@@ -175,7 +179,7 @@ func (s *Service) indexMissing(ctx context.Context, p *check.Pass, kind byte, ex
 
 // groupExternalIDs reads the externalId of every department and role
 // holding one: "d<id>" or "r<id>" → externalId.
-func (s *Service) groupExternalIDs(ctx context.Context, p *check.Pass) (map[string]string, error) {
+func (s checker) groupExternalIDs(ctx context.Context, p *check.Pass) (map[string]string, error) {
 	out := map[string]string{}
 	for _, t := range []struct {
 		table string
@@ -211,7 +215,7 @@ func (s *Service) groupExternalIDs(ctx context.Context, p *check.Pass) (map[stri
 // naming a user who holds neither that username nor that login name is
 // stale; a user's login name without its row is missing. It drops from
 // users those whose username's row does not name them.
-func (s *Service) checkNames(ctx context.Context, p *check.Pass, users map[weibo.UserID]*checkedUser) error {
+func (s checker) checkNames(ctx context.Context, p *check.Pass, users map[weibo.UserID]*checkedUser) error {
 	claimed := map[string]weibo.UserID{}
 	var stale []func() error
 	err := p.Scan(ctx, &hbase.Scan{Table: tables.Usernames}, func(r *hbase.Result) {
@@ -266,7 +270,7 @@ func (s *Service) checkNames(ctx context.Context, p *check.Pass, users map[weibo
 // undoUser deletes a user whose create lost its login name and died: its
 // username's row, its users row, its managed and index rows; then
 // recounts the users.
-func (s *Service) undoUser(ctx context.Context, uid weibo.UserID, u *checkedUser) error {
+func (s checker) undoUser(ctx context.Context, uid weibo.UserID, u *checkedUser) error {
 	if err := s.Accounts.ReleaseLoginName(ctx, u.username, uid); err != nil {
 		return err
 	}
@@ -286,7 +290,7 @@ func (s *Service) undoUser(ctx context.Context, uid weibo.UserID, u *checkedUser
 }
 
 // checkClosed reports a closed user whose close did not finish.
-func (s *Service) checkClosed(ctx context.Context, p *check.Pass, uid weibo.UserID, u *checkedUser) error {
+func (s checker) checkClosed(ctx context.Context, p *check.Pass, uid weibo.UserID, u *checkedUser) error {
 	unfinished, err := s.closeUnfinished(ctx, uid)
 	if err != nil || !unfinished {
 		return err
@@ -298,7 +302,7 @@ func (s *Service) checkClosed(ctx context.Context, p *check.Pass, uid weibo.User
 
 // closeUnfinished reports whether closed user uid is not suspended for
 // good, or holds a department or role cell.
-func (s *Service) closeUnfinished(ctx context.Context, uid weibo.UserID) (bool, error) {
+func (s checker) closeUnfinished(ctx context.Context, uid weibo.UserID) (bool, error) {
 	good, err := s.suspendedForGood(ctx, uid)
 	if err != nil || !good {
 		return true, err
