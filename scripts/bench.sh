@@ -61,6 +61,9 @@
 #   BENCH_GATEWAY   a prebuilt gateway binary to measure instead of building bin/gateway from
 #                   the working tree (to alternate two builds: without it every run rebuilds
 #                   bin/gateway, so copying another binary there measures the tree's build)
+#   BENCH_PORT      the gateway's port (default 18480; port+1 its pprof, port+2 and
+#                   port+3 push-latency's second gateway and bus); a port something
+#                   already serves fails the run
 #   GATEWAY_DATASETS  directory of the data set files (default ../shared/datasets)
 #
 # HBase CPU ms/req is the CPU time of the HBase JVMs make hbase-up started
@@ -156,6 +159,11 @@ trap cleanup EXIT
 # one address's WebSocket connections (every load client is 127.0.0.1).
 start_gateway() {
 	local args
+	# Another process on the port would pass the readiness probe and be measured.
+	if curl -s -o /dev/null "$base/readyz"; then
+		echo "bench: something already serves $base: set BENCH_PORT" >&2
+		return 1
+	fi
 	case $1 in
 	embedded) args=(--data "$data") ;;
 	hbase) args=(--store hbase --hbase-zk "$zk" --namespace "$ns" --migrate) ;;
@@ -176,6 +184,10 @@ stop_gateway() {
 # start_gateway2: a second gateway on the HBase store, on port+2, whose bus
 # connects to the first's (which start_gateway started with --nats-listen).
 start_gateway2() {
+	if curl -s -o /dev/null "http://127.0.0.1:$((port + 2))/readyz"; then
+		echo "bench: something already serves port $((port + 2)): set BENCH_PORT" >&2
+		return 1
+	fi
 	GATEWAY_JWT_SECRET=$jwt_secret \
 		"$gateway" serve --store hbase --hbase-zk "$zk" --namespace "$ns" --nats-url "nats://127.0.0.1:$((port + 3))" \
 		--addr "127.0.0.1:$((port + 2))" --rate-limit 0 --max-ws-connections-per-address 0 >"$out/gateway2.log" 2>&1 &

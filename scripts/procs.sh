@@ -33,7 +33,7 @@ stop_pid() {
 # Prints the ZooKeeper address.
 hbase_restart() {
 	echo "bench: restarting HBase after the import" >&2
-	bash scripts/hbase-down.sh >&2
+	bash scripts/hbase-down.sh >&2 || return 1
 	HBASE_CLEAN=0 HBASE_ZK_PORT=${1##*:} make -s hbase-up | tail -n 1
 }
 
