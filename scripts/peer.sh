@@ -38,8 +38,9 @@
 #       the former hot set), in a random order of a fixed seed, each with a JWT
 #       signed by bench/peer/load -readers (0: all; .data/bench/peer-users.json);
 #       before the runs, bench/peer/load -check compares each one's page from the
-#       peer with the data set's home timeline; the gateway's runs draw from the
-#       same readers (scripts/bench.sh's BENCH_USERS)
+#       peer with the data set's home timeline; with all, the gateway's runs draw
+#       from the same readers (scripts/bench.sh's BENCH_USERS; a number picks
+#       another set of that size there)
 #
 # The gateway's HBase: BENCH_HBASE_ZK names a running one (BENCH_HBASE_DIR its
 # .hbase directory, whose pid files give its CPU, heap and block cache);
