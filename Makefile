@@ -55,11 +55,16 @@ soak:
 # subscriptions: store calls/s, RSS each) and BENCH=push-latency (publish ->
 # delivery over 2 gateways sharing the bus, HBase) run the Go load client
 # bench/live; BENCH=peer runs the home page against PostGraphile over
-# PostgreSQL, alternated (scripts/peer.sh); BENCH=media the pictures:
+# PostgreSQL, alternated (scripts/peer.sh; the HBase it starts has
+# HBASE_HEAP=6g); BENCH=media the pictures:
 # thumbnails served against nginx serving the same bytes (apt-get install
 # nginx), uploads of 12-megapixel JPEGs (scripts/bench-media.sh,
 # bench/media); BENCH=<regexp> naming none of
-# these runs the Go benchmarks instead. See scripts/bench.sh and
+# these runs the Go benchmarks instead. The home-page scripts and the peer
+# draw their readers from every user who follows someone (BENCH_USERS=all,
+# the default; a number picks that many), and an HBase the benchmark
+# started is restarted after an import and left to settle (compaction and
+# flush queues empty) before it is measured. See scripts/bench.sh and
 # docs/benchmarks.md.
 bench: build
 	bash scripts/bench.sh

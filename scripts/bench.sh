@@ -37,7 +37,12 @@
 #   BENCH_DURATION  measured run per script (default 30s), after BENCH_WARMUP (default 10s)
 #   BENCH_VUS       k6 virtual users, closed loop (default 32)
 #   BENCH_RUNS      measured runs per script (default 1; the docs give medians of 3)
-#   BENCH_USERS     readers logged in for the run (default 100)
+#   BENCH_USERS     the readers: all (default), every user of the edge list who follows
+#                   someone (A of a line "A B", A != B: 5,395 on the full data set), in a
+#                   random order of a fixed seed; or a number, that many of them (the
+#                   first of that order: BENCH_USERS=100 is the former hot set). Their
+#                   tokens are minted with the gateway's secret by bin/bench-users
+#                   (bench/users), not obtained by logging in
 #   BENCH_DAY       HBase only: import just this day's posts (YYYY-MM-DD; all users and
 #                   follows), in a namespace of its own, instead of the full data set (~70 s)
 #   BENCH_SCALE     the data set made this many times larger (gateway seed --scale, default 1):
@@ -46,11 +51,19 @@
 #                   missing) instead of bench_full or bench_day_YYYYMMDD
 #   BENCH_HBASE_ZK  use this running HBase (e.g. $(cat /work/plan/hbase.zk)) instead of
 #                   starting (and stopping) one with make hbase-up
+#   BENCH_HBASE_RESTART  1: the HBase of BENCH_HBASE_ZK is the one make hbase-up started
+#                   from this tree (scripts/peer.sh sets it for the HBase it starts):
+#                   restarted after an import as one started here
+#   BENCH_SETTLE_TIMEOUT  seconds to wait, at most, for HBase to settle after an import
+#                   (default 600; see below)
 #   BENCH_PPROF     a file: take a 20 s CPU profile of the gateway during each measured run
 #                   (FILE.<store>.<script>.pprof; needs go tool pprof to read)
 #   BENCH_GATEWAY   a prebuilt gateway binary to measure instead of building bin/gateway from
 #                   the working tree (to alternate two builds: without it every run rebuilds
 #                   bin/gateway, so copying another binary there measures the tree's build)
+#   BENCH_PORT      the gateway's port (default 18480; port+1 its pprof, port+2 and
+#                   port+3 push-latency's second gateway and bus); a port something
+#                   already serves fails the run
 #   GATEWAY_DATASETS  directory of the data set files (default ../shared/datasets)
 #
 # HBase CPU ms/req is the CPU time of the HBase JVMs make hbase-up started
@@ -61,7 +74,14 @@
 #
 # The embedded store is imported once into .data/bench-full and reused
 # (rm -rf it to import again); the HBase namespace bench_full (or
-# bench_day_YYYYMMDD) is imported when its users are missing. like,
+# bench_day_YYYYMMDD) is imported when its users are missing. After an
+# import into an HBase started here (or BENCH_HBASE_RESTART=1), that HBase
+# is restarted with the same settings and its data (scripts/procs.sh
+# hbase_restart); after any import into HBase the benchmark waits until it
+# has settled: its RegionServers' compaction and flush queues empty for
+# 10 s in a row (hbase_settle; for an HBase started elsewhere only when
+# BENCH_HBASE_DIR names its .hbase directory). The results header says
+# how many readers the run draws from. like,
 # comment, publish, delete and follow write to the store (like, delete and
 # follow undo what they do; comment and publish add comments and posts):
 # they run after the reads.
@@ -90,7 +110,9 @@ duration=${BENCH_DURATION:-30s}
 warmup=${BENCH_WARMUP:-10s}
 vus=${BENCH_VUS:-32}
 runs=${BENCH_RUNS:-1}
-nusers=${BENCH_USERS:-100}
+nusers=${BENCH_USERS:-all}
+[[ $nusers == all || $nusers =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_USERS=$nusers: want all or a positive number" >&2; exit 2; }
+jwt_secret=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret}
 port=${BENCH_PORT:-18480}
 datasets=${GATEWAY_DATASETS:-../shared/datasets}
 edges=$datasets/higgs_social_network_prefix355k.edgelist.gz
@@ -114,6 +136,7 @@ else
 	make -s build >&2
 fi
 go build -o bin/live ./bench/live
+go build -o bin/bench-users ./bench/users
 # Each subscription is a socket in the client and one in the gateway.
 if [[ " $bench " == *" idle-subs "* ]] && (($(ulimit -n) < ${BENCH_SUBS:-10000} + 1000)); then
 	ulimit -n "$(ulimit -Hn)"
@@ -136,13 +159,18 @@ trap cleanup EXIT
 # one address's WebSocket connections (every load client is 127.0.0.1).
 start_gateway() {
 	local args
+	# Another process on the port would pass the readiness probe and be measured.
+	if curl -s -o /dev/null "$base/readyz"; then
+		echo "bench: something already serves $base: set BENCH_PORT" >&2
+		return 1
+	fi
 	case $1 in
 	embedded) args=(--data "$data") ;;
 	hbase) args=(--store hbase --hbase-zk "$zk" --namespace "$ns" --migrate) ;;
 	esac
 	local pp=()
 	[[ -n ${BENCH_PPROF:-} ]] && pp=(--pprof-addr 127.0.0.1:$((port + 1)))
-	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+	GATEWAY_JWT_SECRET=$jwt_secret \
 		"$gateway" serve "${args[@]}" "${pp[@]}" "${gw_extra[@]}" --addr "127.0.0.1:$port" --rate-limit 0 --max-ws-connections-per-address 0 >"$out/gateway.log" 2>&1 &
 	gw_pid=$!
 	wait_ready "$gw_pid" "$out/gateway.log" "bench: the gateway" curl -sf "$base/readyz"
@@ -156,7 +184,11 @@ stop_gateway() {
 # start_gateway2: a second gateway on the HBase store, on port+2, whose bus
 # connects to the first's (which start_gateway started with --nats-listen).
 start_gateway2() {
-	GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+	if curl -s -o /dev/null "http://127.0.0.1:$((port + 2))/readyz"; then
+		echo "bench: something already serves port $((port + 2)): set BENCH_PORT" >&2
+		return 1
+	fi
+	GATEWAY_JWT_SECRET=$jwt_secret \
 		"$gateway" serve --store hbase --hbase-zk "$zk" --namespace "$ns" --nats-url "nats://127.0.0.1:$((port + 3))" \
 		--addr "127.0.0.1:$((port + 2))" --rate-limit 0 --max-ws-connections-per-address 0 >"$out/gateway2.log" 2>&1 &
 	gw2_pid=$!
@@ -184,7 +216,7 @@ run_idle_subs() {
 	for q in ${BENCH_LIVE_QUERY:-events updates notifications}; do
 		stop_gateway
 		start_gateway "$store"
-		line=$(GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+		line=$(GATEWAY_JWT_SECRET=$jwt_secret \
 			./bin/live idle -url "$base" -ids "$out/idle-ids.txt" -n "$n" -pid "$gw_pid" -query "$q" \
 			-window "${BENCH_IDLE_WINDOW:-60s}")
 		live_row "$line"
@@ -205,7 +237,7 @@ run_push_latency() {
 	start_gateway "$store"
 	gw_extra=()
 	start_gateway2
-	line=$(GATEWAY_JWT_SECRET=${GATEWAY_JWT_SECRET:-bench-secret-bench-secret-bench-secret} \
+	line=$(GATEWAY_JWT_SECRET=$jwt_secret \
 		./bin/live latency -url "$base,http://127.0.0.1:$((port + 2))" -ids "$out/push-fans.txt" -author "$a" \
 		-rate "${BENCH_PUBLISH_RATE:-2}" -duration "$duration" -warmup "$warmup")
 	live_row "author=u$a $line"
@@ -233,8 +265,10 @@ login() {
 }
 
 # pick_users: from the edge list ("A B": A follows B; user n is u<n>),
-# BENCH_USERS random readers who follow someone (each with a follow target
-# among the authors that it does not follow), the 200 most-followed users
+# the readers of BENCH_USERS: every user who follows someone (all), or
+# that many of them, in a random order (each with a follow target among
+# the users who follow someone that it does not follow; the first k of
+# all are the pick of k), the 200 most-followed users
 # (who hold the most posts: the import gives posts to authors by fan count),
 # the most-followed user and 32 of its fans. A reader's target is a user
 # it does not follow (follow.js follows and unfollows it). Deterministic (fixed seed).
@@ -243,6 +277,8 @@ pick_users() {
 		{ if ($1 != $2) { follows[$1 " " $2] = 1; if (!($1 in isf)) { isf[$1] = 1; fl[++nf] = $1 }; fans[$2]++; fanof[$2] = fanof[$2] " " $1 } }
 		END {
 			for (u in fans) print "C", fans[u], u
+			print "FOLLOWERS", nf
+			if (n == "all") n = nf
 			srand(42)
 			m = nf
 			for (i = 0; i < n && nf > 0; i++) {
@@ -255,31 +291,29 @@ pick_users() {
 	grep '^C ' "$out/graph.txt" | sort -k2,2nr -k3,3n | awk 'NR <= 200 {print $3}' >"$out/authors.txt"
 	top=$(sed -n 1p "$out/authors.txt")
 	grep '^R ' "$out/graph.txt" | cut -d' ' -f2- >"$out/readers.txt"
+	followers=$(awk '$1 == "FOLLOWERS" {print $2}' "$out/graph.txt")
 	grep "^FANS $top " "$out/graph.txt" | cut -d' ' -f3- | tr ' ' '\n' | awk 'NF && ++k <= 32' >"$out/fans.txt"
 }
 
-# users_json: log the picked users in and write $out/users.json for k6.
+# users_json: $out/users.json for k6, the picked users with tokens minted
+# with the gateway's secret (bin/bench-users).
 users_json() {
-	local f=$out/users.json sep="" id tok
-	{
-		printf '{"readers":['
-		while read -r id target; do
-			tok=$(login "u$id")
-			[[ -n $tok ]] || { echo "bench: login of u$id failed" >&2; return 1; }
-			printf '%s{"id":"%s","username":"u%s","token":"%s","target":"%s"}' "$sep" "$id" "$id" "$tok" "$target"
-			sep=,
-		done <"$out/readers.txt"
-		printf '],"authors":[%s],' "$(paste -sd, "$out/authors.txt")"
-		printf '"author":{"id":"%s","username":"u%s","token":"%s"},' "$top" "$top" "$(login "u$top")"
-		printf '"fans":['
-		sep=""
-		while read -r id; do
-			printf '%s{"id":"%s","username":"u%s","token":"%s"}' "$sep" "$id" "$id" "$(login "u$id")"
-			sep=,
-		done <"$out/fans.txt"
-		printf ']}\n'
-	} >"$f.tmp"
-	mv "$f.tmp" "$f"
+	GATEWAY_JWT_SECRET=$jwt_secret ./bin/bench-users -url "$base" -readers "$out/readers.txt" \
+		-authors "$out/authors.txt" -fans "$out/fans.txt" -author "$top" -out "$out/users.json"
+}
+
+# seeded_hbase: after an import into HBase, restarts it when it is this
+# tree's (started here, or BENCH_HBASE_RESTART=1), then waits for it to
+# settle when its .hbase directory is known.
+seeded_hbase() {
+	if [[ -n $hbase_started || ${BENCH_HBASE_RESTART:-} == 1 ]]; then
+		zk=$(hbase_restart "$zk")
+		hbase_settle .hbase
+	elif [[ -n ${BENCH_HBASE_DIR:-} ]]; then
+		hbase_settle "$BENCH_HBASE_DIR"
+	else
+		echo "bench: HBase of $zk started elsewhere without BENCH_HBASE_DIR: not waiting for it to settle" >&2
+	fi
 }
 
 cpu_seconds() { curl -sf "$base/metrics" | awk '$1 == "process_cpu_seconds_total" {print $2}'; }
@@ -306,6 +340,10 @@ run_k6() {
 		./bin/k6 run --quiet --no-usage-report "bench/k6/$1.js"
 }
 
+pick_users
+[[ -z $k6_scripts ]] ||
+	printf '\nbench: readers %s of the %s users who follow someone (BENCH_USERS=%s), %s VUs\n' \
+		"$(grep -c '' "$out/readers.txt")" "$followers" "$nusers" "$vus" | tee -a "$results"
 [[ -z $k6_scripts ]] ||
 	printf '\n| date | store | script | VUs | req/s | p50 ms | p95 ms | p99 ms | gateway CPU ms/req | HBase CPU ms/req | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
 
@@ -332,11 +370,11 @@ for store in $stores; do
 	*) echo "bench: BENCH_STORE: unknown store $store" >&2; exit 2 ;;
 	esac
 	start_gateway "$store"
-	pick_users
 	if [[ -z $(login "u$top") ]]; then
 		[[ $store == hbase ]] || { echo "bench: $data has no u$top: rm -rf $data" >&2; exit 1; }
 		stop_gateway
 		seed --store hbase --hbase-zk "$zk" --namespace "$ns"
+		seeded_hbase
 		start_gateway "$store"
 	fi
 	[[ " $bench " == *" idle-subs "* ]] && run_idle_subs

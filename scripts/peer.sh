@@ -33,20 +33,30 @@
 #       GraphiQL, no query log, its default pool of 10 connections, PEER_WORKERS
 #       Node processes (default 1: the CLI's default; more uses --cluster-workers);
 #       started afresh for each run, as bench.sh starts the gateway
-#   the readers: BENCH_USERS random users who follow someone (a fixed seed), each
-#       with a JWT signed by bench/peer/load (.data/bench/peer-users.json); before
-#       the runs, bench/peer/load -check compares each one's page from the peer
-#       with the data set's home timeline
+#   the readers: BENCH_USERS, by default all: every user who follows someone
+#       (5,395 on the full data set; a number: that many of them, BENCH_USERS=100
+#       the former hot set), in a random order of a fixed seed, each with a JWT
+#       signed by bench/peer/load -readers (0: all; .data/bench/peer-users.json);
+#       before the runs, bench/peer/load -check compares each one's page from the
+#       peer with the data set's home timeline; with all, the gateway's runs draw
+#       from the same readers (scripts/bench.sh's BENCH_USERS; a number picks
+#       another set of that size there)
 #
 # The gateway's HBase: BENCH_HBASE_ZK names a running one (BENCH_HBASE_DIR its
 # .hbase directory, whose pid files give its CPU, heap and block cache);
 # without it, one is started here for all the runs with make hbase-up, heap
-# HBASE_HEAP (default 10g: HBase's block cache is hfile.block.cache.size, 0.4
-# of the heap, so 4 GB as the peer's shared buffers), and stopped on exit.
+# HBASE_HEAP (default 6g, as the issue measures: HBase's block cache is
+# hfile.block.cache.size, 0.4 of the heap, so 2.4 GB), and stopped on exit.
+# When the first gateway run imports the data set into it, scripts/bench.sh
+# restarts it (same heap, same ZooKeeper port, data kept) and waits until
+# it has settled (compaction and flush queues empty for 10 s, at most
+# BENCH_SETTLE_TIMEOUT s, default 600); into an HBase of BENCH_HBASE_ZK it
+# only waits, and only when BENCH_HBASE_DIR is given.
 #
 # Settings (environment): BENCH_RUNS (pairs, default 3), BENCH_DURATION
 # (default 30s), BENCH_WARMUP (default 10s), BENCH_VUS (default 32),
-# BENCH_USERS (default 100), GATEWAY_DATASETS (default ../shared/datasets),
+# BENCH_USERS (default all), BENCH_SETTLE_TIMEOUT (default 600), HBASE_HEAP
+# (default 6g), GATEWAY_DATASETS (default ../shared/datasets),
 # PEER_PG_BIN, PEER_PG_PORT, PEER_PG_SHARED_BUFFERS, PEER_PORT, PEER_WORKERS,
 # PEER_JWT_SECRET.
 set -euo pipefail
@@ -57,7 +67,11 @@ runs=${BENCH_RUNS:-3}
 duration=${BENCH_DURATION:-30s}
 warmup=${BENCH_WARMUP:-10s}
 vus=${BENCH_VUS:-32}
-nusers=${BENCH_USERS:-100}
+nusers=${BENCH_USERS:-all}
+[[ $nusers == all || $nusers =~ ^[1-9][0-9]*$ ]] || { echo "peer: BENCH_USERS=$nusers: want all or a positive number" >&2; exit 2; }
+readers=$nusers # bench/peer/load -readers
+[[ $nusers != all ]] || readers=0
+hbase_heap=${HBASE_HEAP:-6g}
 pg_bin=${PEER_PG_BIN:-/usr/lib/postgresql/15/bin}
 pg_port=${PEER_PG_PORT:-25432}
 shared_buffers=${PEER_PG_SHARED_BUFFERS:-4GB}
@@ -186,7 +200,7 @@ run_peer() {
 run_gateway() {
 	local row
 	row=$(BENCH=home BENCH_STORE=hbase BENCH_RUNS=1 BENCH_HBASE_ZK=$zk BENCH_HBASE_DIR=$hbase_dir \
-		BENCH_DURATION=$duration BENCH_WARMUP=$warmup BENCH_VUS=$vus BENCH_USERS=$nusers bash scripts/bench.sh |
+		BENCH_HBASE_RESTART=$hbase_started HBASE_HEAP=$hbase_heap BENCH_DURATION=$duration BENCH_WARMUP=$warmup BENCH_VUS=$vus BENCH_USERS=$nusers bash scripts/bench.sh |
 		grep '^| [0-9-]* | hbase | home |' | tail -n 1)
 	[[ -n $row ]] || { echo "peer: the gateway run gave no result" >&2; return 1; }
 	# bench.sh's row: date store script VUs req/s p50 p95 p99 gateway-ms HBase-ms RSS load
@@ -214,7 +228,7 @@ hbase_settings() {
 install_peer
 start_pg
 load
-./bin/peer-load -users "$out/peer-users.json" -secret "$secret" -readers "$nusers" \
+./bin/peer-load -users "$out/peer-users.json" -secret "$secret" -readers "$readers" \
 	-edges "$datasets/higgs_social_network_prefix355k.edgelist.gz" \
 	-posts "$datasets/weibo_covid19_posts_2020-03-01_to_2020-03-20.csv.gz" 2>/dev/null
 # Every reader's page as the data set has it: the same pages as the gateway's.
@@ -229,14 +243,14 @@ zk=${BENCH_HBASE_ZK:-}
 hbase_dir=${BENCH_HBASE_DIR:-$PWD/.hbase}
 if [[ -z $zk ]]; then
 	hbase_started=1
-	zk=$(HBASE_HEAP=${HBASE_HEAP:-10g} HBASE_CLEAN=${HBASE_CLEAN:-0} make -s hbase-up | tail -n 1)
+	zk=$(HBASE_HEAP=$hbase_heap HBASE_CLEAN=${HBASE_CLEAN:-0} make -s hbase-up | tail -n 1)
 	hbase_dir=$PWD/.hbase
 fi
 
-printf '\npeer: PostgreSQL %s shared_buffers %s, PostGraphile %s (Node processes: %s, pool 10); %s; %s VUs, %s after %s warm-up\n' \
+printf '\npeer: PostgreSQL %s shared_buffers %s, PostGraphile %s (Node processes: %s, pool 10); %s; %s VUs, %s after %s warm-up; readers %s (BENCH_USERS=%s)\n' \
 	"$("$pg_bin/postgres" --version | awk '{print $3}')" "$shared_buffers" \
 	"$(node -p "require('./bench/peer/node_modules/postgraphile/package.json').version")" "$workers" \
-	"$(hbase_settings)" "$vus" "$duration" "$warmup" | tee -a "$results"
+	"$(hbase_settings)" "$vus" "$duration" "$warmup" "$(grep -o '"token":' "$out/peer-users.json" | wc -l)" "$nusers" | tee -a "$results"
 printf '| date | pair | server | req/s | p50 ms | p99 ms | server CPU ms/page | | | load avg |\n|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$results"
 for k in $(seq "$runs"); do
 	run_peer "$k"

@@ -2,9 +2,10 @@
 // the gateway's address, the users file and a GraphQL POST.
 //
 // Environment: GATEWAY_URL (default http://127.0.0.1:8080), USERS_FILE
-// (the JSON file scripts/bench.sh writes: {"readers": [{id, username,
-// token}], "author": {...}, "fans": [...]}), VUS (default 32), DURATION
-// (default 30s).
+// (the JSON file scripts/bench.sh writes with bin/bench-users:
+// {"readers": [{id, username, token, target}], "authors": [ids],
+// "author": {...}, "fans": [...]}; by default every user who follows
+// someone is a reader), VUS (default 32), DURATION (default 30s).
 import http from 'k6/http';
 import { check, fail } from 'k6';
 import { SharedArray } from 'k6/data';

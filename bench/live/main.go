@@ -22,12 +22,10 @@
 // number in their content, and checked against the id publishPost
 // returned.
 //
-// Tokens are minted here, not obtained by logging in (10,000 logins would
-// cost minutes of bcrypt): the secret is GATEWAY_JWT_SECRET, the gateway's,
-// and each token carries the user's creation time read through GraphQL
-// (user(id) { createdAt }) and token generation 0, as `gateway seed`
-// leaves it. A token the gateway refuses fails the subscription, and the
-// run.
+// Tokens are minted (bench/internal/tokens), not obtained by logging in
+// (10,000 logins would cost minutes of bcrypt): the secret is
+// GATEWAY_JWT_SECRET, the gateway's. A token the gateway refuses fails the
+// subscription, and the run.
 package main
 
 import (
@@ -50,7 +48,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/bench/internal/tokens"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -142,42 +140,15 @@ func readIDs(path string) ([]weibo.UserID, error) {
 	return ids, sc.Err()
 }
 
-// mintTokens returns a token for each user of ids, reading their creation
-// times through base, 50 users a request.
+// mintTokens returns a token for each user of ids (tokens.Mint with the
+// gateway's secret, GATEWAY_JWT_SECRET), reading their creation times
+// through base.
 func mintTokens(base string, ids []weibo.UserID) ([]string, error) {
 	secret := os.Getenv("GATEWAY_JWT_SECRET")
 	if secret == "" {
 		return nil, errors.New("GATEWAY_JWT_SECRET is unset: tokens are minted with the gateway's secret")
 	}
-	iss := auth.NewIssuer([]byte(secret), 24*time.Hour)
-	toks := make([]string, len(ids))
-	for lo := 0; lo < len(ids); lo += 50 {
-		hi := min(lo+50, len(ids))
-		var q strings.Builder
-		q.WriteString("query {")
-		for i := lo; i < hi; i++ {
-			fmt.Fprintf(&q, " u%d: user(id: %q) { createdAt }", i, ids[i].String())
-		}
-		q.WriteString(" }")
-		var data map[string]*struct {
-			CreatedAt time.Time `json:"createdAt"`
-		}
-		if err := gql(base, "", q.String(), nil, &data); err != nil {
-			return nil, fmt.Errorf("read users: %w", err)
-		}
-		for i := lo; i < hi; i++ {
-			u := data["u"+strconv.Itoa(i)]
-			if u == nil {
-				return nil, fmt.Errorf("user %s does not exist", ids[i])
-			}
-			t, err := iss.Issue(ids[i], u.CreatedAt, 0)
-			if err != nil {
-				return nil, err
-			}
-			toks[i] = t
-		}
-	}
-	return toks, nil
+	return tokens.Mint(context.Background(), base, []byte(secret), ids)
 }
 
 // wsMsg is a graphql-transport-ws message.

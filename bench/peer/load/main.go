@@ -4,7 +4,7 @@
 // of bench/k6/peer-home.js with a JWT per reader.
 //
 //	load -db postgres://postgres@127.0.0.1:25432/weibo   COPY users, follows, posts, inbox
-//	load -users .data/bench/peer-users.json -secret S     the k6 users file
+//	load -users .data/bench/peer-users.json -secret S [-readers N]   the k6 users file
 //	load -check http://127.0.0.1:25480/graphql -users F   each reader's home page as the data set has it
 //
 // The tables are those of bench/peer/schema.sql, empty; each is streamed as
@@ -12,6 +12,11 @@
 // gateway's home-timeline entries (dataset.TimelineIndexes of every user):
 // both systems serve the same precomputed timelines. Post ids are the
 // posts' positions in the data set, from 1.
+//
+// The readers of the users file are the users who follow someone (of an
+// edge-list line "A B" with A != B, user A), shuffled with a fixed seed:
+// -readers 0 (the default) writes all of them, -readers N the first N of
+// that order (N random ones, the same every run).
 package main
 
 import (
@@ -41,7 +46,7 @@ func main() {
 	psql := flag.String("psql", "psql", "the psql binary")
 	users := flag.String("users", "", "write the k6 users file here (empty: skip)")
 	secret := flag.String("secret", "", "HS256 secret of the readers' JWTs (PostGraphile's --jwt-secret)")
-	nreaders := flag.Int("readers", 100, "random readers who follow someone, in the users file")
+	nreaders := flag.Int("readers", 0, "readers in the users file: this many random users who follow someone; 0, every user who follows someone, in a random order")
 	checkURL := flag.String("check", "", "GraphQL endpoint whose home page for each reader of -users must be the data set's (instead of writing -users)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -66,6 +71,9 @@ func main() {
 		return
 	}
 	if *users != "" {
+		if *nreaders < 0 {
+			log.Fatal("-readers: want 0 (every user who follows someone) or a positive number")
+		}
 		if *secret == "" {
 			log.Fatal("-users needs -secret")
 		}
@@ -181,10 +189,10 @@ type reader struct {
 	Token    string `json:"token"`
 }
 
-// writeUsers writes {"readers": [...]}: n random users who follow someone
-// (a fixed seed: the same readers every run), each with a JWT whose
-// user_id claim PostGraphile hands home_timeline() as jwt.claims.user_id.
-func writeUsers(ds *dataset.Dataset, path, secret string, n int) error {
+// pickReaders returns n users who follow someone, in a random order of a
+// fixed seed (the same every run); n <= 0 or past their number returns
+// every one. The first k of any larger pick are the pick of k.
+func pickReaders(ds *dataset.Dataset, n int) []dataset.User {
 	var followers []dataset.User
 	for _, u := range ds.Users {
 		if ds.FollowCount(u.ID) > 0 {
@@ -193,7 +201,17 @@ func writeUsers(ds *dataset.Dataset, path, secret string, n int) error {
 	}
 	rng := rand.New(rand.NewPCG(42, 0))
 	rng.Shuffle(len(followers), func(i, j int) { followers[i], followers[j] = followers[j], followers[i] })
-	followers = followers[:min(n, len(followers))]
+	if n > 0 && n < len(followers) {
+		followers = followers[:n]
+	}
+	return followers
+}
+
+// writeUsers writes {"readers": [...]}: pickReaders(ds, n), each with a
+// JWT whose user_id claim PostGraphile hands home_timeline() as
+// jwt.claims.user_id.
+func writeUsers(ds *dataset.Dataset, path, secret string, n int) error {
+	followers := pickReaders(ds, n)
 	now := time.Now()
 	out := struct {
 		Readers []reader `json:"readers"`
