@@ -16,6 +16,10 @@
 #                                       the fans of a ~500-fan author on 2 gateways sharing the bus
 #   BENCH=peer make bench               the home page against PostGraphile over PostgreSQL,
 #                                       runs alternated (scripts/peer.sh)
+#   BENCH=floor make bench              the home page against its floor: bench/floor, a bare
+#                                       handler making the same store calls and writing the
+#                                       same bytes; runs alternated floor, gateway, with the
+#                                       ratio of their CPU per page after each pair
 #   BENCH=media make bench              pictures: thumbnails served by the gateway against
 #                                       nginx serving the same bytes from files, and uploads of
 #                                       12-megapixel JPEGs (scripts/bench-media.sh)
@@ -93,6 +97,12 @@ source scripts/procs.sh
 
 scripts_all="home home-actions posts like comment publish delete follow subscription"
 bench=${BENCH:-$scripts_all}
+# BENCH=floor: the home script, each run a pair: the floor, then the gateway.
+servers=gateway
+if [[ " $bench " == *" floor "* ]]; then
+	bench=$(tr ' ' '\n' <<<"$bench home" | grep -vx floor | sort -u | paste -sd' ')
+	servers="floor gateway"
+fi
 live_all="idle-subs push-latency"
 for s in $bench; do
 	if [[ ! -f bench/k6/$s.js && " $live_all " != *" $s "* ]]; then
@@ -137,6 +147,7 @@ else
 fi
 go build -o bin/live ./bench/live
 go build -o bin/bench-users ./bench/users
+[[ $servers == gateway ]] || go build -o bin/floor ./bench/floor
 # Each subscription is a socket in the client and one in the gateway.
 if [[ " $bench " == *" idle-subs "* ]] && (($(ulimit -n) < ${BENCH_SUBS:-10000} + 1000)); then
 	ulimit -n "$(ulimit -Hn)"
@@ -154,15 +165,27 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_gateway STORE: serve the imported data on $port, no request budget
-# (one client sends far more than a client may in a minute) and no bound on
-# one address's WebSocket connections (every load client is 127.0.0.1).
+# start_gateway STORE [SERVER]: serve the imported data on $port, no request
+# budget (one client sends far more than a client may in a minute) and no
+# bound on one address's WebSocket connections (every load client is
+# 127.0.0.1). SERVER floor serves it with bench/floor instead.
 start_gateway() {
 	local args
 	# Another process on the port would pass the readiness probe and be measured.
 	if curl -s -o /dev/null "$base/readyz"; then
 		echo "bench: something already serves $base: set BENCH_PORT" >&2
 		return 1
+	fi
+	if [[ ${2:-gateway} == floor ]]; then
+		case $1 in
+		embedded) args=(-data "$data") ;;
+		hbase) args=(-store hbase -hbase-zk "$zk" -namespace "$ns") ;;
+		esac
+		[[ -n ${BENCH_PPROF:-} ]] && args+=(-pprof-addr 127.0.0.1:$((port + 1)))
+		GATEWAY_JWT_SECRET=$jwt_secret ./bin/floor "${args[@]}" -addr "127.0.0.1:$port" >"$out/floor.log" 2>&1 &
+		gw_pid=$!
+		wait_ready "$gw_pid" "$out/floor.log" "bench: the floor" curl -sf "$base/readyz"
+		return
 	fi
 	case $1 in
 	embedded) args=(--data "$data") ;;
@@ -334,6 +357,17 @@ hbase_ticks() {
 	[[ -z $any ]] || echo "$t"
 }
 
+# floor_ratio: after a pair of runs, the gateway's CPU per page over the
+# floor's (with HBase's CPU in both on HBase), req/s and p99 likewise.
+floor_ratio() {
+	awk -F' *[|] *' 'FNR == 1 {
+		r[FILENAME ~ /floor/] = $6; p[FILENAME ~ /floor/] = $9
+		c[FILENAME ~ /floor/] = $10 + ($11 == "-" ? 0 : $11)
+	} END {
+		printf "| pair | gateway / floor | CPU per page %.2fx (%.3f / %.3f ms) | req/s %.2fx | p99 %.2fx |\n", c[0] / c[1], c[0], c[1], r[0] / r[1], p[0] / p[1]
+	}' "$out/row-gateway.txt" "$out/row-floor.txt" | tee -a "$results"
+}
+
 # run_k6 SCRIPT DURATION [SUMMARY]: one k6 run against the gateway.
 run_k6() {
 	VUS=$vus DURATION=$2 GATEWAY_URL=$base USERS_FILE="$PWD/$out/users.json" SUMMARY_FILE=${3:-} \
@@ -390,30 +424,36 @@ for store in $stores; do
 	for script in $scripts_all; do
 		[[ " $bench " == *" $script "* ]] || continue
 		for run in $(seq "$runs"); do
-			stop_gateway # a fresh process per run: its peak RSS is the run's
-			start_gateway "$store"
-			run_k6 "$script" "$warmup" >/dev/null
-			sleep 1
-			c0=$(cpu_seconds)
-			h0=
-			[[ $store != hbase ]] || h0=$(hbase_ticks)
-			prof_pid=
-			if [[ -n ${BENCH_PPROF:-} ]]; then
-				curl -sf -o "$BENCH_PPROF.$store.$script.$run.pprof" "http://127.0.0.1:$((port + 1))/debug/pprof/profile?seconds=20" &
-				prof_pid=$!
-			fi
-			sum=$out/$store-$script-$run.txt
-			run_k6 "$script" "$duration" "$PWD/$sum" >&2
-			sleep 2 # the fan-out a publish started after its answer is its cost too
-			[[ -z $prof_pid ]] || wait "$prof_pid" || true
-			c1=$(cpu_seconds)
-			h1=
-			[[ -z $h0 ]] || h1=$(hbase_ticks)
-			read -r _ rate med p95 p99 n <"$sum" # n: HTTP requests (for the subscription: the publishes)
-			awk -v d="$(date -u +%F)" -v st="$store$xs" -v s="$script" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p95="$p95" -v p99="$p99" \
-				-v c0="$c0" -v c1="$c1" -v h0="$h0" -v h1="$h1" -v hz="$(getconf CLK_TCK)" -v hwm="$(hwm_kib)" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
-				hb = (h0 != "" && h1 != "" && n) ? sprintf("%.2f", (h1 - h0) * 1000 / hz / n) : "-"
-				printf "| %s | %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.2f | %s | %.0f | %s |\n", d, st, s, v, r, med, p95, p99, n ? (c1 - c0) * 1000 / n : 0, hb, hwm / 1024, la }' | tee -a "$results"
+			for server in $servers; do
+				label=$script
+				[[ $server == gateway ]] || label=$script-$server
+				stop_gateway # a fresh process per run: its peak RSS is the run's
+				start_gateway "$store" "$server"
+				run_k6 "$script" "$warmup" >/dev/null
+				sleep 1
+				c0=$(cpu_seconds)
+				h0=
+				[[ $store != hbase ]] || h0=$(hbase_ticks)
+				prof_pid=
+				if [[ -n ${BENCH_PPROF:-} ]]; then
+					curl -sf -o "$BENCH_PPROF.$store.$label.$run.pprof" "http://127.0.0.1:$((port + 1))/debug/pprof/profile?seconds=20" &
+					prof_pid=$!
+				fi
+				sum=$out/$store-$script-$run.txt
+				run_k6 "$script" "$duration" "$PWD/$sum" >&2
+				sleep 2 # the fan-out a publish started after its answer is its cost too
+				[[ -z $prof_pid ]] || wait "$prof_pid" || true
+				c1=$(cpu_seconds)
+				h1=
+				[[ -z $h0 ]] || h1=$(hbase_ticks)
+				read -r _ rate med p95 p99 n <"$sum" # n: HTTP requests (for the subscription: the publishes)
+				awk -v d="$(date -u +%F)" -v st="$store$xs" -v s="$label" -v v="$vus" -v n="$n" -v r="$rate" -v med="$med" -v p95="$p95" -v p99="$p99" \
+					-v c0="$c0" -v c1="$c1" -v h0="$h0" -v h1="$h1" -v hz="$(getconf CLK_TCK)" -v hwm="$(hwm_kib)" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+					hb = (h0 != "" && h1 != "" && n) ? sprintf("%.2f", (h1 - h0) * 1000 / hz / n) : "-"
+					printf "| %s | %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.2f | %s | %.0f | %s |\n", d, st, s, v, r, med, p95, p99, n ? (c1 - c0) * 1000 / n : 0, hb, hwm / 1024, la }' | tee "$out/row-$server.txt" >>"$results"
+				cat "$out/row-$server.txt"
+			done
+			[[ $servers == gateway ]] || floor_ratio
 		done
 	done
 	stop_gateway
