@@ -34,6 +34,13 @@ type serveClusterFlags struct {
 // is one multi-request per region server.
 const maxFanoutBatch = 20_000
 
+// postCacheByStore is --post-cache's default: the size follows the store
+// (postCacheSize). On HBase the post cache spares the RegionServer most of
+// a page's content-row Gets; on the embedded store its row cache already
+// answers them from memory, and a second copy of the posts in the Go heap
+// costs the collector more than it saves (docs/benchmarks.md, "The floor").
+const postCacheByStore = -1
+
 // maxLiveQueue bounds --live-queue: a subscription's queue holds events of
 // up to a few kB each (a post's text), so 10,000 is tens of MB per client.
 const maxLiveQueue = 10_000
@@ -50,8 +57,9 @@ func (f *serveClusterFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.fanWorkers, "fanout-workers", envInt("GATEWAY_FANOUT_WORKERS", 4), "fan-out workers (env GATEWAY_FANOUT_WORKERS)")
 	fs.IntVar(&f.fanBatch, "fanout-batch", envInt("GATEWAY_FANOUT_BATCH", 500),
 		"inbox rows a fan-out writes (and settles) per batch, 1 to 20000; larger batches mean fewer round trips to HBase (env GATEWAY_FANOUT_BATCH)")
-	fs.IntVar(&f.postCache, "post-cache", envInt("GATEWAY_POST_CACHE", feed.DefaultPostCacheSize),
-		"posts the post cache of home-timeline pages holds; 0 turns it off (env GATEWAY_POST_CACHE)")
+	fs.IntVar(&f.postCache, "post-cache", envInt("GATEWAY_POST_CACHE", postCacheByStore),
+		"posts the post cache of home-timeline pages holds; 0 turns it off; -1: by store, "+strconv.Itoa(feed.DefaultPostCacheSize)+
+			" on the hbase store and off on the embedded store, whose row cache answers a page's content rows for less (env GATEWAY_POST_CACHE)")
 	fs.DurationVar(&f.postTTL, "post-cache-ttl", envDuration("GATEWAY_POST_CACHE_TTL", feed.DefaultPostCacheTTL),
 		"how long a cached post serves: the longest another instance shows a deleted post (env GATEWAY_POST_CACHE_TTL)")
 	fs.IntVar(&f.liveQueue, "live-queue", envInt("GATEWAY_LIVE_QUEUE", timeline.DefaultEventQueue),
@@ -80,16 +88,31 @@ func (f *serveClusterFlags) err() error {
 	if f.liveQueue < 1 || f.liveQueue > maxLiveQueue {
 		return fmt.Errorf("--live-queue %d: want 1 to %d", f.liveQueue, maxLiveQueue)
 	}
-	if f.postCache < 0 || f.postCache > 0 && f.postTTL <= 0 {
-		return fmt.Errorf("--post-cache %d, --post-cache-ttl %s: want a size of 0 (off) or more, and a positive TTL", f.postCache, f.postTTL)
+	if f.postCache < postCacheByStore || f.postCache != 0 && f.postTTL <= 0 {
+		return fmt.Errorf("--post-cache %d, --post-cache-ttl %s: want a size of 0 (off) or more (-1: by store), and a positive TTL", f.postCache, f.postTTL)
 	}
 	return nil
 }
 
-// serviceOptions are the domain.Domain options of these flags.
-func (f *serveClusterFlags) serviceOptions() []domain.Option {
+// postCacheSize is the post cache's size on a store of backend: --post-cache,
+// or for postCacheByStore feed.DefaultPostCacheSize on HBase and 0 (off) on
+// the embedded store.
+func (f *serveClusterFlags) postCacheSize(backend string) int {
+	switch {
+	case f.postCache != postCacheByStore:
+		return f.postCache
+	case backend == hbase.BackendHBase:
+		return feed.DefaultPostCacheSize
+	default:
+		return 0
+	}
+}
+
+// serviceOptions are the domain.Domain options of these flags, for a store
+// of backend.
+func (f *serveClusterFlags) serviceOptions(backend string) []domain.Option {
 	opts := []domain.Option{domain.WithFanoutLease(f.lease), domain.WithOutboxSweep(f.sweep), domain.WithFanoutWorkers(f.fanWorkers),
-		domain.WithFanoutBatch(f.fanBatch), domain.WithPostCache(f.postCache, f.postTTL), domain.WithEventQueue(f.liveQueue)}
+		domain.WithFanoutBatch(f.fanBatch), domain.WithPostCache(f.postCacheSize(backend), f.postTTL), domain.WithEventQueue(f.liveQueue)}
 	if f.instance != "" {
 		opts = append(opts, domain.WithInstanceName(f.instance))
 	}

@@ -129,7 +129,8 @@ func serve(ctx context.Context, log *slog.Logger, args []string) error {
 		}
 	}
 	log.Info("live-event bus", "nats", busAt)
-	svc := domain.New(st, append(cf.serviceOptions(), domain.WithLogger(log), domain.WithRepairGrace(*rg), domain.WithFanoutThreshold(*ft), domain.WithBus(eventBus))...)
+	log.Info("post cache", "posts", cf.postCacheSize(st.Backend()), "ttl", cf.postTTL)
+	svc := domain.New(st, append(cf.serviceOptions(st.Backend()), domain.WithLogger(log), domain.WithRepairGrace(*rg), domain.WithFanoutThreshold(*ft), domain.WithBus(eventBus))...)
 	if err := svc.Start(ctx); err != nil {
 		return migrateHint(err)
 	}
