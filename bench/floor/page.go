@@ -28,7 +28,7 @@ const maxFirst = 100
 // rounds is how many inbox scans a page may take when entries are skipped
 // (a post gone, an author no longer followed), as the gateway's
 // timelineRounds.
-const rounds = 4
+const rounds = 9
 
 // errUnsupported answers a page the floor does not serve: one the gateway
 // would change by the viewer's blocks, mutes and filters or merge with the
