@@ -56,7 +56,9 @@ soak:
 # delivery over 2 gateways sharing the bus, HBase) run the Go load client
 # bench/live; BENCH=peer runs the home page against PostGraphile over
 # PostgreSQL, alternated (scripts/peer.sh; the HBase it starts has
-# HBASE_HEAP=6g); BENCH=media the pictures:
+# HBASE_HEAP=6g); BENCH=floor runs it against its floor, bench/floor (a
+# bare handler making the same store calls and writing the same bytes),
+# alternated, with the ratio after each pair; BENCH=media the pictures:
 # thumbnails served against nginx serving the same bytes (apt-get install
 # nginx), uploads of 12-megapixel JPEGs (scripts/bench-media.sh,
 # bench/media); BENCH=<regexp> naming none of
