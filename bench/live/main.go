@@ -30,13 +30,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -48,6 +46,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/weibohbase/gateway/bench/internal/gqlpost"
 	"github.com/weibohbase/gateway/bench/internal/tokens"
 	"github.com/weibohbase/gateway/weibo"
 )
@@ -84,37 +83,7 @@ var httpClient = &http.Client{Timeout: 60 * time.Second}
 // gql posts query with variables to base's /graphql as token's user (none
 // when empty) and decodes data into out.
 func gql(base, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequest("POST", base+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := httpClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
-	}
-	var r struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
-	}
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("graphql: %s", r.Errors[0].Message)
-	}
-	return json.Unmarshal(r.Data, out)
+	return gqlpost.Do(context.Background(), base, token, query, vars, out)
 }
 
 // readIDs reads user ids, one a line.

@@ -12,19 +12,16 @@
 package tokens
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/bench/internal/gqlpost"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -36,8 +33,6 @@ const parallel = 4
 
 // TTL is how long a minted token is valid.
 const TTL = 24 * time.Hour
-
-var client = &http.Client{Timeout: 60 * time.Second}
 
 // Mint returns a bearer token for each user of ids, in the order of ids.
 // base is the gateway's base URL (http://host:port, its /graphql serves
@@ -122,32 +117,5 @@ func mintBatch(ctx context.Context, base string, iss *auth.Issuer, ids []weibo.U
 // post sends query to base's /graphql without a token and decodes its data
 // into out; a GraphQL error is an error.
 func post(ctx context.Context, base, query string, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
-	}
-	var r struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
-	}
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("graphql: %s", r.Errors[0].Message)
-	}
-	return json.Unmarshal(r.Data, out)
+	return gqlpost.Do(ctx, base, "", query, nil, out)
 }
