@@ -7,8 +7,9 @@
 # then BENCH_DURATION measured at BENCH_VUS closed-loop virtual users; it
 # reports req/s, p50, p99 and the server CPU per home page: for the peer
 # all PostgreSQL processes plus Node, for the gateway the gateway and the
-# HBase JVM, apart and together. Results go to docs/benchmarks.md by hand,
-# with the command.
+# HBase JVM, apart and together; after each pair, the gateway's CPU per
+# page, req/s and p99 over the peer's. Results go to docs/benchmarks.md by
+# hand, with the command.
 #
 #   BENCH=peer make bench
 #   BENCH=peer BENCH_HBASE_ZK=127.0.0.1:20322 BENCH_HBASE_DIR=/work/wt-hbase/.hbase make bench
@@ -193,7 +194,7 @@ run_peer() {
 		-v pg="$((pg1 - pg0))" -v nd="$((n1 - n0))" -v la="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
 		ms = n ? 1000 / hz / n : 0
 		printf "| %s | %d | peer | %.0f | %.1f | %.1f | %.2f | PostgreSQL %.2f | Node %.2f | %s |\n", d, k, r, med, p99, (pg + nd) * ms, pg * ms, nd * ms, la }' |
-		tee -a "$results"
+		tee -a "$results" | tee "$out/row-peer.txt"
 }
 
 # run_gateway N: one measured run of the gateway on HBase (scripts/bench.sh).
@@ -207,7 +208,15 @@ run_gateway() {
 	awk -F' *[|] *' -v d="$(date -u +%FT%TZ)" -v k="$1" '{
 		hb = ($11 == "-") ? "-" : sprintf("%.2f", $10 + $11)
 		printf "| %s | %d | gateway+HBase | %.0f | %.1f | %.1f | %s | gateway %.2f | HBase %s | %s |\n", d, k, $6, $7, $9, hb, $10, $11, $13 }' <<<"$row" |
-		tee -a "$results"
+		tee -a "$results" | tee "$out/row-gateway-hbase.txt"
+}
+
+# pair_ratio N: after pair N, the gateway's CPU per page, req/s and p99 over
+# the peer's (the rows run_peer and run_gateway wrote).
+pair_ratio() {
+	awk -F' *[|] *' -v k="$1" 'FNR == 1 { g = FILENAME ~ /gateway/; r[g] = $5; p[g] = $7; c[g] = $8 }
+		END { printf "| pair %d | gateway+HBase / peer | CPU per page %.2fx | req/s %.2fx | p99 %.2fx |\n", k, c[1] / c[0], r[1] / r[0], p[1] / p[0] }' \
+		"$out/row-peer.txt" "$out/row-gateway-hbase.txt" | tee -a "$results"
 }
 
 # hbase_settings: the heap (-Xmx of its JVM) and block cache of the
@@ -255,5 +264,6 @@ printf '| date | pair | server | req/s | p50 ms | p99 ms | server CPU ms/page | 
 for k in $(seq "$runs"); do
 	run_peer "$k"
 	run_gateway "$k"
+	pair_ratio "$k"
 done
 echo "peer: rows appended to $results" >&2
