@@ -32,6 +32,11 @@ func TestClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// okta's token with its last character changed (to one it is not).
+			last := "A"
+			if strings.HasSuffix(okta, last) {
+				last = "B"
+			}
 			for _, tc := range []struct {
 				token string
 				want  string
@@ -39,7 +44,7 @@ func TestClients(t *testing.T) {
 			}{
 				{okta, "okta", 500},
 				{entra, "entra-id", 300},
-				{okta[:len(okta)-1] + "A", "", 0},
+				{okta[:len(okta)-1] + last, "", 0},
 				{"scim_short", "", 0},
 				{"eyJhbGciOiJIUzI1NiJ9.e30.sig", "", 0},
 				{"", "", 0},
