@@ -440,6 +440,23 @@ func rewriteCollectFields(f *ast.File) error {
 	return nil
 }
 
+// execBlocks calls fn with every block statement in the bodies of the
+// generated Exec methods, outermost first.
+func execBlocks(f *ast.File, fn func(*ast.BlockStmt)) {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil || fd.Recv == nil || fd.Name.Name != "Exec" {
+			continue
+		}
+		ast.Inspect(fd.Body, func(node ast.Node) bool {
+			if block, ok := node.(*ast.BlockStmt); ok {
+				fn(block)
+			}
+			return true
+		})
+	}
+}
+
 // rewriteExecBuffers makes the Query and Mutation cases of Exec marshal
 // their data into a buffer of package respbuf:
 //
@@ -451,28 +468,17 @@ func rewriteCollectFields(f *ast.File) error {
 // exactly two pairs.
 func rewriteExecBuffers(f *ast.File) error {
 	n := 0
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil || fd.Recv == nil || fd.Name.Name != "Exec" {
-			continue
+	execBlocks(f, func(block *ast.BlockStmt) {
+		for i := 0; i+1 < len(block.List); i++ {
+			if !isBufferDecl(block.List[i]) || !isMarshalIntoBuf(block.List[i+1]) {
+				continue
+			}
+			block.List[i] = &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("buf")}, Tok: token.DEFINE,
+				Rhs: []ast.Expr{&ast.CallExpr{Fun: sel("respbuf", "Buffer")}}}
+			block.List[i+1].(*ast.ExprStmt).X.(*ast.CallExpr).Args[0] = ast.NewIdent("buf")
+			n++
 		}
-		ast.Inspect(fd.Body, func(node ast.Node) bool {
-			block, ok := node.(*ast.BlockStmt)
-			if !ok {
-				return true
-			}
-			for i := 0; i+1 < len(block.List); i++ {
-				if !isBufferDecl(block.List[i]) || !isMarshalIntoBuf(block.List[i+1]) {
-					continue
-				}
-				block.List[i] = &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("buf")}, Tok: token.DEFINE,
-					Rhs: []ast.Expr{&ast.CallExpr{Fun: sel("respbuf", "Buffer")}}}
-				block.List[i+1].(*ast.ExprStmt).X.(*ast.CallExpr).Args[0] = ast.NewIdent("buf")
-				n++
-			}
-			return true
-		})
-	}
+	})
 	if n != 2 {
 		return fmt.Errorf("%d pairs var buf bytes.Buffer; data.MarshalGQL(&buf) in Exec rewritten, want 2 (Query and Mutation)", n)
 	}
@@ -500,37 +506,26 @@ func rewriteExecBuffers(f *ast.File) error {
 // rewrites exactly one wait.
 func rewriteDeferredWait(f *ast.File) error {
 	n := 0
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil || fd.Recv == nil || fd.Name.Name != "Exec" {
-			continue
+	execBlocks(f, func(block *ast.BlockStmt) {
+		for i, st := range block.List {
+			if !isDeferredWait(st) {
+				continue
+			}
+			recv := &ast.UnaryExpr{Op: token.ARROW, X: sel("ec", "DeferredResults")}
+			wait := []ast.Stmt{
+				&ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{&ast.ValueSpec{
+					Names: []*ast.Ident{ast.NewIdent("result")}, Type: sel("graphql", "DeferredResult")}}}},
+				&ast.SelectStmt{Body: &ast.BlockStmt{List: []ast.Stmt{
+					&ast.CommClause{Comm: &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("result")}, Tok: token.ASSIGN, Rhs: []ast.Expr{recv}}},
+					&ast.CommClause{Comm: &ast.ExprStmt{X: &ast.UnaryExpr{Op: token.ARROW, X: &ast.CallExpr{Fun: sel("ctx", "Done")}}},
+						Body: []ast.Stmt{&ast.ReturnStmt{Results: []ast.Expr{ast.NewIdent("nil")}}}},
+				}}},
+			}
+			block.List = slices.Concat(block.List[:i], wait, block.List[i+1:])
+			n++
+			return
 		}
-		ast.Inspect(fd.Body, func(node ast.Node) bool {
-			block, ok := node.(*ast.BlockStmt)
-			if !ok {
-				return true
-			}
-			for i, st := range block.List {
-				if !isDeferredWait(st) {
-					continue
-				}
-				recv := &ast.UnaryExpr{Op: token.ARROW, X: sel("ec", "DeferredResults")}
-				wait := []ast.Stmt{
-					&ast.DeclStmt{Decl: &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{&ast.ValueSpec{
-						Names: []*ast.Ident{ast.NewIdent("result")}, Type: sel("graphql", "DeferredResult")}}}},
-					&ast.SelectStmt{Body: &ast.BlockStmt{List: []ast.Stmt{
-						&ast.CommClause{Comm: &ast.AssignStmt{Lhs: []ast.Expr{ast.NewIdent("result")}, Tok: token.ASSIGN, Rhs: []ast.Expr{recv}}},
-						&ast.CommClause{Comm: &ast.ExprStmt{X: &ast.UnaryExpr{Op: token.ARROW, X: &ast.CallExpr{Fun: sel("ctx", "Done")}}},
-							Body: []ast.Stmt{&ast.ReturnStmt{Results: []ast.Expr{ast.NewIdent("nil")}}}},
-					}}},
-				}
-				block.List = slices.Concat(block.List[:i], wait, block.List[i+1:])
-				n++
-				return true
-			}
-			return true
-		})
-	}
+	})
 	if n != 1 {
 		return fmt.Errorf("%d waits result := <-ec.DeferredResults in Exec rewritten, want 1 (Query)", n)
 	}
