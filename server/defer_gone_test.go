@@ -10,41 +10,18 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/weibohbase/gateway/hbase"
 	"github.com/weibohbase/gateway/internal/testenv"
 )
-
-// stubbornStore holds every scan, once armed, until release is closed,
-// whatever its context says: a deferred fragment that outlives its
-// request.
-type stubbornStore struct {
-	hbase.StoreAdmin
-	armed   atomic.Bool
-	entered chan struct{} // closed by the first scan that waits
-	once    sync.Once
-	release chan struct{}
-}
-
-// Scan implements hbase.Store.
-func (s *stubbornStore) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
-	if s.armed.Load() {
-		s.once.Do(func() { close(s.entered) })
-		<-s.release
-	}
-	return s.StoreAdmin.Scan(ctx, sc, fn)
-}
 
 // TestDeferClientGone: a client that goes away while a deferred fragment
 // is pending leaves no goroutine waiting for that fragment's result (the
 // executor's handler stops waiting when the request's context ends),
 // even while the fragment itself is still running.
 func TestDeferClientGone(t *testing.T) {
-	st := &stubbornStore{StoreAdmin: testenv.Embedded(t), entered: make(chan struct{}), release: make(chan struct{})}
+	st := &gatedStore{StoreAdmin: testenv.Embedded(t), stubborn: true, entered: make(chan struct{}), release: make(chan struct{})}
 	g := startGateway(t, st)
 	a := g.register(uniqueName("gone"))
 	g.publish(a.token, "deferred post")

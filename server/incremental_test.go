@@ -520,23 +520,30 @@ func TestIncrementalWebSocket(t *testing.T) {
 
 // gatedStore is a store whose scans, once armed, wait until released:
 // the reads of a deferred fragment held back while the test reads what
-// came before them.
+// came before them. A scan gives up waiting when its context ends, unless
+// the store is stubborn: then it waits for release whatever its context
+// says (a deferred fragment that outlives its request).
 type gatedStore struct {
 	hbase.StoreAdmin
-	armed   atomic.Bool
-	entered chan struct{} // closed by the first scan that waits
-	once    sync.Once
-	release chan struct{}
+	stubborn bool
+	armed    atomic.Bool
+	entered  chan struct{} // closed by the first scan that waits
+	once     sync.Once
+	release  chan struct{}
 }
 
 // Scan implements hbase.Store.
 func (s *gatedStore) Scan(ctx context.Context, sc *hbase.Scan, fn func(*hbase.Result) error) error {
 	if s.armed.Load() {
 		s.once.Do(func() { close(s.entered) })
-		select {
-		case <-s.release:
-		case <-ctx.Done():
-			return ctx.Err()
+		if s.stubborn {
+			<-s.release
+		} else {
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	return s.StoreAdmin.Scan(ctx, sc, fn)
