@@ -40,12 +40,9 @@ func TestFloorAnswersAsTheGateway(t *testing.T) {
 			if err != nil {
 				t.Fatalf("demo data: %v", err)
 			}
-			if _, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4}); err != nil {
-				t.Fatalf("seed: %v", err)
-			}
 			// As make bench serves it: no request budget (--rate-limit 0),
 			// so no budget in the answer's extensions.
-			g := gatewaytest.Start(t, st, gatewaytest.WithConfig(func(c *server.Config) { c.RateLimit = -1 }))
+			g := gatewaytest.Start(t, st, gatewaytest.WithDataset(ds), gatewaytest.WithConfig(func(c *server.Config) { c.RateLimit = -1 }))
 			// The floor's store calls, counted per request as the gateway's.
 			var floorCalls atomic.Int64
 			fh := newPageHandler(hbase.Instrument(st), auth.NewIssuer([]byte(gatewaytest.Secret), time.Hour))

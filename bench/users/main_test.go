@@ -11,7 +11,6 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/seed"
 )
 
 // TestRun writes the users file of a small imported data set through a
@@ -23,11 +22,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := testenv.Embedded(t)
-	if _, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4}); err != nil {
-		t.Fatal(err)
-	}
-	g := gatewaytest.Start(t, st)
+	g := gatewaytest.Start(t, testenv.Embedded(t), gatewaytest.WithDataset(ds))
 	dir := t.TempDir()
 	files := map[string]string{"readers.txt": "1 4\n2 5\n\n4 1\n", "authors.txt": "3\n1\n", "fans.txt": "1\n2\n4\n5\n"}
 	for name, text := range files {

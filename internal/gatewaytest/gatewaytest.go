@@ -15,7 +15,9 @@ import (
 
 	"github.com/weibohbase/gateway/auth"
 	"github.com/weibohbase/gateway/bus/natsbus"
+	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/hbase"
+	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/server"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/domain"
@@ -52,6 +54,7 @@ type settings struct {
 	configure []func(*server.Config)
 	domain    []domain.Option
 	seed      []func(context.Context, *domain.Domain) error
+	datasets  []*dataset.Dataset
 	nats      bool
 }
 
@@ -78,8 +81,15 @@ func WithSeed(f func(context.Context, *domain.Domain) error) Option {
 	return func(s *settings) { s.seed = append(s.seed, f) }
 }
 
-// Start migrates st, starts a service over it and serves the gateway on
-// 127.0.0.1 until the test ends. The store is instrumented (hbase.Instrument),
+// WithDataset imports ds into the store (seed.Import, every user's
+// password seed.DefaultPassword, bcrypt cost 4) before the service starts;
+// an import error fails the test.
+func WithDataset(ds *dataset.Dataset) Option {
+	return func(s *settings) { s.datasets = append(s.datasets, ds) }
+}
+
+// Start migrates st, imports the WithDataset data sets, starts a service
+// over it and serves the gateway on 127.0.0.1 until the test ends. The store is instrumented (hbase.Instrument),
 // so that Response.StoreCalls counts each request's store calls. The
 // WebSocket connection limits (per user, per address) are off unless a
 // WithConfig sets them.
@@ -93,6 +103,11 @@ func Start(t testing.TB, st hbase.StoreAdmin, opts ...Option) *Gateway {
 	st = hbase.Instrument(st)
 	if err := tables.Migrate(ctx, st); err != nil {
 		t.Fatalf("migrate: %v", err)
+	}
+	for _, ds := range s.datasets {
+		if _, err := seed.Import(ctx, st, ds, seed.Options{BcryptCost: 4}); err != nil {
+			t.Fatalf("import: %v", err)
+		}
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dopts := []domain.Option{domain.WithLogger(log), domain.WithBcryptCost(4), domain.WithOutboxSweep(0)}

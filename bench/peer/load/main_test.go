@@ -14,7 +14,6 @@ import (
 	"github.com/weibohbase/gateway/dataset"
 	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo"
 )
 
@@ -72,11 +71,7 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := testenv.Embedded(t)
-	if _, err := seed.Import(t.Context(), st, ds, seed.Options{BcryptCost: 4}); err != nil {
-		t.Fatal(err)
-	}
-	g := gatewaytest.Start(t, st)
+	g := gatewaytest.Start(t, testenv.Embedded(t), gatewaytest.WithDataset(ds))
 	picked := pickReaders(ds, 0)
 	ids := make([]weibo.UserID, len(picked))
 	for i, u := range picked {
