@@ -84,7 +84,8 @@
 # hbase_restart); after any import into HBase the benchmark waits until it
 # has settled: its RegionServers' compaction and flush queues empty for
 # 10 s in a row (hbase_settle; for an HBase started elsewhere only when
-# BENCH_HBASE_DIR names its .hbase directory). The results header says
+# BENCH_HBASE_DIR names its .hbase directory). BENCH=floor starts its HBase
+# with HBASE_HEAP 6g unless set, as peer.sh does. The results header says
 # how many readers the run draws from. like,
 # comment, publish, delete and follow write to the store (like, delete and
 # follow undo what they do; comment and publish add comments and posts):
@@ -102,6 +103,9 @@ servers=gateway
 if [[ " $bench " == *" floor "* ]]; then
 	bench=$(tr ' ' '\n' <<<"$bench home" | grep -vx floor | sort -u | paste -sd' ')
 	servers="floor gateway"
+	# As the peer comparison, an HBase started here gets a 6 GB heap: its
+	# block cache (0.4 of it) holds the full data set's HFiles.
+	export HBASE_HEAP=${HBASE_HEAP:-6g}
 fi
 live_all="idle-subs push-latency"
 for s in $bench; do
