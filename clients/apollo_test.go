@@ -41,7 +41,7 @@ func TestApollo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	npmInstall(t, ctx, npm)
-	gw := demoGateway(t, ctx)
+	gw := demoGateway(t)
 
 	var uid uint64
 	best := 0
@@ -90,7 +90,7 @@ func TestApolloDefer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	npmInstall(t, ctx, npm)
-	gw := demoGateway(t, ctx)
+	gw := demoGateway(t)
 	var uid uint64
 	for _, u := range gw.Data.Users {
 		if gw.Data.PostCount(u.ID) >= 3 {

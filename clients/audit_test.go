@@ -13,7 +13,6 @@ import (
 	"github.com/weibohbase/gateway/demo"
 	"github.com/weibohbase/gateway/internal/gatewaytest"
 	"github.com/weibohbase/gateway/internal/testenv"
-	"github.com/weibohbase/gateway/seed"
 	"github.com/weibohbase/gateway/weibo/domain"
 )
 
@@ -47,7 +46,7 @@ func TestAudit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	npmInstall(t, ctx, npm)
-	url := demoGateway(t, ctx).URL
+	url := demoGateway(t).URL
 
 	out := command(t, ctx, ".", []string{"GATEWAY_AUDIT_URL=" + url + "/graphql"}, node, filepath.Join("audit", "audit.mjs"))
 	var results []auditResult
@@ -88,17 +87,13 @@ func TestAudit(t *testing.T) {
 // demoGateway serves a gateway with default limits on 127.0.0.1 over a
 // new in-memory embedded store holding the demo subset of the real data
 // set (demo.Load, imported by seed.Import), and returns it.
-func demoGateway(t *testing.T, ctx context.Context) demoServer {
+func demoGateway(t *testing.T) demoServer {
 	t.Helper()
 	ds, err := demo.Load()
 	if err != nil {
 		t.Fatalf("demo data: %v", err)
 	}
-	st := testenv.Embedded(t)
-	if _, err := seed.Import(ctx, st, ds, seed.Options{BcryptCost: 4}); err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	g := gatewaytest.Start(t, st)
+	g := gatewaytest.Start(t, testenv.Embedded(t), gatewaytest.WithDataset(ds))
 	return demoServer{URL: g.URL, Svc: g.Svc, Tokens: g.Tokens, Data: ds}
 }
 

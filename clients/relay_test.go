@@ -212,10 +212,7 @@ func startGateway(t *testing.T, ctx context.Context, st hbase.StoreAdmin) relayC
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := seed.Import(ctx, st, ds, seed.Options{BcryptCost: 4}); err != nil {
-		t.Fatal(err)
-	}
-	g := gatewaytest.Start(t, st, gatewaytest.WithSeed(seed.OrgDemo))
+	g := gatewaytest.Start(t, st, gatewaytest.WithDataset(ds), gatewaytest.WithSeed(seed.OrgDemo))
 	svc := g.Svc
 
 	admin, err := svc.Accounts.UserByUsername(ctx, seed.DemoAdminUsername)
