@@ -15957,6 +15957,9 @@ var auditEventImplementors = []string{"AuditEvent"}
 
 func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *audit.Event) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventImplementors)
+	if m := ec._AuditEvent_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16036,6 +16039,9 @@ var auditEventConnectionImplementors = []string{"AuditEventConnection"}
 
 func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.SelectionSet, obj *audit.EventConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventConnectionImplementors)
+	if m := ec._AuditEventConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16074,6 +16080,9 @@ var auditEventEdgeImplementors = []string{"AuditEventEdge"}
 
 func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.SelectionSet, obj *audit.EventEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, auditEventEdgeImplementors)
+	if m := ec._AuditEventEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16112,6 +16121,9 @@ var authPayloadImplementors = []string{"AuthPayload"}
 
 func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthPayload) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, authPayloadImplementors)
+	if m := ec._AuthPayload_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16150,6 +16162,9 @@ var blockedUserConnectionImplementors = []string{"BlockedUserConnection"}
 
 func (ec *executionContext) _BlockedUserConnection(ctx context.Context, sel ast.SelectionSet, obj *safety.BlockConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, blockedUserConnectionImplementors)
+	if m := ec._BlockedUserConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16193,6 +16208,9 @@ var blockedUserEdgeImplementors = []string{"BlockedUserEdge"}
 
 func (ec *executionContext) _BlockedUserEdge(ctx context.Context, sel ast.SelectionSet, obj *safety.BlockEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, blockedUserEdgeImplementors)
+	if m := ec._BlockedUserEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16237,6 +16255,9 @@ var bulkFailureImplementors = []string{"BulkFailure"}
 
 func (ec *executionContext) _BulkFailure(ctx context.Context, sel ast.SelectionSet, obj *org.BulkFailure) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, bulkFailureImplementors)
+	if m := ec._BulkFailure_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16318,6 +16339,9 @@ var commentImplementors = []string{"Comment", "Node"}
 
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *comment.Comment) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentImplementors)
+	if m := ec._Comment_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16383,6 +16407,9 @@ var commentConnectionImplementors = []string{"CommentConnection"}
 
 func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *comment.CommentConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentConnectionImplementors)
+	if m := ec._CommentConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16426,6 +16453,9 @@ var commentEdgeImplementors = []string{"CommentEdge"}
 
 func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *comment.CommentEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
+	if m := ec._CommentEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16464,6 +16494,9 @@ var departmentImplementors = []string{"Department", "Node"}
 
 func (ec *executionContext) _Department(ctx context.Context, sel ast.SelectionSet, obj *org.Department) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentImplementors)
+	if m := ec._Department_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16555,6 +16588,9 @@ var departmentConnectionImplementors = []string{"DepartmentConnection"}
 
 func (ec *executionContext) _DepartmentConnection(ctx context.Context, sel ast.SelectionSet, obj *org.DepartmentConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentConnectionImplementors)
+	if m := ec._DepartmentConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16593,6 +16629,9 @@ var departmentEdgeImplementors = []string{"DepartmentEdge"}
 
 func (ec *executionContext) _DepartmentEdge(ctx context.Context, sel ast.SelectionSet, obj *org.DepartmentEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentEdgeImplementors)
+	if m := ec._DepartmentEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16631,6 +16670,9 @@ var departmentMemberConnectionImplementors = []string{"DepartmentMemberConnectio
 
 func (ec *executionContext) _DepartmentMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, departmentMemberConnectionImplementors)
+	if m := ec._DepartmentMemberConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16674,6 +16716,9 @@ var filterImplementors = []string{"Filter"}
 
 func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, obj *safety.Filter) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, filterImplementors)
+	if m := ec._Filter_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16737,6 +16782,9 @@ var filterResultImplementors = []string{"FilterResult"}
 
 func (ec *executionContext) _FilterResult(ctx context.Context, sel ast.SelectionSet, obj *safety.FilterResult) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, filterResultImplementors)
+	if m := ec._FilterResult_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -16775,6 +16823,9 @@ var mediaImplementors = []string{"Media", "Node"}
 
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *mediamodel.Media) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, mediaImplementors)
+	if m := ec._Media_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17202,6 +17253,9 @@ var mutedUserConnectionImplementors = []string{"MutedUserConnection"}
 
 func (ec *executionContext) _MutedUserConnection(ctx context.Context, sel ast.SelectionSet, obj *safety.MuteConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, mutedUserConnectionImplementors)
+	if m := ec._MutedUserConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17245,6 +17299,9 @@ var mutedUserEdgeImplementors = []string{"MutedUserEdge"}
 
 func (ec *executionContext) _MutedUserEdge(ctx context.Context, sel ast.SelectionSet, obj *safety.MuteEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, mutedUserEdgeImplementors)
+	if m := ec._MutedUserEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17299,6 +17356,9 @@ var notificationImplementors = []string{"Notification", "Node"}
 
 func (ec *executionContext) _Notification(ctx context.Context, sel ast.SelectionSet, obj *notify.Notification) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationImplementors)
+	if m := ec._Notification_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17376,6 +17436,9 @@ var notificationConnectionImplementors = []string{"NotificationConnection"}
 
 func (ec *executionContext) _NotificationConnection(ctx context.Context, sel ast.SelectionSet, obj *notify.NotificationConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationConnectionImplementors)
+	if m := ec._NotificationConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17414,6 +17477,9 @@ var notificationEdgeImplementors = []string{"NotificationEdge"}
 
 func (ec *executionContext) _NotificationEdge(ctx context.Context, sel ast.SelectionSet, obj *notify.NotificationEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, notificationEdgeImplementors)
+	if m := ec._NotificationEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17452,6 +17518,9 @@ var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *weibo.PageInfo) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	if m := ec._PageInfo_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17500,6 +17569,9 @@ var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *feed.Post) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postImplementors)
+	if m := ec._Post_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17627,6 +17699,9 @@ var postAddedImplementors = []string{"PostAdded", "TimelineEvent"}
 
 func (ec *executionContext) _PostAdded(ctx context.Context, sel ast.SelectionSet, obj *timeline.PostAdded) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postAddedImplementors)
+	if m := ec._PostAdded_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17665,6 +17740,9 @@ var postConnectionImplementors = []string{"PostConnection"}
 
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.PostConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
+	if m := ec._PostConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17708,6 +17786,9 @@ var postDeletedImplementors = []string{"PostDeleted", "TimelineEvent"}
 
 func (ec *executionContext) _PostDeleted(ctx context.Context, sel ast.SelectionSet, obj *timeline.PostDeleted) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postDeletedImplementors)
+	if m := ec._PostDeleted_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17741,6 +17822,9 @@ var postEdgeImplementors = []string{"PostEdge"}
 
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *feed.PostEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	if m := ec._PostEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -17779,6 +17863,9 @@ var provisioningImplementors = []string{"Provisioning"}
 
 func (ec *executionContext) _Provisioning(ctx context.Context, sel ast.SelectionSet, obj *model.Provisioning) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, provisioningImplementors)
+	if m := ec._Provisioning_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18027,6 +18114,9 @@ var reportImplementors = []string{"Report", "Node"}
 
 func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, obj *report.Report) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportImplementors)
+	if m := ec._Report_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18123,6 +18213,9 @@ var reportConnectionImplementors = []string{"ReportConnection"}
 
 func (ec *executionContext) _ReportConnection(ctx context.Context, sel ast.SelectionSet, obj *report.Connection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportConnectionImplementors)
+	if m := ec._ReportConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18166,6 +18259,9 @@ var reportEdgeImplementors = []string{"ReportEdge"}
 
 func (ec *executionContext) _ReportEdge(ctx context.Context, sel ast.SelectionSet, obj *report.Edge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportEdgeImplementors)
+	if m := ec._ReportEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18204,6 +18300,9 @@ var reportedCommentImplementors = []string{"ReportedComment"}
 
 func (ec *executionContext) _ReportedComment(ctx context.Context, sel ast.SelectionSet, obj *report.ReportedComment) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportedCommentImplementors)
+	if m := ec._ReportedComment_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18247,6 +18346,9 @@ var reportedPostImplementors = []string{"ReportedPost"}
 
 func (ec *executionContext) _ReportedPost(ctx context.Context, sel ast.SelectionSet, obj *report.ReportedPost) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, reportedPostImplementors)
+	if m := ec._ReportedPost_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18290,6 +18392,9 @@ var roleImplementors = []string{"Role", "Node"}
 
 func (ec *executionContext) _Role(ctx context.Context, sel ast.SelectionSet, obj *org.Role) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleImplementors)
+	if m := ec._Role_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18357,6 +18462,9 @@ var roleAssignmentImplementors = []string{"RoleAssignment"}
 
 func (ec *executionContext) _RoleAssignment(ctx context.Context, sel ast.SelectionSet, obj *org.RoleAssignment) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleAssignmentImplementors)
+	if m := ec._RoleAssignment_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18395,6 +18503,9 @@ var roleConnectionImplementors = []string{"RoleConnection"}
 
 func (ec *executionContext) _RoleConnection(ctx context.Context, sel ast.SelectionSet, obj *org.RoleConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleConnectionImplementors)
+	if m := ec._RoleConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18433,6 +18544,9 @@ var roleEdgeImplementors = []string{"RoleEdge"}
 
 func (ec *executionContext) _RoleEdge(ctx context.Context, sel ast.SelectionSet, obj *org.RoleEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleEdgeImplementors)
+	if m := ec._RoleEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18471,6 +18585,9 @@ var roleMemberConnectionImplementors = []string{"RoleMemberConnection"}
 
 func (ec *executionContext) _RoleMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *org.RoleMemberConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleMemberConnectionImplementors)
+	if m := ec._RoleMemberConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18514,6 +18631,9 @@ var roleMemberEdgeImplementors = []string{"RoleMemberEdge"}
 
 func (ec *executionContext) _RoleMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *org.RoleMemberEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, roleMemberEdgeImplementors)
+	if m := ec._RoleMemberEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18582,6 +18702,9 @@ var suspensionImplementors = []string{"Suspension"}
 
 func (ec *executionContext) _Suspension(ctx context.Context, sel ast.SelectionSet, obj *suspend.Suspension) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, suspensionImplementors)
+	if m := ec._Suspension_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18626,6 +18749,9 @@ var timelineConnectionImplementors = []string{"TimelineConnection"}
 
 func (ec *executionContext) _TimelineConnection(ctx context.Context, sel ast.SelectionSet, obj *feed.PostConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, timelineConnectionImplementors)
+	if m := ec._TimelineConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18664,6 +18790,9 @@ var topicImplementors = []string{"Topic", "Node"}
 
 func (ec *executionContext) _Topic(ctx context.Context, sel ast.SelectionSet, obj *weibo.Topic) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicImplementors)
+	if m := ec._Topic_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18714,6 +18843,9 @@ var topicCountImplementors = []string{"TopicCount"}
 
 func (ec *executionContext) _TopicCount(ctx context.Context, sel ast.SelectionSet, obj *topic.TopicCount) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicCountImplementors)
+	if m := ec._TopicCount_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18752,6 +18884,9 @@ var topicTrendImplementors = []string{"TopicTrend"}
 
 func (ec *executionContext) _TopicTrend(ctx context.Context, sel ast.SelectionSet, obj *topic.TopicTrend) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, topicTrendImplementors)
+	if m := ec._TopicTrend_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18800,6 +18935,9 @@ var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *weibo.User) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, userImplementors)
+	if m := ec._User_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -18958,6 +19096,9 @@ var userConnectionImplementors = []string{"UserConnection"}
 
 func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+	if m := ec._UserConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19001,6 +19142,9 @@ var userEdgeImplementors = []string{"UserEdge"}
 
 func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *weibo.UserEdge) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+	if m := ec._UserEdge_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19040,6 +19184,9 @@ var userSearchConnectionImplementors = []string{"UserSearchConnection"}
 
 func (ec *executionContext) _UserSearchConnection(ctx context.Context, sel ast.SelectionSet, obj *domain.UserSearchConnection) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, userSearchConnectionImplementors)
+	if m := ec._UserSearchConnection_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19083,6 +19230,9 @@ var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	if m := ec.___Directive_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19136,6 +19286,9 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	if m := ec.___EnumValue_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19184,6 +19337,9 @@ var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	if m := ec.___Field_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19242,6 +19398,9 @@ var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	if m := ec.___InputValue_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19300,6 +19459,9 @@ var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	if m := ec.___Schema_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -19358,6 +19520,9 @@ var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := gqlfield.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	if m := ec.___Type_plain(sel, fields, obj); m != nil {
+		return m
+	}
 
 	out := gqlfield.NewFieldSet(fields)
 	deferred := gqlfield.NewDeferredGroup(ctx)
@@ -21127,4 +21292,3369 @@ func (ec *executionContext) _Post_repostOf_ready(ctx context.Context, field grap
 		return nil
 	}
 	return gqlfield.Value(ctx, field, ec.fieldContext_Post_repostOf, v, ec.marshalOPost2ᚖgithubᚗcomᚋweibohbaseᚋgatewayᚋweiboᚋfeedᚐPost)
+}
+
+// _AuditEvent_isPlain is the gqlfield.PlainField of AuditEvent's fields.
+func _AuditEvent_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "at", "action":
+		return true
+	}
+	return false
+}
+
+// _AuditEvent_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _AuditEvent_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *audit.Event) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, auditEventImplementors, _AuditEvent_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._AuditEvent_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _AuditEvent_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _AuditEvent_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *audit.Event) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"AuditEvent"`)
+		case "id":
+			v := obj.ID
+			m := graphql.MarshalID(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "at":
+			v := obj.At
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "action":
+			v := obj.Action
+			gqlstring.WriteQuoted(b, v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _AuditEventConnection_isPlain is the gqlfield.PlainField of AuditEventConnection's fields.
+func _AuditEventConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _AuditEventConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _AuditEventConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *audit.EventConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, auditEventConnectionImplementors, _AuditEventConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._AuditEventConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _AuditEventConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _AuditEventConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *audit.EventConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"AuditEventConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _AuditEventEdge_isPlain is the gqlfield.PlainField of AuditEventEdge's fields.
+func _AuditEventEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, auditEventImplementors, _AuditEvent_isPlain)
+	}
+	return false
+}
+
+// _AuditEventEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _AuditEventEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *audit.EventEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, auditEventEdgeImplementors, _AuditEventEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._AuditEventEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _AuditEventEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _AuditEventEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *audit.EventEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"AuditEventEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Event
+			if v == nil {
+				return false
+			}
+			if !ec._AuditEvent_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, auditEventImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _AuthPayload_isPlain is the gqlfield.PlainField of AuthPayload's fields.
+func _AuthPayload_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "token":
+		return true
+	case "user":
+		return gqlfield.IsPlain(oc, f.Selections, userImplementors, _User_isPlain)
+	}
+	return false
+}
+
+// _AuthPayload_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _AuthPayload_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *model.AuthPayload) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, authPayloadImplementors, _AuthPayload_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._AuthPayload_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _AuthPayload_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _AuthPayload_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *model.AuthPayload) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"AuthPayload"`)
+		case "token":
+			v := obj.Token
+			gqlstring.WriteQuoted(b, v)
+		case "user":
+			v := obj.User
+			if v == nil {
+				return false
+			}
+			if !ec._User_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, userImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _BlockedUserConnection_isPlain is the gqlfield.PlainField of BlockedUserConnection's fields.
+func _BlockedUserConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _BlockedUserConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _BlockedUserConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *safety.BlockConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, blockedUserConnectionImplementors, _BlockedUserConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._BlockedUserConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _BlockedUserConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _BlockedUserConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *safety.BlockConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"BlockedUserConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _BlockedUserEdge_isPlain is the gqlfield.PlainField of BlockedUserEdge's fields.
+func _BlockedUserEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor", "blockedAt":
+		return true
+	}
+	return false
+}
+
+// _BlockedUserEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _BlockedUserEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *safety.BlockEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, blockedUserEdgeImplementors, _BlockedUserEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._BlockedUserEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _BlockedUserEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _BlockedUserEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *safety.BlockEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"BlockedUserEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "blockedAt":
+			v := obj.BlockedAt
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _BulkFailure_isPlain is the gqlfield.PlainField of BulkFailure's fields.
+func _BulkFailure_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "userId", "code", "message":
+		return true
+	}
+	return false
+}
+
+// _BulkFailure_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _BulkFailure_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.BulkFailure) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, bulkFailureImplementors, _BulkFailure_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._BulkFailure_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _BulkFailure_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _BulkFailure_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.BulkFailure) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"BulkFailure"`)
+		case "userId":
+			v := obj.UserID
+			v.MarshalGQL(b)
+		case "code":
+			v := obj.Code
+			gqlstring.WriteQuoted(b, v)
+		case "message":
+			v := obj.Message
+			gqlstring.WriteQuoted(b, v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Comment_isPlain is the gqlfield.PlainField of Comment's fields.
+func _Comment_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "content", "createdAt":
+		return true
+	case "author":
+		return gqlfield.IsPlain(oc, f.Selections, userImplementors, _User_isPlain)
+	}
+	return false
+}
+
+// _Comment_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Comment_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *comment.Comment) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, commentImplementors, _Comment_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Comment_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Comment_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Comment_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *comment.Comment) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Comment"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "content":
+			v := obj.Content
+			gqlstring.WriteQuoted(b, v)
+		case "createdAt":
+			v := obj.CreatedAt()
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "author":
+			v := obj.Author()
+			if v == nil {
+				return false
+			}
+			if !ec._User_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, userImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _CommentConnection_isPlain is the gqlfield.PlainField of CommentConnection's fields.
+func _CommentConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _CommentConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _CommentConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *comment.CommentConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, commentConnectionImplementors, _CommentConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._CommentConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _CommentConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _CommentConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *comment.CommentConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"CommentConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _CommentEdge_isPlain is the gqlfield.PlainField of CommentEdge's fields.
+func _CommentEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, commentImplementors, _Comment_isPlain)
+	}
+	return false
+}
+
+// _CommentEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _CommentEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *comment.CommentEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, commentEdgeImplementors, _CommentEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._CommentEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _CommentEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _CommentEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *comment.CommentEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"CommentEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Comment
+			if v == nil {
+				return false
+			}
+			if !ec._Comment_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, commentImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Department_isPlain is the gqlfield.PlainField of Department's fields.
+func _Department_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "name", "memberCount":
+		return true
+	}
+	return false
+}
+
+// _Department_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Department_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.Department) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentImplementors, _Department_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Department_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Department_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Department_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.Department) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Department"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		case "memberCount":
+			v := obj.MemberCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _DepartmentConnection_isPlain is the gqlfield.PlainField of DepartmentConnection's fields.
+func _DepartmentConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _DepartmentConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _DepartmentConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.DepartmentConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentConnectionImplementors, _DepartmentConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._DepartmentConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _DepartmentConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _DepartmentConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.DepartmentConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"DepartmentConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _DepartmentEdge_isPlain is the gqlfield.PlainField of DepartmentEdge's fields.
+func _DepartmentEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, departmentImplementors, _Department_isPlain)
+	}
+	return false
+}
+
+// _DepartmentEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _DepartmentEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.DepartmentEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentEdgeImplementors, _DepartmentEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._DepartmentEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _DepartmentEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _DepartmentEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.DepartmentEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"DepartmentEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Department
+			if v == nil {
+				return false
+			}
+			if !ec._Department_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, departmentImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _DepartmentMemberConnection_isPlain is the gqlfield.PlainField of DepartmentMemberConnection's fields.
+func _DepartmentMemberConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _DepartmentMemberConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _DepartmentMemberConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *weibo.UserConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentMemberConnectionImplementors, _DepartmentMemberConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._DepartmentMemberConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _DepartmentMemberConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _DepartmentMemberConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *weibo.UserConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"DepartmentMemberConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Filter_isPlain is the gqlfield.PlainField of Filter's fields.
+func _Filter_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "phrase", "action", "wholeWord", "expiresAt", "createdAt":
+		return true
+	}
+	return false
+}
+
+// _Filter_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Filter_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *safety.Filter) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, filterImplementors, _Filter_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Filter_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Filter_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Filter_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *safety.Filter) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Filter"`)
+		case "id":
+			v := obj.ID
+			m := graphql.MarshalID(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "phrase":
+			v := obj.Phrase
+			gqlstring.WriteQuoted(b, v)
+		case "action":
+			v := obj.Action
+			v.MarshalGQL(b)
+		case "wholeWord":
+			v := obj.WholeWord
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "expiresAt":
+			v := obj.ExpiresAt
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			m := gqltime.MarshalTime(*v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		case "createdAt":
+			v := obj.CreatedAt
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _FilterResult_isPlain is the gqlfield.PlainField of FilterResult's fields.
+func _FilterResult_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "phrase", "action":
+		return true
+	}
+	return false
+}
+
+// _FilterResult_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _FilterResult_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *safety.FilterResult) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, filterResultImplementors, _FilterResult_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._FilterResult_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _FilterResult_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _FilterResult_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *safety.FilterResult) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"FilterResult"`)
+		case "phrase":
+			v := obj.Phrase
+			gqlstring.WriteQuoted(b, v)
+		case "action":
+			v := obj.Action
+			v.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Media_isPlain is the gqlfield.PlainField of Media's fields.
+func _Media_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "alt", "width", "height", "blurhash", "mimeType", "bytes":
+		return true
+	}
+	return false
+}
+
+// _Media_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Media_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *mediamodel.Media) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, mediaImplementors, _Media_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Media_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Media_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Media_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *mediamodel.Media) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Media"`)
+		case "id":
+			v := obj.ID
+			m := graphql.MarshalID(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "alt":
+			v := obj.Alt
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "width":
+			v := obj.Width
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "height":
+			v := obj.Height
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "blurhash":
+			v := obj.Blurhash
+			gqlstring.WriteQuoted(b, v)
+		case "mimeType":
+			v := obj.MIMEType
+			gqlstring.WriteQuoted(b, v)
+		case "bytes":
+			v := obj.Bytes
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _MutedUserConnection_isPlain is the gqlfield.PlainField of MutedUserConnection's fields.
+func _MutedUserConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _MutedUserConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _MutedUserConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *safety.MuteConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, mutedUserConnectionImplementors, _MutedUserConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._MutedUserConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _MutedUserConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _MutedUserConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *safety.MuteConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"MutedUserConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _MutedUserEdge_isPlain is the gqlfield.PlainField of MutedUserEdge's fields.
+func _MutedUserEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor", "mutedAt", "expiresAt", "notifications":
+		return true
+	}
+	return false
+}
+
+// _MutedUserEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _MutedUserEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *safety.MuteEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, mutedUserEdgeImplementors, _MutedUserEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._MutedUserEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _MutedUserEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _MutedUserEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *safety.MuteEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"MutedUserEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "mutedAt":
+			v := obj.MutedAt
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "expiresAt":
+			v := obj.ExpiresAt
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			m := gqltime.MarshalTime(*v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		case "notifications":
+			v := obj.Notifications
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Notification_isPlain is the gqlfield.PlainField of Notification's fields.
+func _Notification_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "kind", "at", "actorCount", "read":
+		return true
+	}
+	return false
+}
+
+// _Notification_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Notification_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *notify.Notification) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, notificationImplementors, _Notification_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Notification_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Notification_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Notification_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *notify.Notification) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Notification"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "kind":
+			v := obj.Kind
+			v.MarshalGQL(b)
+		case "at":
+			v := obj.At()
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "actorCount":
+			v := obj.ActorCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "read":
+			v := obj.Read
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _NotificationConnection_isPlain is the gqlfield.PlainField of NotificationConnection's fields.
+func _NotificationConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _NotificationConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _NotificationConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *notify.NotificationConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, notificationConnectionImplementors, _NotificationConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._NotificationConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _NotificationConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _NotificationConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *notify.NotificationConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"NotificationConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _NotificationEdge_isPlain is the gqlfield.PlainField of NotificationEdge's fields.
+func _NotificationEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, notificationImplementors, _Notification_isPlain)
+	}
+	return false
+}
+
+// _NotificationEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _NotificationEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *notify.NotificationEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, notificationEdgeImplementors, _NotificationEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._NotificationEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _NotificationEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _NotificationEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *notify.NotificationEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"NotificationEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Notification
+			if v == nil {
+				return false
+			}
+			if !ec._Notification_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, notificationImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _PageInfo_isPlain is the gqlfield.PlainField of PageInfo's fields.
+func _PageInfo_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "hasNextPage", "hasPreviousPage", "startCursor", "endCursor":
+		return true
+	}
+	return false
+}
+
+// _PageInfo_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _PageInfo_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *weibo.PageInfo) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, pageInfoImplementors, _PageInfo_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._PageInfo_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _PageInfo_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _PageInfo_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *weibo.PageInfo) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"PageInfo"`)
+		case "hasNextPage":
+			v := obj.HasNextPage
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "hasPreviousPage":
+			v := obj.HasPreviousPage
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "startCursor":
+			v := obj.StartCursor
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "endCursor":
+			v := obj.EndCursor
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Post_isPlain is the gqlfield.PlainField of Post's fields.
+func _Post_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "content", "createdAt", "likeCount", "repostOfId", "repostCount", "commentCount":
+		return true
+	case "author":
+		return gqlfield.IsPlain(oc, f.Selections, userImplementors, _User_isPlain)
+	}
+	return false
+}
+
+// _Post_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Post_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *feed.Post) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, postImplementors, _Post_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Post_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Post_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Post_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *feed.Post) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Post"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "content":
+			v := obj.Content
+			gqlstring.WriteQuoted(b, v)
+		case "createdAt":
+			v := obj.CreatedAt()
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "author":
+			v := obj.Author()
+			if v == nil {
+				return false
+			}
+			if !ec._User_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, userImplementors), v) {
+				return false
+			}
+		case "likeCount":
+			v := obj.LikeCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "repostOfId":
+			v := obj.RepostOfID
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			v.MarshalGQL(b)
+		case "repostCount":
+			v := obj.RepostCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "commentCount":
+			v := obj.CommentCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _PostAdded_isPlain is the gqlfield.PlainField of PostAdded's fields.
+func _PostAdded_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "post":
+		return gqlfield.IsPlain(oc, f.Selections, postImplementors, _Post_isPlain)
+	}
+	return false
+}
+
+// _PostAdded_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _PostAdded_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *timeline.PostAdded) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, postAddedImplementors, _PostAdded_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._PostAdded_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _PostAdded_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _PostAdded_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *timeline.PostAdded) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"PostAdded"`)
+		case "post":
+			v := obj.Post
+			if v == nil {
+				return false
+			}
+			if !ec._Post_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, postImplementors), v) {
+				return false
+			}
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _PostConnection_isPlain is the gqlfield.PlainField of PostConnection's fields.
+func _PostConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _PostConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _PostConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *feed.PostConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, postConnectionImplementors, _PostConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._PostConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _PostConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _PostConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *feed.PostConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"PostConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _PostDeleted_isPlain is the gqlfield.PlainField of PostDeleted's fields.
+func _PostDeleted_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "postId":
+		return true
+	}
+	return false
+}
+
+// _PostDeleted_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _PostDeleted_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *timeline.PostDeleted) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, postDeletedImplementors, _PostDeleted_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._PostDeleted_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _PostDeleted_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _PostDeleted_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *timeline.PostDeleted) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"PostDeleted"`)
+		case "postId":
+			v := obj.PostID
+			v.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _PostEdge_isPlain is the gqlfield.PlainField of PostEdge's fields.
+func _PostEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, postImplementors, _Post_isPlain)
+	}
+	return false
+}
+
+// _PostEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _PostEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *feed.PostEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, postEdgeImplementors, _PostEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._PostEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _PostEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _PostEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *feed.PostEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"PostEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Post
+			if v == nil {
+				return false
+			}
+			if !ec._Post_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, postImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Provisioning_isPlain is the gqlfield.PlainField of Provisioning's fields.
+func _Provisioning_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "userName", "externalId", "provisionedBy", "closed":
+		return true
+	}
+	return false
+}
+
+// _Provisioning_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Provisioning_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *model.Provisioning) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, provisioningImplementors, _Provisioning_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Provisioning_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Provisioning_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Provisioning_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *model.Provisioning) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Provisioning"`)
+		case "userName":
+			v := obj.UserName
+			gqlstring.WriteQuoted(b, v)
+		case "externalId":
+			v := obj.ExternalID
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "provisionedBy":
+			v := obj.ProvisionedBy
+			gqlstring.WriteQuoted(b, v)
+		case "closed":
+			v := obj.Closed
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Report_isPlain is the gqlfield.PlainField of Report's fields.
+func _Report_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "status", "category", "comment", "createdAt", "action", "note", "resolvedAt":
+		return true
+	}
+	return false
+}
+
+// _Report_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Report_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *report.Report) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, reportImplementors, _Report_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Report_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Report_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Report_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *report.Report) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Report"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "status":
+			v := obj.Status
+			v.MarshalGQL(b)
+		case "category":
+			v := obj.Category
+			v.MarshalGQL(b)
+		case "comment":
+			v := obj.Comment
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "createdAt":
+			v := obj.CreatedAt()
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "action":
+			v := obj.Action
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			v.MarshalGQL(b)
+		case "note":
+			v := obj.Note
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "resolvedAt":
+			v := obj.ResolvedAt()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			m := gqltime.MarshalTime(*v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _ReportConnection_isPlain is the gqlfield.PlainField of ReportConnection's fields.
+func _ReportConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _ReportConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _ReportConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *report.Connection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, reportConnectionImplementors, _ReportConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._ReportConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _ReportConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _ReportConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *report.Connection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"ReportConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			m := graphql.MarshalInt(*v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _ReportEdge_isPlain is the gqlfield.PlainField of ReportEdge's fields.
+func _ReportEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, reportImplementors, _Report_isPlain)
+	}
+	return false
+}
+
+// _ReportEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _ReportEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *report.Edge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, reportEdgeImplementors, _ReportEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._ReportEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _ReportEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _ReportEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *report.Edge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"ReportEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Report
+			if v == nil {
+				return false
+			}
+			if !ec._Report_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, reportImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _ReportedComment_isPlain is the gqlfield.PlainField of ReportedComment's fields.
+func _ReportedComment_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "content", "createdAt":
+		return true
+	}
+	return false
+}
+
+// _ReportedComment_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _ReportedComment_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *report.ReportedComment) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, reportedCommentImplementors, _ReportedComment_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._ReportedComment_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _ReportedComment_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _ReportedComment_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *report.ReportedComment) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"ReportedComment"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "content":
+			v := obj.Content
+			gqlstring.WriteQuoted(b, v)
+		case "createdAt":
+			v := obj.CreatedAt()
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _ReportedPost_isPlain is the gqlfield.PlainField of ReportedPost's fields.
+func _ReportedPost_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "content", "createdAt":
+		return true
+	}
+	return false
+}
+
+// _ReportedPost_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _ReportedPost_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *report.ReportedPost) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, reportedPostImplementors, _ReportedPost_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._ReportedPost_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _ReportedPost_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _ReportedPost_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *report.ReportedPost) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"ReportedPost"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "content":
+			v := obj.Content
+			gqlstring.WriteQuoted(b, v)
+		case "createdAt":
+			v := obj.CreatedAt()
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Role_isPlain is the gqlfield.PlainField of Role's fields.
+func _Role_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "name", "memberCount":
+		return true
+	}
+	return false
+}
+
+// _Role_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Role_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.Role) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, roleImplementors, _Role_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Role_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Role_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Role_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.Role) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Role"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		case "memberCount":
+			v := obj.MemberCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _RoleAssignment_isPlain is the gqlfield.PlainField of RoleAssignment's fields.
+func _RoleAssignment_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "priority":
+		return true
+	case "role":
+		return gqlfield.IsPlain(oc, f.Selections, roleImplementors, _Role_isPlain)
+	}
+	return false
+}
+
+// _RoleAssignment_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _RoleAssignment_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.RoleAssignment) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, roleAssignmentImplementors, _RoleAssignment_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._RoleAssignment_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _RoleAssignment_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _RoleAssignment_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.RoleAssignment) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"RoleAssignment"`)
+		case "role":
+			v := obj.Role
+			if v == nil {
+				return false
+			}
+			if !ec._Role_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, roleImplementors), v) {
+				return false
+			}
+		case "priority":
+			v := obj.Priority
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _RoleConnection_isPlain is the gqlfield.PlainField of RoleConnection's fields.
+func _RoleConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _RoleConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _RoleConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.RoleConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, roleConnectionImplementors, _RoleConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._RoleConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _RoleConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _RoleConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.RoleConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"RoleConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _RoleEdge_isPlain is the gqlfield.PlainField of RoleEdge's fields.
+func _RoleEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	case "node":
+		return gqlfield.IsPlain(oc, f.Selections, roleImplementors, _Role_isPlain)
+	}
+	return false
+}
+
+// _RoleEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _RoleEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.RoleEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, roleEdgeImplementors, _RoleEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._RoleEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _RoleEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _RoleEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.RoleEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"RoleEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "node":
+			v := obj.Role
+			if v == nil {
+				return false
+			}
+			if !ec._Role_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, roleImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _RoleMemberConnection_isPlain is the gqlfield.PlainField of RoleMemberConnection's fields.
+func _RoleMemberConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _RoleMemberConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _RoleMemberConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.RoleMemberConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, roleMemberConnectionImplementors, _RoleMemberConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._RoleMemberConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _RoleMemberConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _RoleMemberConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.RoleMemberConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"RoleMemberConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _RoleMemberEdge_isPlain is the gqlfield.PlainField of RoleMemberEdge's fields.
+func _RoleMemberEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor", "priority":
+		return true
+	}
+	return false
+}
+
+// _RoleMemberEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _RoleMemberEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *org.RoleMemberEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, roleMemberEdgeImplementors, _RoleMemberEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._RoleMemberEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _RoleMemberEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _RoleMemberEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *org.RoleMemberEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"RoleMemberEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		case "priority":
+			v := obj.Priority
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Suspension_isPlain is the gqlfield.PlainField of Suspension's fields.
+func _Suspension_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "since", "until":
+		return true
+	}
+	return false
+}
+
+// _Suspension_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Suspension_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *suspend.Suspension) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, suspensionImplementors, _Suspension_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Suspension_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Suspension_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Suspension_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *suspend.Suspension) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Suspension"`)
+		case "since":
+			v := obj.Since
+			m := gqltime.MarshalTime(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "until":
+			v := obj.Until
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			m := gqltime.MarshalTime(*v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _TimelineConnection_isPlain is the gqlfield.PlainField of TimelineConnection's fields.
+func _TimelineConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _TimelineConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _TimelineConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *feed.PostConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, timelineConnectionImplementors, _TimelineConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._TimelineConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _TimelineConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _TimelineConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *feed.PostConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"TimelineConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _Topic_isPlain is the gqlfield.PlainField of Topic's fields.
+func _Topic_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "name":
+		return true
+	}
+	return false
+}
+
+// _Topic_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _Topic_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *weibo.Topic) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, topicImplementors, _Topic_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._Topic_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _Topic_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _Topic_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *weibo.Topic) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"Topic"`)
+		case "id":
+			v := obj.ID()
+			m := graphql.MarshalID(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _TopicCount_isPlain is the gqlfield.PlainField of TopicCount's fields.
+func _TopicCount_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "count":
+		return true
+	case "topic":
+		return gqlfield.IsPlain(oc, f.Selections, topicImplementors, _Topic_isPlain)
+	}
+	return false
+}
+
+// _TopicCount_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _TopicCount_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *topic.TopicCount) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, topicCountImplementors, _TopicCount_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._TopicCount_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _TopicCount_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _TopicCount_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *topic.TopicCount) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"TopicCount"`)
+		case "topic":
+			v := obj.Topic
+			if v == nil {
+				return false
+			}
+			if !ec._Topic_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, topicImplementors), v) {
+				return false
+			}
+		case "count":
+			v := obj.Count
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _TopicTrend_isPlain is the gqlfield.PlainField of TopicTrend's fields.
+func _TopicTrend_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "count", "previousCount":
+		return true
+	case "topic":
+		return gqlfield.IsPlain(oc, f.Selections, topicImplementors, _Topic_isPlain)
+	}
+	return false
+}
+
+// _TopicTrend_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _TopicTrend_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *topic.TopicTrend) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, topicTrendImplementors, _TopicTrend_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._TopicTrend_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _TopicTrend_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _TopicTrend_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *topic.TopicTrend) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"TopicTrend"`)
+		case "topic":
+			v := obj.Topic
+			if v == nil {
+				return false
+			}
+			if !ec._Topic_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, topicImplementors), v) {
+				return false
+			}
+		case "count":
+			v := obj.Count
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "previousCount":
+			v := obj.PreviousCount
+			m := graphql.MarshalInt64(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _User_isPlain is the gqlfield.PlainField of User's fields.
+func _User_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "id", "username":
+		return true
+	}
+	return false
+}
+
+// _User_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _User_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *weibo.User) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, userImplementors, _User_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._User_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _User_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _User_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *weibo.User) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"User"`)
+		case "id":
+			v := obj.ID
+			v.MarshalGQL(b)
+		case "username":
+			v := obj.Username
+			gqlstring.WriteQuoted(b, v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _UserConnection_isPlain is the gqlfield.PlainField of UserConnection's fields.
+func _UserConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _UserConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _UserConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *weibo.UserConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, userConnectionImplementors, _UserConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._UserConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _UserConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _UserConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *weibo.UserConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"UserConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			m := graphql.MarshalInt(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _UserEdge_isPlain is the gqlfield.PlainField of UserEdge's fields.
+func _UserEdge_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "cursor":
+		return true
+	}
+	return false
+}
+
+// _UserEdge_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _UserEdge_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *weibo.UserEdge) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, userEdgeImplementors, _UserEdge_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._UserEdge_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _UserEdge_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _UserEdge_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *weibo.UserEdge) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"UserEdge"`)
+		case "cursor":
+			v := obj.Cursor
+			gqlstring.WriteQuoted(b, v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// _UserSearchConnection_isPlain is the gqlfield.PlainField of UserSearchConnection's fields.
+func _UserSearchConnection_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "totalCount":
+		return true
+	case "pageInfo":
+		return gqlfield.IsPlain(oc, f.Selections, pageInfoImplementors, _PageInfo_isPlain)
+	}
+	return false
+}
+
+// _UserSearchConnection_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) _UserSearchConnection_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *domain.UserSearchConnection) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, userSearchConnectionImplementors, _UserSearchConnection_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec._UserSearchConnection_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// _UserSearchConnection_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) _UserSearchConnection_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *domain.UserSearchConnection) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"UserSearchConnection"`)
+		case "pageInfo":
+			v := obj.PageInfo
+			if !ec._PageInfo_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, pageInfoImplementors), &v) {
+				return false
+			}
+		case "totalCount":
+			v := obj.TotalCount
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			m := graphql.MarshalInt(*v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// ___Directive_isPlain is the gqlfield.PlainField of __Directive's fields.
+func ___Directive_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "name", "description", "isRepeatable":
+		return true
+	}
+	return false
+}
+
+// ___Directive_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) ___Directive_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *introspection.Directive) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, __DirectiveImplementors, ___Directive_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec.___Directive_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// ___Directive_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) ___Directive_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *introspection.Directive) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"__Directive"`)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		case "description":
+			v := obj.Description()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "isRepeatable":
+			v := obj.IsRepeatable
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// ___EnumValue_isPlain is the gqlfield.PlainField of __EnumValue's fields.
+func ___EnumValue_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "name", "description", "isDeprecated", "deprecationReason":
+		return true
+	}
+	return false
+}
+
+// ___EnumValue_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) ___EnumValue_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *introspection.EnumValue) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, __EnumValueImplementors, ___EnumValue_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec.___EnumValue_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// ___EnumValue_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) ___EnumValue_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *introspection.EnumValue) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"__EnumValue"`)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		case "description":
+			v := obj.Description()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "isDeprecated":
+			v := obj.IsDeprecated()
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "deprecationReason":
+			v := obj.DeprecationReason()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// ___Field_isPlain is the gqlfield.PlainField of __Field's fields.
+func ___Field_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "name", "description", "isDeprecated", "deprecationReason":
+		return true
+	case "type":
+		return gqlfield.IsPlain(oc, f.Selections, __TypeImplementors, ___Type_isPlain)
+	}
+	return false
+}
+
+// ___Field_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) ___Field_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *introspection.Field) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, __FieldImplementors, ___Field_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec.___Field_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// ___Field_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) ___Field_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *introspection.Field) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"__Field"`)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		case "description":
+			v := obj.Description()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "type":
+			v := obj.Type
+			if v == nil {
+				return false
+			}
+			if !ec.___Type_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, __TypeImplementors), v) {
+				return false
+			}
+		case "isDeprecated":
+			v := obj.IsDeprecated()
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "deprecationReason":
+			v := obj.DeprecationReason()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// ___InputValue_isPlain is the gqlfield.PlainField of __InputValue's fields.
+func ___InputValue_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "name", "description", "defaultValue", "isDeprecated", "deprecationReason":
+		return true
+	case "type":
+		return gqlfield.IsPlain(oc, f.Selections, __TypeImplementors, ___Type_isPlain)
+	}
+	return false
+}
+
+// ___InputValue_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) ___InputValue_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *introspection.InputValue) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, __InputValueImplementors, ___InputValue_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec.___InputValue_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// ___InputValue_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) ___InputValue_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *introspection.InputValue) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"__InputValue"`)
+		case "name":
+			v := obj.Name
+			gqlstring.WriteQuoted(b, v)
+		case "description":
+			v := obj.Description()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "type":
+			v := obj.Type
+			if v == nil {
+				return false
+			}
+			if !ec.___Type_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, __TypeImplementors), v) {
+				return false
+			}
+		case "defaultValue":
+			v := obj.DefaultValue
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "isDeprecated":
+			v := obj.IsDeprecated()
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "deprecationReason":
+			v := obj.DeprecationReason()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// ___Schema_isPlain is the gqlfield.PlainField of __Schema's fields.
+func ___Schema_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "description":
+		return true
+	case "queryType":
+		return gqlfield.IsPlain(oc, f.Selections, __TypeImplementors, ___Type_isPlain)
+	case "mutationType":
+		return gqlfield.IsPlain(oc, f.Selections, __TypeImplementors, ___Type_isPlain)
+	case "subscriptionType":
+		return gqlfield.IsPlain(oc, f.Selections, __TypeImplementors, ___Type_isPlain)
+	}
+	return false
+}
+
+// ___Schema_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) ___Schema_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *introspection.Schema) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, __SchemaImplementors, ___Schema_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec.___Schema_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// ___Schema_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) ___Schema_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *introspection.Schema) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"__Schema"`)
+		case "description":
+			v := obj.Description()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "queryType":
+			v := obj.QueryType()
+			if v == nil {
+				return false
+			}
+			if !ec.___Type_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, __TypeImplementors), v) {
+				return false
+			}
+		case "mutationType":
+			v := obj.MutationType()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			if !ec.___Type_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, __TypeImplementors), v) {
+				return false
+			}
+		case "subscriptionType":
+			v := obj.SubscriptionType()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			if !ec.___Type_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, __TypeImplementors), v) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// ___Type_isPlain is the gqlfield.PlainField of __Type's fields.
+func ___Type_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {
+	switch f.Name {
+	case "__typename", "kind", "name", "description", "specifiedByURL", "isOneOf":
+		return true
+	case "ofType":
+		return gqlfield.IsPlain(oc, f.Selections, __TypeImplementors, ___Type_isPlain)
+	}
+	return false
+}
+
+// ___Type_plain is obj written by the plain path (package gqlfield), or
+// nil when it is not plain.
+func (ec *executionContext) ___Type_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj *introspection.Type) (m graphql.Marshaler) {
+	if !gqlfield.IsPlain(ec.OperationContext, sel, __TypeImplementors, ___Type_isPlain) {
+		return nil
+	}
+	b := gqlfield.PlainBuffer()
+	defer gqlfield.RecoverPlain(&m, b)
+	if !ec.___Type_write(b, fields, obj) {
+		gqlfield.PlainDrop(b)
+		return nil
+	}
+	return gqlfield.PlainDone(b)
+}
+
+// ___Type_write appends obj's plain fields to b as a JSON object, or
+// reports false.
+func (ec *executionContext) ___Type_write(b *bytes.Buffer, fields []graphql.CollectedField, obj *introspection.Type) bool {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if !gqlfield.PlainKey(b, fields, i) {
+			continue
+		}
+		switch f.Name {
+		case "__typename":
+			b.WriteString(`"__Type"`)
+		case "kind":
+			v := obj.Kind()
+			m := graphql.MarshalString(v)
+			if m == graphql.Null {
+				return false
+			}
+			m.MarshalGQL(b)
+		case "name":
+			v := obj.Name()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "description":
+			v := obj.Description()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "specifiedByURL":
+			v := obj.SpecifiedByURL()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			gqlstring.WriteQuoted(b, *v)
+		case "ofType":
+			v := obj.OfType()
+			if v == nil {
+				b.WriteString("null")
+				break
+			}
+			if !ec.___Type_write(b, gqlfield.CollectFields(ec.OperationContext, f.Selections, __TypeImplementors), v) {
+				return false
+			}
+		case "isOneOf":
+			v := obj.IsOneOf()
+			m := graphql.MarshalBoolean(v)
+			if m == graphql.Null {
+				b.WriteString("null")
+				break
+			}
+			m.MarshalGQL(b)
+		default:
+			return false
+		}
+	}
+	b.WriteByte('}')
+	return true
 }

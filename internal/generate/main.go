@@ -16,8 +16,11 @@
 //     type) calls its marshaller directly, gqlfield.Value or
 //     gqlfield.Method instead of graphql.ResolveField; every object
 //     marshaller collects its fields with gqlfield.CollectFields and
-//     builds them with gqlfield.NewFieldSet and gqlfield.NewDeferredGroup;
-//     and the Query and Mutation cases of Exec marshal the data into a
+//     builds them with gqlfield.NewFieldSet and gqlfield.NewDeferredGroup,
+//     after asking the plain path of package gqlfield whether it can write
+//     the object straight to bytes (plain.go adds the functions
+//     _<Object>_isPlain, _<Object>_write and _<Object>_plain for every
+//     object type with plain fields); and the Query and Mutation cases of Exec marshal the data into a
 //     buffer of package respbuf (rewritten on the syntax tree, then
 //     gofmt'ed).
 //
@@ -41,6 +44,7 @@ import (
 	"go/token"
 	"go/types"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,7 +83,7 @@ func main() {
 	if err := os.WriteFile(filepath.Join(dir, tableFile), tp.src, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	if err := rewrite(cfg.Exec.Filename, tp.plain, tp.ready); err != nil {
+	if err := rewrite(cfg.Exec.Filename, tp.plain, tp.ready, tp.plainObjs); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -88,9 +92,10 @@ func main() {
 // from the codegen data and finds the plain bindings (it runs before gqlgen
 // writes the executable schema).
 type tablePlugin struct {
-	src   []byte
-	plain map[string]binding // by generated function name, _<Object>_<field>
-	ready []readyField
+	src       []byte
+	plain     map[string]binding // by generated function name, _<Object>_<field>
+	ready     []readyField
+	plainObjs []plainObject // the object types written by the plain path
 }
 
 // binding is a field that reads memory only: a struct field (method false)
@@ -142,6 +147,7 @@ func (p *tablePlugin) GenerateCode(data *codegen.Data) error {
 	isReady := func(o *codegen.Object, f *codegen.Field) bool {
 		return slices.ContainsFunc(ready, func(r readyField) bool { return r.object == o.Name && r.field == f.Name })
 	}
+	p.plainObjs = findPlain(objs)
 	p.plain = map[string]binding{}
 	for _, o := range objs {
 		if o.Root {
@@ -196,8 +202,10 @@ func (p *tablePlugin) GenerateCode(data *codegen.Data) error {
 // the file with gqllist.Marshal(ctx, listObjects, ...), the
 // graphql.ResolveField call of every function of plain with a direct
 // marshaller call, gqlfield.Value or gqlfield.Method, and makes the ready
-// fields answer at once when their resolvers can (rewriteReady).
-func rewrite(filename string, plain map[string]binding, ready []readyField) error {
+// fields answer at once when their resolvers can (rewriteReady), and the
+// object marshallers of objs write plain objects straight to bytes
+// (insertPlain).
+func rewrite(filename string, plain map[string]binding, ready []readyField, objs []plainObject) error {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filename, nil, parser.ParseComments)
 	if err != nil {
@@ -256,6 +264,9 @@ func rewrite(filename string, plain map[string]binding, ready []readyField) erro
 		return fmt.Errorf("%s: %w (did gqlgen change its Exec?)", filename, err)
 	}
 	astutil.AddImport(fset, f, respbufPath)
+	astutil.AddImport(fset, f, "bytes")
+	missing := map[string]bool{}
+	qual := importQualifier(f, missing)
 	var b bytes.Buffer
 	if err := format.Node(&b, fset, f); err != nil {
 		return err
@@ -263,6 +274,16 @@ func rewrite(filename string, plain map[string]binding, ready []readyField) erro
 	src, err := insertReady(b.Bytes(), ready, decls)
 	if err != nil {
 		return fmt.Errorf("%s: %w (did gqlgen change its object marshalling?)", filename, err)
+	}
+	withPlain, err := insertPlain(string(src), objs, qual)
+	if err != nil {
+		return fmt.Errorf("%s: %w (did gqlgen change its object marshalling?)", filename, err)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: the plain objects need packages the file does not import: %v", filename, slices.Sorted(maps.Keys(missing)))
+	}
+	if src, err = format.Source([]byte(withPlain)); err != nil {
+		return fmt.Errorf("%s: the plain objects: %w", filename, err)
 	}
 	return os.WriteFile(filename, src, 0o644)
 }

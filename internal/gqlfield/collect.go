@@ -29,10 +29,7 @@ func CollectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies
 	if len(sel) == 0 {
 		return graphql.CollectFields(oc, sel, satisfies)
 	}
-	key := collectKey{sel: &sel[0], n: len(sel), sat: nil, satN: len(satisfies)}
-	if len(satisfies) > 0 {
-		key.sat = &satisfies[0]
-	}
+	key := newCollectKey(sel, satisfies)
 	fieldsCache.mu.RLock()
 	fields, ok := fieldsCache.m[key]
 	fieldsCache.mu.RUnlock()
@@ -56,6 +53,15 @@ const (
 	maxCollectedQuery  = 16 << 10
 )
 
+// newCollectKey is the key of sel (not empty) and satisfies.
+func newCollectKey(sel ast.SelectionSet, satisfies []string) collectKey {
+	key := collectKey{sel: &sel[0], n: len(sel), sat: nil, satN: len(satisfies)}
+	if len(satisfies) > 0 {
+		key.sat = &satisfies[0]
+	}
+	return key
+}
+
 // collectKey identifies a selection set and a satisfies list by their
 // arrays (pointers to their first elements) and lengths.
 type collectKey struct {
@@ -66,13 +72,15 @@ type collectKey struct {
 }
 
 // fieldsCache is CollectFields' cache.
-var fieldsCache = collectCache{m: map[collectKey][]graphql.CollectedField{}}
+var fieldsCache = collectCache{m: map[collectKey][]graphql.CollectedField{}, plain: map[collectKey]bool{}}
 
-// collectCache maps selection sets to their collected fields.
+// collectCache maps selection sets to their collected fields, and to
+// whether they are plain (IsPlain).
 type collectCache struct {
 	mu     sync.RWMutex
 	m      map[collectKey][]graphql.CollectedField
-	source int // the source bytes counted for the entries
+	plain  map[collectKey]bool
+	source int // the source bytes counted for the entries of both maps
 }
 
 // add caches fields under key, counting source bytes; it first empties the
@@ -83,11 +91,29 @@ func (c *collectCache) add(key collectKey, fields []graphql.CollectedField, sour
 	if _, ok := c.m[key]; ok {
 		return
 	}
+	c.make(source)
+	c.m[key] = fields
+}
+
+// addPlain caches whether the selection set of key is plain, as add does.
+func (c *collectCache) addPlain(key collectKey, plain bool, source int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.plain[key]; ok {
+		return
+	}
+	c.make(source)
+	c.plain[key] = plain
+}
+
+// make makes room for an entry of source bytes, emptying both maps when
+// they would hold more than maxCollectedSource; c.mu is held.
+func (c *collectCache) make(source int) {
 	if c.source+source > maxCollectedSource {
 		clear(c.m)
+		clear(c.plain)
 		c.source = 0
 	}
-	c.m[key] = fields
 	c.source += source
 }
 
