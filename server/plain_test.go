@@ -37,6 +37,8 @@ func TestPlainObjectsAnswerAsFieldSets(t *testing.T) {
 				{"a resolver below the edges", `{ homeTimeline(first: 20) { edges { cursor node { id likedByViewer author { id followCount } } } } }`, nil, false},
 				{"a variable in a directive", `query($x: Boolean!) { homeTimeline(first: 20) { edges { cursor @include(if: $x) node { id content } } } }`,
 					map[string]any{"x": true}, false},
+				{"introspection", `{ __schema { queryType { name } types { name kind description fields(includeDeprecated: true) { name isDeprecated args { name defaultValue type { name kind ofType { name kind } } } type { name kind ofType { name kind ofType { name } } } } enumValues { name } } } }`,
+					nil, true},
 				{"a user's posts", `query($id: ID!) { user(id: $id) { id username posts(first: 10) { edges { cursor node { id content createdAt repostOfId } } pageInfo { hasNextPage endCursor } } } }`,
 					map[string]any{"id": id}, true},
 			} {
