@@ -2,6 +2,7 @@ package querycost
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -289,8 +290,24 @@ func (n *nodes) first(f *ast.Field) int64 {
 
 // maxWrapping returns the most wrappers (each non-null and each list counts
 // one) any field, argument or input field type of schema has: how many
-// ofType levels introspection can return before null.
+// ofType levels introspection can return before null. A schema does not
+// change once loaded, so the answer is kept per schema (wrappingOf) rather
+// than walked for every operation.
 func maxWrapping(schema *ast.Schema) int {
+	if w, ok := wrappingOf.Load(schema); ok {
+		return w.(int)
+	}
+	w := walkWrapping(schema)
+	wrappingOf.Store(schema, w)
+	return w
+}
+
+// wrappingOf holds maxWrapping's answer per schema (*ast.Schema → int): a
+// process has one schema, the tests a few.
+var wrappingOf sync.Map
+
+// walkWrapping is maxWrapping, walking every type of schema.
+func walkWrapping(schema *ast.Schema) int {
 	w := 0
 	for _, d := range schema.Types {
 		for _, f := range d.Fields {
