@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/weibohbase/gateway/internal/gqlfield"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/comment"
@@ -130,7 +131,7 @@ func (r *Resolver) prefetchActors(ctx context.Context, page *notify.Notification
 	first := 0
 	oc := graphql.GetOperationContext(ctx)
 	for _, set := range selections(ctx, "edges", "node") {
-		for _, f := range graphql.CollectFields(oc, set, nil) {
+		for _, f := range gqlfield.CollectFields(oc, set, nil) {
 			if f.Name != "actors" {
 				continue
 			}

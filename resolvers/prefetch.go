@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/weibohbase/gateway/auth"
+	"github.com/weibohbase/gateway/internal/gqlfield"
 	"github.com/weibohbase/gateway/loaders"
 	"github.com/weibohbase/gateway/weibo"
 	"github.com/weibohbase/gateway/weibo/feed"
@@ -35,7 +36,7 @@ func selections(ctx context.Context, path ...string) []ast.SelectionSet {
 	for _, name := range path {
 		var next []ast.SelectionSet
 		for _, set := range sets {
-			for _, f := range graphql.CollectFields(oc, set, nil) {
+			for _, f := range gqlfield.CollectFields(oc, set, nil) {
 				if f.Name == name {
 					next = append(next, f.Selections)
 				}
@@ -50,7 +51,7 @@ func selections(ctx context.Context, path ...string) []ast.SelectionSet {
 func selectsAny(ctx context.Context, sets []ast.SelectionSet, pred func(name string) bool) bool {
 	oc := graphql.GetOperationContext(ctx)
 	for _, set := range sets {
-		for _, f := range graphql.CollectFields(oc, set, nil) {
+		for _, f := range gqlfield.CollectFields(oc, set, nil) {
 			if pred(f.Name) {
 				return true
 			}
