@@ -30,15 +30,12 @@ func CollectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies
 		return graphql.CollectFields(oc, sel, satisfies)
 	}
 	key := newCollectKey(sel, satisfies)
-	fieldsCache.mu.RLock()
-	fields, ok := fieldsCache.m[key]
-	fieldsCache.mu.RUnlock()
-	if ok {
+	if fields, ok := lookup(&fieldsCache, fieldsCache.m, key); ok {
 		return fields
 	}
-	fields = graphql.CollectFields(oc, sel, satisfies)
+	fields := graphql.CollectFields(oc, sel, satisfies)
 	if oc.Doc != nil && len(oc.RawQuery) <= maxCollectedQuery && static(oc.Doc, sel) {
-		fieldsCache.add(key, fields, len(oc.RawQuery))
+		store(&fieldsCache, fieldsCache.m, key, fields, len(oc.RawQuery))
 	}
 	return fields
 }
@@ -83,27 +80,25 @@ type collectCache struct {
 	source int // the source bytes counted for the entries of both maps
 }
 
-// add caches fields under key, counting source bytes; it first empties the
-// cache when they would take it over maxCollectedSource.
-func (c *collectCache) add(key collectKey, fields []graphql.CollectedField, source int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[key]; ok {
-		return
-	}
-	c.make(source)
-	c.m[key] = fields
+// lookup returns the entry of key in m, one of c's maps.
+func lookup[V any](c *collectCache, m map[collectKey]V, key collectKey) (V, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := m[key]
+	return v, ok
 }
 
-// addPlain caches whether the selection set of key is plain, as add does.
-func (c *collectCache) addPlain(key collectKey, plain bool, source int) {
+// store caches v under key in m, one of c's maps, unless it holds key,
+// counting source bytes; it first empties the cache when they would take
+// it over maxCollectedSource.
+func store[V any](c *collectCache, m map[collectKey]V, key collectKey, v V, source int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.plain[key]; ok {
+	if _, ok := m[key]; ok {
 		return
 	}
 	c.make(source)
-	c.plain[key] = plain
+	m[key] = v
 }
 
 // make makes room for an entry of source bytes, emptying both maps when

@@ -126,17 +126,24 @@ var (
 // TestCollectCacheBound: the cache empties itself before the source bytes
 // it counts pass maxCollectedSource.
 func TestCollectCacheBound(t *testing.T) {
-	c := collectCache{m: map[collectKey][]graphql.CollectedField{}}
-	keys := make([]ast.Selection, 3)
+	c := collectCache{m: map[collectKey][]graphql.CollectedField{}, plain: map[collectKey]bool{}}
+	keys := make([]ast.Selection, 4)
 	half := maxCollectedSource/2 - 1
-	for i := range keys {
-		c.add(collectKey{sel: &keys[i], n: 1}, nil, half)
+	for i := range 3 {
+		store(&c, c.m, collectKey{sel: &keys[i], n: 1}, nil, half)
 	}
 	if len(c.m) != 1 || c.source != half {
 		t.Errorf("after 3 entries of a half each: %d entries, %d bytes; want 1, %d", len(c.m), c.source, half)
 	}
-	c.add(collectKey{sel: &keys[2], n: 1}, nil, half) // present: not counted again
+	store(&c, c.m, collectKey{sel: &keys[2], n: 1}, nil, half) // present: not counted again
 	if c.source != half {
 		t.Errorf("an entry added twice counted twice: %d bytes", c.source)
+	}
+	// A plain verdict counts in the same bound and empties both maps.
+	store(&c, c.plain, collectKey{sel: &keys[3], n: 1}, true, half)
+	store(&c, c.plain, collectKey{sel: &keys[0], n: 1}, false, half)
+	if len(c.m) != 0 || len(c.plain) != 1 || c.source != half {
+		t.Errorf("after 2 plain verdicts of a half each: %d fields, %d verdicts, %d bytes; want 0, 1, %d",
+			len(c.m), len(c.plain), c.source, half)
 	}
 }

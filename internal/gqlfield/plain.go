@@ -77,13 +77,10 @@ func IsPlain(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []str
 		return false
 	}
 	key := newCollectKey(sel, satisfies)
-	fieldsCache.mu.RLock()
-	plain, ok := fieldsCache.plain[key]
-	fieldsCache.mu.RUnlock()
-	if ok {
+	if plain, ok := lookup(&fieldsCache, fieldsCache.plain, key); ok {
 		return plain
 	}
-	plain = static(oc.Doc, sel)
+	plain := static(oc.Doc, sel)
 	if plain {
 		for _, f := range CollectFields(oc, sel, satisfies) {
 			if f.IsDeferred() || !field(oc, f) {
@@ -93,7 +90,7 @@ func IsPlain(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []str
 		}
 	}
 	if len(oc.RawQuery) <= maxCollectedQuery {
-		fieldsCache.addPlain(key, plain, len(oc.RawQuery))
+		store(&fieldsCache, fieldsCache.plain, key, plain, len(oc.RawQuery))
 	}
 	return plain
 }
