@@ -201,7 +201,7 @@ func Measure(schema *ast.Schema, doc *ast.QueryDocument, opName string, vars map
 
 	if op := operation(doc, opName); op != nil {
 		n := &nodes{schema: schema, sizes: sizes, frags: s.frags, op: op, vars: vars, memo: map[nodeKey]int64{},
-			wrap: maxWrapping(schema)}
+			wrap: -1}
 		c.Nodes = n.selectionSet(op.SelectionSet, rootType(schema, op.Operation), 0, 0, false)
 	}
 	if lim.MaxNodes > 0 && c.Nodes > lim.MaxNodes {

@@ -2,7 +2,6 @@ package querycost
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -182,7 +181,17 @@ type nodes struct {
 	op     *ast.OperationDefinition
 	vars   map[string]any
 	memo   map[nodeKey]int64 // -1: being counted (a cycle)
-	wrap   int               // the most wrappers (non-null, list) any type of the schema has
+	wrap   int               // maxWrapping of the schema, -1 until an ofType needs it (wrapping)
+}
+
+// wrapping returns the most wrappers any type of the schema has, walking
+// the schema the first time an operation's introspection asks for ofType:
+// the other operations never need it.
+func (n *nodes) wrapping() int {
+	if n.wrap < 0 {
+		n.wrap = maxWrapping(n.schema)
+	}
+	return n.wrap
 }
 
 // selectionSet returns the nodes under ss on type typ; page is the page size
@@ -233,7 +242,7 @@ func (n *nodes) field(f *ast.Field, typ string, page int64, chain int, edge bool
 	}
 	childChain := 0
 	if f.Name == "ofType" && strings.HasPrefix(typ, "__") {
-		if chain >= n.wrap {
+		if chain >= n.wrapping() {
 			return 0 // no type is wrapped this deep: always null
 		}
 		childChain = chain + 1
@@ -290,24 +299,8 @@ func (n *nodes) first(f *ast.Field) int64 {
 
 // maxWrapping returns the most wrappers (each non-null and each list counts
 // one) any field, argument or input field type of schema has: how many
-// ofType levels introspection can return before null. A schema does not
-// change once loaded, so the answer is kept per schema (wrappingOf) rather
-// than walked for every operation.
+// ofType levels introspection can return before null.
 func maxWrapping(schema *ast.Schema) int {
-	if w, ok := wrappingOf.Load(schema); ok {
-		return w.(int)
-	}
-	w := walkWrapping(schema)
-	wrappingOf.Store(schema, w)
-	return w
-}
-
-// wrappingOf holds maxWrapping's answer per schema (*ast.Schema → int): a
-// process has one schema, the tests a few.
-var wrappingOf sync.Map
-
-// walkWrapping is maxWrapping, walking every type of schema.
-func walkWrapping(schema *ast.Schema) int {
 	w := 0
 	for _, d := range schema.Types {
 		for _, f := range d.Fields {
