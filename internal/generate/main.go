@@ -58,11 +58,12 @@ import (
 )
 
 const (
-	gqllistPath  = "github.com/weibohbase/gateway/internal/gqllist"
-	gqlfieldPath = "github.com/weibohbase/gateway/internal/gqlfield"
-	respbufPath  = "github.com/weibohbase/gateway/internal/respbuf"
-	tableName    = "listObjects"
-	tableFile    = "lists_gen.go"
+	gqllistPath   = "github.com/weibohbase/gateway/internal/gqllist"
+	gqlfieldPath  = "github.com/weibohbase/gateway/internal/gqlfield"
+	respbufPath   = "github.com/weibohbase/gateway/internal/respbuf"
+	gqlstringPath = "github.com/weibohbase/gateway/internal/gqlstring"
+	tableName     = "listObjects"
+	tableFile     = "lists_gen.go"
 )
 
 func main() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,8 +12,6 @@ import (
 	"github.com/99designs/gqlgen/codegen"
 	gqlast "github.com/vektah/gqlparser/v2/ast"
 )
-
-const gqlstringPath = "github.com/weibohbase/gateway/internal/gqlstring"
 
 // plainObject is an object type whose plain fields can be written straight
 // to bytes (package gqlfield's plain objects): the _<Object>_isPlain,
@@ -139,27 +138,14 @@ func plainFieldOf(f *codegen.Field) (plainField, bool) {
 	return pf, true
 }
 
-// plainSource is the Go source of the generated functions of objs, for the
-// file whose object marshallers are in src (formatted generated.go), which
-// has their object types and the implementors variables; qual names a
-// package as the file imports it.
-func plainSource(src string, objs []plainObject, qual types.Qualifier) (string, error) {
-	objTypes, impls := map[string]string{}, map[string]string{}
-	for _, po := range objs {
-		objType, impl, err := marshallerOf(src, po.name)
-		if err != nil {
-			return "", err
-		}
-		objTypes[po.name], impls[po.name] = objType, impl
-	}
+// plainSource is the Go source of the generated functions of objs, whose
+// object marshallers are ms (by GraphQL name; findPlain leaves no object
+// field whose type is not among objs); qual names a package as the
+// generated file imports it.
+func plainSource(objs []plainObject, ms map[string]marshaller, qual types.Qualifier) string {
 	var b strings.Builder
 	for _, po := range objs {
-		objType, impl := objTypes[po.name], impls[po.name]
-		for _, f := range po.fields {
-			if f.kind == plainObjectField && impls[f.object] == "" {
-				return "", fmt.Errorf("%s.%s: no plain object type %s", po.name, f.name, f.object)
-			}
-		}
+		objType, impl := ms[po.name].objType, ms[po.name].impl
 		fmt.Fprintf(&b, "\n// _%[1]s_isPlain is the gqlfield.PlainField of %[1]s's fields.\n", po.name)
 		fmt.Fprintf(&b, "func _%s_isPlain(oc *graphql.OperationContext, f graphql.CollectedField) bool {\n\tswitch f.Name {\n", po.name)
 		leaves := []string{strconv.Quote("__typename")}
@@ -172,7 +158,7 @@ func plainSource(src string, objs []plainObject, qual types.Qualifier) (string, 
 		for _, f := range po.fields {
 			if f.kind == plainObjectField {
 				fmt.Fprintf(&b, "\tcase %q:\n\t\treturn gqlfield.IsPlain(oc, f.Selections, %s, _%s_isPlain)\n",
-					f.name, impls[f.object], f.object)
+					f.name, ms[f.object].impl, f.object)
 			}
 		}
 		b.WriteString("\t}\n\treturn false\n}\n")
@@ -187,11 +173,11 @@ func plainSource(src string, objs []plainObject, qual types.Qualifier) (string, 
 		b.WriteString("\tb.WriteByte('{')\n\tfor i, f := range fields {\n\t\tif !gqlfield.PlainKey(b, fields, i) {\n\t\t\tcontinue\n\t\t}\n\t\tswitch f.Name {\n")
 		fmt.Fprintf(&b, "\t\tcase \"__typename\":\n\t\t\tb.WriteString(`%q`)\n", po.name)
 		for _, f := range po.fields {
-			fmt.Fprintf(&b, "\t\tcase %q:\n%s", f.name, f.write(qual, impls[f.object]))
+			fmt.Fprintf(&b, "\t\tcase %q:\n%s", f.name, f.write(qual, ms[f.object].impl))
 		}
 		b.WriteString("\t\tdefault:\n\t\t\treturn false\n\t\t}\n\t}\n\tb.WriteByte('}')\n\treturn true\n}\n")
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // write is the Go source of f's case in its object's _<Object>_write: it
@@ -235,22 +221,44 @@ func (f plainField) write(qual types.Qualifier, impl string) string {
 	return s.String()
 }
 
-// marshallerOf returns, from src, the object type of object's marshaller
-// (its obj parameter's) and the implementors it collects its fields with.
-func marshallerOf(src, object string) (objType, impl string, err error) {
-	head := "func (ec *executionContext) _" + object + "(ctx context.Context, sel ast.SelectionSet, obj "
+// marshaller is what the plain path needs of an object marshaller of
+// formatted generated.go: its object type (its obj parameter's), the
+// implementors it collects its fields with, and where the line that
+// collects them ends.
+type marshaller struct {
+	objType, impl string
+	end           int // the offset after the fields line's newline
+}
+
+// fieldsLine starts the first statement of every object marshaller.
+const fieldsLine = "\n\tfields := gqlfield.CollectFields(ec.OperationContext, sel, "
+
+// marshallerOf returns object's marshaller in src.
+func marshallerOf(src, object string) (marshaller, error) {
+	head := marshallerHead(object)
 	at := strings.Index(src, head)
 	if at < 0 {
-		return "", "", fmt.Errorf("no object marshaller %q", head)
+		return marshaller{}, fmt.Errorf("no object marshaller %q", head)
 	}
-	objType, _, _ = strings.Cut(src[at+len(head):], ")")
-	line := "\n\tfields := gqlfield.CollectFields(ec.OperationContext, sel, "
-	c := strings.Index(src[at:], line)
+	var m marshaller
+	m.objType, _, _ = strings.Cut(src[at+len(head):], ")")
+	c := strings.Index(src[at:], fieldsLine)
 	if c < 0 || strings.Contains(src[at:at+c], "\n}\n") {
-		return "", "", fmt.Errorf("_%s does not start with %q", object, line)
+		return marshaller{}, fmt.Errorf("_%s does not start with %q", object, fieldsLine)
 	}
-	impl, _, _ = strings.Cut(src[at+c+len(line):], ")\n")
-	return objType, impl, nil
+	c += at + len(fieldsLine)
+	impl, _, ok := strings.Cut(src[c:], ")\n")
+	if !ok {
+		return marshaller{}, fmt.Errorf("_%s: no end to %q", object, fieldsLine)
+	}
+	m.impl, m.end = impl, c+len(impl)+len(")\n")
+	return m, nil
+}
+
+// marshallerHead is how object's marshaller starts in formatted
+// generated.go, up to its obj parameter's type.
+func marshallerHead(object string) string {
+	return "func (ec *executionContext) _" + object + "(ctx context.Context, sel ast.SelectionSet, obj "
 }
 
 // insertPlain makes the object marshaller of every type of objs in src
@@ -264,18 +272,21 @@ func marshallerOf(src, object string) (objType, impl string, err error) {
 //
 // and adds the plain functions (plainSource) at the end.
 func insertPlain(src string, objs []plainObject, qual types.Qualifier) (string, error) {
-	decls, err := plainSource(src, objs, qual)
-	if err != nil {
-		return "", err
-	}
+	ms := make(map[string]marshaller, len(objs))
 	for _, po := range objs {
-		head := "func (ec *executionContext) _" + po.name + "(ctx context.Context, sel ast.SelectionSet, obj "
-		at := strings.Index(src, head)
-		line := "\n\tfields := gqlfield.CollectFields(ec.OperationContext, sel, "
-		c := at + strings.Index(src[at:], line) + len(line)
-		c += strings.Index(src[c:], "\n") + 1
-		ins := fmt.Sprintf("\tif m := ec._%s_plain(sel, fields, obj); m != nil {\n\t\treturn m\n\t}\n", po.name)
-		src = src[:c] + ins + src[c:]
+		m, err := marshallerOf(src, po.name)
+		if err != nil {
+			return "", err
+		}
+		ms[po.name] = m
+	}
+	decls := plainSource(objs, ms, qual)
+	// From the last marshaller to the first, so that each insertion leaves
+	// the offsets before it as they were.
+	byEnd := slices.SortedFunc(maps.Keys(ms), func(a, b string) int { return ms[b].end - ms[a].end })
+	for _, name := range byEnd {
+		end := ms[name].end
+		src = src[:end] + fmt.Sprintf("\tif m := ec._%s_plain(sel, fields, obj); m != nil {\n\t\treturn m\n\t}\n", name) + src[end:]
 	}
 	return src + decls, nil
 }

@@ -114,7 +114,7 @@ func readyDecls(f *ast.File, ready []readyField) ([]string, error) {
 func insertReady(src []byte, ready []readyField, decls []string) ([]byte, error) {
 	s := string(src)
 	for _, r := range ready {
-		head := "func (ec *executionContext) _" + r.object + "(ctx context.Context, sel ast.SelectionSet,"
+		head := marshallerHead(r.object)
 		at := strings.Index(s, head)
 		if at < 0 {
 			return nil, fmt.Errorf("no object marshaller %q", head)
