@@ -21309,13 +21309,13 @@ func (ec *executionContext) _AuditEvent_plain(sel ast.SelectionSet, fields []gra
 	if !gqlfield.IsPlain(ec.OperationContext, sel, auditEventImplementors, _AuditEvent_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._AuditEvent_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._AuditEvent_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _AuditEvent_write appends obj's plain fields to b as a JSON object, or
@@ -21371,13 +21371,13 @@ func (ec *executionContext) _AuditEventConnection_plain(sel ast.SelectionSet, fi
 	if !gqlfield.IsPlain(ec.OperationContext, sel, auditEventConnectionImplementors, _AuditEventConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._AuditEventConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._AuditEventConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _AuditEventConnection_write appends obj's plain fields to b as a JSON object, or
@@ -21421,13 +21421,13 @@ func (ec *executionContext) _AuditEventEdge_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, auditEventEdgeImplementors, _AuditEventEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._AuditEventEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._AuditEventEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _AuditEventEdge_write appends obj's plain fields to b as a JSON object, or
@@ -21477,13 +21477,13 @@ func (ec *executionContext) _AuthPayload_plain(sel ast.SelectionSet, fields []gr
 	if !gqlfield.IsPlain(ec.OperationContext, sel, authPayloadImplementors, _AuthPayload_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._AuthPayload_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._AuthPayload_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _AuthPayload_write appends obj's plain fields to b as a JSON object, or
@@ -21533,13 +21533,13 @@ func (ec *executionContext) _BlockedUserConnection_plain(sel ast.SelectionSet, f
 	if !gqlfield.IsPlain(ec.OperationContext, sel, blockedUserConnectionImplementors, _BlockedUserConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._BlockedUserConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._BlockedUserConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _BlockedUserConnection_write appends obj's plain fields to b as a JSON object, or
@@ -21588,13 +21588,13 @@ func (ec *executionContext) _BlockedUserEdge_plain(sel ast.SelectionSet, fields 
 	if !gqlfield.IsPlain(ec.OperationContext, sel, blockedUserEdgeImplementors, _BlockedUserEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._BlockedUserEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._BlockedUserEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _BlockedUserEdge_write appends obj's plain fields to b as a JSON object, or
@@ -21641,13 +21641,13 @@ func (ec *executionContext) _BulkFailure_plain(sel ast.SelectionSet, fields []gr
 	if !gqlfield.IsPlain(ec.OperationContext, sel, bulkFailureImplementors, _BulkFailure_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._BulkFailure_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._BulkFailure_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _BulkFailure_write appends obj's plain fields to b as a JSON object, or
@@ -21695,13 +21695,13 @@ func (ec *executionContext) _Comment_plain(sel ast.SelectionSet, fields []graphq
 	if !gqlfield.IsPlain(ec.OperationContext, sel, commentImplementors, _Comment_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Comment_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Comment_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Comment_write appends obj's plain fields to b as a JSON object, or
@@ -21761,13 +21761,13 @@ func (ec *executionContext) _CommentConnection_plain(sel ast.SelectionSet, field
 	if !gqlfield.IsPlain(ec.OperationContext, sel, commentConnectionImplementors, _CommentConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._CommentConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._CommentConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _CommentConnection_write appends obj's plain fields to b as a JSON object, or
@@ -21818,13 +21818,13 @@ func (ec *executionContext) _CommentEdge_plain(sel ast.SelectionSet, fields []gr
 	if !gqlfield.IsPlain(ec.OperationContext, sel, commentEdgeImplementors, _CommentEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._CommentEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._CommentEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _CommentEdge_write appends obj's plain fields to b as a JSON object, or
@@ -21872,13 +21872,13 @@ func (ec *executionContext) _Department_plain(sel ast.SelectionSet, fields []gra
 	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentImplementors, _Department_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Department_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Department_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Department_write appends obj's plain fields to b as a JSON object, or
@@ -21930,13 +21930,13 @@ func (ec *executionContext) _DepartmentConnection_plain(sel ast.SelectionSet, fi
 	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentConnectionImplementors, _DepartmentConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._DepartmentConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._DepartmentConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _DepartmentConnection_write appends obj's plain fields to b as a JSON object, or
@@ -21980,13 +21980,13 @@ func (ec *executionContext) _DepartmentEdge_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentEdgeImplementors, _DepartmentEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._DepartmentEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._DepartmentEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _DepartmentEdge_write appends obj's plain fields to b as a JSON object, or
@@ -22036,13 +22036,13 @@ func (ec *executionContext) _DepartmentMemberConnection_plain(sel ast.SelectionS
 	if !gqlfield.IsPlain(ec.OperationContext, sel, departmentMemberConnectionImplementors, _DepartmentMemberConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._DepartmentMemberConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._DepartmentMemberConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _DepartmentMemberConnection_write appends obj's plain fields to b as a JSON object, or
@@ -22091,13 +22091,13 @@ func (ec *executionContext) _Filter_plain(sel ast.SelectionSet, fields []graphql
 	if !gqlfield.IsPlain(ec.OperationContext, sel, filterImplementors, _Filter_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Filter_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Filter_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Filter_write appends obj's plain fields to b as a JSON object, or
@@ -22173,13 +22173,13 @@ func (ec *executionContext) _FilterResult_plain(sel ast.SelectionSet, fields []g
 	if !gqlfield.IsPlain(ec.OperationContext, sel, filterResultImplementors, _FilterResult_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._FilterResult_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._FilterResult_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _FilterResult_write appends obj's plain fields to b as a JSON object, or
@@ -22222,13 +22222,13 @@ func (ec *executionContext) _Media_plain(sel ast.SelectionSet, fields []graphql.
 	if !gqlfield.IsPlain(ec.OperationContext, sel, mediaImplementors, _Media_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Media_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Media_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Media_write appends obj's plain fields to b as a JSON object, or
@@ -22308,13 +22308,13 @@ func (ec *executionContext) _MutedUserConnection_plain(sel ast.SelectionSet, fie
 	if !gqlfield.IsPlain(ec.OperationContext, sel, mutedUserConnectionImplementors, _MutedUserConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._MutedUserConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._MutedUserConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _MutedUserConnection_write appends obj's plain fields to b as a JSON object, or
@@ -22363,13 +22363,13 @@ func (ec *executionContext) _MutedUserEdge_plain(sel ast.SelectionSet, fields []
 	if !gqlfield.IsPlain(ec.OperationContext, sel, mutedUserEdgeImplementors, _MutedUserEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._MutedUserEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._MutedUserEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _MutedUserEdge_write appends obj's plain fields to b as a JSON object, or
@@ -22435,13 +22435,13 @@ func (ec *executionContext) _Notification_plain(sel ast.SelectionSet, fields []g
 	if !gqlfield.IsPlain(ec.OperationContext, sel, notificationImplementors, _Notification_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Notification_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Notification_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Notification_write appends obj's plain fields to b as a JSON object, or
@@ -22507,13 +22507,13 @@ func (ec *executionContext) _NotificationConnection_plain(sel ast.SelectionSet, 
 	if !gqlfield.IsPlain(ec.OperationContext, sel, notificationConnectionImplementors, _NotificationConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._NotificationConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._NotificationConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _NotificationConnection_write appends obj's plain fields to b as a JSON object, or
@@ -22557,13 +22557,13 @@ func (ec *executionContext) _NotificationEdge_plain(sel ast.SelectionSet, fields
 	if !gqlfield.IsPlain(ec.OperationContext, sel, notificationEdgeImplementors, _NotificationEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._NotificationEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._NotificationEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _NotificationEdge_write appends obj's plain fields to b as a JSON object, or
@@ -22611,13 +22611,13 @@ func (ec *executionContext) _PageInfo_plain(sel ast.SelectionSet, fields []graph
 	if !gqlfield.IsPlain(ec.OperationContext, sel, pageInfoImplementors, _PageInfo_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._PageInfo_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._PageInfo_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _PageInfo_write appends obj's plain fields to b as a JSON object, or
@@ -22684,13 +22684,13 @@ func (ec *executionContext) _Post_plain(sel ast.SelectionSet, fields []graphql.C
 	if !gqlfield.IsPlain(ec.OperationContext, sel, postImplementors, _Post_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Post_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Post_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Post_write appends obj's plain fields to b as a JSON object, or
@@ -22778,13 +22778,13 @@ func (ec *executionContext) _PostAdded_plain(sel ast.SelectionSet, fields []grap
 	if !gqlfield.IsPlain(ec.OperationContext, sel, postAddedImplementors, _PostAdded_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._PostAdded_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._PostAdded_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _PostAdded_write appends obj's plain fields to b as a JSON object, or
@@ -22834,13 +22834,13 @@ func (ec *executionContext) _PostConnection_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, postConnectionImplementors, _PostConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._PostConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._PostConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _PostConnection_write appends obj's plain fields to b as a JSON object, or
@@ -22889,13 +22889,13 @@ func (ec *executionContext) _PostDeleted_plain(sel ast.SelectionSet, fields []gr
 	if !gqlfield.IsPlain(ec.OperationContext, sel, postDeletedImplementors, _PostDeleted_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._PostDeleted_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._PostDeleted_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _PostDeleted_write appends obj's plain fields to b as a JSON object, or
@@ -22937,13 +22937,13 @@ func (ec *executionContext) _PostEdge_plain(sel ast.SelectionSet, fields []graph
 	if !gqlfield.IsPlain(ec.OperationContext, sel, postEdgeImplementors, _PostEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._PostEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._PostEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _PostEdge_write appends obj's plain fields to b as a JSON object, or
@@ -22991,13 +22991,13 @@ func (ec *executionContext) _Provisioning_plain(sel ast.SelectionSet, fields []g
 	if !gqlfield.IsPlain(ec.OperationContext, sel, provisioningImplementors, _Provisioning_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Provisioning_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Provisioning_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Provisioning_write appends obj's plain fields to b as a JSON object, or
@@ -23054,13 +23054,13 @@ func (ec *executionContext) _Report_plain(sel ast.SelectionSet, fields []graphql
 	if !gqlfield.IsPlain(ec.OperationContext, sel, reportImplementors, _Report_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Report_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Report_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Report_write appends obj's plain fields to b as a JSON object, or
@@ -23148,13 +23148,13 @@ func (ec *executionContext) _ReportConnection_plain(sel ast.SelectionSet, fields
 	if !gqlfield.IsPlain(ec.OperationContext, sel, reportConnectionImplementors, _ReportConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._ReportConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._ReportConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _ReportConnection_write appends obj's plain fields to b as a JSON object, or
@@ -23210,13 +23210,13 @@ func (ec *executionContext) _ReportEdge_plain(sel ast.SelectionSet, fields []gra
 	if !gqlfield.IsPlain(ec.OperationContext, sel, reportEdgeImplementors, _ReportEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._ReportEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._ReportEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _ReportEdge_write appends obj's plain fields to b as a JSON object, or
@@ -23264,13 +23264,13 @@ func (ec *executionContext) _ReportedComment_plain(sel ast.SelectionSet, fields 
 	if !gqlfield.IsPlain(ec.OperationContext, sel, reportedCommentImplementors, _ReportedComment_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._ReportedComment_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._ReportedComment_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _ReportedComment_write appends obj's plain fields to b as a JSON object, or
@@ -23320,13 +23320,13 @@ func (ec *executionContext) _ReportedPost_plain(sel ast.SelectionSet, fields []g
 	if !gqlfield.IsPlain(ec.OperationContext, sel, reportedPostImplementors, _ReportedPost_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._ReportedPost_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._ReportedPost_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _ReportedPost_write appends obj's plain fields to b as a JSON object, or
@@ -23376,13 +23376,13 @@ func (ec *executionContext) _Role_plain(sel ast.SelectionSet, fields []graphql.C
 	if !gqlfield.IsPlain(ec.OperationContext, sel, roleImplementors, _Role_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Role_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Role_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Role_write appends obj's plain fields to b as a JSON object, or
@@ -23434,13 +23434,13 @@ func (ec *executionContext) _RoleAssignment_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, roleAssignmentImplementors, _RoleAssignment_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._RoleAssignment_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._RoleAssignment_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _RoleAssignment_write appends obj's plain fields to b as a JSON object, or
@@ -23494,13 +23494,13 @@ func (ec *executionContext) _RoleConnection_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, roleConnectionImplementors, _RoleConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._RoleConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._RoleConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _RoleConnection_write appends obj's plain fields to b as a JSON object, or
@@ -23544,13 +23544,13 @@ func (ec *executionContext) _RoleEdge_plain(sel ast.SelectionSet, fields []graph
 	if !gqlfield.IsPlain(ec.OperationContext, sel, roleEdgeImplementors, _RoleEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._RoleEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._RoleEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _RoleEdge_write appends obj's plain fields to b as a JSON object, or
@@ -23600,13 +23600,13 @@ func (ec *executionContext) _RoleMemberConnection_plain(sel ast.SelectionSet, fi
 	if !gqlfield.IsPlain(ec.OperationContext, sel, roleMemberConnectionImplementors, _RoleMemberConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._RoleMemberConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._RoleMemberConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _RoleMemberConnection_write appends obj's plain fields to b as a JSON object, or
@@ -23655,13 +23655,13 @@ func (ec *executionContext) _RoleMemberEdge_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, roleMemberEdgeImplementors, _RoleMemberEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._RoleMemberEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._RoleMemberEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _RoleMemberEdge_write appends obj's plain fields to b as a JSON object, or
@@ -23708,13 +23708,13 @@ func (ec *executionContext) _Suspension_plain(sel ast.SelectionSet, fields []gra
 	if !gqlfield.IsPlain(ec.OperationContext, sel, suspensionImplementors, _Suspension_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Suspension_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Suspension_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Suspension_write appends obj's plain fields to b as a JSON object, or
@@ -23772,13 +23772,13 @@ func (ec *executionContext) _TimelineConnection_plain(sel ast.SelectionSet, fiel
 	if !gqlfield.IsPlain(ec.OperationContext, sel, timelineConnectionImplementors, _TimelineConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._TimelineConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._TimelineConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _TimelineConnection_write appends obj's plain fields to b as a JSON object, or
@@ -23820,13 +23820,13 @@ func (ec *executionContext) _Topic_plain(sel ast.SelectionSet, fields []graphql.
 	if !gqlfield.IsPlain(ec.OperationContext, sel, topicImplementors, _Topic_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._Topic_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._Topic_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _Topic_write appends obj's plain fields to b as a JSON object, or
@@ -23875,13 +23875,13 @@ func (ec *executionContext) _TopicCount_plain(sel ast.SelectionSet, fields []gra
 	if !gqlfield.IsPlain(ec.OperationContext, sel, topicCountImplementors, _TopicCount_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._TopicCount_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._TopicCount_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _TopicCount_write appends obj's plain fields to b as a JSON object, or
@@ -23935,13 +23935,13 @@ func (ec *executionContext) _TopicTrend_plain(sel ast.SelectionSet, fields []gra
 	if !gqlfield.IsPlain(ec.OperationContext, sel, topicTrendImplementors, _TopicTrend_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._TopicTrend_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._TopicTrend_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _TopicTrend_write appends obj's plain fields to b as a JSON object, or
@@ -24000,13 +24000,13 @@ func (ec *executionContext) _User_plain(sel ast.SelectionSet, fields []graphql.C
 	if !gqlfield.IsPlain(ec.OperationContext, sel, userImplementors, _User_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._User_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._User_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _User_write appends obj's plain fields to b as a JSON object, or
@@ -24051,13 +24051,13 @@ func (ec *executionContext) _UserConnection_plain(sel ast.SelectionSet, fields [
 	if !gqlfield.IsPlain(ec.OperationContext, sel, userConnectionImplementors, _UserConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._UserConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._UserConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _UserConnection_write appends obj's plain fields to b as a JSON object, or
@@ -24106,13 +24106,13 @@ func (ec *executionContext) _UserEdge_plain(sel ast.SelectionSet, fields []graph
 	if !gqlfield.IsPlain(ec.OperationContext, sel, userEdgeImplementors, _UserEdge_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._UserEdge_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._UserEdge_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _UserEdge_write appends obj's plain fields to b as a JSON object, or
@@ -24154,13 +24154,13 @@ func (ec *executionContext) _UserSearchConnection_plain(sel ast.SelectionSet, fi
 	if !gqlfield.IsPlain(ec.OperationContext, sel, userSearchConnectionImplementors, _UserSearchConnection_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec._UserSearchConnection_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec._UserSearchConnection_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // _UserSearchConnection_write appends obj's plain fields to b as a JSON object, or
@@ -24214,13 +24214,13 @@ func (ec *executionContext) ___Directive_plain(sel ast.SelectionSet, fields []gr
 	if !gqlfield.IsPlain(ec.OperationContext, sel, __DirectiveImplementors, ___Directive_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec.___Directive_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec.___Directive_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // ___Directive_write appends obj's plain fields to b as a JSON object, or
@@ -24274,13 +24274,13 @@ func (ec *executionContext) ___EnumValue_plain(sel ast.SelectionSet, fields []gr
 	if !gqlfield.IsPlain(ec.OperationContext, sel, __EnumValueImplementors, ___EnumValue_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec.___EnumValue_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec.___EnumValue_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // ___EnumValue_write appends obj's plain fields to b as a JSON object, or
@@ -24343,13 +24343,13 @@ func (ec *executionContext) ___Field_plain(sel ast.SelectionSet, fields []graphq
 	if !gqlfield.IsPlain(ec.OperationContext, sel, __FieldImplementors, ___Field_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec.___Field_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec.___Field_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // ___Field_write appends obj's plain fields to b as a JSON object, or
@@ -24420,13 +24420,13 @@ func (ec *executionContext) ___InputValue_plain(sel ast.SelectionSet, fields []g
 	if !gqlfield.IsPlain(ec.OperationContext, sel, __InputValueImplementors, ___InputValue_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec.___InputValue_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec.___InputValue_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // ___InputValue_write appends obj's plain fields to b as a JSON object, or
@@ -24508,13 +24508,13 @@ func (ec *executionContext) ___Schema_plain(sel ast.SelectionSet, fields []graph
 	if !gqlfield.IsPlain(ec.OperationContext, sel, __SchemaImplementors, ___Schema_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec.___Schema_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec.___Schema_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // ___Schema_write appends obj's plain fields to b as a JSON object, or
@@ -24586,13 +24586,13 @@ func (ec *executionContext) ___Type_plain(sel ast.SelectionSet, fields []graphql
 	if !gqlfield.IsPlain(ec.OperationContext, sel, __TypeImplementors, ___Type_isPlain) {
 		return nil
 	}
-	b := gqlfield.PlainBuffer()
-	defer gqlfield.RecoverPlain(&m, b)
-	if !ec.___Type_write(b, fields, obj) {
-		gqlfield.PlainDrop(b)
+	o := gqlfield.NewPlainObject()
+	defer gqlfield.RecoverPlain(&m, o)
+	if !ec.___Type_write(o.Buffer(), fields, obj) {
+		o.Drop()
 		return nil
 	}
-	return gqlfield.PlainDone(b)
+	return o.Done()
 }
 
 // ___Type_write appends obj's plain fields to b as a JSON object, or

@@ -166,7 +166,7 @@ func plainSource(objs []plainObject, ms map[string]marshaller, qual types.Qualif
 		fmt.Fprintf(&b, "\n// _%[1]s_plain is obj written by the plain path (package gqlfield), or\n// nil when it is not plain.\n", po.name)
 		fmt.Fprintf(&b, "func (ec *executionContext) _%[1]s_plain(sel ast.SelectionSet, fields []graphql.CollectedField, obj %[2]s) (m graphql.Marshaler) {\n", po.name, objType)
 		fmt.Fprintf(&b, "\tif !gqlfield.IsPlain(ec.OperationContext, sel, %s, _%s_isPlain) {\n\t\treturn nil\n\t}\n", impl, po.name)
-		fmt.Fprintf(&b, "\tb := gqlfield.PlainBuffer()\n\tdefer gqlfield.RecoverPlain(&m, b)\n\tif !ec._%[1]s_write(b, fields, obj) {\n\t\tgqlfield.PlainDrop(b)\n\t\treturn nil\n\t}\n\treturn gqlfield.PlainDone(b)\n}\n", po.name)
+		fmt.Fprintf(&b, "\to := gqlfield.NewPlainObject()\n\tdefer gqlfield.RecoverPlain(&m, o)\n\tif !ec._%[1]s_write(o.Buffer(), fields, obj) {\n\t\to.Drop()\n\t\treturn nil\n\t}\n\treturn o.Done()\n}\n", po.name)
 
 		fmt.Fprintf(&b, "\n// _%[1]s_write appends obj's plain fields to b as a JSON object, or\n// reports false.\n", po.name)
 		fmt.Fprintf(&b, "func (ec *executionContext) _%s_write(b *bytes.Buffer, fields []graphql.CollectedField, obj %s) bool {\n", po.name, objType)

@@ -3,11 +3,12 @@ package gqlfield
 import (
 	"bytes"
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/weibohbase/gateway/internal/respbuf"
 )
 
 // Plain objects.
@@ -25,9 +26,8 @@ import (
 //     the field set would null or report instead (a non-null field whose
 //     value is nil, or whose marshaller returns graphql.Null) stops it;
 //   - a method _<O>_plain, called first by the object's marshaller _<O>:
-//     when IsPlain reports the selection plain, it writes the object into a
-//     buffer from PlainBuffer under RecoverPlain and returns it as a
-//     *PlainObject; otherwise, or when the write stopped or panicked, it
+//     when IsPlain reports the selection plain, it writes the object into
+//     a NewPlainObject under RecoverPlain and returns it; otherwise, or when the write stopped or panicked, it
 //     returns nil and the marshaller builds the object's field set as
 //     before (which reports the null or the panic, with its path, as it
 //     always has).
@@ -36,8 +36,8 @@ import (
 // happens where the field set would have run the method, and the
 // marshaller's fallback runs it again under the field set's recover. The
 // methods bound this way only read memory (gqlgen's codegen data shows no
-// context or error), so running one twice changes nothing. Its buffer goes
-// back to the pool when the response is marshalled.
+// context or error), so running one twice changes nothing. Its storage goes
+// back to package respbuf's pool when the response is marshalled.
 //
 // On a home-timeline page every edge is plain (cursor, node { id content
 // createdAt author { id username } }): one pooled buffer an edge instead of
@@ -115,56 +115,54 @@ func PlainKey(b *bytes.Buffer, fields []graphql.CollectedField, i int) bool {
 }
 
 // PlainObject is an object written by the plain path: its JSON, in a
-// buffer of the pool that MarshalGQL puts it back into.
-type PlainObject struct{ b *bytes.Buffer }
+// buffer whose storage comes from package respbuf's pool and goes back to
+// it when the object is marshalled.
+type PlainObject struct {
+	buf bytes.Buffer
+	p   *[]byte // respbuf's slice the storage came from; nil once given back
+}
 
-// MarshalGQL writes the object's JSON and puts its buffer back: a response
-// is marshalled once, and a second call panics rather than write what the
-// buffer holds by then.
-func (p *PlainObject) MarshalGQL(w io.Writer) {
-	if p.b == nil {
+// NewPlainObject returns an empty object to write into (Buffer), for Done
+// or Drop.
+func NewPlainObject() *PlainObject {
+	p := respbuf.Get()
+	return &PlainObject{buf: *bytes.NewBuffer((*p)[:0]), p: p}
+}
+
+// Buffer is the buffer the object is written into.
+func (o *PlainObject) Buffer() *bytes.Buffer { return &o.buf }
+
+// Done returns the object, written.
+func (o *PlainObject) Done() *PlainObject {
+	plainWritten.Add(1)
+	return o
+}
+
+// Drop gives the object's storage back, for an object not written.
+func (o *PlainObject) Drop() {
+	*o.p = o.buf.Bytes()[:0]
+	respbuf.Put(o.p)
+	o.p = nil
+}
+
+// MarshalGQL writes the object's JSON and gives its storage back: a
+// response is marshalled once, and a second call panics rather than write
+// what the storage holds by then.
+func (o *PlainObject) MarshalGQL(w io.Writer) {
+	if o.p == nil {
 		panic("gqlfield: a plain object marshalled twice")
 	}
-	_, _ = w.Write(p.b.Bytes())
-	PlainDrop(p.b)
-	p.b = nil
-}
-
-// scratch holds the buffers objects are written into. An object's buffer
-// is taken when it is executed and put back when it is marshalled, so the
-// pool holds about as many as the objects of the responses being made.
-var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxScratch bounds the buffers scratch keeps.
-const maxScratch = 64 << 10
-
-// PlainBuffer returns an empty buffer to write an object into, for
-// PlainDone or PlainDrop.
-func PlainBuffer() *bytes.Buffer { return scratch.Get().(*bytes.Buffer) }
-
-// PlainDone returns the object written into b (from PlainBuffer) as a
-// PlainObject.
-func PlainDone(b *bytes.Buffer) *PlainObject {
-	plainWritten.Add(1)
-	return &PlainObject{b: b}
-}
-
-// PlainDrop puts b (from PlainBuffer) back.
-func PlainDrop(b *bytes.Buffer) {
-	if b.Cap() > maxScratch {
-		return
-	}
-	b.Reset()
-	scratch.Put(b)
+	_, _ = w.Write(o.buf.Bytes())
+	o.Drop()
 }
 
 // RecoverPlain is deferred by the generated _<O>_plain methods: a panic
-// while writing the object into b sets *m to nil, so that the object is
-// built as a field set, which runs the panicking method again and reports
-// the panic as it always does, and puts b back.
-func RecoverPlain(m *graphql.Marshaler, b *bytes.Buffer) {
+// while writing o sets *m to nil, so that the object is built as a field
+// set, which runs the panicking method again and reports the panic as it
+// always does, and gives o's storage back.
+func RecoverPlain(m *graphql.Marshaler, o *PlainObject) {
 	if recover() != nil {
 		*m = nil
-		PlainDrop(b)
+		o.Drop()
 	}
 }

@@ -145,7 +145,7 @@ func TestPlainNullsAsFieldSets(t *testing.T) {
 // which sends the object to its field set.
 func TestRecoverPlain(t *testing.T) {
 	write := func() (m graphql.Marshaler) {
-		defer gqlfield.RecoverPlain(&m, gqlfield.PlainBuffer())
+		defer gqlfield.RecoverPlain(&m, gqlfield.NewPlainObject())
 		m = graphql.Null
 		panic("bound method")
 	}
